@@ -1,0 +1,1 @@
+//! Ferrite: a Vulkan ICD for Intel Gen9 GPUs.

@@ -1,0 +1,1 @@
+//! Shared helpers for Ferrite's end-to-end tests and tools.
