@@ -54,7 +54,7 @@ pub fn monotonic_ns() -> i64 {
     // SAFETY: clock_gettime writes one timespec to a valid, exclusively borrowed location.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     debug_assert_eq!(rc, 0);
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 fn last_errno() -> i32 {
@@ -185,7 +185,7 @@ impl DrmDevice {
 
     /// Opens a render node found by the enumeration.
     pub fn open_render_node(node: &RenderNode) -> Result<DrmDevice, KernelError> {
-        let (fd, found) = probe_render_node(&node.path)?.ok_or_else(|| KernelError::Errno {
+        let (fd, found) = probe_render_node(&node.path)?.ok_or(KernelError::Errno {
             call: "DRM_IOCTL_VERSION",
             errno: libc::ENODEV,
             errno_name: "ENODEV",
@@ -307,11 +307,14 @@ impl DrmDevice {
                 })
             }
             Backend::Sim(sim) => {
-                let mem = sim
+                let (mem, inside) = sim
                     .mmap(mo.offset, len)
                     .map_err(|errno| KernelError::from_errno("mmap", errno))?;
+                // SAFETY: `inside + len` lies within the object's memory (checked by
+                // `SimKernel::mmap`), which `keep` holds alive as long as the mapping.
+                let ptr = unsafe { NonNull::new_unchecked(mem.base().as_ptr().add(inside)) };
                 Ok(Mapping {
-                    ptr: mem.base(),
+                    ptr,
                     len,
                     keep: MappingKeep::Sim(mem),
                 })

@@ -1,0 +1,400 @@
+//! Fences and DRM sync objects (binary and timeline) of the simulated kernel.
+//!
+//! All fence state changes happen under one mutex, with one condition variable that wakes
+//! every waiter to re-check; waits take absolute CLOCK_MONOTONIC deadlines like the uAPI.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::drm_device::monotonic_ns;
+
+/// A dma-fence: signaled once, possibly with an error (e.g. -EIO after a GPU hang).
+#[derive(Debug, Default)]
+pub(crate) struct Fence {
+    signaled: bool,
+    error: i32,
+}
+
+pub(crate) type FenceRef = Arc<Mutex<Fence>>;
+
+/// One point of a sync object: value 0 for a binary payload.
+#[derive(Debug, Clone)]
+struct Point {
+    value: u64,
+    fence: FenceRef,
+}
+
+#[derive(Debug, Default)]
+struct Syncobj {
+    /// Points in the order they were added.
+    points: Vec<Point>,
+    /// Highest value of signaled points that were garbage-collected.
+    base: u64,
+}
+
+fn fence_signaled(f: &FenceRef) -> bool {
+    f.lock().map(|f| f.signaled).unwrap_or(true)
+}
+
+impl Syncobj {
+    /// The binary payload / the timeline's head: signaled when every point is.
+    fn has_fence(&self) -> bool {
+        !self.points.is_empty() || self.base > 0
+    }
+
+    fn head_signaled(&self) -> bool {
+        self.has_fence() && self.points.iter().all(|p| fence_signaled(&p.fence))
+    }
+
+    /// The timeline value: the highest value up to which every point is signaled.
+    fn payload(&self) -> u64 {
+        let mut sorted: Vec<&Point> = self.points.iter().collect();
+        sorted.sort_by_key(|p| p.value);
+        let mut value = self.base;
+        for p in sorted {
+            if !fence_signaled(&p.fence) {
+                break;
+            }
+            value = value.max(p.value);
+        }
+        value
+    }
+
+    fn last_submitted(&self) -> u64 {
+        self.points
+            .iter()
+            .map(|p| p.value)
+            .max()
+            .unwrap_or(0)
+            .max(self.base)
+    }
+
+    fn available(&self, point: u64) -> bool {
+        if point == 0 {
+            self.has_fence()
+        } else {
+            self.last_submitted() >= point
+        }
+    }
+
+    fn signaled(&self, point: u64) -> bool {
+        if point == 0 {
+            self.head_signaled()
+        } else {
+            self.payload() >= point
+        }
+    }
+
+    /// The fence standing for `point`: the earliest point at or after it (a chain node is
+    /// signaled once everything before it is, which the payload rule models).
+    fn fence_for(&self, point: u64) -> Option<FenceRef> {
+        if point == 0 {
+            return self.points.last().map(|p| p.fence.clone()).or_else(|| {
+                (self.base > 0).then(|| {
+                    Arc::new(Mutex::new(Fence {
+                        signaled: true,
+                        error: 0,
+                    }))
+                })
+            });
+        }
+        if self.payload() >= point {
+            return Some(Arc::new(Mutex::new(Fence {
+                signaled: true,
+                error: 0,
+            })));
+        }
+        self.points
+            .iter()
+            .filter(|p| p.value >= point)
+            .min_by_key(|p| p.value)
+            .map(|p| p.fence.clone())
+    }
+
+    fn replace(&mut self, fence: Option<FenceRef>) {
+        self.points.clear();
+        self.base = 0;
+        if let Some(fence) = fence {
+            self.points.push(Point { value: 0, fence });
+        }
+    }
+
+    fn add_point(&mut self, value: u64, fence: FenceRef) {
+        self.points.push(Point { value, fence });
+        // Collect signaled points below the payload, keeping the head.
+        if self.points.len() > 32 {
+            let payload = self.payload();
+            let last = self.points.len() - 1;
+            let mut i = 0;
+            self.points.retain(|p| {
+                let keep = i == last || p.value > payload || !fence_signaled(&p.fence);
+                i += 1;
+                keep
+            });
+            self.base = self.base.max(payload);
+        }
+    }
+}
+
+/// What a wait waits for on each handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitFor {
+    Signaled,
+    Available,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    syncobjs: HashMap<u32, Syncobj>,
+    next_handle: u32,
+}
+
+/// The sync-object table of one simulated device.
+#[derive(Debug, Default)]
+pub(crate) struct SyncTable {
+    table: Mutex<Table>,
+    cond: Condvar,
+}
+
+impl SyncTable {
+    fn lock(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.lock().syncobjs.len()
+    }
+
+    /// A new unsignaled fence (for a job about to run).
+    pub(crate) fn new_fence() -> FenceRef {
+        Arc::new(Mutex::new(Fence::default()))
+    }
+
+    /// Signals `fence` (with `error` if non-zero) and wakes every waiter.
+    pub(crate) fn signal_fence(&self, fence: &FenceRef, error: i32) {
+        let _t = self.lock();
+        if let Ok(mut f) = fence.lock() {
+            f.signaled = true;
+            f.error = error;
+        }
+        self.cond.notify_all();
+    }
+
+    pub(crate) fn create(&self, signaled: bool) -> u32 {
+        let mut t = self.lock();
+        t.next_handle += 1;
+        let handle = t.next_handle;
+        let mut s = Syncobj::default();
+        if signaled {
+            s.replace(Some(Arc::new(Mutex::new(Fence {
+                signaled: true,
+                error: 0,
+            }))));
+        }
+        t.syncobjs.insert(handle, s);
+        handle
+    }
+
+    pub(crate) fn destroy(&self, handle: u32) -> Result<(), i32> {
+        self.lock()
+            .syncobjs
+            .remove(&handle)
+            .map(|_| ())
+            .ok_or(libc::EINVAL)
+    }
+
+    pub(crate) fn exists(&self, handles: &[u32]) -> Result<(), i32> {
+        let t = self.lock();
+        handles
+            .iter()
+            .all(|h| t.syncobjs.contains_key(h))
+            .then_some(())
+            .ok_or(libc::ENOENT)
+    }
+
+    /// The fence a job waiting on `handle` at `point` depends on; `Ok(None)` if the point is
+    /// already signaled and collected. ENOENT for a bad handle, EINVAL if there is no fence.
+    pub(crate) fn wait_fence(&self, handle: u32, point: u64) -> Result<Option<FenceRef>, i32> {
+        let t = self.lock();
+        let s = t.syncobjs.get(&handle).ok_or(libc::ENOENT)?;
+        if !s.available(point) {
+            return Err(libc::EINVAL);
+        }
+        Ok(s.fence_for(point))
+    }
+
+    /// Error of the fence behind `handle` (binary payload), if it is signaled with one.
+    pub(crate) fn fence_error(&self, handle: u32) -> Result<Option<i32>, i32> {
+        let t = self.lock();
+        let s = t.syncobjs.get(&handle).ok_or(libc::ENOENT)?;
+        Ok(s.points
+            .iter()
+            .filter_map(|p| p.fence.lock().ok().map(|f| f.error))
+            .find(|e| *e != 0))
+    }
+
+    /// Attaches `fence` to `handle`: replaces the payload for point 0, adds a timeline point
+    /// otherwise.
+    pub(crate) fn attach(&self, handle: u32, point: u64, fence: FenceRef) -> Result<(), i32> {
+        let mut t = self.lock();
+        let s = t.syncobjs.get_mut(&handle).ok_or(libc::ENOENT)?;
+        if point == 0 {
+            s.replace(Some(fence));
+        } else {
+            s.add_point(point, fence);
+        }
+        self.cond.notify_all();
+        Ok(())
+    }
+
+    pub(crate) fn reset(&self, handles: &[u32]) -> Result<(), i32> {
+        let mut t = self.lock();
+        if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
+            return Err(libc::ENOENT);
+        }
+        for h in handles {
+            if let Some(s) = t.syncobjs.get_mut(h) {
+                s.replace(None);
+            }
+        }
+        Ok(())
+    }
+
+    /// Signals each `handles[i]` at `points[i]` with an already-signaled fence.
+    pub(crate) fn signal(&self, handles: &[u32], points: &[u64]) -> Result<(), i32> {
+        let mut t = self.lock();
+        if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
+            return Err(libc::ENOENT);
+        }
+        for (h, &p) in handles.iter().zip(points) {
+            let fence = Arc::new(Mutex::new(Fence {
+                signaled: true,
+                error: 0,
+            }));
+            if let Some(s) = t.syncobjs.get_mut(h) {
+                if p == 0 {
+                    s.replace(Some(fence));
+                } else {
+                    s.add_point(p, fence);
+                }
+            }
+        }
+        self.cond.notify_all();
+        Ok(())
+    }
+
+    pub(crate) fn query(&self, handles: &[u32], last_submitted: bool) -> Result<Vec<u64>, i32> {
+        let t = self.lock();
+        handles
+            .iter()
+            .map(|h| {
+                let s = t.syncobjs.get(h).ok_or(libc::ENOENT)?;
+                Ok(if last_submitted {
+                    s.last_submitted()
+                } else {
+                    s.payload()
+                })
+            })
+            .collect()
+    }
+
+    /// DRM_IOCTL_SYNCOBJ_TRANSFER.
+    pub(crate) fn transfer(
+        &self,
+        src: u32,
+        src_point: u64,
+        dst: u32,
+        dst_point: u64,
+    ) -> Result<(), i32> {
+        let fence = self.wait_fence(src, src_point)?;
+        let fence = fence.unwrap_or_else(|| {
+            Arc::new(Mutex::new(Fence {
+                signaled: true,
+                error: 0,
+            }))
+        });
+        self.attach(dst, dst_point, fence)
+    }
+
+    /// Waits until `handles[i]` reaches `points[i]` (all of them, or any). Returns the index of
+    /// the first one that is ready. `for_submit`: points without a fence yet are waited for
+    /// instead of being an error (EINVAL). `deadline_ns` is absolute CLOCK_MONOTONIC.
+    pub(crate) fn wait(
+        &self,
+        handles: &[u32],
+        points: &[u64],
+        wait_all: bool,
+        for_submit: bool,
+        what: WaitFor,
+        deadline_ns: i64,
+    ) -> Result<u32, i32> {
+        let mut t = self.lock();
+        loop {
+            let mut first = None;
+            let mut all = true;
+            for (i, (h, &p)) in handles.iter().zip(points).enumerate() {
+                let s = t.syncobjs.get(h).ok_or(libc::ENOENT)?;
+                if !for_submit && !s.available(p) && what == WaitFor::Signaled {
+                    return Err(libc::EINVAL);
+                }
+                let ready = match what {
+                    WaitFor::Signaled => s.signaled(p),
+                    WaitFor::Available => s.available(p),
+                };
+                if ready {
+                    first.get_or_insert(i as u32);
+                } else {
+                    all = false;
+                }
+            }
+            if wait_all && all {
+                return Ok(first.unwrap_or(0));
+            }
+            if !wait_all {
+                if let Some(f) = first {
+                    return Ok(f);
+                }
+            }
+            let now = monotonic_ns();
+            if now >= deadline_ns {
+                return Err(libc::ETIME);
+            }
+            let left = Duration::from_nanos((deadline_ns - now) as u64);
+            t = self
+                .cond
+                .wait_timeout(t, left)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
+    /// Waits for one fence (GEM_WAIT); `deadline_ns` absolute. Returns whether it signaled.
+    pub(crate) fn wait_fence_until(&self, fence: &FenceRef, deadline_ns: i64) -> bool {
+        let mut t = self.lock();
+        loop {
+            if fence_signaled(fence) {
+                return true;
+            }
+            let now = monotonic_ns();
+            if now >= deadline_ns {
+                return false;
+            }
+            let left = Duration::from_nanos((deadline_ns - now) as u64);
+            t = self
+                .cond
+                .wait_timeout(t, left)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+}
+
+pub(crate) fn is_signaled(fence: &FenceRef) -> bool {
+    fence_signaled(fence)
+}
+
+/// The error a signaled fence carries (0 if none).
+pub(crate) fn error_of(fence: &FenceRef) -> i32 {
+    fence.lock().map(|f| f.error).unwrap_or(0)
+}
