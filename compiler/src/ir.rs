@@ -1,0 +1,1086 @@
+//! Ferrite IR: SSA with structured control flow.
+//!
+//! * Every value is defined once and has a [`Type`]: a kind (int, float, bool), an explicit
+//!   bit size (1 for booleans before lowering, 8/16/32/64) and a component count (1..=4;
+//!   vectors live until scalarization, after which only memory ops and `vec` feeding them
+//!   keep vectors).
+//! * Control flow is a tree: a [`Block`] is a list of [`Node`]s; `if` and `loop` nest.
+//!   Values flow out of structure only through explicit edges: an `if` arm ends with
+//!   `yield` values that become the `if`'s results; a `loop` has header parameters
+//!   (initial values, then the arguments of each `continue`) and results (the arguments of
+//!   each `break`). A value is visible in its own block after its definition and in blocks
+//!   nested there (scoping replaces dominance). Out-of-SSA in a back end is therefore a set
+//!   of parallel copies at each `yield` / `break` / `continue`.
+//! * Memory is explicit: `load`/`store`/`atomic` name an address space and a byte offset.
+//!   Function-local scalar and vector variables (`var $N`) exist only until vars-to-SSA.
+
+use std::fmt;
+
+/// An SSA value, printed `%N`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+/// A function-local variable (before vars-to-SSA), printed `$N`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Kind {
+    Int,
+    Float,
+    Bool,
+}
+
+/// A value type: kind, bit size of one component and component count.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Type {
+    pub kind: Kind,
+    pub bits: u8,
+    pub comps: u8,
+}
+
+impl Type {
+    pub const B1: Type = Type::scalar(Kind::Bool, 1);
+    pub const I32: Type = Type::scalar(Kind::Int, 32);
+    pub const F32: Type = Type::scalar(Kind::Float, 32);
+
+    pub const fn scalar(kind: Kind, bits: u8) -> Type {
+        Type {
+            kind,
+            bits,
+            comps: 1,
+        }
+    }
+    pub const fn int(bits: u8) -> Type {
+        Type::scalar(Kind::Int, bits)
+    }
+    pub const fn float(bits: u8) -> Type {
+        Type::scalar(Kind::Float, bits)
+    }
+    pub const fn bool(bits: u8) -> Type {
+        Type::scalar(Kind::Bool, bits)
+    }
+    pub const fn vec(self, comps: u8) -> Type {
+        Type { comps, ..self }
+    }
+    pub const fn scalar_type(self) -> Type {
+        Type { comps: 1, ..self }
+    }
+    pub fn is_bool(self) -> bool {
+        self.kind == Kind::Bool
+    }
+    pub fn is_float(self) -> bool {
+        self.kind == Kind::Float
+    }
+    /// Bytes one component occupies in memory (booleans have no memory form; 1-bit counts 1).
+    pub fn comp_bytes(self) -> u32 {
+        (u32::from(self.bits)).div_ceil(8)
+    }
+    pub fn bytes(self) -> u32 {
+        self.comp_bytes() * u32::from(self.comps)
+    }
+    /// Mask of the meaningful bits of one component.
+    pub fn mask(self) -> u64 {
+        if self.bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits) - 1
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let k = match self.kind {
+            Kind::Int => 'i',
+            Kind::Float => 'f',
+            Kind::Bool => 'b',
+        };
+        write!(f, "{}{}", k, self.bits)?;
+        if self.comps != 1 {
+            write!(f, "x{}", self.comps)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+impl fmt::Display for Var {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "${}", self.0)
+    }
+}
+
+macro_rules! alu_ops {
+    ($( $variant:ident = $name:literal, $nsrc:literal, $class:ident; )*) => {
+        /// ALU operations. Integer ops do not carry signedness in the type: the op says it
+        /// (`idiv` vs `udiv`). Booleans use the integer bitwise ops (`iand`, `ior`, `ixor`,
+        /// `inot`, `ieq`, `ine`).
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+        pub enum AluOp { $( $variant, )* }
+
+        impl AluOp {
+            pub const ALL: &'static [AluOp] = &[ $( AluOp::$variant, )* ];
+            pub fn name(self) -> &'static str {
+                match self { $( AluOp::$variant => $name, )* }
+            }
+            pub fn num_srcs(self) -> usize {
+                match self { $( AluOp::$variant => $nsrc, )* }
+            }
+            pub fn class(self) -> AluClass {
+                match self { $( AluOp::$variant => AluClass::$class, )* }
+            }
+            pub fn from_name(s: &str) -> Option<AluOp> {
+                match s { $( $name => Some(AluOp::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+/// How an ALU op relates its source and destination types.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AluClass {
+    /// Sources and destination have the same type.
+    Same,
+    /// A comparison: sources share a type, destination is a boolean.
+    Compare,
+    /// A conversion: one source of any type.
+    Convert,
+    /// `bcsel`: a boolean condition, then two sources of the destination's type.
+    Select,
+    /// Shifts and bitfield ops whose extra sources (shift count, offset, bits) are 32-bit ints.
+    Shift,
+    /// A float-to-bool test (`isnan`, `isinf`).
+    Test,
+}
+
+alu_ops! {
+    Mov = "mov", 1, Same;
+    Iadd = "iadd", 2, Same;
+    Isub = "isub", 2, Same;
+    Imul = "imul", 2, Same;
+    ImulHigh = "imul_high", 2, Same;
+    UmulHigh = "umul_high", 2, Same;
+    Idiv = "idiv", 2, Same;
+    Udiv = "udiv", 2, Same;
+    Irem = "irem", 2, Same;
+    Imod = "imod", 2, Same;
+    Umod = "umod", 2, Same;
+    Ineg = "ineg", 1, Same;
+    Iabs = "iabs", 1, Same;
+    Isign = "isign", 1, Same;
+    Imin = "imin", 2, Same;
+    Imax = "imax", 2, Same;
+    Umin = "umin", 2, Same;
+    Umax = "umax", 2, Same;
+    Iand = "iand", 2, Same;
+    Ior = "ior", 2, Same;
+    Ixor = "ixor", 2, Same;
+    Inot = "inot", 1, Same;
+    Ishl = "ishl", 2, Shift;
+    Ishr = "ishr", 2, Shift;
+    Ushr = "ushr", 2, Shift;
+    BitfieldInsert = "bitfield_insert", 4, Shift;
+    IbitfieldExtract = "ibitfield_extract", 3, Shift;
+    UbitfieldExtract = "ubitfield_extract", 3, Shift;
+    BitfieldReverse = "bitfield_reverse", 1, Same;
+    BitCount = "bit_count", 1, Same;
+    FindLsb = "find_lsb", 1, Same;
+    UfindMsb = "ufind_msb", 1, Same;
+    IfindMsb = "ifind_msb", 1, Same;
+    Fadd = "fadd", 2, Same;
+    Fsub = "fsub", 2, Same;
+    Fmul = "fmul", 2, Same;
+    Fdiv = "fdiv", 2, Same;
+    Fmod = "fmod", 2, Same;
+    Frem = "frem", 2, Same;
+    Fneg = "fneg", 1, Same;
+    Fabs = "fabs", 1, Same;
+    Fsign = "fsign", 1, Same;
+    Fmin = "fmin", 2, Same;
+    Fmax = "fmax", 2, Same;
+    Ffma = "ffma", 3, Same;
+    Ffloor = "ffloor", 1, Same;
+    Fceil = "fceil", 1, Same;
+    Ftrunc = "ftrunc", 1, Same;
+    FroundEven = "fround_even", 1, Same;
+    Ffract = "ffract", 1, Same;
+    Fsqrt = "fsqrt", 1, Same;
+    Frsq = "frsq", 1, Same;
+    Frcp = "frcp", 1, Same;
+    Fexp2 = "fexp2", 1, Same;
+    Flog2 = "flog2", 1, Same;
+    Fsin = "fsin", 1, Same;
+    Fcos = "fcos", 1, Same;
+    Fpow = "fpow", 2, Same;
+    Ldexp = "ldexp", 2, Shift;
+    FrexpSig = "frexp_sig", 1, Same;
+    FrexpExp = "frexp_exp", 1, Convert;
+    I2f = "i2f", 1, Convert;
+    U2f = "u2f", 1, Convert;
+    F2i = "f2i", 1, Convert;
+    F2u = "f2u", 1, Convert;
+    I2i = "i2i", 1, Convert;
+    U2u = "u2u", 1, Convert;
+    F2f = "f2f", 1, Convert;
+    B2i = "b2i", 1, Convert;
+    B2f = "b2f", 1, Convert;
+    I2b = "i2b", 1, Convert;
+    B2b = "b2b", 1, Convert;
+    Bitcast = "bitcast", 1, Convert;
+    Ieq = "ieq", 2, Compare;
+    Ine = "ine", 2, Compare;
+    Ilt = "ilt", 2, Compare;
+    Ige = "ige", 2, Compare;
+    Ult = "ult", 2, Compare;
+    Uge = "uge", 2, Compare;
+    Feq = "feq", 2, Compare;
+    Fne = "fne", 2, Compare;
+    Flt = "flt", 2, Compare;
+    Fle = "fle", 2, Compare;
+    Fgt = "fgt", 2, Compare;
+    Fge = "fge", 2, Compare;
+    Fequ = "fequ", 2, Compare;
+    Fneu = "fneu", 2, Compare;
+    Fltu = "fltu", 2, Compare;
+    Fleu = "fleu", 2, Compare;
+    Fgtu = "fgtu", 2, Compare;
+    Fgeu = "fgeu", 2, Compare;
+    IsNan = "isnan", 1, Test;
+    IsInf = "isinf", 1, Test;
+    Bcsel = "bcsel", 3, Select;
+}
+
+impl AluOp {
+    /// True for ops whose two sources may be swapped.
+    pub fn is_commutative(self) -> bool {
+        use AluOp::*;
+        matches!(
+            self,
+            Iadd | Imul
+                | ImulHigh
+                | UmulHigh
+                | Imin
+                | Imax
+                | Umin
+                | Umax
+                | Iand
+                | Ior
+                | Ixor
+                | Fadd
+                | Fmul
+                | Fmin
+                | Fmax
+                | Ieq
+                | Ine
+                | Feq
+                | Fne
+                | Fequ
+                | Fneu
+        )
+    }
+}
+
+/// Memory address spaces. Buffers are named by binding-table index.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Space {
+    Ssbo(u32),
+    Ubo(u32),
+    Push,
+    Shared,
+    /// Per-invocation private memory (dynamically indexed local arrays; scratch in a back end).
+    Local,
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Space::Ssbo(b) => write!(f, "ssbo[{b}]"),
+            Space::Ubo(b) => write!(f, "ubo[{b}]"),
+            Space::Push => write!(f, "push"),
+            Space::Shared => write!(f, "shared"),
+            Space::Local => write!(f, "local"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Smin,
+    Umin,
+    Smax,
+    Umax,
+    And,
+    Or,
+    Xor,
+    Xchg,
+    CmpXchg,
+    Inc,
+    Dec,
+    Load,
+}
+
+impl AtomicOp {
+    pub const ALL: &'static [AtomicOp] = &[
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Smin,
+        AtomicOp::Umin,
+        AtomicOp::Smax,
+        AtomicOp::Umax,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Xchg,
+        AtomicOp::CmpXchg,
+        AtomicOp::Inc,
+        AtomicOp::Dec,
+        AtomicOp::Load,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Sub => "sub",
+            AtomicOp::Smin => "smin",
+            AtomicOp::Umin => "umin",
+            AtomicOp::Smax => "smax",
+            AtomicOp::Umax => "umax",
+            AtomicOp::And => "and",
+            AtomicOp::Or => "or",
+            AtomicOp::Xor => "xor",
+            AtomicOp::Xchg => "xchg",
+            AtomicOp::CmpXchg => "cmpxchg",
+            AtomicOp::Inc => "inc",
+            AtomicOp::Dec => "dec",
+            AtomicOp::Load => "load",
+        }
+    }
+    /// Number of data operands (besides the offset).
+    pub fn num_data(self) -> usize {
+        match self {
+            AtomicOp::CmpXchg => 2,
+            AtomicOp::Inc | AtomicOp::Dec | AtomicOp::Load => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// Built-in inputs of a compute invocation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum SysVal {
+    GlobalInvocationId,
+    LocalInvocationId,
+    LocalInvocationIndex,
+    WorkgroupId,
+    NumWorkgroups,
+    SubgroupSize,
+    SubgroupId,
+    SubgroupInvocation,
+    NumSubgroups,
+}
+
+impl SysVal {
+    pub const ALL: &'static [SysVal] = &[
+        SysVal::GlobalInvocationId,
+        SysVal::LocalInvocationId,
+        SysVal::LocalInvocationIndex,
+        SysVal::WorkgroupId,
+        SysVal::NumWorkgroups,
+        SysVal::SubgroupSize,
+        SysVal::SubgroupId,
+        SysVal::SubgroupInvocation,
+        SysVal::NumSubgroups,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            SysVal::GlobalInvocationId => "global_invocation_id",
+            SysVal::LocalInvocationId => "local_invocation_id",
+            SysVal::LocalInvocationIndex => "local_invocation_index",
+            SysVal::WorkgroupId => "workgroup_id",
+            SysVal::NumWorkgroups => "num_workgroups",
+            SysVal::SubgroupSize => "subgroup_size",
+            SysVal::SubgroupId => "subgroup_id",
+            SysVal::SubgroupInvocation => "subgroup_invocation",
+            SysVal::NumSubgroups => "num_subgroups",
+        }
+    }
+    pub fn ty(self) -> Type {
+        match self {
+            SysVal::GlobalInvocationId
+            | SysVal::LocalInvocationId
+            | SysVal::WorkgroupId
+            | SysVal::NumWorkgroups => Type::I32.vec(3),
+            _ => Type::I32,
+        }
+    }
+}
+
+/// Memory scopes of barriers, as SPIR-V names them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Scope {
+    None,
+    Invocation,
+    Subgroup,
+    Workgroup,
+    Device,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::None => "none",
+            Scope::Invocation => "invocation",
+            Scope::Subgroup => "subgroup",
+            Scope::Workgroup => "workgroup",
+            Scope::Device => "device",
+        }
+    }
+    pub const ALL: &'static [Scope] = &[
+        Scope::None,
+        Scope::Invocation,
+        Scope::Subgroup,
+        Scope::Workgroup,
+        Scope::Device,
+    ];
+}
+
+/// One operation. Sources are always SSA values (constants are `const` instructions; a
+/// back end folds them into immediates).
+#[derive(Clone, PartialEq, Debug)]
+pub enum Op {
+    /// Per-component raw bits (masked to the type's bit size).
+    Const(Vec<u64>),
+    Alu(AluOp, Vec<Value>),
+    /// Build a vector from scalar components.
+    Vec(Vec<Value>),
+    Extract(Value, u8),
+    Insert(Value, Value, u8),
+    Swizzle(Value, Vec<u8>),
+    LoadVar(Var),
+    StoreVar(Var, Value),
+    /// Load of the destination's type at a byte offset; `align` is the known alignment of
+    /// the offset in bytes.
+    Load {
+        space: Space,
+        offset: Value,
+        align: u32,
+    },
+    Store {
+        space: Space,
+        offset: Value,
+        value: Value,
+        align: u32,
+    },
+    Atomic {
+        op: AtomicOp,
+        space: Space,
+        offset: Value,
+        data: Vec<Value>,
+    },
+    SysVal(SysVal),
+    /// Size in bytes of a bound buffer (for `OpArrayLength`).
+    BufferSize(Space),
+    /// `OpControlBarrier` (exec = Some) or `OpMemoryBarrier` (exec = None). `semantics`
+    /// holds the SPIR-V memory-semantics bits.
+    Barrier {
+        exec: Option<Scope>,
+        mem: Scope,
+        semantics: u32,
+    },
+}
+
+impl Op {
+    /// Source values in order.
+    pub fn srcs(&self) -> Vec<Value> {
+        match self {
+            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
+            Op::Barrier { .. } => vec![],
+            Op::Alu(_, s) | Op::Vec(s) => s.clone(),
+            Op::Extract(v, _) | Op::Swizzle(v, _) => vec![*v],
+            Op::Insert(v, s, _) => vec![*v, *s],
+            Op::StoreVar(_, v) => vec![*v],
+            Op::Load { offset, .. } => vec![*offset],
+            Op::Store { offset, value, .. } => vec![*offset, *value],
+            Op::Atomic { offset, data, .. } => {
+                let mut v = vec![*offset];
+                v.extend(data.iter().copied());
+                v
+            }
+        }
+    }
+
+    /// Mutable access to every source value.
+    pub fn srcs_mut(&mut self) -> Vec<&mut Value> {
+        match self {
+            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
+            Op::Barrier { .. } => vec![],
+            Op::Alu(_, s) | Op::Vec(s) => s.iter_mut().collect(),
+            Op::Extract(v, _) | Op::Swizzle(v, _) => vec![v],
+            Op::Insert(v, s, _) => vec![v, s],
+            Op::StoreVar(_, v) => vec![v],
+            Op::Load { offset, .. } => vec![offset],
+            Op::Store { offset, value, .. } => vec![offset, value],
+            Op::Atomic { offset, data, .. } => {
+                let mut v = vec![offset];
+                v.extend(data.iter_mut());
+                v
+            }
+        }
+    }
+
+    /// True if the op has an effect besides its result (it must not be removed or moved
+    /// across other effects).
+    pub fn has_side_effects(&self) -> bool {
+        match self {
+            Op::Store { .. } | Op::StoreVar(..) | Op::Atomic { .. } | Op::Barrier { .. } => true,
+            Op::Const(_)
+            | Op::Alu(..)
+            | Op::Vec(_)
+            | Op::Extract(..)
+            | Op::Insert(..)
+            | Op::Swizzle(..)
+            | Op::LoadVar(_)
+            | Op::Load { .. }
+            | Op::SysVal(_)
+            | Op::BufferSize(_) => false,
+        }
+    }
+
+    /// True if the op reads memory that other instructions may write (not CSE-able across
+    /// stores/barriers).
+    pub fn reads_memory(&self) -> bool {
+        match self {
+            Op::LoadVar(_) | Op::Load { .. } | Op::Atomic { .. } => true,
+            Op::Const(_)
+            | Op::Alu(..)
+            | Op::Vec(_)
+            | Op::Extract(..)
+            | Op::Insert(..)
+            | Op::Swizzle(..)
+            | Op::StoreVar(..)
+            | Op::Store { .. }
+            | Op::SysVal(_)
+            | Op::BufferSize(_)
+            | Op::Barrier { .. } => false,
+        }
+    }
+
+    /// True for logical sends in a back end (memory messages).
+    pub fn is_memory(&self) -> bool {
+        matches!(
+            self,
+            Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. } | Op::Barrier { .. }
+        )
+    }
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Instr {
+    pub dst: Option<Value>,
+    pub op: Op,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct If {
+    pub cond: Value,
+    pub then_: Block,
+    pub else_: Block,
+    /// Values each falling-through arm yields.
+    pub results: Vec<Value>,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Loop {
+    /// Header parameters: (parameter, initial value).
+    pub params: Vec<(Value, Value)>,
+    pub body: Block,
+    /// Values defined by the arguments of `break`.
+    pub results: Vec<Value>,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub enum Node {
+    Instr(Instr),
+    If(Box<If>),
+    Loop(Box<Loop>),
+    /// Leave the innermost loop; the arguments become the loop's results.
+    Break(Vec<Value>),
+    /// Go to the next iteration of the innermost loop; the arguments become its parameters.
+    /// A loop body that falls off its end continues with no arguments (legal only for a
+    /// loop without parameters).
+    Continue(Vec<Value>),
+    /// End of an `if` arm carrying the `if`'s results.
+    Yield(Vec<Value>),
+}
+
+impl Node {
+    /// True if control never falls through past this node.
+    pub fn is_jump(&self) -> bool {
+        matches!(self, Node::Break(_) | Node::Continue(_) | Node::Yield(_))
+    }
+}
+
+pub type Block = Vec<Node>;
+
+/// One function (the entry point after inlining).
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct Function {
+    pub name: String,
+    pub body: Block,
+    /// Type of each value, indexed by `Value.0`.
+    pub values: Vec<Type>,
+    /// Type of each variable, indexed by `Var.0`.
+    pub vars: Vec<Type>,
+}
+
+impl Function {
+    pub fn new(name: &str) -> Function {
+        Function {
+            name: name.to_string(),
+            ..Default::default()
+        }
+    }
+    pub fn new_value(&mut self, ty: Type) -> Value {
+        self.values.push(ty);
+        Value(self.values.len() as u32 - 1)
+    }
+    pub fn new_var(&mut self, ty: Type) -> Var {
+        self.vars.push(ty);
+        Var(self.vars.len() as u32 - 1)
+    }
+    pub fn ty(&self, v: Value) -> Type {
+        self.values[v.0 as usize]
+    }
+
+    /// Visits every node, depth first, in program order.
+    pub fn for_each_node(&self, f: &mut dyn FnMut(&Node)) {
+        fn walk(b: &Block, f: &mut dyn FnMut(&Node)) {
+            for n in b {
+                f(n);
+                match n {
+                    Node::If(i) => {
+                        walk(&i.then_, f);
+                        walk(&i.else_, f);
+                    }
+                    Node::Loop(l) => walk(&l.body, f),
+                    _ => {}
+                }
+            }
+        }
+        walk(&self.body, f)
+    }
+
+    /// Visits every instruction mutably.
+    pub fn for_each_instr_mut(&mut self, f: &mut dyn FnMut(&mut Instr)) {
+        fn walk(b: &mut Block, f: &mut dyn FnMut(&mut Instr)) {
+            for n in b {
+                match n {
+                    Node::Instr(i) => f(i),
+                    Node::If(i) => {
+                        walk(&mut i.then_, f);
+                        walk(&mut i.else_, f);
+                    }
+                    Node::Loop(l) => walk(&mut l.body, f),
+                    _ => {}
+                }
+            }
+        }
+        walk(&mut self.body, f)
+    }
+
+    /// Replaces every use of values by `map` (uses in instructions, conditions, edges).
+    pub fn rewrite_uses(&mut self, map: &dyn Fn(Value) -> Value) {
+        fn walk(b: &mut Block, map: &dyn Fn(Value) -> Value) {
+            for n in b {
+                match n {
+                    Node::Instr(i) => {
+                        for s in i.op.srcs_mut() {
+                            *s = map(*s);
+                        }
+                    }
+                    Node::If(i) => {
+                        i.cond = map(i.cond);
+                        walk(&mut i.then_, map);
+                        walk(&mut i.else_, map);
+                    }
+                    Node::Loop(l) => {
+                        for p in &mut l.params {
+                            p.1 = map(p.1);
+                        }
+                        walk(&mut l.body, map);
+                    }
+                    Node::Break(v) | Node::Continue(v) | Node::Yield(v) => {
+                        for x in v {
+                            *x = map(*x);
+                        }
+                    }
+                }
+            }
+        }
+        walk(&mut self.body, map)
+    }
+
+    /// Counts uses of every value.
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.values.len()];
+        self.for_each_node(&mut |n| match n {
+            Node::Instr(i) => {
+                for s in i.op.srcs() {
+                    counts[s.0 as usize] += 1;
+                }
+            }
+            Node::If(i) => counts[i.cond.0 as usize] += 1,
+            Node::Loop(l) => {
+                for p in &l.params {
+                    counts[p.1 .0 as usize] += 1;
+                }
+            }
+            Node::Break(v) | Node::Continue(v) | Node::Yield(v) => {
+                for x in v {
+                    counts[x.0 as usize] += 1;
+                }
+            }
+        });
+        counts
+    }
+
+    /// Renames values and variables in order of definition (for comparing dumps).
+    pub fn renumber(&mut self) {
+        let mut map = vec![u32::MAX; self.values.len()];
+        let mut types = Vec::new();
+        fn def(map: &mut [u32], types: &mut Vec<Type>, old: &[Type], v: Value) {
+            if map[v.0 as usize] == u32::MAX {
+                map[v.0 as usize] = types.len() as u32;
+                types.push(old[v.0 as usize]);
+            }
+        }
+        let old = self.values.clone();
+        let mut var_map = vec![u32::MAX; self.vars.len()];
+        let mut var_types = Vec::new();
+        self.for_each_node(&mut |n| match n {
+            Node::Instr(i) => {
+                if let Some(d) = i.dst {
+                    def(&mut map, &mut types, &old, d);
+                }
+                if let Op::LoadVar(v) | Op::StoreVar(v, _) = &i.op {
+                    if var_map[v.0 as usize] == u32::MAX {
+                        var_map[v.0 as usize] = var_types.len() as u32;
+                        var_types.push(self.vars[v.0 as usize]);
+                    }
+                }
+            }
+            Node::If(i) => {
+                for r in &i.results {
+                    def(&mut map, &mut types, &old, *r);
+                }
+            }
+            Node::Loop(l) => {
+                for r in &l.results {
+                    def(&mut map, &mut types, &old, *r);
+                }
+                for p in &l.params {
+                    def(&mut map, &mut types, &old, p.0);
+                }
+            }
+            _ => {}
+        });
+        // Values never defined (invalid IR) keep a fresh number so printing still works.
+        for (i, m) in map.iter_mut().enumerate() {
+            if *m == u32::MAX {
+                *m = types.len() as u32;
+                types.push(old[i]);
+            }
+        }
+        for (i, m) in var_map.iter_mut().enumerate() {
+            if *m == u32::MAX {
+                *m = var_types.len() as u32;
+                var_types.push(self.vars[i]);
+            }
+        }
+        let m = |v: Value| Value(map[v.0 as usize]);
+        self.rewrite_uses(&m);
+        fn rename_defs(b: &mut Block, map: &[u32], var_map: &[u32]) {
+            for n in b {
+                match n {
+                    Node::Instr(i) => {
+                        if let Some(d) = &mut i.dst {
+                            *d = Value(map[d.0 as usize]);
+                        }
+                        if let Op::LoadVar(v) | Op::StoreVar(v, _) = &mut i.op {
+                            *v = Var(var_map[v.0 as usize]);
+                        }
+                    }
+                    Node::If(i) => {
+                        for r in &mut i.results {
+                            *r = Value(map[r.0 as usize]);
+                        }
+                        rename_defs(&mut i.then_, map, var_map);
+                        rename_defs(&mut i.else_, map, var_map);
+                    }
+                    Node::Loop(l) => {
+                        for r in &mut l.results {
+                            *r = Value(map[r.0 as usize]);
+                        }
+                        for p in &mut l.params {
+                            p.0 = Value(map[p.0 .0 as usize]);
+                        }
+                        rename_defs(&mut l.body, map, var_map);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        rename_defs(&mut self.body, &map, &var_map);
+        self.values = types;
+        self.vars = var_types;
+    }
+
+    /// Number of instructions (not counting structure).
+    pub fn instr_count(&self) -> usize {
+        let mut n = 0;
+        self.for_each_node(&mut |x| {
+            if matches!(x, Node::Instr(_)) {
+                n += 1
+            }
+        });
+        n
+    }
+}
+
+/// A compute shader: the entry function plus what dispatch needs.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Shader {
+    pub func: Function,
+    pub local_size: [u32; 3],
+    /// Bytes of workgroup-shared memory.
+    pub shared_size: u32,
+    /// Bytes of per-invocation private memory (`Space::Local`).
+    pub local_mem_size: u32,
+    /// Bytes of push-constant data read.
+    pub push_size: u32,
+}
+
+// ---------------------------------------------------------------------------------------
+// Printing
+
+/// Formats a constant component for a type.
+pub fn fmt_const(ty: Type, bits: u64) -> String {
+    match ty.kind {
+        Kind::Bool => {
+            if bits & 1 != 0 {
+                "true".into()
+            } else {
+                "false".into()
+            }
+        }
+        Kind::Int => {
+            // Print as signed when that is shorter to read (small negative numbers).
+            let sext = sign_extend(bits, ty.bits);
+            if sext < 0 && sext > -65536 {
+                format!("{sext}")
+            } else {
+                format!("{}", bits & ty.mask())
+            }
+        }
+        Kind::Float => {
+            let s = match ty.bits {
+                32 => {
+                    let f = f32::from_bits(bits as u32);
+                    if f.is_nan() {
+                        return format!("0x{:08x}", bits as u32);
+                    }
+                    format!("{f:?}")
+                }
+                64 => {
+                    let f = f64::from_bits(bits);
+                    if f.is_nan() {
+                        return format!("0x{bits:016x}");
+                    }
+                    format!("{f:?}")
+                }
+                _ => return format!("0x{:x}", bits & ty.mask()),
+            };
+            s
+        }
+    }
+}
+
+pub fn sign_extend(bits: u64, size: u8) -> i64 {
+    if size >= 64 {
+        bits as i64
+    } else {
+        let shift = 64 - u32::from(size);
+        ((bits << shift) as i64) >> shift
+    }
+}
+
+pub struct InstrDisplay<'a> {
+    pub func: &'a Function,
+    pub instr: &'a Instr,
+}
+
+impl fmt::Display for InstrDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let i = self.instr;
+        if let Some(d) = i.dst {
+            write!(f, "{}:{} = ", d, self.func.ty(d))?;
+        }
+        let list = |v: &[Value]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match &i.op {
+            Op::Const(c) => {
+                let ty = i.dst.map(|d| self.func.ty(d)).unwrap_or(Type::I32);
+                let s: Vec<String> = c.iter().map(|b| fmt_const(ty, *b)).collect();
+                write!(f, "const {}", s.join(", "))
+            }
+            Op::Alu(op, s) => write!(f, "{} {}", op.name(), list(s)),
+            Op::Vec(s) => write!(f, "vec {}", list(s)),
+            Op::Extract(v, c) => write!(f, "extract {v}, {c}"),
+            Op::Insert(v, s, c) => write!(f, "insert {v}, {s}, {c}"),
+            Op::Swizzle(v, c) => {
+                let s: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+                write!(f, "swizzle {v}, {}", s.join(" "))
+            }
+            Op::LoadVar(v) => write!(f, "load_var {v}"),
+            Op::StoreVar(v, x) => write!(f, "store_var {v}, {x}"),
+            Op::Load {
+                space,
+                offset,
+                align,
+            } => write!(f, "load {space} {offset} align {align}"),
+            Op::Store {
+                space,
+                offset,
+                value,
+                align,
+            } => write!(f, "store {space} {offset}, {value} align {align}"),
+            Op::Atomic {
+                op,
+                space,
+                offset,
+                data,
+            } => {
+                write!(f, "atomic_{} {space} {offset}", op.name())?;
+                for d in data {
+                    write!(f, ", {d}")?;
+                }
+                Ok(())
+            }
+            Op::SysVal(s) => write!(f, "sysval {}", s.name()),
+            Op::BufferSize(s) => write!(f, "buffer_size {s}"),
+            Op::Barrier {
+                exec,
+                mem,
+                semantics,
+            } => {
+                match exec {
+                    Some(e) => write!(f, "control_barrier {}", e.name())?,
+                    None => write!(f, "memory_barrier")?,
+                }
+                write!(f, " {} 0x{semantics:x}", mem.name())
+            }
+        }
+    }
+}
+
+fn write_defs(f: &mut fmt::Formatter, func: &Function, vals: &[Value]) -> fmt::Result {
+    for (k, v) in vals.iter().enumerate() {
+        if k > 0 {
+            write!(f, ", ")?;
+        }
+        write!(f, "{}:{}", v, func.ty(*v))?;
+    }
+    if !vals.is_empty() {
+        write!(f, " = ")?;
+    }
+    Ok(())
+}
+
+fn write_args(f: &mut fmt::Formatter, kw: &str, vals: &[Value]) -> fmt::Result {
+    write!(f, "{kw}")?;
+    for (k, v) in vals.iter().enumerate() {
+        write!(f, "{}{}", if k == 0 { " " } else { ", " }, v)?;
+    }
+    writeln!(f)
+}
+
+fn write_block(f: &mut fmt::Formatter, func: &Function, b: &Block, depth: usize) -> fmt::Result {
+    let pad = "    ".repeat(depth);
+    for n in b {
+        write!(f, "{pad}")?;
+        match n {
+            Node::Instr(i) => writeln!(f, "{}", InstrDisplay { func, instr: i })?,
+            Node::If(i) => {
+                write_defs(f, func, &i.results)?;
+                writeln!(f, "if {} {{", i.cond)?;
+                write_block(f, func, &i.then_, depth + 1)?;
+                if i.else_.is_empty() {
+                    writeln!(f, "{pad}}}")?;
+                } else {
+                    writeln!(f, "{pad}}} else {{")?;
+                    write_block(f, func, &i.else_, depth + 1)?;
+                    writeln!(f, "{pad}}}")?;
+                }
+            }
+            Node::Loop(l) => {
+                write_defs(f, func, &l.results)?;
+                write!(f, "loop")?;
+                if !l.params.is_empty() {
+                    write!(f, " (")?;
+                    for (k, (p, init)) in l.params.iter().enumerate() {
+                        if k > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{}:{} = {}", p, func.ty(*p), init)?;
+                    }
+                    write!(f, ")")?;
+                }
+                writeln!(f, " {{")?;
+                write_block(f, func, &l.body, depth + 1)?;
+                writeln!(f, "{pad}}}")?;
+            }
+            Node::Break(v) => write_args(f, "break", v)?,
+            Node::Continue(v) => write_args(f, "continue", v)?,
+            Node::Yield(v) => write_args(f, "yield", v)?,
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(f, "fn {} {{", self.name)?;
+        for (k, t) in self.vars.iter().enumerate() {
+            writeln!(f, "    var ${k}:{t}")?;
+        }
+        write_block(f, self, &self.body, 1)?;
+        writeln!(f, "}}")
+    }
+}
+
+impl fmt::Display for Shader {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(
+            f,
+            "shader local_size {} {} {} shared {} local {} push {}",
+            self.local_size[0],
+            self.local_size[1],
+            self.local_size[2],
+            self.shared_size,
+            self.local_mem_size,
+            self.push_size
+        )?;
+        write!(f, "{}", self.func)
+    }
+}

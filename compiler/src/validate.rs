@@ -1,0 +1,402 @@
+//! IR validator: SSA (one definition, scoped visibility), edge arity and types, op typing.
+//! The pass pipeline runs it after every pass in debug builds and under the `validate` flag.
+
+use crate::ir::*;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("invalid IR: {0}")]
+pub struct ValidationError(pub String);
+
+struct Ctx<'a> {
+    f: &'a Function,
+    /// Visible values (a stack of scopes).
+    visible: Vec<Vec<bool>>,
+    defined: Vec<bool>,
+    /// For each enclosing loop: (param types, result types).
+    loops: Vec<(Vec<Type>, Vec<Type>)>,
+    /// For each enclosing `if` arm: result types.
+    ifs: Vec<Vec<Type>>,
+    /// Whether the innermost construct is an `if` arm (yield allowed) or a loop body.
+    in_if_arm: Vec<bool>,
+}
+
+fn err<T>(msg: String) -> Result<T, ValidationError> {
+    Err(ValidationError(msg))
+}
+
+impl Ctx<'_> {
+    fn use_(&self, v: Value, what: &str) -> Result<Type, ValidationError> {
+        let i = v.0 as usize;
+        if i >= self.f.values.len() || !self.visible.last().unwrap()[i] {
+            return err(format!(
+                "{v} used in {what} is not defined or not visible there"
+            ));
+        }
+        Ok(self.f.ty(v))
+    }
+    fn def(&mut self, v: Value) -> Result<(), ValidationError> {
+        let i = v.0 as usize;
+        if i >= self.f.values.len() {
+            return err(format!("{v} has no type"));
+        }
+        if self.defined[i] {
+            return err(format!("{v} defined twice"));
+        }
+        self.defined[i] = true;
+        self.visible.last_mut().unwrap()[i] = true;
+        Ok(())
+    }
+    fn check_args(&self, what: &str, vals: &[Value], tys: &[Type]) -> Result<(), ValidationError> {
+        if vals.len() != tys.len() {
+            return err(format!(
+                "{what} has {} values, expected {}",
+                vals.len(),
+                tys.len()
+            ));
+        }
+        for (v, t) in vals.iter().zip(tys) {
+            let vt = self.use_(*v, what)?;
+            if vt != *t {
+                return err(format!("{what}: {v} is {vt}, expected {t}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, b: &Block) -> Result<(), ValidationError> {
+        for (k, n) in b.iter().enumerate() {
+            if n.is_jump() && k + 1 != b.len() {
+                return err("a break/continue/yield must end its block".into());
+            }
+            match n {
+                Node::Instr(i) => self.instr(i)?,
+                Node::If(i) => {
+                    let ct = self.use_(i.cond, "if")?;
+                    if ct != Type::bool(ct.bits) {
+                        return err(format!("if condition {} is {ct}", i.cond));
+                    }
+                    let rt: Vec<Type> = i.results.iter().map(|r| self.f.ty(*r)).collect();
+                    for arm in [&i.then_, &i.else_] {
+                        self.ifs.push(rt.clone());
+                        self.in_if_arm.push(true);
+                        let top = self.visible.last().unwrap().clone();
+                        self.visible.push(top);
+                        self.block(arm)?;
+                        self.visible.pop();
+                        self.in_if_arm.pop();
+                        self.ifs.pop();
+                        let ends = arm.last().map(|n| n.is_jump()).unwrap_or(false);
+                        if !ends && !rt.is_empty() {
+                            return err("an if arm with results must end in a jump".into());
+                        }
+                    }
+                    for r in &i.results {
+                        self.def(*r)?;
+                    }
+                }
+                Node::Loop(l) => {
+                    let mut pt = Vec::new();
+                    for (p, init) in &l.params {
+                        let it = self.use_(*init, "loop parameter")?;
+                        if it != self.f.ty(*p) {
+                            return err(format!("loop parameter {p} initialised with {it}"));
+                        }
+                        pt.push(it);
+                    }
+                    let rt: Vec<Type> = l.results.iter().map(|r| self.f.ty(*r)).collect();
+                    let top = self.visible.last().unwrap().clone();
+                    self.visible.push(top);
+                    for (p, _) in &l.params {
+                        self.def(*p)?;
+                    }
+                    self.loops.push((pt.clone(), rt));
+                    self.in_if_arm.push(false);
+                    self.block(&l.body)?;
+                    self.in_if_arm.pop();
+                    self.loops.pop();
+                    self.visible.pop();
+                    let ends = l.body.last().map(|n| n.is_jump()).unwrap_or(false);
+                    if !ends && !pt.is_empty() {
+                        return err("a loop with parameters must not fall off its body".into());
+                    }
+                    for r in &l.results {
+                        self.def(*r)?;
+                    }
+                }
+                Node::Break(v) | Node::Continue(v) => {
+                    let Some((pt, rt)) = self.loops.last() else {
+                        return err("break/continue outside a loop".into());
+                    };
+                    if matches!(n, Node::Break(_)) {
+                        self.check_args("break", v, &rt.clone())?;
+                    } else {
+                        self.check_args("continue", v, &pt.clone())?;
+                    }
+                }
+                Node::Yield(v) => {
+                    if self.in_if_arm.last() != Some(&true) {
+                        return err("yield outside an if arm".into());
+                    }
+                    let rt = self.ifs.last().unwrap().clone();
+                    self.check_args("yield", v, &rt)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn instr(&mut self, i: &Instr) -> Result<(), ValidationError> {
+        let f = self.f;
+        let srcs = i.op.srcs();
+        let mut st = Vec::new();
+        for s in &srcs {
+            st.push(self.use_(*s, "an instruction")?);
+        }
+        let want_dst = !matches!(
+            i.op,
+            Op::Store { .. } | Op::StoreVar(..) | Op::Barrier { .. }
+        );
+        let dt = match (i.dst, want_dst) {
+            (Some(d), true) => Some(f.ty(d)),
+            (None, false) => None,
+            (None, true) if matches!(i.op, Op::Atomic { .. }) => None,
+            (Some(_), false) => return err("instruction without result has a destination".into()),
+            (None, true) => return err("instruction needs a destination".into()),
+        };
+        let show = || InstrDisplay { func: f, instr: i }.to_string();
+        let bad = |why: &str| err(format!("{why}: {}", show()));
+        match &i.op {
+            Op::Const(c) => {
+                let t = dt.unwrap();
+                if c.len() != usize::from(t.comps) {
+                    return bad("constant has the wrong number of components");
+                }
+                if c.iter().any(|b| b & !t.mask() != 0) {
+                    return bad("constant has bits above its size");
+                }
+            }
+            Op::Alu(op, _) => {
+                let t = dt.unwrap();
+                if srcs.len() != op.num_srcs() {
+                    return bad("wrong number of sources");
+                }
+                let ok = match op.class() {
+                    AluClass::Same => {
+                        st.iter().all(|s| *s == t)
+                            && match op {
+                                AluOp::Mov => true,
+                                AluOp::Iand | AluOp::Ior | AluOp::Ixor | AluOp::Inot => {
+                                    t.kind != Kind::Float
+                                }
+                                _ if op.name().starts_with('f') => t.kind == Kind::Float,
+                                _ => t.kind == Kind::Int,
+                            }
+                    }
+                    AluClass::Compare => {
+                        st[0] == st[1]
+                            && t.kind == Kind::Bool
+                            && t.comps == st[0].comps
+                            && (op.name().starts_with('f') == (st[0].kind == Kind::Float))
+                    }
+                    AluClass::Convert => {
+                        let s = st[0];
+                        s.comps == t.comps
+                            && match op {
+                                AluOp::I2f | AluOp::U2f => s.kind == Kind::Int && t.is_float(),
+                                AluOp::F2i | AluOp::F2u => s.is_float() && t.kind == Kind::Int,
+                                AluOp::I2i | AluOp::U2u => {
+                                    s.kind == Kind::Int && t.kind == Kind::Int
+                                }
+                                AluOp::F2f => s.is_float() && t.is_float(),
+                                AluOp::B2i => s.is_bool() && t.kind == Kind::Int,
+                                AluOp::B2f => s.is_bool() && t.is_float(),
+                                AluOp::I2b => s.kind == Kind::Int && t.is_bool(),
+                                AluOp::B2b => s.is_bool() && t.is_bool(),
+                                AluOp::FrexpExp => s.is_float() && t.kind == Kind::Int,
+                                AluOp::Bitcast => s.bits == t.bits && !s.is_bool() && !t.is_bool(),
+                                _ => false,
+                            }
+                    }
+                    AluClass::Select => {
+                        st[0].is_bool()
+                            && (st[0].comps == t.comps || st[0].comps == 1)
+                            && st[1] == t
+                            && st[2] == t
+                    }
+                    AluClass::Shift => {
+                        st[0] == t
+                            && (t.kind == Kind::Int || *op == AluOp::Ldexp && t.is_float())
+                            && st[1..]
+                                .iter()
+                                .all(|s| s.kind == Kind::Int && s.bits == 32 && s.comps == t.comps)
+                    }
+                    AluClass::Test => st[0].is_float() && t.is_bool() && t.comps == st[0].comps,
+                };
+                if !ok {
+                    return bad("operand types do not fit the operation");
+                }
+            }
+            Op::Vec(s) => {
+                let t = dt.unwrap();
+                let n: u32 = st.iter().map(|x| u32::from(x.comps)).sum();
+                if s.is_empty()
+                    || n != u32::from(t.comps)
+                    || st.iter().any(|x| x.scalar_type() != t.scalar_type())
+                {
+                    return bad("vec components do not match");
+                }
+            }
+            Op::Extract(_, c) => {
+                let t = dt.unwrap();
+                if *c >= st[0].comps || t != st[0].scalar_type() {
+                    return bad("bad extract");
+                }
+            }
+            Op::Insert(_, _, c) => {
+                let t = dt.unwrap();
+                if *c >= t.comps || st[0] != t || st[1] != t.scalar_type() {
+                    return bad("bad insert");
+                }
+            }
+            Op::Swizzle(_, c) => {
+                let t = dt.unwrap();
+                if c.len() != usize::from(t.comps)
+                    || c.iter().any(|x| *x >= st[0].comps)
+                    || t.scalar_type() != st[0].scalar_type()
+                {
+                    return bad("bad swizzle");
+                }
+            }
+            Op::LoadVar(v) | Op::StoreVar(v, _) => {
+                let Some(vt) = f.vars.get(v.0 as usize) else {
+                    return bad("undeclared variable");
+                };
+                let t = dt.unwrap_or_else(|| st[0]);
+                if *vt != t {
+                    return bad("variable type mismatch");
+                }
+            }
+            Op::Load { offset, align, .. } | Op::Store { offset, align, .. } => {
+                let _ = offset;
+                if st[0] != Type::I32 {
+                    return bad("offsets are i32");
+                }
+                let t = dt.unwrap_or_else(|| st[1]);
+                if t.is_bool() && t.bits == 1 {
+                    return bad("1-bit booleans have no memory form");
+                }
+                if !align.is_power_of_two() {
+                    return bad("alignment must be a power of two");
+                }
+            }
+            Op::Atomic {
+                op, data, space, ..
+            } => {
+                if st[0] != Type::I32 || data.len() != op.num_data() {
+                    return bad("bad atomic operands");
+                }
+                if !matches!(space, Space::Ssbo(_) | Space::Shared) {
+                    return bad("atomics work on ssbo and shared memory");
+                }
+                if let Some(t) = dt {
+                    if t.kind != Kind::Int || t.comps != 1 || st[1..].iter().any(|s| *s != t) {
+                        return bad("atomic data must be scalar integers of the result type");
+                    }
+                }
+            }
+            Op::SysVal(s) => {
+                if dt.unwrap() != s.ty() {
+                    return bad("system value type");
+                }
+            }
+            Op::BufferSize(s) => {
+                if dt.unwrap() != Type::I32 || !matches!(s, Space::Ssbo(_) | Space::Ubo(_)) {
+                    return bad("buffer_size");
+                }
+            }
+            Op::Barrier { .. } => {}
+        }
+        if let Some(d) = i.dst {
+            self.def(d)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks a function.
+pub fn validate(f: &Function) -> Result<(), ValidationError> {
+    let n = f.values.len();
+    let mut c = Ctx {
+        f,
+        visible: vec![vec![false; n]],
+        defined: vec![false; n],
+        loops: vec![],
+        ifs: vec![],
+        in_if_arm: vec![],
+    };
+    c.block(&f.body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_function;
+
+    fn check(text: &str) -> Result<(), ValidationError> {
+        validate(&parse_function(text).unwrap())
+    }
+
+    #[test]
+    fn accepts_well_formed_loop_and_if() {
+        check(
+            "%0:i32 = const 0
+            %1:i32 = const 10
+            %2:i32 = loop (%3:i32 = %0) {
+                %4:b1 = ige %3, %1
+                %5:i32 = if %4 {
+                    break %3
+                } else {
+                    %6:i32 = iadd %3, %1
+                    yield %6
+                }
+                continue %5
+            }",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn rejects_value_used_outside_its_scope() {
+        let e = check(
+            "%0:b1 = const true
+            if %0 {
+                %1:i32 = const 1
+            }
+            %2:i32 = iadd %1, %1",
+        )
+        .unwrap_err();
+        assert!(e.0.contains("not visible"), "{e}");
+    }
+
+    #[test]
+    fn rejects_type_mismatch() {
+        assert!(check("%0:i32 = const 1\n%1:f32 = fadd %0, %0").is_err());
+        assert!(check("%0:f32 = const 1.0\n%1:b1 = ilt %0, %0").is_err());
+        assert!(check("%0:i32 = const 1\n%1:b32 = ilt %0, %0").is_ok());
+    }
+
+    #[test]
+    fn rejects_bad_edges() {
+        assert!(check("break").is_err());
+        assert!(check("%0:i32 = const 1\nloop {\n break %0\n}").is_err());
+        assert!(check("%0:b1 = const true\n%1:i32 = if %0 {\n}").is_err());
+        assert!(check("loop {\n break\n %0:i32 = const 1\n}").is_err());
+    }
+
+    #[test]
+    fn rejects_bool_store() {
+        assert!(
+            check("%0:i32 = const 0\n%1:b1 = const true\nstore ssbo[0] %0, %1 align 4").is_err()
+        );
+    }
+}
