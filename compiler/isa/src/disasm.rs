@@ -153,10 +153,12 @@ fn subreg_suffix(subnr_bytes: u32, ty: Type) -> String {
     }
 }
 
-fn indirect_text(addr_subnr: u8, imm: i16, ty: Type) -> String {
+/// `g[a0.s off]`. Mesa divides the address sub-register by the type size for a
+/// destination but not for a source (`unit` = 1 for sources).
+fn indirect_text(addr_subnr: u8, imm: i16, unit: u32) -> String {
     let mut s = String::from("g[a0");
     if addr_subnr != 0 {
-        let _ = write!(s, ".{}", addr_subnr as u32 / ty.size().max(1));
+        let _ = write!(s, ".{}", addr_subnr as u32 / unit.max(1));
     }
     if imm != 0 {
         let _ = write!(s, " {imm}");
@@ -187,7 +189,7 @@ pub fn format_dst(d: &Dst, mode: AccessMode) -> String {
             let _ = write!(
                 s,
                 "{}<{}>{}",
-                indirect_text(addr_subnr, imm, d.ty),
+                indirect_text(addr_subnr, imm, d.ty.size()),
                 d.hstride,
                 d.ty
             );
@@ -218,6 +220,7 @@ impl fmt::Display for Dst {
 pub fn format_src(src: &Src, mode: AccessMode, logic: bool) -> String {
     let r = match src {
         Src::Imm(i) => return i.to_string(),
+        Src::Unused { .. } => return "(unused)".to_string(),
         Src::Reg(r) => r,
     };
     let mut s = String::new();
@@ -246,7 +249,7 @@ pub fn format_src(src: &Src, mode: AccessMode, logic: bool) -> String {
             let _ = write!(
                 s,
                 "{}{}{}",
-                indirect_text(addr_subnr, imm, r.ty),
+                indirect_text(addr_subnr, imm, 1),
                 r.region,
                 r.ty
             );
@@ -850,19 +853,18 @@ pub fn format_program(insts: &[ProgramInst]) -> String {
         .map(|p| p.offset)
         .chain(std::iter::once(end))
         .collect();
-    let mut targets = BTreeMap::new();
+    // Labels are numbered in order of first reference (JIP before UIP), as Mesa does.
+    let mut targets: BTreeMap<usize, usize> = BTreeMap::new();
     for p in insts {
         if let Some((jip, uip)) = p.inst.branch_offsets() {
             for off in std::iter::once(jip).chain(uip) {
                 let t = p.offset as i64 + off as i64;
                 if t >= 0 && starts.contains(&(t as usize)) {
-                    targets.insert(t as usize, 0usize);
+                    let next = targets.len();
+                    targets.entry(t as usize).or_insert(next);
                 }
             }
         }
-    }
-    for (i, v) in targets.values_mut().enumerate() {
-        *v = i;
     }
     let mut out = String::new();
     for p in insts {

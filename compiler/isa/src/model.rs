@@ -120,7 +120,7 @@ opcodes! {
     Call = 0x2C, "call", 2, Basic, [Gen8, Gen9];
     Ret = 0x2D, "ret", 2, Basic, [Gen8, Gen9];
     Goto = 0x2E, "goto", 0, Branch, [Gen8, Gen9];
-    Wait = 0x30, "wait", 1, Basic, [Gen8, Gen9];
+    Wait = 0x30, "wait", 0, Basic, [Gen8, Gen9];
     Send = 0x31, "send", 1, Send, [Gen8, Gen9];
     Sendc = 0x32, "sendc", 1, Send, [Gen8, Gen9];
     Sends = 0x33, "sends", 2, SplitSend, [Gen9];
@@ -1047,6 +1047,14 @@ pub fn vf_to_f32(b: u8) -> f32 {
 pub enum Src {
     Reg(RegSrc),
     Imm(Imm),
+    /// The unused src1 slot of a 1-source instruction whose src0 is a 32-bit immediate:
+    /// the value overlays src1's register fields, only the file and the raw 4-bit type
+    /// field remain (Mesa copies the immediate's type code there, e.g. 6 for `V`,
+    /// which as a register type would read DF; F1.9).
+    Unused {
+        file: RegFile,
+        ty_hw: u8,
+    },
 }
 
 impl Src {
@@ -1054,18 +1062,30 @@ impl Src {
         match self {
             Src::Reg(r) => r.ty,
             Src::Imm(i) => i.ty,
+            Src::Unused { file, ty_hw } => {
+                Type::from_hw(*file, *ty_hw as u32, Gen::Gen9).unwrap_or(Type::UD)
+            }
         }
     }
     pub fn file(&self) -> RegFile {
         match self {
             Src::Reg(r) => r.addr.file(),
             Src::Imm(_) => RegFile::Imm,
+            Src::Unused { file, .. } => *file,
         }
     }
     pub fn as_reg(&self) -> Option<&RegSrc> {
         match self {
             Src::Reg(r) => Some(r),
-            Src::Imm(_) => None,
+            Src::Imm(_) | Src::Unused { .. } => None,
+        }
+    }
+    /// Mesa's src1 for a 1-source instruction with a 32-bit immediate src0 (ARF file,
+    /// the immediate's type code; identical on Gen8 and Gen9).
+    pub fn unused_for_imm(imm_ty: Type) -> Src {
+        Src::Unused {
+            file: RegFile::Arf,
+            ty_hw: imm_ty.imm_hw(Gen::Gen9).unwrap_or(0),
         }
     }
     pub fn zero() -> Src {
@@ -1597,8 +1617,8 @@ impl SendsReg {
 pub enum Operands {
     /// Dst + two source slots (F1.2/F1.3). Every slot is explicit, including unused ones:
     /// a 1-source op carries the encoding's src1 field (Mesa: all zero = `null:UD <0,1,0>`,
-    /// or `null` of the immediate's type when src0 is a 32-bit immediate, whose value then
-    /// overlays src1's register fields). With a 64-bit src0 immediate `src1` must be
+    /// or [`Src::Unused`] when src0 is a 32-bit immediate, whose value then overlays src1's
+    /// register fields). With a 64-bit src0 immediate `src1` must be
     /// [`Src::zero`], as its bits belong to the value. At most one immediate, in the last
     /// source slot that is used.
     Basic {
@@ -1733,9 +1753,7 @@ impl Instruction {
     /// A 1-source ALU instruction with Mesa's src1 convention (F1.10).
     pub fn alu1(opcode: Opcode, exec_size: ExecSize, dst: Dst, src0: Src) -> Instruction {
         let src1 = match src0 {
-            Src::Imm(i) if !i.ty.is_64bit() => {
-                Src::Reg(RegSrc::new(Addr::null(), i.ty, Region::ZERO))
-            }
+            Src::Imm(i) if !i.ty.is_64bit() => Src::unused_for_imm(i.ty),
             _ => Src::zero(),
         };
         Instruction::alu2(opcode, exec_size, dst, src0, src1)
