@@ -1,1 +1,2 @@
 //! Shared helpers for Ferrite's end-to-end tests and tools.
+pub mod amber;

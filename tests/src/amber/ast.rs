@@ -1,0 +1,677 @@
+//! The typed AST of an AmberScript compute script. `Display` prints valid AmberScript, so a
+//! parsed script can be printed, diffed and parsed again.
+
+use std::fmt;
+
+/// A scalar component type of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+/// (name, scalar, size in bytes) — the Amber type names.
+pub const SCALARS: &[(&str, Scalar, u32)] = &[
+    ("int8", Scalar::I8, 1),
+    ("int16", Scalar::I16, 2),
+    ("int32", Scalar::I32, 4),
+    ("int64", Scalar::I64, 8),
+    ("uint8", Scalar::U8, 1),
+    ("uint16", Scalar::U16, 2),
+    ("uint32", Scalar::U32, 4),
+    ("uint64", Scalar::U64, 8),
+    ("float16", Scalar::F16, 2),
+    ("float", Scalar::F32, 4),
+    ("double", Scalar::F64, 8),
+];
+
+impl Scalar {
+    pub fn from_name(name: &str) -> Option<Scalar> {
+        SCALARS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, s, _)| *s)
+    }
+
+    pub fn name(self) -> &'static str {
+        SCALARS
+            .iter()
+            .find(|(_, s, _)| *s == self)
+            .map(|(n, _, _)| *n)
+            .unwrap_or("?")
+    }
+
+    pub fn size(self) -> u32 {
+        SCALARS
+            .iter()
+            .find(|(_, s, _)| *s == self)
+            .map(|(_, _, z)| *z)
+            .unwrap_or(0)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `int32`, `vec3<float>`, `mat2x4<double>`, each optionally followed by `[]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DataType {
+    pub scalar: Scalar,
+    /// Components per column (vector size); 1 for a scalar.
+    pub rows: u32,
+    /// Columns; 1 unless a matrix.
+    pub cols: u32,
+    pub array: bool,
+}
+
+impl DataType {
+    pub fn scalar(s: Scalar) -> DataType {
+        DataType {
+            scalar: s,
+            rows: 1,
+            cols: 1,
+            array: false,
+        }
+    }
+
+    pub fn is_matrix(&self) -> bool {
+        self.cols > 1
+    }
+
+    /// Values one element takes from a DATA list.
+    pub fn components(&self) -> u32 {
+        self.rows * self.cols
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.cols > 1 {
+            write!(f, "mat{}x{}<{}>", self.cols, self.rows, self.scalar)?;
+        } else if self.rows > 1 {
+            write!(f, "vec{}<{}>", self.rows, self.scalar)?;
+        } else {
+            write!(f, "{}", self.scalar)?;
+        }
+        if self.array {
+            f.write_str("[]")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    Std140,
+    Std430,
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Layout::Std140 => "STD140",
+            Layout::Std430 => "STD430",
+        })
+    }
+}
+
+/// A literal as written: integers stay exact (they wrap to the element type when stored).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int(i128),
+    Float(f64),
+}
+
+impl Value {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Value::Int(v) => v as f64,
+            Value::Float(v) => v,
+        }
+    }
+
+    /// The value's low 64 bits as an integer (floats are truncated toward zero first).
+    pub fn as_bits(self) -> u64 {
+        match self {
+            Value::Int(v) => v as u64,
+            Value::Float(v) => (v as i64) as u64,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v) if v.is_nan() => f.write_str("nan"),
+            Value::Float(v) if v.is_infinite() => {
+                f.write_str(if *v > 0.0 { "inf" } else { "-inf" })
+            }
+            // `{:?}` keeps a decimal point (so it reads back as a float) and round-trips.
+            Value::Float(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+fn join<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShaderFormat {
+    Glsl,
+    SpirvAsm,
+    SpirvHex,
+}
+
+impl fmt::Display for ShaderFormat {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            ShaderFormat::Glsl => "GLSL",
+            ShaderFormat::SpirvAsm => "SPIRV-ASM",
+            ShaderFormat::SpirvHex => "SPIRV-HEX",
+        })
+    }
+}
+
+/// A SPIR-V target environment: the SPIR-V version and the Vulkan version of the tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TargetEnv {
+    /// SPIR-V minor version (1.x).
+    pub spv_minor: u32,
+    /// Vulkan minor version (1.x) passed to glslang.
+    pub vk_minor: u32,
+}
+
+impl TargetEnv {
+    /// Amber's default when no TARGET_ENV is given.
+    pub const DEFAULT: TargetEnv = TargetEnv {
+        spv_minor: 0,
+        vk_minor: 0,
+    };
+
+    /// Accepts `spv1.X` (mapped to the lowest Vulkan that carries it) and `vulkan1.X`.
+    pub fn parse(s: &str) -> Option<TargetEnv> {
+        if let Some(m) = s.strip_prefix("spv1.") {
+            let spv_minor: u32 = m.parse().ok()?;
+            let vk_minor = match spv_minor {
+                0 => 0,
+                1..=3 => 1,
+                4 | 5 => 2,
+                6 => 3,
+                _ => return None,
+            };
+            return Some(TargetEnv {
+                spv_minor,
+                vk_minor,
+            });
+        }
+        if let Some(m) = s.strip_prefix("vulkan1.") {
+            let vk_minor: u32 = m.parse().ok()?;
+            let spv_minor = match vk_minor {
+                0 => 0,
+                1 => 3,
+                2 => 5,
+                3 => 6,
+                _ => return None,
+            };
+            return Some(TargetEnv {
+                spv_minor,
+                vk_minor,
+            });
+        }
+        None
+    }
+}
+
+impl fmt::Display for TargetEnv {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "spv1.{}", self.spv_minor)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shader {
+    pub name: String,
+    pub format: ShaderFormat,
+    /// Set only when the script names one.
+    pub target_env: Option<TargetEnv>,
+    pub source: String,
+    pub line: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BufferInit {
+    Fill { size: u64, value: Value },
+    Series { size: u64, from: Value, inc: Value },
+    Data(Vec<Value>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    pub name: String,
+    pub ty: DataType,
+    pub layout: Layout,
+    pub init: BufferInit,
+    pub line: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecType {
+    U32,
+    I32,
+    F32,
+}
+
+impl fmt::Display for SpecType {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            SpecType::U32 => "uint32",
+            SpecType::I32 => "int32",
+            SpecType::F32 => "float",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Specialization {
+    pub id: u32,
+    pub ty: SpecType,
+    pub value: Value,
+}
+
+impl Specialization {
+    /// The 32 bits handed to Vulkan.
+    pub fn bits(&self) -> u32 {
+        match self.ty {
+            SpecType::U32 | SpecType::I32 => self.value.as_bits() as u32,
+            SpecType::F32 => (self.value.as_f64() as f32).to_bits(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attach {
+    pub shader: String,
+    pub entry_point: String,
+    pub specializations: Vec<Specialization>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DescriptorKind {
+    Storage,
+    Uniform,
+    StorageDynamic,
+    UniformDynamic,
+}
+
+impl DescriptorKind {
+    pub fn is_dynamic(self) -> bool {
+        matches!(
+            self,
+            DescriptorKind::StorageDynamic | DescriptorKind::UniformDynamic
+        )
+    }
+}
+
+impl fmt::Display for DescriptorKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            DescriptorKind::Storage => "storage",
+            DescriptorKind::Uniform => "uniform",
+            DescriptorKind::StorageDynamic => "storage_dynamic",
+            DescriptorKind::UniformDynamic => "uniform_dynamic",
+        })
+    }
+}
+
+/// One `BIND BUFFER` / `BIND BUFFER_ARRAY` of a descriptor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DescriptorBind {
+    /// One name for `BIND BUFFER`, one or more for `BIND BUFFER_ARRAY`.
+    pub buffers: Vec<String>,
+    pub array: bool,
+    pub kind: DescriptorKind,
+    pub set: u32,
+    pub binding: u32,
+    /// Dynamic offsets, one per buffer (dynamic kinds only).
+    pub dynamic_offsets: Vec<u32>,
+    /// Descriptor offsets, one per buffer (default 0).
+    pub descriptor_offsets: Vec<u64>,
+    /// Descriptor ranges, one per buffer; `None` is VK_WHOLE_SIZE (Amber's -1).
+    pub descriptor_ranges: Vec<Option<u64>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RequiredSize {
+    Size(u32),
+    Min,
+    Max,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SubgroupControl {
+    pub shader: String,
+    pub fully_populated: Option<bool>,
+    pub varying_size: Option<bool>,
+    pub required_size: Option<RequiredSize>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pipeline {
+    pub name: String,
+    pub attach: Attach,
+    pub binds: Vec<DescriptorBind>,
+    pub push_constant: Option<String>,
+    pub subgroup: Option<SubgroupControl>,
+    pub line: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparator {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Comparator {
+    pub const ALL: [(&'static str, Comparator); 6] = [
+        ("EQ", Comparator::Eq),
+        ("NE", Comparator::Ne),
+        ("LT", Comparator::Lt),
+        ("LE", Comparator::Le),
+        ("GT", Comparator::Gt),
+        ("GE", Comparator::Ge),
+    ];
+}
+
+impl fmt::Display for Comparator {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let name = Comparator::ALL
+            .iter()
+            .find(|(_, c)| c == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?");
+        f.write_str(name)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    pub value: f64,
+    pub percent: bool,
+}
+
+impl fmt::Display for Tolerance {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{:?}{}", self.value, if self.percent { "%" } else { "" })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    Values {
+        buffer: String,
+        offset: u64,
+        tolerances: Vec<Tolerance>,
+        cmp: Comparator,
+        values: Vec<Value>,
+    },
+    EqBuffer {
+        a: String,
+        b: String,
+    },
+    Rmse {
+        a: String,
+        b: String,
+        tolerance: f64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    DeviceFeature(String),
+    DeviceExtension(String),
+    InstanceExtension(String),
+    FenceTimeout(u32),
+    Shader(Shader),
+    Buffer(Buffer),
+    Pipeline(Pipeline),
+    Run {
+        pipeline: String,
+        groups: [u32; 3],
+        timed: bool,
+    },
+    Copy {
+        from: String,
+        to: String,
+    },
+    Repeat {
+        count: u32,
+        body: Vec<Stmt>,
+    },
+    Expect(Expect),
+}
+
+/// A command with the line it starts on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub line: usize,
+    pub cmd: Command,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Script {
+    pub stmts: Vec<Stmt>,
+    /// Text of `# ferrite-only: ...` header comments.
+    pub ferrite_only: Option<String>,
+}
+
+impl Script {
+    pub fn features(&self) -> impl Iterator<Item = &str> {
+        self.stmts.iter().filter_map(|s| match &s.cmd {
+            Command::DeviceFeature(n) => Some(n.as_str()),
+            _ => None,
+        })
+    }
+    pub fn device_extensions(&self) -> impl Iterator<Item = &str> {
+        self.stmts.iter().filter_map(|s| match &s.cmd {
+            Command::DeviceExtension(n) => Some(n.as_str()),
+            _ => None,
+        })
+    }
+    pub fn instance_extensions(&self) -> impl Iterator<Item = &str> {
+        self.stmts.iter().filter_map(|s| match &s.cmd {
+            Command::InstanceExtension(n) => Some(n.as_str()),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for BufferInit {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            BufferInit::Fill { size, value } => write!(f, "SIZE {size} FILL {value}"),
+            BufferInit::Series { size, from, inc } => {
+                write!(f, "SIZE {size} SERIES_FROM {from} INC_BY {inc}")
+            }
+            BufferInit::Data(v) => write!(f, "DATA\n{}\nEND", join(v)),
+        }
+    }
+}
+
+impl fmt::Display for DescriptorBind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let what = if self.array { "BUFFER_ARRAY" } else { "BUFFER" };
+        write!(
+            f,
+            "BIND {what} {} AS {} DESCRIPTOR_SET {} BINDING {}",
+            self.buffers.join(" "),
+            self.kind,
+            self.set,
+            self.binding
+        )?;
+        if !self.dynamic_offsets.is_empty() {
+            write!(f, " OFFSET {}", join(&self.dynamic_offsets))?;
+        }
+        if self.descriptor_offsets.iter().any(|&o| o != 0) {
+            write!(f, " DESCRIPTOR_OFFSET {}", join(&self.descriptor_offsets))?;
+        }
+        if self.descriptor_ranges.iter().any(|r| r.is_some()) {
+            let r: Vec<String> = self
+                .descriptor_ranges
+                .iter()
+                .map(|r| r.map_or("-1".into(), |v| v.to_string()))
+                .collect();
+            write!(f, " DESCRIPTOR_RANGE {}", r.join(" "))?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Pipeline {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(f, "PIPELINE compute {}", self.name)?;
+        write!(f, "  ATTACH {}", self.attach.shader)?;
+        if self.attach.entry_point != "main" {
+            write!(f, " ENTRY_POINT {}", self.attach.entry_point)?;
+        }
+        for s in &self.attach.specializations {
+            write!(f, " SPECIALIZE {} AS {} {}", s.id, s.ty, s.value)?;
+        }
+        writeln!(f)?;
+        for b in &self.binds {
+            writeln!(f, "  {b}")?;
+        }
+        if let Some(p) = &self.push_constant {
+            writeln!(f, "  BIND BUFFER {p} AS push_constant")?;
+        }
+        if let Some(s) = &self.subgroup {
+            writeln!(f, "  SUBGROUP {}", s.shader)?;
+            let onoff = |b: bool| if b { "on" } else { "off" };
+            if let Some(b) = s.fully_populated {
+                writeln!(f, "    FULLY_POPULATED {}", onoff(b))?;
+            }
+            if let Some(b) = s.varying_size {
+                writeln!(f, "    VARYING_SIZE {}", onoff(b))?;
+            }
+            match &s.required_size {
+                Some(RequiredSize::Size(n)) => writeln!(f, "    REQUIRED_SIZE {n}")?,
+                Some(RequiredSize::Min) => writeln!(f, "    REQUIRED_SIZE MIN")?,
+                Some(RequiredSize::Max) => writeln!(f, "    REQUIRED_SIZE MAX")?,
+                None => {}
+            }
+            writeln!(f, "  END")?;
+        }
+        write!(f, "END")
+    }
+}
+
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Expect::Values {
+                buffer,
+                offset,
+                tolerances,
+                cmp,
+                values,
+            } => {
+                write!(f, "EXPECT {buffer} IDX {offset}")?;
+                if !tolerances.is_empty() {
+                    write!(f, " TOLERANCE {}", join(tolerances))?;
+                }
+                write!(f, " {cmp} {}", join(values))
+            }
+            Expect::EqBuffer { a, b } => write!(f, "EXPECT {a} EQ_BUFFER {b}"),
+            Expect::Rmse { a, b, tolerance } => {
+                write!(f, "EXPECT {a} RMSE_BUFFER {b} TOLERANCE {tolerance:?}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Command::DeviceFeature(n) => write!(f, "DEVICE_FEATURE {n}"),
+            Command::DeviceExtension(n) => write!(f, "DEVICE_EXTENSION {n}"),
+            Command::InstanceExtension(n) => write!(f, "INSTANCE_EXTENSION {n}"),
+            Command::FenceTimeout(ms) => write!(f, "SET ENGINE_DATA fence_timeout_ms {ms}"),
+            Command::Shader(s) => {
+                write!(f, "SHADER compute {} {}", s.name, s.format)?;
+                if let Some(t) = s.target_env {
+                    write!(f, " TARGET_ENV {t}")?;
+                }
+                write!(f, "\n{}END", s.source)
+            }
+            Command::Buffer(b) => write!(
+                f,
+                "BUFFER {} DATA_TYPE {} {} {}",
+                b.name, b.ty, b.layout, b.init
+            ),
+            Command::Pipeline(p) => write!(f, "{p}"),
+            Command::Run {
+                pipeline,
+                groups,
+                timed,
+            } => {
+                let t = if *timed { "TIMED_EXECUTION " } else { "" };
+                write!(
+                    f,
+                    "RUN {t}{pipeline} {} {} {}",
+                    groups[0], groups[1], groups[2]
+                )
+            }
+            Command::Copy { from, to } => write!(f, "COPY {from} TO {to}"),
+            Command::Repeat { count, body } => {
+                writeln!(f, "REPEAT {count}")?;
+                for s in body {
+                    writeln!(f, "  {}", s.cmd)?;
+                }
+                write!(f, "END")
+            }
+            Command::Expect(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl fmt::Display for Script {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        writeln!(f, "#!amber")?;
+        if let Some(r) = &self.ferrite_only {
+            writeln!(f, "# ferrite-only: {r}")?;
+        }
+        for s in &self.stmts {
+            writeln!(f, "{}", s.cmd)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1395 @@
+//! AmberScript parser for the compute subset: tokens -> [`Script`].
+//!
+//! Names are checked as the script goes (a buffer must be declared before a pipeline binds
+//! it). Constructs outside the compute subset (graphics pipelines, images, samplers, ...)
+//! give [`ParseError::Unsupported`], which the runner reports as SKIP.
+
+use super::ast::*;
+use super::lexer::{Lexer, Token, TokenKind};
+use std::collections::HashMap;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ParseError {
+    #[error("{file}:{line}: {token}: {msg}")]
+    Syntax {
+        file: String,
+        line: usize,
+        token: String,
+        msg: String,
+    },
+    #[error("{file}:{line}: unsupported: {what}")]
+    Unsupported {
+        file: String,
+        line: usize,
+        what: String,
+    },
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+/// Parses a whole script. `file` is used in error messages only.
+pub fn parse(file: &str, src: &str) -> PResult<Script> {
+    Parser::new(file, src).script()
+}
+
+struct Parser<'a> {
+    file: String,
+    lx: Lexer<'a>,
+    shaders: HashMap<String, ()>,
+    buffers: HashMap<String, DataType>,
+    pipelines: HashMap<String, ()>,
+    features: Vec<String>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(file: &str, src: &'a str) -> Self {
+        Parser {
+            file: file.to_string(),
+            lx: Lexer::new(src),
+            shaders: HashMap::new(),
+            buffers: HashMap::new(),
+            pipelines: HashMap::new(),
+            features: Vec::new(),
+        }
+    }
+
+    fn err<T>(&self, t: &Token, msg: impl Into<String>) -> PResult<T> {
+        Err(ParseError::Syntax {
+            file: self.file.clone(),
+            line: t.line,
+            token: t.to_string(),
+            msg: msg.into(),
+        })
+    }
+
+    fn unsupported<T>(&self, t: &Token, what: impl Into<String>) -> PResult<T> {
+        Err(ParseError::Unsupported {
+            file: self.file.clone(),
+            line: t.line,
+            what: what.into(),
+        })
+    }
+
+    fn ident(&mut self, what: &str) -> PResult<Token> {
+        let t = self.lx.next();
+        if t.kind != TokenKind::Ident {
+            return self.err(&t, format!("expected {what}"));
+        }
+        Ok(t)
+    }
+
+    /// A name: any word that is not a line end (Amber names are blank-delimited ASCII).
+    fn name(&mut self, what: &str) -> PResult<Token> {
+        let t = self.lx.next();
+        if t.is_eol() {
+            return self.err(&t, format!("expected {what}"));
+        }
+        Ok(t)
+    }
+
+    fn keyword(&mut self, kw: &str) -> PResult<Token> {
+        let t = self.lx.next();
+        if !t.is_ident(kw) {
+            return self.err(&t, format!("expected {kw}"));
+        }
+        Ok(t)
+    }
+
+    fn eol(&mut self) -> PResult<()> {
+        let t = self.lx.next();
+        if !t.is_eol() {
+            return self.err(&t, "extra token, expected end of line");
+        }
+        Ok(())
+    }
+
+    fn uint(&mut self, what: &str) -> PResult<u64> {
+        let t = self.lx.next();
+        match t.kind {
+            TokenKind::Int(v) if (0..=u64::MAX as i128).contains(&v) => Ok(v as u64),
+            _ => self.err(&t, format!("expected {what} (a non-negative integer)")),
+        }
+    }
+
+    fn u32(&mut self, what: &str) -> PResult<u32> {
+        let t = self.lx.peek().clone();
+        let v = self.uint(what)?;
+        u32::try_from(v).or_else(|_| self.err(&t, format!("{what} does not fit in 32 bits")))
+    }
+
+    fn number(&mut self, what: &str) -> PResult<f64> {
+        let t = self.lx.next();
+        match t.kind {
+            TokenKind::Int(v) => Ok(v as f64),
+            TokenKind::Float(v) => Ok(v),
+            _ => self.err(&t, format!("expected {what} (a number)")),
+        }
+    }
+
+    /// A value for an element of scalar type `s`: floats only for float types.
+    fn value_for(&self, t: &Token, s: Scalar) -> PResult<Value> {
+        match t.kind {
+            TokenKind::Int(v) => Ok(Value::Int(v)),
+            TokenKind::Float(v) if s.is_float() => Ok(Value::Float(v)),
+            TokenKind::Float(_) => self.err(t, format!("a float value for {s} data")),
+            _ => self.err(t, format!("expected a {s} value")),
+        }
+    }
+
+    fn buffer_ref(&mut self) -> PResult<(Token, DataType)> {
+        let t = self.name("buffer name")?;
+        match self.buffers.get(&t.text) {
+            Some(ty) => Ok((t.clone(), *ty)),
+            None => self.err(&t, "unknown buffer"),
+        }
+    }
+
+    fn script(mut self) -> PResult<Script> {
+        let first = self.lx.line_text(1).trim_end();
+        if first != "#!amber" {
+            let t = Token {
+                kind: TokenKind::Ident,
+                text: first.to_string(),
+                line: 1,
+            };
+            return self.err(&t, "an AmberScript file must start with #!amber");
+        }
+        let mut script = Script::default();
+        let mut n = 1;
+        loop {
+            let l = self.lx.line_text(n);
+            if !l.starts_with('#') {
+                break;
+            }
+            if let Some(r) = l
+                .trim_start_matches('#')
+                .trim()
+                .strip_prefix("ferrite-only:")
+            {
+                script.ferrite_only = Some(r.trim().to_string());
+            }
+            n += 1;
+        }
+        loop {
+            let t = self.lx.next();
+            match t.kind {
+                TokenKind::Eof => return Ok(script),
+                TokenKind::Eol => continue,
+                _ => {}
+            }
+            let line = t.line;
+            let cmd = self.command(t, false)?;
+            script.stmts.push(Stmt { line, cmd });
+        }
+    }
+
+    fn command(&mut self, t: Token, in_repeat: bool) -> PResult<Command> {
+        if t.kind != TokenKind::Ident {
+            return self.err(&t, "expected a command");
+        }
+        let top_only = |p: &Self| -> PResult<()> {
+            if in_repeat {
+                return p.err(&t, "not allowed inside REPEAT");
+            }
+            Ok(())
+        };
+        let cmd = match t.text.as_str() {
+            "DEVICE_FEATURE" => {
+                top_only(self)?;
+                let n = self.ident("feature name")?;
+                self.features.push(n.text.clone());
+                self.eol()?;
+                Command::DeviceFeature(n.text)
+            }
+            "DEVICE_EXTENSION" | "INSTANCE_EXTENSION" => {
+                top_only(self)?;
+                let n = self.ident("extension name")?;
+                self.eol()?;
+                if t.text == "DEVICE_EXTENSION" {
+                    Command::DeviceExtension(n.text)
+                } else {
+                    Command::InstanceExtension(n.text)
+                }
+            }
+            "SET" => {
+                top_only(self)?;
+                self.keyword("ENGINE_DATA")?;
+                let v = self.ident("engine data variable")?;
+                if v.text != "fence_timeout_ms" {
+                    return self.err(&v, "unknown engine data variable");
+                }
+                let ms = self.u32("fence timeout")?;
+                self.eol()?;
+                Command::FenceTimeout(ms)
+            }
+            "SHADER" => {
+                top_only(self)?;
+                Command::Shader(self.shader(&t)?)
+            }
+            "BUFFER" => {
+                top_only(self)?;
+                Command::Buffer(self.buffer(&t)?)
+            }
+            "PIPELINE" => {
+                top_only(self)?;
+                Command::Pipeline(self.pipeline(&t)?)
+            }
+            "RUN" => self.run()?,
+            "COPY" => {
+                let (a, ta) = self.buffer_ref()?;
+                self.keyword("TO")?;
+                let (b, tb) = self.buffer_ref()?;
+                if ta != tb {
+                    return self.err(&b, format!("COPY between different types ({ta} and {tb})"));
+                }
+                self.eol()?;
+                Command::Copy {
+                    from: a.text,
+                    to: b.text,
+                }
+            }
+            "REPEAT" => {
+                let count = self.u32("repeat count")?;
+                self.eol()?;
+                let mut body = Vec::new();
+                loop {
+                    let t = self.lx.next();
+                    match t.kind {
+                        TokenKind::Eol => continue,
+                        TokenKind::Eof => return self.err(&t, "REPEAT without END"),
+                        _ => {}
+                    }
+                    if t.is_ident("END") {
+                        self.eol()?;
+                        break;
+                    }
+                    let line = t.line;
+                    let cmd = self.command(t, true)?;
+                    body.push(Stmt { line, cmd });
+                }
+                Command::Repeat { count, body }
+            }
+            "EXPECT" => Command::Expect(self.expect()?),
+            "IMAGE"
+            | "SAMPLER"
+            | "DERIVE_PIPELINE"
+            | "VIRTUAL_FILE"
+            | "CLEAR"
+            | "CLEAR_COLOR"
+            | "CLEAR_DEPTH"
+            | "CLEAR_STENCIL"
+            | "DEBUG"
+            | "ACCELERATION_STRUCTURE"
+            | "SHADER_BINDING_TABLE" => {
+                return self.unsupported(&t, format!("{} (outside the compute subset)", t.text))
+            }
+            _ => return self.err(&t, "unknown command"),
+        };
+        Ok(cmd)
+    }
+
+    fn shader(&mut self, _kw: &Token) -> PResult<Shader> {
+        let ty = self.ident("shader type")?;
+        if ty.text != "compute" {
+            return self.unsupported(&ty, format!("{} shaders (compute subset only)", ty.text));
+        }
+        let name = self.name("shader name")?;
+        if self.shaders.contains_key(&name.text) {
+            return self.err(&name, "duplicate shader name");
+        }
+        let fmt_tok = self.ident("shader format")?;
+        let format = match fmt_tok.text.as_str() {
+            "GLSL" => ShaderFormat::Glsl,
+            "SPIRV-ASM" => ShaderFormat::SpirvAsm,
+            "SPIRV-HEX" => ShaderFormat::SpirvHex,
+            "HLSL" | "OPENCL-C" | "SPIRV-BIN" | "PASSTHROUGH" => {
+                return self.unsupported(&fmt_tok, format!("{} shaders", fmt_tok.text))
+            }
+            _ => return self.err(&fmt_tok, "unknown shader format"),
+        };
+        let mut target_env = None;
+        let t = self.lx.next();
+        if t.is_ident("TARGET_ENV") {
+            let e = self.name("target environment")?;
+            target_env = Some(
+                TargetEnv::parse(&e.text)
+                    .map_or_else(|| self.err(&e, "unknown target environment"), Ok)?,
+            );
+            self.eol()?;
+        } else if t.is_ident("FILE") || t.is_ident("VIRTUAL_FILE") {
+            return self.unsupported(&t, "shader source from a file");
+        } else if !t.is_eol() {
+            return self.err(&t, "extra token, expected end of line");
+        }
+        let Some((source, _)) = self.lx.raw_block() else {
+            return self.err(&name, "SHADER without END");
+        };
+        self.shaders.insert(name.text.clone(), ());
+        Ok(Shader {
+            name: name.text,
+            format,
+            target_env,
+            source,
+            line: name.line,
+        })
+    }
+
+    fn data_type(&mut self) -> PResult<DataType> {
+        let t = self.ident("data type")?;
+        let (mut s, array) = match t.text.strip_suffix("[]") {
+            Some(b) => (b, true),
+            None => (t.text.as_str(), false),
+        };
+        let (mut rows, mut cols) = (1, 1);
+        if let Some(rest) = s.strip_prefix("vec") {
+            let (n, inner) = rest
+                .split_once('<')
+                .ok_or(())
+                .or_else(|_| self.err(&t, "malformed vector type"))?;
+            rows = n.parse().unwrap_or(0);
+            s = inner
+                .strip_suffix('>')
+                .map_or_else(|| self.err(&t, "malformed vector type"), Ok)?;
+        } else if let Some(rest) = s.strip_prefix("mat") {
+            let (cr, inner) = rest
+                .split_once('<')
+                .ok_or(())
+                .or_else(|_| self.err(&t, "malformed matrix type"))?;
+            let (c, r) = cr
+                .split_once('x')
+                .ok_or(())
+                .or_else(|_| self.err(&t, "malformed matrix type"))?;
+            cols = c.parse().unwrap_or(0);
+            rows = r.parse().unwrap_or(0);
+            if !(2..=4).contains(&cols) {
+                return self.err(&t, "matrix columns must be 2..4");
+            }
+            s = inner
+                .strip_suffix('>')
+                .map_or_else(|| self.err(&t, "malformed matrix type"), Ok)?;
+        }
+        if !(1..=4).contains(&rows)
+            || (rows == 1 && s.len() != t.text.len() - if array { 2 } else { 0 })
+        {
+            return self.err(&t, "vector size must be 2..4");
+        }
+        let Some(scalar) = Scalar::from_name(s) else {
+            if ["R8G8B8A8_UNORM", "B8G8R8A8_UNORM", "R32G32B32A32_SFLOAT"].contains(&s)
+                || s.contains('_')
+            {
+                return self.unsupported(&t, format!("image format {s}"));
+            }
+            return self.err(&t, "unknown data type");
+        };
+        Ok(DataType {
+            scalar,
+            rows,
+            cols,
+            array,
+        })
+    }
+
+    fn buffer(&mut self, _kw: &Token) -> PResult<Buffer> {
+        let name = self.name("buffer name")?;
+        if self.buffers.contains_key(&name.text) {
+            return self.err(&name, "duplicate buffer name");
+        }
+        let t = self.ident("DATA_TYPE")?;
+        if t.text == "FORMAT" {
+            return self.unsupported(&t, "image buffers (FORMAT)");
+        }
+        if t.text != "DATA_TYPE" {
+            return self.err(&t, "expected DATA_TYPE");
+        }
+        let ty = self.data_type()?;
+        let mut layout = Layout::Std430;
+        let mut t = self.lx.next();
+        if t.is_ident("STD140") || t.is_ident("STD430") {
+            layout = if t.text == "STD140" {
+                Layout::Std140
+            } else {
+                Layout::Std430
+            };
+            t = self.lx.next();
+        }
+        let init = if t.is_ident("SIZE") {
+            let size = self.uint("buffer size")?;
+            let k = self.ident("FILL or SERIES_FROM")?;
+            match k.text.as_str() {
+                "FILL" => {
+                    let v = self.lx.next();
+                    let value = self.value_for(&v, ty.scalar)?;
+                    BufferInit::Fill { size, value }
+                }
+                "SERIES_FROM" => {
+                    let v = self.lx.next();
+                    let from = self.value_for(&v, ty.scalar)?;
+                    self.keyword("INC_BY")?;
+                    let v = self.lx.next();
+                    let inc = self.value_for(&v, ty.scalar)?;
+                    BufferInit::Series { size, from, inc }
+                }
+                "FILE" => return self.unsupported(&k, "buffer data from a file"),
+                _ => return self.err(&k, "expected FILL or SERIES_FROM"),
+            }
+        } else if t.is_ident("DATA") {
+            let mut values = Vec::new();
+            loop {
+                let v = self.lx.next();
+                match v.kind {
+                    TokenKind::Eol => continue,
+                    TokenKind::Eof => return self.err(&v, "DATA without END"),
+                    _ => {}
+                }
+                if v.is_ident("END") {
+                    break;
+                }
+                values.push(self.value_for(&v, ty.scalar)?);
+            }
+            BufferInit::Data(values)
+        } else if t.is_ident("WIDTH") {
+            return self.unsupported(&t, "WIDTH/HEIGHT buffers");
+        } else {
+            return self.err(&t, "expected SIZE or DATA");
+        };
+        self.eol()?;
+        self.buffers.insert(name.text.clone(), ty);
+        Ok(Buffer {
+            name: name.text,
+            ty,
+            layout,
+            init,
+            line: name.line,
+        })
+    }
+
+    fn pipeline(&mut self, _kw: &Token) -> PResult<Pipeline> {
+        let ty = self.ident("pipeline type")?;
+        if ty.text != "compute" {
+            return self.unsupported(&ty, format!("{} pipelines (compute subset only)", ty.text));
+        }
+        let name = self.name("pipeline name")?;
+        if self.pipelines.contains_key(&name.text) {
+            return self.err(&name, "duplicate pipeline name");
+        }
+        self.eol()?;
+        let mut attach: Option<Attach> = None;
+        let mut binds: Vec<DescriptorBind> = Vec::new();
+        let mut push_constant = None;
+        let mut subgroup = None;
+        loop {
+            let t = self.lx.next();
+            match t.kind {
+                TokenKind::Eol => continue,
+                TokenKind::Eof => return self.err(&t, "PIPELINE without END"),
+                _ => {}
+            }
+            match t.text.as_str() {
+                "END" => {
+                    self.eol()?;
+                    break;
+                }
+                "ATTACH" => {
+                    if attach.is_some() {
+                        return self.err(&t, "a compute pipeline takes one shader");
+                    }
+                    attach = Some(self.attach()?);
+                }
+                "BIND" => {
+                    let k = self.ident("BUFFER or BUFFER_ARRAY")?;
+                    if k.text == "SAMPLER"
+                        || k.text == "SAMPLER_ARRAY"
+                        || k.text == "ACCELERATION_STRUCTURE"
+                    {
+                        return self.unsupported(&k, format!("BIND {}", k.text));
+                    }
+                    if k.text != "BUFFER" && k.text != "BUFFER_ARRAY" {
+                        return self.err(&k, "expected BUFFER or BUFFER_ARRAY");
+                    }
+                    match self.bind(k.text == "BUFFER_ARRAY")? {
+                        Bound::Descriptor(b) => {
+                            if let Some(o) = binds
+                                .iter()
+                                .find(|o| o.set == b.set && o.binding == b.binding)
+                            {
+                                let _ = o;
+                                return self.err(
+                                    &t,
+                                    format!(
+                                        "descriptor set {} binding {} bound twice",
+                                        b.set, b.binding
+                                    ),
+                                );
+                            }
+                            binds.push(b)
+                        }
+                        Bound::Push(n) => {
+                            if push_constant.is_some() {
+                                return self.err(&n, "only one push_constant buffer per pipeline");
+                            }
+                            push_constant = Some(n.text);
+                        }
+                    }
+                }
+                "SUBGROUP" => {
+                    if subgroup.is_some() {
+                        return self.err(&t, "duplicate SUBGROUP block");
+                    }
+                    subgroup = Some(self.subgroup()?);
+                }
+                "SHADER_OPTIMIZATION"
+                | "COMPILE_OPTIONS"
+                | "POLYGON_MODE"
+                | "FRAMEBUFFER_SIZE"
+                | "VERTEX_DATA"
+                | "INDEX_DATA" => return self.unsupported(&t, format!("{} in a pipeline", t.text)),
+                _ => return self.err(&t, "unknown pipeline command"),
+            }
+        }
+        let Some(attach) = attach else {
+            return self.err(&name, "pipeline has no ATTACH");
+        };
+        if let Some(s) = &subgroup {
+            if s.shader != attach.shader {
+                return self.err(
+                    &name,
+                    format!("SUBGROUP names shader {} which is not attached", s.shader),
+                );
+            }
+        }
+        self.pipelines.insert(name.text.clone(), ());
+        Ok(Pipeline {
+            name: name.text,
+            attach,
+            binds,
+            push_constant,
+            subgroup,
+            line: name.line,
+        })
+    }
+
+    fn shader_ref(&mut self) -> PResult<Token> {
+        let t = self.name("shader name")?;
+        if !self.shaders.contains_key(&t.text) {
+            return self.err(&t, "unknown shader");
+        }
+        Ok(t)
+    }
+
+    fn attach(&mut self) -> PResult<Attach> {
+        let shader = self.shader_ref()?;
+        let mut a = Attach {
+            shader: shader.text,
+            entry_point: "main".into(),
+            specializations: Vec::new(),
+        };
+        loop {
+            let t = self.lx.next();
+            if t.is_eol() {
+                return Ok(a);
+            }
+            match t.text.as_str() {
+                "ENTRY_POINT" => a.entry_point = self.name("entry point name")?.text,
+                "TYPE" => {
+                    let ty = self.ident("shader type")?;
+                    if ty.text != "compute" {
+                        return self.unsupported(&ty, "multi-stage shaders");
+                    }
+                }
+                "SPECIALIZE" => {
+                    let id = self.u32("specialization id")?;
+                    self.keyword("AS")?;
+                    let ty = self.ident("uint32, int32 or float")?;
+                    let ty = match ty.text.as_str() {
+                        "uint32" => SpecType::U32,
+                        "int32" => SpecType::I32,
+                        "float" => SpecType::F32,
+                        _ => {
+                            return self
+                                .err(&ty, "specialization type must be uint32, int32 or float")
+                        }
+                    };
+                    let v = self.lx.next();
+                    let value = self.value_for(
+                        &v,
+                        if ty == SpecType::F32 {
+                            Scalar::F32
+                        } else {
+                            Scalar::U32
+                        },
+                    )?;
+                    a.specializations.push(Specialization { id, ty, value });
+                }
+                _ => return self.err(&t, "expected ENTRY_POINT or SPECIALIZE"),
+            }
+        }
+    }
+
+    fn bind(&mut self, array: bool) -> PResult<Bound> {
+        let mut buffers = Vec::new();
+        loop {
+            let t = self.lx.peek().clone();
+            if t.is_ident("AS") || t.is_eol() {
+                break;
+            }
+            let (b, _) = self.buffer_ref()?;
+            buffers.push(b.text);
+            if !array {
+                break;
+            }
+        }
+        let first = self.lx.peek().clone();
+        if buffers.is_empty() {
+            return self.err(&first, "expected a buffer name");
+        }
+        let as_t = self.lx.next();
+        if !as_t.is_ident("AS") {
+            if as_t.is_ident("KERNEL") {
+                return self.unsupported(&as_t, "OpenCL kernel arguments");
+            }
+            return self.err(&as_t, "expected AS");
+        }
+        let kt = self.ident("buffer type")?;
+        let kind = match kt.text.as_str() {
+            "storage" => DescriptorKind::Storage,
+            "uniform" => DescriptorKind::Uniform,
+            "storage_dynamic" => DescriptorKind::StorageDynamic,
+            "uniform_dynamic" => DescriptorKind::UniformDynamic,
+            "push_constant" => {
+                if array || buffers.len() != 1 {
+                    return self.err(&kt, "push_constant takes one BUFFER");
+                }
+                self.eol()?;
+                let name = Token {
+                    kind: TokenKind::Ident,
+                    text: buffers.remove(0),
+                    line: kt.line,
+                };
+                return Ok(Bound::Push(name));
+            }
+            "color"
+            | "depth_stencil"
+            | "resolve"
+            | "storage_image"
+            | "sampled_image"
+            | "combined_image_sampler"
+            | "uniform_texel_buffer"
+            | "storage_texel_buffer" => {
+                return self.unsupported(&kt, format!("buffer type {}", kt.text))
+            }
+            _ => return self.err(&kt, "unknown buffer type"),
+        };
+        let n = buffers.len();
+        let mut b = DescriptorBind {
+            buffers,
+            array,
+            kind,
+            set: 0,
+            binding: 0,
+            dynamic_offsets: Vec::new(),
+            descriptor_offsets: vec![0; n],
+            descriptor_ranges: vec![None; n],
+        };
+        let (mut have_set, mut have_binding) = (false, false);
+        loop {
+            let t = self.lx.next();
+            if t.is_eol() {
+                break;
+            }
+            match t.text.as_str() {
+                "DESCRIPTOR_SET" => {
+                    b.set = self.u32("descriptor set")?;
+                    have_set = true;
+                }
+                "BINDING" => {
+                    b.binding = self.u32("binding")?;
+                    have_binding = true;
+                }
+                "OFFSET" => {
+                    if !kind.is_dynamic() {
+                        return self.err(&t, "OFFSET only applies to dynamic buffers");
+                    }
+                    for _ in 0..n {
+                        b.dynamic_offsets.push(self.u32("dynamic offset")?);
+                    }
+                }
+                "DESCRIPTOR_OFFSET" => {
+                    for i in 0..n {
+                        b.descriptor_offsets[i] = self.uint("descriptor offset")?;
+                    }
+                }
+                "DESCRIPTOR_RANGE" => {
+                    for i in 0..n {
+                        let r = self.lx.next();
+                        b.descriptor_ranges[i] = match r.kind {
+                            TokenKind::Int(-1) => None,
+                            TokenKind::Int(v) if v > 0 && v <= u64::MAX as i128 => Some(v as u64),
+                            _ => return self.err(&r, "descriptor range must be positive or -1"),
+                        };
+                    }
+                }
+                _ => return self.err(&t, "unexpected token in BIND"),
+            }
+        }
+        if !have_set || !have_binding {
+            let t = Token {
+                kind: TokenKind::Eol,
+                text: String::new(),
+                line: kt.line,
+            };
+            return self.err(&t, "BIND needs DESCRIPTOR_SET and BINDING");
+        }
+        if kind.is_dynamic() && b.dynamic_offsets.len() != n {
+            let t = Token {
+                kind: TokenKind::Eol,
+                text: String::new(),
+                line: kt.line,
+            };
+            return self.err(&t, "dynamic buffers need OFFSET");
+        }
+        Ok(Bound::Descriptor(b))
+    }
+
+    fn on_off(&mut self) -> PResult<bool> {
+        let t = self.ident("on or off")?;
+        match t.text.as_str() {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            _ => self.err(&t, "expected on or off"),
+        }
+    }
+
+    fn require_feature(&self, t: &Token, f: &str) -> PResult<()> {
+        if !self.features.iter().any(|x| x == f) {
+            return self.err(t, format!("needs DEVICE_FEATURE {f}"));
+        }
+        Ok(())
+    }
+
+    fn subgroup(&mut self) -> PResult<SubgroupControl> {
+        let shader = self.shader_ref()?;
+        self.eol()?;
+        let mut s = SubgroupControl {
+            shader: shader.text,
+            ..Default::default()
+        };
+        loop {
+            let t = self.lx.next();
+            match t.kind {
+                TokenKind::Eol => continue,
+                TokenKind::Eof => return self.err(&t, "SUBGROUP without END"),
+                _ => {}
+            }
+            match t.text.as_str() {
+                "END" => {
+                    self.eol()?;
+                    return Ok(s);
+                }
+                "FULLY_POPULATED" => {
+                    self.require_feature(&t, "SubgroupSizeControl.computeFullSubgroups")?;
+                    s.fully_populated = Some(self.on_off()?);
+                }
+                "VARYING_SIZE" => {
+                    self.require_feature(&t, "SubgroupSizeControl.subgroupSizeControl")?;
+                    s.varying_size = Some(self.on_off()?);
+                }
+                "REQUIRED_SIZE" => {
+                    self.require_feature(&t, "SubgroupSizeControl.subgroupSizeControl")?;
+                    let v = self.lx.next();
+                    s.required_size = Some(match v.kind {
+                        TokenKind::Int(n) if n > 0 && n <= 128 && (n & (n - 1)) == 0 => {
+                            RequiredSize::Size(n as u32)
+                        }
+                        _ if v.is_ident("MIN") => RequiredSize::Min,
+                        _ if v.is_ident("MAX") => RequiredSize::Max,
+                        _ => {
+                            return self.err(&v, "REQUIRED_SIZE must be a power of two, MIN or MAX")
+                        }
+                    });
+                }
+                _ => return self.err(&t, "unknown SUBGROUP option"),
+            }
+            self.eol()?;
+        }
+    }
+
+    fn run(&mut self) -> PResult<Command> {
+        let mut p = self.name("pipeline name")?;
+        let mut timed = false;
+        if p.text == "TIMED_EXECUTION" {
+            timed = true;
+            p = self.name("pipeline name")?;
+        }
+        if !self.pipelines.contains_key(&p.text) {
+            return self.err(&p, "unknown pipeline");
+        }
+        let t = self.lx.peek().clone();
+        if t.is_ident("DRAW_RECT")
+            || t.is_ident("DRAW_GRID")
+            || t.is_ident("DRAW_ARRAY")
+            || t.is_ident("RAYGEN")
+        {
+            return self.unsupported(&t, format!("RUN {}", t.text));
+        }
+        let groups = [
+            self.u32("group count x")?,
+            self.u32("group count y")?,
+            self.u32("group count z")?,
+        ];
+        self.eol()?;
+        Ok(Command::Run {
+            pipeline: p.text,
+            groups,
+            timed,
+        })
+    }
+
+    fn expect(&mut self) -> PResult<Expect> {
+        let (buf, ty) = self.buffer_ref()?;
+        let t = self.ident("IDX, EQ_BUFFER or RMSE_BUFFER")?;
+        match t.text.as_str() {
+            "EQ_BUFFER" | "RMSE_BUFFER" => {
+                let (b, tb) = self.buffer_ref()?;
+                if tb != ty {
+                    return self.err(&b, format!("buffers have different types ({ty} and {tb})"));
+                }
+                let e = if t.text == "EQ_BUFFER" {
+                    Expect::EqBuffer {
+                        a: buf.text,
+                        b: b.text,
+                    }
+                } else {
+                    self.keyword("TOLERANCE")?;
+                    let tolerance = self.number("tolerance")?;
+                    Expect::Rmse {
+                        a: buf.text,
+                        b: b.text,
+                        tolerance,
+                    }
+                };
+                self.eol()?;
+                return Ok(e);
+            }
+            "EQ_HISTOGRAM_EMD_BUFFER" => return self.unsupported(&t, "EQ_HISTOGRAM_EMD_BUFFER"),
+            "IDX" => {}
+            _ => return self.err(&t, "expected IDX, EQ_BUFFER or RMSE_BUFFER"),
+        }
+        let offset = self.uint("byte offset")?;
+        let mut tolerances = Vec::new();
+        let mut c = self.lx.next();
+        if let TokenKind::Int(_) = c.kind {
+            return self.unsupported(&c, "image probes (IDX x y SIZE ...)");
+        }
+        if c.is_ident("TOLERANCE") {
+            loop {
+                let v = self.lx.peek().clone();
+                let (num, percent) = match &v.kind {
+                    TokenKind::Int(n) => (*n as f64, false),
+                    TokenKind::Float(f) => (*f, false),
+                    TokenKind::Ident => {
+                        match v.text.strip_suffix('%').and_then(|s| s.parse::<f64>().ok()) {
+                            Some(f) => (f, true),
+                            None => break,
+                        }
+                    }
+                    _ => break,
+                };
+                self.lx.next();
+                tolerances.push(Tolerance {
+                    value: num,
+                    percent,
+                });
+            }
+            if tolerances.is_empty() || tolerances.len() > 4 {
+                let v = self.lx.peek().clone();
+                return self.err(&v, "TOLERANCE takes 1 to 4 values");
+            }
+            c = self.lx.next();
+        }
+        let Some(cmp) = Comparator::ALL
+            .iter()
+            .find(|(n, _)| c.is_ident(n))
+            .map(|(_, c)| *c)
+        else {
+            if c.is_ident("EQ_RGB") || c.is_ident("EQ_RGBA") {
+                return self.unsupported(&c, "image probes");
+            }
+            return self.err(&c, "expected a comparator (EQ NE LT LE GT GE)");
+        };
+        if !tolerances.is_empty() && cmp != Comparator::Eq {
+            return self.err(&c, "TOLERANCE only applies to EQ");
+        }
+        let mut values = Vec::new();
+        loop {
+            let v = self.lx.next();
+            if v.is_eol() {
+                break;
+            }
+            values.push(self.value_for(&v, ty.scalar)?);
+        }
+        if values.is_empty() {
+            return self.err(&c, "EXPECT needs at least one value");
+        }
+        Ok(Expect::Values {
+            buffer: buf.text,
+            offset,
+            tolerances,
+            cmp,
+            values,
+        })
+    }
+}
+
+enum Bound {
+    Descriptor(DescriptorBind),
+    Push(Token),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHADER: &str = "SHADER compute s GLSL\n#version 450\nvoid main() {}\nEND\n";
+
+    fn ok(body: &str) -> Script {
+        let src = format!("#!amber\n{SHADER}{body}");
+        parse("t.amber", &src).unwrap_or_else(|e| panic!("{e}\n{src}"))
+    }
+
+    fn syntax_err(body: &str) -> (usize, String, String) {
+        let src = format!("#!amber\n{SHADER}{body}");
+        match parse("t.amber", &src) {
+            Err(ParseError::Syntax {
+                line, token, msg, ..
+            }) => (line, token, msg),
+            other => panic!("expected a syntax error, got {other:?}"),
+        }
+    }
+
+    fn unsupported(body: &str) -> String {
+        let src = format!("#!amber\n{SHADER}{body}");
+        match parse("t.amber", &src) {
+            Err(ParseError::Unsupported { what, .. }) => what,
+            other => panic!("expected unsupported, got {other:?}"),
+        }
+    }
+
+    fn last(s: &Script) -> &Command {
+        &s.stmts.last().expect("a command").cmd
+    }
+
+    /// Printing a script and parsing it again gives the same script.
+    fn round_trip(s: &Script) {
+        let text = s.to_string();
+        let again = parse("rt.amber", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        // Compared as text: NaN values never compare equal.
+        assert_eq!(again.to_string(), text);
+        assert_eq!(again.stmts.len(), s.stmts.len());
+    }
+
+    #[test]
+    fn header_is_required() {
+        let e = parse("x.amber", "SHADER compute s GLSL\nEND\n").unwrap_err();
+        assert!(e.to_string().starts_with("x.amber:1:"), "{e}");
+    }
+
+    #[test]
+    fn shader_forms() {
+        let s = ok("SHADER compute a SPIRV-ASM TARGET_ENV spv1.3\n; asm\nEND\nSHADER compute h SPIRV-HEX\n03 02 23 07\nEND\n");
+        let Command::Shader(a) = &s.stmts[1].cmd else {
+            panic!()
+        };
+        assert_eq!(a.format, ShaderFormat::SpirvAsm);
+        assert_eq!(
+            a.target_env,
+            Some(TargetEnv {
+                spv_minor: 3,
+                vk_minor: 1
+            })
+        );
+        assert_eq!(a.source, "; asm\n");
+        let Command::Shader(g) = &s.stmts[0].cmd else {
+            panic!()
+        };
+        assert_eq!(g.source, "#version 450\nvoid main() {}\n");
+        assert_eq!(
+            TargetEnv::parse("spv1.4"),
+            Some(TargetEnv {
+                spv_minor: 4,
+                vk_minor: 2
+            })
+        );
+        assert_eq!(
+            TargetEnv::parse("spv1.0"),
+            Some(TargetEnv {
+                spv_minor: 0,
+                vk_minor: 0
+            })
+        );
+        assert_eq!(
+            TargetEnv::parse("vulkan1.1"),
+            Some(TargetEnv {
+                spv_minor: 3,
+                vk_minor: 1
+            })
+        );
+        round_trip(&s);
+    }
+
+    #[test]
+    fn shader_errors() {
+        assert_eq!(
+            syntax_err("SHADER compute s GLSL\nEND\n").2,
+            "duplicate shader name"
+        );
+        assert_eq!(
+            syntax_err("SHADER compute t GLSL TARGET_ENV spv9.9\nEND\n").2,
+            "unknown target environment"
+        );
+        assert_eq!(
+            syntax_err("SHADER compute t GLSLX\nEND\n").2,
+            "unknown shader format"
+        );
+        let (line, _, msg) = syntax_err("SHADER compute t GLSL\nvoid main(){}\n");
+        assert_eq!((line, msg.as_str()), (6, "SHADER without END"));
+        assert!(unsupported("SHADER vertex v GLSL\nEND\n").contains("vertex"));
+        assert!(unsupported("SHADER compute v HLSL\nEND\n").contains("HLSL"));
+    }
+
+    #[test]
+    fn buffer_forms() {
+        let s = ok("BUFFER a DATA_TYPE int32 SIZE 4 FILL -1\n\
+                    BUFFER b DATA_TYPE vec3<float> STD140 SIZE 2 SERIES_FROM 1.5 INC_BY 0.5\n\
+                    BUFFER c DATA_TYPE mat2x3<double>[] DATA\n1 2 3\n4 5 nan END\n\
+                    BUFFER d DATA_TYPE uint8 DATA 0xff 256 END\n");
+        let Command::Buffer(a) = &s.stmts[1].cmd else {
+            panic!()
+        };
+        assert_eq!(a.ty, DataType::scalar(Scalar::I32));
+        assert_eq!(a.layout, Layout::Std430);
+        assert_eq!(
+            a.init,
+            BufferInit::Fill {
+                size: 4,
+                value: Value::Int(-1)
+            }
+        );
+        let Command::Buffer(b) = &s.stmts[2].cmd else {
+            panic!()
+        };
+        assert_eq!((b.ty.rows, b.ty.cols, b.layout), (3, 1, Layout::Std140));
+        let Command::Buffer(c) = &s.stmts[3].cmd else {
+            panic!()
+        };
+        assert_eq!(
+            (c.ty.rows, c.ty.cols, c.ty.array, c.ty.scalar),
+            (3, 2, true, Scalar::F64)
+        );
+        let BufferInit::Data(v) = &c.init else {
+            panic!()
+        };
+        assert_eq!(v.len(), 6);
+        assert_eq!(c.ty.to_string(), "mat2x3<double>[]");
+        round_trip(&s);
+    }
+
+    #[test]
+    fn buffer_errors() {
+        assert_eq!(
+            syntax_err("BUFFER a DATA_TYPE int32 DATA 1.5 END\n").2,
+            "a float value for int32 data"
+        );
+        assert_eq!(
+            syntax_err("BUFFER a DATA_TYPE int33 SIZE 1 FILL 0\n").2,
+            "unknown data type"
+        );
+        assert_eq!(
+            syntax_err("BUFFER a DATA_TYPE vec5<float> SIZE 1 FILL 0\n").2,
+            "vector size must be 2..4"
+        );
+        assert_eq!(
+            syntax_err("BUFFER a DATA_TYPE int32 SIZE 1 FILLX 0\n").2,
+            "expected FILL or SERIES_FROM"
+        );
+        assert_eq!(
+            syntax_err(
+                "BUFFER a DATA_TYPE int32 SIZE 1 FILL 0\nBUFFER a DATA_TYPE int32 SIZE 1 FILL 0\n"
+            )
+            .2,
+            "duplicate buffer name"
+        );
+        assert_eq!(
+            syntax_err("BUFFER a DATA_TYPE int32 DATA 1 2\n").2,
+            "DATA without END"
+        );
+        assert_eq!(
+            syntax_err("BUFFER a DATA_TYPE int32 SIZE 2 SERIES_FROM 1 INC 1\n").2,
+            "expected INC_BY"
+        );
+        let (line, token, _) = syntax_err("\n\nBUFFER a DATA_TYPE int32 SIZE x FILL 0\n");
+        assert_eq!((line, token.as_str()), (8, "'x'"));
+        assert!(unsupported("BUFFER i FORMAT R8G8B8A8_UNORM\n").contains("FORMAT"));
+    }
+
+    #[test]
+    fn pipeline_forms() {
+        let s = ok("BUFFER a DATA_TYPE int32 SIZE 64 FILL 0\nBUFFER b DATA_TYPE int32 SIZE 64 FILL 0\n\
+                    BUFFER p DATA_TYPE uint32 DATA 1 2 END\n\
+                    DEVICE_FEATURE SubgroupSizeControl.subgroupSizeControl\n\
+                    DEVICE_FEATURE SubgroupSizeControl.computeFullSubgroups\n\
+                    PIPELINE compute pl\n  ATTACH s ENTRY_POINT main SPECIALIZE 1 AS uint32 7 SPECIALIZE 2 AS float 1.5\n\
+                    BIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 1 DESCRIPTOR_OFFSET 16 DESCRIPTOR_RANGE 32\n\
+                    BIND BUFFER_ARRAY a b AS uniform_dynamic DESCRIPTOR_SET 1 BINDING 0 OFFSET 0 256\n\
+                    BIND BUFFER p AS push_constant\n\
+                    SUBGROUP s\n FULLY_POPULATED on\n VARYING_SIZE off\n REQUIRED_SIZE MAX\n END\nEND\n");
+        let Command::Pipeline(p) = last(&s) else {
+            panic!()
+        };
+        assert_eq!(p.attach.specializations.len(), 2);
+        assert_eq!(p.attach.specializations[1].bits(), 1.5f32.to_bits());
+        assert_eq!(p.binds[0].descriptor_offsets, vec![16]);
+        assert_eq!(p.binds[0].descriptor_ranges, vec![Some(32)]);
+        assert_eq!(p.binds[1].buffers, vec!["a", "b"]);
+        assert_eq!(p.binds[1].dynamic_offsets, vec![0, 256]);
+        assert_eq!(p.push_constant.as_deref(), Some("p"));
+        let sg = p.subgroup.as_ref().expect("subgroup");
+        assert_eq!(
+            (
+                sg.fully_populated,
+                sg.varying_size,
+                sg.required_size.clone()
+            ),
+            (Some(true), Some(false), Some(RequiredSize::Max))
+        );
+        round_trip(&s);
+    }
+
+    #[test]
+    fn pipeline_errors() {
+        let b = "BUFFER a DATA_TYPE int32 SIZE 4 FILL 0\n";
+        assert_eq!(
+            syntax_err("PIPELINE compute p\nATTACH nope\nEND\n").2,
+            "unknown shader"
+        );
+        assert_eq!(
+            syntax_err("PIPELINE compute p\nEND\n").2,
+            "pipeline has no ATTACH"
+        );
+        assert_eq!(syntax_err(&format!("{b}PIPELINE compute p\nATTACH s\nBIND BUFFER zz AS storage DESCRIPTOR_SET 0 BINDING 0\nEND\n")).2, "unknown buffer");
+        assert_eq!(
+            syntax_err(&format!(
+                "{b}PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage BINDING 0\nEND\n"
+            ))
+            .2,
+            "BIND needs DESCRIPTOR_SET and BINDING"
+        );
+        assert_eq!(syntax_err(&format!("{b}PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage_dynamic DESCRIPTOR_SET 0 BINDING 0\nEND\n")).2, "dynamic buffers need OFFSET");
+        assert_eq!(syntax_err(&format!("{b}PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 0 OFFSET 4\nEND\n")).2, "OFFSET only applies to dynamic buffers");
+        assert_eq!(syntax_err(&format!("{b}PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 0\nBIND BUFFER a AS uniform DESCRIPTOR_SET 0 BINDING 0\nEND\n")).2, "descriptor set 0 binding 0 bound twice");
+        assert_eq!(syntax_err(&format!("{b}PIPELINE compute p\nATTACH s\nBIND BUFFER a AS push_constant\nBIND BUFFER a AS push_constant\nEND\n")).2, "only one push_constant buffer per pipeline");
+        assert_eq!(syntax_err(&format!("{b}PIPELINE compute p\nATTACH s\nBIND BUFFER a AS texture DESCRIPTOR_SET 0 BINDING 0\nEND\n")).2, "unknown buffer type");
+        assert_eq!(
+            syntax_err("PIPELINE compute p\nATTACH s SPECIALIZE 1 AS int64 3\nEND\n").2,
+            "specialization type must be uint32, int32 or float"
+        );
+        assert_eq!(
+            syntax_err("PIPELINE compute p\nATTACH s\nSUBGROUP s\nREQUIRED_SIZE 8\nEND\nEND\n").2,
+            "needs DEVICE_FEATURE SubgroupSizeControl.subgroupSizeControl"
+        );
+        assert_eq!(
+            syntax_err("DEVICE_FEATURE SubgroupSizeControl.subgroupSizeControl\nPIPELINE compute p\nATTACH s\nSUBGROUP s\nREQUIRED_SIZE 12\nEND\nEND\n").2,
+            "REQUIRED_SIZE must be a power of two, MIN or MAX"
+        );
+        assert_eq!(
+            syntax_err("PIPELINE compute p\nATTACH s\n").2,
+            "PIPELINE without END"
+        );
+        assert!(unsupported("PIPELINE graphics g\nEND\n").contains("graphics"));
+    }
+
+    #[test]
+    fn run_copy_repeat() {
+        let s = ok("BUFFER a DATA_TYPE float SIZE 4 FILL 0\nBUFFER b DATA_TYPE float SIZE 4 FILL 0\n\
+                    PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 0\nEND\n\
+                    REPEAT 3\nRUN p 0x10 1 1\nCOPY a TO b\nEXPECT b IDX 0 EQ 1.0\nEND\nRUN TIMED_EXECUTION p 1 2 3\n");
+        let Command::Repeat { count, body } = &s.stmts[4].cmd else {
+            panic!()
+        };
+        assert_eq!((*count, body.len()), (3, 3));
+        assert_eq!(
+            body[0].cmd,
+            Command::Run {
+                pipeline: "p".into(),
+                groups: [16, 1, 1],
+                timed: false
+            }
+        );
+        assert_eq!(
+            *last(&s),
+            Command::Run {
+                pipeline: "p".into(),
+                groups: [1, 2, 3],
+                timed: true
+            }
+        );
+        round_trip(&s);
+    }
+
+    #[test]
+    fn run_copy_repeat_errors() {
+        let b = "BUFFER a DATA_TYPE float SIZE 4 FILL 0\nBUFFER i DATA_TYPE int32 SIZE 4 FILL 0\nPIPELINE compute p\nATTACH s\nEND\n";
+        assert_eq!(
+            syntax_err(&format!("{b}RUN q 1 1 1\n")).2,
+            "unknown pipeline"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}RUN p 1 1\n")).2,
+            "expected group count z (a non-negative integer)"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}RUN p 1 1 1 1\n")).2,
+            "extra token, expected end of line"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}COPY a TO i\n")).2,
+            "COPY between different types (float and int32)"
+        );
+        assert_eq!(syntax_err(&format!("{b}COPY a INTO a\n")).2, "expected TO");
+        assert_eq!(
+            syntax_err(&format!("{b}REPEAT 2\nRUN p 1 1 1\n")).2,
+            "REPEAT without END"
+        );
+        assert_eq!(
+            syntax_err(&format!(
+                "{b}REPEAT 2\nBUFFER z DATA_TYPE int32 SIZE 1 FILL 0\nEND\n"
+            ))
+            .2,
+            "not allowed inside REPEAT"
+        );
+        assert!(
+            unsupported(&format!("{b}RUN p DRAW_RECT POS 0 0 SIZE 1 1\n")).contains("DRAW_RECT")
+        );
+    }
+
+    #[test]
+    fn expect_forms() {
+        let s = ok(
+            "BUFFER a DATA_TYPE float SIZE 4 FILL 0\nBUFFER b DATA_TYPE float SIZE 4 FILL 0\n\
+                    BUFFER i DATA_TYPE int8 SIZE 4 FILL 0\n\
+                    EXPECT a IDX 4 TOLERANCE 0.1 2% EQ 1.0 2 nan\nEXPECT i IDX 0 GE -1 0x7f\n\
+                    EXPECT a EQ_BUFFER b\nEXPECT a RMSE_BUFFER b TOLERANCE 0.5\n",
+        );
+        let Command::Expect(Expect::Values {
+            offset,
+            tolerances,
+            cmp,
+            values,
+            ..
+        }) = &s.stmts[4].cmd
+        else {
+            panic!()
+        };
+        assert_eq!(*offset, 4);
+        assert_eq!(
+            tolerances,
+            &vec![
+                Tolerance {
+                    value: 0.1,
+                    percent: false
+                },
+                Tolerance {
+                    value: 2.0,
+                    percent: true
+                }
+            ]
+        );
+        assert_eq!(*cmp, Comparator::Eq);
+        assert_eq!(values.len(), 3);
+        let Command::Expect(Expect::Values { cmp, values, .. }) = &s.stmts[5].cmd else {
+            panic!()
+        };
+        assert_eq!(
+            (*cmp, values.clone()),
+            (Comparator::Ge, vec![Value::Int(-1), Value::Int(127)])
+        );
+        assert_eq!(
+            s.stmts[7].cmd,
+            Command::Expect(Expect::Rmse {
+                a: "a".into(),
+                b: "b".into(),
+                tolerance: 0.5
+            })
+        );
+        let _ = &s.stmts[6];
+        round_trip(&s);
+    }
+
+    #[test]
+    fn expect_errors() {
+        let b = "BUFFER a DATA_TYPE float SIZE 4 FILL 0\nBUFFER i DATA_TYPE int32 SIZE 4 FILL 0\n";
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT a IDX 0 TOLERANCE 1 LT 2\n")).2,
+            "TOLERANCE only applies to EQ"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT a IDX 0 TOLERANCE 1 1 1 1 1 EQ 2\n")).2,
+            "TOLERANCE takes 1 to 4 values"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT a IDX 0 EQX 2\n")).2,
+            "expected a comparator (EQ NE LT LE GT GE)"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT a IDX 0 EQ\n")).2,
+            "EXPECT needs at least one value"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT i IDX 0 EQ 1.5\n")).2,
+            "a float value for int32 data"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT a EQ_BUFFER i\n")).2,
+            "buffers have different types (float and int32)"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT a RMSE_BUFFER a\n")).2,
+            "expected TOLERANCE"
+        );
+        assert_eq!(
+            syntax_err(&format!("{b}EXPECT q IDX 0 EQ 1\n")).2,
+            "unknown buffer"
+        );
+        assert!(
+            unsupported(&format!("{b}EXPECT a IDX 0 0 SIZE 1 1 EQ_RGBA 1 2 3 4\n"))
+                .contains("image probes")
+        );
+    }
+
+    #[test]
+    fn requirements_and_engine_data() {
+        let s = ok("DEVICE_FEATURE shaderFloat64\nDEVICE_FEATURE Float16Int8Features.shaderFloat16\n\
+                    DEVICE_EXTENSION VK_KHR_shader_float16_int8\nINSTANCE_EXTENSION VK_KHR_get_physical_device_properties2\n\
+                    SET ENGINE_DATA fence_timeout_ms 0x100\n");
+        assert_eq!(
+            s.features().collect::<Vec<_>>(),
+            vec!["shaderFloat64", "Float16Int8Features.shaderFloat16"]
+        );
+        assert_eq!(s.device_extensions().count(), 1);
+        assert_eq!(s.instance_extensions().count(), 1);
+        assert_eq!(*last(&s), Command::FenceTimeout(256));
+        round_trip(&s);
+        assert_eq!(
+            syntax_err("SET ENGINE_DATA timeout 5\n").2,
+            "unknown engine data variable"
+        );
+        assert_eq!(syntax_err("DEVICE_FEATURE\n").2, "expected feature name");
+        assert_eq!(syntax_err("FROB x\n").2, "unknown command");
+    }
+
+    #[test]
+    fn ferrite_only_header() {
+        let s = parse("f.amber", "#!amber\n# ferrite-only: 64 KiB of shared memory\nSET ENGINE_DATA fence_timeout_ms 5\n").expect("parse");
+        assert_eq!(s.ferrite_only.as_deref(), Some("64 KiB of shared memory"));
+    }
+}
