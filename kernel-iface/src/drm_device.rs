@@ -776,3 +776,51 @@ impl Drop for Mapping {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn real_ioctl_on_a_non_drm_file_reports_the_errno() {
+        // /dev/null accepts open(O_RDWR) but no DRM ioctl: the real path must report ENOTTY.
+        let fd = open_rw(Path::new("/dev/null")).unwrap();
+        let err = driver_name(fd.as_raw_fd()).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::ENOTTY), "{err}");
+        assert!(err.to_string().contains("DRM_IOCTL_VERSION"), "{err}");
+        let err = getparam_fd(fd.as_raw_fd(), uapi::I915_PARAM_CHIPSET_ID).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::ENOTTY));
+        assert!(probe_render_node(Path::new("/dev/null")).is_err());
+    }
+
+    #[test]
+    fn opening_a_missing_node_is_an_io_error() {
+        let err = open_rw(Path::new("/nonexistent/renderD128")).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn monotonic_clock_does_not_go_back() {
+        let a = monotonic_ns();
+        let b = monotonic_ns();
+        assert!(a > 0 && b >= a);
+    }
+
+    #[test]
+    fn errno_mapping() {
+        assert!(matches!(
+            KernelError::from_errno("x", libc::ETIME),
+            KernelError::Timeout
+        ));
+        assert!(matches!(
+            KernelError::from_errno("x", libc::EIO),
+            KernelError::DeviceLost(_)
+        ));
+        assert!(matches!(
+            KernelError::from_errno("x", libc::ENOMEM),
+            KernelError::OutOfMemory
+        ));
+        let e = KernelError::from_errno("DRM_IOCTL_GEM_CLOSE", libc::EINVAL);
+        assert_eq!(e.to_string(), "DRM_IOCTL_GEM_CLOSE failed: EINVAL (22)");
+    }
+}
