@@ -1,1 +1,19 @@
 //! Ferrite: a Vulkan ICD for Intel Gen9 GPUs.
+//!
+//! The loader finds the three `vk_icd*` symbols ([`entry`]); everything else is reached through
+//! the entry-point table there. Every entry point runs inside [`ffi::run`], which catches
+//! panics and turns [`error::DriverError`] into a `VkResult`.
+
+pub mod debug;
+mod device;
+pub mod entry;
+pub mod error;
+mod ffi;
+pub mod handles;
+mod instance;
+mod memory;
+mod physical;
+mod queue;
+mod sync;
+
+pub use instance::API_VERSION;

@@ -1,0 +1,171 @@
+//! `FERRITE_DEBUG` (debug switches) and `FERRITE_LOG` (log level).
+//!
+//! Every switch is declared once, in [`FLAGS`], with its one-line help; `FERRITE_DEBUG=help`
+//! prints that table. Parts that run their own switches (the compiler) get them passed in as
+//! options, so the registry stays the one list a user reads.
+
+use std::sync::{Once, OnceLock};
+
+/// One debug switch: the name users type and what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlagInfo {
+    pub flag: Flag,
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// The debug switches. Add a variant and a row in [`FLAGS`] together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    /// Log every Vulkan entry point call.
+    Api,
+    /// Log device-memory allocations, frees and mappings.
+    Mem,
+    /// Log physical-device enumeration decisions (render nodes seen, skipped, opened).
+    Enum,
+}
+
+/// The registry: one row per switch.
+pub const FLAGS: &[FlagInfo] = &[
+    FlagInfo {
+        flag: Flag::Api,
+        name: "api",
+        help: "log every Vulkan entry point call (at info level)",
+    },
+    FlagInfo {
+        flag: Flag::Mem,
+        name: "mem",
+        help: "log device-memory allocations, frees and mappings",
+    },
+    FlagInfo {
+        flag: Flag::Enum,
+        name: "enum",
+        help: "log physical-device enumeration (render nodes, sim selection)",
+    },
+];
+
+/// A set of switches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DebugFlags(u64);
+
+impl DebugFlags {
+    pub fn has(self, flag: Flag) -> bool {
+        self.0 & (1 << flag as u32) != 0
+    }
+
+    pub fn insert(&mut self, flag: Flag) {
+        self.0 |= 1 << flag as u32;
+    }
+}
+
+/// What parsing a `FERRITE_DEBUG` value found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub flags: DebugFlags,
+    pub unknown: Vec<String>,
+    pub help: bool,
+}
+
+/// Parses a comma list of switch names. Unknown names are collected, never fatal.
+pub fn parse(value: &str) -> Parsed {
+    let mut parsed = Parsed::default();
+    for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        if word == "help" {
+            parsed.help = true;
+        } else if let Some(info) = FLAGS.iter().find(|f| f.name == word) {
+            parsed.flags.insert(info.flag);
+        } else {
+            parsed.unknown.push(word.to_string());
+        }
+    }
+    parsed
+}
+
+/// The help text `FERRITE_DEBUG=help` prints.
+pub fn help_text() -> String {
+    let mut text = String::from("FERRITE_DEBUG: comma-separated list of\n");
+    for f in FLAGS {
+        text.push_str(&format!("  {:<8} {}\n", f.name, f.help));
+    }
+    text.push_str("  help     print this list\n");
+    text
+}
+
+static FLAGS_SET: OnceLock<DebugFlags> = OnceLock::new();
+static LOG_INIT: Once = Once::new();
+
+/// Initialises logging (`FERRITE_LOG`, default `warn`) and reads `FERRITE_DEBUG`, once per process.
+pub fn init() {
+    LOG_INIT.call_once(|| {
+        let env = env_logger::Env::new()
+            .filter_or("FERRITE_LOG", "warn")
+            .write_style("FERRITE_LOG_STYLE");
+        // Another component of the host process may own the global logger; then we log through it.
+        let _ = env_logger::Builder::from_env(env)
+            .format_timestamp(None)
+            .try_init();
+        flags();
+    });
+}
+
+/// The switches in effect for this process.
+pub fn flags() -> DebugFlags {
+    *FLAGS_SET.get_or_init(|| {
+        let value = std::env::var("FERRITE_DEBUG").unwrap_or_default();
+        let parsed = parse(&value);
+        if parsed.help {
+            eprint!("{}", help_text());
+        }
+        for word in &parsed.unknown {
+            log::warn!(
+                "FERRITE_DEBUG: unknown flag '{word}' ignored (FERRITE_DEBUG=help lists them)"
+            );
+        }
+        parsed.flags
+    })
+}
+
+pub fn enabled(flag: Flag) -> bool {
+    flags().has(flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_known_unknown_and_help() {
+        let p = parse("api, bogus,help,,mem");
+        assert!(p.flags.has(Flag::Api));
+        assert!(p.flags.has(Flag::Mem));
+        assert!(!p.flags.has(Flag::Enum));
+        assert!(p.help);
+        assert_eq!(p.unknown, vec!["bogus".to_string()]);
+    }
+
+    #[test]
+    fn registry_names_are_unique_and_every_flag_has_one_row() {
+        for (i, a) in FLAGS.iter().enumerate() {
+            assert!(
+                FLAGS[i + 1..].iter().all(|b| b.name != a.name),
+                "duplicate {}",
+                a.name
+            );
+            assert_eq!(FLAGS.iter().filter(|b| b.flag == a.flag).count(), 1);
+        }
+        for flag in [Flag::Api, Flag::Mem, Flag::Enum] {
+            assert!(
+                FLAGS.iter().any(|f| f.flag == flag),
+                "{flag:?} missing from FLAGS"
+            );
+        }
+    }
+
+    #[test]
+    fn help_lists_every_flag() {
+        let text = help_text();
+        for f in FLAGS {
+            assert!(text.contains(f.name) && text.contains(f.help));
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! VkDevice: a logical device on one adapter, owning its queue and its objects.
+
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::entry::DEVICE_EXTENSIONS;
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::handles::{self, Dispatchable, Registry};
+use crate::memory::{Buffer, Memory};
+use crate::physical::{self, Adapter, PhysicalDevice};
+use crate::queue::Queue;
+use crate::sync::Fence;
+
+pub struct Device {
+    pub adapter: Arc<Adapter>,
+    enabled_extensions: Vec<String>,
+    queue: Box<Dispatchable<Queue>>,
+    pub memories: Registry<Memory>,
+    pub buffers: Registry<Buffer>,
+    pub fences: Arc<Registry<Fence>>,
+}
+
+impl Device {
+    /// # Safety
+    /// `h` must be null or a device made by vkCreateDevice and not yet destroyed.
+    pub unsafe fn from_handle<'a>(h: vk::Device) -> Result<&'a Device> {
+        use ash::vk::Handle;
+        // SAFETY: forwarded caller contract.
+        unsafe { handles::borrow(h.as_raw() as *mut u8, "VkDevice") }
+    }
+
+    pub fn extension_enabled(&self, name: &str) -> bool {
+        self.enabled_extensions.iter().any(|e| e == name)
+    }
+
+    pub fn queue(&self) -> &Dispatchable<Queue> {
+        &self.queue
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // Objects the application did not destroy are freed with the device (their kernel
+        // handles are closed by their own Drop); the spec calls this an application error.
+        let leaked = [
+            ("VkBuffer", self.buffers.drain()),
+            ("VkDeviceMemory", self.memories.drain()),
+            ("VkFence", self.fences.drain()),
+        ];
+        for (kind, n) in leaked {
+            if n > 0 {
+                log::warn!("vkDestroyDevice: {n} {kind} object(s) still alive; freeing them");
+            }
+        }
+    }
+}
+
+/// Checks a VkDeviceCreateInfo against what the adapter offers.
+fn check_create_info(adapter: &Adapter, info: &vk::DeviceCreateInfo<'_>) -> Result<Vec<String>> {
+    // SAFETY: pQueueCreateInfos holds queueCreateInfoCount valid structures per the spec.
+    let queues = unsafe {
+        ffi::slice(
+            info.p_queue_create_infos,
+            info.queue_create_info_count,
+            "pQueueCreateInfos",
+        )
+    }?;
+    let families = adapter.queue_families();
+    for q in queues {
+        let fam = families.get(q.queue_family_index as usize).ok_or_else(|| {
+            DriverError::InvalidArgument(format!(
+                "queue family {} does not exist",
+                q.queue_family_index
+            ))
+        })?;
+        if q.queue_count == 0 || q.queue_count > fam.queue_count {
+            return Err(DriverError::InvalidArgument(format!(
+                "{} queues requested of family {}",
+                q.queue_count, q.queue_family_index
+            )));
+        }
+    }
+    // SAFETY: ppEnabledExtensionNames holds enabledExtensionCount strings per the spec.
+    let names = unsafe {
+        ffi::slice(
+            info.pp_enabled_extension_names,
+            info.enabled_extension_count,
+            "ppEnabledExtensionNames",
+        )
+    }?;
+    let mut enabled = Vec::new();
+    for &p in names {
+        // SAFETY: each is a NUL-terminated string.
+        let name = unsafe { ffi::cstr(p, "extension name") }?;
+        if !DEVICE_EXTENSIONS.iter().any(|(n, _)| *n == name) {
+            return Err(DriverError::ExtensionNotPresent(name.to_string()));
+        }
+        enabled.push(name.to_string());
+    }
+    // Features come either in pEnabledFeatures or in a chained VkPhysicalDeviceFeatures2.
+    // SAFETY: pEnabledFeatures is null or valid; the pNext chain is valid per the spec.
+    let requested = match unsafe { ffi::read_opt(info.p_enabled_features) } {
+        Some(f) => Some(*f),
+        None => unsafe {
+            ffi::find_in_chain(info.p_next, vk::StructureType::PHYSICAL_DEVICE_FEATURES_2)
+        }
+        // SAFETY: a structure whose sType is PHYSICAL_DEVICE_FEATURES_2 is one.
+        .map(|p| unsafe { (*p.cast::<vk::PhysicalDeviceFeatures2<'_>>()).features }),
+    };
+    if let Some(requested) = requested {
+        let missing =
+            physical::unsupported_features(&requested, &physical::supported_features(adapter.info));
+        if !missing.is_empty() {
+            return Err(DriverError::FeatureNotPresent(missing.join(", ")));
+        }
+    }
+    Ok(enabled)
+}
+
+pub(crate) unsafe extern "system" fn create_device(
+    pd: vk::PhysicalDevice,
+    p_create_info: *const vk::DeviceCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_device: *mut vk::Device,
+) -> vk::Result {
+    ffi::result("vkCreateDevice", || {
+        // SAFETY: valid handle and create info per the spec.
+        let adapter = unsafe { PhysicalDevice::from_handle(pd) }?.adapter.clone();
+        // SAFETY: as above.
+        let info = unsafe { ffi::read(p_create_info, "pCreateInfo") }?;
+        let enabled_extensions = check_create_info(&adapter, info)?;
+        let fences = Arc::new(Registry::new("VkFence"));
+        let queue = Dispatchable::new(Queue::new(adapter.clone(), fences.clone()));
+        let device = Dispatchable::new(Device {
+            adapter,
+            enabled_extensions,
+            queue,
+            memories: Registry::new("VkDeviceMemory"),
+            buffers: Registry::new("VkBuffer"),
+            fences,
+        });
+        let raw = handles::into_raw(device);
+        use ash::vk::Handle;
+        // SAFETY: valid output pointer per the spec.
+        if let Err(e) = unsafe { ffi::write(p_device, vk::Device::from_raw(raw as u64), "pDevice") }
+        {
+            // SAFETY: raw was made just above and never handed out.
+            drop(unsafe { handles::take::<Device>(raw) });
+            return Err(e);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_device(
+    device: vk::Device,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyDevice", || {
+        use ash::vk::Handle;
+        // SAFETY: the application passes a device it created (or null) and no longer uses it.
+        if let Some(dev) = unsafe { handles::take::<Device>(device.as_raw() as *mut u8) } {
+            dev.obj.queue.obj.wait_idle()?;
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result {
+    ffi::result("vkDeviceWaitIdle", || {
+        // SAFETY: a live device per the spec.
+        let dev = unsafe { Device::from_handle(device) }?;
+        dev.queue.obj.wait_idle()?;
+        Ok(vk::Result::SUCCESS)
+    })
+}

@@ -1,0 +1,181 @@
+//! Handles.
+//!
+//! Dispatchable handles (VkInstance, VkPhysicalDevice, VkDevice, VkQueue) point at a
+//! [`Dispatchable`]: the loader's slot first, then the object. The loader overwrites the slot with
+//! its dispatch table, so the driver never reads it after creation.
+//!
+//! Non-dispatchable handles are ids into a [`Registry`]: looking one up is safe, a stale or
+//! foreign id is an error instead of undefined behaviour. Ids are unique across the process
+//! (validation layers key their object tracking by handle value).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{DriverError, Result};
+
+/// `ICD_LOADER_MAGIC` from vk_icd.h: what the loader expects in the first word of a fresh
+/// dispatchable object.
+pub const ICD_LOADER_MAGIC: usize = 0x01CD_C0DE;
+
+#[repr(C)]
+pub struct Dispatchable<T> {
+    /// Written by the loader behind our back (its dispatch table pointer); atomic so that the
+    /// foreign write through a shared pointer is not a data race on a plain field.
+    loader_slot: AtomicUsize,
+    pub obj: T,
+}
+
+impl<T> Dispatchable<T> {
+    pub fn new(obj: T) -> Box<Self> {
+        Box::new(Self::inline(obj))
+    }
+
+    /// For objects the driver keeps inside another one (physical devices).
+    pub fn inline(obj: T) -> Self {
+        Dispatchable {
+            loader_slot: AtomicUsize::new(ICD_LOADER_MAGIC),
+            obj,
+        }
+    }
+
+    /// Whether the loader slot still holds the magic (true until the loader patches it).
+    pub fn has_magic(&self) -> bool {
+        self.loader_slot.load(Ordering::Relaxed) == ICD_LOADER_MAGIC
+    }
+}
+
+/// Turns a boxed object into its raw handle pointer; ownership passes to the application.
+pub fn into_raw<T>(b: Box<Dispatchable<T>>) -> *mut u8 {
+    Box::into_raw(b).cast()
+}
+
+/// The handle of an object that stays owned by the driver (physical devices, queues).
+pub fn as_raw<T>(d: &Dispatchable<T>) -> *mut u8 {
+    (d as *const Dispatchable<T>).cast_mut().cast()
+}
+
+/// Borrows the object behind a dispatchable handle.
+///
+/// # Safety
+/// `h` must be null or a handle made by [`into_raw`] for a `Dispatchable<T>` still alive for `'a`.
+pub unsafe fn borrow<'a, T>(h: *mut u8, kind: &'static str) -> Result<&'a T> {
+    let p = h.cast::<Dispatchable<T>>();
+    // SAFETY: by the caller's contract p is null or a live Dispatchable<T>.
+    unsafe { p.as_ref() }
+        .map(|d| &d.obj)
+        .ok_or(DriverError::InvalidHandle { kind, value: 0 })
+}
+
+/// Takes ownership back from a dispatchable handle (destroy).
+///
+/// # Safety
+/// `h` must be null or a handle made by [`into_raw`] for a `Dispatchable<T>` not yet taken back,
+/// and no other reference to it may be in use.
+pub unsafe fn take<T>(h: *mut u8) -> Option<Box<Dispatchable<T>>> {
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: by the caller's contract this is the pointer Box::into_raw returned.
+    Some(unsafe { Box::from_raw(h.cast::<Dispatchable<T>>()) })
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Non-dispatchable objects of one kind, by id.
+pub struct Registry<T> {
+    kind: &'static str,
+    map: Mutex<HashMap<u64, Arc<T>>>,
+}
+
+impl<T> Registry<T> {
+    pub fn new(kind: &'static str) -> Self {
+        Registry {
+            kind,
+            map: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<T>>> {
+        // A panic while holding the lock cannot leave the map half-updated (single insert/remove).
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn insert(&self, obj: T) -> u64 {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, Arc::new(obj));
+        id
+    }
+
+    pub fn get(&self, id: u64) -> Result<Arc<T>> {
+        self.lock()
+            .get(&id)
+            .cloned()
+            .ok_or(DriverError::InvalidHandle {
+                kind: self.kind,
+                value: id,
+            })
+    }
+
+    /// Removes an object; destroying `VK_NULL_HANDLE` is allowed and removes nothing.
+    pub fn remove(&self, id: u64) -> Result<Option<Arc<T>>> {
+        if id == 0 {
+            return Ok(None);
+        }
+        self.lock()
+            .remove(&id)
+            .map(Some)
+            .ok_or(DriverError::InvalidHandle {
+                kind: self.kind,
+                value: id,
+            })
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Empties the registry (device destruction), returning how many objects were still alive.
+    pub fn drain(&self) -> usize {
+        let objs: Vec<_> = self.lock().drain().collect();
+        objs.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_ids_unique_and_stale_ids_rejected() {
+        let r = Registry::new("thing");
+        let a = r.insert(1u32);
+        let b = r.insert(2u32);
+        assert_ne!(a, b);
+        assert_eq!(*r.get(b).unwrap(), 2);
+        assert!(r.remove(a).unwrap().is_some());
+        assert!(r.get(a).is_err());
+        assert!(r.remove(a).is_err());
+        assert!(r.remove(0).unwrap().is_none());
+        assert_eq!(r.drain(), 1);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn dispatchable_starts_with_loader_magic() {
+        let d = Dispatchable::new(7u64);
+        assert!(d.has_magic());
+        let raw = into_raw(d);
+        // SAFETY: raw came from into_raw just above; its first word is the loader slot.
+        let first = unsafe { raw.cast::<usize>().read() };
+        assert_eq!(first, ICD_LOADER_MAGIC);
+        // SAFETY: raw is live and of this type.
+        assert_eq!(*unsafe { borrow::<u64>(raw, "test") }.unwrap(), 7);
+        // SAFETY: taken back exactly once.
+        drop(unsafe { take::<u64>(raw) });
+    }
+}

@@ -1,0 +1,431 @@
+//! VkDeviceMemory (GEM buffer objects) and VkBuffer.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, Weak};
+
+use ash::vk;
+use ash::vk::Handle;
+use kernel_iface::{DrmDevice, KernelError, Mapping};
+
+use crate::debug::{self, Flag};
+use crate::device::Device;
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::physical::memory_types;
+
+/// GEM objects are whole pages.
+const PAGE_SIZE: u64 = 4096;
+/// Buffer placement alignment: a cache line, so no two buffers share one (the GPU and the CPU
+/// would otherwise fight over lines of unrelated buffers) and every minimum offset alignment
+/// Ferrite reports (64) is met from the buffer's start.
+pub const BUFFER_ALIGNMENT: u64 = 64;
+
+fn align_up(v: u64, a: u64) -> Option<u64> {
+    v.checked_add(a - 1).map(|x| x & !(a - 1))
+}
+
+pub struct Memory {
+    // Field order matters: the mapping is dropped (unmapped) before the object is closed.
+    mapping: Mutex<Option<Mapping>>,
+    drm: Arc<DrmDevice>,
+    pub bo: u32,
+    /// The size the application asked for.
+    pub size: u64,
+    pub type_index: u32,
+}
+
+impl Memory {
+    fn lock_mapping(&self) -> std::sync::MutexGuard<'_, Option<Mapping>> {
+        self.mapping.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        self.mapping
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if debug::enabled(Flag::Mem) {
+            log::info!(
+                "free: GEM handle {} ({} bytes, type {})",
+                self.bo,
+                self.size,
+                self.type_index
+            );
+        }
+        if let Err(e) = self.drm.gem_close(self.bo) {
+            log::error!("GEM_CLOSE of handle {}: {e}", self.bo);
+        }
+    }
+}
+
+/// Where a buffer lives once bound. The memory may be freed while the buffer still exists
+/// (the buffer is then unusable), so the link is weak.
+#[derive(Clone)]
+#[allow(dead_code)] // read when command buffers resolve buffer addresses (next issue)
+pub struct Binding {
+    pub memory: Weak<Memory>,
+    pub offset: u64,
+}
+
+pub struct Buffer {
+    pub size: u64,
+    #[allow(dead_code)] // read when descriptors are written (surface state per usage)
+    pub usage: vk::BufferUsageFlags,
+    pub binding: Mutex<Option<Binding>>,
+}
+
+impl Buffer {
+    pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
+        vk::MemoryRequirements {
+            // Dword granular: the data-port messages that will read and write buffers move dwords.
+            size: align_up(self.size, 4).unwrap_or(self.size),
+            alignment: BUFFER_ALIGNMENT,
+            memory_type_bits: (1u32 << memory_types(device.adapter.info).len()) - 1,
+        }
+    }
+
+    fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
+        let mem = device.memories.get(memory.as_raw())?;
+        let req = self.requirements(device);
+        if !offset.is_multiple_of(req.alignment) {
+            return Err(DriverError::InvalidArgument(format!(
+                "offset {offset} is not a multiple of {}",
+                req.alignment
+            )));
+        }
+        if offset
+            .checked_add(req.size)
+            .is_none_or(|end| end > mem.size)
+        {
+            return Err(DriverError::InvalidArgument(format!(
+                "{} bytes at offset {offset} exceed a {}-byte allocation",
+                req.size, mem.size
+            )));
+        }
+        let mut binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
+        if binding.is_some() {
+            return Err(DriverError::InvalidArgument(
+                "buffer is already bound".into(),
+            ));
+        }
+        *binding = Some(Binding {
+            memory: Arc::downgrade(&mem),
+            offset,
+        });
+        Ok(())
+    }
+}
+
+/// # Safety
+/// `device` must be null or a live device.
+unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
+    // SAFETY: forwarded caller contract.
+    unsafe { Device::from_handle(device) }
+}
+
+fn allocate(device: &Device, info: &vk::MemoryAllocateInfo<'_>) -> Result<u64> {
+    let types = memory_types(device.adapter.info);
+    if info.memory_type_index as usize >= types.len() {
+        return Err(DriverError::InvalidArgument(format!(
+            "memory type {} does not exist",
+            info.memory_type_index
+        )));
+    }
+    if info.allocation_size == 0 {
+        return Err(DriverError::InvalidArgument("allocationSize is 0".into()));
+    }
+    if info.allocation_size > device.adapter.heap_size {
+        return Err(DriverError::OutOfDeviceMemory(format!(
+            "{} bytes exceed the {}-byte heap",
+            info.allocation_size, device.adapter.heap_size
+        )));
+    }
+    let bo_size = align_up(info.allocation_size, PAGE_SIZE)
+        .ok_or_else(|| DriverError::OutOfDeviceMemory("size overflow".into()))?;
+    let bo = device
+        .adapter
+        .drm
+        .gem_create(bo_size)
+        .map_err(|e| match e {
+            KernelError::OutOfMemory => {
+                DriverError::OutOfDeviceMemory(format!("GEM_CREATE of {bo_size} bytes: {e}"))
+            }
+            other => DriverError::Kernel(other),
+        })?;
+    if debug::enabled(Flag::Mem) {
+        log::info!(
+            "allocate: {} bytes (type {}) -> GEM handle {bo}",
+            info.allocation_size,
+            info.memory_type_index
+        );
+    }
+    let memory = Memory {
+        mapping: Mutex::new(None),
+        drm: device.adapter.drm.clone(),
+        bo,
+        size: info.allocation_size,
+        type_index: info.memory_type_index,
+    };
+    Ok(device.memories.insert(memory))
+}
+
+pub(crate) unsafe extern "system" fn allocate_memory(
+    device: vk::Device,
+    p_info: *const vk::MemoryAllocateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_memory: *mut vk::DeviceMemory,
+) -> vk::Result {
+    ffi::result("vkAllocateMemory", || {
+        // SAFETY: live device and valid allocate info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pAllocateInfo")?) };
+        let id = allocate(d, info)?;
+        // SAFETY: valid output pointer per the spec.
+        if let Err(e) = unsafe { ffi::write(p_memory, vk::DeviceMemory::from_raw(id), "pMemory") } {
+            d.memories.remove(id)?;
+            return Err(e);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn free_memory(
+    device: vk::Device,
+    memory: vk::DeviceMemory,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkFreeMemory", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.memories.remove(memory.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn map_memory(
+    device: vk::Device,
+    memory: vk::DeviceMemory,
+    offset: u64,
+    size: u64,
+    _flags: vk::MemoryMapFlags,
+    pp_data: *mut *mut c_void,
+) -> vk::Result {
+    ffi::result("vkMapMemory", || {
+        // SAFETY: a live device per the spec.
+        let mem = unsafe { dev(device) }?.memories.get(memory.as_raw())?;
+        let len = if size == vk::WHOLE_SIZE {
+            mem.size.checked_sub(offset)
+        } else {
+            Some(size)
+        };
+        match len.and_then(|l| offset.checked_add(l)) {
+            Some(end) if end <= mem.size && len != Some(0) => {}
+            _ => {
+                return Err(DriverError::MemoryMapFailed(format!(
+                    "range {offset}+{size} outside a {}-byte allocation",
+                    mem.size
+                )))
+            }
+        }
+        let mut mapping = mem.lock_mapping();
+        if mapping.is_some() {
+            return Err(DriverError::MemoryMapFailed(
+                "memory is already mapped".into(),
+            ));
+        }
+        let bo_size = align_up(mem.size, PAGE_SIZE).unwrap_or(mem.size);
+        let m = mem
+            .drm
+            .gem_mmap(mem.bo, bo_size)
+            .map_err(|e| DriverError::MemoryMapFailed(format!("GEM handle {}: {e}", mem.bo)))?;
+        let ptr = m.as_ptr().wrapping_add(offset as usize).cast::<c_void>();
+        if debug::enabled(Flag::Mem) {
+            log::info!("map: GEM handle {} at {:p} (+{offset})", mem.bo, m.as_ptr());
+        }
+        *mapping = Some(m);
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(pp_data, ptr, "ppData") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn unmap_memory(device: vk::Device, memory: vk::DeviceMemory) {
+    ffi::void("vkUnmapMemory", || {
+        // SAFETY: a live device per the spec.
+        let mem = unsafe { dev(device) }?.memories.get(memory.as_raw())?;
+        if mem.lock_mapping().take().is_none() {
+            return Err(DriverError::InvalidArgument(
+                "vkUnmapMemory of memory that is not mapped".into(),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Every memory type is HOST_COHERENT: flushes and invalidations have nothing to do, but the
+/// ranges must still name live memory.
+fn check_ranges(
+    device: vk::Device,
+    count: u32,
+    p_ranges: *const vk::MappedMemoryRange<'_>,
+) -> Result<vk::Result> {
+    // SAFETY: a live device and `count` valid ranges per the spec.
+    let (d, ranges) = unsafe { (dev(device)?, ffi::slice(p_ranges, count, "pMemoryRanges")?) };
+    for r in ranges {
+        d.memories.get(r.memory.as_raw())?;
+    }
+    Ok(vk::Result::SUCCESS)
+}
+
+pub(crate) unsafe extern "system" fn flush_mapped_memory_ranges(
+    device: vk::Device,
+    count: u32,
+    p_ranges: *const vk::MappedMemoryRange<'_>,
+) -> vk::Result {
+    ffi::result("vkFlushMappedMemoryRanges", || {
+        check_ranges(device, count, p_ranges)
+    })
+}
+
+pub(crate) unsafe extern "system" fn invalidate_mapped_memory_ranges(
+    device: vk::Device,
+    count: u32,
+    p_ranges: *const vk::MappedMemoryRange<'_>,
+) -> vk::Result {
+    ffi::result("vkInvalidateMappedMemoryRanges", || {
+        check_ranges(device, count, p_ranges)
+    })
+}
+
+/// GEM objects are backed in full when created.
+pub(crate) unsafe extern "system" fn get_device_memory_commitment(
+    device: vk::Device,
+    memory: vk::DeviceMemory,
+    p_committed: *mut u64,
+) {
+    ffi::void("vkGetDeviceMemoryCommitment", || {
+        // SAFETY: a live device per the spec.
+        let mem = unsafe { dev(device) }?.memories.get(memory.as_raw())?;
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_committed, mem.size, "pCommittedMemoryInBytes") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_buffer(
+    device: vk::Device,
+    p_info: *const vk::BufferCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_buffer: *mut vk::Buffer,
+) -> vk::Result {
+    ffi::result("vkCreateBuffer", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        if !info.flags.is_empty() {
+            // Sparse and protected buffers need features Ferrite does not offer.
+            return Err(DriverError::NotImplemented(
+                "buffer create flags (sparse/protected)",
+            ));
+        }
+        if info.size == 0 {
+            return Err(DriverError::InvalidArgument("buffer size is 0".into()));
+        }
+        let id = d.buffers.insert(Buffer {
+            size: info.size,
+            usage: info.usage,
+            binding: Mutex::new(None),
+        });
+        // SAFETY: valid output pointer per the spec.
+        if let Err(e) = unsafe { ffi::write(p_buffer, vk::Buffer::from_raw(id), "pBuffer") } {
+            d.buffers.remove(id)?;
+            return Err(e);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_buffer(
+    device: vk::Device,
+    buffer: vk::Buffer,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyBuffer", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.buffers.remove(buffer.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_buffer_memory_requirements(
+    device: vk::Device,
+    buffer: vk::Buffer,
+    p_req: *mut vk::MemoryRequirements,
+) {
+    ffi::void("vkGetBufferMemoryRequirements", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let req = d.buffers.get(buffer.as_raw())?.requirements(d);
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_req, req, "pMemoryRequirements") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_buffer_memory_requirements2(
+    device: vk::Device,
+    p_info: *const vk::BufferMemoryRequirementsInfo2<'_>,
+    p_req: *mut vk::MemoryRequirements2<'_>,
+) {
+    ffi::void("vkGetBufferMemoryRequirements2KHR", || {
+        // SAFETY: live device and valid info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
+        let req = d.buffers.get(info.buffer.as_raw())?.requirements(d);
+        // SAFETY: valid output structure; only the core member is written (no chained
+        // structure Ferrite knows: VK_KHR_dedicated_allocation is not offered).
+        let out =
+            unsafe { p_req.as_mut() }.ok_or(DriverError::NullPointer("pMemoryRequirements"))?;
+        out.memory_requirements = req;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn bind_buffer_memory(
+    device: vk::Device,
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    offset: u64,
+) -> vk::Result {
+    ffi::result("vkBindBufferMemory", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        d.buffers.get(buffer.as_raw())?.bind(d, memory, offset)?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn bind_buffer_memory2(
+    device: vk::Device,
+    count: u32,
+    p_infos: *const vk::BindBufferMemoryInfo<'_>,
+) -> vk::Result {
+    ffi::result("vkBindBufferMemory2KHR", || {
+        // SAFETY: a live device and `count` valid structures per the spec.
+        let (d, infos) = unsafe { (dev(device)?, ffi::slice(p_infos, count, "pBindInfos")?) };
+        for i in infos {
+            d.buffers
+                .get(i.buffer.as_raw())?
+                .bind(d, i.memory, i.memory_offset)?;
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align_up_rounds_and_detects_overflow() {
+        assert_eq!(align_up(1, 4096), Some(4096));
+        assert_eq!(align_up(4096, 4096), Some(4096));
+        assert_eq!(align_up(u64::MAX, 4096), None);
+    }
+}

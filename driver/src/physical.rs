@@ -1,0 +1,707 @@
+//! VkPhysicalDevice: what the device is and what Ferrite offers on it.
+//!
+//! Everything here is derived from kernel-iface's device-info row; nothing is advertised before
+//! it works (features all false, no format features, timestamps invalid until implemented).
+
+use std::sync::Arc;
+
+use ash::vk;
+use kernel_iface::{DeviceInfo, DrmDevice};
+
+use crate::entry::DEVICE_EXTENSIONS;
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::handles;
+use crate::instance::API_VERSION;
+
+/// Intel's PCI vendor id.
+pub const VENDOR_ID_INTEL: u32 = 0x8086;
+
+/// One device the driver can use, shared by its VkPhysicalDevice and every VkDevice made on it.
+pub struct Adapter {
+    pub drm: Arc<DrmDevice>,
+    pub info: &'static DeviceInfo,
+    pub heap_size: u64,
+}
+
+impl Adapter {
+    pub fn new(drm: Arc<DrmDevice>) -> Adapter {
+        let info = drm.info();
+        Adapter {
+            heap_size: heap_size(info),
+            drm,
+            info,
+        }
+    }
+
+    pub fn is_simulated(&self) -> bool {
+        self.drm.is_simulated()
+    }
+
+    /// "Intel(R) HD Graphics 520 (SKL GT2)", plus " [simulated]" on the simulated device.
+    pub fn device_name(&self) -> String {
+        let sim = if self.is_simulated() {
+            " [simulated]"
+        } else {
+            ""
+        };
+        format!("{} ({}){sim}", self.info.marketing_name, self.info.name)
+    }
+
+    pub fn properties(&self) -> vk::PhysicalDeviceProperties {
+        vk::PhysicalDeviceProperties {
+            api_version: API_VERSION,
+            driver_version: driver_version(),
+            vendor_id: VENDOR_ID_INTEL,
+            device_id: u32::from(self.info.pci_id),
+            device_type: vk::PhysicalDeviceType::INTEGRATED_GPU,
+            device_name: ffi::name_array(&self.device_name()),
+            pipeline_cache_uuid: pipeline_cache_uuid(self.info.pci_id),
+            limits: limits(self.info),
+            sparse_properties: vk::PhysicalDeviceSparseProperties::default(),
+        }
+    }
+
+    pub fn memory_properties(&self) -> vk::PhysicalDeviceMemoryProperties {
+        let mut props = vk::PhysicalDeviceMemoryProperties {
+            memory_heap_count: 1,
+            ..Default::default()
+        };
+        props.memory_heaps[0] = vk::MemoryHeap {
+            size: self.heap_size,
+            flags: vk::MemoryHeapFlags::DEVICE_LOCAL,
+        };
+        let types = memory_types(self.info);
+        props.memory_type_count = types.len() as u32;
+        for (slot, flags) in props.memory_types.iter_mut().zip(types) {
+            *slot = vk::MemoryType {
+                property_flags: flags,
+                heap_index: 0,
+            };
+        }
+        props
+    }
+
+    pub fn queue_families(&self) -> [vk::QueueFamilyProperties; 1] {
+        [vk::QueueFamilyProperties {
+            queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER,
+            queue_count: 1,
+            // Timestamps are not implemented yet: 0 valid bits says so.
+            timestamp_valid_bits: 0,
+            min_image_transfer_granularity: vk::Extent3D {
+                width: 1,
+                height: 1,
+                depth: 1,
+            },
+        }]
+    }
+}
+
+/// The memory types: UMA, all in the one heap. On LLC parts a CPU mapping is write-back and
+/// snooped by the GPU, so a HOST_CACHED type is honest there; the plain coherent type comes
+/// first (the spec orders types whose flags are a subset of another's before it).
+pub fn memory_types(info: &DeviceInfo) -> Vec<vk::MemoryPropertyFlags> {
+    let base = vk::MemoryPropertyFlags::DEVICE_LOCAL
+        | vk::MemoryPropertyFlags::HOST_VISIBLE
+        | vk::MemoryPropertyFlags::HOST_COHERENT;
+    let mut types = vec![base];
+    if info.has_llc {
+        types.push(base | vk::MemoryPropertyFlags::HOST_CACHED);
+    }
+    types
+}
+
+/// Memory the device may use: three quarters of system RAM (the rest stays for the system),
+/// capped by the GPU address space.
+fn heap_size(info: &DeviceInfo) -> u64 {
+    let ram = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    });
+    let ram = ram.unwrap_or_else(|| {
+        log::warn!("cannot read MemTotal from /proc/meminfo; assuming 4 GiB of RAM");
+        4 << 30
+    });
+    (ram / 4 * 3).min(info.aperture_size)
+}
+
+/// The driver version in Vulkan's encoding, from the crate version.
+pub fn driver_version() -> u32 {
+    let part = |s: &str| s.parse::<u32>().unwrap_or(0);
+    vk::make_api_version(
+        0,
+        part(env!("CARGO_PKG_VERSION_MAJOR")),
+        part(env!("CARGO_PKG_VERSION_MINOR")),
+        part(env!("CARGO_PKG_VERSION_PATCH")),
+    )
+}
+
+/// Stable for one driver build and device id; different builds (their compiler may emit
+/// different code) or devices never share a pipeline cache.
+pub fn pipeline_cache_uuid(pci_id: u16) -> [u8; vk::UUID_SIZE] {
+    let fnv = |seed: u64| {
+        let mut h = seed;
+        for b in env!("FERRITE_BUILD_HASH")
+            .bytes()
+            .chain(env!("CARGO_PKG_VERSION").bytes())
+            .chain(pci_id.to_le_bytes())
+        {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    };
+    let mut uuid = [0u8; vk::UUID_SIZE];
+    uuid[..8].copy_from_slice(&fnv(0xcbf2_9ce4_8422_2325).to_le_bytes());
+    uuid[8..].copy_from_slice(&fnv(0x8422_2325_cbf2_9ce4).to_le_bytes());
+    uuid
+}
+
+/// Limits. Compute limits come from the device row (Gen9: 56 hardware threads per work group,
+/// up to SIMD32 each, 64 KiB SLM); the rest are the spec's required minimums for what a
+/// compute-only 1.0 device must still report, so nothing is claimed beyond what is built.
+pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
+    // The widest dispatch the compiler plans (SIMD32) times the group's thread budget, capped
+    // at 1024 as Mesa's anv does for Gen9.
+    let max_invocations = (info.max_threads_per_group * 32).min(1024);
+    let samples = vk::SampleCountFlags::TYPE_1 | vk::SampleCountFlags::TYPE_4;
+    vk::PhysicalDeviceLimits {
+        max_image_dimension1_d: 4096,
+        max_image_dimension2_d: 4096,
+        max_image_dimension3_d: 256,
+        max_image_dimension_cube: 4096,
+        max_image_array_layers: 256,
+        max_texel_buffer_elements: 65536,
+        max_uniform_buffer_range: 16384,
+        max_storage_buffer_range: 1 << 27,
+        max_push_constants_size: 128,
+        max_memory_allocation_count: 4096,
+        max_sampler_allocation_count: 4000,
+        buffer_image_granularity: 1,
+        sparse_address_space_size: 0,
+        max_bound_descriptor_sets: 4,
+        max_per_stage_descriptor_samplers: 16,
+        max_per_stage_descriptor_uniform_buffers: 12,
+        max_per_stage_descriptor_storage_buffers: 4,
+        max_per_stage_descriptor_sampled_images: 16,
+        max_per_stage_descriptor_storage_images: 4,
+        max_per_stage_descriptor_input_attachments: 4,
+        max_per_stage_resources: 128,
+        max_descriptor_set_samplers: 96,
+        max_descriptor_set_uniform_buffers: 72,
+        max_descriptor_set_uniform_buffers_dynamic: 8,
+        max_descriptor_set_storage_buffers: 24,
+        max_descriptor_set_storage_buffers_dynamic: 4,
+        max_descriptor_set_sampled_images: 96,
+        max_descriptor_set_storage_images: 24,
+        max_descriptor_set_input_attachments: 4,
+        max_vertex_input_attributes: 16,
+        max_vertex_input_bindings: 16,
+        max_vertex_input_attribute_offset: 2047,
+        max_vertex_input_binding_stride: 2048,
+        max_vertex_output_components: 64,
+        // Tessellation and geometry shaders are unsupported features: their limits may be 0.
+        max_tessellation_generation_level: 0,
+        max_tessellation_patch_size: 0,
+        max_tessellation_control_per_vertex_input_components: 0,
+        max_tessellation_control_per_vertex_output_components: 0,
+        max_tessellation_control_per_patch_output_components: 0,
+        max_tessellation_control_total_output_components: 0,
+        max_tessellation_evaluation_input_components: 0,
+        max_tessellation_evaluation_output_components: 0,
+        max_geometry_shader_invocations: 0,
+        max_geometry_input_components: 0,
+        max_geometry_output_components: 0,
+        max_geometry_output_vertices: 0,
+        max_geometry_total_output_components: 0,
+        max_fragment_input_components: 64,
+        max_fragment_output_attachments: 4,
+        max_fragment_dual_src_attachments: 0,
+        max_fragment_combined_output_resources: 4,
+        max_compute_shared_memory_size: info.slm_size_per_group,
+        max_compute_work_group_count: [65535; 3],
+        max_compute_work_group_invocations: max_invocations,
+        max_compute_work_group_size: [max_invocations, max_invocations, max_invocations.min(64)],
+        sub_pixel_precision_bits: 4,
+        sub_texel_precision_bits: 4,
+        mipmap_precision_bits: 4,
+        max_draw_indexed_index_value: (1 << 24) - 1,
+        max_draw_indirect_count: 1,
+        max_sampler_lod_bias: 2.0,
+        max_sampler_anisotropy: 1.0,
+        max_viewports: 1,
+        max_viewport_dimensions: [4096, 4096],
+        viewport_bounds_range: [-8192.0, 8191.0],
+        viewport_sub_pixel_bits: 0,
+        // GEM mappings are page aligned.
+        min_memory_map_alignment: 4096,
+        min_texel_buffer_offset_alignment: 64,
+        min_uniform_buffer_offset_alignment: 64,
+        min_storage_buffer_offset_alignment: 64,
+        min_texel_offset: -8,
+        max_texel_offset: 7,
+        min_texel_gather_offset: -8,
+        max_texel_gather_offset: 7,
+        min_interpolation_offset: -0.5,
+        max_interpolation_offset: 0.4375,
+        sub_pixel_interpolation_offset_bits: 4,
+        max_framebuffer_width: 4096,
+        max_framebuffer_height: 4096,
+        max_framebuffer_layers: 256,
+        framebuffer_color_sample_counts: samples,
+        framebuffer_depth_sample_counts: samples,
+        framebuffer_stencil_sample_counts: samples,
+        framebuffer_no_attachments_sample_counts: samples,
+        max_color_attachments: 4,
+        sampled_image_color_sample_counts: samples,
+        sampled_image_integer_sample_counts: vk::SampleCountFlags::TYPE_1,
+        sampled_image_depth_sample_counts: samples,
+        sampled_image_stencil_sample_counts: samples,
+        storage_image_sample_counts: vk::SampleCountFlags::TYPE_1,
+        max_sample_mask_words: 1,
+        timestamp_compute_and_graphics: vk::FALSE,
+        timestamp_period: 1e9 / info.timestamp_frequency_hz as f32,
+        max_clip_distances: 8,
+        max_cull_distances: 8,
+        max_combined_clip_and_cull_distances: 8,
+        discrete_queue_priorities: 2,
+        point_size_range: [1.0, 1.0],
+        line_width_range: [1.0, 1.0],
+        point_size_granularity: 0.0,
+        line_width_granularity: 0.0,
+        strict_lines: vk::FALSE,
+        standard_sample_locations: vk::FALSE,
+        optimal_buffer_copy_offset_alignment: 64,
+        optimal_buffer_copy_row_pitch_alignment: 64,
+        non_coherent_atom_size: 64,
+    }
+}
+
+/// Lists every `VkPhysicalDeviceFeatures` member once, so support and requests are compared
+/// by name and a refused request names the feature.
+macro_rules! feature_names {
+    ($($f:ident),* $(,)?) => {
+        fn feature_list(f: &vk::PhysicalDeviceFeatures) -> Vec<(&'static str, bool)> {
+            vec![$((stringify!($f), f.$f != vk::FALSE)),*]
+        }
+    };
+}
+
+feature_names!(
+    robust_buffer_access,
+    full_draw_index_uint32,
+    image_cube_array,
+    independent_blend,
+    geometry_shader,
+    tessellation_shader,
+    sample_rate_shading,
+    dual_src_blend,
+    logic_op,
+    multi_draw_indirect,
+    draw_indirect_first_instance,
+    depth_clamp,
+    depth_bias_clamp,
+    fill_mode_non_solid,
+    depth_bounds,
+    wide_lines,
+    large_points,
+    alpha_to_one,
+    multi_viewport,
+    sampler_anisotropy,
+    texture_compression_etc2,
+    texture_compression_astc_ldr,
+    texture_compression_bc,
+    occlusion_query_precise,
+    pipeline_statistics_query,
+    vertex_pipeline_stores_and_atomics,
+    fragment_stores_and_atomics,
+    shader_tessellation_and_geometry_point_size,
+    shader_image_gather_extended,
+    shader_storage_image_extended_formats,
+    shader_storage_image_multisample,
+    shader_storage_image_read_without_format,
+    shader_storage_image_write_without_format,
+    shader_uniform_buffer_array_dynamic_indexing,
+    shader_sampled_image_array_dynamic_indexing,
+    shader_storage_buffer_array_dynamic_indexing,
+    shader_storage_image_array_dynamic_indexing,
+    shader_clip_distance,
+    shader_cull_distance,
+    shader_float64,
+    shader_int64,
+    shader_int16,
+    shader_resource_residency,
+    shader_resource_min_lod,
+    sparse_binding,
+    sparse_residency_buffer,
+    sparse_residency_image2_d,
+    sparse_residency_image3_d,
+    sparse_residency2_samples,
+    sparse_residency4_samples,
+    sparse_residency8_samples,
+    sparse_residency16_samples,
+    sparse_residency_aliased,
+    variable_multisample_rate,
+    inherited_queries,
+);
+
+/// Features that work today: none yet. Each is switched on by the change that makes it work.
+pub fn supported_features(_info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
+    vk::PhysicalDeviceFeatures::default()
+}
+
+/// Names of requested features the device does not support.
+pub fn unsupported_features(
+    requested: &vk::PhysicalDeviceFeatures,
+    supported: &vk::PhysicalDeviceFeatures,
+) -> Vec<&'static str> {
+    feature_list(requested)
+        .into_iter()
+        .zip(feature_list(supported))
+        .filter(|((_, req), (_, sup))| *req && !*sup)
+        .map(|((name, _), _)| name)
+        .collect()
+}
+
+pub struct PhysicalDevice {
+    pub adapter: Arc<Adapter>,
+}
+
+impl PhysicalDevice {
+    /// # Safety
+    /// `h` must be null or a physical device of a live instance.
+    pub unsafe fn from_handle<'a>(h: vk::PhysicalDevice) -> Result<&'a PhysicalDevice> {
+        use ash::vk::Handle;
+        // SAFETY: forwarded caller contract.
+        unsafe { handles::borrow(h.as_raw() as *mut u8, "VkPhysicalDevice") }
+    }
+}
+
+/// # Safety
+/// `pd` must be a live physical device.
+unsafe fn adapter<'a>(pd: vk::PhysicalDevice) -> Result<&'a Adapter> {
+    // SAFETY: forwarded caller contract.
+    Ok(&unsafe { PhysicalDevice::from_handle(pd) }?.adapter)
+}
+
+pub(crate) unsafe extern "system" fn get_properties(
+    pd: vk::PhysicalDevice,
+    p_properties: *mut vk::PhysicalDeviceProperties,
+) {
+    ffi::void("vkGetPhysicalDeviceProperties", || {
+        // SAFETY: valid handle and output pointer per the spec.
+        unsafe { ffi::write(p_properties, adapter(pd)?.properties(), "pProperties") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_properties2(
+    pd: vk::PhysicalDevice,
+    p_properties: *mut vk::PhysicalDeviceProperties2<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceProperties2KHR", || {
+        // SAFETY: valid handle per the spec.
+        let props = unsafe { adapter(pd) }?.properties();
+        // SAFETY: valid output structure per the spec; only its `properties` member is written,
+        // the chain (no extension structures we know yet) is left as the application set it.
+        let out =
+            unsafe { p_properties.as_mut() }.ok_or(DriverError::NullPointer("pProperties"))?;
+        out.properties = props;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_features(
+    pd: vk::PhysicalDevice,
+    p_features: *mut vk::PhysicalDeviceFeatures,
+) {
+    ffi::void("vkGetPhysicalDeviceFeatures", || {
+        // SAFETY: valid handle and output pointer per the spec.
+        unsafe {
+            ffi::write(
+                p_features,
+                supported_features(adapter(pd)?.info),
+                "pFeatures",
+            )
+        }
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_features2(
+    pd: vk::PhysicalDevice,
+    p_features: *mut vk::PhysicalDeviceFeatures2<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceFeatures2KHR", || {
+        // SAFETY: valid handle per the spec.
+        let features = supported_features(unsafe { adapter(pd) }?.info);
+        // SAFETY: valid output structure per the spec; only `features` is written.
+        let out = unsafe { p_features.as_mut() }.ok_or(DriverError::NullPointer("pFeatures"))?;
+        out.features = features;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_queue_family_properties(
+    pd: vk::PhysicalDevice,
+    p_count: *mut u32,
+    p_props: *mut vk::QueueFamilyProperties,
+) {
+    ffi::void("vkGetPhysicalDeviceQueueFamilyProperties", || {
+        // SAFETY: valid handle and two-call idiom pointers per the spec.
+        unsafe { ffi::fill_array(p_count, p_props, &adapter(pd)?.queue_families()) }.map(|_| ())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_queue_family_properties2(
+    pd: vk::PhysicalDevice,
+    p_count: *mut u32,
+    p_props: *mut vk::QueueFamilyProperties2<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceQueueFamilyProperties2KHR", || {
+        // SAFETY: valid handle per the spec.
+        let families = unsafe { adapter(pd) }?.queue_families();
+        if p_count.is_null() {
+            return Err(DriverError::NullPointer("pQueueFamilyPropertyCount"));
+        }
+        if p_props.is_null() {
+            // SAFETY: non-null count pointer, valid per the spec.
+            unsafe { p_count.write(families.len() as u32) };
+            return Ok(());
+        }
+        // SAFETY: as above.
+        let n = unsafe { p_count.read() }.min(families.len() as u32) as usize;
+        for (i, fam) in families.iter().take(n).enumerate() {
+            // SAFETY: the application provides *p_count structures; only the core member is written.
+            unsafe { (*p_props.add(i)).queue_family_properties = *fam };
+        }
+        // SAFETY: as above.
+        unsafe { p_count.write(n as u32) };
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_memory_properties(
+    pd: vk::PhysicalDevice,
+    p_props: *mut vk::PhysicalDeviceMemoryProperties,
+) {
+    ffi::void("vkGetPhysicalDeviceMemoryProperties", || {
+        // SAFETY: valid handle and output pointer per the spec.
+        unsafe {
+            ffi::write(
+                p_props,
+                adapter(pd)?.memory_properties(),
+                "pMemoryProperties",
+            )
+        }
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_memory_properties2(
+    pd: vk::PhysicalDevice,
+    p_props: *mut vk::PhysicalDeviceMemoryProperties2<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceMemoryProperties2KHR", || {
+        // SAFETY: valid handle per the spec.
+        let props = unsafe { adapter(pd) }?.memory_properties();
+        // SAFETY: valid output structure; only the core member is written.
+        let out =
+            unsafe { p_props.as_mut() }.ok_or(DriverError::NullPointer("pMemoryProperties"))?;
+        out.memory_properties = props;
+        Ok(())
+    })
+}
+
+/// No format has any feature yet (no images, texel buffers or vertex input are implemented).
+pub(crate) unsafe extern "system" fn get_format_properties(
+    pd: vk::PhysicalDevice,
+    _format: vk::Format,
+    p_props: *mut vk::FormatProperties,
+) {
+    ffi::void("vkGetPhysicalDeviceFormatProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output pointer per the spec.
+        unsafe {
+            ffi::write(
+                p_props,
+                vk::FormatProperties::default(),
+                "pFormatProperties",
+            )
+        }
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_format_properties2(
+    pd: vk::PhysicalDevice,
+    _format: vk::Format,
+    p_props: *mut vk::FormatProperties2<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceFormatProperties2KHR", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only the core member is written.
+        let out =
+            unsafe { p_props.as_mut() }.ok_or(DriverError::NullPointer("pFormatProperties"))?;
+        out.format_properties = vk::FormatProperties::default();
+        Ok(())
+    })
+}
+
+/// Images are not implemented: every combination is unsupported.
+pub(crate) unsafe extern "system" fn get_image_format_properties(
+    pd: vk::PhysicalDevice,
+    _format: vk::Format,
+    _ty: vk::ImageType,
+    _tiling: vk::ImageTiling,
+    _usage: vk::ImageUsageFlags,
+    _flags: vk::ImageCreateFlags,
+    p_props: *mut vk::ImageFormatProperties,
+) -> vk::Result {
+    ffi::result("vkGetPhysicalDeviceImageFormatProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output pointer; the spec wants it zeroed on VK_ERROR_FORMAT_NOT_SUPPORTED.
+        unsafe {
+            ffi::write(
+                p_props,
+                vk::ImageFormatProperties::default(),
+                "pImageFormatProperties",
+            )
+        }?;
+        Err(DriverError::FormatNotSupported)
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_image_format_properties2(
+    pd: vk::PhysicalDevice,
+    _info: *const vk::PhysicalDeviceImageFormatInfo2<'_>,
+    p_props: *mut vk::ImageFormatProperties2<'_>,
+) -> vk::Result {
+    ffi::result("vkGetPhysicalDeviceImageFormatProperties2KHR", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only the core member is written.
+        if let Some(out) = unsafe { p_props.as_mut() } {
+            out.image_format_properties = vk::ImageFormatProperties::default();
+        }
+        Err(DriverError::FormatNotSupported)
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_sparse_image_format_properties(
+    pd: vk::PhysicalDevice,
+    _format: vk::Format,
+    _ty: vk::ImageType,
+    _samples: vk::SampleCountFlags,
+    _usage: vk::ImageUsageFlags,
+    _tiling: vk::ImageTiling,
+    p_count: *mut u32,
+    p_props: *mut vk::SparseImageFormatProperties,
+) {
+    ffi::void("vkGetPhysicalDeviceSparseImageFormatProperties", || {
+        // SAFETY: valid handle and two-call idiom pointers per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: as above.
+        unsafe { ffi::fill_array::<vk::SparseImageFormatProperties>(p_count, p_props, &[]) }
+            .map(|_| ())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_sparse_image_format_properties2(
+    pd: vk::PhysicalDevice,
+    _info: *const vk::PhysicalDeviceSparseImageFormatInfo2<'_>,
+    p_count: *mut u32,
+    _p_props: *mut vk::SparseImageFormatProperties2<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceSparseImageFormatProperties2KHR", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid count pointer per the spec; no sparse formats, so nothing else is written.
+        unsafe { ffi::write(p_count, 0, "pPropertyCount") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn enumerate_device_extension_properties(
+    pd: vk::PhysicalDevice,
+    p_layer_name: *const std::ffi::c_char,
+    p_count: *mut u32,
+    p_props: *mut vk::ExtensionProperties,
+) -> vk::Result {
+    ffi::result("vkEnumerateDeviceExtensionProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        if !p_layer_name.is_null() {
+            return Ok(vk::Result::ERROR_LAYER_NOT_PRESENT);
+        }
+        let props: Vec<_> = DEVICE_EXTENSIONS
+            .iter()
+            .map(|(name, v)| vk::ExtensionProperties {
+                extension_name: ffi::name_array(name),
+                spec_version: *v,
+            })
+            .collect();
+        // SAFETY: two-call idiom pointers per the spec.
+        unsafe { ffi::fill_array(p_count, p_props, &props) }
+    })
+}
+
+pub(crate) unsafe extern "system" fn enumerate_device_layer_properties(
+    pd: vk::PhysicalDevice,
+    p_count: *mut u32,
+    p_props: *mut vk::LayerProperties,
+) -> vk::Result {
+    ffi::result("vkEnumerateDeviceLayerProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: two-call idiom pointers per the spec.
+        unsafe { ffi::fill_array::<vk::LayerProperties>(p_count, p_props, &[]) }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernel_iface::lookup_pci_id;
+
+    #[test]
+    fn skl_gt2_compute_limits_follow_the_device_row() {
+        let info = lookup_pci_id(0x1912).unwrap();
+        let l = limits(info);
+        assert_eq!(l.max_compute_work_group_invocations, 1024);
+        assert_eq!(l.max_compute_shared_memory_size, 64 * 1024);
+        assert!((l.timestamp_period - 83.333_33).abs() < 0.01);
+    }
+
+    #[test]
+    fn pipeline_cache_uuid_is_stable_and_per_device() {
+        assert_eq!(pipeline_cache_uuid(0x1912), pipeline_cache_uuid(0x1912));
+        assert_ne!(pipeline_cache_uuid(0x1912), pipeline_cache_uuid(0x5912));
+    }
+
+    #[test]
+    fn requested_features_are_checked_by_name() {
+        let req = vk::PhysicalDeviceFeatures {
+            shader_float64: vk::TRUE,
+            robust_buffer_access: vk::TRUE,
+            ..Default::default()
+        };
+        let sup = vk::PhysicalDeviceFeatures {
+            robust_buffer_access: vk::TRUE,
+            ..Default::default()
+        };
+        assert_eq!(unsupported_features(&req, &sup), vec!["shader_float64"]);
+        assert!(unsupported_features(&vk::PhysicalDeviceFeatures::default(), &sup).is_empty());
+    }
+
+    #[test]
+    fn memory_types_subset_ordering_and_cached_only_with_llc() {
+        let mut info = *lookup_pci_id(0x1912).unwrap();
+        let types = memory_types(&info);
+        assert_eq!(types.len(), 2);
+        assert!(types[1].contains(types[0]));
+        info.has_llc = false;
+        assert!(memory_types(&info)
+            .iter()
+            .all(|t| !t.contains(vk::MemoryPropertyFlags::HOST_CACHED)));
+    }
+}
