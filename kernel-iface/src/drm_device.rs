@@ -800,6 +800,15 @@ mod tests {
     }
 
     #[test]
+    fn handles_are_shareable_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<DrmDevice>();
+        send_sync::<Mapping>();
+        send_sync::<SimKernel>();
+        send_sync::<BoMemory>();
+    }
+
+    #[test]
     fn monotonic_clock_does_not_go_back() {
         let a = monotonic_ns();
         let b = monotonic_ns();
