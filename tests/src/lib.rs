@@ -1,2 +1,3 @@
 //! Shared helpers for Ferrite's end-to-end tests and tools.
 pub mod amber;
+pub mod icd;

@@ -1,0 +1,336 @@
+//! Running Vulkan programs on Ferrite through the real loader.
+//!
+//! Finds the built `libvulkan_ferrite.so`, writes a loader manifest for it in a temporary
+//! directory and provides the environment that makes the loader use it (`VK_DRIVER_FILES`,
+//! `FERRITE_DEVICE=sim`). Tests never build the library themselves (cargo's lock would
+//! deadlock): `scripts/test` runs `cargo build -p ferrite-driver` first.
+//!
+//! [`Harness`] is an instance with `VK_LAYER_KHRONOS_validation` and a debug-utils messenger
+//! that collects every message, so tests can assert that validation had nothing to say.
+
+use std::ffi::{c_void, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Once, OnceLock};
+
+use ash::vk;
+
+/// File name of the ICD.
+pub const LIB_NAME: &str = "libvulkan_ferrite.so";
+
+/// Where the workspace is (the tests crate sits one level below it).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests crate has a parent")
+        .to_path_buf()
+}
+
+/// Candidate locations of the library, most specific first: `FERRITE_ICD_LIB`, next to the
+/// running executable (a binary in `target/<profile>/` or a test in `target/<profile>/deps/`),
+/// then `${CARGO_TARGET_DIR:-<workspace>/target}/debug`.
+pub fn library_candidates() -> Vec<PathBuf> {
+    let mut c = Vec::new();
+    if let Some(p) = std::env::var_os("FERRITE_ICD_LIB") {
+        c.push(PathBuf::from(p));
+        return c;
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(dir) = exe.parent() {
+            c.push(dir.join(LIB_NAME));
+            if let Some(up) = dir.parent() {
+                c.push(up.join(LIB_NAME));
+            }
+        }
+    }
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(t) if Path::new(&t).is_absolute() => PathBuf::from(t),
+        Some(t) => workspace_root().join(t),
+        None => workspace_root().join("target"),
+    };
+    c.push(target.join("debug").join(LIB_NAME));
+    c
+}
+
+/// The built ICD library, or an error that says how to build it.
+pub fn driver_library() -> Result<PathBuf, String> {
+    let candidates = library_candidates();
+    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+        let list: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "{LIB_NAME} not found (looked at: {}). Build it first with `cargo build -p ferrite-driver` \
+             (scripts/test does), or point FERRITE_ICD_LIB at it.",
+            list.join(", ")
+        )
+    })
+}
+
+/// A loader manifest in its own temporary directory, removed on drop.
+#[derive(Debug)]
+pub struct Manifest {
+    dir: PathBuf,
+    pub path: PathBuf,
+}
+
+impl Drop for Manifest {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `api_version` the manifest states: what the driver reports (`VkPhysicalDeviceProperties`).
+pub const MANIFEST_API_VERSION: &str = "1.0.0";
+
+/// Writes a manifest pointing at `lib` (absolute) into a fresh temporary directory.
+pub fn write_manifest(lib: &Path) -> std::io::Result<Manifest> {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ferrite-icd-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let lib = lib.canonicalize()?;
+    let path = dir.join("ferrite_icd.json");
+    let json = format!(
+        "{{\n    \"file_format_version\": \"1.0.1\",\n    \"ICD\": {{\n        \"library_path\": {:?},\n        \"api_version\": \"{MANIFEST_API_VERSION}\",\n        \"is_portability_driver\": false\n    }}\n}}\n",
+        lib.display().to_string()
+    );
+    std::fs::write(&path, json)?;
+    Ok(Manifest { dir, path })
+}
+
+/// The process-wide manifest for the built library (written once).
+pub fn manifest() -> &'static Manifest {
+    static MANIFEST: OnceLock<Manifest> = OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        let lib = driver_library().unwrap_or_else(|e| panic!("{e}"));
+        write_manifest(&lib).unwrap_or_else(|e| panic!("cannot write the ICD manifest: {e}"))
+    })
+}
+
+/// The environment a child process needs to run on the simulated device.
+pub fn loader_env() -> Vec<(String, String)> {
+    vec![
+        (
+            "VK_DRIVER_FILES".into(),
+            manifest().path.display().to_string(),
+        ),
+        ("FERRITE_DEVICE".into(), "sim".into()),
+    ]
+}
+
+/// Sets the loader environment for this process, once, before any Vulkan call. Every test
+/// calls it first (through [`Harness::new`] or directly), so no thread reads the environment
+/// while it changes.
+pub fn init_process_env() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        for (k, v) in loader_env() {
+            std::env::set_var(k, v);
+        }
+    });
+}
+
+/// One message from the debug-utils messenger.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    pub text: String,
+}
+
+type Messages = Arc<Mutex<Vec<Message>>>;
+
+unsafe extern "system" fn collect_messages(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    p_data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user_data: *mut c_void,
+) -> vk::Bool32 {
+    // SAFETY: the layer passes valid callback data for the duration of the call, and
+    // user_data is the `Mutex<Vec<Message>>` the Harness keeps alive while the messenger exists.
+    let (data, sink) = unsafe { (&*p_data, &*(user_data as *const Mutex<Vec<Message>>)) };
+    let text = if data.p_message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: p_message is a NUL-terminated string per the spec.
+        unsafe { CStr::from_ptr(data.p_message) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    if let Ok(mut v) = sink.lock() {
+        v.push(Message { severity, text });
+    }
+    vk::FALSE
+}
+
+/// A Vulkan instance on Ferrite through the system loader.
+pub struct Harness {
+    pub entry: ash::Entry,
+    pub instance: ash::Instance,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    messages: Messages,
+}
+
+impl Harness {
+    /// An instance with the validation layer and a collecting messenger.
+    pub fn new() -> Harness {
+        Self::with_validation(true)
+    }
+
+    /// Without validation: for tests that pass invalid input on purpose.
+    pub fn with_validation(validation: bool) -> Harness {
+        init_process_env();
+        // SAFETY: loads the system's libvulkan.so.1; the loader is sound to load once per process.
+        let entry = unsafe { ash::Entry::load() }
+            .expect("libvulkan.so.1 (package libvulkan1) must be installed");
+        let app = vk::ApplicationInfo::default()
+            .application_name(c"ferrite-tests")
+            .api_version(vk::API_VERSION_1_0);
+        let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
+        let exts = [ash::ext::debug_utils::NAME.as_ptr()];
+        let messages: Messages = Arc::new(Mutex::new(Vec::new()));
+        let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+            .message_severity(
+                vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+                    | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                    | vk::DebugUtilsMessageSeverityFlagsEXT::INFO,
+            )
+            .message_type(
+                vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                    | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                    | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+            )
+            .pfn_user_callback(Some(collect_messages))
+            .user_data(Arc::as_ptr(&messages) as *mut c_void);
+        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        if validation {
+            // Also catches messages of vkCreateInstance/vkDestroyInstance themselves.
+            info = info
+                .enabled_layer_names(&layers)
+                .enabled_extension_names(&exts)
+                .push_next(&mut messenger_info);
+        }
+        // SAFETY: valid create info; the instance is destroyed in Drop.
+        let instance = unsafe { entry.create_instance(&info, None) }.expect("vkCreateInstance");
+        let debug = validation.then(|| {
+            let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
+            // SAFETY: valid create info; user_data outlives the messenger (held by self).
+            let m = unsafe { du.create_debug_utils_messenger(&messenger_info, None) }
+                .expect("messenger");
+            (du, m)
+        });
+        Harness {
+            entry,
+            instance,
+            debug,
+            messages,
+        }
+    }
+
+    /// Every message of warning or error severity so far.
+    pub fn problems(&self) -> Vec<Message> {
+        let v = self.messages.lock().unwrap();
+        v.iter()
+            .filter(|m| {
+                m.severity.intersects(
+                    vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                        | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+                )
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Panics with the messages if validation reported a warning or an error.
+    pub fn assert_clean(&self) {
+        let p = self.problems();
+        assert!(
+            p.is_empty(),
+            "validation reported {} problem(s):\n{:#?}",
+            p.len(),
+            p
+        );
+    }
+
+    pub fn physical_devices(&self) -> Vec<vk::PhysicalDevice> {
+        // SAFETY: live instance.
+        unsafe { self.instance.enumerate_physical_devices() }.expect("vkEnumeratePhysicalDevices")
+    }
+
+    /// The one simulated device.
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        let pds = self.physical_devices();
+        assert_eq!(
+            pds.len(),
+            1,
+            "FERRITE_DEVICE=sim exposes exactly one device"
+        );
+        pds[0]
+    }
+
+    /// A device with one queue of family 0.
+    pub fn create_device(&self, pd: vk::PhysicalDevice) -> ash::Device {
+        let prio = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(0)
+            .queue_priorities(&prio)];
+        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        // SAFETY: valid create info for a live physical device.
+        unsafe { self.instance.create_device(pd, &info, None) }.expect("vkCreateDevice")
+    }
+
+    /// Index of the first memory type with all of `flags`.
+    pub fn memory_type(
+        &self,
+        pd: vk::PhysicalDevice,
+        flags: vk::MemoryPropertyFlags,
+    ) -> Option<u32> {
+        // SAFETY: live physical device.
+        let props = unsafe { self.instance.get_physical_device_memory_properties(pd) };
+        (0..props.memory_type_count).find(|&i| {
+            props.memory_types[i as usize]
+                .property_flags
+                .contains(flags)
+        })
+    }
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        // SAFETY: children (devices) are destroyed by the tests before the harness drops.
+        unsafe {
+            if let Some((du, m)) = self.debug.take() {
+                du.destroy_debug_utils_messenger(m, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+/// Runs `program` with the loader environment (plus `extra`), returning (status ok, stdout+stderr).
+pub fn run_with_loader_env(
+    program: &Path,
+    args: &[&str],
+    extra: &[(&str, &str)],
+) -> (bool, String) {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    for (k, v) in loader_env() {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}

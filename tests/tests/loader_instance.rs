@@ -1,0 +1,130 @@
+//! Instance-level behaviour of Ferrite through the real Vulkan loader, with validation on.
+
+use ash::vk;
+use ferrite_tests::icd::Harness;
+
+fn name(chars: &[std::ffi::c_char]) -> String {
+    chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8 as char)
+        .collect()
+}
+
+#[test]
+fn instance_lifecycle_is_clean_under_validation() {
+    let h = Harness::new();
+    assert_eq!(h.physical_devices().len(), 1);
+    h.assert_clean();
+}
+
+#[test]
+fn simulated_skl_gt2_properties() {
+    let h = Harness::new();
+    let pd = h.physical_device();
+    // SAFETY: a physical device of a live instance.
+    let p = unsafe { h.instance.get_physical_device_properties(pd) };
+    assert_eq!(p.vendor_id, 0x8086);
+    assert_eq!(p.device_id, 0x1912);
+    assert_eq!(p.device_type, vk::PhysicalDeviceType::INTEGRATED_GPU);
+    let n = name(&p.device_name);
+    assert!(n.contains("(SKL GT2)"), "{n}");
+    assert!(n.contains("simulated"), "{n}");
+    assert_eq!(p.api_version, vk::API_VERSION_1_0);
+    assert_eq!(p.limits.max_compute_shared_memory_size, 64 * 1024);
+    assert_eq!(p.limits.max_compute_work_group_invocations, 1024);
+    // The cache UUID is stable across instances.
+    let h2 = Harness::new();
+    // SAFETY: as above.
+    let p2 = unsafe {
+        h2.instance
+            .get_physical_device_properties(h2.physical_device())
+    };
+    assert_eq!(p.pipeline_cache_uuid, p2.pipeline_cache_uuid);
+    assert_ne!(p.pipeline_cache_uuid, [0; vk::UUID_SIZE]);
+    h.assert_clean();
+    h2.assert_clean();
+}
+
+#[test]
+fn queue_family_memory_and_features_say_only_what_works() {
+    let h = Harness::new();
+    let pd = h.physical_device();
+    // SAFETY: a physical device of a live instance.
+    let (families, mem, features) = unsafe {
+        (
+            h.instance.get_physical_device_queue_family_properties(pd),
+            h.instance.get_physical_device_memory_properties(pd),
+            h.instance.get_physical_device_features(pd),
+        )
+    };
+    assert_eq!(families.len(), 1);
+    assert_eq!(
+        families[0].queue_flags,
+        vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER
+    );
+    assert_eq!(
+        families[0].timestamp_valid_bits, 0,
+        "timestamps are not implemented yet"
+    );
+    assert_eq!(mem.memory_heap_count, 1);
+    assert!(mem.memory_heaps[0]
+        .flags
+        .contains(vk::MemoryHeapFlags::DEVICE_LOCAL));
+    let base = vk::MemoryPropertyFlags::DEVICE_LOCAL
+        | vk::MemoryPropertyFlags::HOST_VISIBLE
+        | vk::MemoryPropertyFlags::HOST_COHERENT;
+    assert!(mem.memory_type_count >= 1);
+    for t in &mem.memory_types[..mem.memory_type_count as usize] {
+        assert!(t.property_flags.contains(base), "{:?}", t.property_flags);
+        assert_eq!(t.heap_index, 0);
+    }
+    assert_eq!(features.shader_float64, vk::FALSE);
+    // SAFETY: as above.
+    let fp = unsafe {
+        h.instance
+            .get_physical_device_format_properties(pd, vk::Format::R8G8B8A8_UNORM)
+    };
+    assert_eq!(fp.buffer_features, vk::FormatFeatureFlags::empty());
+    // SAFETY: as above.
+    let exts = unsafe { h.instance.enumerate_device_extension_properties(pd) }.unwrap();
+    let names: Vec<String> = exts.iter().map(|e| name(&e.extension_name)).collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| n == "VK_KHR_get_memory_requirements2" || n == "VK_KHR_bind_memory2"),
+        "{names:?}"
+    );
+    h.assert_clean();
+}
+
+#[test]
+fn properties2_matches_properties() {
+    let h = Harness::new();
+    let pd = h.physical_device();
+    // SAFETY: a physical device of a live instance; the loader provides the 1.1 entry point and
+    // routes it to the driver's KHR function or emulates it.
+    let (p, p2) = unsafe {
+        let mut p2 = vk::PhysicalDeviceProperties2::default();
+        h.instance.get_physical_device_properties2(pd, &mut p2);
+        (h.instance.get_physical_device_properties(pd), p2.properties)
+    };
+    assert_eq!(p.device_id, p2.device_id);
+    assert_eq!(name(&p.device_name), name(&p2.device_name));
+}
+
+#[test]
+fn unknown_instance_function_names_are_null() {
+    let h = Harness::new();
+    // SAFETY: a live instance and NUL-terminated names.
+    unsafe {
+        let gipa = h.entry.static_fn().get_instance_proc_addr;
+        assert!(gipa(h.instance.handle(), c"vkFerriteDoesNotExist".as_ptr()).is_none());
+        assert!(gipa(
+            h.instance.handle(),
+            c"vkGetPhysicalDeviceProperties".as_ptr()
+        )
+        .is_some());
+    }
+    h.assert_clean();
+}
