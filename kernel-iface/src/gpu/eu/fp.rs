@@ -1,0 +1,346 @@
+//! Floating-point helpers of the EU: cr0 rounding and denormal modes, half-float
+//! conversion with a rounding mode, directed rounding of f64 results to f32.
+//!
+//! cr0.0 (GEN9-FACTS 2.10): bits 5:4 rounding mode (0 RTNE, 1 RU, 2 RD, 3 RTZ), bit 6 fp64
+//! denormal preserve, bit 7 fp32 denormal preserve, bit 10 fp16 denormal preserve. A clear
+//! preserve bit means denormal inputs and results are flushed to a zero of the same sign.
+
+/// Rounding mode of float results (cr0 bits 5:4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rnd {
+    /// Round to nearest, ties to even.
+    Rtne,
+    /// Round toward +infinity.
+    Ru,
+    /// Round toward -infinity.
+    Rd,
+    /// Round toward zero.
+    Rtz,
+}
+
+/// The float environment taken from cr0 at the start of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FpEnv {
+    pub rnd: Rnd,
+    pub df_denorm: bool,
+    pub f_denorm: bool,
+    pub hf_denorm: bool,
+}
+
+impl FpEnv {
+    pub fn from_cr0(cr0: u32) -> FpEnv {
+        FpEnv {
+            rnd: match (cr0 >> 4) & 3 {
+                0 => Rnd::Rtne,
+                1 => Rnd::Ru,
+                2 => Rnd::Rd,
+                _ => Rnd::Rtz,
+            },
+            df_denorm: cr0 & (1 << 6) != 0,
+            f_denorm: cr0 & (1 << 7) != 0,
+            hf_denorm: cr0 & (1 << 10) != 0,
+        }
+    }
+}
+
+#[inline]
+pub fn flush_f32(x: f32, preserve: bool) -> f32 {
+    if !preserve && x.is_subnormal() {
+        if x.is_sign_negative() {
+            -0.0
+        } else {
+            0.0
+        }
+    } else {
+        x
+    }
+}
+
+#[inline]
+pub fn flush_f64(x: f64, preserve: bool) -> f64 {
+    if !preserve && x.is_subnormal() {
+        if x.is_sign_negative() {
+            -0.0
+        } else {
+            0.0
+        }
+    } else {
+        x
+    }
+}
+
+/// Next representable f32 toward +inf (`up`) or -inf.
+fn step_f32(x: f32, up: bool) -> f32 {
+    if x.is_nan() || (x.is_infinite() && (x > 0.0) == up) {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let b = x.to_bits();
+    let away = (x > 0.0) == up;
+    f32::from_bits(if away { b + 1 } else { b - 1 })
+}
+
+/// Rounds an f64 to f32 with `rnd`. Exact for every f64 input.
+#[inline]
+pub fn f64_to_f32(x: f64, rnd: Rnd) -> f32 {
+    let r = x as f32;
+    if rnd == Rnd::Rtne || x.is_nan() || r as f64 == x {
+        return r;
+    }
+    let rd = r as f64;
+    match rnd {
+        Rnd::Rtne => r,
+        Rnd::Ru => {
+            if rd < x {
+                step_f32(r, true)
+            } else {
+                r
+            }
+        }
+        Rnd::Rd => {
+            if rd > x {
+                step_f32(r, false)
+            } else {
+                r
+            }
+        }
+        Rnd::Rtz => {
+            if rd.abs() > x.abs() {
+                step_f32(r, x < 0.0)
+            } else {
+                r
+            }
+        }
+    }
+}
+
+/// Half-float bits to f32 (exact).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let e = ((h >> 10) & 0x1F) as i32;
+    let m = (h & 0x3FF) as u32;
+    match e {
+        0 => sign * (m as f32) * f32::from_bits(0x3380_0000), // 2^-24
+        31 => {
+            if m == 0 {
+                sign * f32::INFINITY
+            } else {
+                // Keep the payload, quiet bit included, in the top mantissa bits.
+                f32::from_bits(((h as u32 & 0x8000) << 16) | 0x7F80_0000 | (m << 13))
+            }
+        }
+        _ => f32::from_bits(((h as u32 & 0x8000) << 16) | (((e + 112) as u32) << 23) | (m << 13)),
+    }
+}
+
+/// f32 to half-float bits with a rounding mode; `preserve` keeps half denormal results.
+pub fn f32_to_f16(x: f32, rnd: Rnd, preserve: bool) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7E00 | ((b >> 13) & 0x1FF) as u16;
+    }
+    let a = x.abs() as f64;
+    if a.is_infinite() {
+        return sign | 0x7C00;
+    }
+    if a == 0.0 {
+        return sign;
+    }
+    let neg = sign != 0;
+    // Magnitude rounding direction.
+    #[derive(PartialEq)]
+    enum M {
+        Near,
+        Trunc,
+        Ceil,
+    }
+    let mm = match (rnd, neg) {
+        (Rnd::Rtne, _) => M::Near,
+        (Rnd::Rtz, _) => M::Trunc,
+        (Rnd::Ru, false) | (Rnd::Rd, true) => M::Ceil,
+        (Rnd::Ru, true) | (Rnd::Rd, false) => M::Trunc,
+    };
+    let exp = a.log2().floor() as i32;
+    // Guard against log2 rounding at exact powers of two.
+    let exp = if 2f64.powi(exp) > a {
+        exp - 1
+    } else if 2f64.powi(exp + 1) <= a {
+        exp + 1
+    } else {
+        exp
+    };
+    let q = if exp < -14 {
+        2f64.powi(-24)
+    } else {
+        2f64.powi(exp - 10)
+    };
+    let m = a / q; // exact: a has 24 significant bits, q a power of two
+    let fl = m.floor();
+    let frac = m - fl;
+    let mut n = match mm {
+        M::Trunc => fl,
+        M::Ceil => {
+            if frac > 0.0 {
+                fl + 1.0
+            } else {
+                fl
+            }
+        }
+        M::Near => {
+            if frac > 0.5 || (frac == 0.5 && fl % 2.0 != 0.0) {
+                fl + 1.0
+            } else {
+                fl
+            }
+        }
+    };
+    let mut r = n * q;
+    if r > 65504.0 {
+        if mm == M::Trunc {
+            r = 65504.0;
+            n = 2047.0;
+            let _ = n;
+        } else {
+            return sign | 0x7C00;
+        }
+    }
+    let bits = if r < 2f64.powi(-14) {
+        let d = (r / 2f64.powi(-24)) as u16;
+        if !preserve {
+            0
+        } else {
+            d
+        }
+    } else {
+        let e = r.log2().floor() as i32;
+        let e = if 2f64.powi(e) > r {
+            e - 1
+        } else if 2f64.powi(e + 1) <= r {
+            e + 1
+        } else {
+            e
+        };
+        let mant = ((r / 2f64.powi(e) - 1.0) * 1024.0) as u16;
+        (((e + 15) as u16) << 10) | (mant & 0x3FF)
+    };
+    sign | bits
+}
+
+/// Rounds an f64 holding an integer-valued or arbitrary value to f64 — identity, present so
+/// integer-to-DF conversion can name its rounding (exact below 2^53).
+#[inline]
+pub fn i128_to_f64(v: i128, rnd: Rnd) -> f64 {
+    let r = v as f64;
+    if rnd == Rnd::Rtne || r.is_infinite() {
+        return r;
+    }
+    let back = r as i128;
+    if back == v {
+        return r;
+    }
+    let up = |x: f64| f64::from_bits(if x >= 0.0 { x.to_bits() + 1 } else { x.to_bits() - 1 });
+    let down = |x: f64| f64::from_bits(if x > 0.0 { x.to_bits() - 1 } else { x.to_bits() + 1 });
+    match rnd {
+        Rnd::Rtne => r,
+        Rnd::Ru => {
+            if back < v {
+                up(r)
+            } else {
+                r
+            }
+        }
+        Rnd::Rd => {
+            if back > v {
+                down(r)
+            } else {
+                r
+            }
+        }
+        Rnd::Rtz => {
+            if back.abs() > v.abs() {
+                if r > 0.0 {
+                    down(r)
+                } else {
+                    up(r)
+                }
+            } else {
+                r
+            }
+        }
+    }
+}
+
+/// Integer to f32 with a rounding mode (exact for every 64-bit value).
+#[inline]
+pub fn i128_to_f32(v: i128, rnd: Rnd) -> f32 {
+    if rnd == Rnd::Rtne {
+        return v as f32;
+    }
+    let r = v as f32;
+    let back = r as i128;
+    if back == v || r.is_infinite() {
+        return r;
+    }
+    match rnd {
+        Rnd::Rtne => r,
+        Rnd::Ru => {
+            if back < v {
+                step_f32(r, true)
+            } else {
+                r
+            }
+        }
+        Rnd::Rd => {
+            if back > v {
+                step_f32(r, false)
+            } else {
+                r
+            }
+        }
+        Rnd::Rtz => {
+            if back.abs() > v.abs() {
+                step_f32(r, v < 0)
+            } else {
+                r
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_round_trip_and_modes() {
+        for h in 0..=0xFFFFu16 {
+            let f = f16_to_f32(h);
+            if f.is_nan() {
+                continue;
+            }
+            assert_eq!(f32_to_f16(f, Rnd::Rtne, true), h, "{h:#x} {f}");
+        }
+        // 1 + 2^-11 is a tie between 1.0 and 1 + 2^-10.
+        let t = 1.0 + 2f32.powi(-11);
+        assert_eq!(f32_to_f16(t, Rnd::Rtne, true), 0x3C00);
+        assert_eq!(f32_to_f16(t, Rnd::Ru, true), 0x3C01);
+        assert_eq!(f32_to_f16(-t, Rnd::Rd, true), 0xBC01);
+        assert_eq!(f32_to_f16(-t, Rnd::Rtz, true), 0xBC00);
+        assert_eq!(f32_to_f16(1e6, Rnd::Rtz, true), 0x7BFF);
+        assert_eq!(f32_to_f16(1e6, Rnd::Rtne, true), 0x7C00);
+        assert_eq!(f32_to_f16(1e-6, Rnd::Rtne, false), 0);
+    }
+
+    #[test]
+    fn directed_f64_to_f32() {
+        let x = 1.0f64 + 2f64.powi(-30);
+        assert_eq!(f64_to_f32(x, Rnd::Rtne), 1.0);
+        assert_eq!(f64_to_f32(x, Rnd::Ru), 1.0 + f32::EPSILON);
+        assert_eq!(f64_to_f32(-x, Rnd::Rd), -1.0 - f32::EPSILON);
+        assert_eq!(f64_to_f32(-x, Rnd::Rtz), -1.0);
+    }
+}

@@ -1,0 +1,1 @@
+//! Reference semantics (placeholder while the EU lands).
