@@ -1,7 +1,83 @@
 //! Ferrite's shader compiler: SPIR-V -> Ferrite IR -> passes -> EU backend -> Gen binary.
 
 pub mod eval;
+pub mod frontend;
+mod glsl;
 pub mod interp;
 pub mod ir;
 pub mod parse;
 pub mod validate;
+
+use std::fmt;
+
+/// What the compiler may assume about the GPU; built by the driver from its device table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// Generation (9 = Skylake/Kaby Lake/Coffee Lake).
+    pub gen: u32,
+    /// SIMD widths the back end may choose from.
+    pub simd_widths: Vec<u32>,
+    pub has_fp64: bool,
+    pub has_int64: bool,
+    pub has_fp16: bool,
+    pub has_int16: bool,
+    pub has_int8: bool,
+    /// Highest SPIR-V version accepted, as (major << 16) | (minor << 8).
+    pub max_spirv_version: u32,
+    /// Bytes of shared local memory one workgroup may use.
+    pub max_shared_size: u32,
+    /// Most invocations in one workgroup.
+    pub max_workgroup_invocations: u32,
+}
+
+impl Target {
+    /// A Gen9 GT2 as the simulated device exposes it.
+    pub fn gen9() -> Target {
+        Target {
+            gen: 9,
+            simd_widths: vec![8, 16, 32],
+            has_fp64: true,
+            has_int64: true,
+            has_fp16: true,
+            has_int16: true,
+            has_int8: true,
+            max_spirv_version: 0x0001_0600,
+            max_shared_size: 64 * 1024,
+            max_workgroup_invocations: 1024,
+        }
+    }
+}
+
+/// Where a descriptor (set, binding) sits in the binding table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindingSlot {
+    pub set: u32,
+    pub binding: u32,
+    pub bti: u32,
+}
+
+/// The kind of buffer a binding-table entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingKind {
+    Storage,
+    Uniform,
+}
+
+/// A binding-table entry the kernel uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindingUse {
+    pub set: u32,
+    pub binding: u32,
+    pub bti: u32,
+    pub kind: BindingKind,
+}
+
+impl fmt::Display for BindingUse {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "set {} binding {} -> bti {} ({:?})",
+            self.set, self.binding, self.bti, self.kind
+        )
+    }
+}
