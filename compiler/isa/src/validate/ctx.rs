@@ -134,6 +134,16 @@ fn src_from_model(s: &Src) -> SrcV {
             rep_ctrl: false,
         },
         Src::Reg(r) => reg_src(r),
+        // Only in the src1 slot of 1-source instructions, which no rule reads.
+        Src::Unused { .. } => SrcV {
+            ty: s.ty(),
+            loc: Loc::Imm,
+            subnr: 0,
+            region: Region::SCALAR,
+            negate: false,
+            abs: false,
+            rep_ctrl: false,
+        },
     }
 }
 
@@ -276,11 +286,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Align1/Align16 ALU or MATH (the shape most region and type rules speak about).
-    pub fn is_alu(&self) -> bool {
-        self.shape == Shape::Alu
-    }
-
     pub fn align16(&self) -> bool {
         self.inst.access_mode == AccessMode::Align16
     }
@@ -309,13 +314,6 @@ impl<'a> Ctx<'a> {
             has_hf |= s.ty == Type::HF;
         }
         has_f && has_hf
-    }
-
-    /// True if some source type differs from the dst type and one side is `pred`.
-    pub fn converts(&self, pred: impl Fn(Type) -> bool) -> bool {
-        let Some(d) = self.dst else { return false };
-        self.sources()
-            .any(|(_, s)| s.ty != d.ty && (pred(d.ty) || pred(s.ty)))
     }
 
     /// Raw move: MOV, no saturate, no source modifier, same type up to signedness,

@@ -199,7 +199,11 @@ impl fmt::Debug for Rule {
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let (open, close) = if self.verbatim { ("\"", "\"") } else { ("(", ")") };
+        let (open, close) = if self.verbatim {
+            ("\"", "\"")
+        } else {
+            ("(", ")")
+        };
         write!(
             f,
             "[{}] {}: {open}{}{close}",
@@ -412,7 +416,11 @@ mod tests {
 
     #[test]
     fn violation_display_names_instruction_rule_and_quote() {
-        let i = testutil::mov(8, testutil::d(10, 0, Type::UB, 1), testutil::s(12, 0, Type::UD, 8, 8, 1));
+        let i = testutil::mov(
+            8,
+            testutil::d(10, 0, Type::UB, 1),
+            testutil::s(12, 0, Type::UD, 8, 8, 1),
+        );
         let v = validate_instruction(&i, 7, Gen::Gen9);
         let v = v
             .iter()

@@ -98,7 +98,13 @@ pub(super) fn src_two_grfs(c: &Ctx) -> Option<String> {
     a1_srcs(c)
         .filter(|(_, s)| s.grf().is_some() && s.region.vstride != Region::VXH)
         .find(|(_, s)| src_end(c, s) > 2 * GRF)
-        .map(|(i, s)| format!("src{i} region {} reaches byte {}", s.region, src_end(c, s) - 1))
+        .map(|(i, s)| {
+            format!(
+                "src{i} region {} reaches byte {}",
+                s.region,
+                src_end(c, s) - 1
+            )
+        })
 }
 
 fn dst_end(c: &Ctx) -> Option<u32> {
@@ -207,7 +213,7 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             "region.exec-eq-width-vstride",
             SKL,
             vec![
-                mov(8, d(10, 0, F, 1), s(12, 0, F, 16, 8, 2)),
+                mov(8, d(10, 0, W, 1), s(12, 0, W, 16, 8, 2)),
                 // ExecSize > Width: VertStride is free.
                 mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 4, 1)),
             ],
@@ -335,7 +341,12 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
         case(
             "3src.align16",
             SKL,
-            vec![three(Opcode::Mad, 8, F, [src3(2, F), src3(4, F), src3(6, F)])],
+            vec![three(
+                Opcode::Mad,
+                8,
+                F,
+                [src3(2, F), src3(4, F), src3(6, F)],
+            )],
             vec![{
                 let mut i = three(Opcode::Mad, 8, F, [src3(2, F), src3(4, F), src3(6, F)]);
                 i.access_mode = AccessMode::Align1;

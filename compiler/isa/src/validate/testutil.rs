@@ -127,10 +127,6 @@ pub(crate) fn mov(exec: u32, dst: Dst, src: Src) -> Instruction {
     Instruction::alu1(Opcode::Mov, es(exec), dst, src)
 }
 
-pub(crate) fn op1(op: Opcode, exec: u32, dst: Dst, src: Src) -> Instruction {
-    Instruction::alu1(op, es(exec), dst, src)
-}
-
 pub(crate) fn op2(op: Opcode, exec: u32, dst: Dst, s0: Src, s1: Src) -> Instruction {
     Instruction::alu2(op, es(exec), dst, s0, s1)
 }
@@ -218,13 +214,7 @@ pub(crate) fn send(dst: u8, src0: u8, mlen: u32, rlen: u32, eot: bool) -> Instru
 }
 
 /// SENDS with immediate descriptors; `src1 = None` is null.
-pub(crate) fn sends(
-    src0: u8,
-    mlen: u32,
-    src1: Option<u8>,
-    ex_mlen: u32,
-    eot: bool,
-) -> Instruction {
+pub(crate) fn sends(src0: u8, mlen: u32, src1: Option<u8>, ex_mlen: u32, eot: bool) -> Instruction {
     Instruction::new(
         Opcode::Sends,
         es(8),

@@ -41,9 +41,7 @@ pub(super) fn byte_64bit_conversion(c: &Ctx) -> Option<String> {
     }
     let d = c.dst?;
     c.sources()
-        .find(|(_, s)| {
-            (is_byte(d.ty) && s.ty.size() == 8) || (d.ty.size() == 8 && is_byte(s.ty))
-        })
+        .find(|(_, s)| (is_byte(d.ty) && s.ty.size() == 8) || (d.ty.size() == 8 && is_byte(s.ty)))
         .map(|(i, s)| format!("{} <- src{i} {}", d.ty, s.ty))
 }
 
@@ -64,9 +62,8 @@ fn int_hf_conversion(c: &Ctx) -> bool {
     let Some(d) = c.dst else { return false };
     alu_multi(c)
         && !c.align16()
-        && c.sources().any(|(_, s)| {
-            (d.ty == Type::HF && is_int(s.ty)) || (is_int(d.ty) && s.ty == Type::HF)
-        })
+        && c.sources()
+            .any(|(_, s)| (d.ty == Type::HF && is_int(s.ty)) || (is_int(d.ty) && s.ty == Type::HF))
 }
 
 pub(super) fn int_hf_dst_stride(c: &Ctx) -> Option<String> {
@@ -83,7 +80,7 @@ pub(super) fn int_hf_dst_stride(c: &Ctx) -> Option<String> {
 
 pub(super) fn int_hf_dst_align(c: &Ctx) -> Option<String> {
     let d = c.dst?;
-    (int_hf_conversion(c) && d.is_direct() && d.subnr % 4 != 0)
+    (int_hf_conversion(c) && d.is_direct() && !d.subnr.is_multiple_of(4))
         .then(|| format!("destination at byte {}", d.subnr))
 }
 
@@ -95,7 +92,7 @@ pub(super) fn to_hf_word_location(c: &Ctx) -> Option<String> {
     if !c.sources().any(|(_, s)| s.ty != Type::HF) {
         return None;
     }
-    let packed_ok = c.is_mixed_float() && d.hstride == 1 && d.subnr % 16 == 0;
+    let packed_ok = c.is_mixed_float() && d.hstride == 1 && d.subnr.is_multiple_of(16);
     (d.hstride != 2 && !packed_ok).then(|| {
         format!(
             "HF destination stride {} at byte {} (mixed-float: {})",
@@ -164,7 +161,7 @@ fn vector_imm(c: &Ctx) -> Option<Type> {
 pub(super) fn vector_imm_dst_align(c: &Ctx) -> Option<String> {
     let t = vector_imm(c)?;
     let d = c.dst?;
-    (d.subnr % 16 != 0).then(|| format!("{t} immediate, destination at byte {}", d.subnr))
+    (!d.subnr.is_multiple_of(16)).then(|| format!("{t} immediate, destination at byte {}", d.subnr))
 }
 
 pub(super) fn vector_imm_dst_stride(c: &Ctx) -> Option<String> {
@@ -172,7 +169,8 @@ pub(super) fn vector_imm_dst_stride(c: &Ctx) -> Option<String> {
     let d = c.dst?;
     let want = if t == Type::VF { 4 } else { 2 };
     let got = d.hstride * d.ty.size();
-    (got != want).then(|| format!("{t} immediate needs a {want}-byte destination stride, got {got}"))
+    (got != want)
+        .then(|| format!("{t} immediate needs a {want}-byte destination stride, got {got}"))
 }
 
 pub(super) fn three_src_rep_ctrl_64(c: &Ctx) -> Option<String> {
@@ -188,12 +186,7 @@ pub(super) fn three_src_rep_ctrl_64(c: &Ctx) -> Option<String> {
 pub(super) fn cases() -> Vec<super::testutil::Case> {
     use super::testutil::*;
     use Type::*;
-    let mut rep = three(
-        Opcode::Mad,
-        4,
-        DF,
-        [src3(2, DF), src3(4, DF), src3(6, DF)],
-    );
+    let mut rep = three(Opcode::Mad, 4, DF, [src3(2, DF), src3(4, DF), src3(6, DF)]);
     let pass_rep = rep;
     if let Operands::ThreeSrc { src, .. } = &mut rep.operands {
         src[1].rep_ctrl = true;
