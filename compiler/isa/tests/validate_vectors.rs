@@ -1,0 +1,134 @@
+//! Every instruction of Mesa's Gen9 ISA vectors (`tests/vectors/gen9`, compiled by Mesa's
+//! own compiler or hand-written for its assembler tests) is judged by the PRM validator.
+//! They must all pass, except the few listed in `EXPECTED`, which the PRM forbids (each
+//! entry says why).
+
+use ferrite_isa::validate::{validate_program_at, Platform};
+use ferrite_isa::{decode_program, Gen};
+use std::path::PathBuf;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/gen9")
+}
+
+fn expected_bytes(name: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(dir().join(format!("{name}.expected"))).expect("vector");
+    text.split_whitespace()
+        .map(|b| u8::from_str_radix(b, 16).expect("hex byte"))
+        .collect()
+}
+
+fn files() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir())
+        .expect("vector dir")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "expected").then(|| p.file_stem()?.to_str().map(String::from))?
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// (file, instruction index, rule id, why the PRM forbids it).
+const EXPECTED: &[(&str, usize, &str, &str)] = &[];
+
+#[test]
+fn gen9_vectors_pass_the_validator() {
+    let files = files();
+    assert_eq!(files.len(), 43, "43 Gen9 vector files");
+    let mut unexpected = Vec::new();
+    let mut seen_expected = Vec::new();
+    let mut total = 0;
+    for name in &files {
+        let bytes = expected_bytes(name);
+        let prog = decode_program(&bytes, Gen::Gen9).expect("vectors decode");
+        let insts: Vec<_> = prog.iter().map(|p| p.inst).collect();
+        let offsets: Vec<usize> = prog.iter().map(|p| p.offset).collect();
+        total += insts.len();
+        let v = validate_program_at(&insts, &offsets, bytes.len(), Platform::Skl);
+        let mut n = 0;
+        for viol in &v {
+            if let Some(e) = EXPECTED
+                .iter()
+                .find(|e| e.0 == name && e.1 == viol.index && e.2 == viol.rule.id)
+            {
+                seen_expected.push(*e);
+            } else {
+                n += 1;
+                unexpected.push(format!("{name}.expected: {viol}"));
+            }
+        }
+        eprintln!(
+            "{name}: {} instructions, {n} unexpected violations",
+            insts.len()
+        );
+    }
+    eprintln!("{total} instructions in {} files", files.len());
+    for e in EXPECTED {
+        assert!(
+            seen_expected.contains(e),
+            "expected violation not reported: {e:?}"
+        );
+    }
+    assert!(
+        unexpected.is_empty(),
+        "{} violations:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
+}
+
+/// The validator is engaged on real code: breaking one field of every decoded ALU
+/// instruction with a GRF destination (dst HorzStride 0) is reported for each of them.
+#[test]
+fn mutated_vectors_are_rejected() {
+    use ferrite_isa::validate::validate_instruction;
+    use ferrite_isa::{Addr, Operands, Reg};
+    let mut checked = 0;
+    for name in files() {
+        let bytes = expected_bytes(&name);
+        for p in decode_program(&bytes, Gen::Gen9).expect("decode") {
+            let mut inst = p.inst;
+            let Operands::Basic { dst, .. } = &mut inst.operands else {
+                continue;
+            };
+            if !matches!(
+                dst.addr,
+                Addr::Direct {
+                    reg: Reg::Grf(_),
+                    ..
+                }
+            ) || inst.access_mode != ferrite_isa::AccessMode::Align1
+            {
+                continue;
+            }
+            dst.hstride = 0;
+            let v = validate_instruction(&inst, 0, Gen::Gen9);
+            assert!(
+                v.iter().any(|v| v.rule.id == "region.dst-hstride-nonzero"),
+                "{name}: {inst} not rejected"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "only {checked} ALU instructions mutated");
+}
+
+/// Informational: what the low-power (BXT) rules say about this SKL code.
+#[test]
+fn gen9_vectors_on_bxt_report() {
+    let mut hist = std::collections::BTreeMap::new();
+    for name in files() {
+        let bytes = expected_bytes(&name);
+        let prog = decode_program(&bytes, Gen::Gen9).expect("decode");
+        let insts: Vec<_> = prog.iter().map(|p| p.inst).collect();
+        let offsets: Vec<usize> = prog.iter().map(|p| p.offset).collect();
+        for v in validate_program_at(&insts, &offsets, bytes.len(), Platform::Bxt) {
+            *hist.entry(v.rule.id).or_insert(0) += 1;
+        }
+    }
+    eprintln!("on BXT: {hist:?}");
+    // Only the BXT-only 64-bit rules may differ from SKL.
+    assert!(hist.keys().all(|k| k.starts_with("lp64.")), "{hist:?}");
+}
