@@ -161,6 +161,8 @@ impl Runner {
             Outcome::Skip(_) => self.summary.skipped += 1,
         }
         self.summary.timing.add(&t);
+        // All tool time, including shaders compiled ahead by `Compiler::precompile`.
+        self.summary.timing.compile = self.compiler.tool_time;
         self.summary.cache_hits = self.compiler.hits;
         self.summary.cache_misses = self.compiler.misses;
         o
@@ -290,8 +292,17 @@ impl Runner {
             let mut list = Vec::new();
             for (i, name) in b.buffers.iter().enumerate() {
                 let bs = &bufs[name.as_str()];
-                let range = b.descriptor_ranges[i].unwrap_or(vk::WHOLE_SIZE);
-                list.push((bs.gpu, b.descriptor_offsets[i], range));
+                let offset = b.descriptor_offsets[i];
+                // WHOLE_SIZE on a dynamic descriptor would reach past the buffer once the
+                // dynamic offset is added: the range is what is left after both offsets.
+                let range = match (b.descriptor_ranges[i], b.dynamic_offsets.get(i)) {
+                    (Some(r), _) => r,
+                    (None, Some(&d)) => (bs.bytes.len() as u64)
+                        .saturating_sub(offset + d as u64)
+                        .max(1),
+                    (None, None) => vk::WHOLE_SIZE,
+                };
+                list.push((bs.gpu, offset, range));
                 if !used.contains(name) {
                     used.push(name.clone());
                 }
@@ -594,28 +605,34 @@ fn check(e: &Expect, bufs: &HashMap<&str, BufState>) -> Result<(), String> {
 }
 
 impl Summary {
-    /// The `--timing` report.
-    pub fn timing_report(&self, wall: Duration) -> String {
+    /// The `--timing` report. `compile_wall` is the wall time of the parallel compile
+    /// pre-pass (zero when shaders were compiled one by one during the run).
+    pub fn timing_report(&self, wall: Duration, compile_wall: Duration) -> String {
         let t = &self.timing;
-        let compile_and_pipeline = t.compile + t.pipeline;
-        let overhead = wall.saturating_sub(compile_and_pipeline);
+        let serial_compile = t.compile.saturating_sub(compile_wall.min(t.compile));
+        let compile_in_wall = if compile_wall.is_zero() {
+            t.compile
+        } else {
+            compile_wall + serial_compile
+        };
+        let overhead = wall.saturating_sub(compile_in_wall + t.pipeline);
+        let pct = |d: Duration| 100.0 * d.as_secs_f64() / wall.as_secs_f64().max(1e-9);
         format!(
             "timing: wall {:.1} ms for {} files\n\
-             timing:   shader compile (glslang/spirv-as, {} cache hits, {} misses) {:.1} ms\n\
-             timing:   pipeline creation (vkCreateShaderModule + vkCreateComputePipelines) {:.1} ms\n\
-             timing:   compile + pipeline creation {:.1} ms ({:.0}% of wall)\n\
-             timing:   runner outside compile + pipeline creation {:.1} ms ({:.0}% of wall), of which:\n\
-             timing:     parse {:.2} ms, instance+device creation {:.1} ms, dispatch+upload+readback {:.1} ms, rest {:.1} ms",
+             timing:   shader compile: {} tool runs (glslangValidator/spirv-as), {} cache hits; {:.1} ms summed over shaders, {:.1} ms of wall\n\
+             timing:   pipeline creation (vkCreateShaderModule + vkCreateComputePipelines): {:.1} ms\n\
+             timing:   runner overhead (wall - compile - pipeline creation): {:.1} ms ({:.0}% of wall; compile + pipeline creation summed: {:.1} ms)\n\
+             timing:     of which parse {:.2} ms, instance+device creation {:.1} ms, dispatch+upload+readback {:.1} ms, other {:.1} ms",
             ms(wall),
             self.passed + self.failed + self.skipped,
-            self.cache_hits,
             self.cache_misses,
+            self.cache_hits,
             ms(t.compile),
+            ms(compile_in_wall),
             ms(t.pipeline),
-            ms(compile_and_pipeline),
-            100.0 * compile_and_pipeline.as_secs_f64() / wall.as_secs_f64().max(1e-9),
             ms(overhead),
-            100.0 * overhead.as_secs_f64() / wall.as_secs_f64().max(1e-9),
+            pct(overhead),
+            ms(t.compile + t.pipeline),
             ms(t.parse),
             ms(t.device),
             ms(t.dispatch),

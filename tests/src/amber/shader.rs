@@ -14,6 +14,8 @@ pub struct Compiler {
     cache_dir: Option<PathBuf>,
     /// Time spent in external tools (cache misses only).
     pub tool_time: Duration,
+    /// Wall time of `precompile` (tools run in parallel there).
+    pub precompile_wall: Duration,
     pub hits: u32,
     pub misses: u32,
 }
@@ -36,6 +38,7 @@ impl Compiler {
         Compiler {
             cache_dir,
             tool_time: Duration::ZERO,
+            precompile_wall: Duration::ZERO,
             hits: 0,
             misses: 0,
         }
@@ -48,93 +51,162 @@ impl Compiler {
             .unwrap_or_else(|| std::env::temp_dir().join("ferrite-amber-cache"))
     }
 
+    /// Compiles one shader (from the cache when it can).
     pub fn compile(&mut self, sh: &Shader) -> Result<Vec<u32>, AmberError> {
-        let env = sh.target_env.unwrap_or(TargetEnv::DEFAULT);
         if sh.format == ShaderFormat::SpirvHex {
             return hex_to_words(&sh.source).map_err(|m| AmberError::Compile {
                 shader: sh.name.clone(),
                 msg: m,
             });
         }
-        let fmt = sh.format.to_string();
-        let env_s = format!("{}/{}", env.spv_minor, env.vk_minor);
-        let parts: [&[u8]; 3] = [fmt.as_bytes(), env_s.as_bytes(), sh.source.as_bytes()];
-        let key = format!(
-            "{:016x}{:016x}",
-            fnv1a(0xcbf2_9ce4_8422_2325, &parts),
-            fnv1a(0x84222325_cbf29ce4, &parts)
-        );
-        if let Some(dir) = &self.cache_dir {
-            if let Ok(bytes) = std::fs::read(dir.join(format!("{key}.spv"))) {
-                if let Ok(w) = bytes_to_words(&bytes) {
-                    self.hits += 1;
-                    return Ok(w);
-                }
-            }
+        let key = cache_key(sh);
+        if let Some(w) = self.lookup(&key) {
+            self.hits += 1;
+            return Ok(w);
         }
         self.misses += 1;
-        let work = match &self.cache_dir {
-            Some(d) => d.clone(),
-            None => std::env::temp_dir().join("ferrite-amber-nocache"),
-        };
-        std::fs::create_dir_all(&work)
-            .map_err(|e| AmberError::Io(work.display().to_string(), e))?;
-        // Unique names: several runners may share the cache directory.
-        let uniq = format!("{key}-{}", std::process::id());
-        let out = work.join(format!("{uniq}.tmp.spv"));
-        let start = Instant::now();
-        let result = match sh.format {
-            ShaderFormat::Glsl => {
-                let src = work.join(format!("{uniq}.comp"));
-                write(&src, sh.source.as_bytes())?;
-                let r = run_tool(
-                    Command::new("glslangValidator")
-                        .arg("-V")
-                        .arg("--target-env")
-                        .arg(format!("vulkan1.{}", env.vk_minor))
-                        .arg("--target-env")
-                        .arg(format!("spirv1.{}", env.spv_minor))
-                        .arg("-o")
-                        .arg(&out)
-                        .arg(&src),
-                    &sh.name,
-                );
-                let _ = std::fs::remove_file(&src);
-                r
-            }
-            ShaderFormat::SpirvAsm => {
-                let src = work.join(format!("{uniq}.spvasm"));
-                write(&src, sh.source.as_bytes())?;
-                let r = run_tool(
-                    Command::new("spirv-as")
-                        .arg("--target-env")
-                        .arg(format!("spv1.{}", env.spv_minor))
-                        .arg("-o")
-                        .arg(&out)
-                        .arg(&src),
-                    &sh.name,
-                );
-                let _ = std::fs::remove_file(&src);
-                r
-            }
-            ShaderFormat::SpirvHex => unreachable!("handled above"),
-        };
-        self.tool_time += start.elapsed();
-        result?;
-        let bytes =
-            std::fs::read(&out).map_err(|e| AmberError::Io(out.display().to_string(), e))?;
-        let words = bytes_to_words(&bytes).map_err(|m| AmberError::Compile {
-            shader: sh.name.clone(),
-            msg: m,
-        })?;
-        if self.cache_dir.is_some() {
-            // Rename is atomic: a concurrent reader sees the whole file or none.
-            let _ = std::fs::rename(&out, work.join(format!("{key}.spv")));
-        } else {
-            let _ = std::fs::remove_file(&out);
-        }
-        Ok(words)
+        let (r, time) = run_tools(self.cache_dir.as_deref(), &key, sh);
+        self.tool_time += time;
+        r
     }
+
+    fn lookup(&self, key: &str) -> Option<Vec<u32>> {
+        let dir = self.cache_dir.as_ref()?;
+        let bytes = std::fs::read(dir.join(format!("{key}.spv"))).ok()?;
+        bytes_to_words(&bytes).ok()
+    }
+
+    /// Fills the cache for `shaders` with `threads` tool processes at a time (cache
+    /// misses only; errors are left for `compile` to report). Tool time is summed per
+    /// shader, so `tool_time` stays the total compile cost, not the wall time.
+    pub fn precompile(&mut self, shaders: &[Shader], threads: usize) {
+        if self.cache_dir.is_none() {
+            return;
+        }
+        let mut todo: Vec<(String, &Shader)> = Vec::new();
+        for sh in shaders
+            .iter()
+            .filter(|s| s.format != ShaderFormat::SpirvHex)
+        {
+            let key = cache_key(sh);
+            if self.lookup(&key).is_none() && !todo.iter().any(|(k, _)| *k == key) {
+                todo.push((key, sh));
+            }
+        }
+        let start = Instant::now();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let dir = self.cache_dir.as_deref();
+        let times: Vec<Duration> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut t = Duration::ZERO;
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((key, sh)) = todo.get(i) else {
+                                return t;
+                            };
+                            t += run_tools(dir, key, sh).1;
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        self.precompile_wall += start.elapsed();
+        self.misses += todo.len() as u32;
+        self.tool_time += times.into_iter().sum::<Duration>();
+    }
+}
+
+/// The cache key: 128 bits of FNV-1a over (format, target environment, source).
+fn cache_key(sh: &Shader) -> String {
+    let env = sh.target_env.unwrap_or(TargetEnv::DEFAULT);
+    let fmt = sh.format.to_string();
+    let env_s = format!("{}/{}", env.spv_minor, env.vk_minor);
+    let parts: [&[u8]; 3] = [fmt.as_bytes(), env_s.as_bytes(), sh.source.as_bytes()];
+    format!(
+        "{:016x}{:016x}",
+        fnv1a(0xcbf2_9ce4_8422_2325, &parts),
+        fnv1a(0x8422_2325_cbf2_9ce4, &parts)
+    )
+}
+
+/// Runs glslangValidator or spirv-as; stores the result in the cache when there is one.
+fn run_tools(
+    cache_dir: Option<&Path>,
+    key: &str,
+    sh: &Shader,
+) -> (Result<Vec<u32>, AmberError>, Duration) {
+    let start = Instant::now();
+    let r = run_tools_inner(cache_dir, key, sh);
+    (r, start.elapsed())
+}
+
+fn run_tools_inner(
+    cache_dir: Option<&Path>,
+    key: &str,
+    sh: &Shader,
+) -> Result<Vec<u32>, AmberError> {
+    let env = sh.target_env.unwrap_or(TargetEnv::DEFAULT);
+    let work = match cache_dir {
+        Some(d) => d.to_path_buf(),
+        None => std::env::temp_dir().join("ferrite-amber-nocache"),
+    };
+    std::fs::create_dir_all(&work).map_err(|e| AmberError::Io(work.display().to_string(), e))?;
+    // Unique names: several runners (and threads) may share the directory.
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let uniq = format!(
+        "{key}-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let out = work.join(format!("{uniq}.tmp.spv"));
+    let (ext, mut cmd) = match sh.format {
+        ShaderFormat::Glsl => {
+            let mut c = Command::new("glslangValidator");
+            c.arg("-V")
+                .arg("--target-env")
+                .arg(format!("vulkan1.{}", env.vk_minor))
+                .arg("--target-env")
+                .arg(format!("spirv1.{}", env.spv_minor));
+            ("comp", c)
+        }
+        ShaderFormat::SpirvAsm => {
+            let mut c = Command::new("spirv-as");
+            c.arg("--target-env").arg(format!("spv1.{}", env.spv_minor));
+            ("spvasm", c)
+        }
+        ShaderFormat::SpirvHex => {
+            return hex_to_words(&sh.source).map_err(|m| AmberError::Compile {
+                shader: sh.name.clone(),
+                msg: m,
+            })
+        }
+    };
+    let src = work.join(format!("{uniq}.{ext}"));
+    write(&src, sh.source.as_bytes())?;
+    let r = run_tool(cmd.arg("-o").arg(&out).arg(&src), &sh.name);
+    let _ = std::fs::remove_file(&src);
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&out);
+        return Err(e);
+    }
+    let bytes = std::fs::read(&out).map_err(|e| AmberError::Io(out.display().to_string(), e))?;
+    let words = bytes_to_words(&bytes).map_err(|m| AmberError::Compile {
+        shader: sh.name.clone(),
+        msg: m,
+    });
+    if cache_dir.is_some() && words.is_ok() {
+        // Rename is atomic: a concurrent reader sees the whole file or none.
+        let _ = std::fs::rename(&out, work.join(format!("{key}.spv")));
+    } else {
+        let _ = std::fs::remove_file(&out);
+    }
+    words
 }
 
 fn write(p: &Path, b: &[u8]) -> Result<(), AmberError> {

@@ -570,7 +570,8 @@ impl Gpu {
 
     /// Creates a host-visible storage/uniform buffer of `len` bytes; returns its index.
     pub fn create_buffer(&mut self, len: usize) -> Result<usize, AmberError> {
-        let size = (len.max(16) as u64).next_multiple_of(16);
+        // Exact size: a WHOLE_SIZE descriptor must see exactly the script's buffer (length()).
+        let size = len.max(1) as u64;
         // SAFETY: valid create infos; memory is bound once and mapped for the buffer's life.
         unsafe {
             let bci = vk::BufferCreateInfo::default().size(size).usage(

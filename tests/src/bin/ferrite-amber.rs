@@ -3,6 +3,7 @@
 //! `VK_DRIVER_FILES`). Prints one line per file and `N passed, N failed, N skipped`; exits
 //! non-zero when any file fails.
 
+use ferrite_tests::amber::ast::{Command, Shader};
 use ferrite_tests::amber::parser;
 use ferrite_tests::amber::runner::{Outcome, Runner};
 use ferrite_tests::amber::shader::Compiler;
@@ -82,6 +83,26 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if cache {
+        // Compile every shader of every file up front, in parallel, into the cache.
+        let shaders: Vec<Shader> = files
+            .iter()
+            .filter_map(|f| {
+                std::fs::read_to_string(f)
+                    .ok()
+                    .and_then(|s| parser::parse(&f.display().to_string(), &s).ok())
+            })
+            .flat_map(|s| s.stmts.into_iter())
+            .filter_map(|st| match st.cmd {
+                Command::Shader(sh) => Some(sh),
+                _ => None,
+            })
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        runner.compiler.precompile(&shaders, threads);
+    }
     match runner.device_description() {
         Ok(d) => println!("ferrite-amber: device: {d}"),
         Err(e) => {
@@ -99,7 +120,10 @@ fn main() -> ExitCode {
     }
     let s = &runner.summary;
     if timing {
-        println!("{}", s.timing_report(wall.elapsed()));
+        println!(
+            "{}",
+            s.timing_report(wall.elapsed(), runner.compiler.precompile_wall)
+        );
     }
     println!("{s}");
     if s.failed > 0 {
