@@ -663,7 +663,11 @@ fn parse_a0(c: &mut Cursor) -> Result<Option<u8>> {
     }
     let p = parse_operand(c)?;
     match p.reg {
-        Some(PReg::Direct(Reg::Arf(a))) if a == ArfReg::A0 => Ok(Some(p.sub.unwrap_or(0) as u8)),
+        Some(PReg::Direct(Reg::Arf(a))) if a == ArfReg::A0 => {
+            // SEND prints a0 as a UD source (sub-register in dwords); SENDS prints the
+            // raw field with a `<0>UD` suffix, which this function's callers scale.
+            Ok(Some(p.sub.unwrap_or(0) as u8))
+        }
         _ => Err(perr(&p, "expected a0")),
     }
 }
@@ -886,7 +890,10 @@ fn parse_instruction(c: &mut Cursor, gen: Gen) -> Result<Pending> {
             }
         }
         Format::Basic => {
+            c.ws()?;
+            let bare_nop = opcode == Opcode::Nop && matches!(c.peek(), Some(b'{') | Some(b';'));
             let n = match opcode {
+                Opcode::Nop if !bare_nop => 3,
                 Opcode::Nop | Opcode::Illegal => 0,
                 Opcode::Jmpi => 1,
                 Opcode::Math => 3,
@@ -905,7 +912,7 @@ fn parse_instruction(c: &mut Cursor, gen: Gen) -> Result<Pending> {
             ops.push(parse_operand(c)?);
             ops.push(parse_operand(c)?);
             if let Some(sub) = parse_a0(c)? {
-                send_desc = Some(SendDesc::A0 { subnr: sub });
+                send_desc = Some(SendDesc::A0 { subnr: sub * 4 });
                 parse_hex_u32(c)?;
             } else {
                 let raw = parse_hex_u32(c)?;
@@ -986,7 +993,7 @@ fn parse_instruction(c: &mut Cursor, gen: Gen) -> Result<Pending> {
             }
         }
         Format::Basic => match opcode {
-            Opcode::Nop | Opcode::Illegal => Operands::Basic {
+            Opcode::Nop | Opcode::Illegal if ops.is_empty() => Operands::Basic {
                 cond_mod,
                 math_fn: None,
                 dst: Dst::zero(),
@@ -1025,7 +1032,7 @@ fn parse_instruction(c: &mut Cursor, gen: Gen) -> Result<Pending> {
                 } else {
                     match src0 {
                         Src::Imm(i) if !i.ty.is_64bit() => Src::unused_for_imm(i.ty),
-                        _ => Src::zero(),
+                        _ => Src::zero_for(mode),
                     }
                 };
                 Operands::Basic {
@@ -1188,11 +1195,16 @@ pub fn assemble(text: &str, gen: Gen) -> Result<Vec<u8>> {
             msg: e.to_string(),
         })?;
         if a.compacted {
-            let c = compact_u128(w, gen).ok_or(IsaError::Asm {
-                line: a.line,
-                col: a.col,
-                msg: "instruction has no compact form".into(),
-            })?;
+            // The text of a compacted instruction may show Mesa's pre-compaction retyping
+            // only partly (src1's type code is not printed): retry with it.
+            let retyped = crate::codec::encode_u128(&crate::compact::precompact(&a.inst), gen).ok();
+            let c = compact_u128(w, gen)
+                .or_else(|| retyped.and_then(|r| compact_u128(r, gen)))
+                .ok_or(IsaError::Asm {
+                    line: a.line,
+                    col: a.col,
+                    msg: "instruction has no compact form".into(),
+                })?;
             out.extend_from_slice(&c.to_le_bytes());
         } else {
             out.extend_from_slice(&w.to_le_bytes());

@@ -920,7 +920,6 @@ impl Dec {
     fn basic(&self, mode: AccessMode) -> Result<(Dst, Src, Src)> {
         let dst = self.dst(mode)?;
         let f0 = self.file(SRC0.file)?;
-        let f1 = self.file(SRC1.file)?;
         if f0 == RegFile::Imm {
             let raw = self.get(SRC0.ty);
             let ty = Type::from_hw(RegFile::Imm, raw, self.gen)
@@ -941,6 +940,7 @@ impl Dec {
                 "src0 register fields with an immediate",
             )?;
             self.zero(f(95, 95), "src0 AddrImm[9] with an immediate")?;
+            let f1 = self.file(SRC1.file)?;
             if f1 == RegFile::Imm {
                 return Err(self.err("two immediate sources"));
             }
@@ -955,6 +955,7 @@ impl Dec {
             return Ok((dst, Src::Imm(imm), src1));
         }
         let src0 = self.reg_src(&SRC0, mode, f0)?;
+        let f1 = self.file(SRC1.file)?;
         if f1 == RegFile::Imm {
             let raw = self.get(SRC1.ty);
             let ty = Type::from_hw(RegFile::Imm, raw, self.gen)

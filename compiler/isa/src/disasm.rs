@@ -624,7 +624,7 @@ pub fn format_instruction(
         }
         _ => {}
     }
-    if op != Opcode::Nop {
+    if op != Opcode::Nop || inst.exec_size != ExecSize::S1 {
         let _ = write!(l.s, "({})", inst.exec_size);
     }
     let lab = |off: i32| -> String {
@@ -655,9 +655,12 @@ pub fn format_instruction(
             if op == Opcode::Jmpi {
                 l.pad(16);
                 l.push(&format_src(src1, mode, logic));
-            } else if op != Opcode::Nop {
+            } else if op != Opcode::Nop || !nop_operands_zero(inst) {
+                // (A NOP with non-zero operand fields, e.g. the compacted padding NOP,
+                // prints them as a 2-source instruction so the text keeps every bit.)
                 let nsrc = match math_fn {
                     Some(_) => 2,
+                    None if op == Opcode::Nop => 2,
                     None => op.num_srcs(),
                 };
                 if op != Opcode::Illegal {
@@ -757,7 +760,7 @@ pub fn format_instruction(
         }
     }
     l.pad(64);
-    if op != Opcode::Nop {
+    if op != Opcode::Nop || compacted || !nop_is_plain(inst) {
         l.push("{ ");
         let mut opts: Vec<String> = vec![mode.to_string()];
         if inst.we_all {
@@ -798,6 +801,24 @@ pub fn format_instruction(
     }
     l.push(";");
     l.s
+}
+
+/// Mesa prints a NOP without options; we add them when the NOP is compacted or has
+/// non-default header bits, so that the text keeps every bit.
+fn nop_is_plain(inst: &Instruction) -> bool {
+    let plain = Instruction::new(Opcode::Nop, ExecSize::S1, inst.operands);
+    *inst == plain
+}
+
+fn nop_operands_zero(inst: &Instruction) -> bool {
+    inst.operands
+        == Operands::Basic {
+            cond_mod: CondMod::None,
+            math_fn: None,
+            dst: Dst::zero(),
+            src0: Src::zero(),
+            src1: Src::zero(),
+        }
 }
 
 fn inst_eot(inst: &Instruction) -> bool {

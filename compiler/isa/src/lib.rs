@@ -22,6 +22,7 @@ pub mod disasm;
 pub mod error;
 pub mod model;
 pub mod program;
+pub mod random;
 pub mod validate;
 
 pub use asm::assemble;

@@ -1091,6 +1091,18 @@ impl Src {
     pub fn zero() -> Src {
         Src::Reg(RegSrc::zero())
     }
+    /// The all-zero source field as the decoder reads it in `mode` (Align16: swizzle
+    /// `.xxxx`, implicit width 4 / hstride 1). What Mesa leaves in an unused slot.
+    pub fn zero_for(mode: AccessMode) -> Src {
+        match mode {
+            AccessMode::Align1 => Src::zero(),
+            AccessMode::Align16 => Src::Reg(RegSrc {
+                region: Region::new(0, 4, 1),
+                swizzle: Swizzle([0; 4]),
+                ..RegSrc::zero()
+            }),
+        }
+    }
 }
 
 /// Three-source destination (F1.5): always GRF, Align16.

@@ -90,7 +90,8 @@ pub const COMPACT_NOP: [u8; 8] = [0x7e, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00
 
 /// Encodes a program. Branch offsets (JIP/UIP) in `insts` are byte distances in the
 /// *native layout* (16 bytes per instruction). With `compact`, every instruction that has
-/// a compact form is compacted (after Mesa's meaning-preserving [`precompact`] retyping),
+/// a compact form is compacted (if needed after Mesa's meaning-preserving [`precompact`]
+/// retyping, which is kept only for instructions that then compact),
 /// branch offsets are rewritten for the final positions, and the program is padded to a
 /// multiple of 16 bytes with a compacted NOP.
 pub fn encode_program(insts: &[Instruction], gen: Gen, compact: bool) -> Result<Vec<u8>> {
@@ -102,17 +103,33 @@ pub fn encode_program(insts: &[Instruction], gen: Gen, compact: bool) -> Result<
         }
         return Ok(out);
     }
-    let insts: Vec<Instruction> = insts.iter().map(precompact).collect();
     // Targets as instruction indices (target may be n = end of program).
     let target = |k: usize, off: i32| -> i64 { k as i64 + (off as i64).div_euclid(16) };
     let mut is_compact = vec![false; n];
     let mut natives = Vec::with_capacity(n);
     for (k, i) in insts.iter().enumerate() {
-        let w = encode_u128(i, gen)?;
-        if i.operands_is_branch() {
+        if let Some((jip, uip)) = i.branch_offsets() {
+            if jip % 16 != 0 || uip.is_some_and(|u| u % 16 != 0) {
+                return Err(IsaError::Unencodable {
+                    opcode: i.opcode,
+                    what: format!(
+                        "instruction {k}: native-layout branch offsets must be multiples of 16"
+                    ),
+                });
+            }
             natives.push(0);
+            continue;
+        }
+        // Like Mesa, the retyped form is only kept when it actually compacts.
+        let w = encode_u128(i, gen)?;
+        let pw = encode_u128(&precompact(i), gen)?;
+        if compact_u128(w, gen).is_some() {
+            is_compact[k] = true;
+            natives.push(w);
+        } else if compact_u128(pw, gen).is_some() {
+            is_compact[k] = true;
+            natives.push(pw);
         } else {
-            is_compact[k] = compact_u128(w, gen).is_some();
             natives.push(w);
         }
     }
@@ -175,11 +192,5 @@ pub fn encode_program(insts: &[Instruction], gen: Gen, compact: bool) -> Result<
     }
     // No fixpoint after 16 rounds (pathological): encode natively, which is always valid.
     log::warn!("encode_program: compaction layout did not converge; emitting native code");
-    encode_program(&insts, gen, false)
-}
-
-impl Instruction {
-    fn operands_is_branch(&self) -> bool {
-        matches!(self.operands, Operands::Branch { .. })
-    }
+    encode_program(insts, gen, false)
 }
