@@ -6,6 +6,7 @@ mod glsl;
 pub mod interp;
 pub mod ir;
 pub mod parse;
+pub mod passes;
 pub mod validate;
 
 use std::fmt;
@@ -81,3 +82,7 @@ impl fmt::Display for BindingUse {
         )
     }
 }
+
+pub mod pipeline;
+pub use frontend::FrontendError;
+pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, Kernel, Statistics};

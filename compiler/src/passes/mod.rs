@@ -1,0 +1,22 @@
+//! Middle-end passes over Ferrite IR. Each is `fn(&mut Function) -> bool` (true when it
+//! changed something) so the pipeline can print the IR after every pass that did.
+
+mod cf;
+mod opt;
+mod ssa;
+
+pub use cf::opt_dead_cf;
+pub use opt::{lower_int_div, opt_const_fold, opt_copy_prop, opt_cse, opt_dce, scalarize};
+pub use ssa::vars_to_ssa;
+
+#[cfg(test)]
+pub(crate) fn check_pass(pass: fn(&mut crate::ir::Function) -> bool, input: &str, expected: &str) {
+    let mut f = crate::parse::parse_function(input).expect("input parses");
+    crate::validate::validate(&f).expect("input is valid");
+    pass(&mut f);
+    crate::validate::validate(&f).unwrap_or_else(|e| panic!("{e}\n{f}"));
+    f.renumber();
+    let mut e = crate::parse::parse_function(expected).expect("expected parses");
+    e.renumber();
+    assert_eq!(f.to_string(), e.to_string());
+}

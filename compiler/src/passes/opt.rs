@@ -1,0 +1,782 @@
+//! Scalar optimizations and lowering: DCE, constant folding, copy propagation, CSE,
+//! scalarization, integer division lowering.
+
+use crate::eval::eval_alu_vec;
+use crate::ir::*;
+use std::collections::HashMap;
+
+/// Applies a substitution map (following chains) to every use.
+pub(crate) fn apply_subst(f: &mut Function, subst: &HashMap<Value, Value>) {
+    if subst.is_empty() {
+        return;
+    }
+    let m = |v: Value| {
+        let mut v = v;
+        let mut n = 0;
+        while let Some(x) = subst.get(&v) {
+            v = *x;
+            n += 1;
+            if n > 1000 {
+                break;
+            }
+        }
+        v
+    };
+    f.rewrite_uses(&m);
+}
+
+/// Calls `edit` on every break (`is_break`) or continue of the loop whose body is `b`
+/// (not those of nested loops).
+pub(crate) fn edit_jumps(b: &mut Block, is_break: bool, edit: &mut dyn FnMut(&mut Vec<Value>)) {
+    for n in b {
+        match n {
+            Node::Break(v) if is_break => edit(v),
+            Node::Continue(v) if !is_break => edit(v),
+            Node::If(i) => {
+                edit_jumps(&mut i.then_, is_break, edit);
+                edit_jumps(&mut i.else_, is_break, edit);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn remove_index(v: &mut Vec<Value>, k: usize) {
+    if k < v.len() {
+        v.remove(k);
+    }
+}
+
+/// Removes instructions, `if` results and loop results/parameters nobody reads.
+pub fn opt_dce(f: &mut Function) -> bool {
+    let mut changed = false;
+    loop {
+        let counts = f.use_counts();
+        let mut progress = false;
+        fn walk(b: &mut Block, counts: &[u32], progress: &mut bool) {
+            b.retain(|n| match n {
+                Node::Instr(i) => {
+                    let dead = !i.op.has_side_effects()
+                        && !matches!(i.op, Op::Atomic { .. })
+                        && i.dst.is_some_and(|d| counts[d.0 as usize] == 0);
+                    if dead {
+                        *progress = true;
+                    }
+                    !dead
+                }
+                _ => true,
+            });
+            for n in b.iter_mut() {
+                match n {
+                    Node::If(i) => {
+                        for k in (0..i.results.len()).rev() {
+                            if counts[i.results[k].0 as usize] == 0 {
+                                i.results.remove(k);
+                                for arm in [&mut i.then_, &mut i.else_] {
+                                    if let Some(Node::Yield(y)) = arm.last_mut() {
+                                        remove_index(y, k);
+                                    }
+                                }
+                                *progress = true;
+                            }
+                        }
+                        walk(&mut i.then_, counts, progress);
+                        walk(&mut i.else_, counts, progress);
+                    }
+                    Node::Loop(l) => {
+                        for k in (0..l.results.len()).rev() {
+                            if counts[l.results[k].0 as usize] == 0 {
+                                l.results.remove(k);
+                                edit_jumps(&mut l.body, true, &mut |v| remove_index(v, k));
+                                *progress = true;
+                            }
+                        }
+                        for k in (0..l.params.len()).rev() {
+                            if counts[l.params[k].0 .0 as usize] == 0 {
+                                l.params.remove(k);
+                                edit_jumps(&mut l.body, false, &mut |v| remove_index(v, k));
+                                *progress = true;
+                            }
+                        }
+                        walk(&mut l.body, counts, progress);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        walk(&mut f.body, &counts, &mut progress);
+        if !progress {
+            break;
+        }
+        changed = true;
+    }
+    changed
+}
+
+fn const_map(f: &Function) -> HashMap<Value, Vec<u64>> {
+    let mut m = HashMap::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(Instr {
+            dst: Some(d),
+            op: Op::Const(c),
+        }) = n
+        {
+            m.insert(*d, c.clone());
+        }
+    });
+    m
+}
+
+/// Evaluates operations whose sources are all constants.
+pub fn opt_const_fold(f: &mut Function) -> bool {
+    let mut consts = const_map(f);
+    let types = f.values.clone();
+    let mut changed = false;
+    f.for_each_instr_mut(&mut |i| {
+        let Some(d) = i.dst else { return };
+        let dt = types[d.0 as usize];
+        if let Op::Alu(AluOp::Bcsel, srcs) = &i.op {
+            if let Some(c) = consts.get(&srcs[0]) {
+                if c.len() == 1 {
+                    let pick = if c[0] != 0 { srcs[1] } else { srcs[2] };
+                    i.op = Op::Alu(AluOp::Mov, vec![pick]);
+                    changed = true;
+                }
+            }
+        }
+        let new = match &i.op {
+            Op::Alu(..) => match &i.op {
+                Op::Alu(op, srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
+                    let tys: Vec<Type> = srcs.iter().map(|s| types[s.0 as usize]).collect();
+                    let vals: Vec<&[u64]> = srcs.iter().map(|s| consts[s].as_slice()).collect();
+                    Some(eval_alu_vec(*op, dt, &tys, &vals))
+                }
+                _ => None,
+            },
+            Op::Vec(srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
+                Some(srcs.iter().flat_map(|s| consts[s].clone()).collect())
+            }
+            Op::Extract(v, c) => consts.get(v).map(|x| vec![x[usize::from(*c)]]),
+            Op::Swizzle(v, c) => consts
+                .get(v)
+                .map(|x| c.iter().map(|k| x[usize::from(*k)]).collect()),
+            Op::Insert(v, s, c) => match (consts.get(v), consts.get(s)) {
+                (Some(x), Some(y)) => {
+                    let mut x = x.clone();
+                    x[usize::from(*c)] = y[0];
+                    Some(x)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(c) = new {
+            consts.insert(d, c.clone());
+            i.op = Op::Const(c);
+            changed = true;
+        }
+    });
+    changed
+}
+
+/// Removes copies: `mov`, extracts of `vec`/`insert`/`swizzle`, `vec`s that rebuild a
+/// vector, loop parameters that never change, and `if` results both arms agree on.
+pub fn opt_copy_prop(f: &mut Function) -> bool {
+    let mut defs: HashMap<Value, Op> = HashMap::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(Instr { dst: Some(d), op }) = n {
+            defs.insert(*d, op.clone());
+        }
+    });
+    let types = f.values.clone();
+    let mut subst: HashMap<Value, Value> = HashMap::new();
+    let mut rewrites: HashMap<Value, Op> = HashMap::new();
+    for (d, op) in &defs {
+        match op {
+            Op::Alu(AluOp::Mov, s) => {
+                subst.insert(*d, s[0]);
+            }
+            Op::Extract(v, k) => match defs.get(v) {
+                Some(Op::Vec(srcs)) => {
+                    let mut idx = usize::from(*k);
+                    for s in srcs {
+                        let n = usize::from(types[s.0 as usize].comps);
+                        if idx < n {
+                            if n == 1 {
+                                subst.insert(*d, *s);
+                            } else {
+                                rewrites.insert(*d, Op::Extract(*s, idx as u8));
+                            }
+                            break;
+                        }
+                        idx -= n;
+                    }
+                }
+                Some(Op::Insert(base, s, c)) => {
+                    if c == k {
+                        subst.insert(*d, *s);
+                    } else {
+                        rewrites.insert(*d, Op::Extract(*base, *k));
+                    }
+                }
+                Some(Op::Swizzle(base, c)) => {
+                    rewrites.insert(*d, Op::Extract(*base, c[usize::from(*k)]));
+                }
+                _ => {}
+            },
+            Op::Vec(srcs) => {
+                // vec(extract(v,0), ..., extract(v,n-1)) == v
+                let mut base = None;
+                let ok = srcs.iter().enumerate().all(|(k, s)| match defs.get(s) {
+                    Some(Op::Extract(v, c)) if usize::from(*c) == k => {
+                        *base.get_or_insert(*v) == *v
+                    }
+                    _ => false,
+                });
+                if ok {
+                    if let Some(b) = base {
+                        if types[b.0 as usize] == types[d.0 as usize] {
+                            subst.insert(*d, b);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut changed = !subst.is_empty() || !rewrites.is_empty();
+    if !rewrites.is_empty() {
+        f.for_each_instr_mut(&mut |i| {
+            if let Some(d) = i.dst {
+                if let Some(op) = rewrites.get(&d) {
+                    i.op = op.clone();
+                }
+            }
+        });
+    }
+    // Invariant loop parameters and agreeing if results.
+    fn structural(b: &mut Block, subst: &mut HashMap<Value, Value>, defined_in: &mut Vec<Value>) {
+        for n in b.iter_mut() {
+            match n {
+                Node::Instr(i) => {
+                    if let Some(d) = i.dst {
+                        defined_in.push(d);
+                    }
+                }
+                Node::If(i) => {
+                    let mut inner = Vec::new();
+                    structural(&mut i.then_, subst, &mut inner);
+                    structural(&mut i.else_, subst, &mut inner);
+                    let ty = matches!(i.then_.last(), Some(Node::Yield(_)));
+                    let ey = matches!(i.else_.last(), Some(Node::Yield(_)));
+                    for (k, r) in i.results.iter().enumerate() {
+                        let a = match i.then_.last() {
+                            Some(Node::Yield(y)) => Some(y[k]),
+                            _ => None,
+                        };
+                        let b = match i.else_.last() {
+                            Some(Node::Yield(y)) => Some(y[k]),
+                            _ => None,
+                        };
+                        let v = match (a, b, ty, ey) {
+                            (Some(a), Some(b), _, _) if a == b => Some(a),
+                            _ => None,
+                        };
+                        if let Some(v) = v {
+                            if !inner.contains(&v) {
+                                subst.insert(*r, v);
+                            }
+                        }
+                    }
+                    defined_in.extend(inner);
+                    defined_in.extend(i.results.iter().copied());
+                }
+                Node::Loop(l) => {
+                    let mut inner = Vec::new();
+                    structural(&mut l.body, subst, &mut inner);
+                    for k in 0..l.params.len() {
+                        let (p, init) = l.params[k];
+                        let mut invariant = true;
+                        edit_jumps(&mut l.body, false, &mut |v| {
+                            if v[k] != p && v[k] != init {
+                                invariant = false;
+                            }
+                        });
+                        if invariant {
+                            subst.insert(p, init);
+                        }
+                    }
+                    defined_in.extend(inner);
+                    defined_in.extend(l.params.iter().map(|p| p.0));
+                    defined_in.extend(l.results.iter().copied());
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut s2 = HashMap::new();
+    structural(&mut f.body, &mut s2, &mut Vec::new());
+    // A parameter substituted by its init: drop it from the loop as well.
+    let before = subst.len();
+    subst.extend(s2);
+    changed |= subst.len() != before || changed;
+    apply_subst(f, &subst);
+    if changed {
+        // Loop parameters replaced by their initial value are now unused.
+        opt_dce(f);
+    }
+    changed && (!subst.is_empty() || true)
+}
+
+fn cse_key(op: &Op, ty: Type) -> Option<String> {
+    match op {
+        Op::Const(_)
+        | Op::Alu(..)
+        | Op::Vec(_)
+        | Op::Extract(..)
+        | Op::Insert(..)
+        | Op::Swizzle(..)
+        | Op::SysVal(_)
+        | Op::BufferSize(_) => Some(format!("{op:?}:{ty}")),
+        Op::LoadVar(_)
+        | Op::StoreVar(..)
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::Atomic { .. }
+        | Op::Barrier { .. } => None,
+    }
+}
+
+/// Common subexpression elimination over pure operations, scoped by structure (a value is
+/// reused only where it is visible).
+pub fn opt_cse(f: &mut Function) -> bool {
+    fn walk(
+        b: &mut Block,
+        scopes: &mut Vec<HashMap<String, Value>>,
+        types: &[Type],
+        subst: &mut HashMap<Value, Value>,
+    ) {
+        scopes.push(HashMap::new());
+        let mut k = 0;
+        while k < b.len() {
+            let mut remove = false;
+            match &mut b[k] {
+                Node::Instr(i) => {
+                    for s in i.op.srcs_mut() {
+                        if let Some(x) = subst.get(s) {
+                            *s = *x;
+                        }
+                    }
+                    if let Some(d) = i.dst {
+                        if let Some(key) = cse_key(&i.op, types[d.0 as usize]) {
+                            let found = scopes.iter().rev().find_map(|m| m.get(&key).copied());
+                            match found {
+                                Some(prev) => {
+                                    subst.insert(d, prev);
+                                    remove = true;
+                                }
+                                None => {
+                                    scopes.last_mut().unwrap().insert(key, d);
+                                }
+                            }
+                        }
+                    }
+                }
+                Node::If(i) => {
+                    if let Some(x) = subst.get(&i.cond) {
+                        i.cond = *x;
+                    }
+                    walk(&mut i.then_, scopes, types, subst);
+                    walk(&mut i.else_, scopes, types, subst);
+                }
+                Node::Loop(l) => {
+                    for p in &mut l.params {
+                        if let Some(x) = subst.get(&p.1) {
+                            p.1 = *x;
+                        }
+                    }
+                    walk(&mut l.body, scopes, types, subst);
+                }
+                Node::Break(v) | Node::Continue(v) | Node::Yield(v) => {
+                    for x in v {
+                        if let Some(y) = subst.get(x) {
+                            *x = *y;
+                        }
+                    }
+                }
+            }
+            if remove {
+                b.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        scopes.pop();
+    }
+    let mut subst = HashMap::new();
+    let types = f.values.clone();
+    walk(&mut f.body, &mut vec![], &types, &mut subst);
+    !subst.is_empty()
+}
+
+/// Splits vector ALU operations into per-component scalar ones (`vec`, loads, stores and
+/// system values keep their vectors; copy propagation then removes the extracts).
+pub fn scalarize(f: &mut Function) -> bool {
+    let mut changed = false;
+    fn walk(b: &mut Block, f_values: &mut Vec<Type>, changed: &mut bool) {
+        let old = std::mem::take(b);
+        for n in old {
+            match n {
+                Node::Instr(i) => {
+                    let vector_alu = match (&i.op, i.dst) {
+                        (Op::Alu(_, _), Some(d)) => f_values[d.0 as usize].comps > 1,
+                        (Op::Swizzle(..) | Op::Insert(..), Some(_)) => true,
+                        _ => false,
+                    };
+                    if !vector_alu {
+                        b.push(Node::Instr(i));
+                        continue;
+                    }
+                    *changed = true;
+                    let d = i.dst.unwrap();
+                    let dt = f_values[d.0 as usize];
+                    fn new_value(f_values: &mut Vec<Type>, t: Type) -> Value {
+                        f_values.push(t);
+                        Value(f_values.len() as u32 - 1)
+                    }
+                    let mut comps = Vec::new();
+                    for c in 0..dt.comps {
+                        let scalar = match &i.op {
+                            Op::Alu(op, srcs) => {
+                                let mut ss = Vec::new();
+                                for s in srcs {
+                                    let st = f_values[s.0 as usize];
+                                    if st.comps == 1 {
+                                        ss.push(*s);
+                                    } else {
+                                        let e = new_value(f_values, st.scalar_type());
+                                        b.push(Node::Instr(Instr {
+                                            dst: Some(e),
+                                            op: Op::Extract(*s, c),
+                                        }));
+                                        ss.push(e);
+                                    }
+                                }
+                                Op::Alu(*op, ss)
+                            }
+                            Op::Swizzle(v, idx) => Op::Extract(*v, idx[usize::from(c)]),
+                            Op::Insert(v, s, k) => {
+                                if *k == c {
+                                    Op::Alu(AluOp::Mov, vec![*s])
+                                } else {
+                                    Op::Extract(*v, c)
+                                }
+                            }
+                            _ => unreachable!(),
+                        };
+                        let r = new_value(f_values, dt.scalar_type());
+                        b.push(Node::Instr(Instr {
+                            dst: Some(r),
+                            op: scalar,
+                        }));
+                        comps.push(r);
+                    }
+                    b.push(Node::Instr(Instr {
+                        dst: Some(d),
+                        op: Op::Vec(comps),
+                    }));
+                }
+                Node::If(mut i) => {
+                    walk(&mut i.then_, f_values, changed);
+                    walk(&mut i.else_, f_values, changed);
+                    b.push(Node::If(i));
+                }
+                Node::Loop(mut l) => {
+                    walk(&mut l.body, f_values, changed);
+                    b.push(Node::Loop(l));
+                }
+                other => b.push(other),
+            }
+        }
+    }
+    let mut body = std::mem::take(&mut f.body);
+    walk(&mut body, &mut f.values, &mut changed);
+    f.body = body;
+    changed
+}
+
+/// Integer division and modulo the EU cannot do directly: division and modulo by powers of
+/// two become shifts and masks (unsigned, and signed with rounding toward zero), `imod`
+/// (sign of the divisor) becomes `irem` plus a fix-up, `isign` becomes a clamp. The rest
+/// (32-bit `idiv`/`udiv`/`irem`/`umod`) stays for the math unit's INT DIV.
+pub fn lower_int_div(f: &mut Function) -> bool {
+    let consts = const_map(f);
+    let mut changed = false;
+    fn walk(
+        b: &mut Block,
+        vals: &mut Vec<Type>,
+        consts: &HashMap<Value, Vec<u64>>,
+        changed: &mut bool,
+    ) {
+        let old = std::mem::take(b);
+        for n in old {
+            match n {
+                Node::Instr(i) => {
+                    let (Some(d), Op::Alu(op, srcs)) = (i.dst, &i.op) else {
+                        b.push(Node::Instr(i));
+                        continue;
+                    };
+                    let t = vals[d.0 as usize];
+                    let nv = |vals: &mut Vec<Type>, t: Type| {
+                        vals.push(t);
+                        Value(vals.len() as u32 - 1)
+                    };
+                    let emit = |b: &mut Block, vals: &mut Vec<Type>, t: Type, op: Op| {
+                        let v = nv(vals, t);
+                        b.push(Node::Instr(Instr { dst: Some(v), op }));
+                        v
+                    };
+                    let pow2 = srcs.get(1).and_then(|s| consts.get(s)).and_then(|c| {
+                        let x = c[0];
+                        (c.iter().all(|y| *y == x) && x.is_power_of_two())
+                            .then_some(x.trailing_zeros())
+                    });
+                    let shift_t = Type::I32.vec(t.comps);
+                    match (op, pow2) {
+                        (AluOp::Udiv, Some(k)) => {
+                            let sh = emit(
+                                b,
+                                vals,
+                                shift_t,
+                                Op::Const(vec![u64::from(k); usize::from(t.comps)]),
+                            );
+                            b.push(Node::Instr(Instr {
+                                dst: Some(d),
+                                op: Op::Alu(AluOp::Ushr, vec![srcs[0], sh]),
+                            }));
+                            *changed = true;
+                        }
+                        (AluOp::Umod, Some(k)) => {
+                            let m = emit(
+                                b,
+                                vals,
+                                t,
+                                Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]),
+                            );
+                            b.push(Node::Instr(Instr {
+                                dst: Some(d),
+                                op: Op::Alu(AluOp::Iand, vec![srcs[0], m]),
+                            }));
+                            *changed = true;
+                        }
+                        (AluOp::Imod, _) => {
+                            // r = a rem b; if r != 0 and sign(r) != sign(b): r += b
+                            let (a, bb) = (srcs[0], srcs[1]);
+                            let bt = Type::B1.vec(t.comps);
+                            let r = emit(b, vals, t, Op::Alu(AluOp::Irem, vec![a, bb]));
+                            let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
+                            let nz = emit(b, vals, bt, Op::Alu(AluOp::Ine, vec![r, z]));
+                            let x = emit(b, vals, t, Op::Alu(AluOp::Ixor, vec![r, bb]));
+                            let neg = emit(b, vals, bt, Op::Alu(AluOp::Ilt, vec![x, z]));
+                            let fix = emit(b, vals, bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
+                            let s = emit(b, vals, t, Op::Alu(AluOp::Iadd, vec![r, bb]));
+                            b.push(Node::Instr(Instr {
+                                dst: Some(d),
+                                op: Op::Alu(AluOp::Bcsel, vec![fix, s, r]),
+                            }));
+                            *changed = true;
+                        }
+                        (AluOp::Isign, _) => {
+                            let m1 =
+                                emit(b, vals, t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
+                            let one = emit(b, vals, t, Op::Const(vec![1; usize::from(t.comps)]));
+                            let x = emit(b, vals, t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
+                            b.push(Node::Instr(Instr {
+                                dst: Some(d),
+                                op: Op::Alu(AluOp::Imin, vec![x, one]),
+                            }));
+                            *changed = true;
+                        }
+                        _ => b.push(Node::Instr(i)),
+                    }
+                }
+                Node::If(mut i) => {
+                    walk(&mut i.then_, vals, consts, changed);
+                    walk(&mut i.else_, vals, consts, changed);
+                    b.push(Node::If(i));
+                }
+                Node::Loop(mut l) => {
+                    walk(&mut l.body, vals, consts, changed);
+                    b.push(Node::Loop(l));
+                }
+                other => b.push(other),
+            }
+        }
+    }
+    let mut body = std::mem::take(&mut f.body);
+    walk(&mut body, &mut f.values, &consts, &mut changed);
+    f.body = body;
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::check_pass;
+
+    #[test]
+    fn dce_removes_unused_add() {
+        check_pass(
+            opt_dce,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = iadd %0, %0
+            %2:i32 = imul %0, %0
+            store ssbo[0] %0, %2 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = imul %0, %0
+            store ssbo[0] %0, %2 align 4",
+        );
+    }
+
+    #[test]
+    fn dce_removes_unused_loop_result_and_break_args() {
+        check_pass(
+            opt_dce,
+            "%0:i32 = const 0
+            %1:i32 = loop {
+                break %0
+            }",
+            "loop {
+                break
+            }",
+        );
+    }
+
+    #[test]
+    fn const_fold_evaluates_arithmetic_and_select() {
+        check_pass(
+            opt_const_fold,
+            "%0:i32 = const 6
+            %1:i32 = const 7
+            %2:i32 = imul %0, %1
+            %3:b1 = const true
+            %4:i32 = sysval local_invocation_index
+            %5:i32 = bcsel %3, %4, %2
+            store ssbo[0] %2, %5 align 4",
+            "%0:i32 = const 6
+            %1:i32 = const 7
+            %2:i32 = const 42
+            %3:b1 = const true
+            %4:i32 = sysval local_invocation_index
+            %5:i32 = mov %4
+            store ssbo[0] %2, %5 align 4",
+        );
+    }
+
+    #[test]
+    fn copy_prop_sees_through_mov_and_vec() {
+        check_pass(
+            opt_copy_prop,
+            "%0:i32x3 = sysval global_invocation_id
+            %1:i32 = extract %0, 1
+            %2:i32 = mov %1
+            %3:i32x2 = vec %2, %1
+            %4:i32 = extract %3, 0
+            store ssbo[0] %4, %4 align 4",
+            "%0:i32x3 = sysval global_invocation_id
+            %1:i32 = extract %0, 1
+            store ssbo[0] %1, %1 align 4",
+        );
+    }
+
+    #[test]
+    fn copy_prop_removes_invariant_loop_parameter() {
+        check_pass(
+            opt_copy_prop,
+            "%0:i32 = const 3
+            loop (%1:i32 = %0) {
+                store ssbo[0] %1, %1 align 4
+                continue %1
+            }",
+            "%0:i32 = const 3
+            loop {
+                store ssbo[0] %0, %0 align 4
+                continue
+            }",
+        );
+    }
+
+    #[test]
+    fn cse_reuses_visible_values_only() {
+        check_pass(
+            opt_cse,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = iadd %0, %0
+            %5:b1 = const true
+            if %5 {
+                %2:i32 = iadd %0, %0
+                store ssbo[0] %2, %2 align 4
+                %6:i32 = imul %0, %0
+            }
+            %7:i32 = imul %0, %0
+            %3:i32 = iadd %0, %0
+            store ssbo[0] %3, %7 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = iadd %0, %0
+            %5:b1 = const true
+            if %5 {
+                store ssbo[0] %1, %1 align 4
+                %6:i32 = imul %0, %0
+            }
+            %7:i32 = imul %0, %0
+            store ssbo[0] %1, %7 align 4",
+        );
+    }
+
+    #[test]
+    fn cse_keeps_loads() {
+        let text = "%0:i32 = const 0
+            %1:i32 = load ssbo[0] %0 align 4
+            store ssbo[0] %0, %0 align 4
+            %2:i32 = load ssbo[0] %0 align 4
+            store ssbo[0] %0, %2 align 4";
+        check_pass(opt_cse, text, text);
+    }
+
+    #[test]
+    fn scalarize_splits_vector_add() {
+        check_pass(
+            scalarize,
+            "%9:i32 = const 0
+            %0:i32x2 = const 1, 2
+            %1:i32x2 = iadd %0, %0
+            store ssbo[0] %9, %1 align 8",
+            "%9:i32 = const 0
+            %0:i32x2 = const 1, 2
+            %2:i32 = extract %0, 0
+            %3:i32 = extract %0, 0
+            %4:i32 = iadd %2, %3
+            %5:i32 = extract %0, 1
+            %6:i32 = extract %0, 1
+            %7:i32 = iadd %5, %6
+            %1:i32x2 = vec %4, %7
+            store ssbo[0] %9, %1 align 8",
+        );
+    }
+
+    #[test]
+    fn udiv_by_power_of_two_becomes_shift() {
+        check_pass(
+            lower_int_div,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 8
+            %2:i32 = udiv %0, %1
+            store ssbo[0] %0, %2 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 8
+            %3:i32 = const 3
+            %2:i32 = ushr %0, %3
+            store ssbo[0] %0, %2 align 4",
+        );
+    }
+}

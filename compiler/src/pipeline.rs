@@ -1,0 +1,265 @@
+//! The compile entry point: front end, the pass pipeline, dumps, and (once it exists) the
+//! Gen9 back end.
+
+use crate::frontend::{self, FrontendError, FrontendInput};
+use crate::ir::Shader;
+use crate::passes;
+use crate::validate::{validate, ValidationError};
+use crate::{BindingSlot, BindingUse, Target};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Frontend(#[from] FrontendError),
+    #[error("after pass {pass}: {err}")]
+    Validation {
+        pass: &'static str,
+        err: ValidationError,
+    },
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    #[error("cannot write dump: {0}")]
+    Dump(String),
+}
+
+/// Debug output and checks (`FERRITE_DEBUG` flags; the driver parses the variable).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DebugFlags {
+    pub spirv: bool,
+    pub ir: bool,
+    pub opt: bool,
+    pub asm: bool,
+    pub stats: bool,
+    pub validate: bool,
+    pub no8: bool,
+    pub no16: bool,
+    pub no32: bool,
+}
+
+impl DebugFlags {
+    /// The flags this crate understands, with one line of help each.
+    pub const REGISTRY: &'static [(&'static str, &'static str)] = &[
+        ("spirv", "print the SPIR-V input (spirv-dis when installed)"),
+        (
+            "ir",
+            "print the IR after the front end and after the pipeline",
+        ),
+        ("opt", "print the IR after every pass that changed it"),
+        ("asm", "print the final assembly"),
+        ("stats", "print shader statistics"),
+        (
+            "validate",
+            "validate the IR between passes (always on in debug builds)",
+        ),
+        ("no8", "never choose SIMD8"),
+        ("no16", "never choose SIMD16"),
+        ("no32", "never choose SIMD32"),
+    ];
+
+    /// Parses a comma-separated list; unknown names are returned as errors.
+    pub fn parse(s: &str) -> Result<DebugFlags, String> {
+        let mut d = DebugFlags::default();
+        for name in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            match name {
+                "spirv" => d.spirv = true,
+                "ir" => d.ir = true,
+                "opt" => d.opt = true,
+                "asm" => d.asm = true,
+                "stats" => d.stats = true,
+                "validate" => d.validate = true,
+                "no8" => d.no8 = true,
+                "no16" => d.no16 = true,
+                "no32" => d.no32 = true,
+                other => return Err(format!("unknown debug flag '{other}'")),
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// Everything `vkCreateComputePipelines` knows about the shader.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    pub entry_point: String,
+    /// (SpecId, value bytes).
+    pub specialization: Vec<(u32, Vec<u8>)>,
+    /// set/binding -> binding-table index; empty: consecutive indices in use order.
+    pub bindings: Vec<BindingSlot>,
+    /// Push-constant range (offset, size) of the pipeline layout.
+    pub push_constant_range: (u32, u32),
+    pub debug: DebugFlags,
+    /// When set, dumps go to files here instead of the log.
+    pub dump_dir: Option<std::path::PathBuf>,
+}
+
+/// Mesa-named statistics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Statistics {
+    pub instruction_count: u32,
+    pub send_count: u32,
+    pub loop_count: u32,
+    pub cycle_count: u32,
+    pub spill_count: u32,
+    pub fill_count: u32,
+    pub max_dispatch_width: u32,
+    pub compile_time: Duration,
+}
+
+impl Statistics {
+    /// (name, value) pairs with the names Vulkan tools read from Mesa.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("Instruction Count", u64::from(self.instruction_count)),
+            ("SEND Count", u64::from(self.send_count)),
+            ("Loop Count", u64::from(self.loop_count)),
+            ("Cycle Count", u64::from(self.cycle_count)),
+            ("Spill Count", u64::from(self.spill_count)),
+            ("Fill Count", u64::from(self.fill_count)),
+            ("Max dispatch width", u64::from(self.max_dispatch_width)),
+        ]
+    }
+}
+
+/// A compiled kernel and what dispatch needs.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub binary: Vec<u8>,
+    pub simd_width: u32,
+    pub local_size: [u32; 3],
+    /// Bytes of push-constant data in the CURBE.
+    pub push_size: u32,
+    pub shared_size: u32,
+    pub scratch_size: u32,
+    pub bindings: Vec<BindingUse>,
+    pub stats: Statistics,
+}
+
+fn dump(opts: &CompileOptions, name: &str, text: &str) -> Result<(), CompileError> {
+    match &opts.dump_dir {
+        Some(dir) => {
+            std::fs::write(dir.join(name), text).map_err(|e| CompileError::Dump(e.to_string()))
+        }
+        None => {
+            log::info!("{name}:\n{text}");
+            Ok(())
+        }
+    }
+}
+
+fn spirv_listing(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let tmp = std::env::temp_dir().join(format!("ferrite-{}.spv", std::process::id()));
+    if std::fs::write(&tmp, &bytes).is_ok() {
+        if let Ok(out) = std::process::Command::new("spirv-dis").arg(&tmp).output() {
+            let _ = std::fs::remove_file(&tmp);
+            if out.status.success() {
+                return String::from_utf8_lossy(&out.stdout).into_owned();
+            }
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+    match rspirv::dr::load_words(words) {
+        Ok(m) => {
+            use rspirv::binary::Disassemble;
+            m.disassemble()
+        }
+        Err(e) => format!("(unparsable: {e})"),
+    }
+}
+
+/// One pass in the pipeline.
+type Pass = (&'static str, fn(&mut crate::ir::Function) -> bool);
+
+/// The middle-end pipeline, in order.
+pub const PIPELINE: &[Pass] = &[
+    ("vars_to_ssa", passes::vars_to_ssa),
+    ("copy_prop", passes::opt_copy_prop),
+    ("dead_cf", passes::opt_dead_cf),
+    ("const_fold", passes::opt_const_fold),
+    ("copy_prop", passes::opt_copy_prop),
+    ("dead_cf", passes::opt_dead_cf),
+    ("cse", passes::opt_cse),
+    ("dce", passes::opt_dce),
+    ("lower_int_div", passes::lower_int_div),
+    ("scalarize", passes::scalarize),
+    ("copy_prop", passes::opt_copy_prop),
+    ("const_fold", passes::opt_const_fold),
+    ("copy_prop", passes::opt_copy_prop),
+    ("cse", passes::opt_cse),
+    ("dce", passes::opt_dce),
+];
+
+/// Runs the pipeline; validates after every pass when `check` is set.
+pub fn run_pipeline(shader: &mut Shader, opts: &CompileOptions) -> Result<(), CompileError> {
+    let check = cfg!(debug_assertions) || opts.debug.validate;
+    for (name, pass) in PIPELINE {
+        let changed = pass(&mut shader.func);
+        if check {
+            validate(&shader.func).map_err(|err| CompileError::Validation { pass: name, err })?;
+        }
+        if changed && opts.debug.opt {
+            dump(opts, &format!("opt-{name}.ir"), &shader.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Front end + middle end: SPIR-V to optimized IR.
+pub fn compile_to_ir(
+    words: &[u32],
+    target: &Target,
+    opts: &CompileOptions,
+) -> Result<(Shader, Vec<BindingUse>), CompileError> {
+    if opts.debug.spirv {
+        dump(opts, "input.spvasm", &spirv_listing(words))?;
+    }
+    let out = frontend::translate(&FrontendInput {
+        words,
+        entry: &opts.entry_point,
+        specialization: &opts.specialization,
+        bindings: &opts.bindings,
+        target,
+    })?;
+    let mut shader = out.shader;
+    if cfg!(debug_assertions) || opts.debug.validate {
+        validate(&shader.func).map_err(|err| CompileError::Validation {
+            pass: "frontend",
+            err,
+        })?;
+    }
+    if opts.debug.ir {
+        dump(opts, "frontend.ir", &shader.to_string())?;
+    }
+    run_pipeline(&mut shader, opts)?;
+    if opts.debug.ir {
+        dump(opts, "final.ir", &shader.to_string())?;
+    }
+    Ok((shader, out.bindings))
+}
+
+/// Compiles a compute shader. The Gen9 back end is not written yet: after the front end and
+/// the middle passes ran (so SPIR-V errors are reported), this answers `Unsupported`.
+pub fn compile(
+    words: &[u32],
+    target: &Target,
+    opts: &CompileOptions,
+) -> Result<Kernel, CompileError> {
+    let start = Instant::now();
+    let (shader, _bindings) = compile_to_ir(words, target, opts)?;
+    if opts.debug.stats {
+        dump(
+            opts,
+            "stats.txt",
+            &format!(
+                "IR instructions: {}\nfront end + passes: {:?}\n",
+                shader.func.instr_count(),
+                start.elapsed()
+            ),
+        )?;
+    }
+    Err(CompileError::Unsupported(format!(
+        "Gen{} back end not implemented yet",
+        target.gen
+    )))
+}
