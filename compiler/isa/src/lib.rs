@@ -16,6 +16,8 @@
 //! the encoder rewrites them when compaction moves instructions.
 
 pub mod asm;
+#[doc(hidden)]
+pub mod cli;
 pub mod codec;
 pub mod compact;
 pub mod disasm;

@@ -736,3 +736,32 @@ pub fn simple_alu(r: &mut Rng) -> Instruction {
     }
     i
 }
+
+/// A random instruction that has a compact form: built from random compaction-table
+/// indices and register numbers, uncompacted and decoded (retried until it decodes).
+pub fn compactable(r: &mut Rng, gen: Gen) -> Instruction {
+    loop {
+        let ops: Vec<u8> = OPCODES
+            .iter()
+            .filter(|o| o.op.is_valid_on(gen) && !o.op.is_send())
+            .map(|o| o.hw)
+            .collect();
+        let op = r.pick(&ops) as u64;
+        let mut c = (r.next_u64() & !0x7F) | op | (1 << 29);
+        let three = Opcode::from_hw(op as u8, gen).is_some_and(|o| o.format() == Format::ThreeSrc);
+        if three {
+            c &= !((1 << 7) | (0x1FF << 19) | (0x1FF << 34));
+        } else {
+            c &= !(1 << 28);
+        }
+        let Ok(w) = crate::compact::uncompact_u64(c, gen, 0) else {
+            continue;
+        };
+        if crate::compact::compact_u128(w, gen).is_none() {
+            continue;
+        }
+        if let Ok(i) = crate::codec::decode_native(w, gen, 0) {
+            return i;
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Small shared helpers for the command-line tools (argument parsing, input formats).
+//! Not part of the stable API.
+
+use crate::error::IsaError;
+use crate::model::Gen;
+
+/// Parsed common options.
+#[derive(Debug, Default)]
+pub struct Args {
+    pub gen: Option<Gen>,
+    pub output: Option<String>,
+    pub validate: bool,
+    /// Input is text hex bytes (as Mesa's `.expected` files), not raw binary.
+    pub hex: bool,
+    pub inputs: Vec<String>,
+    /// `--name value` options not known to the common parser.
+    pub extra: Vec<(String, String)>,
+    pub flags: Vec<String>,
+}
+
+/// Parses `--gen N`, `-o FILE`, `--validate`, `--hex`; other `--x value` pairs listed in
+/// `valued` go to `extra`, other `--x` to `flags`.
+pub fn parse_args(args: impl Iterator<Item = String>, valued: &[&str]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = args.peekable();
+    while let Some(s) = it.next() {
+        match s.as_str() {
+            "--gen" | "-g" => {
+                let v = it.next().ok_or("--gen needs a value")?;
+                let n: u32 = v
+                    .trim_start_matches("gen")
+                    .parse()
+                    .map_err(|_| format!("bad --gen '{v}'"))?;
+                a.gen = Some(
+                    Gen::from_number(n).ok_or(format!("unsupported generation {n} (8 or 9)"))?,
+                );
+            }
+            "-o" | "--output" => a.output = Some(it.next().ok_or("-o needs a file name")?),
+            "--validate" => a.validate = true,
+            "--hex" => a.hex = true,
+            x if valued.contains(&x) => {
+                let v = it.next().ok_or(format!("{x} needs a value"))?;
+                a.extra.push((x.to_string(), v));
+            }
+            x if x.starts_with('-') && x.len() > 1 => a.flags.push(x.to_string()),
+            _ => a.inputs.push(s),
+        }
+    }
+    Ok(a)
+}
+
+/// Reads hex text (`40 00 60 00 ...`, whitespace separated, `#` comments) into bytes.
+pub fn parse_hex(text: &str) -> Result<Vec<u8>, IsaError> {
+    let mut out = Vec::new();
+    for (ln, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        let mut col = 1;
+        for tok in line.split_whitespace() {
+            let pos = line[col - 1..].find(tok).map_or(col, |p| p + col);
+            let v = u8::from_str_radix(tok.trim_start_matches("0x"), 16).map_err(|_| {
+                IsaError::Asm {
+                    line: ln + 1,
+                    col: pos,
+                    msg: format!("bad hex byte '{tok}'"),
+                }
+            })?;
+            out.push(v);
+            col = pos + tok.len();
+        }
+    }
+    Ok(out)
+}
