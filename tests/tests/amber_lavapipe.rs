@@ -34,11 +34,18 @@ fn run(manifest: &str, args: &[&Path]) -> (bool, String) {
         .args(args)
         .env("VK_DRIVER_FILES", manifest)
         .env("VK_ICD_FILENAMES", manifest)
-        .env_remove("VK_LOADER_LAYERS_ENABLE")
         .output()
         .expect("ferrite-amber runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprint!("{stderr}");
+    // With VK_LAYER_KHRONOS_validation enabled by the environment, the run must be clean.
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains("Validation Error") && !text.contains("Validation Warning"),
+            "validation messages:\n{text}"
+        );
+    }
     (out.status.success(), stdout)
 }
 

@@ -176,6 +176,12 @@ impl<'a> Lexer<'a> {
             self.col += 1;
         }
         let word = &text[start..self.col];
+        if word == "\\" {
+            // A backslash continues the command on the next line.
+            self.line += 1;
+            self.col = 0;
+            return self.scan();
+        }
         Token {
             kind: classify(word),
             text: word.to_string(),
@@ -244,6 +250,14 @@ mod tests {
                 TokenKind::Eol
             ]
         );
+    }
+
+    #[test]
+    fn backslash_continues_a_line() {
+        let k = kinds("ATTACH s \\\n  SPECIALIZE 1 \\ # comment\n AS uint32 2\nRUN");
+        // ATTACH s SPECIALIZE 1 AS uint32 2 <eol> RUN <eol>
+        assert_eq!(k.iter().filter(|t| **t == TokenKind::Eol).count(), 2);
+        assert_eq!(k.len(), 10);
     }
 
     #[test]

@@ -63,7 +63,7 @@ core_features! {
 
 /// Extension feature structs Amber names as `Struct.member`, with the extension that
 /// provides each and the Vulkan 1.x minor version that made it core.
-const EXT_STRUCTS: [(&str, &CStr, u32); 8] = [
+const EXT_STRUCTS: [(&str, &CStr, u32); 9] = [
     ("VariablePointerFeatures", c"VK_KHR_variable_pointers", 1),
     ("Float16Int8Features", c"VK_KHR_shader_float16_int8", 2),
     ("Storage8BitFeatures", c"VK_KHR_8bit_storage", 2),
@@ -84,6 +84,12 @@ const EXT_STRUCTS: [(&str, &CStr, u32); 8] = [
         c"VK_KHR_buffer_device_address",
         2,
     ),
+    // Not in Amber's list; 64-bit atomics need it.
+    (
+        "ShaderAtomicInt64Features",
+        c"VK_KHR_shader_atomic_int64",
+        2,
+    ),
 ];
 
 #[derive(Default)]
@@ -96,6 +102,7 @@ struct ExtFeatures {
     zi: vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures<'static>,
     mm: vk::PhysicalDeviceVulkanMemoryModelFeatures<'static>,
     bda: vk::PhysicalDeviceBufferDeviceAddressFeatures<'static>,
+    a64: vk::PhysicalDeviceShaderAtomicInt64Features<'static>,
 }
 
 impl ExtFeatures {
@@ -124,6 +131,8 @@ impl ExtFeatures {
             (6, "vulkanMemoryModel") => &mut self.mm.vulkan_memory_model,
             (6, "vulkanMemoryModelDeviceScope") => &mut self.mm.vulkan_memory_model_device_scope,
             (7, "bufferDeviceAddress") => &mut self.bda.buffer_device_address,
+            (8, "shaderBufferInt64Atomics") => &mut self.a64.shader_buffer_int64_atomics,
+            (8, "shaderSharedInt64Atomics") => &mut self.a64.shader_shared_int64_atomics,
             _ => return None,
         })
     }
@@ -132,7 +141,7 @@ impl ExtFeatures {
     fn chain<'a>(
         &'a mut self,
         mut f2: vk::PhysicalDeviceFeatures2<'a>,
-        on: &[bool; 8],
+        on: &[bool; 9],
     ) -> vk::PhysicalDeviceFeatures2<'a> {
         if on[0] {
             f2 = f2.push_next(&mut self.vp);
@@ -157,6 +166,9 @@ impl ExtFeatures {
         }
         if on[7] {
             f2 = f2.push_next(&mut self.bda);
+        }
+        if on[8] {
+            f2 = f2.push_next(&mut self.a64);
         }
         f2
     }
@@ -402,7 +414,7 @@ impl Gpu {
             }
         }
         // Which extension structs the device can report.
-        let mut avail = [false; 8];
+        let mut avail = [false; 9];
         for (i, (_, ext, core)) in EXT_STRUCTS.iter().enumerate() {
             avail[i] = has_props2
                 && (minor >= *core || dev_avail.iter().any(|a| a.as_bytes() == ext.to_bytes()));
@@ -442,7 +454,7 @@ impl Gpu {
         }
         let mut core_on = vk::PhysicalDeviceFeatures::default();
         let mut ext_on = ExtFeatures::default();
-        let mut used = [false; 8];
+        let mut used = [false; 9];
         let mut core_have_m = core_have;
         for f in &req.features {
             if let Some((st, member)) = f.split_once('.') {
