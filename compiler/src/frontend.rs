@@ -3279,7 +3279,7 @@ impl Fe<'_> {
             && match op.class() {
                 ir::AluClass::Same => {
                     tys.iter().all(|x| *x == t)
-                        && (t.is_float() == op.name().starts_with('f')
+                        && (t.is_float() == op.is_float_op()
                             || matches!(
                                 op,
                                 AluOp::Mov | AluOp::Iand | AluOp::Ior | AluOp::Ixor | AluOp::Inot
@@ -3289,7 +3289,7 @@ impl Fe<'_> {
                     tys[0] == tys[1]
                         && t.is_bool()
                         && t.comps == tys[0].comps
-                        && (tys[0].is_float() == op.name().starts_with('f'))
+                        && (tys[0].is_float() == op.is_float_op())
                 }
                 ir::AluClass::Convert => tys[0].comps == t.comps,
                 ir::AluClass::Select => {

@@ -257,6 +257,11 @@ alu_ops! {
 }
 
 impl AluOp {
+    /// True for ops that compute on floats (sources of compares, or all operands).
+    pub fn is_float_op(self) -> bool {
+        self.name().starts_with('f') && self != AluOp::FindLsb
+    }
+
     /// True for ops whose two sources may be swapped.
     pub fn is_commutative(self) -> bool {
         use AluOp::*;

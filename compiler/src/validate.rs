@@ -188,7 +188,7 @@ impl Ctx<'_> {
                                 AluOp::Iand | AluOp::Ior | AluOp::Ixor | AluOp::Inot => {
                                     t.kind != Kind::Float
                                 }
-                                _ if op.name().starts_with('f') => t.kind == Kind::Float,
+                                _ if op.is_float_op() => t.kind == Kind::Float,
                                 _ => t.kind == Kind::Int,
                             }
                     }
@@ -196,7 +196,7 @@ impl Ctx<'_> {
                         st[0] == st[1]
                             && t.kind == Kind::Bool
                             && t.comps == st[0].comps
-                            && (op.name().starts_with('f') == (st[0].kind == Kind::Float))
+                            && (op.is_float_op() == (st[0].kind == Kind::Float))
                     }
                     AluClass::Convert => {
                         let s = st[0];
