@@ -88,6 +88,8 @@ pub struct Runner {
     entry: ash::Entry,
     pub compiler: Compiler,
     pub summary: Summary,
+    /// The last device, with the requirements it was made for.
+    cached: Option<(String, Box<Gpu>)>,
 }
 
 struct BufState {
@@ -113,6 +115,7 @@ impl Runner {
             entry: gpu::load_entry()?,
             compiler,
             summary: Summary::default(),
+            cached: None,
         })
     }
 
@@ -190,12 +193,19 @@ impl Runner {
             device_extensions: script.device_extensions().map(String::from).collect(),
             instance_extensions: script.instance_extensions().map(String::from).collect(),
         };
-        let dev_start = Instant::now();
-        let opened = Gpu::open(self.entry.clone(), &req)?;
-        t.device = dev_start.elapsed();
-        let mut g = match opened {
-            Opened::Ready(g) => g,
-            Opened::Skip(r) => return Ok(skip(r)),
+        // A device made for the same requirements is reused (its objects were destroyed).
+        let key = format!("{req:?}");
+        let mut g = match self.cached.take() {
+            Some((k, g)) if k == key => g,
+            _ => {
+                let dev_start = Instant::now();
+                let opened = Gpu::open(self.entry.clone(), &req)?;
+                t.device = dev_start.elapsed();
+                match opened {
+                    Opened::Ready(g) => g,
+                    Opened::Skip(r) => return Ok(skip(r)),
+                }
+            }
         };
         let mut timeout = DEFAULT_FENCE_TIMEOUT_MS;
         let mut bufs: HashMap<&str, BufState> = HashMap::new();
@@ -231,7 +241,9 @@ impl Runner {
         }
         t.pipeline = g.pipeline_time;
         let r = run_cmds(&mut g, &script.stmts, &mut bufs, &pipes, timeout, t);
-        drop(g);
+        if g.reset() {
+            self.cached = Some((key, g));
+        }
         r
     }
 

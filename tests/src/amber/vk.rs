@@ -251,6 +251,8 @@ pub struct Gpu {
     pipes: Vec<Pipe>,
     /// Time spent in vkCreateComputePipelines (and shader modules).
     pub pipeline_time: Duration,
+    /// False after a fence timeout: the device may still be busy and is not reused.
+    healthy: bool,
 }
 
 fn cstrs(v: &[CString]) -> Vec<*const std::ffi::c_char> {
@@ -348,6 +350,7 @@ impl Gpu {
                         buffers: Vec::new(),
                         pipes: Vec::new(),
                         pipeline_time: Duration::ZERO,
+                        healthy: true,
                     })))
                 }
                 Ok(Err(skip)) => {
@@ -932,11 +935,47 @@ impl Gpu {
                     Err(e) => Err(AmberError::Vulkan("vkWaitForFences", e)),
                 }
             })();
-            if !matches!(result, Err(AmberError::FenceTimeout(_))) {
+            if matches!(result, Err(AmberError::FenceTimeout(_))) {
+                self.healthy = false;
+            } else {
                 dev.free_command_buffers(self.cmd_pool, &[cb]);
             }
             result
         }
+    }
+
+    /// Destroys the script's buffers and pipelines so the device can serve the next script
+    /// with the same requirements. Returns false (keep nothing) after a fence timeout or
+    /// when the device cannot be idled.
+    pub fn reset(&mut self) -> bool {
+        if !self.healthy {
+            return false;
+        }
+        // SAFETY: the device is idle (checked) before its objects are destroyed; the
+        // handles are ours and dropped from the lists right after.
+        unsafe {
+            if self.device.device_wait_idle().is_err() {
+                return false;
+            }
+            for p in &self.pipes {
+                self.destroy_pipe(p);
+            }
+            for b in &self.buffers {
+                self.device.destroy_buffer(b.buffer, None);
+                self.device.free_memory(b.memory, None);
+            }
+            if self
+                .device
+                .reset_command_pool(self.cmd_pool, vk::CommandPoolResetFlags::empty())
+                .is_err()
+            {
+                return false;
+            }
+        }
+        self.pipes.clear();
+        self.buffers.clear();
+        self.pipeline_time = Duration::ZERO;
+        true
     }
 }
 
