@@ -132,3 +132,32 @@ fn gen9_vectors_on_bxt_report() {
     // Only the BXT-only 64-bit rules may differ from SKL.
     assert!(hist.keys().all(|k| k.starts_with("lp64.")), "{hist:?}");
 }
+
+/// Throughput measurement (not a timing assertion): `cargo test --release -p ferrite-isa
+/// --test validate_vectors -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn validator_throughput() {
+    let mut progs = Vec::new();
+    for name in files() {
+        let bytes = expected_bytes(&name);
+        let prog = decode_program(&bytes, Gen::Gen9).expect("decode");
+        let insts: Vec<_> = prog.iter().map(|p| p.inst).collect();
+        let offsets: Vec<usize> = prog.iter().map(|p| p.offset).collect();
+        progs.push((insts, offsets, bytes.len()));
+    }
+    let rounds = 200;
+    let start = std::time::Instant::now();
+    let mut n = 0usize;
+    for _ in 0..rounds {
+        for (insts, offsets, size) in &progs {
+            n += insts.len();
+            assert!(validate_program_at(insts, offsets, *size, Platform::Skl).is_empty());
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "validated {n} instructions in {secs:.3} s: {:.2} M instructions/s",
+        n as f64 / secs / 1e6
+    );
+}

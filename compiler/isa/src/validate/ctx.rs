@@ -120,6 +120,10 @@ pub(crate) struct Ctx<'a> {
     pub srcs: [Option<SrcV>; 3],
     pub nsrc: usize,
     pub prog: Option<ProgPos<'a>>,
+    /// Cached [`Ctx::exec_type`], [`Ctx::is_mixed_float`], [`Ctx::is_64bit_context`].
+    exec_type: Option<Type>,
+    mixed: bool,
+    ctx64: bool,
 }
 
 fn src_from_model(s: &Src) -> SrcV {
@@ -201,6 +205,9 @@ impl<'a> Ctx<'a> {
             srcs: [None; 3],
             nsrc: 0,
             prog,
+            exec_type: None,
+            mixed: false,
+            ctx64: false,
         };
         match &inst.operands {
             Operands::Basic {
@@ -267,6 +274,9 @@ impl<'a> Ctx<'a> {
             Operands::SplitSend { .. } => c.shape = Shape::SplitSend,
             Operands::Branch { .. } => c.shape = Shape::Branch,
         }
+        c.exec_type = c.compute_exec_type();
+        c.mixed = c.compute_mixed_float();
+        c.ctx64 = c.compute_64bit_context();
         c
     }
 
@@ -296,6 +306,10 @@ impl<'a> Ctx<'a> {
 
     /// Execution data type (see [`super::execution_type`]); `None` without sources.
     pub fn exec_type(&self) -> Option<Type> {
+        self.exec_type
+    }
+
+    fn compute_exec_type(&self) -> Option<Type> {
         let dst = self.dst?.ty;
         let s0 = self.src(0)?.ty;
         Some(super::execution_type(dst, s0, self.src(1).map(|s| s.ty)))
@@ -303,6 +317,10 @@ impl<'a> Ctx<'a> {
 
     /// F and HF mixed among the destination and the sources (PRM "mixed mode").
     pub fn is_mixed_float(&self) -> bool {
+        self.mixed
+    }
+
+    fn compute_mixed_float(&self) -> bool {
         let Some(d) = self.dst else { return false };
         if !matches!(self.shape, Shape::Alu) {
             return false;
@@ -340,6 +358,10 @@ impl<'a> Ctx<'a> {
     /// "Source or destination datatype is 64b or operation is integer DWord multiply"
     /// (dst 8 bytes, execution type 8 bytes, or D x D MUL).
     pub fn is_64bit_context(&self) -> bool {
+        self.ctx64
+    }
+
+    fn compute_64bit_context(&self) -> bool {
         let Some(d) = self.dst else { return false };
         d.ty.size() == 8
             || self.exec_type().is_some_and(|t| t.size() == 8)
@@ -370,18 +392,4 @@ pub(crate) fn is_int(t: Type) -> bool {
 
 pub(crate) fn is_byte(t: Type) -> bool {
     matches!(t, Type::B | Type::UB)
-}
-
-/// Elements a direct register region touches, as byte offsets from the register start
-/// (`subnr` included), in channel order. Align1 only.
-pub(crate) fn region_offsets(
-    exec: u32,
-    elem: u32,
-    subnr: u32,
-    r: Region,
-) -> impl Iterator<Item = u32> {
-    let width = (r.width as u32).max(1);
-    let rows = (exec / width).max(1);
-    let (v, h) = (r.vstride as u32, r.hstride as u32);
-    (0..rows).flat_map(move |y| (0..width.min(exec)).map(move |x| subnr + (y * v + x * h) * elem))
 }

@@ -45,6 +45,12 @@ pub(super) fn mul_int_acc_src(c: &Ctx) -> Option<String> {
         .map(|(i, s)| format!("src{i} is an {} accumulator", s.ty))
 }
 
+pub(super) fn mul_dword_dst_not_acc(c: &Ctx) -> Option<String> {
+    let d = c.dst?;
+    (mul(c) && c.is_dword_int_mul() && d.is_arf_not_null())
+        .then(|| "DW x DW into an ARF register".into())
+}
+
 pub(super) fn mul_dword_sat_cmod(c: &Ctx) -> Option<String> {
     if !mul(c) {
         return None;
@@ -144,6 +150,19 @@ pub(super) fn csel_types(c: &Ctx) -> Option<String> {
     c.sources()
         .find(|(_, s)| s.ty != Type::F)
         .map(|(i, s)| format!("src{i} type {}", s.ty))
+}
+
+pub(super) fn csel_types_gen8(c: &Ctx) -> Option<String> {
+    if !csel(c) {
+        return None;
+    }
+    let d = c.dst?.ty;
+    if !matches!(d, Type::F | Type::HF | Type::D | Type::W) {
+        return Some(format!("destination type {d}"));
+    }
+    c.sources()
+        .find(|(_, s)| s.ty != d)
+        .map(|(i, s)| format!("src{i} type {} with destination {d}", s.ty))
 }
 
 #[cfg(test)]
@@ -314,6 +333,33 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             vec![csel(F, CondMod::Nz)],
             vec![csel(F, CondMod::None)],
         ),
+        super::testutil::Case {
+            rule: "csel.types-gen8",
+            platform: super::Platform::Bdw,
+            pass: vec![vec![csel(D, CondMod::L)], vec![csel(HF, CondMod::G)]],
+            fail: vec![
+                vec![csel(UD, CondMod::L)],
+                vec![{
+                    let mut i = csel(F, CondMod::L);
+                    if let Operands::ThreeSrc { src, .. } = &mut i.operands {
+                        src[1].ty = HF;
+                    }
+                    i
+                }],
+            ],
+        },
+        super::testutil::Case {
+            rule: "mul.dword-dst-not-acc",
+            platform: super::Platform::Bdw,
+            pass: vec![vec![mul(D, D, D)]],
+            fail: vec![vec![op2(
+                Opcode::Mul,
+                8,
+                Dst::new(Addr::arf(ArfReg::new(ArfKind::Acc, 0), 0), D),
+                s(12, 0, D, 8, 8, 1),
+                s(14, 0, D, 8, 8, 1),
+            )]],
+        },
         case(
             "csel.types",
             SKL,

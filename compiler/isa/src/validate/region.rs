@@ -1,7 +1,7 @@
 //! "General Restrictions on Regioning Parameters" and "Region Alignment Rules" (Align1),
 //! the Align16 region rules, and the ExecSize x element-size limit.
 
-use super::ctx::{region_offsets, Ctx, Shape, SrcV};
+use super::ctx::{Ctx, Shape, SrcV};
 use crate::model::*;
 
 const GRF: u32 = 32;
@@ -57,6 +57,8 @@ pub(super) fn zero_strides_width1(c: &Ctx) -> Option<String> {
 }
 
 /// Rows of a direct GRF region whose `width` elements straddle a GRF boundary.
+/// Strides are non-negative, so a row spans from its first element's first byte to its
+/// last element's last byte.
 fn row_crosses_grf(c: &Ctx, s: &SrcV) -> bool {
     let r = s.region;
     if s.grf().is_none() || r.vstride == Region::VXH || r.width == 0 {
@@ -65,13 +67,10 @@ fn row_crosses_grf(c: &Ctx, s: &SrcV) -> bool {
     let size = s.ty.size();
     let width = (r.width as u32).min(c.exec).max(1);
     let rows = (c.exec / width).max(1);
+    let row_len = (width - 1) * r.hstride as u32 * size + size;
     (0..rows).any(|y| {
         let base = s.subnr + y * r.vstride as u32 * size;
-        let g0 = base / GRF;
-        (0..width).any(|x| {
-            let start = base + x * r.hstride as u32 * size;
-            start / GRF != g0 || (start + size - 1) / GRF != g0
-        })
+        base / GRF != (base + row_len - 1) / GRF
     })
 }
 
@@ -82,13 +81,14 @@ pub(super) fn width_no_grf_cross(c: &Ctx) -> Option<String> {
     .map(|d| format!("{d}: a row crosses a GRF boundary"))
 }
 
-/// One past the last byte a direct GRF source region touches, from the register start.
+/// One past the last byte a direct GRF source region touches, from the register start
+/// (the last element of the last row: strides are non-negative).
 fn src_end(c: &Ctx, s: &SrcV) -> u32 {
+    let r = s.region;
     let size = s.ty.size();
-    region_offsets(c.exec, size, s.subnr, s.region)
-        .map(|o| o + size)
-        .max()
-        .unwrap_or(0)
+    let width = (r.width as u32).min(c.exec).max(1);
+    let rows = (c.exec / width).max(1);
+    s.subnr + ((rows - 1) * r.vstride as u32 + (width - 1) * r.hstride as u32) * size + size
 }
 
 pub(super) fn src_two_grfs(c: &Ctx) -> Option<String> {
