@@ -423,6 +423,30 @@ pub const TYPES: &[TypeInfo] = &[
     },
 ];
 
+const fn type_by_hw(imm: bool) -> [[Option<Type>; 16]; 2] {
+    let mut t = [[None; 16]; 2];
+    let mut g = 0;
+    while g < 2 {
+        let mut i = 0;
+        while i < TYPES.len() {
+            let e = if imm {
+                TYPES[i].imm_hw[g]
+            } else {
+                TYPES[i].reg_hw[g]
+            };
+            if let Some(v) = e {
+                t[g][v as usize] = Some(TYPES[i].ty);
+            }
+            i += 1;
+        }
+        g += 1;
+    }
+    t
+}
+
+static TYPE_BY_REG_HW: [[Option<Type>; 16]; 2] = type_by_hw(false);
+static TYPE_BY_IMM_HW: [[Option<Type>; 16]; 2] = type_by_hw(true);
+
 impl Type {
     pub fn info(self) -> &'static TypeInfo {
         &TYPES[self as usize]
@@ -456,19 +480,15 @@ impl Type {
     pub fn three_src_hw(self, gen: Gen) -> Option<u8> {
         self.info().three_src_hw[gen as usize]
     }
-    /// Type encoded as `hw` in an operand of file `file`.
+    /// Type encoded as `hw` in an operand of file `file` (O(1): tables built from
+    /// [`TYPES`] at compile time).
     pub fn from_hw(file: RegFile, hw: u32, gen: Gen) -> Option<Type> {
-        TYPES
-            .iter()
-            .find(|t| {
-                let e = if file == RegFile::Imm {
-                    t.imm_hw
-                } else {
-                    t.reg_hw
-                };
-                e[gen as usize] == Some(hw as u8)
-            })
-            .map(|t| t.ty)
+        let t = if file == RegFile::Imm {
+            &TYPE_BY_IMM_HW
+        } else {
+            &TYPE_BY_REG_HW
+        };
+        t[gen as usize].get(hw as usize).copied().flatten()
     }
     pub fn from_three_src_hw(hw: u32, gen: Gen) -> Option<Type> {
         TYPES
