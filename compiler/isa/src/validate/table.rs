@@ -79,7 +79,7 @@ pub(super) static RULES: &[Rule] = &[
         "In Align16 access mode the destination horizontal stride must be 1.",
         region::align16_dst_hstride1),
     rule!("region.align16-vstride", Region, ALL, "Vol 7, Register Region Restrictions, Align16", false,
-        "In Align16 access mode a source VertStride must be 0, 2 or 4 (2 only for 64-bit data).",
+        "In Align16 access mode a source VertStride must be 0, 2 or 4.",
         region::align16_vstride),
     rule!("region.exec-size-bytes", Region, ALL, RRR_TYPES, true,
         "Where n is the largest element size in bytes for any source or destination operand type, ExecSize * n must be <= 64.",
