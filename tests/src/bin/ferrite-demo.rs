@@ -2,7 +2,9 @@
 //!
 //! It prints the devices the loader finds, then on the first one creates a device, allocates
 //! host-visible memory, binds a buffer to it, writes a pattern through a mapping, reads it back
-//! through a second mapping and checks it. `--list` prints only the device list (used by tests).
+//! through a second mapping and checks it. `--list` prints only the device list (used by tests);
+//! `--stress N` creates and destroys N buffers with their memory (scripts/leak-check runs it
+//! under valgrind).
 //! The environment chooses the driver: `VK_DRIVER_FILES=<manifest>`, `FERRITE_DEVICE=sim`.
 
 use std::process::ExitCode;
@@ -27,9 +29,36 @@ fn version(v: u32) -> String {
     )
 }
 
+/// What the command line asks for.
+#[derive(Clone, Copy)]
+enum Mode {
+    Demo,
+    List,
+    Stress(u32),
+}
+
+fn parse_args() -> Result<Mode, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => Ok(Mode::Demo),
+        ["--list"] => Ok(Mode::List),
+        ["--stress", n] => n
+            .parse()
+            .map(Mode::Stress)
+            .map_err(|_| format!("--stress needs a count, got {n:?}")),
+        other => Err(format!(
+            "usage: ferrite-demo [--list | --stress N] (got {other:?})"
+        )),
+    }
+}
+
 fn main() -> ExitCode {
-    let list_only = std::env::args().any(|a| a == "--list");
-    match run(list_only) {
+    match parse_args().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ferrite-demo: FAILED: {e}");
@@ -38,7 +67,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(list_only: bool) -> Result<(), String> {
+fn run(mode: Mode) -> Result<(), String> {
     // SAFETY: loads the system Vulkan loader (libvulkan.so.1).
     let entry =
         unsafe { ash::Entry::load() }.map_err(|e| format!("cannot load libvulkan.so.1: {e}"))?;
@@ -49,13 +78,13 @@ fn run(list_only: bool) -> Result<(), String> {
     // SAFETY: valid create info; destroyed at the end.
     let instance = unsafe { entry.create_instance(&info, None) }
         .map_err(|e| format!("vkCreateInstance: {e}"))?;
-    let result = demo(&instance, list_only);
+    let result = demo(&instance, mode);
     // SAFETY: every child object was destroyed inside demo().
     unsafe { instance.destroy_instance(None) };
     result
 }
 
-fn demo(instance: &ash::Instance, list_only: bool) -> Result<(), String> {
+fn demo(instance: &ash::Instance, mode: Mode) -> Result<(), String> {
     // SAFETY: live instance.
     let pds = match unsafe { instance.enumerate_physical_devices() } {
         Ok(pds) => pds,
@@ -79,7 +108,7 @@ fn demo(instance: &ash::Instance, list_only: bool) -> Result<(), String> {
             version(p.api_version)
         );
     }
-    if list_only {
+    if let Mode::List = mode {
         return Ok(());
     }
     let &pd = pds.first().ok_or("no Vulkan device found (is FERRITE_DEVICE=sim set and VK_DRIVER_FILES pointing at Ferrite?)")?;
@@ -134,7 +163,10 @@ fn demo(instance: &ash::Instance, list_only: bool) -> Result<(), String> {
     // SAFETY: valid create info for a live physical device; destroyed below.
     let device = unsafe { instance.create_device(pd, &dinfo, None) }
         .map_err(|e| format!("vkCreateDevice: {e}"))?;
-    let result = buffer_round_trip(&device, &mem_props);
+    let result = match mode {
+        Mode::Stress(n) => stress(&device, &mem_props, n),
+        _ => buffer_round_trip(&device, &mem_props),
+    };
     // SAFETY: all objects of the device were destroyed in buffer_round_trip.
     unsafe { device.destroy_device(None) };
     result
@@ -209,4 +241,51 @@ fn buffer_round_trip(
             )),
         }
     }
+}
+
+/// Creates and destroys `n` buffers, each with its own memory, bound, mapped and written once.
+fn stress(
+    device: &ash::Device,
+    mem_props: &vk::PhysicalDeviceMemoryProperties,
+    n: u32,
+) -> Result<(), String> {
+    let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE;
+    let type_index = (0..mem_props.memory_type_count)
+        .find(|&i| {
+            mem_props.memory_types[i as usize]
+                .property_flags
+                .contains(wanted)
+        })
+        .ok_or("no host-visible memory type")?;
+    for i in 0..n {
+        let size = 256 + u64::from(i % 64) * 1024;
+        let binfo = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER);
+        // SAFETY: valid create infos; both objects are destroyed in the same iteration.
+        unsafe {
+            let buffer = device
+                .create_buffer(&binfo, None)
+                .map_err(|e| format!("iteration {i}: vkCreateBuffer: {e}"))?;
+            let req = device.get_buffer_memory_requirements(buffer);
+            let ainfo = vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(type_index);
+            let memory = device
+                .allocate_memory(&ainfo, None)
+                .map_err(|e| format!("iteration {i}: vkAllocateMemory: {e}"))?;
+            device
+                .bind_buffer_memory(buffer, memory, 0)
+                .map_err(|e| format!("iteration {i}: vkBindBufferMemory: {e}"))?;
+            let p = device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(|e| format!("iteration {i}: vkMapMemory: {e}"))?;
+            p.cast::<u32>().write(i);
+            device.unmap_memory(memory);
+            device.destroy_buffer(buffer, None);
+            device.free_memory(memory, None);
+        }
+    }
+    println!("created and destroyed {n} buffers and {n} memory objects");
+    Ok(())
 }
