@@ -10,6 +10,11 @@
 //! `brw_eu_validate.c`, whose comments quote the PRM); the code is our own. Where the PRM
 //! wording is ambiguous the rule is not enforced; see [`AMBIGUITIES`].
 //!
+//! Use: `validate_program(&insts, Gen::Gen9)` on the instructions handed to
+//! [`crate::encode_program`] (same branch-offset convention), or [`validate_program_at`]
+//! on a decoded binary (real byte offsets); print with [`report`]. Each [`Violation`]
+//! displays the instruction, the rule id, the PRM section and sentence, and the detail.
+//!
 //! Cost: one [`ctx::Ctx`] per instruction (a few dozen bytes, no allocation) and one cheap
 //! predicate per applicable rule; allocation only when a rule fails.
 
@@ -387,7 +392,14 @@ mod tests {
     #[test]
     fn all_rule_cases() {
         let mut failures = Vec::new();
-        for c in testutil::all_cases() {
+        let cases = testutil::all_cases();
+        let pass: usize = cases.iter().map(|c| c.pass.len()).sum();
+        let fail: usize = cases.iter().map(|c| c.fail.len()).sum();
+        eprintln!(
+            "{} cases: {pass} passing and {fail} failing programs",
+            cases.len()
+        );
+        for c in cases {
             if let Err(e) = c.check() {
                 failures.push(e);
             }
