@@ -445,6 +445,35 @@ const AOP: [&str; 16] = [
 const AOP_FLOAT: [&str; 5] = ["", "fmax", "fmin", "fcmpwr", "fadd"];
 const OWORD_BLOCK: [&str; 8] = ["1-low", "1-high", "2", "4", "8", "", "", ""];
 
+fn sampler_msg_name(t: u32) -> Option<&'static str> {
+    Some(match t {
+        0 => "sample",
+        1 => "sample_b",
+        2 => "sample_l",
+        3 => "sample_c",
+        4 => "sample_d",
+        5 => "sample_b_c",
+        6 => "sample_l_c",
+        7 => "ld",
+        8 => "gather4",
+        9 => "lod",
+        10 => "resinfo",
+        11 => "sampleinfo",
+        16 => "gather4_c",
+        17 => "gather4_po",
+        18 => "gather4_po_c",
+        20 => "sample_d_c",
+        24 => "sample_lz",
+        25 => "sample_c_lz",
+        26 => "ld_lz",
+        28 => "ld2dms_w",
+        29 => "ld_mcs",
+        30 => "ld2dms",
+        31 => "ld2dss",
+        _ => return None,
+    })
+}
+
 fn dc0_msg_name(t: u32) -> Option<&'static str> {
     Some(match t {
         0x00 => "DC OWORD block read",
@@ -566,19 +595,79 @@ fn msg_desc_text(sfid: Sfid, desc: u32) -> Option<String> {
             ];
             format!(" ({})", names[(desc & 7) as usize])
         }
-        Sfid::Null | Sfid::Sampler | Sfid::DpRender | Sfid::Urb | Sfid::Vme | Sfid::Cre => {
-            return None
+        Sfid::Sampler => {
+            let name = sampler_msg_name((desc >> 12) & 0x1F)?;
+            let simd = ["SIMD4x2", "SIMD8", "SIMD16", "SIMD32/64"][((desc >> 17) & 3) as usize];
+            let hp = if desc & (1 << 30) != 0 { " HP" } else { "" };
+            format!(
+                " {name} {simd}{hp} Surface = {bti} Sampler = {}",
+                (desc >> 8) & 0xF
+            )
         }
+        Sfid::Urb => {
+            let opcode = desc & 0xF;
+            let name = match opcode {
+                4 => "atomic mov",
+                5 => "atomic inc",
+                6 => "atomic add",
+                7 => "SIMD8 write",
+                8 => "SIMD8 read",
+                _ => return None,
+            };
+            let mut t = format!(" {} {name}", (desc >> 4) & 0x7FF);
+            if desc & (1 << 17) != 0 {
+                t.push_str(" per-slot");
+            }
+            if matches!(opcode, 7 | 8) {
+                if desc & (1 << 15) != 0 {
+                    t.push_str(" masked");
+                }
+            } else if desc & (1 << 15) != 0 {
+                t.push_str(" interleave");
+            }
+            t
+        }
+        Sfid::DpRender => {
+            let rt_type = (desc >> 14) & 0xF;
+            let mut t = match rt_type {
+                12 => {
+                    let sub = [
+                        "SIMD16",
+                        "SIMD16/RepData",
+                        "SIMD8/DualSrcLow",
+                        "SIMD8/DualSrcHigh",
+                        "SIMD8",
+                        "SIMD8/ImageWrite",
+                        "",
+                        "SIMD16/RepData-111",
+                    ][((desc >> 8) & 7) as usize];
+                    if sub.is_empty() {
+                        return None;
+                    }
+                    let mut t = format!(" RT write {sub}");
+                    if desc & (1 << 11) != 0 {
+                        t.push_str(" Hi");
+                    }
+                    if desc & (1 << 12) != 0 {
+                        t.push_str(" LastRT");
+                    }
+                    t
+                }
+                // Mesa prints the message control with "0x%u" (decimal digits after 0x).
+                13 => format!(" RT read MsgCtrl = 0x{ctrl}"),
+                _ => return None,
+            };
+            t.push_str(&format!(" Surface = {bti}"));
+            t
+        }
+        Sfid::Null | Sfid::Vme | Sfid::Cre => return None,
     })
 }
 
-/// Shared functions whose descriptor we print generically (`desc 0x...`): URB,
-/// sampler, render target and the rarely used ones.
+/// Shared functions whose descriptor we always print generically (`desc 0x...`); others
+/// fall back to it for message types Mesa has no name for.
 pub fn sfid_prints_generically(sfid: Sfid) -> bool {
-    matches!(
-        sfid,
-        Sfid::Null | Sfid::Sampler | Sfid::DpRender | Sfid::Urb | Sfid::Vme | Sfid::Cre
-    )
+    matches!(sfid, Sfid::Null | Sfid::Vme | Sfid::Cre)
 }
 
 /// Formats one instruction. `label` maps a branch offset (relative to this instruction)
