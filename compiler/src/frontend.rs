@@ -140,7 +140,6 @@ pub(crate) enum Ptr {
     VarComp {
         var: Var,
         comp: Result<u8, Value>,
-        ty: u32,
     },
     Builtin {
         b: BuiltIn,
@@ -1713,7 +1712,7 @@ impl Fe<'_> {
     }
 
     fn add_dyn(&mut self, dyn_off: Option<Value>, idx: Value, stride: u32) -> Res<Value> {
-        let idx = self.to_i32(idx)?;
+        let idx = self.as_i32(idx)?;
         let s = self.i32c(stride)?;
         let m = self.alu(AluOp::Imul, Type::I32, &[idx, s])?;
         match dyn_off {
@@ -1722,7 +1721,7 @@ impl Fe<'_> {
         }
     }
 
-    fn to_i32(&mut self, v: Value) -> Res<Value> {
+    fn as_i32(&mut self, v: Value) -> Res<Value> {
         let t = self.ty(v);
         if t.kind != Kind::Int || t.comps != 1 {
             return invalid("index is not a scalar integer");
@@ -2156,7 +2155,7 @@ impl Fe<'_> {
 
     fn dyn_extract(&mut self, v: Value, idx: Value) -> Res<Value> {
         let t = self.ty(v);
-        let idx = self.to_i32(idx)?;
+        let idx = self.as_i32(idx)?;
         let mut r = self.extract(v, 0)?;
         for k in 1..t.comps {
             let c = self.extract(v, k)?;
@@ -2169,7 +2168,7 @@ impl Fe<'_> {
 
     fn dyn_insert(&mut self, v: Value, x: Value, idx: Value) -> Res<Value> {
         let t = self.ty(v);
-        let idx = self.to_i32(idx)?;
+        let idx = self.as_i32(idx)?;
         let mut comps = Vec::new();
         for k in 0..t.comps {
             let c = self.extract(v, k)?;
@@ -2343,13 +2342,13 @@ impl Fe<'_> {
                             ty: e,
                         }
                     }
-                    (SType::Vector(e, n), VarTree::Leaf(var)) => {
+                    (SType::Vector(_, n), VarTree::Leaf(var)) => {
                         let comp = match (c, dynv) {
                             (Some(c), _) => Ok((c as u8).min(n - 1)),
                             (None, Some(v)) => Err(v),
                             _ => unreachable!(),
                         };
-                        Ptr::VarComp { var, comp, ty: e }
+                        Ptr::VarComp { var, comp }
                     }
                     _ => return invalid("access chain does not match the variable type"),
                 },
@@ -2412,12 +2411,10 @@ impl Fe<'_> {
         self.ret_vars.push(ret_tree.clone());
         self.call_depth += 1;
         // Function-scope variables are declared in the first block.
-        let body =
-            self.in_loop_frame(FrameKind::Func, |this| this.region(entry_block, None, None))?;
+        self.in_loop_frame(FrameKind::Func, |this| this.region(entry_block, None, None))?;
         self.call_depth -= 1;
         self.ret_vars.pop();
         self.param_vals.pop();
-        let _ = body;
         match ret_tree {
             Some(t) => Ok(Some(self.load_tree(&t)?)),
             None => Ok(None),

@@ -325,7 +325,7 @@ pub fn opt_copy_prop(f: &mut Function) -> bool {
         // Loop parameters replaced by their initial value are now unused.
         opt_dce(f);
     }
-    changed && (!subst.is_empty() || true)
+    changed
 }
 
 fn cse_key(op: &Op, ty: Type) -> Option<String> {

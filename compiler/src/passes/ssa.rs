@@ -21,11 +21,7 @@ fn stored_vars(b: &Block, out: &mut Vec<Var>) {
             Node::Instr(Instr {
                 op: Op::StoreVar(v, _),
                 ..
-            }) => {
-                if !out.contains(v) {
-                    out.push(*v)
-                }
-            }
+            }) if !out.contains(v) => out.push(*v),
             Node::If(i) => {
                 stored_vars(&i.then_, out);
                 stored_vars(&i.else_, out);

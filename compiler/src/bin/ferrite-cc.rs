@@ -1,0 +1,103 @@
+//! `ferrite-cc shader.spv [--entry main] [--simd 16] [--gen 9]`: compiles a compute shader
+//! and prints the optimized IR (assembly once the Gen9 back end exists).
+
+use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
+use ferrite_compiler::Target;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut path = None;
+    let mut entry = "main".to_string();
+    let mut gen = 9;
+    let mut simd = None;
+    let mut k = 0;
+    while k < args.len() {
+        let next = |k: usize| args.get(k + 1).cloned();
+        match args[k].as_str() {
+            "--entry" => {
+                entry = next(k).unwrap_or_default();
+                k += 1;
+            }
+            "--gen" => {
+                gen = next(k).and_then(|s| s.parse().ok()).unwrap_or(0);
+                k += 1;
+            }
+            "--simd" => {
+                simd = next(k).and_then(|s| s.parse::<u32>().ok());
+                k += 1;
+            }
+            "-h" | "--help" => {
+                println!("usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9]");
+                return ExitCode::SUCCESS;
+            }
+            p => path = Some(p.to_string()),
+        }
+        k += 1;
+    }
+    let Some(path) = path else {
+        eprintln!("usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9]");
+        return ExitCode::from(2);
+    };
+    if gen != 9 {
+        eprintln!("ferrite-cc: only --gen 9 is supported");
+        return ExitCode::from(2);
+    }
+    let mut target = Target::gen9();
+    if let Some(w) = simd {
+        if ![8, 16, 32].contains(&w) {
+            eprintln!("ferrite-cc: --simd must be 8, 16 or 32");
+            return ExitCode::from(2);
+        }
+        target.simd_widths = vec![w];
+    }
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("ferrite-cc: {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if bytes.len() % 4 != 0 {
+        eprintln!("ferrite-cc: {path}: size is not a multiple of 4 bytes");
+        return ExitCode::FAILURE;
+    }
+    let words: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let debug = std::env::var("FERRITE_DEBUG")
+        .ok()
+        .map(|s| DebugFlags::parse(&s))
+        .transpose();
+    let debug = match debug {
+        Ok(d) => d.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("ferrite-cc: FERRITE_DEBUG: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = CompileOptions {
+        entry_point: entry,
+        debug,
+        dump_dir: std::env::var_os("FERRITE_DUMP_DIR").map(Into::into),
+        ..Default::default()
+    };
+    match compile_to_ir(&words, &target, &opts) {
+        Ok((shader, bindings)) => {
+            print!("{shader}");
+            for b in bindings {
+                println!("// {b}");
+            }
+            println!("// IR instructions: {}", shader.func.instr_count());
+            eprintln!(
+                "ferrite-cc: the Gen9 back end is not implemented yet; printed the optimized IR"
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("ferrite-cc: {path}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
