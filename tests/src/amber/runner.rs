@@ -18,6 +18,16 @@ use std::time::{Duration, Instant};
 /// devices are slow, so the runner allows more.
 pub const DEFAULT_FENCE_TIMEOUT_MS: u32 = 10_000;
 
+/// The fence timeout for scripts that set none: `$FERRITE_AMBER_FENCE_TIMEOUT_MS` (for slow
+/// simulated devices), else [`DEFAULT_FENCE_TIMEOUT_MS`]. `SET ENGINE_DATA fence_timeout_ms`
+/// in a script wins over both.
+pub fn default_fence_timeout_ms() -> u32 {
+    std::env::var("FERRITE_AMBER_FENCE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_FENCE_TIMEOUT_MS)
+}
+
 /// Amber's epsilon for float EQ/NE without TOLERANCE: a relative 1e-6 percent.
 const EPSILON_PERCENT: f64 = 0.000001;
 
@@ -207,7 +217,7 @@ impl Runner {
                 }
             }
         };
-        let mut timeout = DEFAULT_FENCE_TIMEOUT_MS;
+        let mut timeout = default_fence_timeout_ms();
         let mut bufs: HashMap<&str, BufState> = HashMap::new();
         let mut pipes: HashMap<&str, PipeState> = HashMap::new();
         for s in &script.stmts {
