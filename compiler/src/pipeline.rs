@@ -188,6 +188,8 @@ pub const PIPELINE: &[Pass] = &[
     ("copy_prop", passes::opt_copy_prop),
     ("cse", passes::opt_cse),
     ("dce", passes::opt_dce),
+    ("lower_bools", passes::lower_bools),
+    ("dce", passes::opt_dce),
 ];
 
 /// Runs the pipeline; validates after every pass when `check` is set.

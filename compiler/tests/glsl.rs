@@ -72,6 +72,21 @@ fn run_both(name: &str, src: &str, groups: [u32; 3], mem: Memory) -> Option<Memo
     let mut before = mem.clone();
     run(&shader, groups, 16, &mut before).unwrap_or_else(|e| panic!("{name} before: {e}"));
     run_pipeline(&mut shader, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // What the back end relies on: no 1-bit booleans and no vector ALU ops remain.
+    shader.func.for_each_node(&mut |n| {
+        if let ferrite_compiler::ir::Node::Instr(i) = n {
+            if let Some(d) = i.dst {
+                let t = shader.func.ty(d);
+                assert!(
+                    !(t.is_bool() && t.bits == 1),
+                    "{name}: 1-bit boolean left: {d}"
+                );
+                if matches!(i.op, ferrite_compiler::ir::Op::Alu(..)) {
+                    assert_eq!(t.comps, 1, "{name}: vector ALU op left: {d}");
+                }
+            }
+        }
+    });
     let mut after = mem;
     run(&shader, groups, 16, &mut after).unwrap_or_else(|e| panic!("{name} after: {e}\n{shader}"));
     for (k, v) in &before.ssbo {

@@ -1,10 +1,12 @@
 //! Middle-end passes over Ferrite IR. Each is `fn(&mut Function) -> bool` (true when it
 //! changed something) so the pipeline can print the IR after every pass that did.
 
+mod bools;
 mod cf;
 mod opt;
 mod ssa;
 
+pub use bools::lower_bools;
 pub use cf::opt_dead_cf;
 pub use opt::{lower_int_div, opt_const_fold, opt_copy_prop, opt_cse, opt_dce, scalarize};
 pub use ssa::vars_to_ssa;
