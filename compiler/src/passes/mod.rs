@@ -1,15 +1,19 @@
 //! Middle-end passes over Ferrite IR. Each is `fn(&mut Function) -> bool` (true when it
 //! changed something) so the pipeline can print the IR after every pass that did.
 
+mod algebraic;
 mod bools;
 mod cf;
 mod opt;
 mod ssa;
+mod unroll;
 
+pub use algebraic::opt_algebraic;
 pub use bools::lower_bools;
 pub use cf::opt_dead_cf;
 pub use opt::{lower_int_div, opt_const_fold, opt_copy_prop, opt_cse, opt_dce, scalarize};
 pub use ssa::vars_to_ssa;
+pub use unroll::opt_unroll;
 
 #[cfg(test)]
 pub(crate) fn check_pass(pass: fn(&mut crate::ir::Function) -> bool, input: &str, expected: &str) {

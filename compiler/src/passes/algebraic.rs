@@ -1,0 +1,286 @@
+//! Algebraic simplification: identities (x+0, x*1, x&x, ...), annihilators, double
+//! negation, multiplication by a power of two as a shift, negated comparisons as the inverse
+//! comparison (NaN-correct: !(a < b) is `fgeu`), `bcsel` on booleans, and `if` arms
+//! swapped so a condition's empty `then` disappears.
+
+use crate::ir::*;
+use std::collections::HashMap;
+
+struct Ctx {
+    defs: HashMap<Value, Op>,
+    values: Vec<Type>,
+    changed: bool,
+}
+
+fn inverse(op: AluOp) -> Option<AluOp> {
+    use AluOp::*;
+    Some(match op {
+        Ieq => Ine,
+        Ine => Ieq,
+        Ilt => Ige,
+        Ige => Ilt,
+        Ult => Uge,
+        Uge => Ult,
+        Feq => Fneu,
+        Fneu => Feq,
+        Fne => Fequ,
+        Fequ => Fne,
+        Flt => Fgeu,
+        Fgeu => Flt,
+        Fge => Fltu,
+        Fltu => Fge,
+        Fle => Fgtu,
+        Fgtu => Fle,
+        Fgt => Fleu,
+        Fleu => Fgt,
+        _ => return None,
+    })
+}
+
+impl Ctx {
+    fn konst(&self, v: Value) -> Option<u64> {
+        match self.defs.get(&v) {
+            Some(Op::Const(c)) if c.iter().all(|x| *x == c[0]) => Some(c[0]),
+            _ => None,
+        }
+    }
+    fn fconst(&self, v: Value) -> Option<f64> {
+        let t = self.values[v.0 as usize];
+        let c = self.konst(v)?;
+        match t.bits {
+            32 => Some(f64::from(f32::from_bits(c as u32))),
+            64 => Some(f64::from_bits(c)),
+            _ => None,
+        }
+    }
+    fn is_neg_zero(&self, v: Value) -> bool {
+        let t = self.values[v.0 as usize];
+        self.konst(v) == Some(1u64 << (t.bits - 1))
+    }
+    fn new_value(&mut self, t: Type) -> Value {
+        self.values.push(t);
+        Value(self.values.len() as u32 - 1)
+    }
+
+    /// Returns a replacement op for `op` (and instructions to insert before it).
+    fn simplify(&mut self, t: Type, op: &Op) -> Option<(Op, Vec<Instr>)> {
+        use AluOp::*;
+        let Op::Alu(a, s) = op else { return None };
+        let mov = |v: Value| Some((Op::Alu(Mov, vec![v]), vec![]));
+        let zero = |t: Type| Some((Op::Const(vec![0; usize::from(t.comps)]), vec![]));
+        let k = |i: usize| s.get(i).and_then(|v| self.konst(*v));
+        let ones = t.mask();
+        match a {
+            Iadd if k(1) == Some(0) => mov(s[0]),
+            Iadd if k(0) == Some(0) => mov(s[1]),
+            Isub if k(1) == Some(0) => mov(s[0]),
+            Isub | Ixor if s[0] == s[1] && !t.is_bool() => zero(t),
+            Ixor if s[0] == s[1] => zero(t),
+            Imul if k(1) == Some(1) => mov(s[0]),
+            Imul if k(0) == Some(1) => mov(s[1]),
+            Imul if k(0) == Some(0) || k(1) == Some(0) => zero(t),
+            Imul if k(1).is_some_and(|c| c.is_power_of_two()) => {
+                let n = u64::from(k(1).unwrap().trailing_zeros());
+                let sh = self.new_value(Type::I32.vec(t.comps));
+                Some((
+                    Op::Alu(Ishl, vec![s[0], sh]),
+                    vec![Instr {
+                        dst: Some(sh),
+                        op: Op::Const(vec![n; usize::from(t.comps)]),
+                    }],
+                ))
+            }
+            Udiv | Idiv if k(1) == Some(1) => mov(s[0]),
+            Iand | Ior if s[0] == s[1] => mov(s[0]),
+            Iand if k(1) == Some(0) || k(0) == Some(0) => zero(t),
+            Iand if k(1) == Some(ones) => mov(s[0]),
+            Iand if k(0) == Some(ones) => mov(s[1]),
+            Ior | Ixor if k(1) == Some(0) => mov(s[0]),
+            Ior | Ixor if k(0) == Some(0) => mov(s[1]),
+            Ior if k(1) == Some(ones) || k(0) == Some(ones) => {
+                Some((Op::Const(vec![ones; usize::from(t.comps)]), vec![]))
+            }
+            Ishl | Ishr | Ushr if k(1) == Some(0) => mov(s[0]),
+            Ieq if t.is_bool()
+                && self.values[s[0].0 as usize].is_bool()
+                && k(1).is_some_and(|c| c != 0) =>
+            {
+                mov(s[0])
+            }
+            Fmul if self.fconst(s[1]) == Some(1.0) => mov(s[0]),
+            Fmul if self.fconst(s[0]) == Some(1.0) => mov(s[1]),
+            Fadd if self.is_neg_zero(s[1]) => mov(s[0]),
+            Fadd if self.is_neg_zero(s[0]) => mov(s[1]),
+            Fsub if k(1) == Some(0) => mov(s[0]),
+            Fneg | Inot | Ineg => match self.defs.get(&s[0]) {
+                Some(Op::Alu(b, inner)) if b == a => mov(inner[0]),
+                Some(Op::Alu(cmp, inner)) if *a == Inot && inverse(*cmp).is_some() => {
+                    Some((Op::Alu(inverse(*cmp).unwrap(), inner.clone()), vec![]))
+                }
+                _ => None,
+            },
+            Bcsel if s[1] == s[2] => mov(s[1]),
+            Bcsel
+                if t.is_bool()
+                    && t == self.values[s[0].0 as usize]
+                    && k(1).is_some_and(|c| c != 0)
+                    && k(2) == Some(0) =>
+            {
+                mov(s[0])
+            }
+            Bcsel
+                if t.is_bool()
+                    && t == self.values[s[0].0 as usize]
+                    && k(1) == Some(0)
+                    && k(2).is_some_and(|c| c != 0) =>
+            {
+                Some((Op::Alu(Inot, vec![s[0]]), vec![]))
+            }
+            _ => None,
+        }
+    }
+
+    fn block(&mut self, b: &mut Block) {
+        let old = std::mem::take(b);
+        for n in old {
+            match n {
+                Node::Instr(mut i) => {
+                    if let Some(d) = i.dst {
+                        let t = self.values[d.0 as usize];
+                        if let Some((op, pre)) = self.simplify(t, &i.op) {
+                            self.changed = true;
+                            for p in pre {
+                                self.defs.insert(p.dst.unwrap(), p.op.clone());
+                                b.push(Node::Instr(p));
+                            }
+                            i.op = op;
+                        }
+                        self.defs.insert(d, i.op.clone());
+                    }
+                    b.push(Node::Instr(i));
+                }
+                Node::If(mut i) => {
+                    self.block(&mut i.then_);
+                    self.block(&mut i.else_);
+                    if i.then_.is_empty() && !i.else_.is_empty() && i.results.is_empty() {
+                        let ct = self.values[i.cond.0 as usize];
+                        let nc = self.new_value(ct);
+                        let op = match self.defs.get(&i.cond) {
+                            Some(Op::Alu(cmp, s)) if inverse(*cmp).is_some() => {
+                                Op::Alu(inverse(*cmp).unwrap(), s.clone())
+                            }
+                            _ => Op::Alu(AluOp::Inot, vec![i.cond]),
+                        };
+                        self.defs.insert(nc, op.clone());
+                        b.push(Node::Instr(Instr { dst: Some(nc), op }));
+                        i.cond = nc;
+                        std::mem::swap(&mut i.then_, &mut i.else_);
+                        self.changed = true;
+                    }
+                    b.push(Node::If(i));
+                }
+                Node::Loop(mut l) => {
+                    self.block(&mut l.body);
+                    b.push(Node::Loop(l));
+                }
+                other => b.push(other),
+            }
+        }
+    }
+}
+
+/// Applies algebraic identities. Returns true if anything changed.
+pub fn opt_algebraic(f: &mut Function) -> bool {
+    let mut c = Ctx {
+        defs: HashMap::new(),
+        values: std::mem::take(&mut f.values),
+        changed: false,
+    };
+    // Definitions are visited before uses in program order, which is all the rules need.
+    let mut body = std::mem::take(&mut f.body);
+    c.block(&mut body);
+    f.body = body;
+    f.values = c.values;
+    c.changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::check_pass;
+
+    #[test]
+    fn identities_and_power_of_two_multiply() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = iadd %0, %1
+            %3:i32 = const 8
+            %4:i32 = imul %2, %3
+            %5:i32 = ixor %4, %4
+            store ssbo[0] %4, %5 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = mov %0
+            %3:i32 = const 8
+            %6:i32 = const 3
+            %4:i32 = ishl %2, %6
+            %5:i32 = const 0
+            store ssbo[0] %4, %5 align 4",
+        );
+    }
+
+    #[test]
+    fn negated_float_compare_is_unordered_inverse() {
+        check_pass(
+            opt_algebraic,
+            "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:b1 = flt %0, %0
+            %2:b1 = inot %1
+            %3:i32 = b2i %2
+            store ssbo[0] %9, %3 align 4",
+            "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:b1 = flt %0, %0
+            %2:b1 = fgeu %0, %0
+            %3:i32 = b2i %2
+            store ssbo[0] %9, %3 align 4",
+        );
+    }
+
+    #[test]
+    fn empty_then_arm_is_swapped() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:b1 = ult %0, %0
+            loop {
+                if %1 {
+                } else {
+                    break
+                }
+            }",
+            "%0:i32 = sysval local_invocation_index
+            %1:b1 = ult %0, %0
+            loop {
+                %2:b1 = uge %0, %0
+                if %2 {
+                    break
+                }
+            }",
+        );
+    }
+
+    #[test]
+    fn float_add_of_positive_zero_is_kept() {
+        // x + 0.0 is not x for x = -0.0.
+        let text = "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:f32 = const 0.0
+            %2:f32 = fadd %0, %1
+            store ssbo[0] %9, %2 align 4";
+        check_pass(opt_algebraic, text, text);
+    }
+}

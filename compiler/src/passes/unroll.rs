@@ -1,0 +1,320 @@
+//! Full unrolling of small loops with a constant trip count. Handled shape (what the front
+//! end and vars-to-SSA make of a `for` loop):
+//!
+//! ```text
+//! %r = loop (%i = %init, ...) {
+//!     <instructions>           // compute the exit condition
+//!     if %exit { break ... }   // the only exit
+//!     <body without jumps to this loop>
+//!     continue ...
+//! }
+//! ```
+//! The exit condition is evaluated at compile time, iteration by iteration, from the
+//! parameters' constant initial values through the top-level ALU instructions.
+
+use crate::eval::eval_alu_vec;
+use crate::ir::*;
+use std::collections::HashMap;
+
+/// Most iterations unrolled, and most instructions the unrolled loop may have.
+const MAX_TRIPS: usize = 16;
+const MAX_UNROLLED_INSTRS: usize = 512;
+
+fn clone_block(b: &Block, map: &mut HashMap<Value, Value>, values: &mut Vec<Type>) -> Block {
+    let fresh = |v: Value, map: &mut HashMap<Value, Value>, values: &mut Vec<Type>| {
+        let t = values[v.0 as usize];
+        values.push(t);
+        let n = Value(values.len() as u32 - 1);
+        map.insert(v, n);
+        n
+    };
+    let m = |v: Value, map: &HashMap<Value, Value>| *map.get(&v).unwrap_or(&v);
+    let mut out = Vec::new();
+    for n in b {
+        out.push(match n {
+            Node::Instr(i) => {
+                let mut op = i.op.clone();
+                for s in op.srcs_mut() {
+                    *s = m(*s, map);
+                }
+                let dst = i.dst.map(|d| fresh(d, map, values));
+                Node::Instr(Instr { dst, op })
+            }
+            Node::If(i) => {
+                let cond = m(i.cond, map);
+                let then_ = clone_block(&i.then_, map, values);
+                let else_ = clone_block(&i.else_, map, values);
+                let results = i.results.iter().map(|r| fresh(*r, map, values)).collect();
+                Node::If(Box::new(If {
+                    cond,
+                    then_,
+                    else_,
+                    results,
+                }))
+            }
+            Node::Loop(l) => {
+                let inits: Vec<Value> = l.params.iter().map(|p| m(p.1, map)).collect();
+                let params = l
+                    .params
+                    .iter()
+                    .zip(inits)
+                    .map(|(p, i)| (fresh(p.0, map, values), i))
+                    .collect();
+                let body = clone_block(&l.body, map, values);
+                let results = l.results.iter().map(|r| fresh(*r, map, values)).collect();
+                Node::Loop(Box::new(Loop {
+                    params,
+                    body,
+                    results,
+                }))
+            }
+            Node::Break(v) => Node::Break(v.iter().map(|x| m(*x, map)).collect()),
+            Node::Continue(v) => Node::Continue(v.iter().map(|x| m(*x, map)).collect()),
+            Node::Yield(v) => Node::Yield(v.iter().map(|x| m(*x, map)).collect()),
+        });
+    }
+    out
+}
+
+fn jumps_to_this_loop(b: &[Node]) -> usize {
+    let mut n = 0;
+    for x in b {
+        match x {
+            Node::Break(_) | Node::Continue(_) => n += 1,
+            Node::If(i) => n += jumps_to_this_loop(&i.then_) + jumps_to_this_loop(&i.else_),
+            _ => {}
+        }
+    }
+    n
+}
+
+fn count_instrs(b: &[Node]) -> usize {
+    b.iter()
+        .map(|n| match n {
+            Node::Instr(_) => 1,
+            Node::If(i) => 1 + count_instrs(&i.then_) + count_instrs(&i.else_),
+            Node::Loop(l) => 1 + count_instrs(&l.body),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Tries to unroll one loop; returns the replacement nodes.
+fn try_unroll(
+    l: &Loop,
+    consts: &HashMap<Value, Vec<u64>>,
+    values: &mut Vec<Type>,
+) -> Option<Block> {
+    let body = &l.body;
+    let exit_at = body.iter().position(|n| !matches!(n, Node::Instr(_)))?;
+    let Node::If(exit) = &body[exit_at] else {
+        return None;
+    };
+    if !exit.else_.is_empty() || exit.then_.len() != 1 || !exit.results.is_empty() {
+        return None;
+    }
+    let Node::Break(break_args) = &exit.then_[0] else {
+        return None;
+    };
+    let Some(Node::Continue(cont_args)) = body.last() else {
+        return None;
+    };
+    let rest = &body[exit_at + 1..body.len() - 1];
+    if jumps_to_this_loop(rest) != 0 {
+        return None;
+    }
+    // Simulate the trip count.
+    let mut env: HashMap<Value, Vec<u64>> = HashMap::new();
+    for (p, init) in &l.params {
+        if let Some(c) = consts.get(init) {
+            env.insert(*p, c.clone());
+        }
+    }
+    let eval_top = |env: &mut HashMap<Value, Vec<u64>>, nodes: &[Node], values: &[Type]| {
+        for n in nodes {
+            if let Node::Instr(Instr { dst: Some(d), op }) = n {
+                let v = match op {
+                    Op::Const(c) => Some(c.clone()),
+                    Op::Alu(a, s)
+                        if s.iter()
+                            .all(|x| env.contains_key(x) || consts.contains_key(x)) =>
+                    {
+                        let tys: Vec<Type> = s.iter().map(|x| values[x.0 as usize]).collect();
+                        let vals: Vec<Vec<u64>> = s
+                            .iter()
+                            .map(|x| env.get(x).or_else(|| consts.get(x)).cloned().unwrap())
+                            .collect();
+                        let refs: Vec<&[u64]> = vals.iter().map(|v| v.as_slice()).collect();
+                        Some(eval_alu_vec(*a, values[d.0 as usize], &tys, &refs))
+                    }
+                    _ => None,
+                };
+                match v {
+                    Some(v) => env.insert(*d, v),
+                    None => env.remove(d),
+                };
+            }
+        }
+    };
+    let mut trips = 0;
+    loop {
+        eval_top(&mut env, &body[..exit_at], values);
+        let c = env.get(&exit.cond).or_else(|| consts.get(&exit.cond))?;
+        if c[0] != 0 {
+            break;
+        }
+        trips += 1;
+        if trips > MAX_TRIPS {
+            return None;
+        }
+        eval_top(&mut env, rest, values);
+        let next: Vec<Option<Vec<u64>>> = cont_args
+            .iter()
+            .map(|a| env.get(a).or_else(|| consts.get(a)).cloned())
+            .collect();
+        for ((p, _), v) in l.params.iter().zip(next) {
+            match v {
+                Some(v) => env.insert(*p, v),
+                None => env.remove(p),
+            };
+        }
+    }
+    if count_instrs(body) * (trips + 1) > MAX_UNROLLED_INSTRS {
+        return None;
+    }
+    // Emit the iterations.
+    let mut out = Vec::new();
+    let mut cur: Vec<Value> = l.params.iter().map(|p| p.1).collect();
+    let mut results = Vec::new();
+    for t in 0..=trips {
+        let mut map: HashMap<Value, Value> = l
+            .params
+            .iter()
+            .map(|p| p.0)
+            .zip(cur.iter().copied())
+            .collect();
+        out.extend(clone_block(&body[..exit_at].to_vec(), &mut map, values));
+        if t == trips {
+            results = break_args
+                .iter()
+                .map(|a| *map.get(a).unwrap_or(a))
+                .collect();
+            break;
+        }
+        out.extend(clone_block(&rest.to_vec(), &mut map, values));
+        cur = cont_args.iter().map(|a| *map.get(a).unwrap_or(a)).collect();
+    }
+    // Loop results become copies of the final break arguments.
+    for (r, v) in l.results.iter().zip(results) {
+        out.push(Node::Instr(Instr {
+            dst: Some(*r),
+            op: Op::Alu(AluOp::Mov, vec![v]),
+        }));
+    }
+    Some(out)
+}
+
+fn walk(
+    b: &mut Block,
+    consts: &HashMap<Value, Vec<u64>>,
+    values: &mut Vec<Type>,
+    changed: &mut bool,
+) {
+    let old = std::mem::take(b);
+    for n in old {
+        match n {
+            Node::Loop(mut l) => {
+                walk(&mut l.body, consts, values, changed);
+                match try_unroll(&l, consts, values) {
+                    Some(nodes) => {
+                        *changed = true;
+                        b.extend(nodes);
+                    }
+                    None => b.push(Node::Loop(l)),
+                }
+            }
+            Node::If(mut i) => {
+                walk(&mut i.then_, consts, values, changed);
+                walk(&mut i.else_, consts, values, changed);
+                b.push(Node::If(i));
+            }
+            other => b.push(other),
+        }
+    }
+}
+
+/// Unrolls small constant-trip loops. Returns true if any was unrolled.
+pub fn opt_unroll(f: &mut Function) -> bool {
+    let mut consts = HashMap::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(Instr {
+            dst: Some(d),
+            op: Op::Const(c),
+        }) = n
+        {
+            consts.insert(*d, c.clone());
+        }
+    });
+    let mut changed = false;
+    let mut body = std::mem::take(&mut f.body);
+    walk(&mut body, &consts, &mut f.values, &mut changed);
+    f.body = body;
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_shader;
+
+    const SUM3: &str = "shader local_size 4 1 1 shared 0 local 0 push 0
+        %0:i32 = sysval local_invocation_index
+        %1:i32 = const 0
+        %2:i32 = const 3
+        %3:i32 = const 1
+        %4:i32 = loop (%5:i32 = %1, %6:i32 = %1) {
+            %7:b1 = ige %5, %2
+            if %7 {
+                break %6
+            }
+            %8:i32 = iadd %6, %0
+            %9:i32 = iadd %5, %3
+            continue %9, %8
+        }
+        %10:i32 = const 4
+        %11:i32 = imul %0, %10
+        store ssbo[0] %11, %4 align 4";
+
+    #[test]
+    fn three_trip_loop_is_unrolled_and_keeps_results() {
+        let mut s = parse_shader(SUM3).unwrap();
+        assert!(opt_unroll(&mut s.func));
+        crate::validate::validate(&s.func).unwrap();
+        let mut loops = 0;
+        s.func
+            .for_each_node(&mut |n| loops += usize::from(matches!(n, Node::Loop(_))));
+        assert_eq!(loops, 0, "{}", s.func);
+        let mut mem = crate::interp::Memory::default();
+        mem.ssbo.insert(0, vec![0; 16]);
+        crate::interp::run(&s, [1, 1, 1], 4, &mut mem).unwrap();
+        let out: Vec<u32> = mem.ssbo[&0]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(out, vec![0, 3, 6, 9]);
+    }
+
+    #[test]
+    fn loop_with_unknown_bound_is_kept() {
+        let text = SUM3.replace("%2:i32 = const 3", "%2:i32 = load ssbo[0] %1 align 4");
+        let mut s = parse_shader(&text).unwrap();
+        assert!(!opt_unroll(&mut s.func));
+    }
+
+    #[test]
+    fn long_loop_is_kept() {
+        let text = SUM3.replace("%2:i32 = const 3", "%2:i32 = const 1000");
+        let mut s = parse_shader(&text).unwrap();
+        assert!(!opt_unroll(&mut s.func));
+    }
+}
