@@ -458,6 +458,7 @@ pub enum Expect {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     DeviceFeature(String),
+    DeviceProperty(String),
     DeviceExtension(String),
     InstanceExtension(String),
     FenceTimeout(u32),
@@ -498,6 +499,12 @@ impl Script {
     pub fn features(&self) -> impl Iterator<Item = &str> {
         self.stmts.iter().filter_map(|s| match &s.cmd {
             Command::DeviceFeature(n) => Some(n.as_str()),
+            _ => None,
+        })
+    }
+    pub fn properties(&self) -> impl Iterator<Item = &str> {
+        self.stmts.iter().filter_map(|s| match &s.cmd {
+            Command::DeviceProperty(n) => Some(n.as_str()),
             _ => None,
         })
     }
@@ -622,6 +629,7 @@ impl fmt::Display for Command {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Command::DeviceFeature(n) => write!(f, "DEVICE_FEATURE {n}"),
+            Command::DeviceProperty(n) => write!(f, "DEVICE_PROPERTY {n}"),
             Command::DeviceExtension(n) => write!(f, "DEVICE_EXTENSION {n}"),
             Command::InstanceExtension(n) => write!(f, "INSTANCE_EXTENSION {n}"),
             Command::FenceTimeout(ms) => write!(f, "SET ENGINE_DATA fence_timeout_ms {ms}"),

@@ -33,6 +33,8 @@ pub enum AmberError {
     NoDevice,
     #[error("unknown DEVICE_FEATURE {0}")]
     UnknownFeature(String),
+    #[error("unknown DEVICE_PROPERTY {0}")]
+    UnknownProperty(String),
     #[error("fence timeout after {0} ms")]
     FenceTimeout(u32),
     #[error("{0}")]

@@ -202,6 +202,15 @@ impl<'a> Parser<'a> {
                 self.eol()?;
                 Command::DeviceFeature(n.text)
             }
+            "DEVICE_PROPERTY" => {
+                top_only(self)?;
+                let n = self.ident("property name")?;
+                if !n.text.contains('.') {
+                    return self.err(&n, "property names are Struct.member");
+                }
+                self.eol()?;
+                Command::DeviceProperty(n.text)
+            }
             "DEVICE_EXTENSION" | "INSTANCE_EXTENSION" => {
                 top_only(self)?;
                 let n = self.ident("extension name")?;
@@ -1370,12 +1379,17 @@ mod tests {
     fn requirements_and_engine_data() {
         let s = ok("DEVICE_FEATURE shaderFloat64\nDEVICE_FEATURE Float16Int8Features.shaderFloat16\n\
                     DEVICE_EXTENSION VK_KHR_shader_float16_int8\nINSTANCE_EXTENSION VK_KHR_get_physical_device_properties2\n\
+                    DEVICE_PROPERTY FloatControlsProperties.shaderDenormPreserveFloat16\n\
                     SET ENGINE_DATA fence_timeout_ms 0x100\n");
         assert_eq!(
             s.features().collect::<Vec<_>>(),
             vec!["shaderFloat64", "Float16Int8Features.shaderFloat16"]
         );
         assert_eq!(s.device_extensions().count(), 1);
+        assert_eq!(
+            s.properties().collect::<Vec<_>>(),
+            vec!["FloatControlsProperties.shaderDenormPreserveFloat16"]
+        );
         assert_eq!(s.instance_extensions().count(), 1);
         assert_eq!(*last(&s), Command::FenceTimeout(256));
         round_trip(&s);
@@ -1384,6 +1398,10 @@ mod tests {
             "unknown engine data variable"
         );
         assert_eq!(syntax_err("DEVICE_FEATURE\n").2, "expected feature name");
+        assert_eq!(
+            syntax_err("DEVICE_PROPERTY denorms\n").2,
+            "property names are Struct.member"
+        );
         assert_eq!(syntax_err("FROB x\n").2, "unknown command");
     }
 

@@ -84,6 +84,17 @@ pub struct Summary {
     pub cache_misses: u32,
 }
 
+impl Summary {
+    /// Counts one file's outcome.
+    pub fn count(&mut self, o: &Outcome) {
+        match o {
+            Outcome::Pass => self.passed += 1,
+            Outcome::Fail(_) => self.failed += 1,
+            Outcome::Skip(_) => self.skipped += 1,
+        }
+    }
+}
+
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
@@ -168,11 +179,7 @@ impl Runner {
     }
 
     fn count(&mut self, o: Outcome, t: Timing) -> Outcome {
-        match o {
-            Outcome::Pass => self.summary.passed += 1,
-            Outcome::Fail(_) => self.summary.failed += 1,
-            Outcome::Skip(_) => self.summary.skipped += 1,
-        }
+        self.summary.count(&o);
         self.summary.timing.add(&t);
         // All tool time, including shaders compiled ahead by `Compiler::precompile`.
         self.summary.timing.compile = self.compiler.tool_time;
@@ -200,6 +207,7 @@ impl Runner {
         }
         let req = Requirements {
             features: script.features().map(String::from).collect(),
+            properties: script.properties().map(String::from).collect(),
             device_extensions: script.device_extensions().map(String::from).collect(),
             instance_extensions: script.instance_extensions().map(String::from).collect(),
         };

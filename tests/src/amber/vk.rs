@@ -178,6 +178,8 @@ impl ExtFeatures {
 #[derive(Default, Debug)]
 pub struct Requirements {
     pub features: Vec<String>,
+    /// `DEVICE_PROPERTY` names (boolean properties that must be true).
+    pub properties: Vec<String>,
     pub device_extensions: Vec<String>,
     pub instance_extensions: Vec<String>,
 }
@@ -453,6 +455,51 @@ impl Gpu {
                 subgroup.required_stages_compute = scp
                     .required_subgroup_size_stages
                     .contains(vk::ShaderStageFlags::COMPUTE);
+            }
+        }
+        // DEVICE_PROPERTY: boolean float-controls properties (Vulkan 1.2 or
+        // VK_KHR_shader_float_controls).
+        if !req.properties.is_empty() {
+            let has_fc = minor >= 2
+                || dev_avail
+                    .iter()
+                    .any(|e| e == "VK_KHR_shader_float_controls");
+            let mut fc = vk::PhysicalDeviceFloatControlsProperties::default();
+            if has_fc && minor >= 1 {
+                let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut fc);
+                instance.get_physical_device_properties2(pd, &mut p2);
+            }
+            for p in &req.properties {
+                let Some(member) = p.strip_prefix("FloatControlsProperties.") else {
+                    return Err(AmberError::UnknownProperty(p.clone()));
+                };
+                let v = match member {
+                    "shaderSignedZeroInfNanPreserveFloat16" => {
+                        fc.shader_signed_zero_inf_nan_preserve_float16
+                    }
+                    "shaderSignedZeroInfNanPreserveFloat32" => {
+                        fc.shader_signed_zero_inf_nan_preserve_float32
+                    }
+                    "shaderSignedZeroInfNanPreserveFloat64" => {
+                        fc.shader_signed_zero_inf_nan_preserve_float64
+                    }
+                    "shaderDenormPreserveFloat16" => fc.shader_denorm_preserve_float16,
+                    "shaderDenormPreserveFloat32" => fc.shader_denorm_preserve_float32,
+                    "shaderDenormPreserveFloat64" => fc.shader_denorm_preserve_float64,
+                    "shaderDenormFlushToZeroFloat16" => fc.shader_denorm_flush_to_zero_float16,
+                    "shaderDenormFlushToZeroFloat32" => fc.shader_denorm_flush_to_zero_float32,
+                    "shaderDenormFlushToZeroFloat64" => fc.shader_denorm_flush_to_zero_float64,
+                    "shaderRoundingModeRTEFloat16" => fc.shader_rounding_mode_rte_float16,
+                    "shaderRoundingModeRTEFloat32" => fc.shader_rounding_mode_rte_float32,
+                    "shaderRoundingModeRTEFloat64" => fc.shader_rounding_mode_rte_float64,
+                    "shaderRoundingModeRTZFloat16" => fc.shader_rounding_mode_rtz_float16,
+                    "shaderRoundingModeRTZFloat32" => fc.shader_rounding_mode_rtz_float32,
+                    "shaderRoundingModeRTZFloat64" => fc.shader_rounding_mode_rtz_float64,
+                    _ => return Err(AmberError::UnknownProperty(p.clone())),
+                };
+                if v != vk::TRUE {
+                    return Ok(Err(format!("device property {p} is not supported")));
+                }
             }
         }
         let mut core_on = vk::PhysicalDeviceFeatures::default();
