@@ -89,19 +89,20 @@ fn f64_of(ty: Type, raw: u64, rnd: Rnd) -> f64 {
     }
 }
 
+/// Saturation to [0, 1]: NaN and every value <= 0 (including -0) give +0.
 fn clamp01_f32(x: f32) -> f32 {
-    if x.is_nan() {
+    if x.is_nan() || x <= 0.0 {
         0.0
     } else {
-        x.clamp(0.0, 1.0)
+        x.min(1.0)
     }
 }
 
 fn clamp01_f64(x: f64) -> f64 {
-    if x.is_nan() {
+    if x.is_nan() || x <= 0.0 {
         0.0
     } else {
-        x.clamp(0.0, 1.0)
+        x.min(1.0)
     }
 }
 
