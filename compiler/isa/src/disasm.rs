@@ -1016,3 +1016,34 @@ mod tests {
         assert_eq!(fmt_g(0.1), "0.1");
     }
 }
+
+impl fmt::Display for DescFields {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "mlen {} rlen {}{} fc 0x{:05x}",
+            self.mlen,
+            self.rlen,
+            if self.header { " header" } else { "" },
+            self.function_control
+        )
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Format::Basic => "basic",
+            Format::ThreeSrc => "3-src",
+            Format::Send => "send",
+            Format::SplitSend => "split-send",
+            Format::Branch => "branch",
+        })
+    }
+}
+
+impl fmt::Display for ArfKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(ArfReg::new(*self, 0).prefix())
+    }
+}

@@ -57,8 +57,8 @@ pub fn decode_program(bytes: &[u8], gen: Gen) -> Result<Vec<ProgramInst>> {
 }
 
 /// Rewrites the branch offsets of a decoded program into the "native layout" convention
-/// [`encode_program`] takes: every instruction counts 16 bytes. Offsets that do not land
-/// on an instruction boundary are scaled by the nearest boundary before them.
+/// [`encode_program`] takes: every instruction counts 16 bytes. An offset that does not
+/// land on an instruction start is rounded to the next instruction (or the end).
 pub fn to_native_layout(prog: &[ProgramInst]) -> Vec<Instruction> {
     let index_of = |byte: i64| -> i64 {
         match prog.binary_search_by_key(&byte, |p| p.offset as i64) {
