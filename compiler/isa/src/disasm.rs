@@ -998,25 +998,6 @@ pub fn format_program(insts: &[ProgramInst]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fmt_g_matches_printf() {
-        assert_eq!(fmt_g(1.0), "1");
-        assert_eq!(fmt_g(-1.0), "-1");
-        assert_eq!(fmt_g(6.0), "6");
-        assert_eq!(fmt_g(0.5), "0.5");
-        assert_eq!(fmt_g(1e10), "1e+10");
-        assert_eq!(fmt_g(0.0001), "0.0001");
-        assert_eq!(fmt_g(0.00001), "1e-05");
-        assert_eq!(fmt_g(123456.0), "123456");
-        assert_eq!(fmt_g(1234567.0), "1.23457e+06");
-        assert_eq!(fmt_g(0.1), "0.1");
-    }
-}
-
 impl fmt::Display for DescFields {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
@@ -1045,5 +1026,24 @@ impl fmt::Display for Format {
 impl fmt::Display for ArfKind {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(ArfReg::new(*self, 0).prefix())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fmt_g_matches_printf() {
+        assert_eq!(fmt_g(1.0), "1");
+        assert_eq!(fmt_g(-1.0), "-1");
+        assert_eq!(fmt_g(6.0), "6");
+        assert_eq!(fmt_g(0.5), "0.5");
+        assert_eq!(fmt_g(1e10), "1e+10");
+        assert_eq!(fmt_g(0.0001), "0.0001");
+        assert_eq!(fmt_g(0.00001), "1e-05");
+        assert_eq!(fmt_g(123456.0), "123456");
+        assert_eq!(fmt_g(1234567.0), "1.23457e+06");
+        assert_eq!(fmt_g(0.1), "0.1");
     }
 }
