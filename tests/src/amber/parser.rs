@@ -132,6 +132,10 @@ impl<'a> Parser<'a> {
         match t.kind {
             TokenKind::Int(v) => Ok(Value::Int(v)),
             TokenKind::Float(v) if s.is_float() => Ok(Value::Float(v)),
+            // CTS files write integer data as `0.0`; a whole-valued float is that integer.
+            TokenKind::Float(v) if v.fract() == 0.0 && v.abs() < 1.8e19 => {
+                Ok(Value::Int(v as i128))
+            }
             TokenKind::Float(_) => self.err(t, format!("a float value for {s} data")),
             _ => self.err(t, format!("expected a {s} value")),
         }
@@ -1101,6 +1105,26 @@ mod tests {
         assert_eq!(v.len(), 6);
         assert_eq!(c.ty.to_string(), "mat2x3<double>[]");
         round_trip(&s);
+    }
+
+    #[test]
+    fn whole_floats_are_integers() {
+        // CTS files fill integer buffers with `0.0`.
+        let s = ok("BUFFER w DATA_TYPE vec2<int16> SIZE 4 FILL 0.0\nBUFFER x DATA_TYPE int8 DATA -2.0 END\n");
+        let Command::Buffer(w) = &s.stmts[1].cmd else {
+            panic!()
+        };
+        assert_eq!(
+            w.init,
+            BufferInit::Fill {
+                size: 4,
+                value: Value::Int(0)
+            }
+        );
+        let Command::Buffer(x) = &s.stmts[2].cmd else {
+            panic!()
+        };
+        assert_eq!(x.init, BufferInit::Data(vec![Value::Int(-2)]));
     }
 
     #[test]
