@@ -37,4 +37,9 @@ fn main() {
         hash_dir(&dir, &mut hash);
     }
     println!("cargo:rustc-env=FERRITE_BUILD_HASH={hash:016x}");
+    // The loader dlclose()s the ICD when the last instance goes. Rust code does not survive being
+    // unloaded (thread-local destructors and the process-wide logger would point into unmapped
+    // code), so the library stays mapped for the life of the process, as process-wide state
+    // should.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }

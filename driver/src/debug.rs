@@ -92,27 +92,25 @@ pub fn help_text() -> String {
 }
 
 static FLAGS_SET: OnceLock<DebugFlags> = OnceLock::new();
-static LOG_INIT: Once = Once::new();
+static INIT: Once = Once::new();
 
-/// Initialises logging (`FERRITE_LOG`, default `warn`) and reads `FERRITE_DEBUG`, once per process.
+/// Reads `FERRITE_DEBUG` and initialises logging (`FERRITE_LOG`), once per process. Without
+/// `FERRITE_LOG` the level is `warn`, or `info` when a debug switch is on (switches log at info).
 pub fn init() {
-    LOG_INIT.call_once(|| {
+    INIT.call_once(|| {
+        let parsed = parse(&std::env::var("FERRITE_DEBUG").unwrap_or_default());
+        let default_level = if parsed.flags == DebugFlags::default() {
+            "warn"
+        } else {
+            "info"
+        };
         let env = env_logger::Env::new()
-            .filter_or("FERRITE_LOG", "warn")
+            .filter_or("FERRITE_LOG", default_level)
             .write_style("FERRITE_LOG_STYLE");
         // Another component of the host process may own the global logger; then we log through it.
         let _ = env_logger::Builder::from_env(env)
             .format_timestamp(None)
             .try_init();
-        flags();
-    });
-}
-
-/// The switches in effect for this process.
-pub fn flags() -> DebugFlags {
-    *FLAGS_SET.get_or_init(|| {
-        let value = std::env::var("FERRITE_DEBUG").unwrap_or_default();
-        let parsed = parse(&value);
         if parsed.help {
             eprint!("{}", help_text());
         }
@@ -121,8 +119,14 @@ pub fn flags() -> DebugFlags {
                 "FERRITE_DEBUG: unknown flag '{word}' ignored (FERRITE_DEBUG=help lists them)"
             );
         }
-        parsed.flags
-    })
+        let _ = FLAGS_SET.set(parsed.flags);
+    });
+}
+
+/// The switches in effect for this process.
+pub fn flags() -> DebugFlags {
+    init();
+    FLAGS_SET.get().copied().unwrap_or_default()
 }
 
 pub fn enabled(flag: Flag) -> bool {

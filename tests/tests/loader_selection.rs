@@ -89,3 +89,16 @@ fn ferrite_debug_help_lists_flags_and_unknown_flags_only_warn() {
     );
     assert!(out.contains("devices: 1"), "{out}");
 }
+
+#[test]
+fn ferrite_debug_api_logs_every_call() {
+    let (ok, out) = run_with_loader_env(Path::new(DEMO), &["--list"], &[("FERRITE_DEBUG", "api")]);
+    assert!(ok, "{out}");
+    for call in [
+        "vkCreateInstance",
+        "vkEnumeratePhysicalDevices",
+        "vkGetPhysicalDeviceProperties",
+    ] {
+        assert!(out.contains(call), "{call} not logged:\n{out}");
+    }
+}
