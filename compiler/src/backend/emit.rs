@@ -1,0 +1,349 @@
+//! Final emission: allocated LIR -> ferrite-isa instructions with JIP/UIP, the ISA
+//! validator, encoding with compaction, and the disassembly with offsets.
+
+use super::lir::*;
+use super::BackendError;
+use ferrite_isa::validate::{self, Platform};
+use ferrite_isa::{
+    Addr, CondMod, Dst, ExDesc, Gen, Imm, Instruction, Opcode, Operands, PredCtrl, Predicate, Reg,
+    RegFile, RegSrc, Region, SendDesc, SendsReg, Src, Type,
+};
+
+fn grf_of(o: &Opnd, reg: &[u8]) -> Option<(u8, u8)> {
+    let base = match o.base {
+        Base::V(v) => reg[v as usize] as u32,
+        Base::G(g) => g as u32,
+        _ => return None,
+    };
+    Some(((base + o.off / 32) as u8, (o.off % 32) as u8))
+}
+
+fn dst_of(o: &Opnd, reg: &[u8]) -> Dst {
+    match grf_of(o, reg) {
+        Some((nr, sub)) => Dst::grf(nr, o.ty)
+            .with_subnr(sub)
+            .with_hstride(o.stride.max(1)),
+        None => Dst::null(o.ty),
+    }
+}
+
+fn imm_of(o: &Opnd) -> Imm {
+    let Base::Imm(bits) = o.base else {
+        unreachable!("immediate operand")
+    };
+    let mut bits = bits & 0xFFFF_FFFF;
+    if o.neg {
+        bits = match o.ty {
+            Type::F => bits ^ 0x8000_0000,
+            _ => (bits as u32).wrapping_neg() as u64,
+        };
+    }
+    if o.abs && o.ty == Type::F {
+        bits &= 0x7FFF_FFFF;
+    }
+    if matches!(o.ty, Type::UW | Type::W) {
+        bits = (bits & 0xFFFF) | ((bits & 0xFFFF) << 16);
+    }
+    Imm { ty: o.ty, bits }
+}
+
+fn src_of(o: &Opnd, exec: u8, reg: &[u8]) -> Src {
+    if o.is_imm() {
+        return Src::Imm(imm_of(o));
+    }
+    let region = if o.stride == 0 || exec == 1 {
+        Region::SCALAR
+    } else {
+        let w = exec.min(8);
+        Region::new(w * o.stride, w, o.stride)
+    };
+    let (nr, sub) = grf_of(o, reg).unwrap_or((0, 0));
+    let mut r = match o.base {
+        Base::Null => RegSrc::new(Addr::null(), o.ty, region),
+        _ => RegSrc::grf(nr, sub, o.ty, region),
+    };
+    r.negate = o.neg;
+    r.abs = o.abs;
+    Src::Reg(r)
+}
+
+fn sends_reg(o: &Opnd, reg: &[u8]) -> SendsReg {
+    match grf_of(o, reg) {
+        Some((nr, _)) => SendsReg::grf(nr),
+        None => SendsReg::null(),
+    }
+}
+
+/// Index of the instruction closing the innermost structure around `p` (ELSE/ENDIF of
+/// an IF, WHILE of a loop), scanning LIR with DO markers.
+fn block_end(insts: &[LInst], p: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, i) in insts.iter().enumerate().skip(p + 1) {
+        match i.op {
+            LOp::If | LOp::Do => depth += 1,
+            LOp::Else if depth == 0 => return Some(k),
+            LOp::Endif | LOp::While => {
+                if depth == 0 {
+                    return Some(k);
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn matching(insts: &[LInst], p: usize, want: &[LOp]) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, i) in insts.iter().enumerate().skip(p + 1) {
+        match i.op {
+            LOp::If | LOp::Do => depth += 1,
+            LOp::Endif | LOp::While if depth > 0 => depth -= 1,
+            op if depth == 0 && want.contains(&op) => return Some(k),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn wait_instruction() -> Result<Instruction, BackendError> {
+    let p = ferrite_isa::asm::parse_program("wait(1) n0<1>UD { align1 WE_all 1N };", Gen::Gen9)
+        .map_err(|e| BackendError::Internal(format!("wait: {e}")))?;
+    p.first()
+        .map(|a| a.inst)
+        .ok_or_else(|| BackendError::Internal("wait: empty".into()))
+}
+
+/// Converts allocated LIR to instructions in the native layout (16 bytes each, branch
+/// offsets in that layout).
+pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, BackendError> {
+    let insts = &prog.insts;
+    // Native index of every LIR instruction (DO markers emit nothing).
+    let mut idx = Vec::with_capacity(insts.len() + 1);
+    let mut n = 0usize;
+    for i in insts {
+        idx.push(n);
+        if i.op != LOp::Do {
+            n += 1;
+        }
+    }
+    idx.push(n);
+    let off = |from: usize, to: usize| -> i32 { (idx[to] as i32 - idx[from] as i32) * 16 };
+    let mut out = Vec::with_capacity(n);
+    for (k, i) in insts.iter().enumerate() {
+        let exec = ferrite_isa::ExecSize::new(i.exec as u32)
+            .ok_or_else(|| BackendError::Internal(format!("exec size {}", i.exec)))?;
+        let mut inst = match i.op {
+            LOp::Do => continue,
+            LOp::Alu(op) => {
+                let dst = dst_of(&i.dst, reg);
+                let s0 = src_of(&i.srcs[0], i.exec, reg);
+                let mut x = if i.srcs.len() == 1 {
+                    Instruction::alu1(op, exec, dst, s0)
+                } else {
+                    Instruction::alu2(op, exec, dst, s0, src_of(&i.srcs[1], i.exec, reg))
+                };
+                if let Operands::Basic { cond_mod, .. } = &mut x.operands {
+                    *cond_mod = i.cmod;
+                }
+                x
+            }
+            LOp::Math(f) => {
+                let dst = dst_of(&i.dst, reg);
+                let s0 = src_of(&i.srcs[0], i.exec, reg);
+                let mut x = if i.srcs.len() == 1 {
+                    Instruction::alu1(Opcode::Math, exec, dst, s0)
+                } else {
+                    Instruction::alu2(Opcode::Math, exec, dst, s0, src_of(&i.srcs[1], i.exec, reg))
+                };
+                if let Operands::Basic { math_fn, .. } = &mut x.operands {
+                    *math_fn = Some(f);
+                }
+                x
+            }
+            LOp::Send {
+                sfid,
+                desc,
+                ex_desc,
+                ex_mlen,
+                eot,
+                ..
+            } => {
+                if ex_mlen > 0 {
+                    Instruction::new(
+                        Opcode::Sends,
+                        exec,
+                        Operands::SplitSend {
+                            sfid,
+                            eot,
+                            dst: sends_reg(&i.dst, reg),
+                            src0: sends_reg(&i.srcs[0], reg),
+                            src1: sends_reg(&i.srcs[1], reg),
+                            desc: SendDesc::Imm(desc),
+                            ex_desc: ExDesc::Imm(ex_desc),
+                        },
+                    )
+                } else {
+                    let (nr, _) = grf_of(&i.srcs[0], reg).unwrap_or((0, 0));
+                    Instruction::new(
+                        Opcode::Send,
+                        exec,
+                        Operands::Send {
+                            sfid,
+                            eot,
+                            dst: match grf_of(&i.dst, reg) {
+                                Some((d, _)) => Dst::grf(d, Type::UD),
+                                None => Dst::null(Type::UD),
+                            },
+                            src0: RegSrc::grf(nr, 0, Type::UD, Region::SCALAR),
+                            desc: SendDesc::Imm(desc),
+                            ex_desc_31_28: 0,
+                        },
+                    )
+                }
+            }
+            LOp::Wait => wait_instruction()?,
+            LOp::If | LOp::Else | LOp::Endif | LOp::While | LOp::Break | LOp::Cont => {
+                let (op, jip, uip) = match i.op {
+                    LOp::If => {
+                        let e = matching(insts, k, &[LOp::Else, LOp::Endif])
+                            .ok_or_else(|| BackendError::Internal("IF without ENDIF".into()))?;
+                        let endif = if insts[e].op == LOp::Else {
+                            matching(insts, e, &[LOp::Endif]).ok_or_else(|| {
+                                BackendError::Internal("ELSE without ENDIF".into())
+                            })?
+                        } else {
+                            e
+                        };
+                        let jip = if insts[e].op == LOp::Else {
+                            off(k, e) + 16
+                        } else {
+                            off(k, e)
+                        };
+                        (Opcode::If, jip, off(k, endif))
+                    }
+                    LOp::Else => {
+                        let endif = matching(insts, k, &[LOp::Endif])
+                            .ok_or_else(|| BackendError::Internal("ELSE without ENDIF".into()))?;
+                        (Opcode::Else, off(k, endif), off(k, endif))
+                    }
+                    LOp::Endif => {
+                        let j = block_end(insts, k).map_or(16, |e| off(k, e));
+                        (Opcode::Endif, j, 0x0800_0000)
+                    }
+                    LOp::While => {
+                        let mut depth = 0;
+                        let mut start = 0;
+                        for q in (0..k).rev() {
+                            match insts[q].op {
+                                LOp::While => depth += 1,
+                                LOp::Do if depth == 0 => {
+                                    start = q;
+                                    break;
+                                }
+                                LOp::Do => depth -= 1,
+                                _ => {}
+                            }
+                        }
+                        (Opcode::While, off(k, start), 0x0800_0000)
+                    }
+                    _ => {
+                        let wh = matching_while(insts, k)
+                            .ok_or_else(|| BackendError::Internal("BREAK outside a loop".into()))?;
+                        let j = block_end(insts, k).map_or(off(k, wh), |e| off(k, e));
+                        let op = if i.op == LOp::Break {
+                            Opcode::Break
+                        } else {
+                            Opcode::Cont
+                        };
+                        (op, j, off(k, wh))
+                    }
+                };
+                let dst = match op {
+                    Opcode::Endif => Dst::zero(),
+                    Opcode::Cont => Dst::new(Addr::arf(ferrite_isa::ArfReg::IP, 0), Type::UD),
+                    _ => Dst::null(Type::D),
+                };
+                Instruction::new(
+                    op,
+                    ferrite_isa::ExecSize::new(simd as u32).unwrap_or(exec),
+                    Operands::Branch {
+                        dst,
+                        src0_file: RegFile::Imm,
+                        src0_ty: Type::D,
+                        jip,
+                        uip,
+                    },
+                )
+            }
+            _ => {
+                return Err(BackendError::Internal(format!(
+                    "logical instruction {:?} reached emission",
+                    i.op
+                )))
+            }
+        };
+        if !matches!(i.op, LOp::Wait) {
+            inst.we_all = i.we_all;
+            inst.group = ferrite_isa::ChannelGroup {
+                qtr: i.group / 8,
+                nib: i.group % 8 == 4,
+            };
+        }
+        if let Some(p) = i.pred {
+            inst.predicate = Some(Predicate {
+                ctrl: PredCtrl::Normal,
+                inverse: p.inverse,
+            });
+        }
+        if i.pred.is_some() || i.cmod != CondMod::None {
+            inst.flag = ferrite_isa::FlagReg {
+                nr: 0,
+                subnr: if i.pred.is_some() {
+                    i.pred.map_or(0, |p| p.flag_sub)
+                } else {
+                    i.flag_sub
+                },
+            };
+        }
+        inst.saturate = i.sat;
+        let _ = Reg::Grf(0);
+        out.push(inst);
+    }
+    Ok(out)
+}
+
+fn matching_while(insts: &[LInst], p: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, i) in insts.iter().enumerate().skip(p + 1) {
+        match i.op {
+            LOp::Do => depth += 1,
+            LOp::While if depth == 0 => return Some(k),
+            LOp::While => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Runs the PRM validator; returns the report of violations.
+pub fn validate(insts: &[Instruction]) -> Result<(), BackendError> {
+    let v = validate::validate_program(insts, Platform::Skl);
+    if v.is_empty() {
+        Ok(())
+    } else {
+        Err(BackendError::Validation(validate::report(&v)))
+    }
+}
+
+/// Disassembly with byte offsets.
+pub fn disassemble(bytes: &[u8]) -> Result<String, BackendError> {
+    let prog = ferrite_isa::decode_program(bytes, Gen::Gen9)
+        .map_err(|e| BackendError::Internal(format!("decode: {e}")))?;
+    let mut s = String::new();
+    for p in prog {
+        s.push_str(&format!("0x{:05x}: {}\n", p.offset, p.inst));
+    }
+    Ok(s)
+}

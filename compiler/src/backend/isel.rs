@@ -1,0 +1,925 @@
+//! Instruction selection: Ferrite IR -> LIR at one SIMD width.
+//!
+//! Assumes what the middle passes produce (see the module docs of `backend`): 32-bit
+//! integers and floats, booleans of any size held as 32-bit 0 / ~0, IO lowered to byte
+//! offsets. Vectors are accepted everywhere (component c of a value lives `c x W x 4`
+//! bytes into its register), so scalarization is not required.
+
+use super::lir::*;
+use super::{BackendError, Layout};
+use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
+use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
+
+#[derive(Clone, Debug)]
+enum Val {
+    Imm(Vec<u64>),
+    /// Component 0 and the distance in bytes between components.
+    Reg(Opnd, u32),
+}
+
+pub struct Isel<'a> {
+    pub prog: Program,
+    pub w: u8,
+    pub layout: &'a Layout,
+    pub local_size: [u32; 3],
+    func: &'a ir::Function,
+    vals: Vec<Option<Val>>,
+    /// Results and parameters of the enclosing loops (for `break` / `continue`).
+    loops: Vec<(Vec<ir::Value>, Vec<ir::Value>)>,
+    lane: Option<Opnd>,
+    pub uses_barrier: bool,
+}
+
+type Res<T> = Result<T, BackendError>;
+
+fn unsupported(what: impl Into<String>) -> BackendError {
+    BackendError::Unsupported(what.into())
+}
+
+/// The hardware type of an IR type's components.
+pub fn hw_ty(t: ir::Type) -> Res<Type> {
+    match (t.kind, t.bits) {
+        (Kind::Int, 32) => Ok(Type::D),
+        (Kind::Float, 32) => Ok(Type::F),
+        (Kind::Bool, 1) | (Kind::Bool, 32) => Ok(Type::D),
+        _ => Err(unsupported(format!("type {t} in the back end"))),
+    }
+}
+
+impl<'a> Isel<'a> {
+    pub fn new(shader: &'a ir::Shader, w: u8, layout: &'a Layout) -> Isel<'a> {
+        Isel {
+            prog: Program::default(),
+            w,
+            layout,
+            local_size: shader.local_size,
+            func: &shader.func,
+            vals: vec![None; shader.func.values.len()],
+            loops: Vec::new(),
+            lane: None,
+            uses_barrier: false,
+        }
+    }
+
+    fn b(&mut self) -> Builder<'_> {
+        Builder::new(&mut self.prog, self.w)
+    }
+
+    fn comp(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
+        let ty = hw_ty(self.func.ty(v))?;
+        match self.vals.get(v.0 as usize).cloned().flatten() {
+            Some(Val::Imm(bits)) => {
+                let b = bits.get(c).or(bits.first()).copied().unwrap_or(0);
+                let b = if self.func.ty(v).is_bool() && b & 1 != 0 {
+                    0xFFFF_FFFF
+                } else {
+                    b & 0xFFFF_FFFF
+                };
+                Ok(Opnd::imm(ty, b))
+            }
+            Some(Val::Reg(r, stride)) => Ok(r.offset(stride * c as u32).retype(ty)),
+            None => Err(BackendError::Internal(format!(
+                "{v} used before definition"
+            ))),
+        }
+    }
+
+    /// Component `c` of `v` in a register (immediates are copied).
+    fn comp_reg(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
+        let o = self.comp(v, c)?;
+        if o.is_imm() {
+            let mut b = self.b();
+            let t = b.vreg(o.ty, 1);
+            b.mov(t, o);
+            Ok(t)
+        } else {
+            Ok(o)
+        }
+    }
+
+    fn def_reg(&mut self, v: ir::Value) -> Res<Opnd> {
+        let t = self.func.ty(v);
+        let ty = hw_ty(t)?;
+        let w = self.w;
+        let r = self.b().vreg(ty, t.comps as u32);
+        self.vals[v.0 as usize] = Some(Val::Reg(r, 4 * w as u32));
+        Ok(r)
+    }
+
+    fn dst_comp(&self, v: ir::Value, c: usize) -> Opnd {
+        match &self.vals[v.0 as usize] {
+            Some(Val::Reg(r, s)) => r.offset(s * c as u32),
+            _ => unreachable!("destination defined by def_reg"),
+        }
+    }
+
+    pub fn run(&mut self) -> Res<()> {
+        let body = self.func.body.clone();
+        self.block(&body)?;
+        let mut b = self.b();
+        b.we_all = true;
+        b.inst(
+            LOp::Eot,
+            Opnd::null(Type::UD),
+            vec![Opnd::g(0, 0, Type::UD, 1)],
+        );
+        Ok(())
+    }
+
+    fn block(&mut self, blk: &[Node]) -> Res<()> {
+        for n in blk {
+            match n {
+                Node::Instr(i) => self.instr(i)?,
+                Node::If(i) => {
+                    for r in &i.results {
+                        self.def_reg(*r)?;
+                    }
+                    let c = self.comp(i.cond, 0)?;
+                    let mut b = self.b();
+                    b.flag_from(c);
+                    b.control(LOp::If).pred = Some(Pred {
+                        flag_sub: 0,
+                        inverse: false,
+                    });
+                    self.arm(&i.then_, &i.results)?;
+                    if !i.else_.is_empty() {
+                        self.b().control(LOp::Else);
+                        self.arm(&i.else_, &i.results)?;
+                    }
+                    self.b().control(LOp::Endif);
+                }
+                Node::Loop(l) => {
+                    for (p, _) in &l.params {
+                        self.def_reg(*p)?;
+                    }
+                    for r in &l.results {
+                        self.def_reg(*r)?;
+                    }
+                    let inits: Vec<ir::Value> = l.params.iter().map(|p| p.1).collect();
+                    let pvals: Vec<ir::Value> = l.params.iter().map(|p| p.0).collect();
+                    self.copies(&pvals, &inits)?;
+                    self.b().control(LOp::Do);
+                    self.loops.push((l.results.clone(), pvals));
+                    // A trailing `continue` needs only its copies: WHILE follows.
+                    match l.body.split_last() {
+                        Some((Node::Continue(args), head)) => {
+                            self.block(head)?;
+                            let ps = self.loops.last().map(|x| x.1.clone()).unwrap_or_default();
+                            self.copies(&ps, args)?;
+                        }
+                        _ => self.block(&l.body)?,
+                    }
+                    self.loops.pop();
+                    self.b().control(LOp::While);
+                }
+                Node::Break(args) => {
+                    let rs = self.loops.last().map(|x| x.0.clone()).unwrap_or_default();
+                    self.copies(&rs, args)?;
+                    self.b().control(LOp::Break);
+                }
+                Node::Continue(args) => {
+                    let ps = self.loops.last().map(|x| x.1.clone()).unwrap_or_default();
+                    self.copies(&ps, args)?;
+                    self.b().control(LOp::Cont);
+                }
+                Node::Yield(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn arm(&mut self, blk: &[Node], results: &[ir::Value]) -> Res<()> {
+        self.block(blk)?;
+        if let Some(Node::Yield(vals)) = blk.last() {
+            self.copies(results, vals)?;
+        }
+        Ok(())
+    }
+
+    /// Parallel copy `dsts[i] <- srcs[i]` (through temporaries when a source is a target).
+    fn copies(&mut self, dsts: &[ir::Value], srcs: &[ir::Value]) -> Res<()> {
+        let mut pending = Vec::new();
+        let overlap = srcs.iter().any(|s| dsts.contains(s));
+        for (d, s) in dsts.iter().zip(srcs) {
+            let comps = self.func.ty(*d).comps as usize;
+            for c in 0..comps {
+                let src = self.comp(*s, c)?;
+                let dst = self.dst_comp(*d, c).retype(src.ty);
+                if overlap {
+                    let mut b = self.b();
+                    let t = b.vreg(src.ty, 1);
+                    b.mov(t, src);
+                    pending.push((dst, t));
+                } else {
+                    self.b().mov(dst, src);
+                }
+            }
+        }
+        for (d, t) in pending {
+            self.b().mov(d, t);
+        }
+        Ok(())
+    }
+
+    fn lane(&mut self) -> Opnd {
+        if let Some(l) = self.lane {
+            return l;
+        }
+        let w = self.w;
+        let mut b = self.b();
+        let lane = b.vreg(Type::D, 1);
+        // Lane numbers as words (a V immediate needs a word destination), then dwords.
+        let uw = b.vreg(Type::UW, 1);
+        b.at(8, 0, true).mov(uw, Opnd::imm(Type::V, 0x7654_3210));
+        if w >= 16 {
+            b.at(8, 0, true)
+                .alu2(Opcode::Add, uw.offset(16), uw, Opnd::imm(Type::UW, 8));
+        }
+        if w == 32 {
+            b.at(16, 0, true)
+                .alu2(Opcode::Add, uw.offset(32), uw, Opnd::imm(Type::UW, 16));
+        }
+        b.at(w, 0, true).mov(lane, uw);
+        self.lane = Some(lane);
+        lane
+    }
+
+    fn sysval(&mut self, s: SysVal, dst: ir::Value) -> Res<()> {
+        let w = self.w as u32;
+        let drv = self.layout.driver_reg();
+        let sgid = Opnd::g(self.layout.per_thread_reg(), 28, Type::D, 0);
+        let [sx, sy, sz] = self.local_size;
+        match s {
+            SysVal::SubgroupSize => {
+                self.vals[dst.0 as usize] = Some(Val::Imm(vec![w as u64]));
+                return Ok(());
+            }
+            SysVal::NumSubgroups => {
+                let t = (sx * sy * sz).div_ceil(w);
+                self.vals[dst.0 as usize] = Some(Val::Imm(vec![t as u64]));
+                return Ok(());
+            }
+            _ => {}
+        }
+        let d = self.def_reg(dst)?;
+        let st = 4 * w;
+        match s {
+            SysVal::SubgroupId => {
+                self.b().mov(d, sgid);
+            }
+            SysVal::SubgroupInvocation => {
+                let l = self.lane();
+                self.b().mov(d, l);
+            }
+            SysVal::NumWorkgroups => {
+                for c in 0..3 {
+                    self.b()
+                        .mov(d.offset(c * st), Opnd::g(drv, 4 * c, Type::D, 0));
+                }
+            }
+            SysVal::WorkgroupId => self.workgroup_id(d)?,
+            SysVal::LocalInvocationIndex => self.local_index(d),
+            SysVal::LocalInvocationId => self.local_id(d),
+            SysVal::GlobalInvocationId => {
+                let wg = self.b().vreg(Type::D, 3);
+                self.workgroup_id(wg)?;
+                let lid = self.b().vreg(Type::D, 3);
+                self.local_id(lid);
+                let ls = self.local_size;
+                for c in 0..3u32 {
+                    let mut b = self.b();
+                    b.alu2(
+                        Opcode::Mul,
+                        d.offset(c * st),
+                        wg.offset(c * st),
+                        Opnd::d(ls[c as usize] as i32),
+                    );
+                    b.alu2(
+                        Opcode::Add,
+                        d.offset(c * st),
+                        d.offset(c * st),
+                        lid.offset(c * st),
+                    );
+                }
+            }
+            SysVal::SubgroupSize | SysVal::NumSubgroups => unreachable!(),
+        }
+        Ok(())
+    }
+
+    fn workgroup_id(&mut self, d: Opnd) -> Res<()> {
+        let st = 4 * self.w as u32;
+        let drv = self.layout.driver_reg();
+        for (c, dw) in [1u32, 6, 7].into_iter().enumerate() {
+            let c = c as u32;
+            self.b().alu2(
+                Opcode::Add,
+                d.offset(c * st),
+                Opnd::g(0, 4 * dw, Type::D, 0),
+                Opnd::g(drv, 12 + 4 * c, Type::D, 0),
+            );
+        }
+        Ok(())
+    }
+
+    fn local_index(&mut self, d: Opnd) {
+        let w = self.w as u32;
+        let sgid = Opnd::g(self.layout.per_thread_reg(), 28, Type::D, 0);
+        let lane = self.lane();
+        let mut b = self.b();
+        b.alu2(Opcode::Shl, d, sgid, Opnd::d(w.trailing_zeros() as i32));
+        b.alu2(Opcode::Add, d, d, lane);
+    }
+
+    fn local_id(&mut self, d: Opnd) {
+        let st = 4 * self.w as u32;
+        let [sx, sy, _] = self.local_size;
+        let idx = self.b().vreg(Type::D, 1);
+        self.local_index(idx);
+        let (x, y, z) = (d, d.offset(st), d.offset(2 * st));
+        // x = idx mod sx, y = (idx / sx) mod sy, z = idx / (sx*sy)
+        self.udivmod(Some(x), None, idx, sx);
+        let q = self.b().vreg(Type::D, 1);
+        self.udivmod(None, Some(q), idx, sx);
+        self.udivmod(Some(y), None, q, sy);
+        self.udivmod(None, Some(z), idx, sx * sy);
+    }
+
+    /// Unsigned remainder / quotient by a constant.
+    fn udivmod(&mut self, rem: Option<Opnd>, quot: Option<Opnd>, a: Opnd, k: u32) {
+        let mut b = self.b();
+        let (a, k) = (a.retype(Type::UD), k.max(1));
+        if k.is_power_of_two() {
+            if let Some(r) = rem {
+                b.alu2(Opcode::And, r.retype(Type::UD), a, Opnd::ud(k - 1));
+            }
+            if let Some(q) = quot {
+                b.alu2(
+                    Opcode::Shr,
+                    q.retype(Type::UD),
+                    a,
+                    Opnd::ud(k.trailing_zeros()),
+                );
+            }
+        } else {
+            if let Some(r) = rem {
+                b.math(
+                    MathFunction::IntMod,
+                    r.retype(Type::UD),
+                    vec![a, Opnd::ud(k)],
+                );
+            }
+            if let Some(q) = quot {
+                b.math(
+                    MathFunction::IntDiv,
+                    q.retype(Type::UD),
+                    vec![a, Opnd::ud(k)],
+                );
+            }
+        }
+    }
+
+    fn surface(&self, s: Space) -> Res<Surface> {
+        match s {
+            Space::Ssbo(b) | Space::Ubo(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+            Space::Shared => Ok(Surface::Bti(254)),
+            other => Err(unsupported(format!("memory access to {other}"))),
+        }
+    }
+
+    fn instr(&mut self, i: &ir::Instr) -> Res<()> {
+        let w = self.w as u32;
+        match &i.op {
+            Op::Const(bits) => {
+                let d = i.dst.expect("const has a destination");
+                self.vals[d.0 as usize] = Some(Val::Imm(bits.clone()));
+            }
+            Op::Alu(op, srcs) => {
+                let d = i.dst.expect("alu has a destination");
+                let dt = self.func.ty(d);
+                let st = self.func.ty(srcs[0]);
+                self.def_reg(d)?;
+                for c in 0..dt.comps as usize {
+                    let s: Vec<Opnd> = srcs
+                        .iter()
+                        .map(|v| {
+                            let n = self.func.ty(*v).comps as usize;
+                            self.comp(*v, if n == 1 { 0 } else { c })
+                        })
+                        .collect::<Res<_>>()?;
+                    let dst = self.dst_comp(d, c);
+                    self.alu(*op, dst, &s, st, dt)?;
+                }
+            }
+            Op::Vec(srcs) => {
+                let d = i.dst.expect("vec has a destination");
+                self.def_reg(d)?;
+                for (c, s) in srcs.iter().enumerate() {
+                    let o = self.comp(*s, 0)?;
+                    let dst = self.dst_comp(d, c).retype(o.ty);
+                    self.b().mov(dst, o);
+                }
+            }
+            Op::Extract(v, c) => {
+                let d = i.dst.expect("extract has a destination");
+                match self.vals[v.0 as usize].clone() {
+                    Some(Val::Imm(bits)) => {
+                        let b = bits.get(*c as usize).copied().unwrap_or(0);
+                        self.vals[d.0 as usize] = Some(Val::Imm(vec![b]));
+                    }
+                    _ => {
+                        let o = self.comp(*v, *c as usize)?;
+                        self.vals[d.0 as usize] = Some(Val::Reg(o, 4 * w));
+                    }
+                }
+            }
+            Op::Insert(v, s, c) => {
+                let d = i.dst.expect("insert has a destination");
+                self.def_reg(d)?;
+                for k in 0..self.func.ty(d).comps as usize {
+                    let o = if k == *c as usize {
+                        self.comp(*s, 0)?
+                    } else {
+                        self.comp(*v, k)?
+                    };
+                    let dst = self.dst_comp(d, k).retype(o.ty);
+                    self.b().mov(dst, o);
+                }
+            }
+            Op::Swizzle(v, sw) => {
+                let d = i.dst.expect("swizzle has a destination");
+                self.def_reg(d)?;
+                for (k, c) in sw.iter().enumerate() {
+                    let o = self.comp(*v, *c as usize)?;
+                    let dst = self.dst_comp(d, k).retype(o.ty);
+                    self.b().mov(dst, o);
+                }
+            }
+            Op::LoadVar(_) | Op::StoreVar(..) => {
+                return Err(unsupported("function variables (run vars-to-SSA first)"))
+            }
+            Op::Load { space, offset, .. } => {
+                let d = i.dst.expect("load has a destination");
+                let t = self.func.ty(d);
+                hw_ty(t)?;
+                if *space == Space::Push {
+                    return self.push_load(d, *offset);
+                }
+                let surf = self.surface(*space)?;
+                let addr = self.comp_reg(*offset, 0)?;
+                let dst = self.def_reg(d)?;
+                self.b().inst(
+                    LOp::UntypedRead {
+                        surf,
+                        comps: t.comps,
+                        comp_stride: 4 * w,
+                    },
+                    dst.retype(Type::UD),
+                    vec![addr.retype(Type::UD)],
+                );
+            }
+            Op::Store {
+                space,
+                offset,
+                value,
+                ..
+            } => {
+                let t = self.func.ty(*value);
+                hw_ty(t)?;
+                let surf = self.surface(*space)?;
+                let addr = self.comp_reg(*offset, 0)?;
+                // Data must be one register holding all components.
+                let data = match self.vals[value.0 as usize].clone() {
+                    Some(Val::Reg(r, s)) if s == 4 * w => r,
+                    _ => {
+                        let mut b = self.b();
+                        let r = b.vreg(Type::UD, t.comps as u32);
+                        for c in 0..t.comps as usize {
+                            let o = self.comp(*value, c)?;
+                            self.b().mov(r.offset(c as u32 * 4 * w).retype(o.ty), o);
+                        }
+                        r
+                    }
+                };
+                self.b().inst(
+                    LOp::UntypedWrite {
+                        surf,
+                        comps: t.comps,
+                        comp_stride: 4 * w,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![addr.retype(Type::UD), data.retype(Type::UD)],
+                );
+            }
+            Op::Atomic {
+                op,
+                space,
+                offset,
+                data,
+            } => {
+                let surf = self.surface(*space)?;
+                let addr = self.comp_reg(*offset, 0)?;
+                let dst = match i.dst {
+                    Some(d) => self.def_reg(d)?.retype(Type::UD),
+                    None => Opnd::null(Type::UD),
+                };
+                if *op == AtomicOp::Load {
+                    let dst = if dst.base == Base::Null {
+                        self.b().vreg(Type::UD, 1)
+                    } else {
+                        dst
+                    };
+                    self.b().inst(
+                        LOp::UntypedRead {
+                            surf,
+                            comps: 1,
+                            comp_stride: 4 * w,
+                        },
+                        dst,
+                        vec![addr.retype(Type::UD)],
+                    );
+                    return Ok(());
+                }
+                let hw_op = match op {
+                    AtomicOp::And => 1,
+                    AtomicOp::Or => 2,
+                    AtomicOp::Xor => 3,
+                    AtomicOp::Xchg => 4,
+                    AtomicOp::Inc => 5,
+                    AtomicOp::Dec => 6,
+                    AtomicOp::Add => 7,
+                    AtomicOp::Sub => 8,
+                    AtomicOp::Smax => 10,
+                    AtomicOp::Smin => 11,
+                    AtomicOp::Umax => 12,
+                    AtomicOp::Umin => 13,
+                    AtomicOp::CmpXchg => 14,
+                    AtomicOp::Load => unreachable!(),
+                };
+                // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
+                let order: Vec<ir::Value> = if *op == AtomicOp::CmpXchg {
+                    vec![data[1], data[0]]
+                } else {
+                    data.clone()
+                };
+                let mut srcs = vec![addr.retype(Type::UD)];
+                for v in &order {
+                    srcs.push(self.comp_reg(*v, 0)?.retype(Type::UD));
+                }
+                self.b().inst(
+                    LOp::UntypedAtomic {
+                        surf,
+                        hw_op,
+                        ndata: order.len() as u8,
+                    },
+                    dst,
+                    srcs,
+                );
+            }
+            Op::SysVal(s) => {
+                let d = i.dst.expect("sysval has a destination");
+                self.sysval(*s, d)?;
+            }
+            Op::BufferSize(s) => {
+                return Err(unsupported(format!(
+                    "buffer_size {s} (no size channel in the dispatch contract yet)"
+                )))
+            }
+            Op::Barrier {
+                exec, semantics, ..
+            } => {
+                if *semantics != 0 || exec.is_none() {
+                    let mut b = self.b();
+                    let t = b.vreg(Type::UD, 1);
+                    b.at(8, 0, true)
+                        .inst(LOp::Fence, t, vec![Opnd::g(0, 0, Type::UD, 1)]);
+                }
+                if exec.is_some_and(|e| e == ir::Scope::Workgroup) {
+                    self.uses_barrier = true;
+                    self.b()
+                        .at(8, 0, true)
+                        .inst(LOp::Barrier, Opnd::null(Type::UD), vec![]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn push_load(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
+        let t = self.func.ty(d);
+        let off = match self.vals[offset.0 as usize] {
+            Some(Val::Imm(ref b)) => b[0] as u32,
+            _ => return Err(unsupported("push-constant load at a dynamic offset")),
+        };
+        let dst = self.def_reg(d)?;
+        let ty = hw_ty(t)?;
+        let w = self.w as u32;
+        for c in 0..t.comps as u32 {
+            let byte = off + 4 * c;
+            if byte + 4 > 32 * self.layout.push_regs as u32 {
+                return Err(unsupported(format!(
+                    "push constant byte {byte} beyond push range"
+                )));
+            }
+            self.b().mov(
+                dst.offset(c * 4 * w).retype(ty),
+                Opnd::g(1 + (byte / 32) as u8, byte % 32, ty, 0),
+            );
+        }
+        Ok(())
+    }
+
+    fn alu(&mut self, op: AluOp, d: Opnd, s: &[Opnd], st: ir::Type, dt: ir::Type) -> Res<()> {
+        use AluOp::*;
+        use Opcode as O;
+        let mut b = self.b();
+        let f = |o: Opnd| o.retype(Type::F);
+        let i = |o: Opnd| o.retype(Type::D);
+        let u = |o: Opnd| o.retype(Type::UD);
+        let _ = dt;
+        match op {
+            Mov | B2b | I2i | U2u | F2f => {
+                b.mov(d.retype(s[0].ty), s[0]);
+            }
+            Bitcast => {
+                b.mov(u(d), u(s[0]));
+            }
+            Iadd => {
+                b.alu2(O::Add, i(d), i(s[0]), i(s[1]));
+            }
+            Isub => {
+                b.alu2(O::Add, i(d), i(s[0]), i(s[1]).negate());
+            }
+            Imul => {
+                b.alu2(O::Mul, i(d), i(s[0]), i(s[1]));
+            }
+            Idiv => {
+                b.math(MathFunction::IntDiv, i(d), vec![i(s[0]), i(s[1])]);
+            }
+            Udiv => {
+                b.math(MathFunction::IntDiv, u(d), vec![u(s[0]), u(s[1])]);
+            }
+            Irem => {
+                b.math(MathFunction::IntMod, i(d), vec![i(s[0]), i(s[1])]);
+            }
+            Umod => {
+                b.math(MathFunction::IntMod, u(d), vec![u(s[0]), u(s[1])]);
+            }
+            Imod => {
+                // r = rem(a, b); if r != 0 && sign(r) != sign(b) then r += b.
+                b.math(MathFunction::IntMod, i(d), vec![i(s[0]), i(s[1])]);
+                let t = b.vreg(Type::D, 1);
+                b.alu2(O::Xor, t, i(d), i(s[1]));
+                let n = b.vreg(Type::D, 1);
+                b.cmp(CondMod::L, n, t, Opnd::d(0));
+                let z = b.vreg(Type::D, 1);
+                b.cmp(CondMod::Nz, z, i(d), Opnd::d(0));
+                b.alu2(O::And, n, n, z).cmod = CondMod::Nz;
+                b.alu2(O::Add, i(d), i(d), i(s[1])).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            Ineg => {
+                b.mov(i(d), i(s[0]).negate());
+            }
+            Iabs => {
+                b.mov(i(d), i(s[0]).absolute());
+            }
+            Isign => {
+                let p = b.vreg(Type::D, 1);
+                b.cmp(CondMod::G, p, i(s[0]), Opnd::d(0));
+                let n = b.vreg(Type::D, 1);
+                b.cmp(CondMod::L, n, i(s[0]), Opnd::d(0));
+                b.alu2(O::Add, i(d), n, p.negate());
+            }
+            Imin | Imax | Umin | Umax | Fmin | Fmax => {
+                let ty = match op {
+                    Imin | Imax => Type::D,
+                    Umin | Umax => Type::UD,
+                    _ => Type::F,
+                };
+                let cm = if matches!(op, Imin | Umin | Fmin) {
+                    CondMod::L
+                } else {
+                    CondMod::Ge
+                };
+                b.alu2(O::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
+                    .cmod = cm;
+            }
+            Iand | Ior | Ixor => {
+                let o = match op {
+                    Iand => O::And,
+                    Ior => O::Or,
+                    _ => O::Xor,
+                };
+                b.alu2(o, u(d), u(s[0]), u(s[1]));
+            }
+            Inot => {
+                b.alu1(O::Not, u(d), u(s[0]));
+            }
+            Ishl => {
+                b.alu2(O::Shl, u(d), u(s[0]), u(s[1]));
+            }
+            Ishr => {
+                b.alu2(O::Asr, i(d), i(s[0]), u(s[1]));
+            }
+            Ushr => {
+                b.alu2(O::Shr, u(d), u(s[0]), u(s[1]));
+            }
+            BitfieldReverse => {
+                b.alu1(O::Bfrev, u(d), u(s[0]));
+            }
+            BitCount => {
+                b.alu1(O::Cbit, u(d), u(s[0]));
+            }
+            FindLsb => {
+                b.alu1(O::Fbl, u(d), u(s[0]));
+            }
+            UfindMsb | IfindMsb => {
+                let t = b.vreg(Type::UD, 1);
+                let src = if op == IfindMsb { i(s[0]) } else { u(s[0]) };
+                b.alu1(O::Fbh, t, src);
+                b.cmp(CondMod::Z, Opnd::null(Type::D), i(t), Opnd::d(-1));
+                b.alu2(O::Add, i(d), i(t).negate(), Opnd::d(31));
+                b.mov(i(d), Opnd::d(-1)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            Fadd => {
+                b.alu2(O::Add, f(d), f(s[0]), f(s[1]));
+            }
+            Fsub => {
+                b.alu2(O::Add, f(d), f(s[0]), f(s[1]).negate());
+            }
+            Fmul => {
+                b.alu2(O::Mul, f(d), f(s[0]), f(s[1]));
+            }
+            Fdiv => {
+                let t = b.vreg(Type::F, 1);
+                b.math(MathFunction::Inv, t, vec![f(s[1])]);
+                b.alu2(O::Mul, f(d), f(s[0]), t);
+            }
+            Fmod | Frem => {
+                // x - y * floor(x / y)   (frem: trunc)
+                let t = b.vreg(Type::F, 1);
+                b.math(MathFunction::Inv, t, vec![f(s[1])]);
+                b.alu2(O::Mul, t, f(s[0]), t);
+                b.alu1(if op == Fmod { O::Rndd } else { O::Rndz }, t, t);
+                b.alu2(O::Mul, t, t, f(s[1]));
+                b.alu2(O::Add, f(d), f(s[0]), t.negate());
+            }
+            Fneg => {
+                b.mov(f(d), f(s[0]).negate());
+            }
+            Fabs => {
+                b.mov(f(d), f(s[0]).absolute());
+            }
+            Fsign => {
+                let t = b.vreg(Type::UD, 1);
+                b.cmp(
+                    CondMod::Nz,
+                    Opnd::null(Type::F),
+                    f(s[0]),
+                    Opnd::imm(Type::F, 0),
+                );
+                b.alu2(O::And, t, u(s[0]), Opnd::ud(0x8000_0000));
+                b.alu2(O::Or, t, t, Opnd::ud(0x3f80_0000)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+                b.mov(u(d), t);
+            }
+            Ffma => {
+                let t = b.vreg(Type::F, 1);
+                b.alu2(O::Mul, t, f(s[0]), f(s[1]));
+                b.alu2(O::Add, f(d), t, f(s[2]));
+            }
+            Ffloor => {
+                b.alu1(O::Rndd, f(d), f(s[0]));
+            }
+            Fceil => {
+                let t = b.vreg(Type::F, 1);
+                b.alu1(O::Rndd, t, f(s[0]).negate());
+                b.mov(f(d), t.negate());
+            }
+            Ftrunc => {
+                b.alu1(O::Rndz, f(d), f(s[0]));
+            }
+            FroundEven => {
+                b.alu1(O::Rnde, f(d), f(s[0]));
+            }
+            Ffract => {
+                b.alu1(O::Frc, f(d), f(s[0]));
+            }
+            Fsqrt | Frsq | Frcp | Fexp2 | Flog2 | Fsin | Fcos => {
+                let m = match op {
+                    Fsqrt => MathFunction::Sqrt,
+                    Frsq => MathFunction::Rsq,
+                    Frcp => MathFunction::Inv,
+                    Fexp2 => MathFunction::Exp,
+                    Flog2 => MathFunction::Log,
+                    Fsin => MathFunction::Sin,
+                    _ => MathFunction::Cos,
+                };
+                b.math(m, f(d), vec![f(s[0])]);
+            }
+            Fpow => {
+                b.math(MathFunction::Pow, f(d), vec![f(s[0]), f(s[1])]);
+            }
+            I2f => {
+                b.mov(f(d), i(s[0]));
+            }
+            U2f => {
+                b.mov(f(d), u(s[0]));
+            }
+            F2i => {
+                b.mov(i(d), f(s[0]));
+            }
+            F2u => {
+                b.mov(u(d), f(s[0]));
+            }
+            B2i => {
+                b.mov(i(d), i(s[0]).negate());
+            }
+            B2f => {
+                b.alu2(O::And, u(d), u(s[0]), Opnd::ud(0x3f80_0000));
+            }
+            I2b => {
+                let ty = hw_ty(st)?;
+                b.cmp(CondMod::Nz, d.retype(ty), s[0].retype(ty), Opnd::imm(ty, 0));
+            }
+            Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
+                let (ty, cm) = match op {
+                    Ieq => (Type::D, CondMod::Z),
+                    Ine => (Type::D, CondMod::Nz),
+                    Ilt => (Type::D, CondMod::L),
+                    Ige => (Type::D, CondMod::Ge),
+                    Ult => (Type::UD, CondMod::L),
+                    Uge => (Type::UD, CondMod::Ge),
+                    Feq => (Type::F, CondMod::Z),
+                    Flt => (Type::F, CondMod::L),
+                    Fle => (Type::F, CondMod::Le),
+                    Fgt => (Type::F, CondMod::G),
+                    Fge => (Type::F, CondMod::Ge),
+                    _ => (Type::F, CondMod::Nz),
+                };
+                b.cmp(cm, d.retype(ty), s[0].retype(ty), s[1].retype(ty));
+            }
+            Fequ | Fltu | Fleu | Fgtu | Fgeu => {
+                // Unordered = not(ordered opposite).
+                let cm = match op {
+                    Fequ => CondMod::Nz,
+                    Fltu => CondMod::Ge,
+                    Fleu => CondMod::G,
+                    Fgtu => CondMod::Le,
+                    _ => CondMod::L,
+                };
+                let t = b.vreg(Type::F, 1);
+                if op == Fequ {
+                    // fequ = !(a < b) && !(a > b)
+                    let t2 = b.vreg(Type::F, 1);
+                    b.cmp(CondMod::L, t, f(s[0]), f(s[1]));
+                    b.cmp(CondMod::G, t2, f(s[0]), f(s[1]));
+                    b.alu2(O::Or, u(t), u(t), u(t2));
+                } else {
+                    b.cmp(cm, t, f(s[0]), f(s[1]));
+                }
+                b.alu1(O::Not, u(d), u(t));
+            }
+            Fne => {
+                // ordered !=: a != b and neither is NaN.
+                let t = b.vreg(Type::F, 1);
+                let t2 = b.vreg(Type::F, 1);
+                b.cmp(CondMod::L, t, f(s[0]), f(s[1]));
+                b.cmp(CondMod::G, t2, f(s[0]), f(s[1]));
+                b.alu2(O::Or, u(d), u(t), u(t2));
+            }
+            IsNan => {
+                b.cmp(CondMod::Nz, f(d), f(s[0]), f(s[0]));
+            }
+            IsInf => {
+                b.cmp(
+                    CondMod::Z,
+                    f(d),
+                    f(s[0]).absolute(),
+                    Opnd::imm(Type::F, f32::INFINITY.to_bits() as u64),
+                );
+            }
+            Bcsel => {
+                b.flag_from(s[0]);
+                let ty = s[1].ty;
+                b.alu2(O::Sel, d.retype(ty), s[1], s[2].retype(ty)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            ImulHigh | UmulHigh | BitfieldInsert | IbitfieldExtract | UbitfieldExtract | Ldexp
+            | FrexpSig | FrexpExp => {
+                return Err(unsupported(format!("ALU op {}", op.name())));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,457 @@
+//! The back end's low-level IR ("LIR"): EU instructions over virtual registers, with
+//! logical instructions for messages and structured control flow, and the [`Builder`]
+//! through which all of it is emitted.
+//!
+//! A virtual register is a byte array whose size is type size x stride x width; an
+//! operand names a register, a byte offset in it, a type and a stride (0 = scalar region).
+//! Every instruction carries its exec size, first channel and `WE_all` explicitly.
+
+use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
+use std::fmt;
+
+/// Where an operand lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// Virtual register (index into [`Program::vregs`]).
+    V(u32),
+    /// Fixed GRF (payload registers g0.., the EOT copy).
+    G(u8),
+    Null,
+    /// Immediate bits (32-bit types use the low 32).
+    Imm(u64),
+}
+
+/// An operand: base, byte offset, type, stride in elements (0 = scalar <0,1,0>), modifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Opnd {
+    pub base: Base,
+    pub off: u32,
+    pub ty: Type,
+    pub stride: u8,
+    pub neg: bool,
+    pub abs: bool,
+}
+
+impl Opnd {
+    pub fn v(id: u32, ty: Type) -> Opnd {
+        Opnd {
+            base: Base::V(id),
+            off: 0,
+            ty,
+            stride: 1,
+            neg: false,
+            abs: false,
+        }
+    }
+    pub fn g(nr: u8, sub_bytes: u32, ty: Type, stride: u8) -> Opnd {
+        Opnd {
+            base: Base::G(nr),
+            off: sub_bytes,
+            ty,
+            stride,
+            neg: false,
+            abs: false,
+        }
+    }
+    pub fn null(ty: Type) -> Opnd {
+        Opnd {
+            base: Base::Null,
+            off: 0,
+            ty,
+            stride: 1,
+            neg: false,
+            abs: false,
+        }
+    }
+    pub fn imm(ty: Type, bits: u64) -> Opnd {
+        Opnd {
+            base: Base::Imm(bits),
+            off: 0,
+            ty,
+            stride: 0,
+            neg: false,
+            abs: false,
+        }
+    }
+    pub fn ud(v: u32) -> Opnd {
+        Opnd::imm(Type::UD, v as u64)
+    }
+    pub fn d(v: i32) -> Opnd {
+        Opnd::imm(Type::D, v as u32 as u64)
+    }
+    pub fn is_imm(&self) -> bool {
+        matches!(self.base, Base::Imm(_))
+    }
+    pub fn vreg(&self) -> Option<u32> {
+        match self.base {
+            Base::V(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn retype(mut self, ty: Type) -> Opnd {
+        self.ty = ty;
+        self
+    }
+    pub fn offset(mut self, bytes: u32) -> Opnd {
+        self.off += bytes;
+        self
+    }
+    pub fn scalar(mut self) -> Opnd {
+        self.stride = 0;
+        self
+    }
+    pub fn negate(mut self) -> Opnd {
+        self.neg = !self.neg;
+        self
+    }
+    pub fn absolute(mut self) -> Opnd {
+        self.abs = true;
+        self.neg = false;
+        self
+    }
+    /// Bytes the operand covers at `exec` channels.
+    pub fn span(&self, exec: u32) -> u32 {
+        if self.stride == 0 {
+            self.ty.size()
+        } else {
+            (exec - 1) * self.stride as u32 * self.ty.size() + self.ty.size()
+        }
+    }
+    /// The operand of channel `lane` (for splitting): keeps type, stride, modifiers.
+    pub fn lane_offset(&self, lane: u32) -> Opnd {
+        if self.stride == 0 || self.is_imm() || self.base == Base::Null {
+            *self
+        } else {
+            self.offset(lane * self.stride as u32 * self.ty.size())
+        }
+    }
+}
+
+impl fmt::Display for Opnd {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.neg {
+            write!(f, "-")?;
+        }
+        if self.abs {
+            write!(f, "(abs)")?;
+        }
+        match self.base {
+            Base::V(v) => write!(f, "v{v}+{}", self.off)?,
+            Base::G(g) => write!(f, "g{g}+{}", self.off)?,
+            Base::Null => write!(f, "null")?,
+            Base::Imm(b) => return write!(f, "0x{b:x}:{}", self.ty),
+        }
+        write!(f, "<{}>:{}", self.stride, self.ty)
+    }
+}
+
+/// Memory spaces of logical data-port messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Surface {
+    /// Binding-table index (0..=251), or 254 for shared local memory.
+    Bti(u8),
+}
+
+impl Surface {
+    pub fn bti(self) -> u8 {
+        match self {
+            Surface::Bti(b) => b,
+        }
+    }
+}
+
+/// Operations. `Logical*` ones are lowered to payload + SEND by `lower::lower_sends`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LOp {
+    Alu(Opcode),
+    Math(MathFunction),
+    /// srcs: [address]; dst: first component; `comp_stride` bytes between components.
+    UntypedRead {
+        surf: Surface,
+        comps: u8,
+        comp_stride: u32,
+    },
+    /// srcs: [address, data]; data components `comp_stride` bytes apart.
+    UntypedWrite {
+        surf: Surface,
+        comps: u8,
+        comp_stride: u32,
+    },
+    /// srcs: [address, data0, (data1)]; `hw_op` per GEN9-FACTS 4.2; dst null = no return.
+    UntypedAtomic {
+        surf: Surface,
+        hw_op: u8,
+        ndata: u8,
+    },
+    /// Memory fence (DC0, commit); dst receives the commit.
+    Fence,
+    /// Workgroup barrier (gateway message + wait).
+    Barrier,
+    /// End of thread.
+    Eot,
+    /// Scratch fill: dst (whole GRFs) from scratch byte offset `offset`.
+    ScratchRead {
+        offset: u32,
+        regs: u8,
+    },
+    /// Scratch spill: srcs[0] (whole GRFs) to scratch at `offset`.
+    ScratchWrite {
+        offset: u32,
+        regs: u8,
+    },
+    /// A lowered message: srcs[0] payload (mlen GRFs), srcs[1] optional split payload.
+    Send {
+        sfid: Sfid,
+        desc: u32,
+        ex_desc: u32,
+        mlen: u8,
+        ex_mlen: u8,
+        rlen: u8,
+        eot: bool,
+    },
+    /// `wait n0` after a barrier message.
+    Wait,
+    /// Loop start marker (emits nothing).
+    Do,
+    If,
+    Else,
+    Endif,
+    While,
+    Break,
+    Cont,
+}
+
+impl LOp {
+    pub fn is_control(&self) -> bool {
+        matches!(
+            self,
+            LOp::Do | LOp::If | LOp::Else | LOp::Endif | LOp::While | LOp::Break | LOp::Cont
+        )
+    }
+    pub fn is_message(&self) -> bool {
+        matches!(
+            self,
+            LOp::UntypedRead { .. }
+                | LOp::UntypedWrite { .. }
+                | LOp::UntypedAtomic { .. }
+                | LOp::Fence
+                | LOp::Barrier
+                | LOp::Eot
+                | LOp::ScratchRead { .. }
+                | LOp::ScratchWrite { .. }
+                | LOp::Send { .. }
+                | LOp::Wait
+        )
+    }
+    pub fn is_logical(&self) -> bool {
+        self.is_message() && !matches!(self, LOp::Send { .. } | LOp::Wait)
+    }
+}
+
+/// Predication on a flag sub-register (f0.0 unless stated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pred {
+    pub flag_sub: u8,
+    pub inverse: bool,
+}
+
+/// One LIR instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LInst {
+    pub op: LOp,
+    /// Exec size (channels), explicit: never inferred from a register.
+    pub exec: u8,
+    /// First channel of the instruction's channel group (0, 8, 16, 24).
+    pub group: u8,
+    pub we_all: bool,
+    pub pred: Option<Pred>,
+    pub cmod: CondMod,
+    /// Flag sub-register written by `cmod` / read by `pred` (f0.x).
+    pub flag_sub: u8,
+    pub sat: bool,
+    pub dst: Opnd,
+    pub srcs: Vec<Opnd>,
+}
+
+impl LInst {
+    pub fn writes_flag(&self) -> bool {
+        self.cmod != CondMod::None
+    }
+    pub fn reads_flag(&self) -> bool {
+        self.pred.is_some()
+    }
+}
+
+impl fmt::Display for LInst {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if let Some(p) = self.pred {
+            write!(
+                f,
+                "({}f0.{}) ",
+                if p.inverse { "-" } else { "+" },
+                p.flag_sub
+            )?;
+        }
+        match self.op {
+            LOp::Alu(o) => write!(f, "{}", o.name())?,
+            LOp::Math(m) => write!(f, "math.{}", m.name())?,
+            op => write!(f, "{op:?}")?,
+        }
+        if self.cmod != CondMod::None {
+            write!(f, "{}.f0.{}", self.cmod.suffix(), self.flag_sub)?;
+        }
+        if self.sat {
+            write!(f, ".sat")?;
+        }
+        write!(f, "({}@{})", self.exec, self.group)?;
+        if self.we_all {
+            write!(f, " WE_all")?;
+        }
+        write!(f, " {}", self.dst)?;
+        for s in &self.srcs {
+            write!(f, ", {s}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A virtual register: size in bytes (a whole number of GRFs when allocated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VRegInfo {
+    pub bytes: u32,
+}
+
+impl VRegInfo {
+    pub fn regs(&self) -> u32 {
+        self.bytes.div_ceil(32).max(1)
+    }
+}
+
+/// A whole kernel in LIR: linear instructions with structured control markers.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub insts: Vec<LInst>,
+    pub vregs: Vec<VRegInfo>,
+}
+
+impl Program {
+    pub fn new_vreg(&mut self, bytes: u32) -> u32 {
+        self.vregs.push(VRegInfo { bytes });
+        self.vregs.len() as u32 - 1
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let mut depth = 0usize;
+        for (k, i) in self.insts.iter().enumerate() {
+            if matches!(i.op, LOp::Else | LOp::Endif | LOp::While) {
+                depth = depth.saturating_sub(1);
+            }
+            writeln!(f, "{k:4}: {}{i}", "  ".repeat(depth))?;
+            if matches!(i.op, LOp::Do | LOp::If | LOp::Else) {
+                depth += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The one way EU code is emitted: knows the exec size, channel group and `WE_all` of
+/// what it emits, and allocates virtual registers sized type size x stride x width.
+pub struct Builder<'p> {
+    pub prog: &'p mut Program,
+    pub exec: u8,
+    pub group: u8,
+    pub we_all: bool,
+    /// Instructions are inserted here (None = append).
+    pub cursor: Option<usize>,
+}
+
+impl<'p> Builder<'p> {
+    pub fn new(prog: &'p mut Program, exec: u8) -> Builder<'p> {
+        Builder {
+            prog,
+            exec,
+            group: 0,
+            we_all: false,
+            cursor: None,
+        }
+    }
+
+    /// A builder for `exec` channels starting at `group`, optionally ignoring the mask.
+    pub fn at(&mut self, exec: u8, group: u8, we_all: bool) -> Builder<'_> {
+        Builder {
+            prog: self.prog,
+            exec,
+            group,
+            we_all,
+            cursor: self.cursor,
+        }
+    }
+
+    /// A virtual register holding `comps` components of `ty` at this exec size, stride 1.
+    pub fn vreg(&mut self, ty: Type, comps: u32) -> Opnd {
+        let bytes = (ty.size() * self.exec as u32 * comps).next_multiple_of(32);
+        let id = self.prog.new_vreg(bytes);
+        Opnd::v(id, ty)
+    }
+
+    pub fn push(&mut self, inst: LInst) -> usize {
+        match &mut self.cursor {
+            Some(c) => {
+                let at = *c;
+                self.prog.insts.insert(at, inst);
+                *c += 1;
+                at
+            }
+            None => {
+                self.prog.insts.push(inst);
+                self.prog.insts.len() - 1
+            }
+        }
+    }
+
+    pub fn inst(&mut self, op: LOp, dst: Opnd, srcs: Vec<Opnd>) -> &mut LInst {
+        let i = LInst {
+            op,
+            exec: self.exec,
+            group: self.group,
+            we_all: self.we_all,
+            pred: None,
+            cmod: CondMod::None,
+            flag_sub: 0,
+            sat: false,
+            dst,
+            srcs,
+        };
+        let at = self.push(i);
+        &mut self.prog.insts[at]
+    }
+
+    pub fn alu1(&mut self, op: Opcode, dst: Opnd, a: Opnd) -> &mut LInst {
+        self.inst(LOp::Alu(op), dst, vec![a])
+    }
+    pub fn alu2(&mut self, op: Opcode, dst: Opnd, a: Opnd, b: Opnd) -> &mut LInst {
+        self.inst(LOp::Alu(op), dst, vec![a, b])
+    }
+    pub fn mov(&mut self, dst: Opnd, a: Opnd) -> &mut LInst {
+        self.alu1(Opcode::Mov, dst, a)
+    }
+    pub fn cmp(&mut self, cmod: CondMod, dst: Opnd, a: Opnd, b: Opnd) -> &mut LInst {
+        let i = self.alu2(Opcode::Cmp, dst, a, b);
+        i.cmod = cmod;
+        i
+    }
+    pub fn math(&mut self, f: MathFunction, dst: Opnd, srcs: Vec<Opnd>) -> &mut LInst {
+        self.inst(LOp::Math(f), dst, srcs)
+    }
+    /// Sets f0.0 from `cond != 0` (a 32-bit boolean).
+    pub fn flag_from(&mut self, cond: Opnd) {
+        let i = self.mov(Opnd::null(Type::D), cond.retype(Type::D));
+        i.cmod = CondMod::Nz;
+    }
+    pub fn control(&mut self, op: LOp) -> &mut LInst {
+        self.inst(op, Opnd::null(Type::D), vec![])
+    }
+}

@@ -1,0 +1,444 @@
+//! LIR lowering passes: SIMD-width lowering (the one place holding the per-generation
+//! width limits), logical sends to payload + SEND (one pass), regioning legalization.
+
+use super::lir::*;
+use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
+
+/// Gen9 width limits, as a table: (what, widest exec size).
+/// * ALU and MATH: an operand may span at most 2 GRFs, so 16 channels of 32-bit data.
+/// * Integer division/remainder on the math unit: SIMD8 only.
+/// * Untyped surface read/write/atomic messages: SIMD8 or SIMD16.
+pub const WIDTH_LIMITS: &[(WidthClass, u8)] = &[
+    (WidthClass::Alu32, 16),
+    (WidthClass::MathFloat, 16),
+    (WidthClass::MathIntDiv, 8),
+    (WidthClass::Untyped, 16),
+    (WidthClass::Unlimited, 32),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WidthClass {
+    Alu32,
+    MathFloat,
+    MathIntDiv,
+    Untyped,
+    Unlimited,
+}
+
+pub fn width_class(i: &LInst) -> WidthClass {
+    match i.op {
+        LOp::Alu(_) => WidthClass::Alu32,
+        LOp::Math(MathFunction::IntDiv | MathFunction::IntMod | MathFunction::IntDivMod) => {
+            WidthClass::MathIntDiv
+        }
+        LOp::Math(_) => WidthClass::MathFloat,
+        LOp::UntypedRead { .. } | LOp::UntypedWrite { .. } | LOp::UntypedAtomic { .. } => {
+            WidthClass::Untyped
+        }
+        _ => WidthClass::Unlimited,
+    }
+}
+
+pub fn max_width(i: &LInst) -> u8 {
+    let c = width_class(i);
+    let mut w = WIDTH_LIMITS
+        .iter()
+        .find(|(k, _)| *k == c)
+        .map_or(32, |(_, w)| *w);
+    if c == WidthClass::Alu32 || c == WidthClass::MathFloat {
+        // 64 bytes per operand.
+        let size = std::iter::once(&i.dst)
+            .chain(i.srcs.iter())
+            .filter(|o| o.stride != 0)
+            .map(|o| o.ty.size() * o.stride as u32)
+            .max()
+            .unwrap_or(4);
+        w = w.min((64 / size.max(1)) as u8).max(1);
+    }
+    w
+}
+
+/// Splits every instruction wider than its limit into pieces of the limit. Each piece
+/// keeps each operand's type, stride and sub-register offset (advanced by the lanes it
+/// skips); scalar operands and immediates are shared.
+pub fn lower_simd_width(prog: &mut Program) {
+    let old = std::mem::take(&mut prog.insts);
+    for i in old {
+        let max = max_width(&i);
+        if i.exec <= max || i.op.is_control() {
+            prog.insts.push(i);
+            continue;
+        }
+        let mut k = 0u32;
+        while k < i.exec as u32 {
+            let mut p = i.clone();
+            p.exec = max;
+            p.group = i.group + k as u8;
+            p.dst = i.dst.lane_offset(k);
+            for s in &mut p.srcs {
+                *s = s.lane_offset(k);
+            }
+            prog.insts.push(p);
+            k += max as u32;
+        }
+    }
+}
+
+fn desc(mlen: u32, rlen: u32, header: bool, fc: u32) -> u32 {
+    (mlen << 25) | (rlen << 20) | ((header as u32) << 19) | fc
+}
+
+/// True if the `comps` blocks of `o` (each `exec` dwords, `stride` bytes apart) are one
+/// GRF-aligned contiguous register range.
+fn contiguous(o: &Opnd, exec: u8, comps: u8, stride: u32) -> bool {
+    matches!(o.base, Base::V(_) | Base::G(_))
+        && o.stride == 1
+        && o.ty.size() == 4
+        && o.off % 32 == 0
+        && (comps <= 1 || stride == 4 * exec as u32)
+}
+
+/// Makes `o` a contiguous payload of `comps` blocks (copying when it is not one).
+fn payload(b: &mut Builder, o: Opnd, comps: u8, stride: u32) -> Opnd {
+    if contiguous(&o, b.exec, comps, stride) {
+        return o;
+    }
+    let exec = b.exec as u32;
+    let t = b.vreg(Type::UD, comps as u32);
+    for c in 0..comps as u32 {
+        let src = o.offset(if o.stride == 0 { 0 } else { c * stride });
+        b.mov(t.offset(c * 4 * exec), src.retype(Type::UD));
+    }
+    t
+}
+
+fn regs(exec: u8) -> u32 {
+    (exec as u32).div_ceil(8)
+}
+
+/// Lowers every logical message to its payload and SEND/SENDS in one pass.
+pub fn lower_sends(prog: &mut Program) {
+    let old = std::mem::take(&mut prog.insts);
+    for i in old {
+        if !i.op.is_logical() {
+            prog.insts.push(i);
+            continue;
+        }
+        let mut b = Builder::new(prog, i.exec);
+        b.group = i.group;
+        b.we_all = i.we_all;
+        let bl = regs(i.exec);
+        let simd_bits = |exec: u8| if exec == 16 { 1u32 << 4 } else { 2 << 4 };
+        let pred = i.pred;
+        let send = |b: &mut Builder, op: LOp, dst: Opnd, srcs: Vec<Opnd>| {
+            let s = b.inst(op, dst, srcs);
+            s.pred = pred;
+        };
+        match i.op {
+            LOp::UntypedRead {
+                surf,
+                comps,
+                comp_stride,
+            } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let direct = contiguous(&i.dst, i.exec, comps, comp_stride);
+                let dst = if direct {
+                    i.dst
+                } else {
+                    b.vreg(Type::UD, comps as u32)
+                };
+                let mask = !((1u32 << comps) - 1) & 0xF;
+                let fc = (0x01 << 14) | ((mask | simd_bits(i.exec)) << 8) | surf.bti() as u32;
+                let rlen = comps as u32 * bl;
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::DpDc1,
+                        desc: desc(bl, rlen, false, fc),
+                        ex_desc: 0,
+                        mlen: bl as u8,
+                        ex_mlen: 0,
+                        rlen: rlen as u8,
+                        eot: false,
+                    },
+                    dst.retype(Type::UD),
+                    vec![addr],
+                );
+                if !direct {
+                    for c in 0..comps as u32 {
+                        b.mov(
+                            i.dst.offset(c * comp_stride).retype(Type::UD),
+                            dst.offset(c * 4 * i.exec as u32),
+                        );
+                    }
+                }
+            }
+            LOp::UntypedWrite {
+                surf,
+                comps,
+                comp_stride,
+            } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let data = payload(&mut b, i.srcs[1], comps, comp_stride);
+                let mask = !((1u32 << comps) - 1) & 0xF;
+                let fc = (0x09 << 14) | ((mask | simd_bits(i.exec)) << 8) | surf.bti() as u32;
+                let ex_mlen = comps as u32 * bl;
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::DpDc1,
+                        desc: desc(bl, 0, false, fc),
+                        ex_desc: ex_mlen << 6,
+                        mlen: bl as u8,
+                        ex_mlen: ex_mlen as u8,
+                        rlen: 0,
+                        eot: false,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![addr, data],
+                );
+            }
+            LOp::UntypedAtomic { surf, hw_op, ndata } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let ret = i.dst.base != Base::Null;
+                let mut srcs = vec![addr];
+                if ndata > 0 {
+                    let d = b.vreg(Type::UD, ndata as u32);
+                    for k in 0..ndata as u32 {
+                        b.mov(
+                            d.offset(k * 4 * i.exec as u32),
+                            i.srcs[1 + k as usize].retype(Type::UD),
+                        );
+                    }
+                    srcs.push(d);
+                }
+                let direct = !ret || contiguous(&i.dst, i.exec, 1, 0);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, 1) };
+                let simd8 = if i.exec == 8 { 1u32 << 4 } else { 0 };
+                let fc = (0x02 << 14)
+                    | ((hw_op as u32 | simd8 | ((ret as u32) << 5)) << 8)
+                    | surf.bti() as u32;
+                let rlen = if ret { bl } else { 0 };
+                let ex_mlen = ndata as u32 * bl;
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::DpDc1,
+                        desc: desc(bl, rlen, false, fc),
+                        ex_desc: ex_mlen << 6,
+                        mlen: bl as u8,
+                        ex_mlen: ex_mlen as u8,
+                        rlen: rlen as u8,
+                        eot: false,
+                    },
+                    dst.retype(Type::UD),
+                    srcs,
+                );
+                if !direct {
+                    b.mov(i.dst.retype(Type::UD), dst);
+                }
+            }
+            LOp::Fence => {
+                let mut b8 = b.at(8, 0, true);
+                let hdr = b8.vreg(Type::UD, 1);
+                b8.mov(hdr, Opnd::g(0, 0, Type::UD, 1));
+                let fc = (0x07 << 14) | (1 << 13);
+                b8.inst(
+                    LOp::Send {
+                        sfid: Sfid::DpDc0,
+                        desc: desc(1, 1, true, fc),
+                        ex_desc: 0,
+                        mlen: 1,
+                        ex_mlen: 0,
+                        rlen: 1,
+                        eot: false,
+                    },
+                    i.dst.retype(Type::UD),
+                    vec![hdr],
+                );
+                // Wait for the commit before anything that follows.
+                b8.mov(Opnd::null(Type::UD), i.dst.retype(Type::UD));
+            }
+            LOp::Barrier => {
+                let mut b8 = b.at(8, 0, true);
+                let p = b8.vreg(Type::UD, 1);
+                b8.mov(p, Opnd::ud(0));
+                b8.at(1, 0, true).alu2(
+                    Opcode::And,
+                    p.offset(8).scalar(),
+                    Opnd::g(0, 8, Type::UD, 0),
+                    Opnd::ud(0x8F00_0000),
+                );
+                b8.inst(
+                    LOp::Send {
+                        sfid: Sfid::Gateway,
+                        desc: 0x0200_0004,
+                        ex_desc: 0,
+                        mlen: 1,
+                        ex_mlen: 0,
+                        rlen: 0,
+                        eot: false,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![p],
+                );
+                b8.at(1, 0, true)
+                    .inst(LOp::Wait, Opnd::null(Type::UD), vec![]);
+            }
+            LOp::Eot => {
+                let mut b8 = b.at(8, 0, true);
+                let p = Opnd::g(127, 0, Type::UD, 1);
+                b8.mov(p, Opnd::g(0, 0, Type::UD, 1));
+                b8.inst(
+                    LOp::Send {
+                        sfid: Sfid::ThreadSpawner,
+                        desc: 0x0200_0010,
+                        ex_desc: 0,
+                        mlen: 1,
+                        ex_mlen: 0,
+                        rlen: 0,
+                        eot: true,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![p],
+                );
+            }
+            LOp::ScratchRead { offset, regs } => {
+                let hdr = scratch_header(&mut b, offset);
+                b.at(8, 0, true).inst(
+                    LOp::Send {
+                        sfid: Sfid::DpDc0,
+                        desc: desc(1, regs as u32, true, (253 | (oword_code(regs) << 8)) as u32),
+                        ex_desc: 0,
+                        mlen: 1,
+                        ex_mlen: 0,
+                        rlen: regs,
+                        eot: false,
+                    },
+                    i.dst.retype(Type::UD),
+                    vec![hdr],
+                );
+            }
+            LOp::ScratchWrite { offset, regs } => {
+                let hdr = scratch_header(&mut b, offset);
+                let fc = (0x08 << 14) | (oword_code(regs) << 8) | 253;
+                b.at(8, 0, true).inst(
+                    LOp::Send {
+                        sfid: Sfid::DpDc0,
+                        desc: desc(1, 0, true, fc),
+                        ex_desc: (regs as u32) << 6,
+                        mlen: 1,
+                        ex_mlen: regs,
+                        rlen: 0,
+                        eot: false,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![hdr, i.srcs[0].retype(Type::UD)],
+                );
+            }
+            _ => unreachable!("not a logical message"),
+        }
+    }
+}
+
+/// OWord block size code for `regs` GRFs (2 OWords per GRF).
+fn oword_code(regs: u8) -> u32 {
+    match regs {
+        1 => 2,
+        2 => 3,
+        _ => 4,
+    }
+}
+
+/// Scratch header (GEN9-FACTS 4.3): zero, DW2 = offset in OWords, DW3[3:0] = R0.3[3:0],
+/// DW5 = R0.5 & 0xFFFFFC00.
+fn scratch_header(b: &mut Builder, offset: u32) -> Opnd {
+    let mut b8 = b.at(8, 0, true);
+    let h = b8.vreg(Type::UD, 1);
+    b8.mov(h, Opnd::ud(0));
+    let mut b1 = b8.at(1, 0, true);
+    b1.mov(h.offset(8).scalar(), Opnd::ud(offset / 16));
+    b1.alu2(
+        Opcode::And,
+        h.offset(12).scalar(),
+        Opnd::g(0, 12, Type::UD, 0),
+        Opnd::ud(0xF),
+    );
+    b1.alu2(
+        Opcode::And,
+        h.offset(20).scalar(),
+        Opnd::g(0, 20, Type::UD, 0),
+        Opnd::ud(0xFFFF_FC00),
+    );
+    h
+}
+
+fn swap_cmod(c: CondMod) -> CondMod {
+    match c {
+        CondMod::G => CondMod::L,
+        CondMod::L => CondMod::G,
+        CondMod::Ge => CondMod::Le,
+        CondMod::Le => CondMod::Ge,
+        x => x,
+    }
+}
+
+/// Regioning / operand legalization: immediates only in the last source of 2-source ALU
+/// instructions and never in MATH; both-immediate sources get a register.
+pub fn legalize(prog: &mut Program) {
+    let old = std::mem::take(&mut prog.insts);
+    for mut i in old {
+        let mut b = Builder::new(prog, i.exec);
+        b.group = i.group;
+        b.we_all = i.we_all;
+        let to_reg = |b: &mut Builder, o: Opnd| -> Opnd {
+            let mut t = b.vreg(o.ty, 1);
+            b.mov(
+                t,
+                Opnd {
+                    neg: false,
+                    abs: false,
+                    ..o
+                },
+            );
+            t.neg = o.neg;
+            t.abs = o.abs;
+            t
+        };
+        match i.op {
+            LOp::Alu(op) if i.srcs.len() == 2 => {
+                if i.srcs[0].is_imm() && !i.srcs[1].is_imm() {
+                    let swappable = matches!(
+                        op,
+                        Opcode::Add | Opcode::Mul | Opcode::And | Opcode::Or | Opcode::Xor
+                    ) || (op == Opcode::Cmp)
+                        || (op == Opcode::Sel && (i.cmod != CondMod::None || i.pred.is_some()));
+                    if swappable {
+                        i.srcs.swap(0, 1);
+                        if op == Opcode::Cmp {
+                            i.cmod = swap_cmod(i.cmod);
+                        }
+                        if op == Opcode::Sel {
+                            if let Some(p) = &mut i.pred {
+                                p.inverse = !p.inverse;
+                            }
+                        }
+                    } else {
+                        i.srcs[0] = to_reg(&mut b, i.srcs[0]);
+                    }
+                } else if i.srcs[0].is_imm() {
+                    i.srcs[0] = to_reg(&mut b, i.srcs[0]);
+                }
+            }
+            LOp::Math(_) => {
+                for k in 0..i.srcs.len() {
+                    if i.srcs[k].is_imm() {
+                        i.srcs[k] = to_reg(&mut b, i.srcs[k]);
+                    }
+                }
+            }
+            _ => {}
+        }
+        b.push(i);
+    }
+}

@@ -1,0 +1,330 @@
+//! The "scalar" Gen9 back end: one lane per invocation, SIMD8/16/32.
+//!
+//! Pipeline per SIMD width: instruction selection into LIR through the [`lir::Builder`]
+//! ([`isel`]) -> SIMD-width lowering ([`lower::lower_simd_width`]) -> logical messages to
+//! payload + SEND ([`lower::lower_sends`]) -> regioning legalization ([`lower::legalize`])
+//! -> register allocation with spilling ([`ra`]) -> list scheduling ([`sched`]) ->
+//! emission with JIP/UIP, the ISA validator, encoding and compaction ([`emit`]).
+//!
+//! Input assumptions (what the middle passes deliver): a [`crate::ir::Shader`] with 32-bit
+//! integer/float values, booleans as 1- or 32-bit values (held as 32-bit 0 / ~0), memory
+//! ops with byte offsets on `ssbo[bti]`/`ubo[bti]`/`push`/`shared`, no function variables.
+//! Vectors are accepted (no scalarization needed). Push-constant loads need constant
+//! offsets. Not yet: 8/16/64-bit types, `buffer_size`, `local` memory, the ops listed in
+//! [`isel`] as unsupported; they give [`BackendError::Unsupported`].
+//!
+//! Dispatch follows docs/dispatch-contract.md: g0 = R0, g1.. = push constants
+//! (`push_regs`), then the driver register (num_workgroups, base_workgroup_id), then the
+//! per-thread register whose dword 7 is the subgroup id.
+
+pub mod emit;
+pub mod isel;
+pub mod lir;
+pub mod lower;
+pub mod ra;
+pub mod sched;
+
+use crate::ir;
+use std::fmt;
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("unsupported in the Gen9 back end: {0}")]
+    Unsupported(String),
+    #[error("no SIMD width fits: {0}")]
+    NoWidth(String),
+    #[error("ISA validation failed:\n{0}")]
+    Validation(String),
+    #[error("internal back-end error: {0}")]
+    Internal(String),
+}
+
+/// Options the back end honours (from `FERRITE_DEBUG`).
+#[derive(Clone, Debug, Default)]
+pub struct BackendOptions {
+    pub no8: bool,
+    pub no16: bool,
+    pub no32: bool,
+    /// Run the ISA validator even in release builds.
+    pub validate: bool,
+    /// Skip list scheduling (keeps program order).
+    pub no_sched: bool,
+    /// Threads a workgroup may use (56 on Gen9).
+    pub max_threads: u32,
+}
+
+impl BackendOptions {
+    pub fn gen9() -> BackendOptions {
+        BackendOptions {
+            max_threads: 56,
+            ..Default::default()
+        }
+    }
+}
+
+/// CURBE register layout per the dispatch contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub push_regs: u8,
+}
+
+impl Layout {
+    pub fn driver_reg(&self) -> u8 {
+        1 + self.push_regs
+    }
+    pub fn per_thread_reg(&self) -> u8 {
+        2 + self.push_regs
+    }
+    pub fn first_free(&self) -> u8 {
+        3 + self.push_regs
+    }
+    pub fn cross_thread_regs(&self) -> u32 {
+        self.push_regs as u32 + 1
+    }
+}
+
+/// Statistics, named as Mesa's pipeline executable statistics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub instructions: u32,
+    pub sends: u32,
+    pub loops: u32,
+    pub cycles: u64,
+    pub spills: u32,
+    pub fills: u32,
+    pub max_dispatch_width: u32,
+    pub compile_time_us: u64,
+    pub grf_used: u32,
+}
+
+impl Stats {
+    /// (name, value) pairs with the names Vulkan tools read.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("Instruction Count", self.instructions as u64),
+            ("SEND Count", self.sends as u64),
+            ("Loop Count", self.loops as u64),
+            ("Cycle Count", self.cycles),
+            ("Spill Count", self.spills as u64),
+            ("Fill Count", self.fills as u64),
+            ("Max dispatch width", self.max_dispatch_width as u64),
+        ]
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        for (n, v) in self.named() {
+            writeln!(f, "{n}: {v}")?;
+        }
+        writeln!(f, "Compile time (us): {}", self.compile_time_us)
+    }
+}
+
+/// A compiled kernel, ready for the driver.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub binary: Vec<u8>,
+    pub simd: u32,
+    pub local_size: [u32; 3],
+    pub push_regs: u32,
+    pub cross_thread_regs: u32,
+    pub per_thread_regs: u32,
+    /// Byte range [start, end) of push-constant data the kernel reads.
+    pub push_range: (u32, u32),
+    pub slm_size: u32,
+    /// Per-thread scratch bytes (0, or a power of two >= 1 KB).
+    pub scratch_size: u32,
+    pub uses_barrier: bool,
+    /// Binding-table indices the kernel accesses.
+    pub btis: Vec<u32>,
+    pub threads_per_group: u32,
+    pub stats: Stats,
+    /// Disassembly with offsets.
+    pub asm: String,
+}
+
+/// One attempt at a width.
+struct Compiled {
+    kernel: Kernel,
+}
+
+fn collect_btis(f: &ir::Function) -> Vec<u32> {
+    let mut v = Vec::new();
+    f.for_each_node(&mut |n| {
+        if let ir::Node::Instr(i) = n {
+            let s = match &i.op {
+                ir::Op::Load { space, .. }
+                | ir::Op::Store { space, .. }
+                | ir::Op::Atomic { space, .. }
+                | ir::Op::BufferSize(space) => Some(*space),
+                _ => None,
+            };
+            if let Some(ir::Space::Ssbo(b) | ir::Space::Ubo(b)) = s {
+                if !v.contains(&b) {
+                    v.push(b);
+                }
+            }
+        }
+    });
+    v.sort_unstable();
+    v
+}
+
+/// Compiles `shader` at exactly `simd` channels.
+pub fn compile_simd(
+    shader: &ir::Shader,
+    simd: u32,
+    opts: &BackendOptions,
+) -> Result<Kernel, BackendError> {
+    Ok(compile_one(shader, simd, opts)?.kernel)
+}
+
+fn compile_one(
+    shader: &ir::Shader,
+    simd: u32,
+    opts: &BackendOptions,
+) -> Result<Compiled, BackendError> {
+    let t0 = Instant::now();
+    let layout = Layout {
+        push_regs: shader.push_size.div_ceil(32) as u8,
+    };
+    if layout.first_free() as u32 + 8 > 127 {
+        return Err(BackendError::Unsupported(
+            "push constants larger than the GRF file".into(),
+        ));
+    }
+    let mut sel = isel::Isel::new(shader, simd as u8, &layout);
+    sel.run()?;
+    let uses_barrier = sel.uses_barrier;
+    let mut prog = sel.prog;
+    log::trace!("LIR after selection (SIMD{simd}):\n{prog}");
+    lower::lower_simd_width(&mut prog);
+    lower::lower_sends(&mut prog);
+    lower::legalize(&mut prog);
+    let file = ra::RegFile {
+        first: layout.first_free(),
+        end: 127,
+    };
+    let alloc = ra::allocate(&mut prog, file)?;
+    let cycles = if opts.no_sched {
+        0
+    } else {
+        sched::schedule(&mut prog, &alloc.reg)
+    };
+    let insts = emit::to_isa(&prog, &alloc.reg, simd as u8)?;
+    if cfg!(debug_assertions) || opts.validate {
+        emit::validate(&insts)?;
+    }
+    let binary = ferrite_isa::encode_program(&insts, ferrite_isa::Gen::Gen9, true)
+        .map_err(|e| BackendError::Internal(format!("encode: {e}")))?;
+    let asm = emit::disassemble(&binary)?;
+    let total = shader.local_size.iter().product::<u32>().max(1);
+    let stats = Stats {
+        instructions: insts.len() as u32,
+        sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
+        loops: insts
+            .iter()
+            .filter(|i| i.opcode == ferrite_isa::Opcode::While)
+            .count() as u32,
+        cycles,
+        spills: alloc.spills,
+        fills: alloc.fills,
+        max_dispatch_width: simd,
+        compile_time_us: t0.elapsed().as_micros() as u64,
+        grf_used: alloc.grf_used,
+    };
+    let scratch_size = if alloc.scratch_bytes == 0 {
+        0
+    } else {
+        alloc.scratch_bytes.next_power_of_two().max(1024)
+    };
+    Ok(Compiled {
+        kernel: Kernel {
+            binary,
+            simd,
+            local_size: shader.local_size,
+            push_regs: layout.push_regs as u32,
+            cross_thread_regs: layout.cross_thread_regs(),
+            per_thread_regs: 1,
+            push_range: (0, shader.push_size),
+            slm_size: shader.shared_size,
+            scratch_size,
+            uses_barrier,
+            btis: collect_btis(&shader.func),
+            threads_per_group: total.div_ceil(simd),
+            stats,
+            asm,
+        },
+    })
+}
+
+/// The widths Mesa's policy compiles for a group of `total` invocations: SIMD8, SIMD16
+/// for groups over 8, skipping widths that need more than `max_threads` threads; SIMD32
+/// only when neither fits. Options remove widths.
+pub fn candidate_widths(total: u32, opts: &BackendOptions) -> Vec<u32> {
+    let max_threads = if opts.max_threads == 0 {
+        56
+    } else {
+        opts.max_threads
+    };
+    let fits = |w: u32| total.div_ceil(w) <= max_threads;
+    let allowed = |w: u32| match w {
+        8 => !opts.no8,
+        16 => !opts.no16,
+        _ => !opts.no32,
+    };
+    let mut v: Vec<u32> = [8, 16]
+        .into_iter()
+        .filter(|&w| (w == 8 || total > 8) && fits(w) && allowed(w))
+        .collect();
+    if v.is_empty() && fits(32) && allowed(32) {
+        v.push(32);
+    }
+    if v.is_empty() {
+        // Options excluded every Mesa width: take the narrowest allowed one that fits.
+        v.extend(
+            [8, 16, 32]
+                .into_iter()
+                .filter(|&w| fits(w) && allowed(w))
+                .take(1),
+        );
+    }
+    v
+}
+
+/// Compiles `shader` for every candidate width and returns the widest that does not spill
+/// (or the one with fewest spills if all spill).
+pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, BackendError> {
+    let total = shader.local_size.iter().product::<u32>().max(1);
+    let widths = candidate_widths(total, opts);
+    if widths.is_empty() {
+        return Err(BackendError::NoWidth(format!(
+            "group of {total} invocations with no8={} no16={} no32={}",
+            opts.no8, opts.no16, opts.no32
+        )));
+    }
+    let mut best: Option<Kernel> = None;
+    let mut last_err = None;
+    for w in widths {
+        match compile_one(shader, w, opts) {
+            Ok(c) => {
+                let k = c.kernel;
+                let better = match &best {
+                    None => true,
+                    Some(b) => k.stats.spills == 0 || k.stats.spills < b.stats.spills,
+                };
+                if better {
+                    best = Some(k);
+                }
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    match (best, last_err) {
+        (Some(k), _) => Ok(k),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(BackendError::Internal("no width compiled".into())),
+    }
+}

@@ -1,0 +1,289 @@
+//! Register allocation by graph colouring (Chaitin-Briggs: simplify with optimistic
+//! push, select the lowest free GRF range) over live intervals of the linear structured
+//! program, with spilling to scratch (DC0 OWord block, BTI 253) when colouring fails.
+//!
+//! Liveness: a register is live from its first to its last reference in program order;
+//! a register live into a loop (referenced in the loop and before it) stays live to the
+//! loop's WHILE, since the back edge may read it again. Definitions count as live at
+//! their instruction, so a destination never shares a GRF with that instruction's
+//! sources (messages may not overlap payload and response).
+
+use super::lir::*;
+use super::lower;
+use super::BackendError;
+
+/// First GRF a kernel may allocate and the end of the allocatable range (g127 holds the
+/// EOT payload).
+#[derive(Clone, Copy, Debug)]
+pub struct RegFile {
+    pub first: u8,
+    pub end: u8,
+}
+
+/// Result of allocation.
+#[derive(Clone, Debug, Default)]
+pub struct Allocation {
+    /// First GRF of each virtual register.
+    pub reg: Vec<u8>,
+    pub spills: u32,
+    pub fills: u32,
+    /// Bytes of scratch per thread the spills use.
+    pub scratch_bytes: u32,
+    /// Highest GRF used + 1.
+    pub grf_used: u32,
+}
+
+/// Live interval [start, end] (instruction indices, inclusive) of every virtual register.
+pub fn intervals(prog: &Program) -> Vec<Option<(usize, usize)>> {
+    let mut iv: Vec<Option<(usize, usize)>> = vec![None; prog.vregs.len()];
+    for (k, i) in prog.insts.iter().enumerate() {
+        for o in std::iter::once(&i.dst).chain(i.srcs.iter()) {
+            if let Some(v) = o.vreg() {
+                let e = iv[v as usize].get_or_insert((k, k));
+                e.0 = e.0.min(k);
+                e.1 = e.1.max(k);
+            }
+        }
+    }
+    let loops = loop_ranges(prog);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &(s, e) in &loops {
+            for x in iv.iter_mut().flatten() {
+                if x.0 < s && x.1 >= s && x.1 < e {
+                    x.1 = e;
+                    changed = true;
+                }
+            }
+        }
+    }
+    iv
+}
+
+/// (DO index, WHILE index) of every loop.
+pub fn loop_ranges(prog: &Program) -> Vec<(usize, usize)> {
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    for (k, i) in prog.insts.iter().enumerate() {
+        match i.op {
+            LOp::Do => stack.push(k),
+            LOp::While => {
+                if let Some(s) = stack.pop() {
+                    out.push((s, k));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn loop_depth(prog: &Program) -> Vec<u32> {
+    let mut d = 0u32;
+    prog.insts
+        .iter()
+        .map(|i| {
+            match i.op {
+                LOp::Do => d += 1,
+                LOp::While => d = d.saturating_sub(1),
+                _ => {}
+            }
+            d
+        })
+        .collect()
+}
+
+/// Colours the interference graph of `iv` with `k` registers starting at `first`.
+/// Returns the first GRF per node or the nodes that must be spilled.
+pub fn colour(
+    iv: &[Option<(usize, usize)>],
+    sizes: &[u32],
+    cost: &[f64],
+    no_spill: &[bool],
+    file: RegFile,
+) -> Result<Vec<u8>, Vec<usize>> {
+    let n = iv.len();
+    let k = (file.end - file.first) as u32;
+    // Interference graph.
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut order: Vec<usize> = (0..n).filter(|&v| iv[v].is_some()).collect();
+    order.sort_by_key(|&v| iv[v].map(|x| x.0));
+    let mut active: Vec<usize> = Vec::new();
+    for &v in &order {
+        let (s, _) = iv[v].expect("live");
+        active.retain(|&a| iv[a].expect("live").1 >= s);
+        for &a in &active {
+            adj[a].push(v);
+            adj[v].push(a);
+        }
+        active.push(v);
+    }
+    // Simplify.
+    let mut removed = vec![false; n];
+    let mut weight: Vec<u32> = (0..n)
+        .map(|v| adj[v].iter().map(|&u| sizes[u]).sum())
+        .collect();
+    let mut stack = Vec::with_capacity(order.len());
+    let mut left: Vec<usize> = order.clone();
+    while !left.is_empty() {
+        let pick = left
+            .iter()
+            .position(|&v| weight[v] + sizes[v] <= k)
+            .unwrap_or_else(|| {
+                // Spill candidate: cheapest per interference, spill temporaries last.
+                let mut best = 0;
+                let mut best_score = f64::MAX;
+                for (p, &v) in left.iter().enumerate() {
+                    let score = if no_spill[v] {
+                        f64::MAX / 2.0
+                    } else {
+                        cost[v] / (weight[v] as f64 + 1.0)
+                    };
+                    if score < best_score {
+                        best_score = score;
+                        best = p;
+                    }
+                }
+                best
+            });
+        let v = left.swap_remove(pick);
+        removed[v] = true;
+        for &u in &adj[v] {
+            weight[u] = weight[u].saturating_sub(sizes[v]);
+        }
+        stack.push(v);
+    }
+    // Select.
+    let mut reg: Vec<Option<u8>> = vec![None; n];
+    let mut spill = Vec::new();
+    while let Some(v) = stack.pop() {
+        let mut busy = vec![false; 128];
+        for &u in &adj[v] {
+            if let Some(r) = reg[u] {
+                for x in r as u32..r as u32 + sizes[u] {
+                    busy[x as usize] = true;
+                }
+            }
+        }
+        let sz = sizes[v];
+        let found = (file.first as u32..=(file.end as u32).saturating_sub(sz))
+            .find(|&r| (r..r + sz).all(|x| !busy[x as usize]));
+        match found {
+            Some(r) => reg[v] = Some(r as u8),
+            None => spill.push(v),
+        }
+    }
+    if spill.is_empty() {
+        Ok(reg.into_iter().map(|r| r.unwrap_or(0)).collect())
+    } else {
+        Err(spill)
+    }
+}
+
+/// Allocates registers, spilling as needed (the program is rewritten with fills and
+/// spills, already lowered to messages).
+pub fn allocate(prog: &mut Program, file: RegFile) -> Result<Allocation, BackendError> {
+    let mut alloc = Allocation::default();
+    let mut no_spill = vec![false; prog.vregs.len()];
+    for _round in 0..16 {
+        let iv = intervals(prog);
+        let sizes: Vec<u32> = prog.vregs.iter().map(|v| v.regs()).collect();
+        let depth = loop_depth(prog);
+        let mut cost = vec![0f64; prog.vregs.len()];
+        for (k, i) in prog.insts.iter().enumerate() {
+            for o in std::iter::once(&i.dst).chain(i.srcs.iter()) {
+                if let Some(v) = o.vreg() {
+                    cost[v as usize] += 10f64.powi(depth[k].min(6) as i32);
+                }
+            }
+        }
+        no_spill.resize(prog.vregs.len(), false);
+        match colour(&iv, &sizes, &cost, &no_spill, file) {
+            Ok(reg) => {
+                alloc.grf_used = (0..reg.len())
+                    .filter(|&v| iv[v].is_some())
+                    .map(|v| reg[v] as u32 + sizes[v])
+                    .max()
+                    .unwrap_or(file.first as u32);
+                alloc.reg = reg;
+                return Ok(alloc);
+            }
+            Err(spills) => {
+                for v in spills {
+                    if no_spill[v] {
+                        return Err(BackendError::Internal(
+                            "register allocation failed on a spill temporary".into(),
+                        ));
+                    }
+                    spill_vreg(prog, v as u32, &mut alloc, &mut no_spill);
+                }
+                lower::lower_sends(prog);
+                // Temporaries created by the lowering must stay in registers.
+                no_spill.resize(prog.vregs.len(), true);
+            }
+        }
+    }
+    Err(BackendError::Internal(
+        "register allocation did not converge".into(),
+    ))
+}
+
+/// Rewrites every reference to `v` through a fresh temporary filled from scratch before
+/// the instruction and spilled after it when written.
+fn spill_vreg(prog: &mut Program, v: u32, alloc: &mut Allocation, no_spill: &mut Vec<bool>) {
+    let regs = prog.vregs[v as usize].regs();
+    let slot = alloc.scratch_bytes;
+    alloc.scratch_bytes += regs * 32;
+    let old = std::mem::take(&mut prog.insts);
+    for mut i in old {
+        let reads = i.srcs.iter().any(|o| o.vreg() == Some(v));
+        let writes = i.dst.vreg() == Some(v);
+        if !reads && !writes {
+            prog.insts.push(i);
+            continue;
+        }
+        let t = prog.new_vreg(regs * 32);
+        no_spill.resize(prog.vregs.len(), false);
+        no_spill[t as usize] = true;
+        let mut b = Builder::new(prog, 8);
+        b.we_all = true;
+        // Fill before reads and before partial writes (unwritten channels keep their value).
+        let mut c = 0;
+        while c < regs {
+            let n = (regs - c).min(4);
+            b.inst(
+                LOp::ScratchRead {
+                    offset: slot + c * 32,
+                    regs: n as u8,
+                },
+                Opnd::v(t, ferrite_isa::Type::UD).offset(c * 32),
+                vec![],
+            );
+            alloc.fills += 1;
+            c += n;
+        }
+        for o in std::iter::once(&mut i.dst).chain(i.srcs.iter_mut()) {
+            if o.vreg() == Some(v) {
+                o.base = Base::V(t);
+            }
+        }
+        b.push(i);
+        if writes {
+            let mut c = 0;
+            while c < regs {
+                let n = (regs - c).min(4);
+                b.inst(
+                    LOp::ScratchWrite {
+                        offset: slot + c * 32,
+                        regs: n as u8,
+                    },
+                    Opnd::null(ferrite_isa::Type::UD),
+                    vec![Opnd::v(t, ferrite_isa::Type::UD).offset(c * 32)],
+                );
+                alloc.spills += 1;
+                c += n;
+            }
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Back-end tests: kernels compiled from IR text and from GLSL (through the front end and
+//! the middle passes) at SIMD8/16/32; every kernel goes through the ISA validator (the
+//! back end runs it in debug builds, and these tests set `validate` as well), and its
+//! binary must decode back to the same instruction count.
+
+use ferrite_compiler::backend::{self, BackendOptions, Kernel};
+use ferrite_compiler::parse::parse_shader;
+use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
+use ferrite_compiler::{BindingSlot, Target};
+use std::process::Command;
+
+fn opts(width: u32) -> BackendOptions {
+    BackendOptions {
+        no8: width != 8,
+        no16: width != 16,
+        no32: width != 32,
+        validate: true,
+        ..BackendOptions::gen9()
+    }
+}
+
+fn check(k: &Kernel, width: u32) {
+    assert_eq!(k.simd, width);
+    assert!(!k.binary.is_empty());
+    assert_eq!(k.binary.len() % 16, 0);
+    let decoded = ferrite_isa::decode_program(&k.binary, ferrite_isa::Gen::Gen9).unwrap();
+    // Compaction may pad the program with one NOP.
+    let real = decoded.len() as u32
+        - u32::from(decoded.last().unwrap().inst.opcode == ferrite_isa::Opcode::Nop);
+    assert_eq!(real, k.stats.instructions, "{}", k.asm);
+    // Last real instruction (before any padding NOP) is the EOT send.
+    let eot = decoded
+        .iter()
+        .rev()
+        .find(|p| p.inst.opcode != ferrite_isa::Opcode::Nop)
+        .unwrap();
+    assert!(
+        matches!(
+            eot.inst.operands,
+            ferrite_isa::Operands::Send { eot: true, .. }
+        ),
+        "{}",
+        k.asm
+    );
+    // The validator on the decoded (compacted) binary too.
+    let insts: Vec<_> = decoded.iter().map(|p| p.inst).collect();
+    let offs: Vec<usize> = decoded.iter().map(|p| p.offset).collect();
+    let v = ferrite_isa::validate::validate_program_at(
+        &insts,
+        &offs,
+        k.binary.len(),
+        ferrite_isa::validate::Platform::Skl,
+    );
+    assert!(
+        v.is_empty(),
+        "{}\n{}",
+        ferrite_isa::validate::report(&v),
+        k.asm
+    );
+}
+
+const STRAIGHT: &str = "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 4
+    %3:i32 = imul %1, %2
+    %4:f32 = load ssbo[0] %3 align 4
+    %5:f32 = const 2.0
+    %6:f32 = fmul %4, %5
+    %7:f32 = const 1.0
+    %8:f32 = fadd %6, %7
+    store ssbo[1] %3, %8 align 4
+}
+";
+
+#[test]
+fn straight_line_kernel_all_widths() {
+    let s = parse_shader(STRAIGHT).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        // SIMD32 sends data-port messages as two SIMD16 halves.
+        let sends = if w == 32 { 2 * 2 + 1 } else { 2 + 1 };
+        assert_eq!(k.stats.sends, sends, "{}", k.asm);
+        assert_eq!(k.stats.spills, 0);
+        assert_eq!(k.btis, vec![0, 1]);
+        assert!(k.asm.contains("send"), "{}", k.asm);
+        assert!(k.stats.cycles > 200, "a data-port read costs ~200 cycles");
+    }
+}
+
+#[test]
+fn width_policy_is_mesas() {
+    let o = BackendOptions::gen9();
+    assert_eq!(backend::candidate_widths(8, &o), vec![8]);
+    assert_eq!(backend::candidate_widths(20, &o), vec![8, 16]);
+    assert_eq!(backend::candidate_widths(1024, &o), vec![32]);
+    assert_eq!(backend::candidate_widths(512, &o), vec![16]);
+    let no16 = BackendOptions {
+        no16: true,
+        ..BackendOptions::gen9()
+    };
+    assert_eq!(backend::candidate_widths(20, &no16), vec![8]);
+    let s = parse_shader(STRAIGHT).unwrap();
+    // 64 invocations: SIMD8 (8 threads) and SIMD16 compile; the widest without spills wins.
+    let k = backend::compile(&s, &o).unwrap();
+    assert_eq!(k.simd, 16);
+    assert_eq!(k.threads_per_group, 4);
+    assert_eq!(k.stats.max_dispatch_width, 16);
+}
+
+const CONTROL: &str = "shader local_size 16 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load ssbo[0] %2 align 4
+    %4:i32 = const 0
+    %5:i32 = const 1
+    %6:i32 = const 10
+    %7:i32, %8:i32 = loop (%9:i32 = %4, %10:i32 = %4) {
+        %11:b32 = ilt %9, %3
+        if %11 {
+            yield
+        } else {
+            break %9, %10
+        }
+        %12:i32 = iand %9, %5
+        %13:b32 = ieq %12, %4
+        %14:i32 = if %13 {
+            %15:i32 = iadd %10, %9
+            yield %15
+        } else {
+            yield %10
+        }
+        %16:i32 = iadd %9, %5
+        continue %16, %14
+    }
+    store ssbo[1] %2, %8 align 4
+}
+";
+
+#[test]
+fn control_flow_kernel() {
+    let s = match parse_shader(CONTROL) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        assert_eq!(k.stats.loops, 1, "{}", k.asm);
+        for op in ["if", "else", "endif", "while", "break"] {
+            assert!(k.asm.contains(op), "missing {op}:\n{}", k.asm);
+        }
+    }
+}
+
+fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
+    let dir = std::env::temp_dir().join(format!("ferrite-be-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join(format!("{name}.comp"));
+    let output = dir.join(format!("{name}.spv"));
+    std::fs::write(&input, src).unwrap();
+    let out = match Command::new("glslangValidator")
+        .args(["-V", "--target-env", "vulkan1.1", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+    {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("glslangValidator not installed: skipping {name}");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let bytes = std::fs::read(&output).unwrap();
+    Some(
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    )
+}
+
+fn ir_of(name: &str, src: &str) -> Option<ferrite_compiler::ir::Shader> {
+    let words = glsl(name, src)?;
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        bindings: (0..8)
+            .map(|b| BindingSlot {
+                set: 0,
+                binding: b,
+                bti: b,
+            })
+            .collect(),
+        push_constant_range: (0, 64),
+        ..Default::default()
+    };
+    let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
+    Some(shader)
+}
+
+/// Sample shaders; the statistics test prints their numbers.
+pub const SAMPLES: &[(&str, &str)] = &[
+    (
+        "saxpy",
+        "#version 450
+layout(local_size_x = 64) in;
+layout(set=0, binding=0) buffer X { float x[]; };
+layout(set=0, binding=1) buffer Y { float y[]; };
+layout(push_constant) uniform P { float a; } pc;
+void main() { uint i = gl_GlobalInvocationID.x; y[i] = pc.a * x[i] + y[i]; }",
+    ),
+    (
+        "intmath",
+        "#version 450
+layout(local_size_x = 32) in;
+layout(set=0, binding=0) buffer B { int v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int a = v[i];
+    int b = a * 7 - 3;
+    v[i] = (b / 5) + (b % 3) + min(a, 9) + max(a, -4) + abs(a) + (a << 2) + (a >> 1) + (a & 12) + (a | 3) + (a ^ 5);
+}",
+    ),
+    (
+        "floatmath",
+        "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { vec4 v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    vec4 a = v[i];
+    v[i] = vec4(sqrt(abs(a.x)) + floor(a.y) + ceil(a.z) + fract(a.w),
+                exp2(a.x) + log2(abs(a.y) + 1.0) + sin(a.z) * cos(a.w),
+                a.x / (a.y + 2.0) + inversesqrt(abs(a.z) + 1.0) + pow(abs(a.w), 1.5),
+                clamp(a.x, -1.0, 1.0) + sign(a.y) + mod(a.z, 3.0) + trunc(a.w));
+}",
+    ),
+    (
+        "loops",
+        "#version 450
+layout(local_size_x = 8, local_size_y = 4) in;
+layout(set=0, binding=0) buffer B { uint v[]; };
+void main() {
+    uint i = gl_LocalInvocationIndex + gl_WorkGroupID.x * 32u;
+    uint n = v[i] % 50u;
+    uint acc = 0u;
+    for (uint k = 0u; k < n; k++) {
+        if ((k & 3u) == 1u) continue;
+        if (acc > 1000u) break;
+        acc += k * k;
+    }
+    v[i] = acc + gl_LocalInvocationID.y;
+}",
+    ),
+    (
+        "shared_reduce",
+        "#version 450
+layout(local_size_x = 64) in;
+layout(set=0, binding=0) buffer B { uint v[]; };
+shared uint s[64];
+void main() {
+    uint l = gl_LocalInvocationID.x;
+    s[l] = v[gl_GlobalInvocationID.x];
+    barrier();
+    for (uint st = 32u; st > 0u; st >>= 1u) {
+        if (l < st) s[l] += s[l + st];
+        barrier();
+    }
+    if (l == 0u) v[gl_WorkGroupID.x * 64u] = s[0];
+}",
+    ),
+    (
+        "atomics",
+        "#version 450
+layout(local_size_x = 128) in;
+layout(set=0, binding=0) buffer B { uint count; uint maxv; uint data[]; };
+void main() {
+    uint x = data[gl_GlobalInvocationID.x];
+    if ((x & 1u) == 0u) atomicAdd(count, 1u);
+    atomicMax(maxv, x);
+    data[gl_GlobalInvocationID.x] = atomicExchange(maxv, x) + atomicMin(count, 3u);
+}",
+    ),
+    (
+        "pressure",
+        "#version 450
+layout(local_size_x = 1024) in;
+layout(set=0, binding=0) buffer B { vec4 v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    vec4 a0 = v[i], a1 = v[i + 1u], a2 = v[i + 2u], a3 = v[i + 3u], a4 = v[i + 4u];
+    vec4 a5 = v[i + 5u], a6 = v[i + 6u], a7 = v[i + 7u], a8 = v[i + 8u], a9 = v[i + 9u];
+    vec4 b0 = a0 * a1 + a2, b1 = a3 * a4 + a5, b2 = a6 * a7 + a8, b3 = a9 * a0 + a1;
+    vec4 b4 = a2 * a3 + a4, b5 = a5 * a6 + a7, b6 = a8 * a9 + a0;
+    v[i] = b0 * b1 + b2 * b3 + b4 * b5 + b6 + a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
+}",
+    ),
+];
+
+#[test]
+fn glsl_samples_compile_and_validate_at_every_width() {
+    for (name, src) in SAMPLES {
+        let Some(shader) = ir_of(name, src) else {
+            return;
+        };
+        for w in [8, 16, 32] {
+            let total: u32 = shader.local_size.iter().product();
+            if total.div_ceil(w) > 56 {
+                continue;
+            }
+            let k = backend::compile(&shader, &opts(w))
+                .unwrap_or_else(|e| panic!("{name} SIMD{w}: {e}\n{shader}"));
+            check(&k, w);
+            eprintln!(
+                "{name:14} SIMD{w:2}: {} insts, {} sends, {} loops, {} cycles, {} spills, {} fills, {} GRFs, {} us",
+                k.stats.instructions,
+                k.stats.sends,
+                k.stats.loops,
+                k.stats.cycles,
+                k.stats.spills,
+                k.stats.fills,
+                k.stats.grf_used,
+                k.stats.compile_time_us
+            );
+        }
+    }
+}
+
+#[test]
+fn barrier_and_slm_reported() {
+    let Some(shader) = ir_of("shared_reduce", SAMPLES[4].1) else {
+        return;
+    };
+    let k = backend::compile(&shader, &BackendOptions::gen9()).unwrap();
+    assert!(k.uses_barrier);
+    assert_eq!(k.slm_size, 256);
+    assert!(k.asm.contains("wait"), "{}", k.asm);
+    assert!(k.asm.contains("gateway"), "{}", k.asm);
+}
+
+#[test]
+fn push_constants_in_curbe_layout() {
+    let Some(shader) = ir_of("saxpy", SAMPLES[0].1) else {
+        return;
+    };
+    let k = backend::compile(&shader, &BackendOptions::gen9()).unwrap();
+    assert_eq!(k.push_regs, 1);
+    assert_eq!(k.cross_thread_regs, 2);
+    assert_eq!(k.per_thread_regs, 1);
+    // The push constant is read from g1.0 (first CURBE register).
+    assert!(
+        k.asm.contains("g1<0,1,0>F") || k.asm.contains("g1.0<0,1,0>F"),
+        "{}",
+        k.asm
+    );
+    // The subgroup id is dword 7 of the per-thread register (g3 with one push register).
+    assert!(k.asm.contains("g3.7<0,1,0>"), "{}", k.asm);
+}
