@@ -3,6 +3,7 @@
 // Per-lane loops index several parallel arrays; an iterator chain would read worse.
 #![allow(clippy::needless_range_loop)]
 
+pub mod backend;
 pub mod eval;
 pub mod frontend;
 mod glsl;
