@@ -50,6 +50,10 @@ fn words_u32(m: &Memory, bti: u32) -> Vec<u32> {
 
 /// Runs the shader before and after the pipeline; both must give the same memory.
 fn run_both(name: &str, src: &str, groups: [u32; 3], mem: Memory) -> Option<Memory> {
+    run_both_spec(name, src, groups, mem, &[])
+}
+
+fn run_both_spec(name: &str, src: &str, groups: [u32; 3], mem: Memory, spec: &[(u32, Vec<u8>)]) -> Option<Memory> {
     let words = glsl_to_spirv(name, src)?;
     let target = Target::gen9();
     let slots: Vec<BindingSlot> = (0..8)
@@ -62,7 +66,7 @@ fn run_both(name: &str, src: &str, groups: [u32; 3], mem: Memory) -> Option<Memo
     let out = translate(&FrontendInput {
         words: &words,
         entry: "main",
-        specialization: &[],
+        specialization: spec,
         bindings: &slots,
         target: &target,
     })
@@ -414,4 +418,57 @@ fn compile_reports_missing_back_end_after_front_end() {
         "{e}"
     );
     assert!(ferrite_compiler::compile(&[1, 2, 3], &Target::gen9(), &opts).is_err());
+}
+
+#[test]
+fn specialization_push_constants_local_arrays_and_transcendentals() {
+    let src = r#"#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const int K = 3;
+layout(push_constant) uniform P { int add; float f; } pc;
+layout(std430, binding = 0) buffer O { int o[]; };
+layout(std430, binding = 1) buffer F { float of[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int arr[8];
+    for (int j = 0; j < 8; j++) arr[j] = j * K + pc.add;
+    o[i] = arr[(i * 3u) % 8u] + int(gl_WorkGroupSize.x);
+    float x = float(i) * 0.1 + pc.f;
+    of[i * 6u + 0u] = atan(x, 1.5 - x);
+    of[i * 6u + 1u] = asin(clamp(x - 1.0, -1.0, 1.0));
+    of[i * 6u + 2u] = tanh(x - 1.0);
+    of[i * 6u + 3u] = unpackHalf2x16(packHalf2x16(vec2(x, -x))).y;
+    of[i * 6u + 4u] = determinant(mat3(x, 1, 2, 3, x, 4, 5, 6, x));
+    of[i * 6u + 5u] = pow(x + 0.5, 2.5) + exp(x) + log(x + 1.0);
+}
+"#;
+    let n = 32usize;
+    let mut mem = Memory::default();
+    mem.ssbo.insert(0, vec![0; n * 4]);
+    mem.ssbo.insert(1, vec![0; n * 6 * 4]);
+    let (add, fofs) = (11i32, 0.25f32);
+    mem.push = add.to_le_bytes().iter().chain(fofs.to_le_bytes().iter()).copied().collect();
+    let spec = [(0u32, 16u32.to_le_bytes().to_vec()), (1u32, 7u32.to_le_bytes().to_vec())];
+    let Some(m) = run_both_spec("specpush", src, [2, 1, 1], mem, &spec) else { return };
+    let o = words_u32(&m, 0);
+    let of: Vec<f32> = words_u32(&m, 1).into_iter().map(f32::from_bits).collect();
+    for i in 0..n {
+        assert_eq!(o[i] as i32, ((i * 3) % 8) as i32 * 7 + add + 16, "lane {i}");
+        let x = i as f32 * 0.1 + fofs;
+        let xd = f64::from(x);
+        let det = xd * (xd * xd - 24.0) - 3.0 * (xd - 12.0) + 5.0 * (4.0 - 2.0 * xd);
+        let exp = [
+            xd.atan2(1.5 - xd),
+            (xd - 1.0).clamp(-1.0, 1.0).asin(),
+            (xd - 1.0).tanh(),
+            f64::from(half::f16::from_f32(-x).to_f32()),
+            det,
+            (xd + 0.5).powf(2.5) + xd.exp() + (xd + 1.0).ln(),
+        ];
+        for k in 0..6 {
+            let got = f64::from(of[i * 6 + k]);
+            let tol = 2e-5 * exp[k].abs().max(1.0);
+            assert!((got - exp[k]).abs() <= tol, "lane {i} output {k}: x={x} got {got} want {}", exp[k]);
+        }
+    }
 }
