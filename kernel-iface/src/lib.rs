@@ -6,6 +6,7 @@
 
 pub mod device_info;
 mod drm_device;
+pub mod genxml;
 pub mod gpu;
 pub mod sim;
 pub mod uapi;

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use kernel_iface::sim::{ExecError, ExecJob, GpuBackend, GpuHang, SimCounts};
+use kernel_iface::sim::{ExecError, ExecJob, GpuBackend, GpuHang, NoGpu, SimCounts};
 use kernel_iface::uapi::*;
 use kernel_iface::{lookup_platform, monotonic_ns, DrmDevice, KernelError};
 
@@ -518,6 +518,7 @@ impl Setup {
 #[test]
 fn valid_execbuf_fails_clearly_without_a_gpu() {
     let s = Setup::new();
+    s.dev.sim().unwrap().set_gpu_backend(Arc::new(NoGpu));
     let mut objs = s.objects();
     let err = s.submit(&mut objs, |_| {}).unwrap_err();
     assert_eq!(err.errno(), Some(libc::ENODEV), "{err}");

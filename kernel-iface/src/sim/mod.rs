@@ -5,7 +5,8 @@
 //! with real memory and fake mmap offsets, contexts, GETPARAM/QUERY, sync objects and the
 //! checks of EXECBUFFER2 with the kernel's errno values (facts from
 //! `drivers/gpu/drm/i915/gem/i915_gem_execbuffer.c`). Running the batch is the job of a
-//! [`GpuBackend`]; the default [`NoGpu`] refuses, so nothing pretends to have run.
+//! [`GpuBackend`]; the default is the simulated Gen9 GPU ([`crate::gpu::SimGpu`]), and
+//! [`NoGpu`] refuses every batch.
 //!
 //! Where the simulation models a choice of the real kernel it behaves as for an unprivileged
 //! client (no CAP_SYS_ADMIN / CAP_SYS_NICE) on a kernel with full 48-bit PPGTT. Not
@@ -160,7 +161,7 @@ struct ExecFence {
 
 impl SimKernel {
     /// A fresh simulated i915 answering as `info`, with the default context 0 and the
-    /// [`NoGpu`] backend.
+    /// simulated Gen9 GPU ([`crate::gpu::SimGpu`]) as backend.
     pub fn new(info: &'static DeviceInfo) -> SimKernel {
         let mut contexts = HashMap::new();
         contexts.insert(0, Context::default());
@@ -176,7 +177,7 @@ impl SimKernel {
                 reset_count: 0,
             }),
             sync: SyncTable::default(),
-            gpu: RwLock::new(Arc::new(NoGpu)),
+            gpu: RwLock::new(Arc::new(crate::gpu::SimGpu::new())),
             engine: Mutex::new(()),
             live_memory: Arc::new(AtomicUsize::new(0)),
         }

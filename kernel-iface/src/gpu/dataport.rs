@@ -1,0 +1,658 @@
+//! The shared functions an EU thread talks to with SEND: the data port (HDC, SFIDs 10 and
+//! 12), the message gateway (SFID 3, barriers) and the thread spawner (SFID 7, end of
+//! thread). Descriptor and payload layouts: GEN9-FACTS.md section 4.
+//!
+//! Buffer surfaces come from the binding table (RENDER_SURFACE_STATE, section 6) and are
+//! bounds-checked at dword granularity: reads outside return 0, writes and atomics outside
+//! do nothing (atomics return 0). BTI 254 is the group's shared local memory, 253/255 are
+//! stateless (A32 relative to General State Base, not bounds-checked); A64 messages take
+//! 64-bit addresses. All memory goes through [`GpuMemory`] (PPGTT scratch-page semantics).
+
+use crate::genxml::{BindingTableState, RenderSurfaceState};
+use crate::gpu::eu::{MessagePort, SendOutcome};
+use crate::gpu::memory::GpuMemory;
+
+/// Shared function ids (SEND ex_desc bits 3:0).
+pub const SFID_GATEWAY: u8 = 3;
+pub const SFID_THREAD_SPAWNER: u8 = 7;
+pub const SFID_DC0: u8 = 10;
+pub const SFID_DC1: u8 = 12;
+
+/// Special binding-table indices.
+pub const BTI_SLM: u32 = 254;
+pub const BTI_STATELESS: u32 = 255;
+pub const BTI_STATELESS_NC: u32 = 253;
+
+/// RENDER_SURFACE_STATE SurfaceType values.
+const SURFTYPE_BUFFER: u64 = 4;
+const SURFTYPE_NULL: u64 = 7;
+
+/// A surface as the data port sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// A buffer: `size` bytes at GPU address `base`.
+    Buffer { base: u64, size: u64 },
+    /// NULL surface: every access is out of bounds.
+    Null,
+    /// Not bounds-checked: A32 offsets from `base` (stateless, BTI 253/255).
+    Stateless { base: u64 },
+}
+
+/// Where the binding table and surface states of a dispatch live.
+#[derive(Debug, Clone, Copy)]
+pub struct SurfaceContext {
+    pub surface_state_base: u64,
+    pub binding_table: u64,
+    pub general_state_base: u64,
+}
+
+impl SurfaceContext {
+    /// Resolves binding-table index `bti` (0..=252) to a surface.
+    pub fn resolve(&self, mem: &GpuMemory, bti: u32) -> Result<Surface, String> {
+        let entry_addr = self.surface_state_base + self.binding_table + 4 * bti as u64;
+        let entry = mem
+            .read_u32(entry_addr)
+            .map_err(|e| format!("binding table entry {bti}: {e}"))?;
+        let bt = BindingTableState::unpack(&[entry]);
+        let ss_addr = self.surface_state_base + bt.surface_state_pointer;
+        let mut dw = [0u32; 16];
+        let mut bytes = [0u8; 64];
+        mem.read(ss_addr, &mut bytes)
+            .map_err(|e| format!("surface state of BTI {bti}: {e}"))?;
+        for (i, d) in dw.iter_mut().enumerate() {
+            *d = u32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().unwrap_or_default());
+        }
+        let ss = RenderSurfaceState::unpack(&dw);
+        match ss.surface_type {
+            SURFTYPE_NULL => Ok(Surface::Null),
+            SURFTYPE_BUFFER => {
+                let n = ss.width + (ss.height << 7) + (ss.depth << 21) + 1;
+                let stride = ss.surface_pitch + 1;
+                Ok(Surface::Buffer {
+                    base: ss.surface_base_address,
+                    size: n * stride,
+                })
+            }
+            t => Err(format!(
+                "BTI {bti}: surface type {t} is not supported by untyped/scattered messages"
+            )),
+        }
+    }
+}
+
+/// Data-port state of one EU thread (rebuilt for every `run`; cheap).
+pub struct Port<'a> {
+    pub mem: &'a GpuMemory,
+    pub surfaces: &'a SurfaceContext,
+    /// Per-host-thread cache of resolved binding-table entries.
+    pub cache: &'a mut [Option<Surface>; 253],
+    /// The thread group's shared local memory.
+    pub slm: &'a mut [u8],
+    /// Messages executed (statistics).
+    pub messages: u64,
+}
+
+fn rd32(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+fn wr32(b: &mut [u8], i: usize, v: u32) {
+    b[i..i + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Integer atomic `op` (GEN9-FACTS 4.2) on `old` with operands `a`, `b`: the new value (None
+/// = no write) and the value returned.
+fn atomic_int32(op: u32, old: u32, a: u32, b: u32) -> Result<(Option<u32>, u32), String> {
+    Ok(match op {
+        1 => (Some(old & a), old),
+        2 => (Some(old | a), old),
+        3 => (Some(old ^ a), old),
+        4 => (Some(a), old),
+        5 => (Some(old.wrapping_add(1)), old),
+        6 => (Some(old.wrapping_sub(1)), old),
+        7 => (Some(old.wrapping_add(a)), old),
+        8 => (Some(old.wrapping_sub(a)), old),
+        9 => (Some(a.wrapping_sub(old)), old),
+        10 => (Some((old as i32).max(a as i32) as u32), old),
+        11 => (Some((old as i32).min(a as i32) as u32), old),
+        12 => (Some(old.max(a)), old),
+        13 => (Some(old.min(a)), old),
+        14 => (if old == a { Some(b) } else { None }, old),
+        15 => {
+            let n = old.wrapping_sub(1);
+            (Some(n), n)
+        }
+        _ => return Err(format!("untyped atomic with invalid operation {op}")),
+    })
+}
+
+fn atomic_int64(op: u32, old: u64, a: u64, b: u64) -> Result<(Option<u64>, u64), String> {
+    Ok(match op {
+        1 => (Some(old & a), old),
+        2 => (Some(old | a), old),
+        3 => (Some(old ^ a), old),
+        4 => (Some(a), old),
+        5 => (Some(old.wrapping_add(1)), old),
+        6 => (Some(old.wrapping_sub(1)), old),
+        7 => (Some(old.wrapping_add(a)), old),
+        8 => (Some(old.wrapping_sub(a)), old),
+        9 => (Some(a.wrapping_sub(old)), old),
+        10 => (Some((old as i64).max(a as i64) as u64), old),
+        11 => (Some((old as i64).min(a as i64) as u64), old),
+        12 => (Some(old.max(a)), old),
+        13 => (Some(old.min(a)), old),
+        14 => (if old == a { Some(b) } else { None }, old),
+        15 => {
+            let n = old.wrapping_sub(1);
+            (Some(n), n)
+        }
+        _ => return Err(format!("64-bit atomic with invalid operation {op}")),
+    })
+}
+
+/// Float atomic (FMAX 1, FMIN 2, FCMPWR 3) with IEEE min/max (a NaN operand loses).
+fn atomic_float32(op: u32, old: u32, a: u32, b: u32) -> Result<(Option<u32>, u32), String> {
+    let (fo, fa) = (f32::from_bits(old), f32::from_bits(a));
+    Ok(match op {
+        1 => (Some(fo.max(fa).to_bits()), old),
+        2 => (Some(fo.min(fa).to_bits()), old),
+        3 => (if fo == fa { Some(b) } else { None }, old),
+        _ => return Err(format!("float atomic with invalid operation {op}")),
+    })
+}
+
+/// Number of data operands of an atomic.
+fn atomic_operands(op: u32, float: bool) -> usize {
+    match (float, op) {
+        (false, 5 | 6 | 15) => 0,
+        (false, 14) | (true, 3) => 2,
+        _ => 1,
+    }
+}
+
+/// Where a lane's access goes after addressing and bounds checks.
+enum Target {
+    Mem(u64),
+    Slm(usize),
+    /// Out of bounds: read 0, write nothing.
+    Oob,
+}
+
+impl Port<'_> {
+    fn surface(&mut self, bti: u32) -> Result<Surface, String> {
+        match bti {
+            BTI_STATELESS | BTI_STATELESS_NC => Ok(Surface::Stateless {
+                base: self.surfaces.general_state_base,
+            }),
+            0..=252 => {
+                if let Some(s) = self.cache[bti as usize] {
+                    return Ok(s);
+                }
+                let s = self.surfaces.resolve(self.mem, bti)?;
+                self.cache[bti as usize] = Some(s);
+                Ok(s)
+            }
+            _ => Err(format!("binding table index {bti} is not valid here")),
+        }
+    }
+
+    /// Maps byte offset `off` of a `len`-byte access (checked at dword granularity).
+    fn target(&mut self, bti: u32, off: u32, len: u32) -> Result<Target, String> {
+        if bti == BTI_SLM {
+            let first = (off & !3) as usize;
+            let last = ((off + len - 1) | 3) as usize;
+            return Ok(if last < self.slm.len() && first <= last {
+                Target::Slm(off as usize)
+            } else {
+                Target::Oob
+            });
+        }
+        Ok(match self.surface(bti)? {
+            Surface::Null => Target::Oob,
+            Surface::Stateless { base } => Target::Mem(base.wrapping_add(off as u64)),
+            Surface::Buffer { base, size } => {
+                let last_dword_end = ((off as u64 + len as u64 - 1) | 3) + 1;
+                if last_dword_end <= size {
+                    Target::Mem(base + off as u64)
+                } else {
+                    Target::Oob
+                }
+            }
+        })
+    }
+
+    fn load(&mut self, t: &Target, out: &mut [u8]) -> Result<(), String> {
+        match *t {
+            Target::Mem(a) => self.mem.read(a, out).map_err(|e| e.to_string()),
+            Target::Slm(o) => {
+                out.copy_from_slice(&self.slm[o..o + out.len()]);
+                Ok(())
+            }
+            Target::Oob => {
+                out.fill(0);
+                Ok(())
+            }
+        }
+    }
+
+    fn store(&mut self, t: &Target, data: &[u8]) -> Result<(), String> {
+        match *t {
+            Target::Mem(a) => self.mem.write(a, data).map_err(|e| e.to_string()),
+            Target::Slm(o) => {
+                self.slm[o..o + data.len()].copy_from_slice(data);
+                Ok(())
+            }
+            Target::Oob => Ok(()),
+        }
+    }
+
+    /// Lanes of a message: SIMD width from the descriptor, and the enabled ones.
+    fn lanes(simd: u32, exec_mask: u32) -> impl Iterator<Item = usize> {
+        (0..simd as usize).filter(move |&l| exec_mask & (1 << l) != 0)
+    }
+
+    fn need(payload: &[u8], regs: usize, what: &str) -> Result<(), String> {
+        if payload.len() < regs * 32 {
+            Err(format!(
+                "{what}: payload has {} registers, the message needs {regs}",
+                payload.len() / 32
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Untyped surface read/write (32-bit channels X..W).
+    #[allow(clippy::too_many_arguments)]
+    fn untyped_rw(
+        &mut self,
+        bti: u32,
+        mc: u32,
+        write: bool,
+        a64: bool,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        let simd = match (mc >> 4) & 3 {
+            1 => 16,
+            2 => 8,
+            m => return Err(format!("untyped surface message in SIMD4x2 mode ({m})")),
+        };
+        let blocks = simd / 8;
+        let addr_regs = if a64 { 2 * blocks } else { blocks } as usize;
+        let channels: Vec<usize> = (0..4).filter(|c| mc & (1 << c) == 0).collect();
+        let need = addr_regs
+            + if write {
+                channels.len() * blocks as usize
+            } else {
+                0
+            };
+        Self::need(payload, need, "untyped surface message")?;
+        if !write && response.len() < channels.len() * blocks as usize * 32 {
+            return Err("untyped read: response shorter than the enabled channels".into());
+        }
+        for l in Self::lanes(simd, exec_mask) {
+            for (k, _) in channels.iter().enumerate() {
+                let t = if a64 {
+                    let a = u64::from_le_bytes(
+                        payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
+                    );
+                    Target::Mem(a + 4 * k as u64)
+                } else {
+                    let off = rd32(payload, 4 * l).wrapping_add(4 * k as u32);
+                    self.target(bti, off, 4)?
+                };
+                let data_at = (addr_regs + k * blocks as usize) * 32 + 4 * l;
+                if write {
+                    let v = payload[data_at..data_at + 4].to_vec();
+                    self.store(&t, &v)?;
+                } else {
+                    let mut v = [0u8; 4];
+                    self.load(&t, &mut v)?;
+                    let r = (k * blocks as usize) * 32 + 4 * l;
+                    response[r..r + 4].copy_from_slice(&v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Untyped atomic (32-bit, integer or float; A64 also 64-bit).
+    #[allow(clippy::too_many_arguments)]
+    fn untyped_atomic(
+        &mut self,
+        bti: u32,
+        mc: u32,
+        float: bool,
+        a64: bool,
+        exec_size: u32,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        let op = if float { mc & 3 } else { mc & 0xF };
+        let ret = mc & 0x20 != 0;
+        let (simd, wide) = if a64 {
+            (if exec_size > 8 { 16 } else { 8 }, !float && mc & 0x10 != 0)
+        } else {
+            (if mc & 0x10 != 0 { 8 } else { 16 }, false)
+        };
+        let blocks = (simd / 8) as usize;
+        let addr_regs = if a64 { 2 * blocks } else { blocks };
+        let dsize = if wide { 8 } else { 4 };
+        let data_regs = blocks * dsize / 4;
+        let nops = atomic_operands(op, float);
+        Self::need(payload, addr_regs + nops * data_regs, "untyped atomic")?;
+        if ret && response.len() < data_regs * 32 {
+            return Err("untyped atomic: response too short".into());
+        }
+        for l in Self::lanes(simd, exec_mask) {
+            let operand = |k: usize| -> u64 {
+                let at = (addr_regs + k * data_regs) * 32 + dsize * l;
+                if wide {
+                    u64::from_le_bytes(payload[at..at + 8].try_into().unwrap_or_default())
+                } else {
+                    rd32(payload, at) as u64
+                }
+            };
+            let (a, b) = (
+                if nops > 0 { operand(0) } else { 0 },
+                if nops > 1 { operand(1) } else { 0 },
+            );
+            let t = if a64 {
+                Target::Mem(u64::from_le_bytes(
+                    payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
+                ))
+            } else {
+                self.target(bti, rd32(payload, 4 * l), dsize as u32)?
+            };
+            let mut err = None;
+            let result: u64 = match t {
+                Target::Oob => 0,
+                Target::Slm(o) => {
+                    let old = rd32(self.slm, o);
+                    let (new, r) = if float {
+                        atomic_float32(op, old, a as u32, b as u32)?
+                    } else {
+                        atomic_int32(op, old, a as u32, b as u32)?
+                    };
+                    if let Some(n) = new {
+                        wr32(self.slm, o, n);
+                    }
+                    r as u64
+                }
+                Target::Mem(addr) if wide => {
+                    let mut r = 0;
+                    self.mem
+                        .atomic_u64(addr, |old| match atomic_int64(op, old, a, b) {
+                            Ok((n, rv)) => {
+                                r = rv;
+                                n
+                            }
+                            Err(e) => {
+                                err = Some(e);
+                                None
+                            }
+                        })
+                        .map_err(|e| e.to_string())?;
+                    r
+                }
+                Target::Mem(addr) => {
+                    let mut r = 0;
+                    self.mem
+                        .atomic_u32(addr, |old| {
+                            let res = if float {
+                                atomic_float32(op, old, a as u32, b as u32)
+                            } else {
+                                atomic_int32(op, old, a as u32, b as u32)
+                            };
+                            match res {
+                                Ok((n, rv)) => {
+                                    r = rv;
+                                    n
+                                }
+                                Err(e) => {
+                                    err = Some(e);
+                                    None
+                                }
+                            }
+                        })
+                        .map_err(|e| e.to_string())?;
+                    r as u64
+                }
+            };
+            if let Some(e) = err {
+                return Err(e);
+            }
+            if ret {
+                let at = dsize * l;
+                response[at..at + dsize].copy_from_slice(&result.to_le_bytes()[..dsize]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Byte scattered (1/2/4 bytes per lane, one dword per lane in the payload) and A64
+    /// scattered; `size_log2` 0..=2 (A64 also 3).
+    #[allow(clippy::too_many_arguments)]
+    fn scattered(
+        &mut self,
+        bti: u32,
+        simd: u32,
+        size_log2: u32,
+        write: bool,
+        a64: bool,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        let blocks = (simd / 8) as usize;
+        let addr_regs = if a64 { 2 * blocks } else { blocks };
+        let size = 1usize << size_log2;
+        let slot = size.max(4);
+        let data_regs = blocks * slot / 4;
+        Self::need(
+            payload,
+            addr_regs + if write { data_regs } else { 0 },
+            "scattered message",
+        )?;
+        if !write && response.len() < data_regs * 32 {
+            return Err("scattered read: response too short".into());
+        }
+        for l in Self::lanes(simd, exec_mask) {
+            let t = if a64 {
+                Target::Mem(u64::from_le_bytes(
+                    payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
+                ))
+            } else {
+                self.target(bti, rd32(payload, 4 * l), size as u32)?
+            };
+            if write {
+                let at = addr_regs * 32 + slot * l;
+                let v = payload[at..at + size].to_vec();
+                self.store(&t, &v)?;
+            } else {
+                let mut v = [0u8; 8];
+                self.load(&t, &mut v[..size])?;
+                let at = slot * l;
+                response[at..at + slot].copy_from_slice(&v[..slot]);
+            }
+        }
+        Ok(())
+    }
+
+    fn dc0(
+        &mut self,
+        desc: u32,
+        exec_size: u32,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        let bti = desc & 0xFF;
+        let mc = (desc >> 8) & 0x3F;
+        let ty = (desc >> 14) & 0x1F;
+        let _ = exec_size;
+        match ty {
+            // Byte scattered read/write.
+            0x04 | 0x0C => {
+                let simd = if mc & 1 != 0 { 16 } else { 8 };
+                let size = (mc >> 2) & 3;
+                if size > 2 {
+                    return Err(format!("byte scattered message with size code {size}"));
+                }
+                self.scattered(
+                    bti,
+                    simd,
+                    size,
+                    ty == 0x0C,
+                    false,
+                    exec_mask,
+                    payload,
+                    response,
+                )
+            }
+            // DWord scattered read/write (Mesa sends a header GRF first).
+            0x03 | 0x0B => {
+                let simd = if mc & 1 != 0 { 16 } else { 8 };
+                let header = desc & (1 << 19) != 0;
+                let p = if header {
+                    &payload[32.min(payload.len())..]
+                } else {
+                    payload
+                };
+                self.scattered(bti, simd, 2, ty == 0x0B, false, exec_mask, p, response)
+            }
+            // Memory fence: everything is already globally visible.
+            0x07 => Ok(()),
+            _ => Err(format!(
+                "data cache 0 message type {ty:#x} (descriptor {desc:#010x}) is not implemented"
+            )),
+        }
+    }
+
+    fn dc1(
+        &mut self,
+        desc: u32,
+        exec_size: u32,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        let bti = desc & 0xFF;
+        let mc = (desc >> 8) & 0x3F;
+        let ty = (desc >> 14) & 0x1F;
+        match ty {
+            0x01 => self.untyped_rw(bti, mc, false, false, exec_mask, payload, response),
+            0x09 => self.untyped_rw(bti, mc, true, false, exec_mask, payload, response),
+            0x11 => self.untyped_rw(bti, mc, false, true, exec_mask, payload, response),
+            0x19 => self.untyped_rw(bti, mc, true, true, exec_mask, payload, response),
+            0x02 => self.untyped_atomic(
+                bti, mc, false, false, exec_size, exec_mask, payload, response,
+            ),
+            0x1B => self.untyped_atomic(
+                bti, mc, true, false, exec_size, exec_mask, payload, response,
+            ),
+            0x12 => self.untyped_atomic(
+                bti, mc, false, true, exec_size, exec_mask, payload, response,
+            ),
+            0x1D => {
+                self.untyped_atomic(bti, mc, true, true, exec_size, exec_mask, payload, response)
+            }
+            0x10 | 0x1A => {
+                if mc & 3 != 0 {
+                    return Err(format!("A64 scattered message with subtype {}", mc & 3));
+                }
+                let simd = if mc & 0x10 != 0 { 16 } else { 8 };
+                self.scattered(
+                    bti,
+                    simd,
+                    (mc >> 2) & 3,
+                    ty == 0x1A,
+                    true,
+                    exec_mask,
+                    payload,
+                    response,
+                )
+            }
+            _ => Err(format!(
+                "data cache 1 message type {ty:#x} (descriptor {desc:#010x}) is not implemented"
+            )),
+        }
+    }
+}
+
+impl MessagePort for Port<'_> {
+    fn send(
+        &mut self,
+        sfid: u8,
+        desc: u32,
+        ex_desc: u32,
+        exec_size: u32,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<SendOutcome, String> {
+        self.messages += 1;
+        let eot = ex_desc & (1 << 5) != 0;
+        match sfid {
+            SFID_GATEWAY => {
+                return match desc & 7 {
+                    4 => Ok(SendOutcome::Barrier),
+                    f => Err(format!("message gateway function {f} is not implemented")),
+                };
+            }
+            SFID_THREAD_SPAWNER => {
+                return if eot {
+                    Ok(SendOutcome::Eot)
+                } else {
+                    Err(format!(
+                        "thread spawner message {desc:#010x} without EOT is not implemented"
+                    ))
+                };
+            }
+            SFID_DC0 => self.dc0(desc, exec_size, exec_mask, payload, response)?,
+            SFID_DC1 => self.dc1(desc, exec_size, exec_mask, payload, response)?,
+            _ => return Err(format!("shared function {sfid} is not implemented")),
+        }
+        Ok(if eot {
+            SendOutcome::Eot
+        } else {
+            SendOutcome::Done
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_ops_follow_the_table() {
+        assert_eq!(atomic_int32(7, 5, 3, 0), Ok((Some(8), 5)));
+        assert_eq!(
+            atomic_int32(9, 5, 3, 0),
+            Ok((Some(3u32.wrapping_sub(5)), 5))
+        );
+        assert_eq!(
+            atomic_int32(10, (-2i32) as u32, 1, 0),
+            Ok((Some(1), (-2i32) as u32))
+        );
+        assert_eq!(
+            atomic_int32(12, (-2i32) as u32, 1, 0),
+            Ok((Some((-2i32) as u32), (-2i32) as u32))
+        );
+        assert_eq!(atomic_int32(14, 5, 5, 9), Ok((Some(9), 5)));
+        assert_eq!(atomic_int32(14, 5, 4, 9), Ok((None, 5)));
+        assert_eq!(atomic_int32(15, 5, 0, 0), Ok((Some(4), 4)));
+        assert!(atomic_int32(0, 5, 0, 0).is_err());
+        assert_eq!(
+            atomic_float32(1, 1.0f32.to_bits(), 2.0f32.to_bits(), 0),
+            Ok((Some(2.0f32.to_bits()), 1.0f32.to_bits()))
+        );
+        assert_eq!(atomic_operands(5, false), 0);
+        assert_eq!(atomic_operands(14, false), 2);
+        assert_eq!(atomic_operands(7, false), 1);
+    }
+}
