@@ -103,6 +103,23 @@ fn find_adapters() -> Vec<Adapter> {
     }
 }
 
+/// Loader interface 5: from then on the loader (not the driver) deals with applications asking
+/// for more than a 1.0 driver offers; an older loader expects a 1.0 driver to refuse any
+/// apiVersion above 1.0 with VK_ERROR_INCOMPATIBLE_DRIVER (the Vulkan 1.0 rule).
+fn check_api_version(interface_version: u32, requested: u32) -> Result<()> {
+    if interface_version < 5
+        && requested > vk::API_VERSION_1_0
+        && API_VERSION == vk::API_VERSION_1_0
+    {
+        return Err(DriverError::IncompatibleDriver(format!(
+            "apiVersion {}.{} requested of a Vulkan 1.0 driver through loader interface {interface_version}",
+            vk::api_version_major(requested),
+            vk::api_version_minor(requested),
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) unsafe extern "system" fn create_instance(
     p_create_info: *const vk::InstanceCreateInfo<'_>,
     _p_allocator: *const vk::AllocationCallbacks<'_>,
@@ -114,19 +131,7 @@ pub(crate) unsafe extern "system" fn create_instance(
         // SAFETY: pApplicationInfo is null or valid per the spec.
         let requested =
             unsafe { ffi::read_opt(info.p_application_info) }.map_or(0, |a| a.api_version);
-        // Loader interface 5: from then on the loader (not the driver) rejects apiVersions a 1.0
-        // driver cannot serve; an older loader expects a 1.0 driver to reject anything above 1.0.
-        if entry::negotiated_interface_version() < 5
-            && requested > vk::API_VERSION_1_0
-            && API_VERSION == vk::API_VERSION_1_0
-        {
-            return Err(DriverError::IncompatibleDriver(format!(
-                "apiVersion {}.{} requested of a Vulkan 1.0 driver through loader interface {}",
-                vk::api_version_major(requested),
-                vk::api_version_minor(requested),
-                entry::negotiated_interface_version()
-            )));
-        }
+        check_api_version(entry::negotiated_interface_version(), requested)?;
         // SAFETY: ppEnabledExtensionNames holds enabledExtensionCount valid strings.
         let names = unsafe {
             ffi::slice(
@@ -232,4 +237,17 @@ pub(crate) unsafe extern "system" fn enumerate_physical_devices(
         // SAFETY: count/array pointers follow the two-call idiom contract.
         unsafe { ffi::fill_array(p_count, p_devices, &handles) }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_version_above_1_0_needs_loader_interface_5() {
+        assert!(check_api_version(4, vk::API_VERSION_1_1).is_err());
+        assert!(check_api_version(4, vk::API_VERSION_1_0).is_ok());
+        assert!(check_api_version(4, 0).is_ok());
+        assert!(check_api_version(5, vk::API_VERSION_1_3).is_ok());
+    }
 }

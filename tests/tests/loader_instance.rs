@@ -128,3 +128,26 @@ fn unknown_instance_function_names_are_null() {
     }
     h.assert_clean();
 }
+
+/// Through loader interface 5 an application may ask for a newer apiVersion than the driver
+/// implements; the instance is created and the device still says what it really implements.
+#[test]
+fn newer_application_api_version_is_accepted() {
+    ferrite_tests::icd::init_process_env();
+    // SAFETY: loads the system loader; the instance is destroyed below.
+    unsafe {
+        let entry = ash::Entry::load().unwrap();
+        let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
+        let instance = entry
+            .create_instance(
+                &vk::InstanceCreateInfo::default().application_info(&app),
+                None,
+            )
+            .expect("vkCreateInstance with apiVersion 1.3");
+        let pds = instance.enumerate_physical_devices().unwrap();
+        assert_eq!(pds.len(), 1);
+        let p = instance.get_physical_device_properties(pds[0]);
+        assert_eq!(p.api_version, vk::API_VERSION_1_0);
+        instance.destroy_instance(None);
+    }
+}
