@@ -212,6 +212,45 @@ fn make_imm(ty: Type, v: u64) -> Option<Imm> {
     })
 }
 
+/// IEEE half from f32, round to nearest even (for `1.5HF` literals).
+fn f32_to_half(v: f32) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xFF) as i32;
+    let man = b & 0x7F_FFFF;
+    if exp == 0xFF {
+        return sign | 0x7C00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 31 {
+        return sign | 0x7C00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = m >> shift;
+        let rem = m & ((1 << shift) - 1);
+        let mid = 1 << (shift - 1);
+        let r = if rem > mid || (rem == mid && half & 1 == 1) {
+            half + 1
+        } else {
+            half
+        };
+        return sign | r as u16;
+    }
+    let half = ((e as u32) << 10) | (man >> 13);
+    let rem = man & 0x1FFF;
+    let r = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) {
+        half + 1
+    } else {
+        half
+    };
+    sign | r as u16
+}
+
 fn parse_immediate(c: &mut Cursor) -> Result<Imm> {
     let at = c.here();
     let neg = c.eat(b'-');
@@ -248,7 +287,44 @@ fn parse_immediate(c: &mut Cursor) -> Result<Imm> {
     if digits.is_empty() {
         return Err(c.err_at(at, "expected an operand"));
     }
+    // Decimal float literal (`1.5F`, `2F`, `-0.25DF`, `1e-3F`): a value, not raw bits.
+    let save = (c.pos, c.line, c.line_start);
+    let mut frac = String::new();
+    if c.peek() == Some(b'.') && c.peek_at(1).is_some_and(|d| d.is_ascii_digit()) {
+        c.bump();
+        frac = format!(".{}", c.take_while(|ch| ch.is_ascii_digit()));
+    }
+    if c.peek() == Some(b'e')
+        && c.peek_at(1)
+            .is_some_and(|d| d.is_ascii_digit() || d == b'-' || d == b'+')
+    {
+        c.bump();
+        let sign = if c.peek() == Some(b'-') || c.peek() == Some(b'+') {
+            c.bump().map_or("", |b| if b == b'-' { "-" } else { "" })
+        } else {
+            ""
+        };
+        frac.push_str(&format!(
+            "e{sign}{}",
+            c.take_while(|ch| ch.is_ascii_digit())
+        ));
+    }
     let suffix = c.take_while(|ch| ch.is_ascii_uppercase());
+    if matches!(suffix, "F" | "DF" | "HF") {
+        let text = format!("{}{digits}{frac}", if neg { "-" } else { "" });
+        let v: f64 = text
+            .parse()
+            .map_err(|_| c.err_at(at, format!("bad float '{text}'")))?;
+        return Ok(match suffix {
+            "F" => Imm::f(v as f32),
+            "DF" => Imm::df(v),
+            _ => Imm::hf(f32_to_half(v as f32)),
+        });
+    }
+    if !frac.is_empty() {
+        (c.pos, c.line, c.line_start) = save;
+        return Err(c.err_at(at, "fraction on an integer immediate"));
+    }
     let ty = Type::from_name(suffix)
         .ok_or_else(|| c.err_at(at, format!("bad immediate type '{suffix}'")))?;
     let mag: u64 = digits
@@ -347,7 +423,12 @@ fn parse_operand(c: &mut Cursor) -> Result<POperand> {
     }
     if c.peek() == Some(b'.') && c.peek_at(1).is_some_and(|d| d.is_ascii_digit()) {
         c.bump();
-        p.sub = Some(c.number()? as u32);
+        let at = c.here();
+        let n = c.number()?;
+        if !(0..32).contains(&n) {
+            return Err(c.err_at(at, "sub-register out of range"));
+        }
+        p.sub = Some(n as u32);
     }
     if c.eat(b'<') {
         loop {

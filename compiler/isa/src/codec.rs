@@ -815,6 +815,9 @@ impl Dec {
         let ty = self.reg_type(fl.ty, file)?;
         let hstride = Region::hstride_from_hw(self.get(fl.hstride));
         let indirect = self.bit(fl.addr_mode);
+        if !indirect {
+            self.zero(f(fl.ia_imm9, fl.ia_imm9), "dst AddrImm[9] on a direct destination")?;
+        }
         match (mode, indirect) {
             (AccessMode::Align1, false) => {
                 let reg = self.direct_reg(file, self.get(fl.reg))?;
@@ -955,6 +958,9 @@ impl Dec {
             return Ok((dst, Src::Imm(imm), src1));
         }
         let src0 = self.reg_src(&SRC0, mode, f0)?;
+        if !bit(self.w, SRC0.addr_mode) || mode == AccessMode::Align16 {
+            self.zero(f(95, 95), "src0 AddrImm[9] on a direct operand")?;
+        }
         let f1 = self.file(SRC1.file)?;
         if f1 == RegFile::Imm {
             let raw = self.get(SRC1.ty);
