@@ -102,3 +102,21 @@ fn ferrite_debug_api_logs_every_call() {
         assert!(out.contains(call), "{call} not logged:\n{out}");
     }
 }
+
+/// Unset/empty FERRITE_DEVICE means real i915 render nodes only: never a simulated device, and
+/// none at all on a machine without /dev/dri/renderD* nodes.
+#[test]
+fn empty_selection_exposes_only_real_devices() {
+    let out = list("");
+    assert!(!out.contains("[simulated]"), "{out}");
+    let render_nodes = std::fs::read_dir("/dev/dri")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+                .count()
+        })
+        .unwrap_or(0);
+    if render_nodes == 0 {
+        assert!(out.contains("devices: 0"), "{out}");
+    }
+}
