@@ -816,7 +816,10 @@ impl Dec {
         let hstride = Region::hstride_from_hw(self.get(fl.hstride));
         let indirect = self.bit(fl.addr_mode);
         if !indirect {
-            self.zero(f(fl.ia_imm9, fl.ia_imm9), "dst AddrImm[9] on a direct destination")?;
+            self.zero(
+                f(fl.ia_imm9, fl.ia_imm9),
+                "dst AddrImm[9] on a direct destination",
+            )?;
         }
         match (mode, indirect) {
             (AccessMode::Align1, false) => {

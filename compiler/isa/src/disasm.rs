@@ -863,7 +863,9 @@ pub fn format_instruction(
         let q = inst.group.qtr as u32;
         if e < 8 || inst.group.nib {
             opts.push(format!("{}N", q * 2 + inst.group.nib as u32 + 1));
-        } else if e == 8 {
+        } else if e == 8 || (e == 16 && q % 2 == 1) || (e == 32 && q != 0) {
+            // Mesa prints 1H for quarter 1 at SIMD16 and nothing at SIMD32, losing the
+            // field; we print the quarter so that the text keeps every bit.
             opts.push(format!("{}Q", q + 1));
         } else if e == 16 {
             opts.push(if q < 2 { "1H".into() } else { "2H".into() });

@@ -152,3 +152,21 @@ fn float_literals_are_values() {
     assert!(assemble("mov(8) g1<1>D 1.5D { align1 1Q };", Gen::Gen9).is_err());
     assert!(assemble("mov(8) g1.99<1>D g2<8,8,1>D { align1 1Q };", Gen::Gen9).is_err());
 }
+
+/// Inputs the assembler fuzzer found: their disassembly must assemble to the same bytes.
+#[test]
+fn fuzz_regressions_text_roundtrip() {
+    let cases = [
+        // SIMD16 in quarter 2 (Mesa's syntax would print it as 1H).
+        "fbl(16) g43<1>UD mask0<0,1,0>UD { align1 WE_all 2Q };",
+    ];
+    for text in cases {
+        let bytes = assemble(text, Gen::Gen9).expect("assembles");
+        let again = ferrite_isa::disassemble_program(&bytes, Gen::Gen9).expect("decodes");
+        assert_eq!(
+            assemble(&again, Gen::Gen9).expect("reassembles"),
+            bytes,
+            "{again}"
+        );
+    }
+}

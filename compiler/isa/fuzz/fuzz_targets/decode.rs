@@ -17,7 +17,11 @@ fuzz_target!(|data: &[u8]| {
                 let un = compact::uncompact(&c, gen, p.offset).expect("uncompacts");
                 assert_eq!(native, un, "uncompacted bytes re-encode exactly");
             } else {
-                assert_eq!(&native[..], &data[p.offset..p.offset + 16], "native bytes re-encode exactly");
+                assert_eq!(
+                    &native[..],
+                    &data[p.offset..p.offset + 16],
+                    "native bytes re-encode exactly"
+                );
             }
         }
         // Disassembly never panics; assembling it never panics either.
