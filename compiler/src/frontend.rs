@@ -346,7 +346,12 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
             (version >> 8) & 0xff
         )));
     }
-    let module = dr::load_words(input.words).map_err(|e| FrontendError::Parse(e.to_string()))?;
+    check_framing(input.words)?;
+    // rspirv 0.12's decoder can panic on some malformed operand lists; the framing check
+    // above removes the cases we know, and a panic that still happens becomes an error.
+    let module = std::panic::catch_unwind(|| dr::load_words(input.words))
+        .map_err(|_| FrontendError::Parse("malformed instruction operands".into()))?
+        .map_err(|e| FrontendError::Parse(e.to_string()))?;
     let mut fe = Fe {
         input,
         types: HashMap::new(),
@@ -393,6 +398,22 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         bindings: fe.bindings,
         spirv_version: version,
     })
+}
+
+/// Checks that every instruction's word count is non-zero and stays inside the module.
+fn check_framing(words: &[u32]) -> Res<()> {
+    let mut at = 5;
+    while at < words.len() {
+        let wc = (words[at] >> 16) as usize;
+        if wc == 0 || at + wc > words.len() {
+            return Err(FrontendError::Parse(format!(
+                "instruction at word {at} has word count {wc}, past the end of the module ({} words)",
+                words.len()
+            )));
+        }
+        at += wc;
+    }
+    Ok(())
 }
 
 impl Fe<'_> {
