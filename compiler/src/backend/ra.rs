@@ -186,7 +186,7 @@ pub fn colour(
 pub fn allocate(prog: &mut Program, file: RegFile) -> Result<Allocation, BackendError> {
     let mut alloc = Allocation::default();
     let mut no_spill = vec![false; prog.vregs.len()];
-    for _round in 0..16 {
+    for _round in 0..64 {
         let iv = intervals(prog);
         let sizes: Vec<u32> = prog.vregs.iter().map(|v| v.regs()).collect();
         let depth = loop_depth(prog);
@@ -209,13 +209,34 @@ pub fn allocate(prog: &mut Program, file: RegFile) -> Result<Allocation, Backend
                 alloc.reg = reg;
                 return Ok(alloc);
             }
-            Err(spills) => {
-                for v in spills {
-                    if no_spill[v] {
-                        return Err(BackendError::Internal(
-                            "register allocation failed on a spill temporary".into(),
-                        ));
+            Err(failed) => {
+                // Spill the failed nodes that may be spilled; for a failed temporary spill
+                // the cheapest spillable register live across it instead.
+                let mut spills: Vec<usize> =
+                    failed.iter().copied().filter(|&v| !no_spill[v]).collect();
+                if spills.is_empty() {
+                    let (s0, e0) = failed
+                        .iter()
+                        .filter_map(|&v| iv[v])
+                        .fold((usize::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+                    let victim = (0..iv.len())
+                        .filter(|&v| !no_spill[v])
+                        .filter(|&v| iv[v].is_some_and(|(s, e)| s <= e0 && e >= s0))
+                        .min_by(|&a, &b| {
+                            let ka = cost[a] / sizes[a] as f64;
+                            let kb = cost[b] / sizes[b] as f64;
+                            ka.total_cmp(&kb)
+                        });
+                    match victim {
+                        Some(v) => spills.push(v),
+                        None => {
+                            return Err(BackendError::Internal(
+                                "register allocation failed on a spill temporary".into(),
+                            ))
+                        }
                     }
+                }
+                for v in spills {
                     spill_vreg(prog, v as u32, &mut alloc, &mut no_spill);
                 }
                 lower::lower_sends(prog);
@@ -243,18 +264,42 @@ fn spill_vreg(prog: &mut Program, v: u32, alloc: &mut Allocation, no_spill: &mut
             prog.insts.push(i);
             continue;
         }
-        let t = prog.new_vreg(regs * 32);
+        // Only the GRFs this instruction touches are filled (and spilled back).
+        let (mut lo, mut hi) = (u32::MAX, 0u32);
+        let (mlen, ex_mlen, rlen) = match i.op {
+            LOp::Send {
+                mlen,
+                ex_mlen,
+                rlen,
+                ..
+            } => (Some(mlen as u32), Some(ex_mlen as u32), Some(rlen as u32)),
+            _ => (None, None, None),
+        };
+        let mut touch = |o: &Opnd, len: Option<u32>| {
+            if o.vreg() == Some(v) {
+                let span = len.map_or_else(|| o.span(i.exec as u32), |l| l * 32).max(1);
+                lo = lo.min(o.off / 32);
+                hi = hi.max((o.off + span).div_ceil(32));
+            }
+        };
+        touch(&i.dst, rlen);
+        for (k, o) in i.srcs.iter().enumerate() {
+            touch(o, if k == 0 { mlen } else { ex_mlen });
+        }
+        let hi = hi.min(regs).max(lo + 1);
+        let n_regs = hi - lo;
+        let t = prog.new_vreg(n_regs * 32);
         no_spill.resize(prog.vregs.len(), false);
         no_spill[t as usize] = true;
         let mut b = Builder::new(prog, 8);
         b.we_all = true;
         // Fill before reads and before partial writes (unwritten channels keep their value).
         let mut c = 0;
-        while c < regs {
-            let n = (regs - c).min(4);
+        while c < n_regs {
+            let n = (n_regs - c).min(4);
             b.inst(
                 LOp::ScratchRead {
-                    offset: slot + c * 32,
+                    offset: slot + (lo + c) * 32,
                     regs: n as u8,
                 },
                 Opnd::v(t, ferrite_isa::Type::UD).offset(c * 32),
@@ -266,16 +311,17 @@ fn spill_vreg(prog: &mut Program, v: u32, alloc: &mut Allocation, no_spill: &mut
         for o in std::iter::once(&mut i.dst).chain(i.srcs.iter_mut()) {
             if o.vreg() == Some(v) {
                 o.base = Base::V(t);
+                o.off -= lo * 32;
             }
         }
         b.push(i);
         if writes {
             let mut c = 0;
-            while c < regs {
-                let n = (regs - c).min(4);
+            while c < n_regs {
+                let n = (n_regs - c).min(4);
                 b.inst(
                     LOp::ScratchWrite {
-                        offset: slot + c * 32,
+                        offset: slot + (lo + c) * 32,
                         regs: n as u8,
                     },
                     Opnd::null(ferrite_isa::Type::UD),
