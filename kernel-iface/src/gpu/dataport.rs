@@ -482,6 +482,62 @@ impl Port<'_> {
         Ok(())
     }
 
+    /// OWord block read/write: header GRF with DW2 = offset (OWords; bytes for the unaligned
+    /// read), for stateless BTIs DW5[31:10] = the thread's scratch base (relative to General
+    /// State Base, as R0.5 gives it). Block size code mc[2:0]: 0 = 1 OWord (low half), 1 = 1
+    /// OWord (high half), 2 = 2, 3 = 4, 4 = 8 OWords.
+    fn oword_block(
+        &mut self,
+        bti: u32,
+        mc: u32,
+        write: bool,
+        unaligned: bool,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        let (owords, reg_off) = match mc & 7 {
+            0 => (1usize, 0usize),
+            1 => (1, 16),
+            2 => (2, 0),
+            3 => (4, 0),
+            4 => (8, 0),
+            m => return Err(format!("OWord block message with block size {m}")),
+        };
+        let bytes = owords * 16;
+        let regs = bytes.div_ceil(32);
+        Self::need(
+            payload,
+            1 + if write { regs } else { 0 },
+            "OWord block message",
+        )?;
+        if !write && response.len() < regs * 32 {
+            return Err("OWord block read: response too short".into());
+        }
+        let dw2 = rd32(payload, 8);
+        let offset = if unaligned { dw2 } else { dw2.wrapping_mul(16) };
+        let target = match bti {
+            BTI_STATELESS | BTI_STATELESS_NC => {
+                let scratch = (rd32(payload, 20) & !0x3FF) as u64;
+                Target::Mem(
+                    self.surfaces
+                        .general_state_base
+                        .wrapping_add(scratch)
+                        .wrapping_add(offset as u64),
+                )
+            }
+            _ => self.target(bti, offset, bytes as u32)?,
+        };
+        if write {
+            let data = payload[32 + reg_off..32 + reg_off + bytes].to_vec();
+            self.store(&target, &data)
+        } else {
+            let mut data = vec![0u8; bytes];
+            self.load(&target, &mut data)?;
+            response[reg_off..reg_off + bytes].copy_from_slice(&data);
+            Ok(())
+        }
+    }
+
     fn dc0(
         &mut self,
         desc: u32,
@@ -526,6 +582,10 @@ impl Port<'_> {
             }
             // Memory fence: everything is already globally visible.
             0x07 => Ok(()),
+            // OWord block read / unaligned read / write (scratch spills and fills).
+            0x00 | 0x01 | 0x08 => {
+                self.oword_block(bti, mc, ty == 0x08, ty == 0x01, payload, response)
+            }
             _ => Err(format!(
                 "data cache 0 message type {ty:#x} (descriptor {desc:#010x}) is not implemented"
             )),
