@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
 
-use crate::{device, ffi, instance, memory, physical, queue, sync};
+use crate::{device, ffi, instance, memory, physical, queue, refuse, sync};
 
 /// Which dispatch level an entry point belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,10 @@ pub struct EntryInfo {
     pub scope: Scope,
     /// The extension that provides it, or None for core 1.0.
     pub extension: Option<&'static str>,
+    /// False for core 1.0 commands that exist only to refuse: they log "not implemented yet"
+    /// and return VK_ERROR_FEATURE_NOT_PRESENT (or, for destroys, accept VK_NULL_HANDLE), so an
+    /// application calling them through the loader gets an error instead of a NULL call.
+    pub implemented: bool,
 }
 
 pub const KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2: &str = "VK_KHR_get_physical_device_properties2";
@@ -41,10 +45,17 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] =
     &[(KHR_GET_MEMORY_REQUIREMENTS_2, 1), (KHR_BIND_MEMORY_2, 1)];
 
 macro_rules! entry_points {
-    ($( $scope:ident $ext:expr => $name:literal : $f:path ;)*) => {
-        /// Every entry point Ferrite implements.
+    (@implemented) => { true };
+    (@implemented refuse) => { false };
+    ($( $scope:ident $ext:expr $(, $status:ident)? => $name:literal : $f:path ;)*) => {
+        /// Every entry point Ferrite answers (see `EntryInfo::implemented`).
         pub const ENTRY_POINTS: &[EntryInfo] = &[
-            $( EntryInfo { name: $name, scope: Scope::$scope, extension: $ext }, )*
+            $( EntryInfo {
+                name: $name,
+                scope: Scope::$scope,
+                extension: $ext,
+                implemented: entry_points!(@implemented $($status)?),
+            }, )*
         ];
 
         fn address(name: &str) -> *const () {
@@ -112,6 +123,43 @@ entry_points! {
     Device CORE => "vkResetFences": sync::reset_fences;
     Device CORE => "vkGetFenceStatus": sync::get_fence_status;
     Device CORE => "vkWaitForFences": sync::wait_for_fences;
+    // Core 1.0 commands not implemented yet: they refuse with an error (see EntryInfo).
+    Device CORE, refuse => "vkCreateSemaphore": refuse::create_semaphore;
+    Device CORE, refuse => "vkCreateEvent": refuse::create_event;
+    Device CORE, refuse => "vkCreateQueryPool": refuse::create_query_pool;
+    Device CORE, refuse => "vkCreateBufferView": refuse::create_buffer_view;
+    Device CORE, refuse => "vkCreateImage": refuse::create_image;
+    Device CORE, refuse => "vkCreateImageView": refuse::create_image_view;
+    Device CORE, refuse => "vkCreateShaderModule": refuse::create_shader_module;
+    Device CORE, refuse => "vkCreatePipelineCache": refuse::create_pipeline_cache;
+    Device CORE, refuse => "vkCreatePipelineLayout": refuse::create_pipeline_layout;
+    Device CORE, refuse => "vkCreateSampler": refuse::create_sampler;
+    Device CORE, refuse => "vkCreateDescriptorSetLayout": refuse::create_descriptor_set_layout;
+    Device CORE, refuse => "vkCreateDescriptorPool": refuse::create_descriptor_pool;
+    Device CORE, refuse => "vkCreateFramebuffer": refuse::create_framebuffer;
+    Device CORE, refuse => "vkCreateRenderPass": refuse::create_render_pass;
+    Device CORE, refuse => "vkCreateCommandPool": refuse::create_command_pool;
+    Device CORE, refuse => "vkCreateGraphicsPipelines": refuse::create_graphics_pipelines;
+    Device CORE, refuse => "vkCreateComputePipelines": refuse::create_compute_pipelines;
+    Device CORE, refuse => "vkAllocateCommandBuffers": refuse::allocate_command_buffers;
+    Device CORE, refuse => "vkAllocateDescriptorSets": refuse::allocate_descriptor_sets;
+    Device CORE, refuse => "vkQueueBindSparse": refuse::queue_bind_sparse;
+    Device CORE, refuse => "vkDestroySemaphore": refuse::destroy_semaphore;
+    Device CORE, refuse => "vkDestroyEvent": refuse::destroy_event;
+    Device CORE, refuse => "vkDestroyQueryPool": refuse::destroy_query_pool;
+    Device CORE, refuse => "vkDestroyBufferView": refuse::destroy_buffer_view;
+    Device CORE, refuse => "vkDestroyImage": refuse::destroy_image;
+    Device CORE, refuse => "vkDestroyImageView": refuse::destroy_image_view;
+    Device CORE, refuse => "vkDestroyShaderModule": refuse::destroy_shader_module;
+    Device CORE, refuse => "vkDestroyPipelineCache": refuse::destroy_pipeline_cache;
+    Device CORE, refuse => "vkDestroyPipelineLayout": refuse::destroy_pipeline_layout;
+    Device CORE, refuse => "vkDestroySampler": refuse::destroy_sampler;
+    Device CORE, refuse => "vkDestroyDescriptorSetLayout": refuse::destroy_descriptor_set_layout;
+    Device CORE, refuse => "vkDestroyDescriptorPool": refuse::destroy_descriptor_pool;
+    Device CORE, refuse => "vkDestroyFramebuffer": refuse::destroy_framebuffer;
+    Device CORE, refuse => "vkDestroyRenderPass": refuse::destroy_render_pass;
+    Device CORE, refuse => "vkDestroyCommandPool": refuse::destroy_command_pool;
+    Device CORE, refuse => "vkDestroyPipeline": refuse::destroy_pipeline;
 }
 
 /// Looks a name up in the table for the given set of allowed scopes.
@@ -241,7 +289,7 @@ mod tests {
         for e in ENTRY_POINTS {
             assert!(!address(e.name).is_null(), "{} has no address", e.name);
         }
-        assert!(address("vkCreateGraphicsPipelines").is_null());
+        assert!(address("vkCmdDraw").is_null());
         assert!(address("vkNotAFunction").is_null());
     }
 

@@ -14,6 +14,7 @@ mod instance;
 mod memory;
 mod physical;
 mod queue;
+mod refuse;
 mod sync;
 
 pub use instance::API_VERSION;

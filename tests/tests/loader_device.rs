@@ -265,3 +265,26 @@ fn harness_catches_validation_errors() {
         "{p:#?}"
     );
 }
+
+/// Core commands not implemented yet answer with an error through the loader (no NULL call),
+/// and destroying VK_NULL_HANDLE of such a type is the no-op the spec allows.
+#[test]
+fn unimplemented_core_commands_refuse_with_an_error() {
+    let h = Harness::new();
+    let device = h.create_device(h.physical_device());
+    // SAFETY: valid calls; the driver refuses the creations, nothing is created.
+    unsafe {
+        let r = device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None);
+        assert_eq!(r.err(), Some(vk::Result::ERROR_FEATURE_NOT_PRESENT));
+        let info = vk::CommandPoolCreateInfo::default().queue_family_index(0);
+        assert_eq!(
+            device.create_command_pool(&info, None).err(),
+            Some(vk::Result::ERROR_FEATURE_NOT_PRESENT)
+        );
+        device.destroy_semaphore(vk::Semaphore::null(), None);
+        device.destroy_pipeline(vk::Pipeline::null(), None);
+        device.destroy_command_pool(vk::CommandPool::null(), None);
+        device.destroy_device(None);
+    }
+    h.assert_clean();
+}
