@@ -1,5 +1,25 @@
 //! The compile entry point: front end, the pass pipeline, dumps, and (once it exists) the
 //! Gen9 back end.
+//!
+//! # What a back end receives ([`compile_to_ir`])
+//!
+//! A [`Shader`]: `local_size`, `shared_size` (bytes of SLM), `local_mem_size` (bytes of
+//! per-invocation private memory, i.e. scratch, for dynamically indexed function arrays),
+//! `push_size`, and one function in which, after [`PIPELINE`]:
+//! * there are no variables (`load_var`/`store_var`) and no 1-bit booleans: booleans are
+//!   `b16`/`b32`/`b64` holding 0 or all ones, sized as the hardware's CMP produces them;
+//! * every ALU op is scalar; vectors remain only in `vec` (building a store's data),
+//!   `extract`, vector `load`/`store`, `sysval` of the 3-component ids, and `const`;
+//! * memory ops are logical: `load`/`store`/`atomic_*` with a space (`ssbo[bti]`,
+//!   `ubo[bti]`, `push`, `shared`, `local`), an `i32` byte offset and its known alignment;
+//!   `buffer_size ssbo[bti]` is the bound range in bytes (for `length()`);
+//! * `idiv`/`udiv`/`irem`/`umod` remain only for 32-bit non-power-of-two divisors (math
+//!   INT DIV); `imod` and `isign` are gone; `fpow`, `fexp2`, `flog2`, `fsin`, `fcos`,
+//!   `fsqrt`, `frsq`, `frcp`, `fdiv` map to the math unit; `ldexp`, `frexp_*`, `fsign`,
+//!   `fmod`/`frem` (defined as x - y*floor(x/y), x - y*trunc(x/y)) still need lowering;
+//! * control flow is `if`/`loop`/`break`/`continue`/`yield` with values on the edges
+//!   (out of SSA = parallel copies before each edge); `sysval global_invocation_id` and
+//!   `local_invocation_index` are not yet lowered to workgroup id/local id arithmetic.
 
 use crate::frontend::{self, FrontendError, FrontendInput};
 use crate::ir::Shader;

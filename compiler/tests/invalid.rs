@@ -5,27 +5,40 @@ use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
 use ferrite_compiler::{CompileError, Target};
 
 const CORPUS: &[(&str, &[u8])] = &[
-    ("control", include_bytes!("../fuzz/corpus/frontend/control.spv")),
-    ("shared", include_bytes!("../fuzz/corpus/frontend/shared.spv")),
+    (
+        "control",
+        include_bytes!("../fuzz/corpus/frontend/control.spv"),
+    ),
+    (
+        "shared",
+        include_bytes!("../fuzz/corpus/frontend/shared.spv"),
+    ),
     ("float", include_bytes!("../fuzz/corpus/frontend/float.spv")),
     ("t1", include_bytes!("../fuzz/corpus/frontend/t1.spv")),
 ];
 
 fn words(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn opts() -> CompileOptions {
     CompileOptions {
         entry_point: "main".into(),
-        debug: DebugFlags { validate: true, ..Default::default() },
+        debug: DebugFlags {
+            validate: true,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
 
 fn check(name: &str, seed: u64, w: &[u32]) {
     match compile_to_ir(w, &Target::gen9(), &opts()) {
-        Err(CompileError::Validation { pass, err }) => panic!("{name} seed {seed}: invalid IR after {pass}: {err}"),
+        Err(CompileError::Validation { pass, err }) => {
+            panic!("{name} seed {seed}: invalid IR after {pass}: {err}")
+        }
         Ok(_) | Err(_) => {}
     }
 }
@@ -33,7 +46,8 @@ fn check(name: &str, seed: u64, w: &[u32]) {
 #[test]
 fn corpus_compiles_to_valid_ir() {
     for (name, b) in CORPUS {
-        compile_to_ir(&words(b), &Target::gen9(), &opts()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        compile_to_ir(&words(b), &Target::gen9(), &opts())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 
@@ -68,11 +82,94 @@ fn mutated_modules_give_errors_not_panics() {
 #[test]
 fn garbage_and_truncated_inputs_are_errors() {
     let t = Target::gen9();
-    for w in [vec![], vec![0x0723_0203], vec![0x0723_0203, 0x0001_0000, 0, 10], vec![0xdead_beef; 20]] {
+    for w in [
+        vec![],
+        vec![0x0723_0203],
+        vec![0x0723_0203, 0x0001_0000, 0, 10],
+        vec![0xdead_beef; 20],
+    ] {
         assert!(compile_to_ir(&w, &t, &opts()).is_err());
     }
     let mut old = words(CORPUS[0].1);
     old[1] = 0x0001_0700; // SPIR-V 1.7 does not exist
     let e = compile_to_ir(&old, &t, &opts()).unwrap_err();
     assert!(e.to_string().contains("SPIR-V version 1.7"), "{e}");
+}
+
+#[test]
+fn dumps_go_to_the_dump_dir_and_parse_back() {
+    let dir = std::env::temp_dir().join(format!("ferrite-dump-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut o = opts();
+    o.debug = DebugFlags::parse("spirv,ir,opt").unwrap();
+    o.dump_dir = Some(dir.clone());
+    let (shader, _) = compile_to_ir(&words(CORPUS[0].1), &Target::gen9(), &o).unwrap();
+    for f in [
+        "input.spvasm",
+        "frontend.ir",
+        "final.ir",
+        "opt-vars_to_ssa.ir",
+        "opt-lower_bools.ir",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    assert!(std::fs::read_to_string(dir.join("input.spvasm"))
+        .unwrap()
+        .contains("OpEntryPoint"));
+    // The printed IR of a real shader parses back to the same text.
+    for f in ["frontend.ir", "final.ir"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        let parsed =
+            ferrite_compiler::parse::parse_shader(&text).unwrap_or_else(|e| panic!("{f}: {e}"));
+        ferrite_compiler::validate::validate(&parsed.func).unwrap();
+        assert_eq!(parsed.to_string(), text, "{f}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("final.ir")).unwrap(),
+        shader.to_string()
+    );
+    assert!(DebugFlags::parse("ir,bogus").is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ferrite_cc_prints_ir_and_reports_errors() {
+    let exe = env!("CARGO_BIN_EXE_ferrite-cc");
+    let dir = std::env::temp_dir().join(format!("ferrite-cc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.spv");
+    std::fs::write(&good, CORPUS[0].1).unwrap();
+    let out = std::process::Command::new(exe)
+        .arg(&good)
+        .args(["--entry", "main", "--simd", "16"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fn main {") && text.contains("shader local_size 32 1 1"),
+        "{text}"
+    );
+    let out = std::process::Command::new(exe)
+        .arg(&good)
+        .args(["--entry", "other"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no GLCompute entry point named 'other'"));
+    let bad = dir.join("bad.spv");
+    std::fs::write(&bad, [1u8, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    let out = std::process::Command::new(exe).arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    let out = std::process::Command::new(exe)
+        .arg(&good)
+        .args(["--gen", "12"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
