@@ -3,12 +3,14 @@
 //! edge values, at SIMD8/16/32, and each lane is compared with `gpu::reference`.
 //! `FERRITE_SIM_SWEEP=1` (scripts/sim-sweep) runs more seeds, modifiers and dispatch masks.
 
+#![allow(clippy::needless_range_loop)]
+
 mod eu_common;
 
 use eu_common::*;
 use ferrite_isa::{
-    CondMod, Dst, Dst3, FlagReg, Instruction, MathFunction, Opcode, Operands, PredCtrl,
-    Predicate, Src, Src3, Swizzle, Type, WriteMask,
+    CondMod, Dst, Dst3, FlagReg, Instruction, MathFunction, Opcode, Operands, PredCtrl, Predicate,
+    Src, Src3, Swizzle, Type, WriteMask,
 };
 use kernel_iface::gpu::eu::ThreadState;
 use kernel_iface::gpu::reference::{self, Env, Lane, Operand};
@@ -113,7 +115,12 @@ fn check(c: &Case, exec: u32, seed: u64, partial_mask: bool, cr0: u32) -> usize 
     let insts = [build(c, exec), eot()];
     let k = kernel(&insts, seed % 2 == 1);
     let mask = if partial_mask {
-        (rng.next() as u32 | 1) & (if exec == 32 { u32::MAX } else { (1 << exec) - 1 })
+        (rng.next() as u32 | 1)
+            & (if exec == 32 {
+                u32::MAX
+            } else {
+                (1 << exec) - 1
+            })
     } else if exec == 32 {
         u32::MAX
     } else {
@@ -167,7 +174,12 @@ fn check(c: &Case, exec: u32, seed: u64, partial_mask: bool, cr0: u32) -> usize 
         if !enabled {
             assert_eq!(actual, sentinel, "disabled lane written: {}", ctx());
             let fb = flags_out >> lane & 1;
-            assert_eq!(fb, flags_in >> lane & 1, "disabled lane flag written: {}", ctx());
+            assert_eq!(
+                fb,
+                flags_in >> lane & 1,
+                "disabled lane flag written: {}",
+                ctx()
+            );
             continue;
         }
         let exp = reference::alu(
@@ -185,7 +197,9 @@ fn check(c: &Case, exec: u32, seed: u64, partial_mask: bool, cr0: u32) -> usize 
         .unwrap_or_else(|e| panic!("no reference: {e}: {}", ctx()));
         let exp_bits = exp.bits & size_mask(c.dst);
         let both_nan = match c.dst {
-            Type::F => f32::from_bits(actual as u32).is_nan() && f32::from_bits(exp_bits as u32).is_nan(),
+            Type::F => {
+                f32::from_bits(actual as u32).is_nan() && f32::from_bits(exp_bits as u32).is_nan()
+            }
             Type::DF => f64::from_bits(actual).is_nan() && f64::from_bits(exp_bits).is_nan(),
             Type::HF => (actual & 0x7FFF) > 0x7C00 && (exp_bits & 0x7FFF) > 0x7C00,
             _ => false,
@@ -200,7 +214,12 @@ fn check(c: &Case, exec: u32, seed: u64, partial_mask: bool, cr0: u32) -> usize 
         }
         if let Some(acc) = exp.acc {
             let a = t.acc_bytes();
-            let got = u32::from_le_bytes([a[4 * lane], a[4 * lane + 1], a[4 * lane + 2], a[4 * lane + 3]]);
+            let got = u32::from_le_bytes([
+                a[4 * lane],
+                a[4 * lane + 1],
+                a[4 * lane + 2],
+                a[4 * lane + 3],
+            ]);
             assert_eq!(got as u64, acc, "wrong accumulator: {}", ctx());
         }
         checked += 1;
@@ -216,41 +235,105 @@ fn cases() -> Vec<Case> {
     // Moves and conversions between every pair the PRM allows (no B/UB <-> 64-bit,
     // no HF <-> 64-bit).
     let all = [UB, B, UW, W, UD, D, UQ, Q, HF, F, DF];
-    const ONE: [&[Type]; 11] = [&[UB], &[B], &[UW], &[W], &[UD], &[D], &[UQ], &[Q], &[HF], &[F], &[DF]];
+    const ONE: [&[Type]; 11] = [
+        &[UB],
+        &[B],
+        &[UW],
+        &[W],
+        &[UD],
+        &[D],
+        &[UQ],
+        &[Q],
+        &[HF],
+        &[F],
+        &[DF],
+    ];
     for (si, &s) in all.iter().enumerate() {
         for &d in &all {
-            let bad64 = |a: Type, b: Type| {
-                a.size() == 8 && matches!(b, UB | B | HF)
-            };
+            let bad64 = |a: Type, b: Type| a.size() == 8 && matches!(b, UB | B | HF);
             if bad64(s, d) || bad64(d, s) {
                 continue;
             }
             v.push(case(Opcode::Mov, d, ONE[si]));
             if !(s.size() == 1 && d.size() == 1) {
-                v.push(Case { sat: true, ..case(Opcode::Mov, d, ONE[si]) });
+                v.push(Case {
+                    sat: true,
+                    ..case(Opcode::Mov, d, ONE[si])
+                });
             }
         }
     }
     // Integer arithmetic and logic.
-    for (d, s) in [(D, &[D, D][..]), (UD, &[UD, UD][..]), (Q, &[Q, Q][..]), (UQ, &[UQ, UQ][..]), (W, &[W, W][..]), (UW, &[UW, UW][..])] {
-        for op in [Opcode::Add, Opcode::Mul, Opcode::And, Opcode::Or, Opcode::Xor, Opcode::Shl, Opcode::Shr, Opcode::Asr, Opcode::Avg] {
+    for (d, s) in [
+        (D, &[D, D][..]),
+        (UD, &[UD, UD][..]),
+        (Q, &[Q, Q][..]),
+        (UQ, &[UQ, UQ][..]),
+        (W, &[W, W][..]),
+        (UW, &[UW, UW][..]),
+    ] {
+        for op in [
+            Opcode::Add,
+            Opcode::Mul,
+            Opcode::And,
+            Opcode::Or,
+            Opcode::Xor,
+            Opcode::Shl,
+            Opcode::Shr,
+            Opcode::Asr,
+            Opcode::Avg,
+        ] {
             if matches!(op, Opcode::Mul) && d.size() == 8 {
                 continue; // Q x Q multiply: no Gen9 instruction
             }
             v.push(case(op, d, s));
         }
         v.push(case(Opcode::Not, d, &s[..1]));
-        v.push(Case { sat: true, ..case(Opcode::Add, d, s) });
-        v.push(Case { neg: [true, false, false], ..case(Opcode::Add, d, s) });
-        v.push(Case { neg: [true, true, false], ..case(Opcode::And, d, s) });
-        for cm in [CondMod::Z, CondMod::Nz, CondMod::G, CondMod::Ge, CondMod::L, CondMod::Le] {
-            v.push(Case { cmod: cm, ..case(Opcode::Cmp, d, s) });
+        v.push(Case {
+            sat: true,
+            ..case(Opcode::Add, d, s)
+        });
+        v.push(Case {
+            neg: [true, false, false],
+            ..case(Opcode::Add, d, s)
+        });
+        v.push(Case {
+            neg: [true, true, false],
+            ..case(Opcode::And, d, s)
+        });
+        for cm in [
+            CondMod::Z,
+            CondMod::Nz,
+            CondMod::G,
+            CondMod::Ge,
+            CondMod::L,
+            CondMod::Le,
+        ] {
+            v.push(Case {
+                cmod: cm,
+                ..case(Opcode::Cmp, d, s)
+            });
         }
-        v.push(Case { cmod: CondMod::L, ..case(Opcode::Sel, d, s) });
-        v.push(Case { cmod: CondMod::Ge, ..case(Opcode::Sel, d, s) });
-        v.push(Case { pred_sel: true, ..case(Opcode::Sel, d, s) });
-        v.push(Case { cmod: CondMod::Nz, ..case(Opcode::And, d, s) });
-        v.push(Case { cmod: CondMod::L, ..case(Opcode::Add, d, s) });
+        v.push(Case {
+            cmod: CondMod::L,
+            ..case(Opcode::Sel, d, s)
+        });
+        v.push(Case {
+            cmod: CondMod::Ge,
+            ..case(Opcode::Sel, d, s)
+        });
+        v.push(Case {
+            pred_sel: true,
+            ..case(Opcode::Sel, d, s)
+        });
+        v.push(Case {
+            cmod: CondMod::Nz,
+            ..case(Opcode::And, d, s)
+        });
+        v.push(Case {
+            cmod: CondMod::L,
+            ..case(Opcode::Add, d, s)
+        });
     }
     // D x D -> Q multiply and mixed widths.
     v.push(case(Opcode::Mul, Q, &[D, D]));
@@ -259,9 +342,18 @@ fn cases() -> Vec<Case> {
     v.push(case(Opcode::Mul, UD, &[UD, UW]));
     v.push(case(Opcode::Add, Q, &[Q, D]));
     v.push(case(Opcode::Shl, Q, &[Q, UD]));
-    v.push(Case { cmod: CondMod::L, ..case(Opcode::Cmp, D, &[D, UD]) });
-    v.push(Case { acc_wr: true, ..case(Opcode::Mach, D, &[D, D]) });
-    v.push(Case { acc_wr: true, ..case(Opcode::Mach, UD, &[UD, UD]) });
+    v.push(Case {
+        cmod: CondMod::L,
+        ..case(Opcode::Cmp, D, &[D, UD])
+    });
+    v.push(Case {
+        acc_wr: true,
+        ..case(Opcode::Mach, D, &[D, D])
+    });
+    v.push(Case {
+        acc_wr: true,
+        ..case(Opcode::Mach, UD, &[UD, UD])
+    });
     v.push(case(Opcode::Addc, UD, &[UD, UD]));
     v.push(case(Opcode::Subb, UD, &[UD, UD]));
     // Bit operations.
@@ -270,7 +362,13 @@ fn cases() -> Vec<Case> {
         const S2: [&[Type]; 2] = [&[UD, UD], &[D, D]];
         const S3: [&[Type]; 2] = [&[UD, UD, UD], &[D, D, D]];
         let i = (t == D) as usize;
-        for op in [Opcode::Bfrev, Opcode::Cbit, Opcode::Lzd, Opcode::Fbh, Opcode::Fbl] {
+        for op in [
+            Opcode::Bfrev,
+            Opcode::Cbit,
+            Opcode::Lzd,
+            Opcode::Fbh,
+            Opcode::Fbl,
+        ] {
             v.push(case(op, t, S1[i]));
         }
         v.push(case(Opcode::Bfi1, t, S2[i]));
@@ -279,40 +377,110 @@ fn cases() -> Vec<Case> {
         v.push(case(Opcode::Mad, t, S3[i]));
     }
     // Float arithmetic.
-    for (d, s2, s3) in [(F, &[F, F][..], &[F, F, F][..]), (DF, &[DF, DF][..], &[DF, DF, DF][..])] {
+    for (d, s2, s3) in [
+        (F, &[F, F][..], &[F, F, F][..]),
+        (DF, &[DF, DF][..], &[DF, DF, DF][..]),
+    ] {
         for op in [Opcode::Add, Opcode::Mul] {
             v.push(case(op, d, s2));
-            v.push(Case { sat: true, ..case(op, d, s2) });
-            v.push(Case { neg: [true, false, false], abs: [false, true, false], ..case(op, d, s2) });
-            v.push(Case { cmod: CondMod::G, ..case(op, d, s2) });
-            v.push(Case { cmod: CondMod::U, ..case(op, d, s2) });
-            v.push(Case { cmod: CondMod::O, ..case(op, d, s2) });
+            v.push(Case {
+                sat: true,
+                ..case(op, d, s2)
+            });
+            v.push(Case {
+                neg: [true, false, false],
+                abs: [false, true, false],
+                ..case(op, d, s2)
+            });
+            v.push(Case {
+                cmod: CondMod::G,
+                ..case(op, d, s2)
+            });
+            v.push(Case {
+                cmod: CondMod::U,
+                ..case(op, d, s2)
+            });
+            v.push(Case {
+                cmod: CondMod::O,
+                ..case(op, d, s2)
+            });
         }
         v.push(case(Opcode::Mad, d, s3));
-        v.push(Case { neg: [false, true, false], abs: [false, false, true], sat: true, ..case(Opcode::Mad, d, s3) });
-        for op in [Opcode::Frc, Opcode::Rndd, Opcode::Rndu, Opcode::Rnde, Opcode::Rndz] {
+        v.push(Case {
+            neg: [false, true, false],
+            abs: [false, false, true],
+            sat: true,
+            ..case(Opcode::Mad, d, s3)
+        });
+        for op in [
+            Opcode::Frc,
+            Opcode::Rndd,
+            Opcode::Rndu,
+            Opcode::Rnde,
+            Opcode::Rndz,
+        ] {
             v.push(case(op, d, &s2[..1]));
         }
-        for cm in [CondMod::Z, CondMod::Nz, CondMod::G, CondMod::Ge, CondMod::L, CondMod::Le, CondMod::U, CondMod::O] {
-            v.push(Case { cmod: cm, ..case(Opcode::Cmp, d, s2) });
+        for cm in [
+            CondMod::Z,
+            CondMod::Nz,
+            CondMod::G,
+            CondMod::Ge,
+            CondMod::L,
+            CondMod::Le,
+            CondMod::U,
+            CondMod::O,
+        ] {
+            v.push(Case {
+                cmod: cm,
+                ..case(Opcode::Cmp, d, s2)
+            });
         }
-        v.push(Case { cmod: CondMod::L, ..case(Opcode::Cmpn, d, s2) });
-        v.push(Case { cmod: CondMod::L, ..case(Opcode::Sel, d, s2) });
-        v.push(Case { cmod: CondMod::Ge, ..case(Opcode::Sel, d, s2) });
-        v.push(Case { pred_sel: true, ..case(Opcode::Sel, d, s2) });
-        v.push(Case { cmod: CondMod::Nz, ..case(Opcode::Mov, d, &s2[..1]) });
+        v.push(Case {
+            cmod: CondMod::L,
+            ..case(Opcode::Cmpn, d, s2)
+        });
+        v.push(Case {
+            cmod: CondMod::L,
+            ..case(Opcode::Sel, d, s2)
+        });
+        v.push(Case {
+            cmod: CondMod::Ge,
+            ..case(Opcode::Sel, d, s2)
+        });
+        v.push(Case {
+            pred_sel: true,
+            ..case(Opcode::Sel, d, s2)
+        });
+        v.push(Case {
+            cmod: CondMod::Nz,
+            ..case(Opcode::Mov, d, &s2[..1])
+        });
     }
     v.push(case(Opcode::Madm, DF, &[DF, DF, DF]));
     v.push(case(Opcode::Lrp, F, &[F, F, F]));
-    for cm in [CondMod::Z, CondMod::Nz, CondMod::G, CondMod::Ge, CondMod::L, CondMod::Le] {
-        v.push(Case { cmod: cm, ..case(Opcode::Csel, F, &[F, F, F]) });
+    for cm in [
+        CondMod::Z,
+        CondMod::Nz,
+        CondMod::G,
+        CondMod::Ge,
+        CondMod::L,
+        CondMod::Le,
+    ] {
+        v.push(Case {
+            cmod: cm,
+            ..case(Opcode::Csel, F, &[F, F, F])
+        });
     }
     // Mixed float: HF sources execute as F.
     v.push(case(Opcode::Add, F, &[HF, F]));
     v.push(case(Opcode::Mul, HF, &[HF, HF]));
     v.push(case(Opcode::Add, HF, &[HF, HF]));
     v.push(case(Opcode::Mad, HF, &[HF, HF, HF]));
-    v.push(Case { cmod: CondMod::L, ..case(Opcode::Cmp, HF, &[HF, HF]) });
+    v.push(Case {
+        cmod: CondMod::L,
+        ..case(Opcode::Cmp, HF, &[HF, HF])
+    });
     // Integer <-> float arithmetic conversions.
     v.push(case(Opcode::Add, D, &[F, F]));
     v.push(case(Opcode::Add, F, &[D, D]));
@@ -404,7 +572,11 @@ fn math_functions_within_documented_precision() {
                 for (lane, io) in ins.iter_mut().enumerate() {
                     let x = f32::from_bits(value(&mut rng, F) as u32);
                     let y = f32::from_bits(value(&mut rng, F) as u32);
-                    let y = if f == MathFunction::Pow { (y % 8.0).abs() * 0.5 } else { y };
+                    let y = if f == MathFunction::Pow {
+                        (y % 8.0).abs() * 0.5
+                    } else {
+                        y
+                    };
                     *io = (x, y);
                     put(&mut t, 320 + lane * 4, 4, x.to_bits() as u64);
                     put(&mut t, 960 + lane * 4, 4, y.to_bits() as u64);

@@ -2,12 +2,14 @@
 //! predication modes, channel groups, register-indirect regions, Align16 3-source
 //! swizzles, SEND payload/response handling, barriers, hangs and the instruction budget.
 
+#![allow(clippy::needless_range_loop)]
+
 mod eu_common;
 
 use eu_common::*;
 use ferrite_isa::{
-    Addr, Dst, Dst3, ExDesc, ExecSize, Gen, Instruction, Opcode, Operands, RegFile, RegSrc,
-    Region, SendDesc, SendsReg, Sfid, Src, Src3, Swizzle, Type, WriteMask,
+    Addr, Dst, Dst3, ExDesc, ExecSize, Gen, Instruction, Opcode, Operands, RegFile, RegSrc, Region,
+    SendDesc, SendsReg, Sfid, Src, Src3, Swizzle, Type, WriteMask,
 };
 use kernel_iface::gpu::eu::{Kernel, ThreadState, ThreadStatus};
 
@@ -21,7 +23,9 @@ fn asm(text: &str) -> Kernel {
 }
 
 fn dwords(t: &ThreadState, reg: usize, n: usize) -> Vec<i32> {
-    (0..n).map(|k| get(t, reg * 32 + 4 * k, 4) as u32 as i32).collect()
+    (0..n)
+        .map(|k| get(t, reg * 32 + 4 * k, 4) as u32 as i32)
+        .collect()
 }
 
 fn set_dwords(t: &mut ThreadState, reg: usize, v: &[i32]) {
@@ -44,7 +48,9 @@ fn if_else_endif_splits_channels() {
     LEXIT:
         add(16)         g22<1>D         g20<8,8,1>D     10D             { align1 1H };
     ");
-    let input: Vec<i32> = (0..16).map(|i| if i % 3 == 0 { -i - 1 } else { i }).collect();
+    let input: Vec<i32> = (0..16)
+        .map(|i| if i % 3 == 0 { -i - 1 } else { i })
+        .collect();
     for mask in [0xFFFFu32, 0x00F0, 0x8001] {
         let mut t = ThreadState::new(16, mask);
         set_dwords(&mut t, 10, &input);
@@ -58,7 +64,11 @@ fn if_else_endif_splits_channels() {
                 continue;
             }
             let e = if input[lane] < 0 { 1 } else { 2 };
-            assert_eq!(g20[lane], e, "mask {mask:#x} lane {lane} input {}", input[lane]);
+            assert_eq!(
+                g20[lane], e,
+                "mask {mask:#x} lane {lane} input {}",
+                input[lane]
+            );
             assert_eq!(g21[lane], e + 10, "mask {mask:#x} lane {lane}");
         }
     }
@@ -152,7 +162,11 @@ fn halt_parks_channels_until_the_end() {
     run_to_eot(&mut t, &k, &mut TestPort::default());
     let g20 = dwords(&t, 20, 16);
     for lane in 0..16 {
-        assert_eq!(g20[lane], if input[lane] < 0 { 0 } else { 7 }, "lane {lane}");
+        assert_eq!(
+            g20[lane],
+            if input[lane] < 0 { 0 } else { 7 },
+            "lane {lane}"
+        );
     }
 }
 
@@ -245,7 +259,10 @@ fn register_indirect_regions_read_through_a0() {
     }
     run_to_eot(&mut t, &k, &mut TestPort::default());
     assert_eq!(t.a0(0), 12 * 32 + 8);
-    assert_eq!(dwords(&t, 20, 8), (3..11).map(|d| 1000 + d).collect::<Vec<_>>());
+    assert_eq!(
+        dwords(&t, 20, 8),
+        (3..11).map(|d| 1000 + d).collect::<Vec<_>>()
+    );
 
     // VxH with width 1: lane k uses a0.k.
     let vxh = Instruction::alu1(
@@ -300,15 +317,29 @@ fn align16_three_source_swizzle_replicate_and_writemask() {
                 writemask: WriteMask(0b0101),
                 ty: Type::F,
             },
-            src: [s(10, [1, 0, 3, 2], false, 0), s(11, [0, 1, 2, 3], false, 0), s(12, [0; 4], true, 4)],
+            src: [
+                s(10, [1, 0, 3, 2], false, 0),
+                s(11, [0, 1, 2, 3], false, 0),
+                s(12, [0; 4], true, 4),
+            ],
         },
     );
     let k = kernel(&[inst, eot()], false);
     let mut t = ThreadState::new(8, 0xFF);
     for i in 0..8 {
-        put(&mut t, 10 * 32 + 4 * i, 4, (i as f32 * 10.0).to_bits() as u64);
+        put(
+            &mut t,
+            10 * 32 + 4 * i,
+            4,
+            (i as f32 * 10.0).to_bits() as u64,
+        );
         put(&mut t, 11 * 32 + 4 * i, 4, (i as f32).to_bits() as u64);
-        put(&mut t, 12 * 32 + 4 * i, 4, (i as f32 + 0.5).to_bits() as u64);
+        put(
+            &mut t,
+            12 * 32 + 4 * i,
+            4,
+            (i as f32 + 0.5).to_bits() as u64,
+        );
         put(&mut t, 20 * 32 + 4 * i, 4, (-1.0f32).to_bits() as u64);
     }
     run_to_eot(&mut t, &k, &mut TestPort::default());
@@ -367,11 +398,18 @@ fn send_gathers_payload_and_scatters_enabled_response_lanes() {
     run_to_eot(&mut t, &k, &mut port);
     assert_eq!(port.msgs.len(), 3);
     let m = &port.msgs[0];
-    assert_eq!((m.sfid, m.desc, m.exec_size, m.exec_mask), (12, 0x0420_5e01, 16, 0x0F0F));
+    assert_eq!(
+        (m.sfid, m.desc, m.exec_size, m.exec_mask),
+        (12, 0x0420_5e01, 16, 0x0F0F)
+    );
     assert_eq!(m.payload, t.grf_bytes()[40 * 32..42 * 32].to_vec());
     let g30 = dwords(&t, 30, 16);
     for lane in 0..16 {
-        let want = if 0x0F0F >> lane & 1 != 0 { 500 + lane as i32 } else { -1 };
+        let want = if 0x0F0F >> lane & 1 != 0 {
+            500 + lane as i32
+        } else {
+            -1
+        };
         assert_eq!(g30[lane], want, "lane {lane}");
     }
     let s = &port.msgs[1];

@@ -80,14 +80,36 @@ pub fn edges(ty: Type) -> Vec<u64> {
         .map(|f| f.to_bits())
         .collect(),
         Type::HF => vec![
-            0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7BFF, 0x0001, 0x8001,
-            0x0400, 0x3800, 0x4100,
+            0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7BFF, 0x0001, 0x8001, 0x0400,
+            0x3800, 0x4100,
         ],
-        Type::D => [0i32, 1, -1, i32::MIN, i32::MAX, 2, -2, 31, 32, 0x7FFF, -0x8000]
-            .iter()
-            .map(|v| *v as u32 as u64)
-            .collect(),
-        Type::UD => vec![0, 1, 0xFFFF_FFFF, 0x8000_0000, 0x7FFF_FFFF, 31, 32, 33, 0xFFFF],
+        Type::D => [
+            0i32,
+            1,
+            -1,
+            i32::MIN,
+            i32::MAX,
+            2,
+            -2,
+            31,
+            32,
+            0x7FFF,
+            -0x8000,
+        ]
+        .iter()
+        .map(|v| *v as u32 as u64)
+        .collect(),
+        Type::UD => vec![
+            0,
+            1,
+            0xFFFF_FFFF,
+            0x8000_0000,
+            0x7FFF_FFFF,
+            31,
+            32,
+            33,
+            0xFFFF,
+        ],
         Type::W => [0i16, 1, -1, i16::MIN, i16::MAX, 15, 16]
             .iter()
             .map(|v| *v as u16 as u64)
@@ -115,7 +137,8 @@ pub fn value(rng: &mut Rng, ty: Type) -> u64 {
     match ty {
         Type::F => {
             if rng.below(2) == 0 {
-                let m = (r as u32 as f32 / u32::MAX as f32 - 0.5) * 2f32.powi((r >> 40) as i32 % 24 - 8);
+                let m = (r as u32 as f32 / u32::MAX as f32 - 0.5)
+                    * 2f32.powi((r >> 40) as i32 % 24 - 8);
                 m.to_bits() as u64
             } else {
                 r & 0xFFFF_FFFF

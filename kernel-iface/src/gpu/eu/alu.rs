@@ -1,7 +1,10 @@
 //! ALU execution: operand gathering through pre-computed lane offsets, conversion into the
 //! execution domain (f32, f64 or exact i128 integers), the operation, and the conversion
 //! to the destination type with saturation, rounding, denormal handling, the conditional
-//! modifier and accumulator updates. Common packed F/D/UD cases take fast paths.
+//! modifier and accumulator updates. Common 32-bit cases take the fast path (`fast.rs`).
+
+// Lane loops index several parallel per-lane arrays at once.
+#![allow(clippy::needless_range_loop)]
 
 use ferrite_isa::{CondMod, MathFunction, Type};
 
@@ -200,10 +203,7 @@ fn out_from_i(v: i128, ty: Type, sat: bool, env: &FpEnv) -> Out {
             let (lo, hi) = int_range(t);
             let ovf = v < lo || v > hi;
             let v = if sat { v.clamp(lo, hi) } else { v };
-            Out {
-                raw: v as u64,
-                ovf,
-            }
+            Out { raw: v as u64, ovf }
         }
     }
 }
@@ -353,10 +353,15 @@ impl ThreadState {
 
     /// Executes one ALU instruction on the lanes of `mask`; `pred` = per-lane predicate
     /// (used by SEL to choose).
-    pub(super) fn exec_alu(&mut self, a: &Alu, op: &Op, mask: u32, pred: u32) -> Result<(), String> {
-        let exec = op.exec as usize;
+    pub(super) fn exec_alu(
+        &mut self,
+        a: &Alu,
+        op: &Op,
+        mask: u32,
+        pred: u32,
+    ) -> Result<(), String> {
         let env = FpEnv::from_cr0(self.cr0());
-        if self.fast_path(a, exec, mask, &env) {
+        if super::fast::fast_path(self, a, op, mask, pred, &env) {
             return Ok(());
         }
         let Some(mut sc) = self.scratch.take() else {
@@ -459,7 +464,8 @@ impl ThreadState {
         if !a.dst.null {
             self.dst_offsets(&a.dst, exec, &mut dst_offs)?;
         }
-        let write_lane = |k: usize| -> bool { mask >> k & 1 != 0 && a.dst.wmask >> (k % 4) & 1 != 0 };
+        let write_lane =
+            |k: usize| -> bool { mask >> k & 1 != 0 && a.dst.wmask >> (k % 4) & 1 != 0 };
         let flag_bit = |k: usize| op.flag_base + op.first + k as u32;
         let mut flags = self.flags();
         let mut flags_written = false;
@@ -569,9 +575,7 @@ impl ThreadState {
                                 }
                             } else if s0[k].is_nan() {
                                 s1[k]
-                            } else if s1[k].is_nan() {
-                                s0[k]
-                            } else if fcmp(a.cmod, s0[k] as f64, s1[k] as f64) {
+                            } else if s1[k].is_nan() || fcmp(a.cmod, s0[k] as f64, s1[k] as f64) {
                                 s0[k]
                             } else {
                                 s1[k]
@@ -665,9 +669,7 @@ impl ThreadState {
                                 }
                             } else if s0[k].is_nan() {
                                 s1[k]
-                            } else if s1[k].is_nan() {
-                                s0[k]
-                            } else if fcmp(a.cmod, s0[k], s1[k]) {
+                            } else if s1[k].is_nan() || fcmp(a.cmod, s0[k], s1[k]) {
                                 s0[k]
                             } else {
                                 s1[k]
@@ -721,8 +723,9 @@ impl ThreadState {
                     }
                     AluOp::Add => (0..exec).for_each(|k| r[k] = s0[k].wrapping_add(s1[k])),
                     AluOp::Mul => (0..exec).for_each(|k| r[k] = s0[k].wrapping_mul(s1[k])),
-                    AluOp::Mad => (0..exec)
-                        .for_each(|k| r[k] = s1[k].wrapping_mul(s2[k]).wrapping_add(s0[k])),
+                    AluOp::Mad => {
+                        (0..exec).for_each(|k| r[k] = s1[k].wrapping_mul(s2[k]).wrapping_add(s0[k]))
+                    }
                     AluOp::Avg => (0..exec).for_each(|k| r[k] = (s0[k] + s1[k] + 1) >> 1),
                     AluOp::Sel => {
                         for k in 0..exec {
@@ -923,111 +926,5 @@ impl ThreadState {
             self.set_flags(flags);
         }
         Ok(())
-    }
-
-    /// Packed, unmodified F/D/UD operations with the default float environment.
-    fn fast_path(&mut self, a: &Alu, exec: usize, mask: u32, env: &FpEnv) -> bool {
-        if a.sat || a.cmod != CondMod::None || a.acc_wr || a.dst.null || a.dst.ind.is_some() {
-            return false;
-        }
-        if a.dst.wmask != 0xF || !a.dst.packed {
-            return false;
-        }
-        let dty = a.dst.ty;
-        let n = a.src.len();
-        if n == 0 || n > 3 {
-            return false;
-        }
-        for s in &a.src {
-            if s.ty != dty || s.ind.is_some() || s.abs || s.neg || !(s.packed || s.scalar || s.imm.map_or(false, |(_, n)| n == 1)) {
-                return false;
-            }
-        }
-        let full = mask == super::prep::ones(exec as u32);
-        let regs = &mut self.regs;
-        let d0 = a.dst.off[0] as usize;
-        let get = |regs: &[u8; REGS_SIZE], s: &SrcDesc, k: usize| -> u32 {
-            match &s.imm {
-                Some((v, _)) => v[0] as u32,
-                None => {
-                    let o = if s.scalar { s.off[0] as usize } else { s.off[0] as usize + 4 * k };
-                    u32::from_le_bytes([regs[o], regs[o + 1], regs[o + 2], regs[o + 3]])
-                }
-            }
-        };
-        match dty {
-            Type::F => {
-                if env.rnd != Rnd::Rtne {
-                    return false;
-                }
-                let dn = env.f_denorm;
-                let fl = |x: f32| fp::flush_f32(x, dn);
-                let f = |regs: &[u8; REGS_SIZE], j: usize, k: usize| fl(f32::from_bits(get(regs, &a.src[j], k)));
-                let opf: fn(f32, f32, f32) -> f32 = match (a.op, n) {
-                    (AluOp::Add, 2) => |x, y, _| x + y,
-                    (AluOp::Mul, 2) => |x, y, _| x * y,
-                    (AluOp::Mad, 3) => |x, y, z| y.mul_add(z, x),
-                    (AluOp::Mov, 1) if a.raw_mov => return self.fast_copy(a, exec, mask, 4),
-                    _ => return false,
-                };
-                for k in 0..exec {
-                    if !full && mask >> k & 1 == 0 {
-                        continue;
-                    }
-                    let x = f(regs, 0, k);
-                    let y = if n > 1 { f(regs, 1, k) } else { 0.0 };
-                    let z = if n > 2 { f(regs, 2, k) } else { 0.0 };
-                    let r = fl(opf(x, y, z));
-                    let o = d0 + 4 * k;
-                    regs[o..o + 4].copy_from_slice(&r.to_bits().to_le_bytes());
-                }
-                true
-            }
-            Type::D | Type::UD => {
-                let opi: fn(u32, u32, u32) -> u32 = match (a.op, n) {
-                    (AluOp::Add, 2) => |x, y, _| x.wrapping_add(y),
-                    (AluOp::Mul, 2) => |x, y, _| x.wrapping_mul(y),
-                    (AluOp::And, 2) => |x, y, _| x & y,
-                    (AluOp::Or, 2) => |x, y, _| x | y,
-                    (AluOp::Xor, 2) => |x, y, _| x ^ y,
-                    (AluOp::Shl, 2) => |x, y, _| x << (y & 31),
-                    (AluOp::Shr, 2) => |x, y, _| x >> (y & 31),
-                    (AluOp::Asr, 2) if dty == Type::D => |x, y, _| ((x as i32) >> (y & 31)) as u32,
-                    (AluOp::Mov, 1) => return self.fast_copy(a, exec, mask, 4),
-                    _ => return false,
-                };
-                for k in 0..exec {
-                    if !full && mask >> k & 1 == 0 {
-                        continue;
-                    }
-                    let x = get(regs, &a.src[0], k);
-                    let y = if n > 1 { get(regs, &a.src[1], k) } else { 0 };
-                    let r = opi(x, y, 0);
-                    let o = d0 + 4 * k;
-                    regs[o..o + 4].copy_from_slice(&r.to_le_bytes());
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn fast_copy(&mut self, a: &Alu, exec: usize, mask: u32, sz: usize) -> bool {
-        let s = &a.src[0];
-        let d0 = a.dst.off[0] as usize;
-        for k in 0..exec {
-            if mask >> k & 1 == 0 {
-                continue;
-            }
-            let v = match &s.imm {
-                Some((v, _)) => v[0],
-                None => {
-                    let o = if s.scalar { s.off[0] as usize } else { s.off[0] as usize + sz * k };
-                    rd_raw(&self.regs, o, sz)
-                }
-            };
-            wr_raw(&mut self.regs, d0 + sz * k, sz, v);
-        }
-        true
     }
 }

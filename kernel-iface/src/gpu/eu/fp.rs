@@ -242,8 +242,20 @@ pub fn i128_to_f64(v: i128, rnd: Rnd) -> f64 {
     if back == v {
         return r;
     }
-    let up = |x: f64| f64::from_bits(if x >= 0.0 { x.to_bits() + 1 } else { x.to_bits() - 1 });
-    let down = |x: f64| f64::from_bits(if x > 0.0 { x.to_bits() - 1 } else { x.to_bits() + 1 });
+    let up = |x: f64| {
+        f64::from_bits(if x >= 0.0 {
+            x.to_bits() + 1
+        } else {
+            x.to_bits() - 1
+        })
+    };
+    let down = |x: f64| {
+        f64::from_bits(if x > 0.0 {
+            x.to_bits() - 1
+        } else {
+            x.to_bits() + 1
+        })
+    };
     match rnd {
         Rnd::Rtne => r,
         Rnd::Ru => {

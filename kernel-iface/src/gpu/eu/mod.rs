@@ -14,6 +14,7 @@
 //! next point where channels can resume), so blocks no channel executes are skipped.
 
 mod alu;
+mod fast;
 mod fp;
 mod math;
 pub mod prep;
@@ -192,7 +193,7 @@ struct Scratch {
 
 /// One hardware thread.
 pub struct ThreadState {
-    regs: Box<[u8; REGS_SIZE]>,
+    pub(crate) regs: Box<[u8; REGS_SIZE]>,
     pc: usize,
     simd: u32,
     dispatch: u32,
@@ -295,7 +296,10 @@ impl ThreadState {
 
     /// a0 as sixteen words.
     pub fn a0(&self, word: usize) -> u16 {
-        u16::from_le_bytes([self.regs[A0_OFF + 2 * word], self.regs[A0_OFF + 2 * word + 1]])
+        u16::from_le_bytes([
+            self.regs[A0_OFF + 2 * word],
+            self.regs[A0_OFF + 2 * word + 1],
+        ])
     }
 
     /// Accumulator bytes (acc0..acc9, 32 bytes each).
@@ -653,7 +657,11 @@ impl ThreadState {
     }
 
     fn hang(&mut self, kernel: &Kernel, pc: usize, why: &str) -> ThreadStatus {
-        let text = kernel.insts.get(pc).map(|i| i.to_string()).unwrap_or_default();
+        let text = kernel
+            .insts
+            .get(pc)
+            .map(|i| i.to_string())
+            .unwrap_or_default();
         ThreadStatus::Hang(format!(
             "instruction {pc} (offset {:#x}) `{}`: {why}",
             kernel.offsets.get(pc).copied().unwrap_or(0),
@@ -684,7 +692,9 @@ impl ThreadState {
         let ex_desc = match s.ex_desc {
             ExDescSrc::Imm(x) => x,
             ExDescSrc::A0Dword(dw) => {
-                (self.get_u32(A0_OFF + 4 * dw as usize) & !0x3F) | (s.eot as u32) << 5 | s.sfid as u32
+                (self.get_u32(A0_OFF + 4 * dw as usize) & !0x3F)
+                    | (s.eot as u32) << 5
+                    | s.sfid as u32
             }
         };
         let mlen = ((desc >> 25) & 0xF) as usize;
@@ -696,7 +706,10 @@ impl ThreadState {
         };
         let grf_range = |first: usize, n: usize| -> Result<std::ops::Range<usize>, String> {
             if first + n > 128 {
-                Err(format!("message registers g{first}..g{} out of range", first + n))
+                Err(format!(
+                    "message registers g{first}..g{} out of range",
+                    first + n
+                ))
             } else {
                 Ok(first * 32..(first + n) * 32)
             }

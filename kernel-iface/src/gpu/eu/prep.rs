@@ -4,9 +4,8 @@
 //! execution domain chosen. The interpreter then only loops over lanes.
 
 use ferrite_isa::{
-    AccessMode, Addr, ArfKind, ArfReg, CondMod, Dst, Dst3, ExDesc, Imm, Instruction,
-    MathFunction, Opcode, Operands, PredCtrl, Reg, RegFile, RegSrc, SendDesc, SendsReg, Src,
-    Src3, Type,
+    AccessMode, Addr, ArfKind, ArfReg, CondMod, Dst, Dst3, ExDesc, Imm, Instruction, MathFunction,
+    Opcode, Operands, PredCtrl, Reg, RegFile, RegSrc, SendDesc, SendsReg, Src, Src3, Type,
 };
 
 use super::regs::*;
@@ -290,12 +289,7 @@ fn expand_imm(i: Imm) -> ([u64; 8], u8, Type) {
     }
 }
 
-fn src_desc(
-    s: &Src,
-    mode: AccessMode,
-    exec: u32,
-    live: &mut bool,
-) -> Result<SrcDesc, String> {
+fn src_desc(s: &Src, mode: AccessMode, exec: u32, live: &mut bool) -> Result<SrcDesc, String> {
     match s {
         Src::Imm(i) => {
             let (v, n, ty) = expand_imm(*i);
@@ -620,15 +614,15 @@ fn prep_alu(inst: &Instruction, op: AluOp) -> Result<Alu, String> {
         ),
         _ => return Err("ALU opcode with a non-ALU operand layout".into()),
     };
-    if matches!(op, AluOp::Dp4 | AluOp::Dph | AluOp::Dp3 | AluOp::Dp2) && exec % 4 != 0 {
-        return Err(format!("{} needs an execution size multiple of 4", inst.opcode));
+    if matches!(op, AluOp::Dp4 | AluOp::Dph | AluOp::Dp3 | AluOp::Dp2) && !exec.is_multiple_of(4) {
+        return Err(format!(
+            "{} needs an execution size multiple of 4",
+            inst.opcode
+        ));
     }
     let dom = domain(op, &srcs, dst.ty);
-    let raw_mov = op == AluOp::Mov
-        && !inst.saturate
-        && srcs[0].ty == dst.ty
-        && !srcs[0].neg
-        && !srcs[0].abs;
+    let raw_mov =
+        op == AluOp::Mov && !inst.saturate && srcs[0].ty == dst.ty && !srcs[0].neg && !srcs[0].abs;
     Ok(Alu {
         op,
         dom,

@@ -111,7 +111,11 @@ fn width_bits(t: Type) -> u32 {
 
 fn int_value(t: Type, bits: u64) -> i128 {
     let w = width_bits(t);
-    let masked = if w == 64 { bits } else { bits & ((1u64 << w) - 1) };
+    let masked = if w == 64 {
+        bits
+    } else {
+        bits & ((1u64 << w) - 1)
+    };
     if signed(t) && (masked >> (w - 1)) & 1 == 1 {
         masked as i128 - (1i128 << w)
     } else {
@@ -325,7 +329,11 @@ fn store(v: V, ty: Type, sat: bool, env: &Env) -> (u64, bool) {
             };
             let x = if sat { sat01(x as f64) as f32 } else { x };
             let h = f16::from_f32(x);
-            let h = if !env.keep_f16_denorms && h.is_finite() && !h.is_normal() && h.to_bits() & 0x7FFF != 0 {
+            let h = if !env.keep_f16_denorms
+                && h.is_finite()
+                && !h.is_normal()
+                && h.to_bits() & 0x7FFF != 0
+            {
                 if h.is_sign_negative() {
                     f16::NEG_ZERO
                 } else {
@@ -476,11 +484,8 @@ pub fn alu(
         'i'
     };
     let logic = matches!(op, Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not);
-    let raw_mov = op == Opcode::Mov
-        && !sat
-        && srcs[0].ty == dst_ty
-        && !srcs[0].negate
-        && !srcs[0].abs;
+    let raw_mov =
+        op == Opcode::Mov && !sat && srcs[0].ty == dst_ty && !srcs[0].negate && !srcs[0].abs;
     let s: Vec<V> = srcs
         .iter()
         .map(|o| load(o, dom, env, raw_mov, logic))
@@ -584,7 +589,10 @@ pub fn alu(
         (Opcode::Mad | Opcode::Madm, 'd') => V::D(s[1].d().mul_add(s[2].d(), s[0].d())),
         (Opcode::Lrp, 'f') => {
             let a = s[0].f() as f64;
-            V::F(to_f32(a * s[1].f() as f64 + (1.0 - a) * s[2].f() as f64, rm))
+            V::F(to_f32(
+                a * s[1].f() as f64 + (1.0 - a) * s[2].f() as f64,
+                rm,
+            ))
         }
         (Opcode::Avg, 'i') => V::I((s[0].i() + s[1].i() + 1).div_euclid(2)),
         (Opcode::Frc, _) => un(|x| x - x.floor(), |x| x - x.floor()),
@@ -625,18 +633,28 @@ pub fn alu(
             }
         }
         (Opcode::Bfrev, 'i') => V::I(u32of(s[0]).reverse_bits() as i128),
-        (Opcode::Cbit, 'i') => {
-            V::I((s[0].i() as u64 & mask_of(srcs[0].ty)).count_ones() as i128)
-        }
+        (Opcode::Cbit, 'i') => V::I((s[0].i() as u64 & mask_of(srcs[0].ty)).count_ones() as i128),
         (Opcode::Lzd, 'i') => V::I(u32of(s[0]).leading_zeros() as i128),
         (Opcode::Fbl, 'i') => {
             let x = u32of(s[0]);
-            V::I(if x == 0 { 0xFFFF_FFFF } else { x.trailing_zeros() as i128 })
+            V::I(if x == 0 {
+                0xFFFF_FFFF
+            } else {
+                x.trailing_zeros() as i128
+            })
         }
         (Opcode::Fbh, 'i') => {
             let x = u32of(s[0]);
-            let x = if signed(srcs[0].ty) && x >> 31 == 1 { !x } else { x };
-            V::I(if x == 0 { 0xFFFF_FFFF } else { x.leading_zeros() as i128 })
+            let x = if signed(srcs[0].ty) && x >> 31 == 1 {
+                !x
+            } else {
+                x
+            };
+            V::I(if x == 0 {
+                0xFFFF_FFFF
+            } else {
+                x.leading_zeros() as i128
+            })
         }
         (Opcode::Bfe, 'i') => {
             let width = u32of(s[0]) % 32;
@@ -681,10 +699,7 @@ pub fn alu(
                 .wrapping_add(int_value(dst_ty, lane.acc)),
         ),
         (Opcode::Mac, 'f') => V::F(to_f32(
-            (s[0].f() as f64).mul_add(
-                s[1].f() as f64,
-                f32::from_bits(lane.acc as u32) as f64,
-            ),
+            (s[0].f() as f64).mul_add(s[1].f() as f64, f32::from_bits(lane.acc as u32) as f64),
             rm,
         )),
         (Opcode::Mach, 'i') => {
@@ -765,7 +780,11 @@ pub fn math_f32(f: MathFunction, x: f32, y: f32, env: &Env) -> Option<(f64, Tole
             if x.abs() > 100.0 * std::f64::consts::PI {
                 return None;
             }
-            let v = if f == MathFunction::Sin { x.sin() } else { x.cos() };
+            let v = if f == MathFunction::Sin {
+                x.sin()
+            } else {
+                x.cos()
+            };
             (
                 v,
                 Tolerance::AbsRel {

@@ -1,0 +1,269 @@
+//! Fast path for the bulk of compute code: 32-bit F or D/UD operations whose sources and
+//! destination share the type class, with direct operands (any region: the lane offsets
+//! are pre-computed), no saturation, no accumulator, round-to-nearest-even. Values are
+//! gathered into plain `u32` lane arrays, computed in tight loops and scattered back under
+//! the execution mask. Everything else takes the general path in `alu.rs`; both implement
+//! the same semantics and the reference tests run through both.
+
+// Lane loops index several parallel per-lane arrays at once.
+#![allow(clippy::needless_range_loop)]
+
+use ferrite_isa::{CondMod, Type};
+
+use super::fp::{FpEnv, Rnd};
+use super::prep::{Alu, AluOp, Op};
+use super::regs::REGS_SIZE;
+use super::ThreadState;
+
+#[inline(always)]
+fn rd32(regs: &[u8; REGS_SIZE], o: usize) -> u32 {
+    u32::from_le_bytes([regs[o], regs[o + 1], regs[o + 2], regs[o + 3]])
+}
+
+#[inline(always)]
+fn flush(x: u32, keep: bool) -> u32 {
+    if !keep && x & 0x7F80_0000 == 0 {
+        x & 0x8000_0000
+    } else {
+        x
+    }
+}
+
+#[inline(always)]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+/// Tries the fast path; returns false (having done nothing) if `a` does not qualify.
+pub(super) fn fast_path(
+    t: &mut ThreadState,
+    a: &Alu,
+    op: &Op,
+    mask: u32,
+    pred: u32,
+    env: &FpEnv,
+) -> bool {
+    if a.sat || a.acc_wr || a.dst.ind.is_some() || a.dst.wmask != 0xF || a.dst.is_ip {
+        return false;
+    }
+    let float = match a.dst.ty {
+        Type::F => true,
+        Type::D | Type::UD => false,
+        _ => return false,
+    };
+    for s in &a.src {
+        let ok = if float {
+            s.ty == Type::F
+        } else {
+            matches!(s.ty, Type::D | Type::UD)
+        };
+        if !ok || s.ind.is_some() {
+            return false;
+        }
+    }
+    if float && env.rnd != Rnd::Rtne {
+        return false;
+    }
+    let n = a.src.len();
+    let cm = a.cmod;
+    let simple_cmod = matches!(
+        cm,
+        CondMod::Z | CondMod::Nz | CondMod::G | CondMod::Ge | CondMod::L | CondMod::Le
+    ) || (float && cm == CondMod::U);
+    // Integer compares: only same-typed, unmodified sources (the general path compares the
+    // exact values of mixed D/UD and negated operands).
+    let int_mods = a.src.iter().any(|s| s.neg || s.abs || s.ty != a.src[0].ty);
+    match (a.op, n) {
+        (AluOp::Mov, 1) | (AluOp::Add, 2) | (AluOp::Mul, 2) => {
+            if cm != CondMod::None {
+                return false;
+            }
+        }
+        (AluOp::Mad, 3) => {
+            if cm != CondMod::None || !float {
+                return false;
+            }
+        }
+        (AluOp::Sel, 2) => {
+            if cm != CondMod::None && (!simple_cmod || (!float && int_mods)) {
+                return false;
+            }
+        }
+        (AluOp::Cmp, 2) => {
+            if !simple_cmod || (!float && int_mods) {
+                return false;
+            }
+        }
+        (AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr | AluOp::Asr, 2)
+        | (AluOp::Not, 1) => {
+            if float || cm != CondMod::None {
+                return false;
+            }
+        }
+        _ => return false,
+    }
+
+    let exec = op.exec as usize;
+    let keep = env.f_denorm;
+    let logic = matches!(a.op, AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Not);
+    let regs = &mut t.regs;
+    let mut v = [[0u32; 32]; 3];
+    for (j, s) in a.src.iter().enumerate() {
+        let out = &mut v[j];
+        match &s.imm {
+            Some((imm, 1)) => out[..exec].fill(imm[0] as u32),
+            Some((imm, m)) => {
+                for (k, o) in out.iter_mut().enumerate().take(exec) {
+                    *o = imm[k % *m as usize] as u32;
+                }
+            }
+            None if s.scalar => out[..exec].fill(rd32(regs, s.off[0] as usize)),
+            None if s.packed => {
+                let b = s.off[0] as usize;
+                if let Some(bytes) = regs.get(b..b + 4 * exec) {
+                    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                        *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                }
+            }
+            None => {
+                for (o, &off) in out.iter_mut().zip(s.off.iter()).take(exec) {
+                    *o = rd32(regs, off as usize);
+                }
+            }
+        }
+        if float {
+            if !a.raw_mov && !keep {
+                out[..exec].iter_mut().for_each(|x| *x = flush(*x, false));
+            }
+            if s.abs {
+                out[..exec].iter_mut().for_each(|x| *x &= 0x7FFF_FFFF);
+            }
+            if s.neg {
+                out[..exec].iter_mut().for_each(|x| *x ^= 0x8000_0000);
+            }
+        } else {
+            if s.abs && s.ty == Type::D {
+                out[..exec]
+                    .iter_mut()
+                    .for_each(|x| *x = (*x as i32).wrapping_abs() as u32);
+            }
+            if s.neg {
+                if logic {
+                    out[..exec].iter_mut().for_each(|x| *x = !*x);
+                } else {
+                    out[..exec].iter_mut().for_each(|x| *x = x.wrapping_neg());
+                }
+            }
+        }
+    }
+    let [s0, s1, s2] = &v;
+    let mut r = [0u32; 32];
+    let mut cond = 0u32;
+    let signed = a.src.iter().any(|s| s.ty == Type::D);
+    let icmp = |x: u32, y: u32| -> bool {
+        let (x, y) = if signed {
+            (x as i32 as i64, y as i32 as i64)
+        } else {
+            (x as i64, y as i64)
+        };
+        match cm {
+            CondMod::Z => x == y,
+            CondMod::Nz => x != y,
+            CondMod::G => x > y,
+            CondMod::Ge => x >= y,
+            CondMod::L => x < y,
+            _ => x <= y,
+        }
+    };
+    let fcmp = |x: f32, y: f32| -> bool {
+        match cm {
+            CondMod::Z => x == y,
+            CondMod::Nz => x != y,
+            CondMod::G => x > y,
+            CondMod::Ge => x >= y,
+            CondMod::L => x < y,
+            CondMod::Le => x <= y,
+            _ => x.is_nan() || y.is_nan(),
+        }
+    };
+    match (a.op, float) {
+        (AluOp::Mov, _) => r[..exec].copy_from_slice(&s0[..exec]),
+        (AluOp::Add, true) => (0..exec).for_each(|k| r[k] = (f(s0[k]) + f(s1[k])).to_bits()),
+        (AluOp::Mul, true) => (0..exec).for_each(|k| r[k] = (f(s0[k]) * f(s1[k])).to_bits()),
+        (AluOp::Mad, _) => {
+            (0..exec).for_each(|k| r[k] = f(s1[k]).mul_add(f(s2[k]), f(s0[k])).to_bits())
+        }
+        (AluOp::Add, false) => (0..exec).for_each(|k| r[k] = s0[k].wrapping_add(s1[k])),
+        (AluOp::Mul, false) => (0..exec).for_each(|k| r[k] = s0[k].wrapping_mul(s1[k])),
+        (AluOp::And, _) => (0..exec).for_each(|k| r[k] = s0[k] & s1[k]),
+        (AluOp::Or, _) => (0..exec).for_each(|k| r[k] = s0[k] | s1[k]),
+        (AluOp::Xor, _) => (0..exec).for_each(|k| r[k] = s0[k] ^ s1[k]),
+        (AluOp::Not, _) => (0..exec).for_each(|k| r[k] = !s0[k]),
+        (AluOp::Shl, _) => (0..exec).for_each(|k| r[k] = s0[k] << (s1[k] & 31)),
+        (AluOp::Shr, _) => (0..exec).for_each(|k| r[k] = s0[k] >> (s1[k] & 31)),
+        (AluOp::Asr, _) => (0..exec).for_each(|k| r[k] = ((s0[k] as i32) >> (s1[k] & 31)) as u32),
+        (AluOp::Sel, fl) => {
+            for k in 0..exec {
+                let take0 = if cm == CondMod::None {
+                    pred >> k & 1 != 0
+                } else if fl {
+                    let (x, y) = (f(s0[k]), f(s1[k]));
+                    if x.is_nan() {
+                        false
+                    } else if y.is_nan() {
+                        true
+                    } else {
+                        fcmp(x, y)
+                    }
+                } else {
+                    icmp(s0[k], s1[k])
+                };
+                r[k] = if take0 { s0[k] } else { s1[k] };
+            }
+        }
+        (AluOp::Cmp, fl) => {
+            for k in 0..exec {
+                let c = if fl {
+                    fcmp(f(s0[k]), f(s1[k]))
+                } else {
+                    icmp(s0[k], s1[k])
+                };
+                cond |= (c as u32) << k;
+                r[k] = if c { u32::MAX } else { 0 };
+            }
+        }
+        _ => return false,
+    }
+    if float && !keep && !a.raw_mov && a.op != AluOp::Cmp {
+        r[..exec].iter_mut().for_each(|x| *x = flush(*x, false));
+    }
+    if !a.dst.null {
+        let full = mask == super::prep::ones(op.exec);
+        let b = a.dst.off[0] as usize;
+        if full && a.dst.packed {
+            if let Some(bytes) = regs.get_mut(b..b + 4 * exec) {
+                for (c, x) in bytes.chunks_exact_mut(4).zip(r.iter()) {
+                    c.copy_from_slice(&x.to_le_bytes());
+                }
+            }
+        } else {
+            for k in 0..exec {
+                if full || mask >> k & 1 != 0 {
+                    let o = a.dst.off[k] as usize;
+                    regs[o..o + 4].copy_from_slice(&r[k].to_le_bytes());
+                }
+            }
+        }
+    }
+    if a.op == AluOp::Cmp {
+        let base = op.flag_base + op.first;
+        if base < 64 {
+            let m = (mask as u64) << base;
+            let c = (cond as u64) << base;
+            let flags = t.flags();
+            t.set_flags((flags & !m) | (c & m));
+        }
+    }
+    true
+}
