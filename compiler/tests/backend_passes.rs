@@ -357,7 +357,7 @@ fn scheduling_hides_send_latency_and_keeps_dependencies() {
         pos(&before[3]) < pos(&before[2]),
         "independent ALU fills the send latency"
     );
-    assert!(cycles >= 200 && cycles < 260, "{cycles}");
+    assert!((200..260).contains(&cycles), "{cycles}");
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn contiguous(o: &Opnd, exec: u8, comps: u8, stride: u32) -> bool {
     matches!(o.base, Base::V(_) | Base::G(_))
         && o.stride == 1
         && o.ty.size() == 4
-        && o.off % 32 == 0
+        && o.off.is_multiple_of(32)
         && (comps <= 1 || stride == 4 * exec as u32)
 }
 
@@ -308,7 +308,7 @@ pub fn lower_sends(prog: &mut Program) {
                 b.at(8, 0, true).inst(
                     LOp::Send {
                         sfid: Sfid::DpDc0,
-                        desc: desc(1, regs as u32, true, (253 | (oword_code(regs) << 8)) as u32),
+                        desc: desc(1, regs as u32, true, 253 | (oword_code(regs) << 8)),
                         ex_desc: 0,
                         mlen: 1,
                         ex_mlen: 0,

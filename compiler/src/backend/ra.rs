@@ -158,7 +158,7 @@ pub fn colour(
     let mut reg: Vec<Option<u8>> = vec![None; n];
     let mut spill = Vec::new();
     while let Some(v) = stack.pop() {
-        let mut busy = vec![false; 128];
+        let mut busy = [false; 128];
         for &u in &adj[v] {
             if let Some(r) = reg[u] {
                 for x in r as u32..r as u32 + sizes[u] {
