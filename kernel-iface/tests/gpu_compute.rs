@@ -48,8 +48,9 @@ fn buffer_fill_over_many_groups() {
 #[test]
 fn partial_last_thread_and_out_of_bounds_writes() {
     // Group of 20 at SIMD16: 2 threads, the second with only 4 channels (Right Execution
-    // Mask 0xF). 3 groups = 60 invocations; the buffer's surface covers only 50 elements,
-    // so elements 50..59 are out of bounds (dropped) although the BO has room.
+    // Mask 0xF). 3 groups = 60 invocations. The surface covers 70 elements: a last thread
+    // running all 16 channels would write elements 60..69 (in bounds) and 70..71 (out of
+    // bounds, dropped although the BO has room).
     let (g, data) = compute_setup(&[4096]);
     g.write_u32s(data[0], 0, &[0xDEAD_BEEF; 80]);
     let asm = fill_kernel();
@@ -58,17 +59,34 @@ fn partial_last_thread_and_out_of_bounds_writes() {
         group_size: 20,
         groups: [3, 1, 1],
         push: [20, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[(data[0], 70 * 4)],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0, 80);
+    for (i, &v) in out.iter().enumerate() {
+        let want = if i < 60 { i as u32 * 3 + 7 } else { 0xDEAD_BEEF };
+        assert_eq!(v, want, "element {i}");
+    }
+}
+
+#[test]
+fn writes_past_the_surface_are_dropped() {
+    // 64 invocations write elements 0..63 but the surface has 50: 50..63 stay untouched.
+    let (g, data) = compute_setup(&[4096]);
+    g.write_u32s(data[0], 0, &[0xDEAD_BEEF; 80]);
+    let asm = fill_kernel();
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 64,
+        push: [64, 0, 0, 0, 0, 0, 0, 0],
         buffers: &[(data[0], 50 * 4)],
         ..Default::default()
     };
     assert_eq!(run(&g, &d), Outcome::Ok);
     let out = g.read_u32s(data[0], 0, 80);
     for (i, &v) in out.iter().enumerate() {
-        let want = if i < 50 {
-            i as u32 * 3 + 7
-        } else {
-            0xDEAD_BEEF
-        };
+        let want = if i < 50 { i as u32 * 3 + 7 } else { 0xDEAD_BEEF };
         assert_eq!(v, want, "element {i}");
     }
 }

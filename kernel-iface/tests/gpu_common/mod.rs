@@ -201,6 +201,10 @@ pub struct Dispatch<'a> {
     pub l3: u32,
     /// Extra threads per group beyond ceil(group / SIMD) (to provoke the 56 limit).
     pub thread_override: Option<u32>,
+    /// Per-thread scratch: (ScratchSpaceBasePointer, PerThreadScratchSpace code).
+    pub scratch: Option<(u64, u64)>,
+    /// Indirect dispatch: group counts loaded into 0x2500/0x2504/0x2508 with MI_LOAD_REGISTER_IMM.
+    pub indirect: Option<[u32; 3]>,
 }
 
 impl Default for Dispatch<'_> {
@@ -216,6 +220,8 @@ impl Default for Dispatch<'_> {
             buffers: &[],
             l3: 0x6000_0021,
             thread_override: None,
+            scratch: None,
+            indirect: None,
         }
     }
 }
@@ -336,6 +342,8 @@ pub fn build_dispatch(g: &Gpu, d: &Dispatch, kernel: usize, state: usize, batch:
         .add(
             MediaVfeState {
                 maximum_number_of_threads: 167,
+                scratch_space_base_pointer: d.scratch.map_or(0, |s| s.0),
+                per_thread_scratch_space: d.scratch.map_or(0, |s| s.1),
                 number_of_urb_entries: 2,
                 urb_entry_allocation_size: 2,
                 curbe_allocation_size: ((threads as u64 + 1) + 1) & !1,
@@ -359,8 +367,26 @@ pub fn build_dispatch(g: &Gpu, d: &Dispatch, kernel: usize, state: usize, batch:
             }
             .to_dwords(),
         )
+        .add(match d.indirect {
+            Some(counts) => {
+                let mut v = Vec::new();
+                for (i, c) in counts.iter().enumerate() {
+                    v.extend(
+                        MiLoadRegisterImm {
+                            register_offset: 0x2500 + 4 * i as u64,
+                            data_dword: *c as u64,
+                            ..Default::default()
+                        }
+                        .to_dwords(),
+                    );
+                }
+                v
+            }
+            None => Vec::new(),
+        })
         .add(
             GpgpuWalker {
+                indirect_parameter_enable: d.indirect.is_some(),
                 simd_size: match d.simd {
                     8 => 0,
                     16 => 1,
@@ -416,6 +442,18 @@ mov(8)  g127<1>UD g0<8,8,1>UD { align1 WE_all 1Q };
 send(16) null<1>UW g127<8,8,1>UW 0x82000010 thread_spawner MsgDesc: mlen 1 rlen 0 { align1 WE_all 1H EOT };
 ";
 
+/// SIMD8 prologue: g4 = linear invocation index (group x * g1.0 + subgroup * 8 + lane),
+/// g10 = its byte offset.
+pub const LINEAR8: &str = "
+mov(8)  g3<1>UW   0x76543210V { align1 WE_all 1Q };
+mov(8)  g4<1>UD   g3<8,8,1>UW { align1 1Q };
+shl(8)  g6<1>UD   g2.7<0,1,0>UD 0x00000003UD { align1 1Q };
+add(8)  g4<1>UD   g4<8,8,1>UD g6<8,8,1>UD { align1 1Q };
+mul(8)  g8<1>UD   g0.1<0,1,0>UD g1<0,1,0>UD { align1 1Q };
+add(8)  g4<1>UD   g4<8,8,1>UD g8<8,8,1>UD { align1 1Q };
+shl(8)  g10<1>UD  g4<8,8,1>UD 0x00000002UD { align1 1Q };
+";
+
 /// SIMD16 prologue: g4..g5 = linear invocation index (group x * g1.0 + subgroup * 16 + lane),
 /// g10..g11 = its byte offset (x4).
 pub const LINEAR16: &str = "
@@ -427,4 +465,10 @@ add(16) g4<1>UD   g4<8,8,1>UD g6<8,8,1>UD { align1 1H };
 mul(16) g8<1>UD   g0.1<0,1,0>UD g1<0,1,0>UD { align1 1H };
 add(16) g4<1>UD   g4<8,8,1>UD g8<8,8,1>UD { align1 1H };
 shl(16) g10<1>UD  g4<8,8,1>UD 0x00000002UD { align1 1H };
+";
+
+/// The SIMD8 thread epilogue.
+pub const EOT8: &str = "
+mov(8)  g127<1>UD g0<8,8,1>UD { align1 WE_all 1Q };
+send(8) null<1>UW g127<8,8,1>UW 0x82000010 thread_spawner MsgDesc: mlen 1 rlen 0 { align1 WE_all 1Q EOT };
 ";

@@ -1,0 +1,227 @@
+//! Data-port messages, dispatch variants and thread payload on the simulated GPU, through
+//! EXECBUFFER2: out-of-bounds reads, byte/word scattered, A64, scratch OWord blocks, SIMD8
+//! dispatch with a partial thread, 3-D group ids in R0, indirect walkers.
+
+mod gpu_common;
+
+use gpu_common::*;
+
+#[test]
+fn out_of_bounds_reads_return_zero_and_scattered_bytes_and_words() {
+    // BTI 1: 10 dwords of input (surface size 40 bytes, the BO is larger and filled).
+    // BTI 2: untyped copy of in[linear] (lanes >= 10 read 0).
+    // BTI 3: byte scattered write of (linear + 1) & 0xFF at byte `linear`, surface of 13
+    //        bytes: with the RAW size trick the dword holding byte 12 is inside, so bytes
+    //        0..15 are written, the rest dropped.
+    // BTI 4: word scattered read of in as 16-bit halves at 2 * linear (bounds 40 bytes).
+    let (g, data) = compute_setup(&[4096, 4096, 4096, 4096]);
+    let input: Vec<u32> = (0..32).map(|i| 0x1111_0000 + i * 0x0101).collect();
+    g.write_u32s(data[0], 0, &input);
+    g.write_u32s(data[2], 0, &[0xFFFF_FFFF; 16]);
+    let asm = format!(
+        "{LINEAR16}
+send(16) g20<1>UD g10<8,8,1>UD 0x04205e01 dp data 1 MsgDesc: untyped read {{ align1 1H }};
+sends(16) nullUD g10UD g20UD 0x04025e02 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+add(16) g22<1>UD g4<8,8,1>UD 0x00000001UD {{ align1 1H }};
+sends(16) nullUD g4UD g22UD 0x04030103 0x00000080 data MsgDesc: byte scattered write {{ align1 1H }};
+shl(16) g24<1>UD g4<8,8,1>UD 0x00000001UD {{ align1 1H }};
+send(16) g26<1>UD g24<8,8,1>UD 0x04210501 data MsgDesc: word scattered read {{ align1 1H }};
+and(16) g26<1>UD g26<8,8,1>UD 0x0000ffffUD {{ align1 1H }};
+sends(16) nullUD g10UD g26UD 0x04025e04 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+{EOT}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 32,
+        push: [32, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[
+            (data[0], 40),
+            (data[1], 4096),
+            (data[2], 13),
+            (data[3], 4096),
+        ],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let copy = g.read_u32s(data[1], 0, 32);
+    for (i, &v) in copy.iter().enumerate() {
+        assert_eq!(v, if i < 10 { input[i] } else { 0 }, "untyped read {i}");
+    }
+    let mut bytes = vec![0u8; 32];
+    g.bos[data[2]].map.read(0, &mut bytes);
+    for (i, &b) in bytes.iter().enumerate() {
+        let want = if i < 16 { (i + 1) as u8 } else { 0xFF };
+        assert_eq!(b, want, "byte {i}");
+    }
+    let words = g.read_u32s(data[3], 0, 32);
+    for (i, &w) in words.iter().enumerate() {
+        let half = if i < 20 {
+            let d = input[i / 2];
+            if i % 2 == 0 {
+                d & 0xFFFF
+            } else {
+                d >> 16
+            }
+        } else {
+            0
+        };
+        assert_eq!(w, half, "word {i}");
+    }
+}
+
+#[test]
+fn a64_untyped_write_to_a_pushed_address() {
+    let (g, data) = compute_setup(&[4096]);
+    let base = g.bos[data[0]].addr + 0x100;
+    let asm = format!(
+        "{LINEAR16}
+mov(8) g30<1>UQ g10<8,8,1>UD {{ align1 1Q }};
+mov(8) g32<1>UQ g11<8,8,1>UD {{ align1 2Q }};
+add(8) g30<1>UQ g30<4,4,1>UQ g1.1<0,1,0>UQ {{ align1 1Q }};
+add(8) g32<1>UQ g32<4,4,1>UQ g1.1<0,1,0>UQ {{ align1 2Q }};
+add(16) g12<1>UD g4<8,8,1>UD 0x00000064UD {{ align1 1H }};
+sends(16) nullUD g30UD g12UD 0x08065efd 0x00000080 dp data 1 MsgDesc: A64 untyped write {{ align1 1H }};
+{EOT}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 32,
+        push: [32, 0, base as u32, (base >> 32) as u32, 0, 0, 0, 0],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0x100, 33);
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(v, if i < 32 { i as u32 + 100 } else { 0 }, "element {i}");
+    }
+}
+
+#[test]
+fn scratch_oword_blocks_are_private_per_thread() {
+    // Each thread writes its 16 linear ids to its scratch slot (4 OWords at offset 0), all
+    // threads of the group meet at a barrier, then each reads its slot back and stores it.
+    // Threads sharing a slot would read another thread's values.
+    let mut setup = compute_setup(&[4096]);
+    let scratch_addr = 0x80_0000u64;
+    setup.0.bo(scratch_addr, 1024 * 168);
+    let (g, data) = setup;
+    let asm = format!(
+        "{LINEAR16}
+mov(8) g50<1>UD 0x00000000UD {{ align1 WE_all 1Q }};
+and(1) g50.5<1>UD g0.5<0,1,0>UD 0xfffffc00UD {{ align1 WE_all 1N }};
+mov(16) g51<1>UD g4<8,8,1>UD {{ align1 1H }};
+send(16) null<1>UD g50<8,8,1>UD 0x060a03fd data MsgDesc: OWord block write {{ align1 WE_all 1H }};
+mov(8)  g30<1>UD  0x00000000UD {{ align1 WE_all 1Q }};
+and(1)  g30.2<1>UD g0.2<0,1,0>UD 0x8f000000UD {{ align1 WE_all 1N }};
+send(16) null<1>UW g30<8,8,1>UD 0x02000004 gateway MsgDesc: (barrier msg) mlen 1 rlen 0 {{ align1 WE_all 1H }};
+wait(1) n0<1>UD {{ align1 WE_all 1N }};
+send(16) g40<1>UD g50<8,8,1>UD 0x022803fd data MsgDesc: OWord block read {{ align1 WE_all 1H }};
+sends(16) nullUD g10UD g40UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+{EOT}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 64,
+        groups: [4, 1, 1],
+        barrier: true,
+        push: [64, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[(data[0], 4096)],
+        scratch: Some((scratch_addr, 0)),
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0, 256);
+    assert_eq!(out, (0..256).collect::<Vec<u32>>());
+}
+
+#[test]
+fn simd8_dispatch_with_a_partial_last_thread() {
+    let (g, data) = compute_setup(&[4096]);
+    g.write_u32s(data[0], 0, &[0xDEAD_BEEF; 64]);
+    let asm = format!(
+        "{LINEAR8}
+add(8) g12<1>UD g4<8,8,1>UD 0x00000005UD {{ align1 1Q }};
+sends(8) nullUD g10UD g12UD 0x02026e01 0x00000040 dp data 1 MsgDesc: untyped write {{ align1 1Q }};
+{EOT8}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        simd: 8,
+        group_size: 20,
+        groups: [2, 1, 1],
+        push: [20, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[(data[0], 4096)],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0, 64);
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(
+            v,
+            if i < 40 { i as u32 + 5 } else { 0xDEAD_BEEF },
+            "element {i}"
+        );
+    }
+}
+
+fn group_id_kernel() -> String {
+    // out[(z * 2 + y) * 3 + x] = x | y << 8 | z << 16 for a 3 x 2 x 2 grid.
+    format!(
+        "
+mul(16) g40<1>UD g0.7<0,1,0>UD 0x00000002UD {{ align1 1H }};
+add(16) g40<1>UD g40<8,8,1>UD g0.6<0,1,0>UD {{ align1 1H }};
+mul(16) g40<1>UD g40<8,8,1>UD 0x00000003UD {{ align1 1H }};
+add(16) g40<1>UD g40<8,8,1>UD g0.1<0,1,0>UD {{ align1 1H }};
+shl(16) g42<1>UD g40<8,8,1>UD 0x00000002UD {{ align1 1H }};
+shl(16) g44<1>UD g0.6<0,1,0>UD 0x00000008UD {{ align1 1H }};
+shl(16) g46<1>UD g0.7<0,1,0>UD 0x00000010UD {{ align1 1H }};
+or(16)  g48<1>UD g44<8,8,1>UD g46<8,8,1>UD {{ align1 1H }};
+or(16)  g48<1>UD g48<8,8,1>UD g0.1<0,1,0>UD {{ align1 1H }};
+sends(16) nullUD g42UD g48UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+{EOT}"
+    )
+}
+
+#[test]
+fn group_ids_of_a_3d_grid_in_r0() {
+    let (g, data) = compute_setup(&[4096]);
+    let asm = group_id_kernel();
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 16,
+        groups: [3, 2, 2],
+        buffers: &[(data[0], 4096)],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0, 13);
+    let mut want = Vec::new();
+    for z in 0..2u32 {
+        for y in 0..2u32 {
+            for x in 0..3u32 {
+                want.push(x | y << 8 | z << 16);
+            }
+        }
+    }
+    want.push(0);
+    assert_eq!(out, want);
+}
+
+#[test]
+fn indirect_walker_takes_counts_from_the_dispatch_registers() {
+    let (g, data) = compute_setup(&[4096]);
+    let asm = group_id_kernel();
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 16,
+        // The walker's own counts are zero: only the registers say 3 x 2 x 2.
+        groups: [0, 0, 0],
+        indirect: Some([3, 2, 2]),
+        buffers: &[(data[0], 4096)],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0, 12);
+    assert_eq!(out[11], 2 | 1 << 8 | 1 << 16);
+    assert_eq!(out[4], 1 | 1 << 8);
+}
