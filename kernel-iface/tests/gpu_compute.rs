@@ -65,7 +65,11 @@ fn partial_last_thread_and_out_of_bounds_writes() {
     assert_eq!(run(&g, &d), Outcome::Ok);
     let out = g.read_u32s(data[0], 0, 80);
     for (i, &v) in out.iter().enumerate() {
-        let want = if i < 60 { i as u32 * 3 + 7 } else { 0xDEAD_BEEF };
+        let want = if i < 60 {
+            i as u32 * 3 + 7
+        } else {
+            0xDEAD_BEEF
+        };
         assert_eq!(v, want, "element {i}");
     }
 }
@@ -86,7 +90,11 @@ fn writes_past_the_surface_are_dropped() {
     assert_eq!(run(&g, &d), Outcome::Ok);
     let out = g.read_u32s(data[0], 0, 80);
     for (i, &v) in out.iter().enumerate() {
-        let want = if i < 50 { i as u32 * 3 + 7 } else { 0xDEAD_BEEF };
+        let want = if i < 50 {
+            i as u32 * 3 + 7
+        } else {
+            0xDEAD_BEEF
+        };
         assert_eq!(v, want, "element {i}");
     }
 }
