@@ -220,29 +220,10 @@ fn src_a16(r: &mut Rng) -> RegSrc {
 fn header(r: &mut Rng, i: &mut Instruction) {
     let e = r.pick(&[1u32, 2, 4, 8, 8, 16, 16, 32]);
     i.exec_size = ExecSize::new(e).unwrap_or(ExecSize::S8);
-    i.group = match e {
-        32 => ChannelGroup::default(),
-        16 => ChannelGroup {
-            qtr: r.pick(&[0, 2]),
-            nib: false,
-        },
-        8 => {
-            if r.chance(1, 8) {
-                ChannelGroup {
-                    qtr: r.below(4) as u8,
-                    nib: true,
-                }
-            } else {
-                ChannelGroup {
-                    qtr: r.below(4) as u8,
-                    nib: false,
-                }
-            }
-        }
-        _ => ChannelGroup {
-            qtr: r.below(4) as u8,
-            nib: r.chance(1, 2),
-        },
+    // Any quarter/nibble: the text keeps them all (nN, nQ, 1H/2H).
+    i.group = ChannelGroup {
+        qtr: r.below(4) as u8,
+        nib: r.chance(1, 8),
     };
     i.we_all = r.chance(1, 4);
     i.dep_ctrl = DepCtrl {
