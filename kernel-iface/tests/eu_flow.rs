@@ -526,3 +526,55 @@ fn trace_output_does_not_disturb_execution() {
     assert_eq!(t.instructions, 2);
     assert_eq!(t.lane_instructions, 16);
 }
+
+#[test]
+fn nested_loops_with_if_and_partial_dispatch() {
+    let k = asm(r"
+        mov(16)         g20<1>D         0D                              { align1 1H };
+        mov(16)         g22<1>D         0D                              { align1 1H };
+    LOUTER:
+        add(16)         g20<1>D         g20<8,8,1>D     1D              { align1 1H };
+        mov(16)         g24<1>D         0D                              { align1 1H };
+    LINNER:
+        add(16)         g24<1>D         g24<8,8,1>D     1D              { align1 1H };
+        cmp.ge.f0.0(16) null<1>D        g24<8,8,1>D     g20<8,8,1>D     { align1 1H };
+        (+f0.0) break(16) JIP: LIW      UIP: LIW                        { align1 1H };
+        add(16)         g22<1>D         g22<8,8,1>D     g24<8,8,1>D     { align1 1H };
+    LIW:
+        while(16)       JIP: LINNER                                     { align1 1H };
+        and.nz.f0.0(16) null<1>UD       g20<8,8,1>UD    0x00000001UD    { align1 1H };
+        (+f0.0) if(16)  JIP: LENDIF     UIP: LENDIF                     { align1 1H };
+        add(16)         g22<1>D         g22<8,8,1>D     100D            { align1 1H };
+    LENDIF:
+        endif(16)       JIP: LCOND                                      { align1 1H };
+    LCOND:
+        cmp.l.f0.0(16)  null<1>D        g20<8,8,1>D     g10<8,8,1>D     { align1 1H };
+        (+f0.0) while(16) JIP: LOUTER                                   { align1 1H };
+    ");
+    let n: Vec<i32> = (0..16).map(|i| (i * 5) % 9).collect();
+    for mask in [0xFFFF, 0x5A5A, 0x0001] {
+        let mut t = ThreadState::new(16, mask);
+        set_dwords(&mut t, 10, &n);
+        set_dwords(&mut t, 22, &[-3; 16]);
+        run_to_eot(&mut t, &k, &mut TestPort::default());
+        let g22 = dwords(&t, 22, 16);
+        for lane in 0..16 {
+            if mask >> lane & 1 == 0 {
+                assert_eq!(g22[lane], -3, "mask {mask:#x} lane {lane}");
+                continue;
+            }
+            let (mut i, mut acc) = (0, 0);
+            loop {
+                i += 1;
+                acc += (1..i).sum::<i32>();
+                if i % 2 == 1 {
+                    acc += 100;
+                }
+                if i >= n[lane] {
+                    break;
+                }
+            }
+            assert_eq!(g22[lane], acc, "mask {mask:#x} lane {lane} n {}", n[lane]);
+        }
+    }
+}
