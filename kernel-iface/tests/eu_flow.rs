@@ -578,3 +578,27 @@ fn nested_loops_with_if_and_partial_dispatch() {
         }
     }
 }
+
+#[test]
+fn kernel_writes_to_cr0_change_rounding_and_denormals() {
+    // RTZ (cr0 bits 5:4 = 3) then fp32 denormal preserve (bit 7).
+    let k = asm(r"
+        add(8)          g20<1>F         g10<8,8,1>F     g11<8,8,1>F     { align1 1Q };
+        or(1)           cr0<1>UD        cr0<0,1,0>UD    0x00000030UD    { align1 WE_all 1N switch };
+        add(8)          g21<1>F         g10<8,8,1>F     g11<8,8,1>F     { align1 1Q };
+        or(1)           cr0<1>UD        cr0<0,1,0>UD    0x00000080UD    { align1 WE_all 1N switch };
+        mul(8)          g22<1>F         g12<8,8,1>F     0x3f000000F     { align1 1Q };
+    ");
+    let mut t = ThreadState::new(8, 0xFF);
+    for lane in 0..8 {
+        put(&mut t, 10 * 32 + 4 * lane, 4, 1.0f32.to_bits() as u64);
+        put(&mut t, 11 * 32 + 4 * lane, 4, 9e-8f32.to_bits() as u64);
+        put(&mut t, 12 * 32 + 4 * lane, 4, 1e-38f32.to_bits() as u64);
+    }
+    run_to_eot(&mut t, &k, &mut TestPort::default());
+    assert_eq!(t.cr0(), 0xB0);
+    let f = |r: usize| f32::from_bits(get(&t, r * 32, 4) as u32);
+    assert_eq!(f(20), 1.0 + f32::EPSILON, "RTNE rounds 1 + 9e-8 up");
+    assert_eq!(f(21), 1.0, "RTZ truncates");
+    assert_eq!(f(22), 5e-39, "denormal preserved and exact");
+}
