@@ -225,3 +225,49 @@ fn indirect_walker_takes_counts_from_the_dispatch_registers() {
     assert_eq!(out[11], 2 | 1 << 8 | 1 << 16);
     assert_eq!(out[4], 1 | 1 << 8);
 }
+
+#[test]
+fn simd32_dispatch_with_two_message_halves_and_a_partial_thread() {
+    // Group of 40 at SIMD32: 2 threads, the second with 8 channels. Data-port messages go as
+    // two SIMD16 halves (1H, 2H) as Mesa emits them.
+    let (g, data) = compute_setup(&[4096]);
+    g.write_u32s(data[0], 0, &[0xDEAD_BEEF; 128]);
+    let asm = format!(
+        "
+mov(8)  g3<1>UW   0x76543210V {{ align1 WE_all 1Q }};
+add(8)  g3.8<1>UW g3<8,8,1>UW 0x0008UW {{ align1 WE_all 1Q }};
+add(16) g4<1>UW   g3<16,16,1>UW 0x0010UW {{ align1 WE_all 1H }};
+mov(16) g6<1>UD   g3<16,16,1>UW {{ align1 1H }};
+mov(16) g8<1>UD   g4<16,16,1>UW {{ align1 2H }};
+shl(16) g12<1>UD  g2.7<0,1,0>UD 0x00000005UD {{ align1 1H }};
+mul(16) g14<1>UD  g0.1<0,1,0>UD g1<0,1,0>UD {{ align1 1H }};
+add(16) g12<1>UD  g12<8,8,1>UD g14<8,8,1>UD {{ align1 1H }};
+add(16) g6<1>UD   g6<8,8,1>UD g12<8,8,1>UD {{ align1 1H }};
+add(16) g8<1>UD   g8<8,8,1>UD g12<8,8,1>UD {{ align1 2H }};
+shl(16) g16<1>UD  g6<8,8,1>UD 0x00000002UD {{ align1 1H }};
+shl(16) g18<1>UD  g8<8,8,1>UD 0x00000002UD {{ align1 2H }};
+add(16) g20<1>UD  g6<8,8,1>UD 0x00000009UD {{ align1 1H }};
+add(16) g22<1>UD  g8<8,8,1>UD 0x00000009UD {{ align1 2H }};
+sends(16) nullUD g16UD g20UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+sends(16) nullUD g18UD g22UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 2H }};
+{EOT}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        simd: 32,
+        group_size: 40,
+        groups: [2, 1, 1],
+        push: [40, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[(data[0], 4096)],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let out = g.read_u32s(data[0], 0, 128);
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(
+            v,
+            if i < 80 { i as u32 + 9 } else { 0xDEAD_BEEF },
+            "element {i}"
+        );
+    }
+}
