@@ -602,3 +602,52 @@ fn kernel_writes_to_cr0_change_rounding_and_denormals() {
     assert_eq!(f(21), 1.0, "RTZ truncates");
     assert_eq!(f(22), 5e-39, "denormal preserved and exact");
 }
+
+#[test]
+fn jmpi_jumps_relative_to_the_next_instruction_when_predicate_holds() {
+    let ip = || Addr::arf(ferrite_isa::ArfReg::IP, 0);
+    let mk = |pred: bool| {
+        let mut j = Instruction::alu2(
+            Opcode::Jmpi,
+            ExecSize::S1,
+            Dst::new(ip(), Type::UD),
+            Src::Reg(RegSrc::new(ip(), Type::UD, Region::SCALAR)),
+            Src::Imm(ferrite_isa::Imm::d(16)),
+        );
+        j.we_all = true;
+        if pred {
+            j.predicate = Some(ferrite_isa::Predicate {
+                ctrl: ferrite_isa::PredCtrl::Normal,
+                inverse: false,
+            });
+        }
+        j
+    };
+    let mov = |v: i32| {
+        Instruction::alu1(
+            Opcode::Mov,
+            ExecSize::S8,
+            Dst::grf(20, Type::D),
+            Src::Imm(ferrite_isa::Imm::d(v)),
+        )
+    };
+    for (pred, flag) in [(false, 0), (true, 1), (true, 0)] {
+        let k = kernel(&[mov(0), mk(pred), mov(1), mov_add(), eot()], false);
+        fn mov_add() -> Instruction {
+            Instruction::alu2(
+                Opcode::Add,
+                ExecSize::S8,
+                Dst::grf(20, Type::D),
+                Src::Reg(RegSrc::grf(20, 0, Type::D, Region::new(8, 8, 1))),
+                Src::Imm(ferrite_isa::Imm::d(1)),
+            )
+        }
+        let mut t = ThreadState::new(8, 0xFF);
+        t.set_flags(flag);
+        run_to_eot(&mut t, &k, &mut TestPort::default());
+        // Taken: mov(1) is skipped, g20 = 0 + 1; not taken: g20 = 1 + 1.
+        let got = dwords(&t, 20, 1)[0];
+        let taken = !pred || flag == 1;
+        assert_eq!(got, if taken { 1 } else { 2 }, "pred {pred} flag {flag}");
+    }
+}

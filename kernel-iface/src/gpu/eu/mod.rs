@@ -617,9 +617,9 @@ impl ThreadState {
                     }
                 }
                 Kind::Jmpi { src } => {
-                    // JMPI is scalar: taken if channel 0's predicate holds. The offset is
-                    // relative to the next instruction (unverified; Mesa does not emit it
-                    // on Gen9 compute).
+                    // JMPI is scalar: taken if channel 0's predicate holds. The offset counts
+                    // from the next instruction (Mesa's Gen4-7 `elk_land_fwd_jump` counts
+                    // from jmpi + 1); on Gen8+ in bytes like JIP/UIP (not machine-verified).
                     let taken = self.pred_bits(op) & 1 != 0;
                     trace_mask = taken as u32;
                     if taken {
