@@ -152,6 +152,8 @@ pub struct Kernel {
     pub shared_size: u32,
     pub scratch_size: u32,
     pub bindings: Vec<BindingUse>,
+    /// The kernel uses a workgroup barrier (IDD BarrierEnable).
+    pub uses_barrier: bool,
     pub stats: Statistics,
 }
 
@@ -269,15 +271,16 @@ pub fn compile_to_ir(
     Ok((shader, out.bindings))
 }
 
-/// Compiles a compute shader. The Gen9 back end is not written yet: after the front end and
-/// the middle passes ran (so SPIR-V errors are reported), this answers `Unsupported`.
+/// Compiles a compute shader: front end, the middle passes, then the Gen9 back end
+/// ([`crate::backend`]), which picks the SIMD width among `target.simd_widths` minus the
+/// `no8/no16/no32` debug flags.
 pub fn compile(
     words: &[u32],
     target: &Target,
     opts: &CompileOptions,
 ) -> Result<Kernel, CompileError> {
     let start = Instant::now();
-    let (shader, _bindings) = compile_to_ir(words, target, opts)?;
+    let (shader, bindings) = compile_to_ir(words, target, opts)?;
     if opts.debug.stats {
         dump(
             opts,
@@ -289,8 +292,41 @@ pub fn compile(
             ),
         )?;
     }
-    Err(CompileError::Unsupported(format!(
-        "Gen{} back end not implemented yet",
-        target.gen
-    )))
+    let allowed = |w: u32| target.simd_widths.contains(&w);
+    let bopts = crate::backend::BackendOptions {
+        no8: opts.debug.no8 || !allowed(8),
+        no16: opts.debug.no16 || !allowed(16),
+        no32: opts.debug.no32 || !allowed(32),
+        validate: opts.debug.validate,
+        ..crate::backend::BackendOptions::gen9()
+    };
+    let k = crate::backend::compile(&shader, &bopts)
+        .map_err(|e| CompileError::Unsupported(e.to_string()))?;
+    if opts.debug.asm {
+        dump(opts, "kernel.asm", &k.asm)?;
+    }
+    if opts.debug.stats {
+        dump(opts, "kernel-stats.txt", &k.stats.to_string())?;
+    }
+    let st = &k.stats;
+    Ok(Kernel {
+        binary: k.binary,
+        simd_width: k.simd,
+        local_size: k.local_size,
+        push_size: k.push_regs * 32,
+        shared_size: k.slm_size,
+        scratch_size: k.scratch_size,
+        bindings,
+        uses_barrier: k.uses_barrier,
+        stats: Statistics {
+            instruction_count: st.instructions,
+            send_count: st.sends,
+            loop_count: st.loops,
+            cycle_count: st.cycles.min(u64::from(u32::MAX)) as u32,
+            spill_count: st.spills,
+            fill_count: st.fills,
+            max_dispatch_width: st.max_dispatch_width,
+            compile_time: start.elapsed(),
+        },
+    })
 }
