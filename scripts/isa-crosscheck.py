@@ -16,7 +16,7 @@ import tempfile
 
 BRANCH_PAD = 256  # compacted nops (8 bytes) each side of a branch: covers JIP/UIP in [-2048, 2048]
 ASM_PAD = 128  # native nops (16 bytes) each side of a branch in assembler input
-CHUNK = 250  # instructions per i965_asm run (a rejected line costs one re-run of its chunk)
+CHUNK = 100  # instructions per i965_asm run (a rejected line costs one re-run of its chunk)
 CNOP = bytes([0x7E, 0, 0, 0x20, 0, 0, 0, 0])
 THREE_SRC = {"mad", "lrp", "bfe", "bfi2", "csel", "madm"}
 TYPE_SIZE = {"UB": 1, "B": 1, "UW": 2, "W": 2, "HF": 2, "UD": 4, "D": 4, "F": 4,
@@ -86,6 +86,11 @@ class Ctx:
         self.counts = {}
         self.disagreements = []
         self.rejected = []
+        self.mesa_text = {}  # (batch, form, index) -> (decode agreed, normalizations, i965_disasm text)
+
+    def checked_unchecked(self, where, why):
+        self.count(f"{where}: unchecked")
+        self.count(f"{where}: unchecked: {why}")
 
     def count(self, key, n=1):
         self.counts[key] = self.counts.get(key, 0) + n
@@ -104,6 +109,7 @@ class Ctx:
         return statements(r.stdout)
 
     def mesa_asm(self, text, compact):
+        self.count("i965_asm runs")
         """Returns (bytes, None) or (None, failing 1-based line number)."""
         src = os.path.join(self.tmp, "in.asm")
         out = os.path.join(self.tmp, "out.bin")
@@ -114,7 +120,9 @@ class Ctx:
         cmd = [self.a.asm, "-g", "skl", "-t", "bin", "-o", out] + (["--compact"] if compact else []) + [src]
         r = run(cmd)
         self.last_stdout = ws(r.stdout)
-        if r.returncode == 0 and os.path.exists(out):
+        # Some errors (e.g. "Flag subregister number 7 out of range") are printed with exit
+        # status 0 and an instruction emitted anyway: any message on stderr is a rejection.
+        if r.returncode == 0 and os.path.exists(out) and not r.stderr.strip():
             with open(out, "rb") as f:
                 return f.read(), None
         m = re.search(r":\s*(\d+):", r.stderr)
@@ -167,6 +175,9 @@ def mesa_223_to_250(s):
         s = s.replace("MsgDesc: (", "MsgDesc: ( ", 1)
     s = re.sub(r"urb MsgDesc: offset ", "urb MsgDesc: ", s)
     s = s.replace("MsgDesc: ((null))", "MsgDesc: ()")
+    # OWORD block messages: 22.3.6 decodes the block size, 25.0.7 prints the raw field.
+    s = re.sub(r", owords = (2|4|8), aligned = 0\)",
+               lambda x: ", " + {"2": "2", "4": "3", "8": "4"}[x.group(1)] + ")", s)
 
     def strip_names(m):
         return re.sub(r"\b(bti|msg_ctrl|msg_type|write_commit) ", "", m.group(0))
@@ -330,8 +341,9 @@ def compare_text(ctx, where, data, ftext, mtext):
             f, m = f2, m2
     if f == m:
         ctx.count(f"{where}: agree" + (f" (normalized: {', '.join(used)})" if used else ""))
-        return
+        return True, used
     ctx.disagree(where, data, ftext, mtext)
+    return False, used
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,7 +377,8 @@ def decode_direction(ctx, batch, form):
         ctx.count(f"{where}: checked")
         if len(b) == 8:
             ctx.count(f"{where}: compacted instructions")
-        compare_text(ctx, where, b, t, mtexts[test_at[k]])
+        ok, used = compare_text(ctx, where, b, t, mtexts[test_at[k]])
+        ctx.mesa_text[(batch, form, k)] = (ok, used, mtexts[test_at[k]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,21 +411,13 @@ def branch_chunk(k, text):
     return lines, ASM_PAD
 
 
-def assemble_direction(ctx, batch, form):
-    compact = form == "compacted"
-    with open(os.path.join(batch, f"{form}.bin"), "rb") as f:
-        insts = split_bin(f.read())
-    with open(os.path.join(batch, f"{form}.asm")) as f:
-        ftexts = [s for _, s in statements(f.read())]
-    where = f"assemble {form}"
-    # Entries: (test index, lines, instruction count, index of the test instruction).
+def asm_entries(ctx, where, texts, compact):
+    """Assembles each text (one instruction; branches with numeric JIP/UIP) with i965_asm, many
+    per run. Returns {key: bytes}; keys whose text i965_asm rejects are counted and left out."""
     entries = []
-    for k, t in enumerate(ftexts):
+    for k, t in texts.items():
         t = t.replace(" compacted", "")
         if is_branch(t):
-            if compact:
-                ctx.count(f"{where}: skipped (branch; compaction moves its targets)")
-                continue
             c = branch_chunk(k, t)
             if c is None:
                 ctx.count(f"{where}: skipped (branch offset not a multiple of 16: no label can name it)")
@@ -420,15 +425,56 @@ def assemble_direction(ctx, batch, form):
             lines, at = c
             entries.append((k, lines, 2 * ASM_PAD + 1, at))
         else:
-            # The descriptor decode line of a send is commentary to i965_asm; collapse spaces
+            # A send's descriptor decode line is commentary to i965_asm. Spaces collapsed
             # (trap: the lexer echoes extra whitespace after labels).
             entries.append((k, [ws(x) for x in t.split("\n")], 1, 0))
+
+    def reject(e, why):
+        ctx.count(f"{where}: rejected by i965_asm")
+        ctx.count(f"{where}: rejected: {re.sub(r'[0-9]+', 'N', why)}")
+        ctx.rejected.append((where, texts[e[0]], why))
+
+    def one(e):
+        out, err = ctx.mesa_asm("".join(l + "\n" for l in e[1]), compact)
+        parts = split_bin(out) if out is not None else []
+        if len(parts) == e[2]:
+            return parts, None
+        return None, (err[1][0] if err and err[1] else ctx.last_stdout or "no output").split(":", 2)[-1].strip()
+
+    result = {}
     for c0 in range(0, len(entries), CHUNK):
         chunk = entries[c0:c0 + CHUNK]
+        got = []
         while chunk:
             text = "".join(l + "\n" for e in chunk for l in e[1])
             out, err = ctx.mesa_asm(text, compact)
             if out is not None:
+                got = split_bin(out)
+                if len(got) == sum(e[2] for e in chunk):
+                    break
+                # i965_asm drops some statements silently (exit 0, "Unsupported binary
+                # opcode" on stdout): find them by bisection.
+                keep, got = [], []
+
+                def bisect(es):
+                    if len(es) == 1:
+                        parts, why = one(es[0])
+                        if parts is None:
+                            reject(es[0], why)
+                        else:
+                            keep.append(es[0])
+                            got.extend(parts)
+                        return
+                    out, _ = ctx.mesa_asm("".join(l + "\n" for e in es for l in e[1]), compact)
+                    parts = split_bin(out) if out is not None else []
+                    if len(parts) == sum(e[2] for e in es):
+                        keep.extend(es)
+                        got.extend(parts)
+                    else:
+                        bisect(es[:len(es) // 2])
+                        bisect(es[len(es) // 2:])
+                bisect(chunk)
+                chunk = keep
                 break
             line, msg = err
             ln, at = 0, None
@@ -439,60 +485,118 @@ def assemble_direction(ctx, batch, form):
                     break
             if at is None:
                 raise SystemExit(f"i965_asm failed outside any instruction: {msg}")
-            # The parser may only notice an error at the next statement's first token: the
-            # culprit is whichever of the two fails on its own.
-            bad = []
-            for j in (at - 1, at):
-                if j >= 0:
-                    one, e1 = ctx.mesa_asm("".join(l + "\n" for l in chunk[j][1]), compact)
-                    if one is None:
-                        bad.append((chunk[j], e1[1]))
-            if not bad:
-                bad = [(chunk[at], msg)]
-            for e, m in bad:
-                ctx.count(f"{where}: rejected by i965_asm")
-                why = m[0].split(":", 2)[-1].strip() if m else ""
-                ctx.count(f"{where}: rejected: {re.sub(r'[0-9]+', 'N', why)}")
-                ctx.rejected.append((where, ftexts[e[0]], why))
-            chunk = [e for e in chunk if all(e is not b for b, _ in bad)]
-        if not chunk:
-            continue
-        got = split_bin(out)
-        n_expected = sum(e[2] for e in chunk)
-        if len(got) != n_expected:
-            # i965_asm drops some statements silently (exit 0, e.g. "Unsupported binary
-            # opcode" on stdout): find them by bisection.
-            got, keep = [], []
+            # The parser may notice an error a statement or two later (at the next token,
+            # or a range check when the statement is complete): find the culprit nearby.
+            order = [at, at - 1, at + 1, at - 2, at + 2] + list(range(len(chunk)))
+            bad = None
+            for n, j in enumerate(order):
+                if n == 5:
+                    ctx.count("i965_asm error attribution: full scan")
+                if 0 <= j < len(chunk):
+                    parts, why = one(chunk[j])
+                    if parts is None:
+                        bad = j
+                        break
+            if bad is None:
+                raise SystemExit(f"i965_asm: cannot attribute error {msg}")
 
-            def bisect(es):
-                one, e1 = ctx.mesa_asm("".join(l + "\n" for e in es for l in e[1]), compact)
-                parts = split_bin(one) if one is not None else []
-                if len(parts) == sum(e[2] for e in es):
-                    got.extend(parts)
-                    keep.extend(es)
-                elif len(es) == 1:
-                    why = (e1[1][0] if e1 else ctx.last_stdout or "no output").split(":", 2)[-1].strip()
-                    ctx.count(f"{where}: rejected by i965_asm")
-                    ctx.count(f"{where}: rejected: {re.sub(r'[0-9]+', 'N', why)}")
-                    ctx.rejected.append((where, ftexts[es[0][0]], why))
-                else:
-                    bisect(es[:len(es) // 2])
-                    bisect(es[len(es) // 2:])
-            bisect(chunk)
-            chunk = keep
+            reject(chunk[bad], why)
+            chunk = chunk[:bad] + chunk[bad + 1:]
         i = 0
         for k, _, n, at in chunk:
-            mb, fb = got[i + at], insts[k]
+            result[k] = got[i + at]
             i += n
-            ctx.count(f"{where}: checked")
-            if mb == fb:
-                ctx.count(f"{where}: agree (byte-equal)")
-                continue
-            note = ""
-            if compact and len(mb) != len(fb):
-                note = "Mesa compacted, Ferrite did not" if len(mb) == 8 else "Ferrite compacted, Mesa did not"
-            ctx.disagree(where, fb, ftexts[k],
-                         f"i965_asm: {hexs(mb)}\nFerrite decodes that as: {ws(ctx.ferrite_disasm(mb))}", note)
+    return result
+
+
+def assemble_direction(ctx, batch, form):
+    """Ferrite's text through i965_asm must give Ferrite's bytes. Where it does not, Mesa's own
+    disassembly of Ferrite's bytes (which matched Ferrite's text in the decode step) is assembled
+    too: if i965_asm turns it into the same wrong bytes, i965_asm does not reproduce what
+    i965_disasm decoded -- Mesa's own round trip fails on that instruction, so the difference is
+    Mesa's, and it is counted by the bits that differ (docs/isa-crosscheck.md)."""
+    compact = form == "compacted"
+    with open(os.path.join(batch, f"{form}.bin"), "rb") as f:
+        insts = split_bin(f.read())
+    with open(os.path.join(batch, f"{form}.asm")) as f:
+        ftexts = [s for _, s in statements(f.read())]
+    where = f"assemble {form}"
+    texts = {}
+    for k, t in enumerate(ftexts):
+        if compact and is_branch(t):
+            ctx.count(f"{where}: skipped (branch; compaction moves its targets)")
+            continue
+        texts[k] = t
+    got = asm_entries(ctx, where, texts, compact)
+    mism = {}
+    for k, mb in got.items():
+        ctx.count(f"{where}: checked")
+        if mb == insts[k]:
+            ctx.count(f"{where}: agree (byte-equal)")
+        else:
+            mism[k] = mb
+    # Mesa's round trip on the mismatches.
+    mtexts = {k: ctx.mesa_text[(batch, form, k)][2] for k in mism if (batch, form, k) in ctx.mesa_text}
+    again = asm_entries(ctx, f"{where} (Mesa's own text)", mtexts, compact) if mtexts else {}
+    for k, mb in sorted(mism.items()):
+        fb = insts[k]
+        ok, used, _ = ctx.mesa_text.get((batch, form, k), (False, [], None))
+        op = opcode_of(ftexts[k]).split(".")[0]
+        # What Mesa cannot express at all (its disassembler prints neither these bits nor these
+        # values, and its assembler cannot encode them) is not checked by this direction.
+        if ok and NOT_EXPRESSIBLE.intersection(used):
+            ctx.checked_unchecked(where, "not expressible in Mesa: " + ", ".join(sorted(NOT_EXPRESSIBLE.intersection(used))))
+            continue
+        if again.get(k) == mb:
+            if ok:
+                ctx.count(f"{where}: agree (Mesa's own round trip fails the same way)")
+                cls = ("3-src" if op in THREE_SRC else "send" if op.startswith("send")
+                       else "branch" if is_branch(ftexts[k]) else "other")
+                ctx.count(f"{where}: Mesa round-trip loss: {cls}: {diff_fields(fb, mb, op)}")
+            else:
+                ctx.count(f"{where}: not counted again (Mesa's round trip fails the same way; the decode step reports the instruction)")
+            continue
+        note = ""
+        if compact and len(mb) != len(fb):
+            note = "Mesa compacted, Ferrite did not" if len(mb) == 8 else "Ferrite compacted, Mesa did not"
+        ctx.disagree(where, fb, ftexts[k],
+                     f"i965_asm: {hexs(mb)}\nFerrite decodes that as: {ws(ctx.ferrite_disasm(mb))}", note)
+
+
+NOT_EXPRESSIBLE = {"Mesa ignores 3-src HF/odd-word bits", "HF immediate printed as `Half Float IMM`",
+                   "bare tdr0/ip"}
+
+# Gen9 native field names by bit (PRM / GEN9-FACTS), for the round-trip-loss summary only.
+FIELDS_COMMON = [(0, 6, "opcode"), (8, 8, "access mode"), (9, 10, "dep ctrl"), (11, 11, "nib ctrl"),
+                 (12, 13, "qtr ctrl"), (14, 15, "thread ctrl"), (16, 19, "pred ctrl"), (20, 20, "pred inv"),
+                 (21, 23, "exec size"), (24, 27, "cond mod"), (28, 28, "acc wr/branch ctrl"),
+                 (29, 29, "CmptCtrl"), (30, 30, "debug"), (31, 31, "saturate"), (32, 33, "flag reg")]
+FIELDS_2SRC = [(34, 34, "mask ctrl"), (35, 36, "dst file"), (37, 40, "dst type"), (41, 42, "src0 file"),
+               (43, 46, "src0 type"), (47, 47, "dst addr imm[9]"), (48, 52, "dst subreg/addr"),
+               (53, 60, "dst reg"), (61, 62, "dst hstride"), (63, 63, "dst addr mode"),
+               (64, 68, "src0 subreg"), (69, 76, "src0 reg"), (77, 78, "src0 abs/neg"),
+               (79, 79, "src0 addr mode"), (80, 84, "src0 width/hstride"), (85, 88, "src0 vstride"),
+               (89, 90, "src1 file"), (91, 94, "src1 type"), (95, 95, "src0 addr imm[9]"),
+               (96, 127, "src1 or immediate")]
+FIELDS_3SRC = [(34, 34, "mask ctrl"), (35, 36, "src1/src2 HF"), (37, 42, "abs/neg"), (43, 45, "src type"),
+               (46, 48, "dst type"), (49, 52, "writemask"), (53, 55, "dst subreg"), (56, 63, "dst reg"),
+               (64, 64, "src0 rep"), (65, 72, "src0 swizzle"), (73, 75, "src0 subreg"), (76, 83, "src0 reg"),
+               (84, 84, "src0 word"), (85, 85, "src1 rep"), (86, 93, "src1 swizzle"), (94, 96, "src1 subreg"),
+               (97, 104, "src1 reg"), (105, 105, "src1 word"), (106, 106, "src2 rep"),
+               (107, 114, "src2 swizzle"), (115, 117, "src2 subreg"), (118, 125, "src2 reg"),
+               (126, 126, "src2 word")]
+
+
+def diff_fields(fb, mb, op):
+    if len(fb) != len(mb):
+        return "Mesa compacted" if len(mb) == 8 else "Mesa did not compact"
+    if len(fb) == 8:
+        return "compact bits " + ",".join(
+            str(i) for i in range(64) if (int.from_bytes(fb, "little") ^ int.from_bytes(mb, "little")) >> i & 1)
+    x = int.from_bytes(fb, "little") ^ int.from_bytes(mb, "little")
+    table = FIELDS_COMMON + (FIELDS_3SRC if op in THREE_SRC else FIELDS_2SRC)
+    names = [n for lo, hi, n in table if (x >> lo) & ((1 << (hi - lo + 1)) - 1)]
+    return ", ".join(names)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,6 +642,7 @@ def vectors(ctx, vdir):
         ftexts = labels_to_offsets(fst, sizes)
         mtexts = labels_to_offsets(mst, sizes)
         for p, ft, mt in zip(parts, ftexts, mtexts):
+            ctx.count(f"{where}: checked")
             if len(p) == 8:
                 ctx.count(f"{where}: compacted instructions")
             compare_text(ctx, where, p, ft, mt)
@@ -566,11 +671,25 @@ def main():
     if a.vectors:
         vectors(ctx, a.vectors)
     checked = sum(v for k, v in ctx.counts.items() if k.endswith(": checked"))
+    unchecked = sum(v for k, v in ctx.counts.items() if k.endswith(": unchecked"))
     dis = len(ctx.disagreements)
-    print("isa-crosscheck summary")
-    for k in sorted(ctx.counts):
-        print(f"  {k}: {ctx.counts[k]}")
-    print(f"checked {checked}, agree {checked - dis if checked >= dis else 0}, disagree {dis}")
+    print("isa-crosscheck summary (counters; `rejected:` and `round-trip loss:` lists show the 12 most frequent)")
+    groups = {}
+    for k, v in ctx.counts.items():
+        g = re.sub(r": (rejected|Mesa round-trip loss): .*", r": \1: ...", k)
+        groups.setdefault(g, []).append((v, k))
+    for g in sorted(groups):
+        items = sorted(groups[g], reverse=True)
+        if g.endswith(": ..."):
+            for v, k in items[:12]:
+                print(f"  {k}: {v}")
+            if len(items) > 12:
+                print(f"  {g[:-5]} ({len(items) - 12} more kinds, {sum(v for v, _ in items[12:])} instructions)")
+        else:
+            for v, k in items:
+                print(f"  {k}: {v}")
+    print(f"checked {checked}, agree {checked - dis - unchecked}, disagree {dis}, "
+          f"unchecked (not expressible in Mesa) {unchecked}")
     for where, data, f, m, note in ctx.disagreements[:a.show]:
         print(f"--- {where}{' (' + note + ')' if note else ''}")
         if data:
