@@ -73,21 +73,21 @@ impl Kernel {
             offsets.push(off as u32);
             off += n;
         }
-        Kernel::from_parts(insts, offsets)
+        Kernel::from_parts(insts, offsets, off as u32)
     }
 
     /// A kernel from already decoded instructions laid out natively (16 bytes each), as
     /// [`ferrite_isa::encode_program`] takes them without compaction.
     pub fn from_instructions(insts: &[Instruction]) -> Result<Kernel, EuError> {
         let offsets = (0..insts.len() as u32).map(|i| i * 16).collect();
-        Kernel::from_parts(insts.to_vec(), offsets)
+        Kernel::from_parts(insts.to_vec(), offsets, insts.len() as u32 * 16)
     }
 
-    fn from_parts(insts: Vec<Instruction>, offsets: Vec<u32>) -> Result<Kernel, EuError> {
+    fn from_parts(insts: Vec<Instruction>, offsets: Vec<u32>, end: u32) -> Result<Kernel, EuError> {
         if insts.is_empty() {
             return Err(EuError::Empty);
         }
-        let ops = prep::prepare(&insts, &offsets);
+        let ops = prep::prepare(&insts, &offsets, end);
         Ok(Kernel {
             insts,
             offsets,

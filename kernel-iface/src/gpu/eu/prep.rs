@@ -201,6 +201,8 @@ pub fn ones(n: u32) -> u32 {
 struct Ctx<'a> {
     /// Byte offset of each instruction, for resolving branches.
     offsets: &'a [u32],
+    /// Byte offset just past the last instruction (a branch may target it).
+    end: u32,
     pc: usize,
 }
 
@@ -209,9 +211,7 @@ impl Ctx<'_> {
         let t = self.offsets[self.pc] as i64 + rel;
         match self.offsets.binary_search_by_key(&t, |&o| o as i64) {
             Ok(i) => Ok(i as u32),
-            Err(_) if t == *self.offsets.last().unwrap_or(&0) as i64 + 16 => {
-                Ok(self.offsets.len() as u32)
-            }
+            Err(_) if t == self.end as i64 => Ok(self.offsets.len() as u32),
             Err(_) => Err(t),
         }
     }
@@ -757,13 +757,14 @@ fn prep_kind(inst: &Instruction, ctx: &Ctx) -> Result<Kind, String> {
     })
 }
 
-/// Pre-decodes a whole program. `offsets[i]` is the byte offset of `insts[i]`.
-pub fn prepare(insts: &[Instruction], offsets: &[u32]) -> Vec<Op> {
+/// Pre-decodes a whole program. `offsets[i]` is the byte offset of `insts[i]`, `end` the
+/// offset just past the last one.
+pub fn prepare(insts: &[Instruction], offsets: &[u32], end: u32) -> Vec<Op> {
     let mut ops: Vec<Op> = insts
         .iter()
         .enumerate()
         .map(|(pc, inst)| {
-            let ctx = Ctx { offsets, pc };
+            let ctx = Ctx { offsets, end, pc };
             let exec = inst.exec_size.channels();
             let first = inst.group.first_channel();
             let kind = if first + exec > 32 {
