@@ -231,3 +231,64 @@ fn shared_memory_reduction_and_atomics_match_cpu() {
         );
     }
 }
+
+const BUILTINS: &str = "#version 450
+layout(local_size_x = 6, local_size_y = 3) in;
+layout(set=0, binding=0) buffer B { int v[]; };
+layout(set=0, binding=1) buffer F { float f[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.y * 12u + gl_GlobalInvocationID.x;
+    int a = v[i];
+    int b = int(i % 7u) - 3;
+    if (b == 0) b = 5;
+    v[i] = (a / b) * 1000 + (a % b) * 100 + int(gl_LocalInvocationID.x) * 10 + int(gl_LocalInvocationID.y)
+         + int(gl_NumWorkGroups.x) * 100000;
+    float x = f[i];
+    f[i] = sqrt(x) + 1.0 / (x + 1.0) + exp2(x * 0.125);
+}";
+
+#[test]
+fn builtins_division_and_math_match_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("builtins", BUILTINS, simd) else {
+            return;
+        };
+        // 2 x 1 groups of 6 x 3: global x in 0..12, y in 0..3.
+        let n = 36;
+        let (g, data) = compute_setup(&[n as u64 * 4, n as u64 * 4]);
+        let vi: Vec<u32> = (0..n as i32).map(|i| (i * 37 - 500) as u32).collect();
+        let fi: Vec<u32> = (0..n).map(|i| (i as f32 * 0.75).to_bits()).collect();
+        g.write_u32s(data[0], 0, &vi);
+        g.write_u32s(data[1], 0, &fi);
+        dispatch(
+            &g,
+            &k,
+            [2, 1, 1],
+            &[(data[0], n as u64 * 4), (data[1], n as u64 * 4)],
+        );
+        let vo = g.read_u32s(data[0], 0, n);
+        let fo = g.read_u32s(data[1], 0, n);
+        for i in 0..n {
+            let (gx, gy) = (i % 12, i / 12);
+            let a = vi[i] as i32;
+            let mut b = (i % 7) as i32 - 3;
+            if b == 0 {
+                b = 5;
+            }
+            // glslang emits OpSMod for %: the remainder takes the divisor's sign.
+            let mut m = a % b;
+            if m != 0 && (m < 0) != (b < 0) {
+                m += b;
+            }
+            let want = (a / b) * 1000 + m * 100 + (gx % 6) as i32 * 10 + gy as i32 + 200000;
+            assert_eq!(vo[i] as i32, want, "SIMD{simd} element {i}\n{}", k.asm);
+            let x = f32::from_bits(fi[i]);
+            let wf = x.sqrt() + 1.0 / (x + 1.0) + (x * 0.125).exp2();
+            let got = f32::from_bits(fo[i]);
+            assert!(
+                (got - wf).abs() <= wf.abs() * 1e-5,
+                "SIMD{simd} float {i}: {got} vs {wf}"
+            );
+        }
+    }
+}
