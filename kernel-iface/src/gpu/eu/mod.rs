@@ -644,6 +644,10 @@ impl ThreadState {
                 Kind::Nop | Kind::Wait => {}
                 Kind::Illegal(why) => return self.hang(kernel, pc, why),
             }
+            if !matches!(op.kind, Kind::Alu(_) | Kind::Send(_)) {
+                // Control flow counts the channels it was executed for, like ALU ops.
+                self.lane_instructions += trace_mask.count_ones() as u64;
+            }
             if self.trace {
                 let written = match &op.kind {
                     Kind::Alu(a) if !a.dst.null => dst_regs(&a.dst, op.exec),
