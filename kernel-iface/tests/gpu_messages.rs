@@ -271,3 +271,80 @@ sends(16) nullUD g18UD g22UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped wr
         );
     }
 }
+
+fn image_surface(addr: u64, format: u64, w: u64, h: u64, pitch: u64) -> Vec<u32> {
+    kernel_iface::genxml::RenderSurfaceState {
+        surface_type: 2,
+        surface_format: format,
+        surface_vertical_alignment: 1,
+        surface_horizontal_alignment: 1,
+        width: w - 1,
+        height: h - 1,
+        surface_pitch: pitch - 1,
+        surface_base_address: addr,
+        ..Default::default()
+    }
+    .to_dwords()
+}
+
+#[test]
+fn typed_writes_and_reads_of_linear_2d_images() {
+    // 4 SIMD8 threads; thread t handles row y = t, x = lane.
+    // BTI 1: R32_UINT 8x3 image: texel (x, y) = x + 100 y (row 3 is outside: dropped).
+    // BTI 2: R8G8B8A8_UNORM 8x4 image read with channels X and W, stored to BTI 3.
+    let (g, data) = compute_setup(&[4096, 4096, 4096]);
+    g.write_u32s(data[0], 0, &[0xDEAD_BEEF; 64]);
+    let mut rgba = Vec::new();
+    for y in 0..4u8 {
+        for x in 0..8u8 {
+            rgba.extend_from_slice(&[x * 10, y * 20, 7, 255 - x]);
+        }
+        rgba.extend_from_slice(&[0; 32]); // pitch 64 bytes
+    }
+    g.write(data[1], 0, &rgba);
+    let asm = format!(
+        "{LINEAR8}
+mov(8) g12<1>UD g3<8,8,1>UW {{ align1 1Q }};
+mov(8) g13<1>UD g2.7<0,1,0>UD {{ align1 1Q }};
+mul(8) g14<1>UD g13<8,8,1>UD 0x00000064UD {{ align1 1Q }};
+add(8) g14<1>UD g14<8,8,1>UD g12<8,8,1>UD {{ align1 1Q }};
+sends(8) nullUD g12UD g14UD 0x04035e01 0x00000040 dp data 1 MsgDesc: typed write {{ align1 1Q }};
+send(8) g20<1>UD g12<8,8,1>UD 0x04215602 dp data 1 MsgDesc: typed read XW {{ align1 1Q }};
+shl(8) g16<1>UD g4<8,8,1>UD 0x00000003UD {{ align1 1Q }};
+sends(8) nullUD g16UD g20UD 0x02026c03 0x00000080 dp data 1 MsgDesc: untyped write XY {{ align1 1Q }};
+{EOT8}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        simd: 8,
+        group_size: 32,
+        push: [32, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[(data[0], 4), (data[1], 4), (data[2], 4096)],
+        ..Default::default()
+    };
+    build_dispatch(&g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
+    // Replace the buffer surfaces of BTI 1 and 2 by images.
+    let ss1 = image_surface(g.bos[data[0]].addr, 215, 8, 3, 32);
+    let ss2 = image_surface(g.bos[data[1]].addr, 199, 8, 4, 64);
+    g.write_u32s(STATE_BO, SS_OFFSET as usize, &ss1);
+    g.write_u32s(STATE_BO, SS_OFFSET as usize + 64, &ss2);
+    assert_eq!(g.submit(BATCH_BO).unwrap(), Outcome::Ok);
+    let img = g.read_u32s(data[0], 0, 32);
+    for (i, &v) in img.iter().enumerate() {
+        let (x, y) = (i % 8, i / 8);
+        let want = if y < 3 {
+            (x + 100 * y) as u32
+        } else {
+            0xDEAD_BEEF
+        };
+        assert_eq!(v, want, "texel ({x}, {y})");
+    }
+    let out = g.read_u32s(data[2], 0, 64);
+    for i in 0..32 {
+        let x = i % 8;
+        let r = f32::from_bits(out[2 * i]);
+        let a = f32::from_bits(out[2 * i + 1]);
+        assert_eq!(r, (x * 10) as f32 / 255.0, "red of texel {i}");
+        assert_eq!(a, (255 - x) as f32 / 255.0, "alpha of texel {i}");
+    }
+}

@@ -30,12 +30,109 @@ const SURFTYPE_NULL: u64 = 7;
 /// A surface as the data port sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
-    /// A buffer: `size` bytes at GPU address `base`.
-    Buffer { base: u64, size: u64 },
+    /// A buffer: `size` bytes at GPU address `base`; typed messages see elements of
+    /// `stride` bytes in `format`.
+    Buffer {
+        base: u64,
+        size: u64,
+        stride: u64,
+        format: u32,
+    },
+    /// A linear 1-D/2-D/3-D (or arrayed) image for typed messages.
+    Image(Image),
     /// NULL surface: every access is out of bounds.
     Null,
     /// Not bounds-checked: A32 offsets from `base` (stateless, BTI 253/255).
     Stateless { base: u64 },
+}
+
+/// A linear image as typed messages address it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Image {
+    pub base: u64,
+    /// Width, height and depth/layers in texels.
+    pub extent: [u32; 3],
+    /// Bytes per row and per slice.
+    pub row_pitch: u64,
+    pub slice_pitch: u64,
+    pub format: u32,
+    /// Coordinates the surface takes (1 = 1-D, 2 = 2-D, 3 = 3-D or arrayed 2-D).
+    pub dims: u32,
+}
+
+/// How a surface format's channels are stored (typed messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChannelKind {
+    /// Raw 32-bit value (FLOAT, UINT, SINT 32-bit channels).
+    Raw32,
+    Uint,
+    Sint,
+    Unorm,
+}
+
+/// Surface formats typed messages support: (format, channels, bits per channel, kind).
+/// Values are the hardware SURFACE_FORMAT numbers (Mesa's isl_format).
+const TYPED_FORMATS: &[(u32, u32, u32, ChannelKind)] = &[
+    (0, 4, 32, ChannelKind::Raw32),   // R32G32B32A32_FLOAT
+    (1, 4, 32, ChannelKind::Raw32),   // R32G32B32A32_SINT
+    (2, 4, 32, ChannelKind::Raw32),   // R32G32B32A32_UINT
+    (130, 4, 16, ChannelKind::Sint),  // R16G16B16A16_SINT
+    (131, 4, 16, ChannelKind::Uint),  // R16G16B16A16_UINT
+    (133, 2, 32, ChannelKind::Raw32), // R32G32_FLOAT
+    (134, 2, 32, ChannelKind::Raw32), // R32G32_SINT
+    (135, 2, 32, ChannelKind::Raw32), // R32G32_UINT
+    (199, 4, 8, ChannelKind::Unorm),  // R8G8B8A8_UNORM
+    (202, 4, 8, ChannelKind::Sint),   // R8G8B8A8_SINT
+    (203, 4, 8, ChannelKind::Uint),   // R8G8B8A8_UINT
+    (214, 1, 32, ChannelKind::Raw32), // R32_SINT
+    (215, 1, 32, ChannelKind::Raw32), // R32_UINT
+    (216, 1, 32, ChannelKind::Raw32), // R32_FLOAT
+    (268, 1, 16, ChannelKind::Sint),  // R16_SINT
+    (269, 1, 16, ChannelKind::Uint),  // R16_UINT
+    (320, 1, 8, ChannelKind::Unorm),  // R8_UNORM
+    (322, 1, 8, ChannelKind::Sint),   // R8_SINT
+    (323, 1, 8, ChannelKind::Uint),   // R8_UINT
+];
+
+/// Float formats among [`TYPED_FORMATS`] (missing alpha reads as 1.0, not 1).
+fn is_float_format(f: u32) -> bool {
+    matches!(f, 0 | 133 | 216 | 199 | 320)
+}
+
+fn typed_format(f: u32) -> Result<(u32, u32, ChannelKind), String> {
+    TYPED_FORMATS
+        .iter()
+        .find(|t| t.0 == f)
+        .map(|t| (t.1, t.2, t.3))
+        .ok_or_else(|| format!("surface format {f} is not supported by typed messages"))
+}
+
+/// Decodes one channel of `bits` bits to the 32-bit register value.
+fn unpack_channel(raw: u32, bits: u32, kind: ChannelKind) -> u32 {
+    match kind {
+        ChannelKind::Raw32 | ChannelKind::Uint => raw,
+        ChannelKind::Sint => (((raw << (32 - bits)) as i32) >> (32 - bits)) as u32,
+        ChannelKind::Unorm => (raw as f32 / ((1u64 << bits) - 1) as f32).to_bits(),
+    }
+}
+
+/// Encodes one 32-bit register value into a channel of `bits` bits.
+fn pack_channel(v: u32, bits: u32, kind: ChannelKind) -> u32 {
+    let max = ((1u64 << bits) - 1) as u32;
+    match kind {
+        ChannelKind::Raw32 => v,
+        ChannelKind::Uint => v.min(max),
+        ChannelKind::Sint => {
+            let lo = -(1i64 << (bits - 1));
+            let hi = (1i64 << (bits - 1)) - 1;
+            ((v as i32 as i64).clamp(lo, hi) as u32) & max
+        }
+        ChannelKind::Unorm => {
+            let f = f32::from_bits(v);
+            let f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+            (f * max as f32).round_ties_even() as u32
+        }
+    }
 }
 
 /// Where the binding table and surface states of a dispatch live.
@@ -71,7 +168,46 @@ impl SurfaceContext {
                 Ok(Surface::Buffer {
                     base: ss.surface_base_address,
                     size: n * stride,
+                    stride,
+                    format: ss.surface_format as u32,
                 })
+            }
+            t @ 1..=3 => {
+                if ss.tile_mode != 0 {
+                    return Err(format!(
+                        "BTI {bti}: tiled images (tile mode {}) are not supported; use linear",
+                        ss.tile_mode
+                    ));
+                }
+                let row_pitch = ss.surface_pitch + 1;
+                let height = if t == 1 { 1 } else { ss.height as u32 + 1 };
+                let depth = ss.depth as u32 + 1;
+                let rows_per_slice = if ss.surface_array || t == 3 {
+                    if ss.surface_qpitch != 0 {
+                        ss.surface_qpitch << 2
+                    } else {
+                        height as u64
+                    }
+                } else {
+                    height as u64
+                };
+                let dims = match (t, ss.surface_array) {
+                    (3, _) | (2, true) => 3,
+                    (2, false) => 2,
+                    _ => 1,
+                };
+                Ok(Surface::Image(Image {
+                    base: ss.surface_base_address,
+                    extent: [
+                        ss.width as u32 + 1,
+                        height,
+                        if dims == 3 { depth } else { 1 },
+                    ],
+                    row_pitch,
+                    slice_pitch: rows_per_slice * row_pitch,
+                    format: ss.surface_format as u32,
+                    dims,
+                }))
             }
             t => Err(format!(
                 "BTI {bti}: surface type {t} is not supported by untyped/scattered messages"
@@ -210,7 +346,12 @@ impl Port<'_> {
         Ok(match self.surface(bti)? {
             Surface::Null => Target::Oob,
             Surface::Stateless { base } => Target::Mem(base.wrapping_add(off as u64)),
-            Surface::Buffer { base, size } => {
+            Surface::Image(_) => {
+                return Err(format!(
+                    "BTI {bti}: untyped/scattered message to an image surface"
+                ))
+            }
+            Surface::Buffer { base, size, .. } => {
                 let last_dword_end = ((off as u64 + len as u64 - 1) | 3) + 1;
                 if last_dword_end <= size {
                     Target::Mem(base + off as u64)
@@ -592,6 +733,159 @@ impl Port<'_> {
         }
     }
 
+    /// Typed surface read (0x05), write (0x0D) and atomic (0x06); SIMD8, coordinates U[, V[,
+    /// R]] one GRF each, then data. Reads return the enabled channels (missing ones: 0, alpha
+    /// 1); out-of-bounds texels read 0 and are not written.
+    #[allow(clippy::too_many_arguments)]
+    fn typed(
+        &mut self,
+        bti: u32,
+        mc: u32,
+        ty: u32,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        if bti > 252 {
+            return Err(format!("typed message to special BTI {bti}"));
+        }
+        let surface = self.surface(bti)?;
+        let (base, extent, row_pitch, slice_pitch, format) = match surface {
+            Surface::Image(im) => (im.base, im.extent, im.row_pitch, im.slice_pitch, im.format),
+            Surface::Buffer {
+                base,
+                size,
+                stride,
+                format,
+            } => (base, [(size / stride) as u32, 1, 1], 0, 0, format),
+            Surface::Null => (0, [0, 0, 0], 0, 0, 215),
+            Surface::Stateless { .. } => return Err("typed message to a stateless surface".into()),
+        };
+        let (nch, bits, kind) = typed_format(format)?;
+        let texel = (nch * bits / 8) as u64;
+        let regs = payload.len() / 32;
+        let (coords, channels, op) = match ty {
+            0x05 | 0x0D => {
+                let ch: Vec<usize> = (0..4).filter(|c| mc & (1 << c) == 0).collect();
+                let data = if ty == 0x0D { ch.len() } else { 0 };
+                (regs.saturating_sub(data), ch, 0)
+            }
+            _ => {
+                let op = mc & 0xF;
+                let k = atomic_operands(op, false);
+                (regs.saturating_sub(k), vec![0], op)
+            }
+        };
+        if coords == 0 || coords > 4 {
+            return Err(format!("typed message with {coords} coordinate registers"));
+        }
+        let float = is_float_format(format);
+        for l in Self::lanes(8, exec_mask) {
+            let c = |i: usize| {
+                if i < coords {
+                    rd32(payload, i * 32 + 4 * l)
+                } else {
+                    0
+                }
+            };
+            let xyz = [c(0), c(1), c(2)];
+            let inside = (0..3).all(|i| xyz[i] < extent[i]);
+            let addr = base
+                + xyz[0] as u64 * texel
+                + xyz[1] as u64 * row_pitch
+                + xyz[2] as u64 * slice_pitch;
+            match ty {
+                0x05 => {
+                    let mut raw = [0u8; 16];
+                    if inside {
+                        self.mem
+                            .read(addr, &mut raw[..texel as usize])
+                            .map_err(|e| e.to_string())?;
+                    }
+                    for (k, &ch) in channels.iter().enumerate() {
+                        let v = if !inside {
+                            0
+                        } else if ch < nch as usize {
+                            let bit = ch as u32 * bits;
+                            let word = u128::from_le_bytes(raw);
+                            let r = ((word >> bit) as u32) & (((1u64 << bits) - 1) as u32);
+                            unpack_channel(r, bits, kind)
+                        } else if ch == 3 {
+                            if float {
+                                1.0f32.to_bits()
+                            } else {
+                                1
+                            }
+                        } else {
+                            0
+                        };
+                        wr32(response, k * 32 + 4 * l, v);
+                    }
+                }
+                0x0D => {
+                    if !inside {
+                        continue;
+                    }
+                    let mut raw = [0u8; 16];
+                    self.mem
+                        .read(addr, &mut raw[..texel as usize])
+                        .map_err(|e| e.to_string())?;
+                    let mut word = u128::from_le_bytes(raw);
+                    for (k, &ch) in channels.iter().enumerate() {
+                        if ch >= nch as usize {
+                            continue;
+                        }
+                        let v = pack_channel(rd32(payload, (coords + k) * 32 + 4 * l), bits, kind);
+                        let bit = ch as u32 * bits;
+                        let m = (((1u64 << bits) - 1) as u128) << bit;
+                        word = (word & !m) | (((v as u128) << bit) & m);
+                    }
+                    self.mem
+                        .write(addr, &word.to_le_bytes()[..texel as usize])
+                        .map_err(|e| e.to_string())?;
+                }
+                _ => {
+                    if nch != 1 || bits != 32 {
+                        return Err(format!("typed atomic on format {format}"));
+                    }
+                    let a = if regs > coords {
+                        rd32(payload, coords * 32 + 4 * l)
+                    } else {
+                        0
+                    };
+                    let b = if regs > coords + 1 {
+                        rd32(payload, (coords + 1) * 32 + 4 * l)
+                    } else {
+                        0
+                    };
+                    let mut ret = 0;
+                    if inside {
+                        let mut err = None;
+                        self.mem
+                            .atomic_u32(addr, |old| match atomic_int32(op, old, a, b) {
+                                Ok((n, r)) => {
+                                    ret = r;
+                                    n
+                                }
+                                Err(e) => {
+                                    err = Some(e);
+                                    None
+                                }
+                            })
+                            .map_err(|e| e.to_string())?;
+                        if let Some(e) = err {
+                            return Err(e);
+                        }
+                    }
+                    if mc & 0x20 != 0 && response.len() >= 32 {
+                        wr32(response, 4 * l, ret);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn dc1(
         &mut self,
         desc: u32,
@@ -620,6 +914,7 @@ impl Port<'_> {
             0x1D => {
                 self.untyped_atomic(bti, mc, true, true, exec_size, exec_mask, payload, response)
             }
+            0x05 | 0x0D | 0x06 => self.typed(bti, mc, ty, exec_mask, payload, response),
             0x10 | 0x1A => {
                 if mc & 3 != 0 {
                     return Err(format!("A64 scattered message with subtype {}", mc & 3));
