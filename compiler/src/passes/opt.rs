@@ -505,9 +505,9 @@ pub fn scalarize(f: &mut Function) -> bool {
     changed
 }
 
-/// Integer division and modulo the EU cannot do directly: division and modulo by powers of
-/// two become shifts and masks (unsigned, and signed with rounding toward zero), `imod`
-/// (sign of the divisor) becomes `irem` plus a fix-up, `isign` becomes a clamp. The rest
+/// Division and modulo the EU cannot do directly: unsigned division and modulo by powers of
+/// two become shifts and masks, `imod` (sign of the divisor) becomes `irem` plus a fix-up,
+/// `isign` becomes a clamp, `fmod`/`frem` become their floor/trunc formulas. The rest
 /// (32-bit `idiv`/`udiv`/`irem`/`umod`) stays for the math unit's INT DIV.
 pub fn lower_int_div(f: &mut Function) -> bool {
     let consts = const_map(f);
@@ -583,6 +583,24 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                             b.push(Node::Instr(Instr {
                                 dst: Some(d),
                                 op: Op::Alu(AluOp::Bcsel, vec![fix, s, r]),
+                            }));
+                            *changed = true;
+                        }
+                        (AluOp::Fmod | AluOp::Frem, _) => {
+                            // The IR defines them as x - y*floor(x/y) and x - y*trunc(x/y),
+                            // so this expansion is exact.
+                            let (x, y) = (srcs[0], srcs[1]);
+                            let q = emit(b, vals, t, Op::Alu(AluOp::Fdiv, vec![x, y]));
+                            let round = if *op == AluOp::Fmod {
+                                AluOp::Ffloor
+                            } else {
+                                AluOp::Ftrunc
+                            };
+                            let r = emit(b, vals, t, Op::Alu(round, vec![q]));
+                            let m = emit(b, vals, t, Op::Alu(AluOp::Fmul, vec![y, r]));
+                            b.push(Node::Instr(Instr {
+                                dst: Some(d),
+                                op: Op::Alu(AluOp::Fsub, vec![x, m]),
                             }));
                             *changed = true;
                         }
@@ -762,6 +780,55 @@ mod tests {
             %1:i32x2 = vec %4, %7
             store ssbo[0] %9, %1 align 8",
         );
+    }
+
+    #[test]
+    fn fmod_becomes_floor_formula() {
+        check_pass(
+            lower_int_div,
+            "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:f32 = const 1.5
+            %2:f32 = fmod %0, %1
+            store ssbo[0] %9, %2 align 4",
+            "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:f32 = const 1.5
+            %3:f32 = fdiv %0, %1
+            %4:f32 = ffloor %3
+            %5:f32 = fmul %1, %4
+            %2:f32 = fsub %0, %5
+            store ssbo[0] %9, %2 align 4",
+        );
+    }
+
+    #[test]
+    fn imod_matches_reference_semantics() {
+        // Exhaustive over small operands: the lowered form against eval's imod.
+        let mut s = crate::parse::parse_shader(
+            "shader local_size 64 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 8
+            %2:i32 = const 4
+            %3:i32 = udiv %0, %1
+            %4:i32 = umod %0, %1
+            %5:i32 = isub %3, %2
+            %6:i32 = isub %4, %2
+            %7:i32 = imod %5, %6
+            %8:i32 = imul %0, %2
+            store ssbo[0] %8, %7 align 4",
+        )
+        .unwrap();
+        let run = |s: &crate::ir::Shader| {
+            let mut m = crate::interp::Memory::default();
+            m.ssbo.insert(0, vec![0; 256]);
+            crate::interp::run(s, [1, 1, 1], 16, &mut m).unwrap();
+            m.ssbo[&0].clone()
+        };
+        let before = run(&s);
+        assert!(lower_int_div(&mut s.func));
+        crate::validate::validate(&s.func).unwrap();
+        assert_eq!(run(&s), before);
     }
 
     #[test]
