@@ -75,7 +75,7 @@ pub(super) fn fast_path(
     let int_mods = a.src.iter().any(|s| s.neg || s.abs || s.ty != a.src[0].ty);
     match (a.op, n) {
         (AluOp::Mov, 1) | (AluOp::Add, 2) | (AluOp::Mul, 2) => {
-            if cm != CondMod::None {
+            if cm != CondMod::None && !simple_cmod {
                 return false;
             }
         }
@@ -96,7 +96,7 @@ pub(super) fn fast_path(
         }
         (AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr | AluOp::Asr, 2)
         | (AluOp::Not, 1) => {
-            if float || cm != CondMod::None {
+            if float || (cm != CondMod::None && !simple_cmod) {
                 return false;
             }
         }
@@ -238,6 +238,31 @@ pub(super) fn fast_path(
     if float && !keep && !a.raw_mov && a.op != AluOp::Cmp {
         r[..exec].iter_mut().for_each(|x| *x = flush(*x, false));
     }
+    // Conditional modifiers of ordinary ops test the written value against zero.
+    let result_cmod = cm != CondMod::None && !matches!(a.op, AluOp::Cmp | AluOp::Sel);
+    if result_cmod {
+        let dsigned = a.dst.ty == Type::D;
+        for k in 0..exec {
+            let c = if float {
+                fcmp(f(r[k]), 0.0)
+            } else {
+                let v = if dsigned {
+                    r[k] as i32 as i64
+                } else {
+                    r[k] as i64
+                };
+                match cm {
+                    CondMod::Z => v == 0,
+                    CondMod::Nz => v != 0,
+                    CondMod::G => v > 0,
+                    CondMod::Ge => v >= 0,
+                    CondMod::L => v < 0,
+                    _ => v <= 0,
+                }
+            };
+            cond |= (c as u32) << k;
+        }
+    }
     if !a.dst.null {
         let full = mask == super::prep::ones(op.exec);
         let b = a.dst.off[0] as usize;
@@ -256,7 +281,7 @@ pub(super) fn fast_path(
             }
         }
     }
-    if a.op == AluOp::Cmp {
+    if a.op == AluOp::Cmp || result_cmod {
         let base = op.flag_base + op.first;
         if base < 64 {
             let m = (mask as u64) << base;
