@@ -292,3 +292,67 @@ fn builtins_division_and_math_match_cpu() {
         }
     }
 }
+
+const BITS: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { uint u[]; };
+layout(set=0, binding=1) buffer F { float f[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = u[i];
+    int off = int(i % 9u);
+    int bits = int(i % 5u) * 7;
+    u[i] = bitfieldExtract(x, off, min(bits, 32 - off)) ^ uint(bitfieldExtract(int(x), 3, 9))
+         ^ bitfieldInsert(x, 0x5u, off, 3) ^ bitfieldInsert(0u, x, 0, 32);
+    f[i] = ldexp(f[i], off - 4);
+}";
+
+#[test]
+fn bitfields_and_ldexp_match_cpu() {
+    fn ubfe(x: u32, off: u32, bits: u32) -> u32 {
+        if bits == 0 {
+            0
+        } else {
+            (x >> off) & (u32::MAX >> (32 - bits))
+        }
+    }
+    fn bfi(base: u32, ins: u32, off: u32, bits: u32) -> u32 {
+        let m = if bits == 32 {
+            u32::MAX
+        } else {
+            ((1u32 << bits) - 1) << off
+        };
+        (base & !m) | ((ins << off) & m)
+    }
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("bits", BITS, simd) else {
+            return;
+        };
+        let n = 32;
+        let (g, data) = compute_setup(&[n as u64 * 4, n as u64 * 4]);
+        let ui: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0xF0F0_1234)
+            .collect();
+        let fi: Vec<u32> = (0..n).map(|i| (i as f32 * 1.5 - 7.0).to_bits()).collect();
+        g.write_u32s(data[0], 0, &ui);
+        g.write_u32s(data[1], 0, &fi);
+        dispatch(
+            &g,
+            &k,
+            [2, 1, 1],
+            &[(data[0], n as u64 * 4), (data[1], n as u64 * 4)],
+        );
+        let uo = g.read_u32s(data[0], 0, n);
+        let fo = g.read_u32s(data[1], 0, n);
+        for i in 0..n {
+            let x = ui[i];
+            let off = (i % 9) as u32;
+            let bits = ((i % 5) as u32 * 7).min(32 - off);
+            let sbfe = (((x << (32 - 3 - 9)) as i32) >> (32 - 9)) as u32;
+            let want = ubfe(x, off, bits) ^ sbfe ^ bfi(x, 5, off, 3) ^ bfi(0, x, 0, 32);
+            assert_eq!(uo[i], want, "SIMD{simd} element {i}\n{}", k.asm);
+            let wf = f32::from_bits(fi[i]) * 2f32.powi(off as i32 - 4);
+            assert_eq!(f32::from_bits(fo[i]), wf, "SIMD{simd} float {i}");
+        }
+    }
+}

@@ -915,8 +915,56 @@ impl<'a> Isel<'a> {
                     inverse: false,
                 });
             }
-            ImulHigh | UmulHigh | BitfieldInsert | IbitfieldExtract | UbitfieldExtract | Ldexp
-            | FrexpSig | FrexpExp => {
+            UbitfieldExtract | IbitfieldExtract => {
+                // (v << (32 - off - bits)) >> (32 - bits), 0 when bits == 0.
+                let sh = b.vreg(Type::D, 1);
+                b.alu2(O::Add, sh, i(s[1]).negate(), i(s[2]).negate());
+                b.alu2(O::Add, sh, sh, Opnd::d(32));
+                let t = b.vreg(Type::UD, 1);
+                b.alu2(O::Shl, t, u(s[0]), u(sh));
+                let sh2 = b.vreg(Type::D, 1);
+                b.alu2(O::Add, sh2, i(s[2]).negate(), Opnd::d(32));
+                if op == UbitfieldExtract {
+                    b.alu2(O::Shr, u(d), t, u(sh2));
+                } else {
+                    b.alu2(O::Asr, i(d), i(t), u(sh2));
+                }
+                b.cmp(CondMod::Z, Opnd::null(Type::D), i(s[2]), Opnd::d(0));
+                b.mov(i(d), Opnd::d(0)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            BitfieldInsert => {
+                // m = ((1 << bits) - 1) << off (all ones when bits == 32);
+                // r = (base & ~m) | ((insert << off) & m).
+                let m = b.vreg(Type::UD, 1);
+                b.alu2(O::Shl, m, Opnd::ud(1), u(s[3]));
+                b.alu2(O::Add, i(m), i(m), Opnd::d(-1));
+                b.cmp(CondMod::Ge, Opnd::null(Type::D), i(s[3]), Opnd::d(32));
+                b.mov(m, Opnd::ud(0xFFFF_FFFF)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+                b.alu2(O::Shl, m, m, u(s[2]));
+                let t = b.vreg(Type::UD, 1);
+                b.alu2(O::Shl, t, u(s[1]), u(s[2]));
+                b.alu2(O::And, t, t, m);
+                let keep = b.vreg(Type::UD, 1);
+                b.alu1(O::Not, keep, m);
+                b.alu2(O::And, keep, keep, u(s[0]));
+                b.alu2(O::Or, u(d), keep, t);
+            }
+            Ldexp => {
+                // x * 2^e with e clamped to the normal exponent range.
+                let e = b.vreg(Type::D, 1);
+                b.alu2(O::Sel, e, i(s[1]), Opnd::d(-126)).cmod = CondMod::Ge;
+                b.alu2(O::Sel, e, e, Opnd::d(127)).cmod = CondMod::L;
+                b.alu2(O::Add, e, e, Opnd::d(127));
+                b.alu2(O::Shl, u(e), u(e), Opnd::ud(23));
+                b.alu2(O::Mul, f(d), f(s[0]), f(e));
+            }
+            ImulHigh | UmulHigh | FrexpSig | FrexpExp => {
                 return Err(unsupported(format!("ALU op {}", op.name())));
             }
         }
