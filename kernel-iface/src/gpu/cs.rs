@@ -33,7 +33,7 @@ pub mod reg {
 }
 
 /// Default instruction budget of one EU thread (`FERRITE_SIM_BUDGET` overrides).
-pub const DEFAULT_THREAD_BUDGET: u64 = 200_000_000;
+pub const DEFAULT_THREAD_BUDGET: u64 = 20_000_000;
 /// Commands one batch may execute before it counts as a runaway (chained-batch loops).
 pub const MAX_COMMANDS_PER_BATCH: u64 = 2_000_000;
 /// Timestamp frequency of SKL (Hz).
