@@ -356,3 +356,53 @@ fn bitfields_and_ldexp_match_cpu() {
         }
     }
 }
+
+const MULHI: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { uint u[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint a = u[2u * i], b = u[2u * i + 1u];
+    uint hi, lo;
+    umulExtended(a, b, hi, lo);
+    int shi, slo;
+    imulExtended(int(a), int(b), shi, slo);
+    u[2u * i] = hi;
+    u[2u * i + 1u] = uint(shi) ^ lo ^ uint(slo);
+}";
+
+#[test]
+fn mul_high_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("mulhi", MULHI, simd) else {
+            return;
+        };
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 4]);
+        let mut x = 0x1234_5678_9ABC_DEF0u64;
+        let input: Vec<u32> = (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 32) as u32
+            })
+            .collect();
+        g.write_u32s(data[0], 0, &input);
+        dispatch(&g, &k, [2, 1, 1], &[(data[0], n as u64 * 4)]);
+        let out = g.read_u32s(data[0], 0, n);
+        for i in 0..n / 2 {
+            let (a, b) = (input[2 * i], input[2 * i + 1]);
+            let p = a as u64 * b as u64;
+            let sp = (a as i32 as i64 * b as i32 as i64) as u64;
+            assert_eq!(
+                out[2 * i],
+                (p >> 32) as u32,
+                "SIMD{simd} umul_high {i}\n{}",
+                k.asm
+            );
+            let want = (sp >> 32) as u32 ^ p as u32 ^ sp as u32;
+            assert_eq!(out[2 * i + 1], want, "SIMD{simd} imul_high {i}");
+        }
+    }
+}

@@ -964,7 +964,56 @@ impl<'a> Isel<'a> {
                 b.alu2(O::Shl, u(e), u(e), Opnd::ud(23));
                 b.alu2(O::Mul, f(d), f(s[0]), f(e));
             }
-            ImulHigh | UmulHigh | FrexpSig | FrexpExp => {
+            UmulHigh | ImulHigh => {
+                // 32x32 -> high 32 from 16-bit halves (every partial product fits in 32
+                // bits); the signed form subtracts the sign corrections.
+                let half = |b: &mut Builder, x: Opnd, hi: bool| {
+                    let t = b.vreg(Type::UD, 1);
+                    if hi {
+                        b.alu2(O::Shr, t, u(x), Opnd::ud(16));
+                    } else {
+                        b.alu2(O::And, t, u(x), Opnd::ud(0xFFFF));
+                    }
+                    t
+                };
+                let (al, ah) = (half(&mut b, s[0], false), half(&mut b, s[0], true));
+                let (bl, bh) = (half(&mut b, s[1], false), half(&mut b, s[1], true));
+                let ll = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, ll, al, bl);
+                let lh = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, lh, al, bh);
+                let hl = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, hl, ah, bl);
+                let hh = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, hh, ah, bh);
+                // mid = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF)
+                let mid = b.vreg(Type::UD, 1);
+                b.alu2(O::Shr, mid, ll, Opnd::ud(16));
+                let t = b.vreg(Type::UD, 1);
+                b.alu2(O::And, t, lh, Opnd::ud(0xFFFF));
+                b.alu2(O::Add, mid, mid, t);
+                b.alu2(O::And, t, hl, Opnd::ud(0xFFFF));
+                b.alu2(O::Add, mid, mid, t);
+                // hi = hh + (lh >> 16) + (hl >> 16) + (mid >> 16)
+                b.alu2(O::Shr, lh, lh, Opnd::ud(16));
+                b.alu2(O::Shr, hl, hl, Opnd::ud(16));
+                b.alu2(O::Shr, mid, mid, Opnd::ud(16));
+                b.alu2(O::Add, hh, hh, lh);
+                b.alu2(O::Add, hh, hh, hl);
+                if op == UmulHigh {
+                    b.alu2(O::Add, u(d), hh, mid);
+                } else {
+                    b.alu2(O::Add, hh, hh, mid);
+                    let c = b.vreg(Type::D, 1);
+                    b.alu2(O::Asr, c, i(s[0]), Opnd::d(31));
+                    b.alu2(O::And, c, c, i(s[1]));
+                    b.alu2(O::Add, i(hh), i(hh), c.negate());
+                    b.alu2(O::Asr, c, i(s[1]), Opnd::d(31));
+                    b.alu2(O::And, c, c, i(s[0]));
+                    b.alu2(O::Add, i(d), i(hh), c.negate());
+                }
+            }
+            FrexpSig | FrexpExp => {
                 return Err(unsupported(format!("ALU op {}", op.name())));
             }
         }
