@@ -74,6 +74,12 @@ fn kernel(name: &str, src: &str, simd: u32) -> Option<Kernel> {
 
 /// Dispatches `k` over `groups` with the buffers; returns nothing (read the BOs after).
 fn dispatch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)]) {
+    dispatch_scratch(g, k, groups, buffers, 0)
+}
+
+/// As [`dispatch`], with per-thread scratch at GPU address `scratch` (General State Base
+/// is 0 in the harness) when the kernel spills.
+fn dispatch_scratch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)], scratch: u64) {
     assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
     let d = Dispatch {
         asm: EOT,
@@ -85,6 +91,8 @@ fn dispatch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)]) {
         // The cross-thread driver register: num_workgroups, base_workgroup_id = 0.
         push: [groups[0], groups[1], groups[2], 0, 0, 0, 0, 0],
         buffers,
+        scratch: (k.scratch_size > 0)
+            .then(|| (scratch, u64::from(k.scratch_size.trailing_zeros() - 10))),
         ..Default::default()
     };
     build_dispatch(g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
@@ -403,6 +411,58 @@ fn mul_high_matches_cpu() {
             );
             let want = (sp >> 32) as u32 ^ p as u32 ^ sp as u32;
             assert_eq!(out[2 * i + 1], want, "SIMD{simd} imul_high {i}");
+        }
+    }
+}
+
+const PRESSURE: &str = "#version 450
+layout(local_size_x = 32) in;
+layout(set=0, binding=0) buffer B { vec4 v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x * 10u;
+    vec4 a0 = v[i], a1 = v[i + 1u], a2 = v[i + 2u], a3 = v[i + 3u], a4 = v[i + 4u];
+    vec4 a5 = v[i + 5u], a6 = v[i + 6u], a7 = v[i + 7u], a8 = v[i + 8u], a9 = v[i + 9u];
+    vec4 b0 = a0 * a1 + a2, b1 = a3 * a4 + a5, b2 = a6 * a7 + a8, b3 = a9 * a0 + a1;
+    vec4 b4 = a2 * a3 + a4, b5 = a5 * a6 + a7, b6 = a8 * a9 + a0;
+    v[i] = b0 * b1 + b2 * b3 + b4 * b5 + b6 + a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
+}";
+
+#[test]
+fn spilled_kernel_matches_cpu() {
+    let Some(k) = kernel("pressure", PRESSURE, 32) else {
+        return;
+    };
+    assert!(k.stats.spills > 0, "the test needs spills");
+    assert!(k.scratch_size >= 1024 && k.scratch_size.is_power_of_two());
+    let n = 32 * 10 * 4;
+    let scratch_bytes = 168 * k.scratch_size as u64;
+    let (g, data) = compute_setup(&[n as u64 * 4, scratch_bytes]);
+    let input: Vec<u32> = (0..n)
+        .map(|i| ((i % 17) as f32 * 0.25 - 1.0).to_bits())
+        .collect();
+    g.write_u32s(data[0], 0, &input);
+    dispatch_scratch(&g, &k, [1, 1, 1], &[(data[0], n as u64 * 4)], 0x200_0000);
+    let out = g.read_u32s(data[0], 0, n);
+    let f = |k: usize| f32::from_bits(input[k]);
+    for inv in 0..32 {
+        for c in 0..4 {
+            let a: Vec<f32> = (0..10).map(|j| f((inv * 10 + j) * 4 + c)).collect();
+            let b0 = a[0] * a[1] + a[2];
+            let b1 = a[3] * a[4] + a[5];
+            let b2 = a[6] * a[7] + a[8];
+            let b3 = a[9] * a[0] + a[1];
+            let b4 = a[2] * a[3] + a[4];
+            let b5 = a[5] * a[6] + a[7];
+            let b6 = a[8] * a[9] + a[0];
+            let mut want = b0 * b1 + b2 * b3 + b4 * b5 + b6;
+            for x in &a {
+                want += x;
+            }
+            let got = f32::from_bits(out[inv * 40 + c]);
+            assert!(
+                (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "invocation {inv} comp {c}: {got} vs {want}"
+            );
         }
     }
 }
