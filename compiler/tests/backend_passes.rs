@@ -287,7 +287,7 @@ fn allocation_spills_under_pressure() {
     }
     lower::lower_simd_width(&mut p);
     let file = ra::RegFile { first: 3, end: 127 };
-    let alloc = ra::allocate(&mut p, file).unwrap();
+    let alloc = ra::allocate(&mut p, file, 0).unwrap();
     assert!(alloc.spills > 0 && alloc.fills > 0);
     assert!(alloc.scratch_bytes >= 128);
     assert!(alloc.grf_used <= 127);

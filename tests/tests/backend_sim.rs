@@ -466,3 +466,48 @@ fn spilled_kernel_matches_cpu() {
         }
     }
 }
+
+const LOCAL_ARRAY: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { uint v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint t[12];
+    for (uint k = 0u; k < 12u; k++) t[k] = v[i] * k + k;
+    uint j = v[i] % 12u;
+    t[j] += 1000u;
+    t[(j + 5u) % 12u] ^= 0x55u;
+    uint s = 0u;
+    for (uint k = 0u; k < 12u; k++) s += t[(k * 7u + j) % 12u] * (k + 1u);
+    v[i] = s;
+}";
+
+#[test]
+fn private_arrays_in_scratch_match_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("local_array", LOCAL_ARRAY, simd) else {
+            return;
+        };
+        assert!(k.scratch_size >= 1024, "private memory lives in scratch");
+        let n = 32;
+        let (g, data) = compute_setup(&[n as u64 * 4, 168 * k.scratch_size.max(1024) as u64]);
+        let input: Vec<u32> = (0..n as u32).map(|i| i * 13 + 5).collect();
+        g.write_u32s(data[0], 0, &input);
+        dispatch_scratch(&g, &k, [2, 1, 1], &[(data[0], n as u64 * 4)], 0x200_0000);
+        let out = g.read_u32s(data[0], 0, n);
+        for i in 0..n {
+            let x = input[i];
+            let mut t: Vec<u32> = (0..12u32)
+                .map(|k| x.wrapping_mul(k).wrapping_add(k))
+                .collect();
+            let j = (x % 12) as usize;
+            t[j] = t[j].wrapping_add(1000);
+            t[(j + 5) % 12] ^= 0x55;
+            let mut s = 0u32;
+            for kk in 0..12usize {
+                s = s.wrapping_add(t[(kk * 7 + j) % 12].wrapping_mul(kk as u32 + 1));
+            }
+            assert_eq!(out[i], s, "SIMD{simd} element {i}\n{}", k.asm);
+        }
+    }
+}

@@ -22,6 +22,8 @@ pub struct Isel<'a> {
     pub w: u8,
     pub layout: &'a Layout,
     pub local_size: [u32; 3],
+    /// Bytes of private (`local`) memory per invocation.
+    pub local_mem_size: u32,
     func: &'a ir::Function,
     vals: Vec<Option<Val>>,
     /// Results and parameters of the enclosing loops (for `break` / `continue`).
@@ -53,6 +55,7 @@ impl<'a> Isel<'a> {
             w,
             layout,
             local_size: shader.local_size,
+            local_mem_size: shader.local_mem_size.next_multiple_of(4),
             func: &shader.func,
             vals: vec![None; shader.func.values.len()],
             loops: Vec::new(),
@@ -383,8 +386,35 @@ impl<'a> Isel<'a> {
         match s {
             Space::Ssbo(b) | Space::Ubo(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
             Space::Shared => Ok(Surface::Bti(254)),
+            // Private memory lives in the thread's scratch, addressed statelessly.
+            Space::Local => Ok(Surface::Bti(255)),
             other => Err(unsupported(format!("memory access to {other}"))),
         }
+    }
+
+    /// The byte address of a memory access: the offset itself, or for `local` memory the
+    /// lane's private block in scratch: (R0.5 & ~0x3FF) + lane * local_size + offset
+    /// (General-State-relative, as stateless A32 messages take it).
+    fn address(&mut self, space: Space, offset: ir::Value) -> Res<Opnd> {
+        if space != Space::Local {
+            return self.comp_reg(offset, 0);
+        }
+        let size = self.local_mem_size;
+        let off = self.comp(offset, 0)?;
+        let lane = self.lane();
+        let mut b = self.b();
+        let a = b.vreg(Type::UD, 1);
+        b.alu2(Opcode::Mul, a, lane.retype(Type::UD), Opnd::ud(size));
+        b.alu2(Opcode::Add, a, a, off.retype(Type::UD));
+        let base = b.vreg(Type::UD, 1);
+        b.alu2(
+            Opcode::And,
+            base,
+            Opnd::g(0, 20, Type::UD, 0),
+            Opnd::ud(0xFFFF_FC00),
+        );
+        b.alu2(Opcode::Add, a, a, base);
+        Ok(a)
     }
 
     fn instr(&mut self, i: &ir::Instr) -> Res<()> {
@@ -466,7 +496,7 @@ impl<'a> Isel<'a> {
                     return self.push_load(d, *offset);
                 }
                 let surf = self.surface(*space)?;
-                let addr = self.comp_reg(*offset, 0)?;
+                let addr = self.address(*space, *offset)?;
                 let dst = self.def_reg(d)?;
                 self.b().inst(
                     LOp::UntypedRead {
@@ -487,7 +517,7 @@ impl<'a> Isel<'a> {
                 let t = self.func.ty(*value);
                 hw_ty(t)?;
                 let surf = self.surface(*space)?;
-                let addr = self.comp_reg(*offset, 0)?;
+                let addr = self.address(*space, *offset)?;
                 // Data must be one register holding all components.
                 let data = match self.vals[value.0 as usize].clone() {
                     Some(Val::Reg(r, s)) if s == 4 * w => r,
@@ -518,7 +548,7 @@ impl<'a> Isel<'a> {
                 data,
             } => {
                 let surf = self.surface(*space)?;
-                let addr = self.comp_reg(*offset, 0)?;
+                let addr = self.address(*space, *offset)?;
                 let dst = match i.dst {
                     Some(d) => self.def_reg(d)?.retype(Type::UD),
                     None => Opnd::null(Type::UD),

@@ -10,7 +10,8 @@
 //! integer/float values, booleans as 1- or 32-bit values (held as 32-bit 0 / ~0), memory
 //! ops with byte offsets on `ssbo[bti]`/`ubo[bti]`/`push`/`shared`, no function variables.
 //! Vectors are accepted (no scalarization needed). Push-constant loads need constant
-//! offsets. Not yet: 8/16/64-bit types, `buffer_size`, `local` memory, the ops listed in
+//! offsets. `local` memory lives in scratch (per lane, stateless BTI 255), before the
+//! spill slots. Not yet: 8/16/64-bit types, `buffer_size`, the ops listed in
 //! [`isel`] as unsupported; they give [`BackendError::Unsupported`].
 //!
 //! Dispatch follows docs/dispatch-contract.md: g0 = R0, g1.. = push constants
@@ -207,7 +208,9 @@ fn compile_one(
         first: layout.first_free(),
         end: 127,
     };
-    let alloc = ra::allocate(&mut prog, file)?;
+    // Private memory first (one block per lane), spill slots after it.
+    let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
+    let alloc = ra::allocate(&mut prog, file, local_bytes)?;
     let cycles = if opts.no_sched {
         0
     } else {

@@ -183,8 +183,16 @@ pub fn colour(
 
 /// Allocates registers, spilling as needed (the program is rewritten with fills and
 /// spills, already lowered to messages).
-pub fn allocate(prog: &mut Program, file: RegFile) -> Result<Allocation, BackendError> {
-    let mut alloc = Allocation::default();
+/// Spill slots start at byte `scratch_base` of the thread's scratch (after private memory).
+pub fn allocate(
+    prog: &mut Program,
+    file: RegFile,
+    scratch_base: u32,
+) -> Result<Allocation, BackendError> {
+    let mut alloc = Allocation {
+        scratch_bytes: scratch_base,
+        ..Allocation::default()
+    };
     let mut no_spill = vec![false; prog.vregs.len()];
     for _round in 0..64 {
         let iv = intervals(prog);
