@@ -511,3 +511,54 @@ fn private_arrays_in_scratch_match_cpu() {
         }
     }
 }
+
+const FREXP: &str = "#version 450
+layout(local_size_x = 8) in;
+layout(set=0, binding=0) buffer F { float f[]; };
+layout(set=0, binding=1) buffer E { int e[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int ex;
+    f[i] = frexp(f[i], ex);
+    e[i] = ex;
+}";
+
+#[test]
+fn frexp_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("frexp", FREXP, simd) else {
+            return;
+        };
+        let vals = [
+            0.0f32, 1.0, -1.0, 0.75, 3.0, -1000.5, 1e-20, 6.5e10, 0.1, -0.0, 2.0, 7.0, 1e30, -3e-5,
+            42.0, 0.5,
+        ];
+        let n = vals.len();
+        let (g, data) = compute_setup(&[n as u64 * 4, n as u64 * 4]);
+        let fi: Vec<u32> = vals.iter().map(|v| v.to_bits()).collect();
+        g.write_u32s(data[0], 0, &fi);
+        dispatch(
+            &g,
+            &k,
+            [2, 1, 1],
+            &[(data[0], n as u64 * 4), (data[1], n as u64 * 4)],
+        );
+        let fo = g.read_u32s(data[0], 0, n);
+        let eo = g.read_u32s(data[1], 0, n);
+        for (i, &x) in vals.iter().enumerate() {
+            let (m, e) = if x == 0.0 {
+                (x, 0)
+            } else {
+                let e = ((x.to_bits() >> 23) & 0xFF) as i32 - 126;
+                (x / 2f32.powi(e), e)
+            };
+            assert_eq!(
+                f32::from_bits(fo[i]).to_bits(),
+                m.to_bits(),
+                "SIMD{simd} {x}\n{}",
+                k.asm
+            );
+            assert_eq!(eo[i] as i32, e, "SIMD{simd} exponent of {x}");
+        }
+    }
+}

@@ -1044,7 +1044,25 @@ impl<'a> Isel<'a> {
                 }
             }
             FrexpSig | FrexpExp => {
-                return Err(unsupported(format!("ALU op {}", op.name())));
+                // Normal x: significand in [0.5, 1) keeps the sign, exponent = biased - 126;
+                // zero gives (0, 0). Denormals are flushed by the hardware.
+                let zero = b.vreg(Type::D, 1);
+                b.cmp(CondMod::Z, zero, f(s[0]), Opnd::imm(Type::F, 0));
+                let t = b.vreg(Type::UD, 1);
+                if op == FrexpSig {
+                    b.alu2(O::And, t, u(s[0]), Opnd::ud(0x807F_FFFF));
+                    b.alu2(O::Or, t, t, Opnd::ud(0x3F00_0000));
+                } else {
+                    b.alu2(O::Shr, t, u(s[0]), Opnd::ud(23));
+                    b.alu2(O::And, t, t, Opnd::ud(0xFF));
+                    b.alu2(O::Add, i(t), i(t), Opnd::d(-126));
+                }
+                b.flag_from(zero);
+                let z = if op == FrexpSig { u(s[0]) } else { Opnd::ud(0) };
+                b.alu2(O::Sel, u(d), z, t).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
             }
         }
         Ok(())
