@@ -175,9 +175,7 @@ def mesa_223_to_250(s):
         s = s.replace("MsgDesc: (", "MsgDesc: ( ", 1)
     s = re.sub(r"urb MsgDesc: offset ", "urb MsgDesc: ", s)
     s = s.replace("MsgDesc: ((null))", "MsgDesc: ()")
-    # OWORD block messages: 22.3.6 decodes the block size, 25.0.7 prints the raw field.
-    s = re.sub(r", owords = (2|4|8), aligned = 0\)",
-               lambda x: ", " + {"2": "2", "4": "3", "8": "4"}[x.group(1)] + ")", s)
+
 
     def strip_names(m):
         return re.sub(r"\b(bti|msg_ctrl|msg_type|write_commit) ", "", m.group(0))
@@ -308,6 +306,35 @@ def n_nop(f, m):
     return f, m
 
 
+def n_group(f, m):
+    """Mesa prints the channel group of a SIMD16 instruction as 1H (quarter 0/1) or 2H (2/3)
+    and none for SIMD32; Ferrite's text keeps the other quarters (`2Q`, `4Q`, ...)."""
+    x = re.match(r"^(?:\([^)]*\) )?[a-z0-9.]+(?: [a-z0-9]+)?\((16|32)\)", f)
+    if not x:
+        return f, m
+    head, sep, tail = f.rpartition("{")
+    if x.group(1) == "16":
+        tail = re.sub(r"(?<= )([1-4])Q\b", lambda q: "1H" if q.group(1) in "12" else "2H", tail)
+    else:
+        tail = re.sub(r" [1-4][QH]\b", "", tail)
+    return head + sep + tail, m
+
+
+OWORDS = ["1-low", "1-high", "2", "4", "8"]
+
+
+def n_oword(f, m):
+    """OWORD block messages: 22.3.6 prints `owords = <table[ctrl & 7]>, aligned = <(ctrl >> 3) & 3>`,
+    25.0.7 (and Ferrite) the raw 6-bit message control. Equal when the raw value gives both."""
+    fx = re.search(r"OWORD block (?:read|write), \d+, (\d+)\)", f)
+    mx = re.search(r"(OWORD block (?:read|write), \d+, )owords = ([^,]*), aligned = (\d+)\)", m)
+    if fx and mx:
+        v = int(fx.group(1))
+        if (v & 7) < len(OWORDS) and OWORDS[v & 7] == mx.group(2) and (v >> 3) & 3 == int(mx.group(3)):
+            m = m[:mx.start()] + mx.group(1) + f"{v})" + m[mx.end():]
+    return f, m
+
+
 # Applied in order; an instruction agrees when the texts are equal after the normalizations,
 # and is counted under the names of those that changed something.
 NORMALIZATIONS = [
@@ -315,6 +342,8 @@ NORMALIZATIONS = [
     ("branch target inside the branch", n_self_target),
     ("branch target outside the padding or not 8-aligned (unchecked)", n_far_target),
     ("NOP printed without operands", n_nop),
+    ("SIMD16/32 quarter printed as 1H/2H/none", n_group),
+    ("OWORD block size decoded (22.3.6) vs raw (25.0.7)", n_oword),
     ("bare tdr0/ip", n_tdr),
     ("no operands printed for smov/call/calla/ret", n_no_operands),
     ("no JIP/UIP printed for brd/brc/goto", n_no_jip),
@@ -564,7 +593,7 @@ def assemble_direction(ctx, batch, form):
 
 
 NOT_EXPRESSIBLE = {"Mesa ignores 3-src HF/odd-word bits", "HF immediate printed as `Half Float IMM`",
-                   "bare tdr0/ip"}
+                   "bare tdr0/ip", "SIMD16/32 quarter printed as 1H/2H/none"}
 
 # Gen9 native field names by bit (PRM / GEN9-FACTS), for the round-trip-loss summary only.
 FIELDS_COMMON = [(0, 6, "opcode"), (8, 8, "access mode"), (9, 10, "dep ctrl"), (11, 11, "nib ctrl"),
