@@ -213,6 +213,9 @@ struct SpvBlock {
 
 /// Limit on emitted nodes so malformed or adversarial input cannot make emission explode.
 const MAX_EMIT: usize = 1 << 20;
+/// Limits on structuring recursion and on blocks visited.
+const MAX_DEPTH: usize = 64;
+const MAX_STEPS: usize = 1 << 18;
 
 pub(crate) struct Fe<'a> {
     input: &'a FrontendInput<'a>,
@@ -242,6 +245,8 @@ pub(crate) struct Fe<'a> {
     param_vals: Vec<HashMap<u32, FVal>>,
     call_depth: usize,
     emitted: usize,
+    depth: usize,
+    steps: usize,
     shared_size: u32,
     local_size_mem: u32,
     push_size: u32,
@@ -379,6 +384,8 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         param_vals: vec![],
         call_depth: 0,
         emitted: 0,
+        depth: 0,
+        steps: 0,
         shared_size: 0,
         local_size_mem: 0,
         push_size: 0,
@@ -2662,6 +2669,24 @@ impl Fe<'_> {
         from: Option<u32>,
         entry: bool,
     ) -> Res<()> {
+        // Malformed (unstructured or cyclic) control flow could recurse or loop without
+        // bound; structured shaders stay far below both limits.
+        if self.depth > MAX_DEPTH {
+            return unsupported("control flow nested too deep (or not structured)");
+        }
+        self.depth += 1;
+        let r = self.region_inner(start, end, from, entry);
+        self.depth -= 1;
+        r
+    }
+
+    fn region_inner(
+        &mut self,
+        start: u32,
+        end: Option<u32>,
+        from: Option<u32>,
+        entry: bool,
+    ) -> Res<()> {
         if let Some(f) = from {
             self.take_edge(f, start)?;
         }
@@ -2670,6 +2695,10 @@ impl Fe<'_> {
         loop {
             if Some(block) == end {
                 return Ok(());
+            }
+            self.steps += 1;
+            if self.steps > MAX_STEPS {
+                return unsupported("control flow too large to structure (or not structured)");
             }
             if !self.blocks.contains_key(&block) {
                 return invalid(format!(

@@ -173,3 +173,13 @@ fn ferrite_cc_prints_ir_and_reports_errors() {
     assert!(!out.status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn fuzz_regressions_are_errors() {
+    // Unstructured branches that made region emission recurse until the stack overflowed.
+    let w = words(include_bytes!(
+        "../fuzz/corpus/frontend/regress-deep-recursion.spv"
+    ));
+    let e = compile_to_ir(&w, &Target::gen9(), &opts()).unwrap_err();
+    assert!(e.to_string().contains("not structured"), "{e}");
+}
