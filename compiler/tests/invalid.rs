@@ -35,11 +35,9 @@ fn opts() -> CompileOptions {
 }
 
 fn check(name: &str, seed: u64, w: &[u32]) {
-    match compile_to_ir(w, &Target::gen9(), &opts()) {
-        Err(CompileError::Validation { pass, err }) => {
-            panic!("{name} seed {seed}: invalid IR after {pass}: {err}")
-        }
-        Ok(_) | Err(_) => {}
+    if let Err(CompileError::Validation { pass, err }) = compile_to_ir(w, &Target::gen9(), &opts())
+    {
+        panic!("{name} seed {seed}: invalid IR after {pass}: {err}");
     }
 }
 
