@@ -23,6 +23,8 @@ pub enum Flag {
     Mem,
     /// Log physical-device enumeration decisions (render nodes seen, skipped, opened).
     Enum,
+    /// Dump every command buffer's batch (dwords) at vkEndCommandBuffer.
+    Batch,
 }
 
 /// The registry: one row per switch.
@@ -41,6 +43,11 @@ pub const FLAGS: &[FlagInfo] = &[
         flag: Flag::Enum,
         name: "enum",
         help: "log physical-device enumeration (render nodes, sim selection)",
+    },
+    FlagInfo {
+        flag: Flag::Batch,
+        name: "batch",
+        help: "dump each command buffer's batch at vkEndCommandBuffer",
     },
 ];
 
@@ -74,6 +81,11 @@ pub fn parse(value: &str) -> Parsed {
             parsed.help = true;
         } else if let Some(info) = FLAGS.iter().find(|f| f.name == word) {
             parsed.flags.insert(info.flag);
+        } else if ferrite_compiler::DebugFlags::REGISTRY
+            .iter()
+            .any(|(n, _)| *n == word)
+        {
+            // A compiler switch: passed to the compiler as options (pipeline creation).
         } else {
             parsed.unknown.push(word.to_string());
         }
@@ -157,7 +169,7 @@ mod tests {
             );
             assert_eq!(FLAGS.iter().filter(|b| b.flag == a.flag).count(), 1);
         }
-        for flag in [Flag::Api, Flag::Mem, Flag::Enum] {
+        for flag in [Flag::Api, Flag::Mem, Flag::Enum, Flag::Batch] {
             assert!(
                 FLAGS.iter().any(|f| f.flag == flag),
                 "{flag:?} missing from FLAGS"

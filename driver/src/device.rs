@@ -1,5 +1,6 @@
 //! VkDevice: a logical device on one adapter, owning its queue and its objects.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
@@ -11,15 +12,57 @@ use crate::handles::{self, Dispatchable, Registry};
 use crate::memory::{Buffer, Memory};
 use crate::physical::{self, Adapter, PhysicalDevice};
 use crate::queue::Queue;
-use crate::sync::Fence;
+use crate::bo::VaAllocator;
+use crate::cmd::CommandPool;
+use crate::descriptor::{DescriptorPool, DescriptorSet, SetLayout};
+use crate::pipeline::{Pipeline, PipelineCache, PipelineLayout, ShaderModule};
+use crate::query::{Event, QueryPool};
+use crate::sync::{Fence, Semaphore};
 
-pub struct Device {
+/// What a device's children share (command buffers keep it alive past their recording).
+pub struct Core {
     pub adapter: Arc<Adapter>,
-    enabled_extensions: Vec<String>,
-    queue: Box<Dispatchable<Queue>>,
+    pub va: Arc<VaAllocator>,
     pub memories: Registry<Memory>,
     pub buffers: Registry<Buffer>,
     pub fences: Arc<Registry<Fence>>,
+    pub semaphores: Arc<Registry<Semaphore>>,
+    pub shader_modules: Registry<ShaderModule>,
+    pub set_layouts: Registry<SetLayout>,
+    pub pipeline_layouts: Registry<PipelineLayout>,
+    pub pipelines: Registry<Pipeline>,
+    pub pipeline_caches: Registry<PipelineCache>,
+    pub descriptor_pools: Registry<DescriptorPool>,
+    pub descriptor_sets: Registry<DescriptorSet>,
+    pub command_pools: Registry<CommandPool>,
+    pub events: Registry<Event>,
+    pub query_pools: Registry<QueryPool>,
+    /// Set once a submission of this device hung: every later wait and submit reports
+    /// VK_ERROR_DEVICE_LOST.
+    pub lost: AtomicBool,
+}
+
+impl Core {
+    pub fn check_lost(&self) -> Result<()> {
+        if self.lost.load(Ordering::Acquire) {
+            Err(DriverError::DeviceLost("an earlier submission hung".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+pub struct Device {
+    pub core: Arc<Core>,
+    enabled_extensions: Vec<String>,
+    queue: Box<Dispatchable<Queue>>,
+}
+
+impl std::ops::Deref for Device {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
 }
 
 impl Device {
@@ -45,6 +88,17 @@ impl Drop for Device {
         // Objects the application did not destroy are freed with the device (their kernel
         // handles are closed by their own Drop); the spec calls this an application error.
         let leaked = [
+            ("VkCommandPool", self.command_pools.drain()),
+            ("VkDescriptorSet", self.descriptor_sets.drain()),
+            ("VkDescriptorPool", self.descriptor_pools.drain()),
+            ("VkPipeline", self.pipelines.drain()),
+            ("VkPipelineCache", self.pipeline_caches.drain()),
+            ("VkPipelineLayout", self.pipeline_layouts.drain()),
+            ("VkDescriptorSetLayout", self.set_layouts.drain()),
+            ("VkShaderModule", self.shader_modules.drain()),
+            ("VkQueryPool", self.query_pools.drain()),
+            ("VkEvent", self.events.drain()),
+            ("VkSemaphore", self.semaphores.drain()),
             ("VkBuffer", self.buffers.drain()),
             ("VkDeviceMemory", self.memories.drain()),
             ("VkFence", self.fences.drain()),
@@ -131,15 +185,30 @@ pub(crate) unsafe extern "system" fn create_device(
         // SAFETY: as above.
         let info = unsafe { ffi::read(p_create_info, "pCreateInfo") }?;
         let enabled_extensions = check_create_info(&adapter, info)?;
-        let fences = Arc::new(Registry::new("VkFence"));
-        let queue = Dispatchable::new(Queue::new(adapter.clone(), fences.clone()));
-        let device = Dispatchable::new(Device {
-            adapter,
-            enabled_extensions,
-            queue,
+        let core = Arc::new(Core {
+            adapter: adapter.clone(),
+            va: Arc::new(VaAllocator::default()),
             memories: Registry::new("VkDeviceMemory"),
             buffers: Registry::new("VkBuffer"),
-            fences,
+            fences: Arc::new(Registry::new("VkFence")),
+            semaphores: Arc::new(Registry::new("VkSemaphore")),
+            shader_modules: Registry::new("VkShaderModule"),
+            set_layouts: Registry::new("VkDescriptorSetLayout"),
+            pipeline_layouts: Registry::new("VkPipelineLayout"),
+            pipelines: Registry::new("VkPipeline"),
+            pipeline_caches: Registry::new("VkPipelineCache"),
+            descriptor_pools: Registry::new("VkDescriptorPool"),
+            descriptor_sets: Registry::new("VkDescriptorSet"),
+            command_pools: Registry::new("VkCommandPool"),
+            events: Registry::new("VkEvent"),
+            query_pools: Registry::new("VkQueryPool"),
+            lost: AtomicBool::new(false),
+        });
+        let queue = Dispatchable::new(Queue::new(core.clone())?);
+        let device = Dispatchable::new(Device {
+            core,
+            enabled_extensions,
+            queue,
         });
         let raw = handles::into_raw(device);
         use ash::vk::Handle;
@@ -162,7 +231,10 @@ pub(crate) unsafe extern "system" fn destroy_device(
         use ash::vk::Handle;
         // SAFETY: the application passes a device it created (or null) and no longer uses it.
         if let Some(dev) = unsafe { handles::take::<Device>(device.as_raw() as *mut u8) } {
-            dev.obj.queue.obj.wait_idle()?;
+            // A lost device has nothing left to wait for; destruction still succeeds.
+            if let Err(e) = dev.obj.queue.obj.wait_idle() {
+                log::warn!("vkDestroyDevice: {e}");
+            }
         }
         Ok(())
     })

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
 
-use crate::{device, ffi, instance, memory, physical, queue, refuse, sync};
+use crate::{cmd, descriptor, device, ffi, instance, memory, physical, pipeline, query, queue, refuse, sync};
 
 /// Which dispatch level an entry point belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,43 +123,72 @@ entry_points! {
     Device CORE => "vkResetFences": sync::reset_fences;
     Device CORE => "vkGetFenceStatus": sync::get_fence_status;
     Device CORE => "vkWaitForFences": sync::wait_for_fences;
+    Device CORE => "vkCreateSemaphore": sync::create_semaphore;
+    Device CORE => "vkDestroySemaphore": sync::destroy_semaphore;
+    Device CORE => "vkCreateEvent": query::create_event;
+    Device CORE => "vkDestroyEvent": query::destroy_event;
+    Device CORE => "vkGetEventStatus": query::get_event_status;
+    Device CORE => "vkSetEvent": query::set_event;
+    Device CORE => "vkResetEvent": query::reset_event;
+    Device CORE => "vkCreateQueryPool": query::create_query_pool;
+    Device CORE => "vkDestroyQueryPool": query::destroy_query_pool;
+    Device CORE => "vkGetQueryPoolResults": query::get_query_pool_results;
+    Device CORE => "vkCreateShaderModule": pipeline::create_shader_module;
+    Device CORE => "vkDestroyShaderModule": pipeline::destroy_shader_module;
+    Device CORE => "vkCreatePipelineCache": pipeline::create_pipeline_cache;
+    Device CORE => "vkDestroyPipelineCache": pipeline::destroy_pipeline_cache;
+    Device CORE => "vkGetPipelineCacheData": pipeline::get_pipeline_cache_data;
+    Device CORE => "vkMergePipelineCaches": pipeline::merge_pipeline_caches;
+    Device CORE => "vkCreatePipelineLayout": pipeline::create_pipeline_layout;
+    Device CORE => "vkDestroyPipelineLayout": pipeline::destroy_pipeline_layout;
+    Device CORE => "vkCreateComputePipelines": pipeline::create_compute_pipelines;
+    Device CORE => "vkDestroyPipeline": pipeline::destroy_pipeline;
+    Device CORE => "vkCreateDescriptorSetLayout": descriptor::create_descriptor_set_layout;
+    Device CORE => "vkDestroyDescriptorSetLayout": descriptor::destroy_descriptor_set_layout;
+    Device CORE => "vkCreateDescriptorPool": descriptor::create_descriptor_pool;
+    Device CORE => "vkDestroyDescriptorPool": descriptor::destroy_descriptor_pool;
+    Device CORE => "vkResetDescriptorPool": descriptor::reset_descriptor_pool;
+    Device CORE => "vkAllocateDescriptorSets": descriptor::allocate_descriptor_sets;
+    Device CORE => "vkFreeDescriptorSets": descriptor::free_descriptor_sets;
+    Device CORE => "vkUpdateDescriptorSets": descriptor::update_descriptor_sets;
+    Device CORE => "vkCreateCommandPool": cmd::create_command_pool;
+    Device CORE => "vkDestroyCommandPool": cmd::destroy_command_pool;
+    Device CORE => "vkResetCommandPool": cmd::reset_command_pool;
+    Device CORE => "vkAllocateCommandBuffers": cmd::allocate_command_buffers;
+    Device CORE => "vkFreeCommandBuffers": cmd::free_command_buffers;
+    Device CORE => "vkBeginCommandBuffer": cmd::begin_command_buffer;
+    Device CORE => "vkEndCommandBuffer": cmd::end_command_buffer;
+    Device CORE => "vkResetCommandBuffer": cmd::reset_command_buffer;
+    Device CORE => "vkCmdBindPipeline": cmd::cmd_bind_pipeline;
+    Device CORE => "vkCmdBindDescriptorSets": cmd::cmd_bind_descriptor_sets;
+    Device CORE => "vkCmdPushConstants": cmd::cmd_push_constants;
+    Device CORE => "vkCmdDispatch": cmd::cmd_dispatch;
+    Device CORE => "vkCmdDispatchIndirect": cmd::cmd_dispatch_indirect;
+    Device CORE => "vkCmdPipelineBarrier": cmd::cmd_pipeline_barrier;
+    Device CORE => "vkCmdFillBuffer": cmd::cmd_fill_buffer;
+    Device CORE => "vkCmdUpdateBuffer": cmd::cmd_update_buffer;
+    Device CORE => "vkCmdCopyBuffer": cmd::cmd_copy_buffer;
+    Device CORE => "vkCmdExecuteCommands": cmd::cmd_execute_commands;
+    Device CORE => "vkCmdWriteTimestamp": cmd::cmd_write_timestamp;
+    Device CORE => "vkCmdResetQueryPool": cmd::cmd_reset_query_pool;
+    Device CORE => "vkCmdSetEvent": cmd::cmd_set_event;
+    Device CORE => "vkCmdResetEvent": cmd::cmd_reset_event;
+    Device CORE => "vkCmdWaitEvents": cmd::cmd_wait_events;
     // Core 1.0 commands not implemented yet: they refuse with an error (see EntryInfo).
-    Device CORE, refuse => "vkCreateSemaphore": refuse::create_semaphore;
-    Device CORE, refuse => "vkCreateEvent": refuse::create_event;
-    Device CORE, refuse => "vkCreateQueryPool": refuse::create_query_pool;
     Device CORE, refuse => "vkCreateBufferView": refuse::create_buffer_view;
     Device CORE, refuse => "vkCreateImage": refuse::create_image;
     Device CORE, refuse => "vkCreateImageView": refuse::create_image_view;
-    Device CORE, refuse => "vkCreateShaderModule": refuse::create_shader_module;
-    Device CORE, refuse => "vkCreatePipelineCache": refuse::create_pipeline_cache;
-    Device CORE, refuse => "vkCreatePipelineLayout": refuse::create_pipeline_layout;
     Device CORE, refuse => "vkCreateSampler": refuse::create_sampler;
-    Device CORE, refuse => "vkCreateDescriptorSetLayout": refuse::create_descriptor_set_layout;
-    Device CORE, refuse => "vkCreateDescriptorPool": refuse::create_descriptor_pool;
     Device CORE, refuse => "vkCreateFramebuffer": refuse::create_framebuffer;
     Device CORE, refuse => "vkCreateRenderPass": refuse::create_render_pass;
-    Device CORE, refuse => "vkCreateCommandPool": refuse::create_command_pool;
     Device CORE, refuse => "vkCreateGraphicsPipelines": refuse::create_graphics_pipelines;
-    Device CORE, refuse => "vkCreateComputePipelines": refuse::create_compute_pipelines;
-    Device CORE, refuse => "vkAllocateCommandBuffers": refuse::allocate_command_buffers;
-    Device CORE, refuse => "vkAllocateDescriptorSets": refuse::allocate_descriptor_sets;
     Device CORE, refuse => "vkQueueBindSparse": refuse::queue_bind_sparse;
-    Device CORE, refuse => "vkDestroySemaphore": refuse::destroy_semaphore;
-    Device CORE, refuse => "vkDestroyEvent": refuse::destroy_event;
-    Device CORE, refuse => "vkDestroyQueryPool": refuse::destroy_query_pool;
     Device CORE, refuse => "vkDestroyBufferView": refuse::destroy_buffer_view;
     Device CORE, refuse => "vkDestroyImage": refuse::destroy_image;
     Device CORE, refuse => "vkDestroyImageView": refuse::destroy_image_view;
-    Device CORE, refuse => "vkDestroyShaderModule": refuse::destroy_shader_module;
-    Device CORE, refuse => "vkDestroyPipelineCache": refuse::destroy_pipeline_cache;
-    Device CORE, refuse => "vkDestroyPipelineLayout": refuse::destroy_pipeline_layout;
     Device CORE, refuse => "vkDestroySampler": refuse::destroy_sampler;
-    Device CORE, refuse => "vkDestroyDescriptorSetLayout": refuse::destroy_descriptor_set_layout;
-    Device CORE, refuse => "vkDestroyDescriptorPool": refuse::destroy_descriptor_pool;
     Device CORE, refuse => "vkDestroyFramebuffer": refuse::destroy_framebuffer;
     Device CORE, refuse => "vkDestroyRenderPass": refuse::destroy_render_pass;
-    Device CORE, refuse => "vkDestroyCommandPool": refuse::destroy_command_pool;
-    Device CORE, refuse => "vkDestroyPipeline": refuse::destroy_pipeline;
 }
 
 /// Looks a name up in the table for the given set of allowed scopes.

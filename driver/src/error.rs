@@ -27,6 +27,10 @@ pub enum DriverError {
     FormatNotSupported,
     #[error("not implemented yet: {0}")]
     NotImplemented(&'static str),
+    #[error("device lost: {0}")]
+    DeviceLost(String),
+    #[error("compile failed: {0}")]
+    Compile(String),
     #[error("panic: {0}")]
     Panic(String),
 }
@@ -44,6 +48,10 @@ impl DriverError {
             DriverError::OutOfDeviceMemory(_) => vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
             DriverError::MemoryMapFailed(_) => vk::Result::ERROR_MEMORY_MAP_FAILED,
             DriverError::FormatNotSupported => vk::Result::ERROR_FORMAT_NOT_SUPPORTED,
+            DriverError::DeviceLost(_) => vk::Result::ERROR_DEVICE_LOST,
+            // The shader is valid SPIR-V Ferrite cannot (yet) compile: the pipeline cannot be
+            // created (VK_ERROR_UNKNOWN would hide that it is a limitation, not a crash).
+            DriverError::Compile(_) => vk::Result::ERROR_FEATURE_NOT_PRESENT,
             // Valid-usage violations are undefined behaviour in Vulkan; we answer instead of crashing.
             DriverError::InvalidHandle { .. }
             | DriverError::NullPointer(_)

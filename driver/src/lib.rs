@@ -4,7 +4,10 @@
 //! the entry-point table there. Every entry point runs inside [`ffi::run`], which catches
 //! panics and turns [`error::DriverError`] into a `VkResult`.
 
+mod bo;
+mod cmd;
 pub mod debug;
+mod descriptor;
 mod device;
 pub mod entry;
 pub mod error;
@@ -13,6 +16,8 @@ pub mod handles;
 mod instance;
 mod memory;
 mod physical;
+mod pipeline;
+mod query;
 mod queue;
 mod refuse;
 mod sync;

@@ -32,6 +32,9 @@ pub struct Memory {
     /// The size the application asked for.
     pub size: u64,
     pub type_index: u32,
+    /// Where the object is softpinned in the device's address space.
+    pub va: u64,
+    va_alloc: Arc<crate::bo::VaAllocator>,
 }
 
 impl Memory {
@@ -57,13 +60,15 @@ impl Drop for Memory {
         if let Err(e) = self.drm.gem_close(self.bo) {
             log::error!("GEM_CLOSE of handle {}: {e}", self.bo);
         }
+        let bo_size = align_up(self.size, PAGE_SIZE).unwrap_or(self.size);
+        self.va_alloc
+            .free(crate::bo::Heap::General, self.va, bo_size);
     }
 }
 
 /// Where a buffer lives once bound. The memory may be freed while the buffer still exists
 /// (the buffer is then unusable), so the link is weak.
 #[derive(Clone)]
-#[allow(dead_code)] // read when command buffers resolve buffer addresses (next issue)
 pub struct Binding {
     pub memory: Weak<Memory>,
     pub offset: u64,
@@ -71,12 +76,25 @@ pub struct Binding {
 
 pub struct Buffer {
     pub size: u64,
-    #[allow(dead_code)] // read when descriptors are written (surface state per usage)
+    #[allow(dead_code)] // kept for validation of descriptor writes against the usage
     pub usage: vk::BufferUsageFlags,
     pub binding: Mutex<Option<Binding>>,
 }
 
 impl Buffer {
+    /// The memory and the byte offset in it where the buffer's data starts.
+    pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
+        let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
+        let b = binding
+            .as_ref()
+            .ok_or_else(|| DriverError::InvalidArgument("buffer is not bound to memory".into()))?;
+        let mem = b
+            .memory
+            .upgrade()
+            .ok_or_else(|| DriverError::InvalidArgument("buffer's memory was freed".into()))?;
+        Ok((mem, b.offset))
+    }
+
     pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
         vk::MemoryRequirements {
             // Dword granular: the data-port messages that will read and write buffers move dwords.
@@ -161,12 +179,21 @@ fn allocate(device: &Device, info: &vk::MemoryAllocateInfo<'_>) -> Result<u64> {
             info.memory_type_index
         );
     }
+    let va = match device.va.alloc(crate::bo::Heap::General, bo_size) {
+        Ok(va) => va,
+        Err(e) => {
+            let _ = device.adapter.drm.gem_close(bo);
+            return Err(e);
+        }
+    };
     let memory = Memory {
         mapping: Mutex::new(None),
         drm: device.adapter.drm.clone(),
         bo,
         size: info.allocation_size,
         type_index: info.memory_type_index,
+        va,
+        va_alloc: device.va.clone(),
     };
     Ok(device.memories.insert(memory))
 }

@@ -119,6 +119,7 @@ pub(crate) unsafe extern "system" fn get_fence_status(
         // SAFETY: a live device per the spec.
         let d = unsafe { dev(device) }?;
         let syncobj = d.fences.get(fence.as_raw())?.syncobj;
+        d.queue().obj.check_hang()?;
         Ok(match wait(d, &[syncobj], true, 0)? {
             vk::Result::TIMEOUT => vk::Result::NOT_READY,
             other => other,
@@ -145,6 +146,64 @@ pub(crate) unsafe extern "system" fn wait_for_fences(
             .ok()
             .and_then(|t| monotonic_ns().checked_add(t))
             .unwrap_or(i64::MAX);
-        wait(d, &handles, wait_all != vk::FALSE, deadline)
+        let r = wait(d, &handles, wait_all != vk::FALSE, deadline)?;
+        d.queue().obj.check_hang()?;
+        Ok(r)
+    })
+}
+
+/// A binary VkSemaphore: a syncobj a submission signals and a later one waits for.
+pub struct Semaphore {
+    drm: Arc<DrmDevice>,
+    pub syncobj: u32,
+}
+
+impl Drop for Semaphore {
+    fn drop(&mut self) {
+        if let Err(e) = self.drm.syncobj_destroy(self.syncobj) {
+            log::error!("SYNCOBJ_DESTROY of {}: {e}", self.syncobj);
+        }
+    }
+}
+
+pub(crate) unsafe extern "system" fn create_semaphore(
+    device: vk::Device,
+    p_info: *const vk::SemaphoreCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_semaphore: *mut vk::Semaphore,
+) -> vk::Result {
+    ffi::result("vkCreateSemaphore", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        // SAFETY: a valid pNext chain per the spec.
+        if let Some(t) = unsafe {
+            ffi::find_in_chain(info.p_next, vk::StructureType::SEMAPHORE_TYPE_CREATE_INFO)
+        } {
+            // SAFETY: the sType says what it is.
+            let t = unsafe { &*t.cast::<vk::SemaphoreTypeCreateInfo<'_>>() };
+            if t.semaphore_type == vk::SemaphoreType::TIMELINE {
+                return Err(DriverError::NotImplemented("timeline semaphores"));
+            }
+        }
+        let syncobj = d.adapter.drm.syncobj_create(false)?;
+        let id = d.semaphores.insert(Semaphore {
+            drm: d.adapter.drm.clone(),
+            syncobj,
+        });
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_semaphore, vk::Semaphore::from_raw(id), "pSemaphore") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_semaphore(
+    device: vk::Device,
+    semaphore: vk::Semaphore,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroySemaphore", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.semaphores.remove(semaphore.as_raw())?;
+        Ok(())
     })
 }

@@ -1,0 +1,1192 @@
+//! Command pools and command buffers: recording straight into Gen9 batches.
+//!
+//! A command buffer writes its commands into a CPU batch (copied into a GEM object by
+//! vkEndCommandBuffer) and its indirect state (binding tables, surface states, CURBE data,
+//! interface descriptors) into 64 KB state blocks, GEM objects it owns. Each block is both the
+//! Surface State Base and the Dynamic State Base while it is current (binding-table pointers
+//! must be under 64 KB). Every address is final: objects are softpinned (see [`crate::bo`]).
+//! Batches follow docs/dispatch-contract.md and the Gen9 ordering rules (GEN9-FACTS 5.5).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+use ash::vk::Handle;
+use kernel_iface::genxml::*;
+
+use crate::bo::{GemBo, Heap, INSTRUCTION_BASE};
+use crate::debug::{self, Flag};
+use crate::descriptor::DescriptorSet;
+use crate::device::{Core, Device};
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::handles::{self, Dispatchable};
+use crate::memory::Memory;
+use crate::pipeline::{total_threads, Pipeline};
+use crate::query::{Event, QueryPool};
+
+/// Size of one state block.
+pub const STATE_BLOCK: u64 = 64 * 1024;
+/// Descriptor sets a pipeline layout may have.
+pub const MAX_SETS: usize = 8;
+/// Push-constant bytes (maxPushConstantsSize).
+pub const MAX_PUSH: usize = 128;
+/// MMIO registers the walker reads indirect group counts from.
+const GPGPU_DISPATCHDIM: [u32; 3] = [0x2500, 0x2504, 0x2508];
+/// L3 configurations (GEN9-FACTS 5.5): with SLM (32,16,48,0,0) and without (0,48,48,0,0).
+const L3_SLM: u32 = 0x6000_0021;
+const L3_NO_SLM: u32 = 0x6000_0060;
+
+/// A recorded command buffer ready to run: its batch, state and everything it references.
+pub struct Executable {
+    pub batch: GemBo,
+    pub blocks: Vec<GemBo>,
+    pub memories: Vec<Arc<Memory>>,
+    pub pipelines: Vec<Arc<Pipeline>>,
+    pub queries: Vec<Arc<QueryPool>>,
+    pub events: Vec<Arc<Event>>,
+    pub secondaries: Vec<Arc<Executable>>,
+}
+
+/// (GEM handle, address, size) of one object the kernel must bind.
+pub type ExecObject = (u32, u64, u64);
+
+impl Executable {
+    /// Every object a submission of this batch must list (the batch itself excluded).
+    pub fn objects(&self, out: &mut HashMap<u32, ExecObject>) {
+        let mut add = |h: u32, va: u64, size: u64| {
+            out.insert(h, (h, va, size));
+        };
+        for b in &self.blocks {
+            add(b.handle, b.va, b.size);
+        }
+        for m in &self.memories {
+            add(m.bo, m.va, m.size.div_ceil(crate::bo::PAGE) * crate::bo::PAGE);
+        }
+        for p in &self.pipelines {
+            add(p.kernel_bo.handle, p.kernel_bo.va, p.kernel_bo.size);
+            if let Some(s) = &p.scratch {
+                add(s.handle, s.va, s.size);
+            }
+        }
+        for q in &self.queries {
+            add(q.bo.handle, q.bo.va, q.bo.size);
+        }
+        for e in &self.events {
+            add(e.bo.handle, e.bo.va, e.bo.size);
+        }
+        let batches: Vec<ExecObject> = self
+            .secondaries
+            .iter()
+            .map(|s| (s.batch.handle, s.batch.va, s.batch.size))
+            .collect();
+        for (h, va, size) in batches {
+            add(h, va, size);
+        }
+        for s in &self.secondaries {
+            s.objects(out);
+        }
+    }
+}
+
+/// Descriptor sets bound at one set index, with their dynamic offsets.
+#[derive(Clone)]
+struct BoundSet {
+    set: Arc<DescriptorSet>,
+    dynamic: Vec<u32>,
+}
+
+/// Recording state.
+struct Recorder {
+    batch: Vec<u32>,
+    blocks: Vec<GemBo>,
+    /// Bytes used in the last block.
+    used: u64,
+    memories: HashMap<u32, Arc<Memory>>,
+    pipelines: Vec<Arc<Pipeline>>,
+    queries: Vec<Arc<QueryPool>>,
+    events: Vec<Arc<Event>>,
+    secondaries: Vec<Arc<Executable>>,
+    pipeline: Option<Arc<Pipeline>>,
+    sets: [Option<BoundSet>; MAX_SETS],
+    push: [u8; MAX_PUSH],
+    /// Whether STATE_BASE_ADDRESS points at the current block.
+    sba_valid: bool,
+    gpgpu: bool,
+    l3_slm: Option<bool>,
+    /// The first error met while recording; vkEndCommandBuffer reports it.
+    error: Option<DriverError>,
+}
+
+impl Recorder {
+    fn new() -> Recorder {
+        Recorder {
+            batch: Vec::new(),
+            blocks: Vec::new(),
+            used: STATE_BLOCK,
+            memories: HashMap::new(),
+            pipelines: Vec::new(),
+            queries: Vec::new(),
+            events: Vec::new(),
+            secondaries: Vec::new(),
+            pipeline: None,
+            sets: Default::default(),
+            push: [0; MAX_PUSH],
+            sba_valid: false,
+            gpgpu: false,
+            l3_slm: None,
+            error: None,
+        }
+    }
+
+    fn emit(&mut self, dws: Vec<u32>) {
+        self.batch.extend(dws);
+    }
+
+    fn pipe_control(&mut self, pc: PipeControl) {
+        self.emit(pc.to_dwords());
+    }
+
+    fn flush_all(&mut self) {
+        self.pipe_control(PipeControl {
+            command_streamer_stall_enable: true,
+            dc_flush_enable: true,
+            render_target_cache_flush_enable: true,
+            depth_cache_flush_enable: true,
+            ..Default::default()
+        });
+    }
+
+    fn invalidate_all(&mut self) {
+        self.pipe_control(PipeControl {
+            command_streamer_stall_enable: true,
+            texture_cache_invalidation_enable: true,
+            constant_cache_invalidation_enable: true,
+            state_cache_invalidation_enable: true,
+            instruction_cache_invalidate_enable: true,
+            ..Default::default()
+        });
+    }
+
+    fn lri(&mut self, reg: u32, value: u32) {
+        let mut d = MiLoadRegisterImm {
+            register_offset: reg as u64,
+            data_dword: value as u64,
+            ..Default::default()
+        }
+        .to_dwords();
+        d.truncate(MiLoadRegisterImm::LENGTH);
+        self.emit(d);
+    }
+
+    /// PIPELINE_SELECT GPGPU with the flushes and invalidations Gen9 wants before it.
+    fn select_gpgpu(&mut self) {
+        self.flush_all();
+        self.invalidate_all();
+        self.emit(
+            X3dstateCcStatePointers {
+                color_calc_state_pointer_valid: false,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.emit(
+            PipelineSelect {
+                pipeline_selection: PipelineSelect::PIPELINE_SELECTION_GPGPU,
+                mask_bits: 3,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.gpgpu = true;
+    }
+
+    fn set_l3(&mut self, slm: bool) {
+        if self.l3_slm == Some(slm) {
+            return;
+        }
+        self.flush_all();
+        self.lri(
+            L3cntlreg::NUM as u32,
+            if slm { L3_SLM } else { L3_NO_SLM },
+        );
+        self.l3_slm = Some(slm);
+    }
+
+    /// Reserves `size` bytes (64-aligned) in the current state block, opening a new block
+    /// when it does not fit. Returns the offset in the block.
+    fn alloc_state(&mut self, core: &Core, size: u64) -> Result<u64> {
+        let at = self.used.div_ceil(64) * 64;
+        if at + size <= STATE_BLOCK {
+            self.used = at + size;
+            return Ok(at);
+        }
+        if size > STATE_BLOCK {
+            return Err(DriverError::InvalidArgument(format!(
+                "{size} bytes of state for one dispatch"
+            )));
+        }
+        let bo = GemBo::new(&core.adapter.drm, &core.va, Heap::General, STATE_BLOCK)?;
+        self.blocks.push(bo);
+        self.sba_valid = false;
+        self.used = size;
+        Ok(0)
+    }
+
+    fn block(&self) -> &GemBo {
+        self.blocks.last().expect("alloc_state opened a block")
+    }
+
+    fn write_state(&self, offset: u64, dws: &[u32]) {
+        let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_le_bytes()).collect();
+        self.block().write(offset as usize, &bytes);
+    }
+
+    fn emit_sba(&mut self) {
+        let base = self.block().va;
+        // Flush before changing base addresses, invalidate the state caches after.
+        self.flush_all();
+        self.emit(
+            StateBaseAddress {
+                general_state_base_address_modify_enable: true,
+                general_state_base_address: 0,
+                general_state_mocs: 2,
+                general_state_buffer_size_modify_enable: true,
+                general_state_buffer_size: 0xFFFFF,
+                stateless_data_port_access_mocs: 2,
+                surface_state_base_address_modify_enable: true,
+                surface_state_base_address: base,
+                surface_state_mocs: 2,
+                dynamic_state_base_address_modify_enable: true,
+                dynamic_state_base_address: base,
+                dynamic_state_mocs: 2,
+                dynamic_state_buffer_size_modify_enable: true,
+                dynamic_state_buffer_size: STATE_BLOCK / 4096,
+                indirect_object_base_address_modify_enable: true,
+                indirect_object_base_address: 0,
+                indirect_object_mocs: 2,
+                indirect_object_buffer_size_modify_enable: true,
+                indirect_object_buffer_size: 0xFFFFF,
+                instruction_base_address_modify_enable: true,
+                instruction_base_address: INSTRUCTION_BASE,
+                instruction_mocs: 2,
+                instruction_buffer_size_modify_enable: true,
+                instruction_buffer_size: 0xFFFFF,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.invalidate_all();
+        self.sba_valid = true;
+    }
+
+    fn use_memory(&mut self, m: &Arc<Memory>) {
+        self.memories.entry(m.bo).or_insert_with(|| m.clone());
+    }
+
+    /// One dispatch: state (binding table, surfaces, CURBE, IDD) then the commands.
+    /// `indirect`: GPU address of the VkDispatchIndirectCommand.
+    fn dispatch(
+        &mut self,
+        core: &Core,
+        groups: [u32; 3],
+        base: [u32; 3],
+        indirect: Option<u64>,
+    ) -> Result<()> {
+        let p = self
+            .pipeline
+            .clone()
+            .ok_or_else(|| DriverError::InvalidArgument("dispatch without a pipeline".into()))?;
+        if indirect.is_none() && groups.contains(&0) {
+            return Ok(());
+        }
+        let k = &p.kernel;
+        let threads = k.threads_per_group;
+        let n_bt = k.btis.iter().max().map_or(0, |m| m + 1);
+        let bt_bytes = u64::from(n_bt) * 4;
+        let cross = k.cross_thread_regs;
+        let per_thread = k.per_thread_regs;
+        let curbe_regs = cross + per_thread * threads;
+        let curbe_bytes = (u64::from(curbe_regs) * 32).div_ceil(64) * 64;
+        let need = bt_bytes.div_ceil(64) * 64
+            + 64 * k.btis.len() as u64
+            + curbe_bytes
+            + 64;
+        // Make sure everything of this dispatch lands in one block.
+        if self.blocks.is_empty() || self.used.div_ceil(64) * 64 + need + 64 * 4 > STATE_BLOCK {
+            self.used = STATE_BLOCK;
+        }
+        // Surface states and the binding table.
+        let mut bt = vec![0u32; n_bt as usize];
+        for &bti in &k.btis {
+            let (set, slot) = p.layout.slot_of_bti(bti).ok_or_else(|| {
+                DriverError::InvalidArgument(format!("kernel uses BTI {bti} outside the layout"))
+            })?;
+            let bound = self.sets[set].clone().ok_or_else(|| {
+                DriverError::InvalidArgument(format!("descriptor set {set} is not bound"))
+            })?;
+            let layout = &bound.set.layout;
+            let desc = bound.set.lock()[slot as usize].clone();
+            let ss = match desc {
+                None => RenderSurfaceState {
+                    surface_type: 7,
+                    surface_format: 0x1FF,
+                    ..Default::default()
+                }
+                .to_dwords(),
+                Some(desc) => {
+                    // Dynamic offsets in set-layout order.
+                    let dyn_index = layout.dynamic_slots().position(|s| s == slot);
+                    let extra = dyn_index
+                        .and_then(|i| bound.dynamic.get(i).copied())
+                        .unwrap_or(0);
+                    self.use_memory(&desc.memory);
+                    let avail = desc.memory.size.saturating_sub(desc.offset + u64::from(extra));
+                    buffer_surface(desc.address() + u64::from(extra), desc.range.min(avail))
+                }
+            };
+            let off = self.alloc_state(core, 64)?;
+            self.write_state(off, &ss);
+            bt[bti as usize] = BindingTableState {
+                surface_state_pointer: off,
+            }
+            .to_dwords()[0];
+        }
+        let bt_off = self.alloc_state(core, bt_bytes.max(32))?;
+        self.write_state(bt_off, &bt);
+        // CURBE: push registers, the driver register, then one register per thread.
+        let mut curbe = vec![0u32; (curbe_bytes / 4) as usize];
+        let push_dw = (k.push_regs * 8) as usize;
+        for (i, dw) in curbe.iter_mut().take(push_dw.min(MAX_PUSH / 4)).enumerate() {
+            *dw = u32::from_le_bytes(self.push[4 * i..4 * i + 4].try_into().unwrap_or_default());
+        }
+        let drv = push_dw;
+        curbe[drv..drv + 6].copy_from_slice(&[
+            groups[0], groups[1], groups[2], base[0], base[1], base[2],
+        ]);
+        for t in 0..threads {
+            let r = (cross + t * per_thread) as usize * 8;
+            curbe[r + 7] = t;
+        }
+        let curbe_off = self.alloc_state(core, curbe_bytes)?;
+        self.write_state(curbe_off, &curbe);
+        let slm_code = match k.slm_size {
+            0 => 0,
+            b => u64::from(b.max(1024).next_power_of_two().trailing_zeros() - 10 + 1),
+        };
+        let idd = InterfaceDescriptorData {
+            kernel_start_pointer: p.kernel_offset(),
+            binding_table_pointer: bt_off,
+            binding_table_entry_count: u64::from(n_bt.min(30)),
+            constant_urb_entry_read_length: u64::from(per_thread),
+            cross_thread_constant_data_read_length: u64::from(cross),
+            number_of_threads_in_gpgpu_thread_group: u64::from(threads),
+            shared_local_memory_size: slm_code,
+            barrier_enable: k.uses_barrier,
+            ..Default::default()
+        };
+        let idd_off = self.alloc_state(core, 64)?;
+        self.write_state(idd_off, &idd.to_dwords());
+
+        if !self.gpgpu {
+            self.select_gpgpu();
+        }
+        self.set_l3(k.slm_size > 0);
+        if !self.sba_valid {
+            self.emit_sba();
+        }
+        if !self.pipelines.iter().any(|q| Arc::ptr_eq(q, &p)) {
+            self.pipelines.push(p.clone());
+        }
+        let info = core.adapter.info;
+        let (scratch_code, scratch_base) = match &p.scratch {
+            Some(s) => (
+                u64::from(k.scratch_size.trailing_zeros().saturating_sub(10)),
+                s.va,
+            ),
+            None => (0, 0),
+        };
+        // A CS stall is required before MEDIA_VFE_STATE.
+        self.pipe_control(PipeControl {
+            command_streamer_stall_enable: true,
+            ..Default::default()
+        });
+        self.emit(
+            MediaVfeState {
+                maximum_number_of_threads: u64::from(
+                    (info.max_threads_per_group * info.subslices).min(total_threads(info)) - 1,
+                ),
+                number_of_urb_entries: 2,
+                urb_entry_allocation_size: 2,
+                curbe_allocation_size: u64::from(curbe_regs.div_ceil(2) * 2),
+                reset_gateway_timer: 1,
+                per_thread_scratch_space: scratch_code,
+                scratch_space_base_pointer: scratch_base,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        if let Some(addr) = indirect {
+            let curbe_va = self.block().va + curbe_off + 4 * drv as u64;
+            for (i, reg) in GPGPU_DISPATCHDIM.iter().enumerate() {
+                self.emit(
+                    MiLoadRegisterMem {
+                        register_address: u64::from(*reg),
+                        memory_address: addr + 4 * i as u64,
+                        ..Default::default()
+                    }
+                    .to_dwords(),
+                );
+                self.emit(
+                    MiStoreRegisterMem {
+                        register_address: u64::from(*reg),
+                        memory_address: curbe_va + 4 * i as u64,
+                        ..Default::default()
+                    }
+                    .to_dwords(),
+                );
+            }
+        }
+        self.emit(
+            MediaCurbeLoad {
+                curbe_total_data_length: curbe_bytes,
+                curbe_data_start_address: curbe_off,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.emit(
+            MediaInterfaceDescriptorLoad {
+                interface_descriptor_total_length: 32,
+                interface_descriptor_data_start_address: idd_off,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        let group = k.local_size.iter().product::<u32>();
+        let rem = group % k.simd;
+        let right_mask = if rem == 0 {
+            (1u64 << k.simd) - 1
+        } else {
+            (1u64 << rem) - 1
+        };
+        self.emit(
+            GpgpuWalker {
+                indirect_parameter_enable: indirect.is_some(),
+                simd_size: match k.simd {
+                    8 => 0,
+                    16 => 1,
+                    _ => 2,
+                },
+                thread_width_counter_maximum: u64::from(threads - 1),
+                thread_group_id_x_dimension: u64::from(groups[0]),
+                thread_group_id_y_dimension: u64::from(groups[1]),
+                thread_group_id_z_dimension: u64::from(groups[2]),
+                right_execution_mask: right_mask,
+                bottom_execution_mask: 0xFFFF_FFFF,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.emit(MediaStateFlush::default().to_dwords());
+        Ok(())
+    }
+
+    /// A dword store by the command streamer.
+    fn store_dword(&mut self, addr: u64, v: u32) {
+        self.emit(
+            MiStoreDataImm {
+                address: addr,
+                immediate_data: u64::from(v),
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+    }
+
+    fn store_qword(&mut self, addr: u64, v: u64) {
+        let mut d = MiStoreDataImm {
+            address: addr,
+            immediate_data: v,
+            store_qword: 1,
+            ..Default::default()
+        };
+        d.dword_length = 3;
+        self.emit(d.to_dwords());
+    }
+
+    /// The end of a batch: everything written is flushed to memory.
+    fn finish(&mut self, primary: bool) {
+        self.flush_all();
+        self.emit(MiBatchBufferEnd::default().to_dwords());
+        if primary && self.batch.len() % 2 == 1 {
+            self.emit(MiNoop::default().to_dwords());
+        }
+    }
+}
+
+/// RENDER_SURFACE_STATE of a RAW buffer with the size trick (GEN9-FACTS 6.1).
+pub fn buffer_surface(addr: u64, size: u64) -> Vec<u32> {
+    if size == 0 {
+        return RenderSurfaceState {
+            surface_type: 7,
+            surface_format: 0x1FF,
+            ..Default::default()
+        }
+        .to_dwords();
+    }
+    let a4 = (size + 3) & !3;
+    let n = a4 + (a4 - size) - 1;
+    RenderSurfaceState {
+        surface_type: 4,
+        surface_format: 0x1FF,
+        surface_vertical_alignment: 1,
+        surface_horizontal_alignment: 1,
+        mocs: 4,
+        width: n & 0x7F,
+        height: (n >> 7) & 0x3FFF,
+        depth: (n >> 21) & 0x7FF,
+        shader_channel_select_alpha: 1,
+        surface_base_address: addr,
+        ..Default::default()
+    }
+    .to_dwords()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CbState {
+    Initial,
+    Recording,
+    Executable,
+    Invalid,
+}
+
+pub struct CommandBuffer {
+    core: Arc<Core>,
+    level: vk::CommandBufferLevel,
+    inner: Mutex<(CbState, Recorder, Option<Arc<Executable>>)>,
+}
+
+impl CommandBuffer {
+    /// # Safety
+    /// `h` must be null or a live command buffer.
+    pub unsafe fn from_handle<'a>(h: vk::CommandBuffer) -> Result<&'a CommandBuffer> {
+        // SAFETY: forwarded caller contract.
+        unsafe { handles::borrow(h.as_raw() as *mut u8, "VkCommandBuffer") }
+    }
+
+    /// The executable of a command buffer in the executable state.
+    pub fn executable(&self) -> Result<Arc<Executable>> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        match (&g.0, &g.2) {
+            (CbState::Executable, Some(e)) => Ok(e.clone()),
+            _ => Err(DriverError::InvalidArgument(
+                "command buffer is not executable".into(),
+            )),
+        }
+    }
+
+    /// Runs `f` on the recorder; errors are kept for vkEndCommandBuffer.
+    fn record(&self, f: impl FnOnce(&Core, &mut Recorder) -> Result<()>) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if g.0 != CbState::Recording {
+            log::error!("command recorded outside vkBegin/EndCommandBuffer");
+            return;
+        }
+        if g.1.error.is_some() {
+            return;
+        }
+        if let Err(e) = f(&self.core, &mut g.1) {
+            log::error!("recording: {e}");
+            g.1.error = Some(e);
+        }
+    }
+
+    fn reset(&self) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        *g = (CbState::Initial, Recorder::new(), None);
+    }
+}
+
+pub struct CommandPool {
+    /// Raw handles of the command buffers allocated from the pool.
+    buffers: Mutex<Vec<usize>>,
+}
+
+impl Drop for CommandPool {
+    fn drop(&mut self) {
+        for raw in self.buffers.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            // SAFETY: every entry is a live command buffer allocated from this pool.
+            drop(unsafe { handles::take::<CommandBuffer>(raw as *mut u8) });
+        }
+    }
+}
+
+/// # Safety
+/// `device` must be null or a live device.
+unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
+    // SAFETY: forwarded caller contract.
+    unsafe { Device::from_handle(device) }
+}
+
+pub(crate) unsafe extern "system" fn create_command_pool(
+    device: vk::Device,
+    p_info: *const vk::CommandPoolCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_pool: *mut vk::CommandPool,
+) -> vk::Result {
+    ffi::result("vkCreateCommandPool", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        if info.queue_family_index != 0 {
+            return Err(DriverError::InvalidArgument("no such queue family".into()));
+        }
+        let id = d.command_pools.insert(CommandPool {
+            buffers: Mutex::new(Vec::new()),
+        });
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_pool, vk::CommandPool::from_raw(id), "pCommandPool") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_command_pool(
+    device: vk::Device,
+    pool: vk::CommandPool,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyCommandPool", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.command_pools.remove(pool.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn reset_command_pool(
+    device: vk::Device,
+    pool: vk::CommandPool,
+    _flags: vk::CommandPoolResetFlags,
+) -> vk::Result {
+    ffi::result("vkResetCommandPool", || {
+        // SAFETY: a live device per the spec.
+        let p = unsafe { dev(device) }?.command_pools.get(pool.as_raw())?;
+        for &raw in p.buffers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            // SAFETY: a live command buffer of this pool.
+            unsafe { handles::borrow::<CommandBuffer>(raw as *mut u8, "VkCommandBuffer") }?
+                .reset();
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn allocate_command_buffers(
+    device: vk::Device,
+    p_info: *const vk::CommandBufferAllocateInfo<'_>,
+    p_out: *mut vk::CommandBuffer,
+) -> vk::Result {
+    ffi::result("vkAllocateCommandBuffers", || {
+        // SAFETY: live device and valid allocate info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pAllocateInfo")?) };
+        let pool = d.command_pools.get(info.command_pool.as_raw())?;
+        let mut list = pool.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        for i in 0..info.command_buffer_count as usize {
+            let cb = Dispatchable::new(CommandBuffer {
+                core: d.core.clone(),
+                level: info.level,
+                inner: Mutex::new((CbState::Initial, Recorder::new(), None)),
+            });
+            let raw = handles::into_raw(cb);
+            list.push(raw as usize);
+            // SAFETY: pCommandBuffers holds commandBufferCount elements per the spec.
+            unsafe {
+                ffi::write(
+                    p_out.wrapping_add(i),
+                    vk::CommandBuffer::from_raw(raw as u64),
+                    "pCommandBuffers",
+                )
+            }?;
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn free_command_buffers(
+    device: vk::Device,
+    pool: vk::CommandPool,
+    count: u32,
+    p_buffers: *const vk::CommandBuffer,
+) {
+    ffi::void("vkFreeCommandBuffers", || {
+        // SAFETY: live device and `count` handles per the spec.
+        let (d, bufs) = unsafe { (dev(device)?, ffi::slice(p_buffers, count, "pCommandBuffers")?) };
+        let p = d.command_pools.get(pool.as_raw())?;
+        let mut list = p.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        for b in bufs.iter().filter(|b| !b.is_null()) {
+            let raw = b.as_raw() as usize;
+            let Some(pos) = list.iter().position(|&x| x == raw) else {
+                return Err(DriverError::InvalidHandle {
+                    kind: "VkCommandBuffer",
+                    value: raw as u64,
+                });
+            };
+            list.swap_remove(pos);
+            // SAFETY: allocated from this pool and removed from its list just now.
+            drop(unsafe { handles::take::<CommandBuffer>(raw as *mut u8) });
+        }
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `cb` must be null or a live command buffer.
+unsafe fn cmd<'a>(cb: vk::CommandBuffer) -> Result<&'a CommandBuffer> {
+    // SAFETY: forwarded caller contract.
+    unsafe { CommandBuffer::from_handle(cb) }
+}
+
+pub(crate) unsafe extern "system" fn begin_command_buffer(
+    cb: vk::CommandBuffer,
+    _p_info: *const vk::CommandBufferBeginInfo<'_>,
+) -> vk::Result {
+    ffi::result("vkBeginCommandBuffer", || {
+        // SAFETY: a live command buffer per the spec.
+        let c = unsafe { cmd(cb) }?;
+        let mut g = c.inner.lock().unwrap_or_else(|e| e.into_inner());
+        *g = (CbState::Recording, Recorder::new(), None);
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::Result {
+    ffi::result("vkEndCommandBuffer", || {
+        // SAFETY: a live command buffer per the spec.
+        let c = unsafe { cmd(cb) }?;
+        let mut g = c.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if g.0 != CbState::Recording {
+            return Err(DriverError::InvalidArgument("not recording".into()));
+        }
+        let mut rec = std::mem::replace(&mut g.1, Recorder::new());
+        if let Some(e) = rec.error.take() {
+            g.0 = CbState::Invalid;
+            return Err(e);
+        }
+        rec.finish(c.level == vk::CommandBufferLevel::PRIMARY);
+        let bytes: Vec<u8> = rec.batch.iter().flat_map(|d| d.to_le_bytes()).collect();
+        if debug::enabled(Flag::Batch) {
+            log::info!("batch of {} dwords:", rec.batch.len());
+            for (i, chunk) in rec.batch.chunks(8).enumerate() {
+                let words: Vec<String> = chunk.iter().map(|d| format!("{d:08x}")).collect();
+                log::info!("  {:05x}: {}", i * 32, words.join(" "));
+            }
+        }
+        let batch = GemBo::with_data(&c.core.adapter.drm, &c.core.va, Heap::General, &bytes)?;
+        let exe = Executable {
+            batch,
+            blocks: rec.blocks,
+            memories: rec.memories.into_values().collect(),
+            pipelines: rec.pipelines,
+            queries: rec.queries,
+            events: rec.events,
+            secondaries: rec.secondaries,
+        };
+        g.0 = CbState::Executable;
+        g.2 = Some(Arc::new(exe));
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn reset_command_buffer(
+    cb: vk::CommandBuffer,
+    _flags: vk::CommandBufferResetFlags,
+) -> vk::Result {
+    ffi::result("vkResetCommandBuffer", || {
+        // SAFETY: a live command buffer per the spec.
+        unsafe { cmd(cb) }?.reset();
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+/// Wraps a vkCmd* body.
+fn record(
+    name: &'static str,
+    cb: vk::CommandBuffer,
+    f: impl FnOnce(&Core, &mut Recorder) -> Result<()>,
+) {
+    ffi::void(name, || {
+        // SAFETY: a live command buffer per the spec.
+        let c = unsafe { cmd(cb) }?;
+        c.record(f);
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_bind_pipeline(
+    cb: vk::CommandBuffer,
+    bind_point: vk::PipelineBindPoint,
+    pipeline: vk::Pipeline,
+) {
+    record("vkCmdBindPipeline", cb, |core, r| {
+        if bind_point != vk::PipelineBindPoint::COMPUTE {
+            return Err(DriverError::NotImplemented("graphics pipelines"));
+        }
+        r.pipeline = Some(core.pipelines.get(pipeline.as_raw())?);
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_bind_descriptor_sets(
+    cb: vk::CommandBuffer,
+    _bind_point: vk::PipelineBindPoint,
+    _layout: vk::PipelineLayout,
+    first_set: u32,
+    set_count: u32,
+    p_sets: *const vk::DescriptorSet,
+    dyn_count: u32,
+    p_dyn: *const u32,
+) {
+    record("vkCmdBindDescriptorSets", cb, |core, r| {
+        // SAFETY: arrays of the given counts per the spec.
+        let (sets, dyns) = unsafe {
+            (
+                ffi::slice(p_sets, set_count, "pDescriptorSets")?,
+                ffi::slice(p_dyn, dyn_count, "pDynamicOffsets")?,
+            )
+        };
+        let mut next_dyn = 0usize;
+        for (i, s) in sets.iter().enumerate() {
+            let index = first_set as usize + i;
+            if index >= MAX_SETS {
+                return Err(DriverError::InvalidArgument(format!("set {index}")));
+            }
+            let set = core.descriptor_sets.get(s.as_raw())?;
+            let n = set.layout.dynamic_slots().count();
+            let dynamic = dyns
+                .get(next_dyn..next_dyn + n)
+                .ok_or_else(|| DriverError::InvalidArgument("too few dynamic offsets".into()))?
+                .to_vec();
+            next_dyn += n;
+            r.sets[index] = Some(BoundSet { set, dynamic });
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_push_constants(
+    cb: vk::CommandBuffer,
+    _layout: vk::PipelineLayout,
+    _stages: vk::ShaderStageFlags,
+    offset: u32,
+    size: u32,
+    p_values: *const std::ffi::c_void,
+) {
+    record("vkCmdPushConstants", cb, |_, r| {
+        // SAFETY: pValues holds `size` bytes per the spec.
+        let v = unsafe { ffi::slice(p_values.cast::<u8>(), size, "pValues") }?;
+        let dst = r
+            .push
+            .get_mut(offset as usize..(offset + size) as usize)
+            .ok_or_else(|| DriverError::InvalidArgument("push constants out of range".into()))?;
+        dst.copy_from_slice(v);
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_dispatch(cb: vk::CommandBuffer, x: u32, y: u32, z: u32) {
+    record("vkCmdDispatch", cb, |core, r| {
+        r.dispatch(core, [x, y, z], [0; 3], None)
+    })
+}
+
+/// The GPU address of `offset` in a bound buffer, recording the memory as used.
+fn buffer_address(core: &Core, r: &mut Recorder, buffer: vk::Buffer, offset: u64) -> Result<(u64, u64)> {
+    let b = core.buffers.get(buffer.as_raw())?;
+    let (mem, base) = b.resolve()?;
+    r.use_memory(&mem);
+    Ok((mem.va + base + offset, b.size.saturating_sub(offset)))
+}
+
+pub(crate) unsafe extern "system" fn cmd_dispatch_indirect(
+    cb: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    offset: u64,
+) {
+    record("vkCmdDispatchIndirect", cb, |core, r| {
+        let (addr, _) = buffer_address(core, r, buffer, offset)?;
+        r.dispatch(core, [0; 3], [0; 3], Some(addr))
+    })
+}
+
+fn barrier(r: &mut Recorder) {
+    // Compute-to-anything: wait for the EUs, write the data cache back, drop stale
+    // constant/texture lines.
+    r.pipe_control(PipeControl {
+        command_streamer_stall_enable: true,
+        dc_flush_enable: true,
+        constant_cache_invalidation_enable: true,
+        texture_cache_invalidation_enable: true,
+        ..Default::default()
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn cmd_pipeline_barrier(
+    cb: vk::CommandBuffer,
+    _src: vk::PipelineStageFlags,
+    _dst: vk::PipelineStageFlags,
+    _deps: vk::DependencyFlags,
+    _mb: u32,
+    _p_mb: *const vk::MemoryBarrier<'_>,
+    _bb: u32,
+    _p_bb: *const vk::BufferMemoryBarrier<'_>,
+    _ib: u32,
+    _p_ib: *const vk::ImageMemoryBarrier<'_>,
+) {
+    record("vkCmdPipelineBarrier", cb, |_, r| {
+        barrier(r);
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_fill_buffer(
+    cb: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    offset: u64,
+    size: u64,
+    data: u32,
+) {
+    record("vkCmdFillBuffer", cb, |core, r| {
+        let (addr, avail) = buffer_address(core, r, buffer, offset)?;
+        let size = if size == vk::WHOLE_SIZE { avail & !3 } else { size };
+        if offset % 4 != 0 || size % 4 != 0 {
+            return Err(DriverError::InvalidArgument("fill not dword aligned".into()));
+        }
+        // Command-streamer stores: one MI_STORE_DATA_IMM per qword (a dword at the ends).
+        barrier(r);
+        let mut a = addr;
+        let end = addr + size;
+        let q = u64::from(data) | (u64::from(data) << 32);
+        while a < end {
+            if a % 8 == 0 && a + 8 <= end {
+                r.store_qword(a, q);
+                a += 8;
+            } else {
+                r.store_dword(a, data);
+                a += 4;
+            }
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_update_buffer(
+    cb: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    offset: u64,
+    size: u64,
+    p_data: *const std::ffi::c_void,
+) {
+    record("vkCmdUpdateBuffer", cb, |core, r| {
+        // SAFETY: pData holds `size` bytes per the spec (size <= 65536).
+        let data = unsafe { ffi::slice(p_data.cast::<u8>(), size as u32, "pData") }?;
+        if offset % 4 != 0 || size % 4 != 0 {
+            return Err(DriverError::InvalidArgument("update not dword aligned".into()));
+        }
+        let (addr, _) = buffer_address(core, r, buffer, offset)?;
+        barrier(r);
+        for (i, c) in data.chunks(4).enumerate() {
+            r.store_dword(addr + 4 * i as u64, u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_copy_buffer(
+    cb: vk::CommandBuffer,
+    src: vk::Buffer,
+    dst: vk::Buffer,
+    count: u32,
+    p_regions: *const vk::BufferCopy,
+) {
+    record("vkCmdCopyBuffer", cb, |core, r| {
+        // SAFETY: `count` regions per the spec.
+        let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
+        barrier(r);
+        for reg in regions {
+            if reg.src_offset % 4 != 0 || reg.dst_offset % 4 != 0 || reg.size % 4 != 0 {
+                return Err(DriverError::NotImplemented(
+                    "vkCmdCopyBuffer regions that are not dword aligned",
+                ));
+            }
+            let (s, _) = buffer_address(core, r, src, reg.src_offset)?;
+            let (d, _) = buffer_address(core, r, dst, reg.dst_offset)?;
+            // MI_COPY_MEM_MEM moves one dword through the command streamer.
+            for i in (0..reg.size).step_by(4) {
+                r.emit(
+                    MiCopyMemMem {
+                        source_memory_address: s + i,
+                        destination_memory_address: d + i,
+                        ..Default::default()
+                    }
+                    .to_dwords(),
+                );
+            }
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_execute_commands(
+    cb: vk::CommandBuffer,
+    count: u32,
+    p_buffers: *const vk::CommandBuffer,
+) {
+    record("vkCmdExecuteCommands", cb, |_, r| {
+        // SAFETY: `count` command buffers per the spec.
+        let bufs = unsafe { ffi::slice(p_buffers, count, "pCommandBuffers") }?;
+        for b in bufs {
+            // SAFETY: live secondary command buffers per the spec.
+            let exe = unsafe { cmd(*b) }?.executable()?;
+            r.emit(
+                MiBatchBufferStart {
+                    address_space_indicator: MiBatchBufferStart::ADDRESS_SPACE_INDICATOR_PPGTT,
+                    second_level_batch_buffer: 1,
+                    batch_buffer_start_address: exe.batch.va,
+                    ..Default::default()
+                }
+                .to_dwords(),
+            );
+            r.secondaries.push(exe);
+            // The secondary set its own state: re-emit ours before the next dispatch.
+            r.sba_valid = false;
+            r.gpgpu = false;
+            r.l3_slm = None;
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_write_timestamp(
+    cb: vk::CommandBuffer,
+    _stage: vk::PipelineStageFlags,
+    pool: vk::QueryPool,
+    query: u32,
+) {
+    record("vkCmdWriteTimestamp", cb, |core, r| {
+        let q = core.query_pools.get(pool.as_raw())?;
+        let addr = q.slot_address(query)?;
+        // Post-sync timestamp write after all earlier work (CS stall).
+        r.pipe_control(PipeControl {
+            command_streamer_stall_enable: true,
+            post_sync_operation: 3,
+            address: addr,
+            ..Default::default()
+        });
+        r.store_qword(addr + 8, 1);
+        if !r.queries.iter().any(|x| Arc::ptr_eq(x, &q)) {
+            r.queries.push(q);
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_reset_query_pool(
+    cb: vk::CommandBuffer,
+    pool: vk::QueryPool,
+    first: u32,
+    count: u32,
+) {
+    record("vkCmdResetQueryPool", cb, |core, r| {
+        let q = core.query_pools.get(pool.as_raw())?;
+        for i in first..first + count {
+            let a = q.slot_address(i)?;
+            r.store_qword(a + 8, 0);
+        }
+        if !r.queries.iter().any(|x| Arc::ptr_eq(x, &q)) {
+            r.queries.push(q);
+        }
+        Ok(())
+    })
+}
+
+fn event_write(cb: vk::CommandBuffer, event: vk::Event, value: u32, name: &'static str) {
+    record(name, cb, |core, r| {
+        let e = core.events.get(event.as_raw())?;
+        barrier(r);
+        r.store_dword(e.bo.va, value);
+        if !r.events.iter().any(|x| Arc::ptr_eq(x, &e)) {
+            r.events.push(e);
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_set_event(
+    cb: vk::CommandBuffer,
+    event: vk::Event,
+    _stage: vk::PipelineStageFlags,
+) {
+    event_write(cb, event, 1, "vkCmdSetEvent")
+}
+
+pub(crate) unsafe extern "system" fn cmd_reset_event(
+    cb: vk::CommandBuffer,
+    event: vk::Event,
+    _stage: vk::PipelineStageFlags,
+) {
+    event_write(cb, event, 0, "vkCmdResetEvent")
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn cmd_wait_events(
+    cb: vk::CommandBuffer,
+    count: u32,
+    p_events: *const vk::Event,
+    _src: vk::PipelineStageFlags,
+    _dst: vk::PipelineStageFlags,
+    _mb: u32,
+    _p_mb: *const vk::MemoryBarrier<'_>,
+    _bb: u32,
+    _p_bb: *const vk::BufferMemoryBarrier<'_>,
+    _ib: u32,
+    _p_ib: *const vk::ImageMemoryBarrier<'_>,
+) {
+    record("vkCmdWaitEvents", cb, |core, r| {
+        // SAFETY: `count` events per the spec.
+        let events = unsafe { ffi::slice(p_events, count, "pEvents") }?;
+        for ev in events {
+            let e = core.events.get(ev.as_raw())?;
+            // Poll until the event's dword is 1 (MI_SEMAPHORE_WAIT, SAD_EQUAL_SDD).
+            r.emit(
+                MiSemaphoreWait {
+                    compare_operation: 4,
+                    wait_mode: 1,
+                    semaphore_data_dword: 1,
+                    semaphore_address: e.bo.va,
+                    ..Default::default()
+                }
+                .to_dwords(),
+            );
+            if !r.events.iter().any(|x| Arc::ptr_eq(x, &e)) {
+                r.events.push(e);
+            }
+        }
+        barrier(r);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_surface_encodes_the_size_trick() {
+        // The observed anv 1000-byte SSBO (GEN9-FACTS 6.1): DW2 0x00070067.
+        let ss = buffer_surface(0x1000, 1000);
+        assert_eq!(ss[2], 0x0007_0067);
+        let odd = RenderSurfaceState::unpack(&buffer_surface(0, 1001));
+        let n = odd.width | (odd.height << 7) | (odd.depth << 21);
+        let n = n + 1;
+        assert_eq!((n & !3) - (n & 3), 1001);
+    }
+}

@@ -1,0 +1,431 @@
+//! Descriptor set layouts, pools and sets (storage and uniform buffers, and their dynamic
+//! variants), vkUpdateDescriptorSets.
+//!
+//! A set is a list of buffer descriptors, one slot per array element, bindings in increasing
+//! order; the pipeline layout turns (set, slot) into a binding-table index (dispatch contract).
+
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+use ash::vk::Handle;
+
+use crate::device::Device;
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::memory::Memory;
+
+/// One binding of a set layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutBinding {
+    pub binding: u32,
+    pub ty: vk::DescriptorType,
+    pub count: u32,
+    /// Index of its first element among the set's slots.
+    pub first: u32,
+}
+
+impl LayoutBinding {
+    pub fn is_dynamic(&self) -> bool {
+        matches!(
+            self.ty,
+            vk::DescriptorType::STORAGE_BUFFER_DYNAMIC | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+        )
+    }
+}
+
+#[derive(Debug)]
+pub struct SetLayout {
+    /// In increasing binding order.
+    pub bindings: Vec<LayoutBinding>,
+    /// Number of slots (descriptors) in a set.
+    pub slots: u32,
+}
+
+impl SetLayout {
+    pub fn new(mut raw: Vec<(u32, vk::DescriptorType, u32)>) -> Result<SetLayout> {
+        raw.sort_by_key(|b| b.0);
+        let mut bindings = Vec::new();
+        let mut next = 0u32;
+        for (binding, ty, count) in raw {
+            if !matches!(
+                ty,
+                vk::DescriptorType::STORAGE_BUFFER
+                    | vk::DescriptorType::UNIFORM_BUFFER
+                    | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+                    | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+            ) {
+                return Err(DriverError::NotImplemented(
+                    "descriptor types other than storage/uniform buffers",
+                ));
+            }
+            if bindings.iter().any(|b: &LayoutBinding| b.binding == binding) {
+                return Err(DriverError::InvalidArgument(format!(
+                    "binding {binding} appears twice"
+                )));
+            }
+            bindings.push(LayoutBinding {
+                binding,
+                ty,
+                count,
+                first: next,
+            });
+            next += count;
+        }
+        Ok(SetLayout {
+            bindings,
+            slots: next,
+        })
+    }
+
+    pub fn binding(&self, binding: u32) -> Option<&LayoutBinding> {
+        self.bindings.iter().find(|b| b.binding == binding)
+    }
+
+    /// Slots of dynamic descriptors, in the order dynamic offsets are given.
+    pub fn dynamic_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bindings
+            .iter()
+            .filter(|b| b.is_dynamic())
+            .flat_map(|b| b.first..b.first + b.count)
+    }
+
+    /// The (binding, array element) of slot `slot`.
+    pub fn slot_of(&self, binding: u32, element: u32) -> Option<u32> {
+        let b = self.binding(binding)?;
+        (element < b.count).then_some(b.first + element)
+    }
+}
+
+/// A written buffer descriptor.
+#[derive(Clone)]
+pub struct BufferDesc {
+    pub memory: Arc<Memory>,
+    /// Byte offset of the range in the memory object.
+    pub offset: u64,
+    pub range: u64,
+}
+
+impl BufferDesc {
+    pub fn address(&self) -> u64 {
+        self.memory.va + self.offset
+    }
+}
+
+pub struct DescriptorSet {
+    pub layout: Arc<SetLayout>,
+    pub slots: Mutex<Vec<Option<BufferDesc>>>,
+    pool: u64,
+}
+
+impl DescriptorSet {
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<BufferDesc>>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+pub struct DescriptorPool {
+    max_sets: u32,
+    can_free: bool,
+    sets: Mutex<Vec<u64>>,
+}
+
+/// # Safety
+/// `device` must be null or a live device.
+unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
+    // SAFETY: forwarded caller contract.
+    unsafe { Device::from_handle(device) }
+}
+
+pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
+    device: vk::Device,
+    p_info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_layout: *mut vk::DescriptorSetLayout,
+) -> vk::Result {
+    ffi::result("vkCreateDescriptorSetLayout", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        // SAFETY: bindingCount valid structures.
+        let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
+        let layout = SetLayout::new(
+            raw.iter()
+                .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
+                .collect(),
+        )?;
+        let id = d.set_layouts.insert(layout);
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_layout, vk::DescriptorSetLayout::from_raw(id), "pSetLayout") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_descriptor_set_layout(
+    device: vk::Device,
+    layout: vk::DescriptorSetLayout,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyDescriptorSetLayout", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.set_layouts.remove(layout.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_descriptor_pool(
+    device: vk::Device,
+    p_info: *const vk::DescriptorPoolCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_pool: *mut vk::DescriptorPool,
+) -> vk::Result {
+    ffi::result("vkCreateDescriptorPool", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        let id = d.descriptor_pools.insert(DescriptorPool {
+            max_sets: info.max_sets,
+            can_free: info
+                .flags
+                .contains(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET),
+            sets: Mutex::new(Vec::new()),
+        });
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_pool, vk::DescriptorPool::from_raw(id), "pDescriptorPool") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+fn reset_pool(d: &Device, pool: &DescriptorPool) {
+    let ids: Vec<u64> = std::mem::take(&mut *pool.sets.lock().unwrap_or_else(|e| e.into_inner()));
+    for id in ids {
+        let _ = d.descriptor_sets.remove(id);
+    }
+}
+
+pub(crate) unsafe extern "system" fn destroy_descriptor_pool(
+    device: vk::Device,
+    pool: vk::DescriptorPool,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyDescriptorPool", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        if let Some(p) = d.descriptor_pools.remove(pool.as_raw())? {
+            reset_pool(d, &p);
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn reset_descriptor_pool(
+    device: vk::Device,
+    pool: vk::DescriptorPool,
+    _flags: vk::DescriptorPoolResetFlags,
+) -> vk::Result {
+    ffi::result("vkResetDescriptorPool", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let p = d.descriptor_pools.get(pool.as_raw())?;
+        reset_pool(d, &p);
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
+    device: vk::Device,
+    p_info: *const vk::DescriptorSetAllocateInfo<'_>,
+    p_sets: *mut vk::DescriptorSet,
+) -> vk::Result {
+    ffi::result("vkAllocateDescriptorSets", || {
+        // SAFETY: live device and valid allocate info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pAllocateInfo")?) };
+        // SAFETY: descriptorSetCount layouts.
+        let layouts = unsafe {
+            ffi::slice(
+                info.p_set_layouts,
+                info.descriptor_set_count,
+                "pSetLayouts",
+            )
+        }?;
+        let pool = d.descriptor_pools.get(info.descriptor_pool.as_raw())?;
+        let mut sets = pool.sets.lock().unwrap_or_else(|e| e.into_inner());
+        if sets.len() + layouts.len() > pool.max_sets as usize {
+            return Ok(vk::Result::ERROR_OUT_OF_POOL_MEMORY);
+        }
+        let mut made = Vec::new();
+        for l in layouts {
+            let layout = d.set_layouts.get(l.as_raw())?;
+            let slots = Mutex::new(vec![None; layout.slots as usize]);
+            made.push(d.descriptor_sets.insert(DescriptorSet {
+                layout,
+                slots,
+                pool: info.descriptor_pool.as_raw(),
+            }));
+        }
+        for (i, &id) in made.iter().enumerate() {
+            // SAFETY: pDescriptorSets holds descriptorSetCount elements per the spec.
+            unsafe {
+                ffi::write(
+                    p_sets.wrapping_add(i),
+                    vk::DescriptorSet::from_raw(id),
+                    "pDescriptorSets",
+                )
+            }?;
+        }
+        sets.extend(made);
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn free_descriptor_sets(
+    device: vk::Device,
+    pool: vk::DescriptorPool,
+    count: u32,
+    p_sets: *const vk::DescriptorSet,
+) -> vk::Result {
+    ffi::result("vkFreeDescriptorSets", || {
+        // SAFETY: live device and `count` handles per the spec.
+        let (d, sets) = unsafe { (dev(device)?, ffi::slice(p_sets, count, "pDescriptorSets")?) };
+        let p = d.descriptor_pools.get(pool.as_raw())?;
+        if !p.can_free {
+            return Err(DriverError::InvalidArgument(
+                "pool was not created with FREE_DESCRIPTOR_SET".into(),
+            ));
+        }
+        let mut owned = p.sets.lock().unwrap_or_else(|e| e.into_inner());
+        for s in sets.iter().filter(|s| !s.is_null()) {
+            let set = d.descriptor_sets.get(s.as_raw())?;
+            if set.pool != pool.as_raw() {
+                return Err(DriverError::InvalidArgument(
+                    "descriptor set from another pool".into(),
+                ));
+            }
+            d.descriptor_sets.remove(s.as_raw())?;
+            owned.retain(|&id| id != s.as_raw());
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+fn buffer_desc(
+    d: &Device,
+    info: &vk::DescriptorBufferInfo,
+) -> Result<Option<BufferDesc>> {
+    if info.buffer.is_null() {
+        return Ok(None);
+    }
+    let buf = d.buffers.get(info.buffer.as_raw())?;
+    let (memory, base) = buf.resolve()?;
+    if info.offset > buf.size {
+        return Err(DriverError::InvalidArgument(format!(
+            "descriptor offset {} past a {}-byte buffer",
+            info.offset, buf.size
+        )));
+    }
+    let range = if info.range == vk::WHOLE_SIZE {
+        buf.size - info.offset
+    } else {
+        info.range
+    };
+    Ok(Some(BufferDesc {
+        memory,
+        offset: base + info.offset,
+        range,
+    }))
+}
+
+pub(crate) unsafe extern "system" fn update_descriptor_sets(
+    device: vk::Device,
+    write_count: u32,
+    p_writes: *const vk::WriteDescriptorSet<'_>,
+    copy_count: u32,
+    p_copies: *const vk::CopyDescriptorSet<'_>,
+) {
+    ffi::void("vkUpdateDescriptorSets", || {
+        // SAFETY: live device and valid arrays per the spec.
+        let (d, writes, copies) = unsafe {
+            (
+                dev(device)?,
+                ffi::slice(p_writes, write_count, "pDescriptorWrites")?,
+                ffi::slice(p_copies, copy_count, "pDescriptorCopies")?,
+            )
+        };
+        for w in writes {
+            let set = d.descriptor_sets.get(w.dst_set.as_raw())?;
+            // SAFETY: descriptorCount buffer infos for buffer descriptor types.
+            let infos = unsafe { ffi::slice(w.p_buffer_info, w.descriptor_count, "pBufferInfo") }?;
+            let mut slots = set.lock();
+            // Writes past the end of a binding continue into the next bindings.
+            let mut binding = w.dst_binding;
+            let mut element = w.dst_array_element;
+            for info in infos {
+                let mut lb = set.layout.binding(binding).copied();
+                while let Some(b) = lb.filter(|b| element >= b.count) {
+                    element -= b.count;
+                    binding = b.binding + 1;
+                    lb = set.layout.bindings.iter().find(|x| x.binding >= binding).copied();
+                    if let Some(n) = lb {
+                        binding = n.binding;
+                    }
+                }
+                let lb = lb.ok_or_else(|| {
+                    DriverError::InvalidArgument(format!("no binding {binding} in the set"))
+                })?;
+                if lb.ty != w.descriptor_type {
+                    return Err(DriverError::InvalidArgument(format!(
+                        "binding {} is {:?}, write is {:?}",
+                        lb.binding, lb.ty, w.descriptor_type
+                    )));
+                }
+                slots[(lb.first + element) as usize] = buffer_desc(d, info)?;
+                element += 1;
+            }
+        }
+        for c in copies {
+            let src = d.descriptor_sets.get(c.src_set.as_raw())?;
+            let dst = d.descriptor_sets.get(c.dst_set.as_raw())?;
+            let bad = || DriverError::InvalidArgument("descriptor copy out of range".into());
+            let vals: Vec<Option<BufferDesc>> = {
+                let s = src.lock();
+                (0..c.descriptor_count)
+                    .map(|i| {
+                        let slot = src
+                            .layout
+                            .slot_of(c.src_binding, c.src_array_element + i)
+                            .ok_or_else(bad)?;
+                        Ok(s[slot as usize].clone())
+                    })
+                    .collect::<Result<_>>()?
+            };
+            let mut t = dst.lock();
+            for (i, v) in vals.into_iter().enumerate() {
+                let slot = dst
+                    .layout
+                    .slot_of(c.dst_binding, c.dst_array_element + i as u32)
+                    .ok_or_else(bad)?;
+                t[slot as usize] = v;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_sorts_bindings_and_numbers_slots() {
+        let l = SetLayout::new(vec![
+            (3, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC, 2),
+            (0, vk::DescriptorType::STORAGE_BUFFER, 1),
+            (1, vk::DescriptorType::STORAGE_BUFFER_DYNAMIC, 1),
+        ])
+        .unwrap();
+        assert_eq!(l.slots, 4);
+        assert_eq!(l.slot_of(0, 0), Some(0));
+        assert_eq!(l.slot_of(1, 0), Some(1));
+        assert_eq!(l.slot_of(3, 1), Some(3));
+        assert_eq!(l.slot_of(3, 2), None);
+        assert_eq!(l.dynamic_slots().collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert!(SetLayout::new(vec![(0, vk::DescriptorType::SAMPLER, 1)]).is_err());
+    }
+}

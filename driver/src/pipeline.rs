@@ -1,0 +1,784 @@
+//! Shader modules, pipeline layouts, the pipeline cache and compute pipelines.
+//!
+//! A compute pipeline is the compiler's Gen9 kernel copied into a GEM object in the
+//! instruction heap, plus what a dispatch needs (SIMD width, CURBE shape, SLM, scratch).
+//! The binding table of a pipeline layout is flat: sets in order, bindings in increasing
+//! order, one index per descriptor (docs/dispatch-contract.md).
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+use ash::vk::Handle;
+use ferrite_compiler::backend::{self, BackendOptions};
+use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
+use ferrite_compiler::{BindingSlot, Target};
+use kernel_iface::DeviceInfo;
+
+use crate::bo::{GemBo, Heap};
+use crate::descriptor::SetLayout;
+use crate::device::{Core, Device};
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::physical::pipeline_cache_uuid;
+
+pub struct ShaderModule {
+    pub words: Vec<u32>,
+}
+
+pub struct PipelineLayout {
+    pub sets: Vec<Arc<SetLayout>>,
+    /// First binding-table index of each set.
+    pub set_base: Vec<u32>,
+    /// Total push-constant bytes (end of the furthest range).
+    pub push_size: u32,
+}
+
+/// Highest binding-table index usable by descriptors (240+ are special).
+pub const MAX_BTI: u32 = 240;
+
+impl PipelineLayout {
+    pub fn new(sets: Vec<Arc<SetLayout>>, ranges: &[vk::PushConstantRange]) -> Result<Self> {
+        let mut set_base = Vec::new();
+        let mut next = 0u32;
+        for s in &sets {
+            set_base.push(next);
+            next += s.slots;
+        }
+        if next > MAX_BTI {
+            return Err(DriverError::InvalidArgument(format!(
+                "{next} descriptors exceed the binding table"
+            )));
+        }
+        let push_size = ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
+        Ok(PipelineLayout {
+            sets,
+            set_base,
+            push_size,
+        })
+    }
+
+    /// The (set, binding) -> BTI map the compiler gets (first element of each binding;
+    /// array elements follow consecutively).
+    pub fn binding_slots(&self) -> Vec<BindingSlot> {
+        let mut v = Vec::new();
+        for (set, (l, base)) in self.sets.iter().zip(&self.set_base).enumerate() {
+            for b in &l.bindings {
+                v.push(BindingSlot {
+                    set: set as u32,
+                    binding: b.binding,
+                    bti: base + b.first,
+                });
+            }
+        }
+        v
+    }
+
+    /// Which (set, slot) a binding-table index names.
+    pub fn slot_of_bti(&self, bti: u32) -> Option<(usize, u32)> {
+        let set = self
+            .set_base
+            .iter()
+            .zip(&self.sets)
+            .rposition(|(&base, l)| bti >= base && bti < base + l.slots)?;
+        Some((set, bti - self.set_base[set]))
+    }
+}
+
+/// The compiled kernel as dispatch and the cache need it (a plain copy of the back end's
+/// result, serializable).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelInfo {
+    pub binary: Vec<u8>,
+    pub simd: u32,
+    pub local_size: [u32; 3],
+    pub push_regs: u32,
+    pub cross_thread_regs: u32,
+    pub per_thread_regs: u32,
+    pub slm_size: u32,
+    pub scratch_size: u32,
+    pub uses_barrier: bool,
+    pub btis: Vec<u32>,
+    pub threads_per_group: u32,
+    /// (Mesa statistic name, value).
+    pub stats: Vec<(String, u64)>,
+    pub asm: String,
+    pub ir: String,
+}
+
+struct Writer(Vec<u8>);
+impl Writer {
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+}
+
+impl KernelInfo {
+    pub fn serialize(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.bytes(&self.binary);
+        for v in [
+            self.simd,
+            self.local_size[0],
+            self.local_size[1],
+            self.local_size[2],
+            self.push_regs,
+            self.cross_thread_regs,
+            self.per_thread_regs,
+            self.slm_size,
+            self.scratch_size,
+            self.uses_barrier as u32,
+            self.threads_per_group,
+        ] {
+            w.u32(v);
+        }
+        w.u32(self.btis.len() as u32);
+        for &b in &self.btis {
+            w.u32(b);
+        }
+        w.u32(self.stats.len() as u32);
+        for (n, v) in &self.stats {
+            w.bytes(n.as_bytes());
+            w.u64(*v);
+        }
+        w.bytes(self.asm.as_bytes());
+        w.bytes(self.ir.as_bytes());
+        w.0
+    }
+
+    pub fn deserialize(data: &[u8]) -> Option<KernelInfo> {
+        let mut r = Reader(data);
+        let binary = r.bytes()?.to_vec();
+        let mut f = [0u32; 11];
+        for v in &mut f {
+            *v = r.u32()?;
+        }
+        let nb = r.u32()? as usize;
+        let btis = (0..nb).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+        let ns = r.u32()? as usize;
+        let stats = (0..ns)
+            .map(|_| Some((r.string()?, r.u64()?)))
+            .collect::<Option<Vec<_>>>()?;
+        let asm = r.string()?;
+        let ir = r.string()?;
+        if !r.0.is_empty() {
+            return None;
+        }
+        Some(KernelInfo {
+            binary,
+            simd: f[0],
+            local_size: [f[1], f[2], f[3]],
+            push_regs: f[4],
+            cross_thread_regs: f[5],
+            per_thread_regs: f[6],
+            slm_size: f[7],
+            scratch_size: f[8],
+            uses_barrier: f[9] != 0,
+            threads_per_group: f[10],
+            btis,
+            stats,
+            asm,
+            ir,
+        })
+    }
+}
+
+/// The compiler's target for a device.
+pub fn target(info: &DeviceInfo) -> Target {
+    Target {
+        has_fp64: info.has_fp64,
+        has_int64: info.has_int64,
+        max_shared_size: info.slm_size_per_group,
+        ..Target::gen9()
+    }
+}
+
+/// Compiler switches from `FERRITE_DEBUG` (the words the compiler knows; the driver's own
+/// registry ignores them).
+pub fn compiler_debug() -> DebugFlags {
+    let words = std::env::var("FERRITE_DEBUG").unwrap_or_default();
+    let known: Vec<&str> = words
+        .split(',')
+        .map(str::trim)
+        .filter(|w| DebugFlags::REGISTRY.iter().any(|(n, _)| n == w))
+        .collect();
+    DebugFlags::parse(&known.join(",")).unwrap_or_default()
+}
+
+/// FNV-1a, 128 bits as two 64-bit lanes: a stable key across processes (std's hasher is not
+/// guaranteed to be).
+fn fnv128(parts: &[&[u8]]) -> [u8; 16] {
+    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut b: u64 = 0x6c62_272e_07bb_0142;
+    for p in parts {
+        for &x in p.iter().chain(&(p.len() as u64).to_le_bytes()) {
+            a = (a ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3);
+            b = (b ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(5);
+        }
+    }
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&a.to_le_bytes());
+    k[8..].copy_from_slice(&b.to_le_bytes());
+    k
+}
+
+/// The cache key: SPIR-V, every compile option and the target.
+pub fn cache_key(words: &[u32], opts: &CompileOptions, bopts: &BackendOptions, t: &Target) -> [u8; 16] {
+    let spirv: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let o = format!(
+        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        opts.entry_point,
+        opts.specialization,
+        opts.bindings,
+        opts.push_constant_range,
+        opts.debug,
+        bopts,
+        t
+    );
+    fnv128(&[&spirv, o.as_bytes()])
+}
+
+/// Compiles SPIR-V for a device: front end, passes and the Gen9 back end.
+pub fn compile(
+    info: &DeviceInfo,
+    words: &[u32],
+    opts: &CompileOptions,
+    bopts: &BackendOptions,
+) -> Result<KernelInfo> {
+    let t = target(info);
+    let (shader, _) =
+        compile_to_ir(words, &t, opts).map_err(|e| DriverError::Compile(e.to_string()))?;
+    let k = backend::compile(&shader, bopts).map_err(|e| DriverError::Compile(e.to_string()))?;
+    if opts.debug.asm {
+        log::info!("assembly (SIMD{}):\n{}", k.simd, k.asm);
+    }
+    if opts.debug.stats {
+        log::info!("statistics:\n{}", k.stats);
+    }
+    Ok(KernelInfo {
+        binary: k.binary,
+        simd: k.simd,
+        local_size: k.local_size,
+        push_regs: k.push_regs,
+        cross_thread_regs: k.cross_thread_regs,
+        per_thread_regs: k.per_thread_regs,
+        slm_size: k.slm_size,
+        scratch_size: k.scratch_size,
+        uses_barrier: k.uses_barrier,
+        btis: k.btis,
+        threads_per_group: k.threads_per_group,
+        stats: k
+            .stats
+            .named()
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect(),
+        asm: k.asm,
+        ir: shader.to_string(),
+    })
+}
+
+/// VkPipelineCache: compiled kernels by key.
+#[derive(Default)]
+pub struct PipelineCache {
+    pub entries: Mutex<HashMap<[u8; 16], Arc<KernelInfo>>>,
+    /// Lookups answered from the cache (tests and benchmarks read it through the log).
+    pub hits: std::sync::atomic::AtomicU64,
+}
+
+const HEADER_SIZE: usize = 32;
+
+impl PipelineCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 16], Arc<KernelInfo>>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// VkPipelineCacheHeaderVersionOne followed by (key, kernel) entries.
+    pub fn serialize(&self, info: &DeviceInfo) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.u32(HEADER_SIZE as u32);
+        w.u32(vk::PipelineCacheHeaderVersion::ONE.as_raw() as u32);
+        w.u32(crate::physical::VENDOR_ID_INTEL);
+        w.u32(u32::from(info.pci_id));
+        w.0.extend_from_slice(&pipeline_cache_uuid(info.pci_id));
+        let entries = self.lock();
+        let mut keys: Vec<_> = entries.keys().copied().collect();
+        keys.sort();
+        w.u32(keys.len() as u32);
+        for k in keys {
+            w.0.extend_from_slice(&k);
+            w.bytes(&entries[&k].serialize());
+        }
+        w.0
+    }
+
+    /// Loads initial data; data from another device or driver version is ignored (allowed).
+    pub fn load(&self, info: &DeviceInfo, data: &[u8]) {
+        let mut r = Reader(data);
+        let header_ok = (|| {
+            let size = r.u32()?;
+            let version = r.u32()?;
+            let vendor = r.u32()?;
+            let device = r.u32()?;
+            let uuid = r.take(16)?;
+            Some(
+                size as usize == HEADER_SIZE
+                    && version == vk::PipelineCacheHeaderVersion::ONE.as_raw() as u32
+                    && vendor == crate::physical::VENDOR_ID_INTEL
+                    && device == u32::from(info.pci_id)
+                    && uuid == pipeline_cache_uuid(info.pci_id),
+            )
+        })();
+        if header_ok != Some(true) {
+            log::info!("pipeline cache data from another device/driver ignored");
+            return;
+        }
+        let Some(n) = r.u32() else { return };
+        let mut entries = self.lock();
+        for _ in 0..n {
+            let Some(key) = r.take(16) else { return };
+            let Some(k) = r.bytes().and_then(KernelInfo::deserialize) else {
+                log::warn!("corrupt pipeline cache entry; rest ignored");
+                return;
+            };
+            let mut kk = [0u8; 16];
+            kk.copy_from_slice(key);
+            entries.insert(kk, Arc::new(k));
+        }
+    }
+}
+
+pub struct Pipeline {
+    pub kernel: Arc<KernelInfo>,
+    pub layout: Arc<PipelineLayout>,
+    pub kernel_bo: GemBo,
+    /// Per-thread scratch for every hardware thread, when the kernel spills.
+    pub scratch: Option<GemBo>,
+}
+
+impl Pipeline {
+    pub fn kernel_offset(&self) -> u64 {
+        self.kernel_bo.va - crate::bo::INSTRUCTION_BASE
+    }
+}
+
+/// Hardware threads of the device (scratch is sized for all of them).
+pub fn total_threads(info: &DeviceInfo) -> u32 {
+    info.eu_total * info.threads_per_eu
+}
+
+/// # Safety
+/// `device` must be null or a live device.
+unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
+    // SAFETY: forwarded caller contract.
+    unsafe { Device::from_handle(device) }
+}
+
+pub(crate) unsafe extern "system" fn create_shader_module(
+    device: vk::Device,
+    p_info: *const vk::ShaderModuleCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_module: *mut vk::ShaderModule,
+) -> vk::Result {
+    ffi::result("vkCreateShaderModule", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        if info.code_size % 4 != 0 {
+            return Err(DriverError::InvalidArgument("codeSize is not a multiple of 4".into()));
+        }
+        // SAFETY: pCode holds codeSize bytes (codeSize/4 words) per the spec.
+        let words =
+            unsafe { ffi::slice(info.p_code, (info.code_size / 4) as u32, "pCode") }?.to_vec();
+        let id = d.shader_modules.insert(ShaderModule { words });
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_module, vk::ShaderModule::from_raw(id), "pShaderModule") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_shader_module(
+    device: vk::Device,
+    module: vk::ShaderModule,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyShaderModule", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.shader_modules.remove(module.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_pipeline_layout(
+    device: vk::Device,
+    p_info: *const vk::PipelineLayoutCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_layout: *mut vk::PipelineLayout,
+) -> vk::Result {
+    ffi::result("vkCreatePipelineLayout", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        // SAFETY: arrays of the given counts per the spec.
+        let (sets, ranges) = unsafe {
+            (
+                ffi::slice(info.p_set_layouts, info.set_layout_count, "pSetLayouts")?,
+                ffi::slice(
+                    info.p_push_constant_ranges,
+                    info.push_constant_range_count,
+                    "pPushConstantRanges",
+                )?,
+            )
+        };
+        let sets = sets
+            .iter()
+            .map(|s| d.set_layouts.get(s.as_raw()))
+            .collect::<Result<Vec<_>>>()?;
+        let id = d.pipeline_layouts.insert(PipelineLayout::new(sets, ranges)?);
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_layout, vk::PipelineLayout::from_raw(id), "pPipelineLayout") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_pipeline_layout(
+    device: vk::Device,
+    layout: vk::PipelineLayout,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyPipelineLayout", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.pipeline_layouts.remove(layout.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_pipeline_cache(
+    device: vk::Device,
+    p_info: *const vk::PipelineCacheCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_cache: *mut vk::PipelineCache,
+) -> vk::Result {
+    ffi::result("vkCreatePipelineCache", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        let cache = PipelineCache::default();
+        if info.initial_data_size > 0 {
+            // SAFETY: pInitialData holds initialDataSize bytes per the spec.
+            let data = unsafe {
+                ffi::slice(
+                    info.p_initial_data.cast::<u8>(),
+                    info.initial_data_size as u32,
+                    "pInitialData",
+                )
+            }?;
+            cache.load(d.adapter.info, data);
+        }
+        let id = d.pipeline_caches.insert(cache);
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_cache, vk::PipelineCache::from_raw(id), "pPipelineCache") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_pipeline_cache(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyPipelineCache", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.pipeline_caches.remove(cache.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_pipeline_cache_data(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    p_size: *mut usize,
+    p_data: *mut c_void,
+) -> vk::Result {
+    ffi::result("vkGetPipelineCacheData", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let data = d.pipeline_caches.get(cache.as_raw())?.serialize(d.adapter.info);
+        if p_size.is_null() {
+            return Err(DriverError::NullPointer("pDataSize"));
+        }
+        if p_data.is_null() {
+            // SAFETY: non-null output pointer per the spec.
+            unsafe { p_size.write(data.len()) };
+            return Ok(vk::Result::SUCCESS);
+        }
+        // SAFETY: p_size valid; p_data holds *p_size bytes per the spec.
+        let cap = unsafe { p_size.read() };
+        if cap < data.len() {
+            // Partial entries are useless: write nothing (allowed by the spec).
+            // SAFETY: as above.
+            unsafe { p_size.write(0) };
+            return Ok(vk::Result::INCOMPLETE);
+        }
+        // SAFETY: p_data holds at least data.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p_data.cast::<u8>(), data.len()) };
+        // SAFETY: as above.
+        unsafe { p_size.write(data.len()) };
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn merge_pipeline_caches(
+    device: vk::Device,
+    dst: vk::PipelineCache,
+    count: u32,
+    p_src: *const vk::PipelineCache,
+) -> vk::Result {
+    ffi::result("vkMergePipelineCaches", || {
+        // SAFETY: live device and `count` handles per the spec.
+        let (d, srcs) = unsafe { (dev(device)?, ffi::slice(p_src, count, "pSrcCaches")?) };
+        let dst = d.pipeline_caches.get(dst.as_raw())?;
+        for s in srcs {
+            let src = d.pipeline_caches.get(s.as_raw())?;
+            if Arc::ptr_eq(&src, &dst) {
+                return Err(DriverError::InvalidArgument("a cache merged into itself".into()));
+            }
+            let add: Vec<_> = src.lock().iter().map(|(k, v)| (*k, v.clone())).collect();
+            dst.lock().extend(add);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+/// Builds one pipeline (compile or cache hit, then the kernel and scratch objects).
+fn create_one(
+    core: &Core,
+    cache: Option<&PipelineCache>,
+    info: &vk::ComputePipelineCreateInfo<'_>,
+) -> Result<Pipeline> {
+    let stage = &info.stage;
+    if stage.stage != vk::ShaderStageFlags::COMPUTE {
+        return Err(DriverError::InvalidArgument("stage is not COMPUTE".into()));
+    }
+    let module = core.shader_modules.get(stage.module.as_raw())?;
+    let layout = core.pipeline_layouts.get(info.layout.as_raw())?;
+    // SAFETY: pName is a NUL-terminated string per the spec.
+    let entry = unsafe { ffi::cstr(stage.p_name, "pName") }?;
+    let mut specialization = Vec::new();
+    // SAFETY: pSpecializationInfo is null or valid per the spec.
+    if let Some(si) = unsafe { ffi::read_opt(stage.p_specialization_info) } {
+        // SAFETY: mapEntryCount entries and dataSize bytes per the spec.
+        let (entries, data) = unsafe {
+            (
+                ffi::slice(si.p_map_entries, si.map_entry_count, "pMapEntries")?,
+                ffi::slice(si.p_data.cast::<u8>(), si.data_size as u32, "pData")?,
+            )
+        };
+        for e in entries {
+            let end = e.offset as usize + e.size;
+            let bytes = data.get(e.offset as usize..end).ok_or_else(|| {
+                DriverError::InvalidArgument("specialization entry outside pData".into())
+            })?;
+            specialization.push((e.constant_id, bytes.to_vec()));
+        }
+    }
+    let debug = compiler_debug();
+    let opts = CompileOptions {
+        entry_point: entry.to_string(),
+        specialization,
+        bindings: layout.binding_slots(),
+        push_constant_range: (0, layout.push_size),
+        debug: debug.clone(),
+        dump_dir: None,
+    };
+    let dinfo = core.adapter.info;
+    let bopts = BackendOptions {
+        no8: debug.no8,
+        no16: debug.no16,
+        no32: debug.no32,
+        validate: debug.validate,
+        max_threads: dinfo.max_threads_per_group,
+        ..BackendOptions::gen9()
+    };
+    let key = cache_key(&module.words, &opts, &bopts, &target(dinfo));
+    let cached = cache.and_then(|c| c.lock().get(&key).cloned());
+    let kernel = match cached {
+        Some(k) => {
+            if let Some(c) = cache {
+                c.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            log::debug!("pipeline cache hit");
+            k
+        }
+        None => {
+            let k = Arc::new(compile(dinfo, &module.words, &opts, &bopts)?);
+            if let Some(c) = cache {
+                c.lock().insert(key, k.clone());
+            }
+            k
+        }
+    };
+    // The EUs prefetch past the end of a kernel: pad with zeros (a cache line is plenty).
+    let mut code = kernel.binary.clone();
+    code.resize(code.len() + 128, 0);
+    let kernel_bo = GemBo::with_data(&core.adapter.drm, &core.va, Heap::Instruction, &code)?;
+    let scratch = match kernel.scratch_size {
+        0 => None,
+        s => Some(GemBo::new(
+            &core.adapter.drm,
+            &core.va,
+            Heap::General,
+            u64::from(s) * u64::from(total_threads(dinfo)),
+        )?),
+    };
+    Ok(Pipeline {
+        kernel,
+        layout,
+        kernel_bo,
+        scratch,
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_compute_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    p_infos: *const vk::ComputePipelineCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_pipelines: *mut vk::Pipeline,
+) -> vk::Result {
+    ffi::result("vkCreateComputePipelines", || {
+        // SAFETY: live device and `count` create infos per the spec.
+        let (d, infos) = unsafe { (dev(device)?, ffi::slice(p_infos, count, "pCreateInfos")?) };
+        let cache = if cache.is_null() {
+            None
+        } else {
+            Some(d.pipeline_caches.get(cache.as_raw())?)
+        };
+        let mut first_error = None;
+        for (i, info) in infos.iter().enumerate() {
+            let handle = match create_one(d, cache.as_deref(), info) {
+                Ok(p) => vk::Pipeline::from_raw(d.pipelines.insert(p)),
+                Err(e) => {
+                    log::warn!("vkCreateComputePipelines: pipeline {i}: {e}");
+                    first_error.get_or_insert(e);
+                    vk::Pipeline::null()
+                }
+            };
+            // SAFETY: pPipelines holds `count` elements per the spec.
+            unsafe { ffi::write(p_pipelines.wrapping_add(i), handle, "pPipelines") }?;
+        }
+        match first_error {
+            None => Ok(vk::Result::SUCCESS),
+            Some(e) => Err(e),
+        }
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_pipeline(
+    device: vk::Device,
+    pipeline: vk::Pipeline,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyPipeline", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.pipelines.remove(pipeline.as_raw())?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> KernelInfo {
+        KernelInfo {
+            binary: vec![1, 2, 3, 4],
+            simd: 16,
+            local_size: [64, 1, 1],
+            push_regs: 1,
+            cross_thread_regs: 2,
+            per_thread_regs: 1,
+            slm_size: 256,
+            scratch_size: 0,
+            uses_barrier: true,
+            btis: vec![0, 2],
+            threads_per_group: 4,
+            stats: vec![("Instruction Count".into(), 42)],
+            asm: "mov".into(),
+            ir: "ir".into(),
+        }
+    }
+
+    #[test]
+    fn kernel_info_round_trips_and_rejects_truncation() {
+        let k = sample();
+        let s = k.serialize();
+        assert_eq!(KernelInfo::deserialize(&s), Some(k));
+        assert_eq!(KernelInfo::deserialize(&s[..s.len() - 1]), None);
+    }
+
+    #[test]
+    fn cache_key_depends_on_code_and_options() {
+        let t = Target::gen9();
+        let o = CompileOptions::default();
+        let b = BackendOptions::gen9();
+        let k1 = cache_key(&[1, 2, 3], &o, &b, &t);
+        assert_eq!(k1, cache_key(&[1, 2, 3], &o, &b, &t));
+        assert_ne!(k1, cache_key(&[1, 2, 4], &o, &b, &t));
+        let o2 = CompileOptions {
+            specialization: vec![(0, vec![1, 0, 0, 0])],
+            ..Default::default()
+        };
+        assert_ne!(k1, cache_key(&[1, 2, 3], &o2, &b, &t));
+    }
+
+    #[test]
+    fn layout_flattens_sets_in_order() {
+        let s0 = Arc::new(
+            SetLayout::new(vec![
+                (0, vk::DescriptorType::STORAGE_BUFFER, 1),
+                (2, vk::DescriptorType::UNIFORM_BUFFER, 2),
+            ])
+            .unwrap(),
+        );
+        let s1 = Arc::new(SetLayout::new(vec![(1, vk::DescriptorType::STORAGE_BUFFER, 1)]).unwrap());
+        let l = PipelineLayout::new(vec![s0, s1], &[]).unwrap();
+        let slots = l.binding_slots();
+        let bti = |set, binding| slots.iter().find(|s| s.set == set && s.binding == binding).unwrap().bti;
+        assert_eq!((bti(0, 0), bti(0, 2), bti(1, 1)), (0, 1, 3));
+        assert_eq!(l.slot_of_bti(2), Some((0, 2)));
+        assert_eq!(l.slot_of_bti(3), Some((1, 0)));
+        assert_eq!(l.slot_of_bti(4), None);
+    }
+}

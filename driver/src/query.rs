@@ -1,0 +1,225 @@
+//! Query pools (timestamps) and events, each backed by a small GEM object the command
+//! streamer writes (PIPE_CONTROL post-sync timestamps, MI_STORE_DATA_IMM) and the CPU reads.
+
+use std::ffi::c_void;
+
+use ash::vk;
+use ash::vk::Handle;
+
+use crate::bo::{GemBo, Heap};
+use crate::device::Device;
+use crate::error::{DriverError, Result};
+use crate::ffi;
+
+/// Bytes per query: the 64-bit value, then a 64-bit availability word.
+pub const QUERY_STRIDE: u64 = 16;
+
+pub struct QueryPool {
+    pub bo: GemBo,
+    pub count: u32,
+}
+
+impl QueryPool {
+    pub fn slot_address(&self, query: u32) -> Result<u64> {
+        if query >= self.count {
+            return Err(DriverError::InvalidArgument(format!(
+                "query {query} of a {}-query pool",
+                self.count
+            )));
+        }
+        Ok(self.bo.va + QUERY_STRIDE * u64::from(query))
+    }
+
+    fn read(&self, query: u32) -> (u64, bool) {
+        let mut b = [0u8; 16];
+        self.bo.read((QUERY_STRIDE * u64::from(query)) as usize, &mut b);
+        let v = u64::from_le_bytes(b[..8].try_into().unwrap_or_default());
+        let avail = u64::from_le_bytes(b[8..].try_into().unwrap_or_default());
+        (v, avail != 0)
+    }
+}
+
+pub struct Event {
+    /// One dword: 1 set, 0 reset.
+    pub bo: GemBo,
+}
+
+impl Event {
+    fn get(&self) -> u32 {
+        let mut b = [0u8; 4];
+        self.bo.read(0, &mut b);
+        u32::from_le_bytes(b)
+    }
+    fn set(&self, v: u32) {
+        self.bo.write(0, &v.to_le_bytes());
+    }
+}
+
+/// # Safety
+/// `device` must be null or a live device.
+unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
+    // SAFETY: forwarded caller contract.
+    unsafe { Device::from_handle(device) }
+}
+
+pub(crate) unsafe extern "system" fn create_query_pool(
+    device: vk::Device,
+    p_info: *const vk::QueryPoolCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_pool: *mut vk::QueryPool,
+) -> vk::Result {
+    ffi::result("vkCreateQueryPool", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        if info.query_type != vk::QueryType::TIMESTAMP {
+            return Err(DriverError::NotImplemented("query types other than timestamps"));
+        }
+        let bo = GemBo::new(
+            &d.adapter.drm,
+            &d.va,
+            Heap::General,
+            QUERY_STRIDE * u64::from(info.query_count.max(1)),
+        )?;
+        let id = d.query_pools.insert(QueryPool {
+            bo,
+            count: info.query_count,
+        });
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_pool, vk::QueryPool::from_raw(id), "pQueryPool") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_query_pool(
+    device: vk::Device,
+    pool: vk::QueryPool,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyQueryPool", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.query_pools.remove(pool.as_raw())?;
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn get_query_pool_results(
+    device: vk::Device,
+    pool: vk::QueryPool,
+    first: u32,
+    count: u32,
+    data_size: usize,
+    p_data: *mut c_void,
+    stride: u64,
+    flags: vk::QueryResultFlags,
+) -> vk::Result {
+    ffi::result("vkGetQueryPoolResults", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let q = d.query_pools.get(pool.as_raw())?;
+        let wide = flags.contains(vk::QueryResultFlags::TYPE_64);
+        let with_avail = flags.contains(vk::QueryResultFlags::WITH_AVAILABILITY);
+        if flags.contains(vk::QueryResultFlags::WAIT) {
+            // Results become available when the submission that writes them completes.
+            d.queue().obj.wait_idle()?;
+        }
+        let mut result = vk::Result::SUCCESS;
+        let item = if wide { 8 } else { 4 };
+        let per = item * (1 + with_avail as usize);
+        for i in 0..count {
+            let at = (stride * u64::from(i)) as usize;
+            if at + per > data_size {
+                return Err(DriverError::InvalidArgument("pData too small".into()));
+            }
+            let (v, avail) = q.read(first + i);
+            if !avail {
+                result = vk::Result::NOT_READY;
+            }
+            let mut vals = Vec::new();
+            if avail || flags.contains(vk::QueryResultFlags::PARTIAL) {
+                vals.push(Some(v));
+            } else {
+                vals.push(None);
+            }
+            if with_avail {
+                vals.push(Some(avail as u64));
+            }
+            for (j, val) in vals.into_iter().enumerate() {
+                let Some(val) = val else { continue };
+                let dst = p_data.cast::<u8>().wrapping_add(at + j * item);
+                // SAFETY: dst lies inside the dataSize bytes of pData (checked above).
+                unsafe {
+                    if wide {
+                        dst.cast::<u64>().write_unaligned(val);
+                    } else {
+                        dst.cast::<u32>().write_unaligned(val as u32);
+                    }
+                }
+            }
+        }
+        Ok(result)
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_event(
+    device: vk::Device,
+    _p_info: *const vk::EventCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_event: *mut vk::Event,
+) -> vk::Result {
+    ffi::result("vkCreateEvent", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let bo = GemBo::new(&d.adapter.drm, &d.va, Heap::General, 4096)?;
+        let id = d.events.insert(Event { bo });
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_event, vk::Event::from_raw(id), "pEvent") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_event(
+    device: vk::Device,
+    event: vk::Event,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyEvent", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.events.remove(event.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_event_status(
+    device: vk::Device,
+    event: vk::Event,
+) -> vk::Result {
+    ffi::result("vkGetEventStatus", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        d.check_lost()?;
+        Ok(match d.events.get(event.as_raw())?.get() {
+            0 => vk::Result::EVENT_RESET,
+            _ => vk::Result::EVENT_SET,
+        })
+    })
+}
+
+pub(crate) unsafe extern "system" fn set_event(device: vk::Device, event: vk::Event) -> vk::Result {
+    ffi::result("vkSetEvent", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.events.get(event.as_raw())?.set(1);
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn reset_event(
+    device: vk::Device,
+    event: vk::Event,
+) -> vk::Result {
+    ffi::result("vkResetEvent", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.events.get(event.as_raw())?.set(0);
+        Ok(vk::Result::SUCCESS)
+    })
+}

@@ -1,0 +1,463 @@
+//! Shared helpers of the compute tests: GLSL compiled with glslangValidator at test time, a
+//! device on Ferrite (simulated GPU) through the loader with validation, host-visible buffers,
+//! compute pipelines over one descriptor set of storage buffers, one-shot submissions.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ash::vk;
+use ferrite_tests::icd::{workspace_root, Harness};
+
+/// SPIR-V of a GLSL compute shader from tests/shaders/ (or inline source when `name` has no
+/// file), compiled by glslangValidator. Panics (fails the test) when the tool is missing:
+/// these tests exist to run the shader.
+pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
+    let dir = std::env::temp_dir().join(format!("ferrite-compute-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input: PathBuf = match src {
+        Some(s) => {
+            let p = dir.join(format!("{name}.comp"));
+            std::fs::write(&p, s).unwrap();
+            p
+        }
+        None => workspace_root().join("tests/shaders").join(format!("{name}.comp")),
+    };
+    let output = dir.join(format!("{name}.spv"));
+    let out = Command::new("glslangValidator")
+        .args(["-V", "--target-env", "vulkan1.0", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+        .expect("glslangValidator (package glslang-tools) is required by the compute tests");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::read(&output)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+pub struct Buffer {
+    pub buffer: vk::Buffer,
+    pub memory: vk::DeviceMemory,
+    pub ptr: *mut u8,
+    pub size: u64,
+}
+
+impl Buffer {
+    pub fn write_u32s(&self, data: &[u32]) {
+        assert!(data.len() as u64 * 4 <= self.size);
+        // SAFETY: ptr maps `size` bytes of host-coherent memory.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.cast(), data.len()) };
+    }
+    pub fn read_u32s(&self, n: usize) -> Vec<u32> {
+        assert!(n as u64 * 4 <= self.size);
+        let mut v = vec![0u32; n];
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.cast::<u32>(), v.as_mut_ptr(), n) };
+        v
+    }
+    pub fn write_f32s(&self, data: &[f32]) {
+        self.write_u32s(&data.iter().map(|f| f.to_bits()).collect::<Vec<_>>());
+    }
+    pub fn read_f32s(&self, n: usize) -> Vec<f32> {
+        self.read_u32s(n).into_iter().map(f32::from_bits).collect()
+    }
+}
+
+pub struct Kernel {
+    pub pipeline: vk::Pipeline,
+    pub layout: vk::PipelineLayout,
+    pub set_layout: vk::DescriptorSetLayout,
+    pub pool: vk::DescriptorPool,
+    pub set: vk::DescriptorSet,
+}
+
+pub struct Ctx {
+    pub h: Harness,
+    pub pd: vk::PhysicalDevice,
+    pub dev: ash::Device,
+    pub queue: vk::Queue,
+    pub cmd_pool: vk::CommandPool,
+    mem_type: u32,
+    buffers: Vec<Buffer>,
+    kernels: Vec<Kernel>,
+}
+
+impl Ctx {
+    pub fn new() -> Ctx {
+        let h = Harness::new();
+        let pd = h.physical_device();
+        let dev = h.create_device(pd);
+        let mem_type = h
+            .memory_type(
+                pd,
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            )
+            .expect("host-visible memory");
+        // SAFETY: live device; objects destroyed in Drop.
+        let (queue, cmd_pool) = unsafe {
+            (
+                dev.get_device_queue(0, 0),
+                dev.create_command_pool(
+                    &vk::CommandPoolCreateInfo::default()
+                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                    None,
+                )
+                .unwrap(),
+            )
+        };
+        Ctx {
+            h,
+            pd,
+            dev,
+            queue,
+            cmd_pool,
+            mem_type,
+            buffers: Vec::new(),
+            kernels: Vec::new(),
+        }
+    }
+
+    /// A host-visible storage buffer of `size` bytes (zeroed); index into the context's list.
+    pub fn buffer(&mut self, size: u64) -> usize {
+        // SAFETY: valid create infos on a live device; destroyed in Drop.
+        unsafe {
+            let buffer = self
+                .dev
+                .create_buffer(
+                    &vk::BufferCreateInfo::default().size(size).usage(
+                        vk::BufferUsageFlags::STORAGE_BUFFER
+                            | vk::BufferUsageFlags::UNIFORM_BUFFER
+                            | vk::BufferUsageFlags::TRANSFER_DST
+                            | vk::BufferUsageFlags::TRANSFER_SRC
+                            | vk::BufferUsageFlags::INDIRECT_BUFFER,
+                    ),
+                    None,
+                )
+                .unwrap();
+            let req = self.dev.get_buffer_memory_requirements(buffer);
+            let memory = self
+                .dev
+                .allocate_memory(
+                    &vk::MemoryAllocateInfo::default()
+                        .allocation_size(req.size)
+                        .memory_type_index(self.mem_type),
+                    None,
+                )
+                .unwrap();
+            self.dev.bind_buffer_memory(buffer, memory, 0).unwrap();
+            let ptr = self
+                .dev
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .unwrap()
+                .cast();
+            self.buffers.push(Buffer {
+                buffer,
+                memory,
+                ptr,
+                size,
+            });
+        }
+        self.buffers.len() - 1
+    }
+
+    pub fn buf(&self, i: usize) -> &Buffer {
+        &self.buffers[i]
+    }
+
+    /// A compute pipeline with `types` descriptors at bindings 0.. of set 0, a push-constant
+    /// range of `push` bytes, and the given specialization.
+    pub fn kernel_with(
+        &mut self,
+        code: &[u32],
+        types: &[vk::DescriptorType],
+        push: u32,
+        spec: &[(u32, u32)],
+        cache: vk::PipelineCache,
+    ) -> Result<usize, vk::Result> {
+        // SAFETY: valid create infos on a live device; destroyed in Drop.
+        unsafe {
+            let bindings: Vec<_> = types
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(i as u32)
+                        .descriptor_type(t)
+                        .descriptor_count(1)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                })
+                .collect();
+            let set_layout = self
+                .dev
+                .create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+                    None,
+                )
+                .unwrap();
+            let ranges = [vk::PushConstantRange::default()
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                .size(push)];
+            let sls = [set_layout];
+            let mut li = vk::PipelineLayoutCreateInfo::default().set_layouts(&sls);
+            if push > 0 {
+                li = li.push_constant_ranges(&ranges);
+            }
+            let layout = self.dev.create_pipeline_layout(&li, None).unwrap();
+            let module = self
+                .dev
+                .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(code), None)
+                .unwrap();
+            let entries: Vec<_> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(id, _))| vk::SpecializationMapEntry {
+                    constant_id: id,
+                    offset: 4 * i as u32,
+                    size: 4,
+                })
+                .collect();
+            let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_le_bytes()).collect();
+            let si = vk::SpecializationInfo::default()
+                .map_entries(&entries)
+                .data(&data);
+            let mut stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"main");
+            if !spec.is_empty() {
+                stage = stage.specialization_info(&si);
+            }
+            let info = vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(layout);
+            let r = self.dev.create_compute_pipelines(cache, &[info], None);
+            self.dev.destroy_shader_module(module, None);
+            let pipeline = match r {
+                Ok(p) => p[0],
+                Err((_, e)) => {
+                    self.dev.destroy_pipeline_layout(layout, None);
+                    self.dev.destroy_descriptor_set_layout(set_layout, None);
+                    return Err(e);
+                }
+            };
+            let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
+            for &t in types {
+                sizes.push(vk::DescriptorPoolSize {
+                    ty: t,
+                    descriptor_count: 1,
+                });
+            }
+            let pool = self
+                .dev
+                .create_descriptor_pool(
+                    &vk::DescriptorPoolCreateInfo::default()
+                        .max_sets(1)
+                        .pool_sizes(&sizes),
+                    None,
+                )
+                .unwrap();
+            let set = self
+                .dev
+                .allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(pool)
+                        .set_layouts(&sls),
+                )
+                .unwrap()[0];
+            self.kernels.push(Kernel {
+                pipeline,
+                layout,
+                set_layout,
+                pool,
+                set,
+            });
+        }
+        Ok(self.kernels.len() - 1)
+    }
+
+    /// Storage buffers at bindings 0.. of set 0, no push constants.
+    pub fn kernel(&mut self, code: &[u32], n: usize, push: u32) -> usize {
+        self.kernel_with(
+            code,
+            &vec![vk::DescriptorType::STORAGE_BUFFER; n],
+            push,
+            &[],
+            vk::PipelineCache::null(),
+        )
+        .expect("vkCreateComputePipelines")
+    }
+
+    pub fn k(&self, i: usize) -> &Kernel {
+        &self.kernels[i]
+    }
+
+    /// Points binding b of kernel `k`'s set at whole buffer `bufs[b]`.
+    pub fn bind(&self, k: usize, bufs: &[usize]) {
+        let types = vec![vk::DescriptorType::STORAGE_BUFFER; bufs.len()];
+        self.bind_typed(k, bufs, &types);
+    }
+
+    pub fn bind_typed(&self, k: usize, bufs: &[usize], types: &[vk::DescriptorType]) {
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = bufs
+            .iter()
+            .enumerate()
+            .map(|(b, &i)| {
+                let range = if types[b] == vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+                    || types[b] == vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+                {
+                    16
+                } else {
+                    vk::WHOLE_SIZE
+                };
+                [vk::DescriptorBufferInfo {
+                    buffer: self.buffers[i].buffer,
+                    offset: 0,
+                    range,
+                }]
+            })
+            .collect();
+        let writes: Vec<_> = infos
+            .iter()
+            .enumerate()
+            .map(|(b, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(self.kernels[k].set)
+                    .dst_binding(b as u32)
+                    .descriptor_type(types[b])
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: valid writes to a live set that no pending command buffer uses.
+        unsafe { self.dev.update_descriptor_sets(&writes, &[]) };
+    }
+
+    /// Records with `f` into a fresh primary command buffer, submits with a fence, waits.
+    pub fn run(&self, f: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<(), vk::Result> {
+        // SAFETY: valid objects on a live device; everything waited for and freed here.
+        unsafe {
+            let cb = self
+                .dev
+                .allocate_command_buffers(
+                    &vk::CommandBufferAllocateInfo::default()
+                        .command_pool(self.cmd_pool)
+                        .level(vk::CommandBufferLevel::PRIMARY)
+                        .command_buffer_count(1),
+                )
+                .unwrap()[0];
+            self.dev
+                .begin_command_buffer(
+                    cb,
+                    &vk::CommandBufferBeginInfo::default()
+                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                )
+                .unwrap();
+            f(&self.dev, cb);
+            self.dev.end_command_buffer(cb)?;
+            let fence = self
+                .dev
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .unwrap();
+            let cbs = [cb];
+            let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+            let r = self
+                .dev
+                .queue_submit(self.queue, &[submit], fence)
+                .and_then(|_| self.dev.wait_for_fences(&[fence], true, u64::MAX));
+            self.dev.destroy_fence(fence, None);
+            if r.is_ok() {
+                self.dev.free_command_buffers(self.cmd_pool, &cbs);
+            }
+            r
+        }
+    }
+
+    /// Binds kernel `k` (pipeline + its set) into `cb`.
+    pub fn bind_kernel(&self, cb: vk::CommandBuffer, k: usize) {
+        let kk = &self.kernels[k];
+        // SAFETY: recording into a live command buffer.
+        unsafe {
+            self.dev
+                .cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, kk.pipeline);
+            self.dev.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                kk.layout,
+                0,
+                &[kk.set],
+                &[],
+            );
+        }
+    }
+
+    /// A compute -> compute/host memory barrier.
+    pub fn barrier(&self, cb: vk::CommandBuffer) {
+        let mb = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+        // SAFETY: recording into a live command buffer.
+        unsafe {
+            self.dev.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &mb,
+                &[],
+                &[],
+            )
+        };
+    }
+
+    /// Destroys everything and checks validation stayed quiet.
+    pub fn finish(self) {
+        drop_ctx(self, true);
+    }
+
+    /// Destroys everything without checking validation (after a lost device).
+    pub fn finish_unchecked(self) {
+        drop_ctx(self, false);
+    }
+}
+
+fn drop_ctx(mut c: Ctx, check: bool) {
+    // SAFETY: the device is idle after the waits; every object was made by this context.
+    unsafe {
+        let _ = c.dev.device_wait_idle();
+        for k in c.kernels.drain(..) {
+            c.dev.destroy_pipeline(k.pipeline, None);
+            c.dev.destroy_descriptor_pool(k.pool, None);
+            c.dev.destroy_pipeline_layout(k.layout, None);
+            c.dev.destroy_descriptor_set_layout(k.set_layout, None);
+        }
+        for b in c.buffers.drain(..) {
+            c.dev.unmap_memory(b.memory);
+            c.dev.destroy_buffer(b.buffer, None);
+            c.dev.free_memory(b.memory, None);
+        }
+        c.dev.destroy_command_pool(c.cmd_pool, None);
+        c.dev.destroy_device(None);
+    }
+    if check {
+        c.h.assert_clean();
+    }
+}
+
+/// Deterministic pseudo-random u32s (xorshift).
+pub fn random_u32s(seed: u32, n: usize) -> Vec<u32> {
+    let mut x = seed.max(1);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        })
+        .collect()
+}
