@@ -61,7 +61,11 @@ impl Executable {
             add(b.handle, b.va, b.size);
         }
         for m in &self.memories {
-            add(m.bo, m.va, m.size.div_ceil(crate::bo::PAGE) * crate::bo::PAGE);
+            add(
+                m.bo,
+                m.va,
+                m.size.div_ceil(crate::bo::PAGE) * crate::bo::PAGE,
+            );
         }
         for p in &self.pipelines {
             add(p.kernel_bo.handle, p.kernel_bo.va, p.kernel_bo.size);
@@ -206,10 +210,7 @@ impl Recorder {
             return;
         }
         self.flush_all();
-        self.lri(
-            L3cntlreg::NUM as u32,
-            if slm { L3_SLM } else { L3_NO_SLM },
-        );
+        self.lri(L3cntlreg::NUM, if slm { L3_SLM } else { L3_NO_SLM });
         self.l3_slm = Some(slm);
     }
 
@@ -308,10 +309,7 @@ impl Recorder {
         let per_thread = k.per_thread_regs;
         let curbe_regs = cross + per_thread * threads;
         let curbe_bytes = (u64::from(curbe_regs) * 32).div_ceil(64) * 64;
-        let need = bt_bytes.div_ceil(64) * 64
-            + 64 * k.btis.len() as u64
-            + curbe_bytes
-            + 64;
+        let need = bt_bytes.div_ceil(64) * 64 + 64 * k.btis.len() as u64 + curbe_bytes + 64;
         // Make sure everything of this dispatch lands in one block.
         if self.blocks.is_empty() || self.used.div_ceil(64) * 64 + need + 64 * 4 > STATE_BLOCK {
             self.used = STATE_BLOCK;
@@ -341,7 +339,10 @@ impl Recorder {
                         .and_then(|i| bound.dynamic.get(i).copied())
                         .unwrap_or(0);
                     self.use_memory(&desc.memory);
-                    let avail = desc.memory.size.saturating_sub(desc.offset + u64::from(extra));
+                    let avail = desc
+                        .memory
+                        .size
+                        .saturating_sub(desc.offset + u64::from(extra));
                     buffer_surface(desc.address() + u64::from(extra), desc.range.min(avail))
                 }
             };
@@ -361,9 +362,8 @@ impl Recorder {
             *dw = u32::from_le_bytes(self.push[4 * i..4 * i + 4].try_into().unwrap_or_default());
         }
         let drv = push_dw;
-        curbe[drv..drv + 6].copy_from_slice(&[
-            groups[0], groups[1], groups[2], base[0], base[1], base[2],
-        ]);
+        curbe[drv..drv + 6]
+            .copy_from_slice(&[groups[0], groups[1], groups[2], base[0], base[1], base[2]]);
         for t in 0..threads {
             let r = (cross + t * per_thread) as usize * 8;
             curbe[r + 7] = t;
@@ -504,15 +504,10 @@ impl Recorder {
         );
     }
 
+    /// A qword store as two dword stores (the packer emits the 4-dword form only).
     fn store_qword(&mut self, addr: u64, v: u64) {
-        let mut d = MiStoreDataImm {
-            address: addr,
-            immediate_data: v,
-            store_qword: 1,
-            ..Default::default()
-        };
-        d.dword_length = 3;
-        self.emit(d.to_dwords());
+        self.store_dword(addr, v as u32);
+        self.store_dword(addr + 4, (v >> 32) as u32);
     }
 
     /// The end of a batch: everything written is flushed to memory.
@@ -615,7 +610,12 @@ pub struct CommandPool {
 
 impl Drop for CommandPool {
     fn drop(&mut self) {
-        for raw in self.buffers.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        for raw in self
+            .buffers
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
             // SAFETY: every entry is a live command buffer allocated from this pool.
             drop(unsafe { handles::take::<CommandBuffer>(raw as *mut u8) });
         }
@@ -657,7 +657,9 @@ pub(crate) unsafe extern "system" fn destroy_command_pool(
 ) {
     ffi::void("vkDestroyCommandPool", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.command_pools.remove(pool.as_raw())?;
+        unsafe { dev(device) }?
+            .command_pools
+            .remove(pool.as_raw())?;
         Ok(())
     })
 }
@@ -672,8 +674,7 @@ pub(crate) unsafe extern "system" fn reset_command_pool(
         let p = unsafe { dev(device) }?.command_pools.get(pool.as_raw())?;
         for &raw in p.buffers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             // SAFETY: a live command buffer of this pool.
-            unsafe { handles::borrow::<CommandBuffer>(raw as *mut u8, "VkCommandBuffer") }?
-                .reset();
+            unsafe { handles::borrow::<CommandBuffer>(raw as *mut u8, "VkCommandBuffer") }?.reset();
         }
         Ok(vk::Result::SUCCESS)
     })
@@ -718,7 +719,12 @@ pub(crate) unsafe extern "system" fn free_command_buffers(
 ) {
     ffi::void("vkFreeCommandBuffers", || {
         // SAFETY: live device and `count` handles per the spec.
-        let (d, bufs) = unsafe { (dev(device)?, ffi::slice(p_buffers, count, "pCommandBuffers")?) };
+        let (d, bufs) = unsafe {
+            (
+                dev(device)?,
+                ffi::slice(p_buffers, count, "pCommandBuffers")?,
+            )
+        };
         let p = d.command_pools.get(pool.as_raw())?;
         let mut list = p.buffers.lock().unwrap_or_else(|e| e.into_inner());
         for b in bufs.iter().filter(|b| !b.is_null()) {
@@ -898,7 +904,12 @@ pub(crate) unsafe extern "system" fn cmd_dispatch(cb: vk::CommandBuffer, x: u32,
 }
 
 /// The GPU address of `offset` in a bound buffer, recording the memory as used.
-fn buffer_address(core: &Core, r: &mut Recorder, buffer: vk::Buffer, offset: u64) -> Result<(u64, u64)> {
+fn buffer_address(
+    core: &Core,
+    r: &mut Recorder,
+    buffer: vk::Buffer,
+    offset: u64,
+) -> Result<(u64, u64)> {
     let b = core.buffers.get(buffer.as_raw())?;
     let (mem, base) = b.resolve()?;
     r.use_memory(&mem);
@@ -956,23 +967,23 @@ pub(crate) unsafe extern "system" fn cmd_fill_buffer(
 ) {
     record("vkCmdFillBuffer", cb, |core, r| {
         let (addr, avail) = buffer_address(core, r, buffer, offset)?;
-        let size = if size == vk::WHOLE_SIZE { avail & !3 } else { size };
-        if offset % 4 != 0 || size % 4 != 0 {
-            return Err(DriverError::InvalidArgument("fill not dword aligned".into()));
+        let size = if size == vk::WHOLE_SIZE {
+            avail & !3
+        } else {
+            size
+        };
+        if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
+            return Err(DriverError::InvalidArgument(
+                "fill not dword aligned".into(),
+            ));
         }
-        // Command-streamer stores: one MI_STORE_DATA_IMM per qword (a dword at the ends).
+        // Command-streamer stores: one MI_STORE_DATA_IMM per dword.
         barrier(r);
         let mut a = addr;
         let end = addr + size;
-        let q = u64::from(data) | (u64::from(data) << 32);
         while a < end {
-            if a % 8 == 0 && a + 8 <= end {
-                r.store_qword(a, q);
-                a += 8;
-            } else {
-                r.store_dword(a, data);
-                a += 4;
-            }
+            r.store_dword(a, data);
+            a += 4;
         }
         Ok(())
     })
@@ -988,13 +999,18 @@ pub(crate) unsafe extern "system" fn cmd_update_buffer(
     record("vkCmdUpdateBuffer", cb, |core, r| {
         // SAFETY: pData holds `size` bytes per the spec (size <= 65536).
         let data = unsafe { ffi::slice(p_data.cast::<u8>(), size as u32, "pData") }?;
-        if offset % 4 != 0 || size % 4 != 0 {
-            return Err(DriverError::InvalidArgument("update not dword aligned".into()));
+        if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
+            return Err(DriverError::InvalidArgument(
+                "update not dword aligned".into(),
+            ));
         }
         let (addr, _) = buffer_address(core, r, buffer, offset)?;
         barrier(r);
         for (i, c) in data.chunks(4).enumerate() {
-            r.store_dword(addr + 4 * i as u64, u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            r.store_dword(
+                addr + 4 * i as u64,
+                u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+            );
         }
         Ok(())
     })
@@ -1012,7 +1028,10 @@ pub(crate) unsafe extern "system" fn cmd_copy_buffer(
         let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
         barrier(r);
         for reg in regions {
-            if reg.src_offset % 4 != 0 || reg.dst_offset % 4 != 0 || reg.size % 4 != 0 {
+            if !reg.src_offset.is_multiple_of(4)
+                || !reg.dst_offset.is_multiple_of(4)
+                || !reg.size.is_multiple_of(4)
+            {
                 return Err(DriverError::NotImplemented(
                     "vkCmdCopyBuffer regions that are not dword aligned",
                 ));

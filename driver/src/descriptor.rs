@@ -58,7 +58,10 @@ impl SetLayout {
                     "descriptor types other than storage/uniform buffers",
                 ));
             }
-            if bindings.iter().any(|b: &LayoutBinding| b.binding == binding) {
+            if bindings
+                .iter()
+                .any(|b: &LayoutBinding| b.binding == binding)
+            {
                 return Err(DriverError::InvalidArgument(format!(
                     "binding {binding} appears twice"
                 )));
@@ -154,7 +157,13 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
         )?;
         let id = d.set_layouts.insert(layout);
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_layout, vk::DescriptorSetLayout::from_raw(id), "pSetLayout") }?;
+        unsafe {
+            ffi::write(
+                p_layout,
+                vk::DescriptorSetLayout::from_raw(id),
+                "pSetLayout",
+            )
+        }?;
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -166,7 +175,9 @@ pub(crate) unsafe extern "system" fn destroy_descriptor_set_layout(
 ) {
     ffi::void("vkDestroyDescriptorSetLayout", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.set_layouts.remove(layout.as_raw())?;
+        unsafe { dev(device) }?
+            .set_layouts
+            .remove(layout.as_raw())?;
         Ok(())
     })
 }
@@ -238,13 +249,8 @@ pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
         // SAFETY: live device and valid allocate info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pAllocateInfo")?) };
         // SAFETY: descriptorSetCount layouts.
-        let layouts = unsafe {
-            ffi::slice(
-                info.p_set_layouts,
-                info.descriptor_set_count,
-                "pSetLayouts",
-            )
-        }?;
+        let layouts =
+            unsafe { ffi::slice(info.p_set_layouts, info.descriptor_set_count, "pSetLayouts") }?;
         let pool = d.descriptor_pools.get(info.descriptor_pool.as_raw())?;
         let mut sets = pool.sets.lock().unwrap_or_else(|e| e.into_inner());
         if sets.len() + layouts.len() > pool.max_sets as usize {
@@ -305,10 +311,7 @@ pub(crate) unsafe extern "system" fn free_descriptor_sets(
     })
 }
 
-fn buffer_desc(
-    d: &Device,
-    info: &vk::DescriptorBufferInfo,
-) -> Result<Option<BufferDesc>> {
+fn buffer_desc(d: &Device, info: &vk::DescriptorBufferInfo) -> Result<Option<BufferDesc>> {
     if info.buffer.is_null() {
         return Ok(None);
     }
@@ -361,7 +364,12 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
                 while let Some(b) = lb.filter(|b| element >= b.count) {
                     element -= b.count;
                     binding = b.binding + 1;
-                    lb = set.layout.bindings.iter().find(|x| x.binding >= binding).copied();
+                    lb = set
+                        .layout
+                        .bindings
+                        .iter()
+                        .find(|x| x.binding >= binding)
+                        .copied();
                     if let Some(n) = lb {
                         binding = n.binding;
                     }

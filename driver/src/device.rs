@@ -5,18 +5,18 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use crate::bo::VaAllocator;
+use crate::cmd::CommandPool;
+use crate::descriptor::{DescriptorPool, DescriptorSet, SetLayout};
 use crate::entry::DEVICE_EXTENSIONS;
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles::{self, Dispatchable, Registry};
 use crate::memory::{Buffer, Memory};
 use crate::physical::{self, Adapter, PhysicalDevice};
-use crate::queue::Queue;
-use crate::bo::VaAllocator;
-use crate::cmd::CommandPool;
-use crate::descriptor::{DescriptorPool, DescriptorSet, SetLayout};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineLayout, ShaderModule};
 use crate::query::{Event, QueryPool};
+use crate::queue::Queue;
 use crate::sync::{Fence, Semaphore};
 
 /// What a device's children share (command buffers keep it alive past their recording).

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
 
-use crate::{cmd, descriptor, device, ffi, instance, memory, physical, pipeline, query, queue, refuse, sync};
+use crate::{
+    cmd, descriptor, device, ffi, instance, memory, physical, pipeline, query, queue, refuse, sync,
+};
 
 /// Which dispatch level an entry point belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! VkPhysicalDevice: what the device is and what Ferrite offers on it.
 //!
 //! Everything here is derived from kernel-iface's device-info row; nothing is advertised before
-//! it works (features all false, no format features, timestamps invalid until implemented).
+//! it works (features all false, no format features; timestamps: 36 valid bits on the queue).
 
 use std::sync::Arc;
 
@@ -87,7 +87,8 @@ impl Adapter {
             queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER,
             queue_count: 1,
             // Timestamps are not implemented yet: 0 valid bits says so.
-            timestamp_valid_bits: 0,
+            // The command streamer's TIMESTAMP register (PIPE_CONTROL post-sync write) has 36 bits.
+            timestamp_valid_bits: 36,
             min_image_transfer_granularity: vk::Extent3D {
                 width: 1,
                 height: 1,

@@ -246,7 +246,9 @@ fn fnv128(parts: &[&[u8]]) -> [u8; 16] {
     for p in parts {
         for &x in p.iter().chain(&(p.len() as u64).to_le_bytes()) {
             a = (a ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3);
-            b = (b ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(5);
+            b = (b ^ x as u64)
+                .wrapping_mul(0x0000_0100_0000_01b3)
+                .rotate_left(5);
         }
     }
     let mut k = [0u8; 16];
@@ -256,7 +258,12 @@ fn fnv128(parts: &[&[u8]]) -> [u8; 16] {
 }
 
 /// The cache key: SPIR-V, every compile option and the target.
-pub fn cache_key(words: &[u32], opts: &CompileOptions, bopts: &BackendOptions, t: &Target) -> [u8; 16] {
+pub fn cache_key(
+    words: &[u32],
+    opts: &CompileOptions,
+    bopts: &BackendOptions,
+    t: &Target,
+) -> [u8; 16] {
     let spirv: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let o = format!(
         "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
@@ -417,7 +424,9 @@ pub(crate) unsafe extern "system" fn create_shader_module(
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
         if info.code_size % 4 != 0 {
-            return Err(DriverError::InvalidArgument("codeSize is not a multiple of 4".into()));
+            return Err(DriverError::InvalidArgument(
+                "codeSize is not a multiple of 4".into(),
+            ));
         }
         // SAFETY: pCode holds codeSize bytes (codeSize/4 words) per the spec.
         let words =
@@ -436,7 +445,9 @@ pub(crate) unsafe extern "system" fn destroy_shader_module(
 ) {
     ffi::void("vkDestroyShaderModule", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.shader_modules.remove(module.as_raw())?;
+        unsafe { dev(device) }?
+            .shader_modules
+            .remove(module.as_raw())?;
         Ok(())
     })
 }
@@ -465,9 +476,17 @@ pub(crate) unsafe extern "system" fn create_pipeline_layout(
             .iter()
             .map(|s| d.set_layouts.get(s.as_raw()))
             .collect::<Result<Vec<_>>>()?;
-        let id = d.pipeline_layouts.insert(PipelineLayout::new(sets, ranges)?);
+        let id = d
+            .pipeline_layouts
+            .insert(PipelineLayout::new(sets, ranges)?);
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_layout, vk::PipelineLayout::from_raw(id), "pPipelineLayout") }?;
+        unsafe {
+            ffi::write(
+                p_layout,
+                vk::PipelineLayout::from_raw(id),
+                "pPipelineLayout",
+            )
+        }?;
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -479,7 +498,9 @@ pub(crate) unsafe extern "system" fn destroy_pipeline_layout(
 ) {
     ffi::void("vkDestroyPipelineLayout", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.pipeline_layouts.remove(layout.as_raw())?;
+        unsafe { dev(device) }?
+            .pipeline_layouts
+            .remove(layout.as_raw())?;
         Ok(())
     })
 }
@@ -519,7 +540,9 @@ pub(crate) unsafe extern "system" fn destroy_pipeline_cache(
 ) {
     ffi::void("vkDestroyPipelineCache", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.pipeline_caches.remove(cache.as_raw())?;
+        unsafe { dev(device) }?
+            .pipeline_caches
+            .remove(cache.as_raw())?;
         Ok(())
     })
 }
@@ -533,7 +556,10 @@ pub(crate) unsafe extern "system" fn get_pipeline_cache_data(
     ffi::result("vkGetPipelineCacheData", || {
         // SAFETY: a live device per the spec.
         let d = unsafe { dev(device) }?;
-        let data = d.pipeline_caches.get(cache.as_raw())?.serialize(d.adapter.info);
+        let data = d
+            .pipeline_caches
+            .get(cache.as_raw())?
+            .serialize(d.adapter.info);
         if p_size.is_null() {
             return Err(DriverError::NullPointer("pDataSize"));
         }
@@ -571,7 +597,9 @@ pub(crate) unsafe extern "system" fn merge_pipeline_caches(
         for s in srcs {
             let src = d.pipeline_caches.get(s.as_raw())?;
             if Arc::ptr_eq(&src, &dst) {
-                return Err(DriverError::InvalidArgument("a cache merged into itself".into()));
+                return Err(DriverError::InvalidArgument(
+                    "a cache merged into itself".into(),
+                ));
             }
             let add: Vec<_> = src.lock().iter().map(|(k, v)| (*k, v.clone())).collect();
             dst.lock().extend(add);
@@ -712,7 +740,9 @@ pub(crate) unsafe extern "system" fn destroy_pipeline(
 ) {
     ffi::void("vkDestroyPipeline", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.pipelines.remove(pipeline.as_raw())?;
+        unsafe { dev(device) }?
+            .pipelines
+            .remove(pipeline.as_raw())?;
         Ok(())
     })
 }
@@ -772,10 +802,17 @@ mod tests {
             ])
             .unwrap(),
         );
-        let s1 = Arc::new(SetLayout::new(vec![(1, vk::DescriptorType::STORAGE_BUFFER, 1)]).unwrap());
+        let s1 =
+            Arc::new(SetLayout::new(vec![(1, vk::DescriptorType::STORAGE_BUFFER, 1)]).unwrap());
         let l = PipelineLayout::new(vec![s0, s1], &[]).unwrap();
         let slots = l.binding_slots();
-        let bti = |set, binding| slots.iter().find(|s| s.set == set && s.binding == binding).unwrap().bti;
+        let bti = |set, binding| {
+            slots
+                .iter()
+                .find(|s| s.set == set && s.binding == binding)
+                .unwrap()
+                .bti
+        };
         assert_eq!((bti(0, 0), bti(0, 2), bti(1, 1)), (0, 1, 3));
         assert_eq!(l.slot_of_bti(2), Some((0, 2)));
         assert_eq!(l.slot_of_bti(3), Some((1, 0)));

@@ -32,7 +32,8 @@ impl QueryPool {
 
     fn read(&self, query: u32) -> (u64, bool) {
         let mut b = [0u8; 16];
-        self.bo.read((QUERY_STRIDE * u64::from(query)) as usize, &mut b);
+        self.bo
+            .read((QUERY_STRIDE * u64::from(query)) as usize, &mut b);
         let v = u64::from_le_bytes(b[..8].try_into().unwrap_or_default());
         let avail = u64::from_le_bytes(b[8..].try_into().unwrap_or_default());
         (v, avail != 0)
@@ -72,7 +73,9 @@ pub(crate) unsafe extern "system" fn create_query_pool(
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
         if info.query_type != vk::QueryType::TIMESTAMP {
-            return Err(DriverError::NotImplemented("query types other than timestamps"));
+            return Err(DriverError::NotImplemented(
+                "query types other than timestamps",
+            ));
         }
         let bo = GemBo::new(
             &d.adapter.drm,

@@ -139,15 +139,12 @@ impl Queue {
                 handle,
                 flags: I915_EXEC_FENCE_WAIT,
             })
-            .chain(
-                signals
-                    .iter()
-                    .chain(std::iter::once(&done))
-                    .map(|&handle| drm_i915_gem_exec_fence {
-                        handle,
-                        flags: I915_EXEC_FENCE_SIGNAL,
-                    }),
-            )
+            .chain(signals.iter().chain(std::iter::once(&done)).map(|&handle| {
+                drm_i915_gem_exec_fence {
+                    handle,
+                    flags: I915_EXEC_FENCE_SIGNAL,
+                }
+            }))
             .collect();
         let mut eb = drm_i915_gem_execbuffer2 {
             buffers_ptr: list.as_mut_ptr() as u64,
@@ -244,7 +241,11 @@ pub(crate) unsafe extern "system" fn queue_submit(
             let signals = sems(s.p_signal_semaphores, s.signal_semaphore_count)?;
             // SAFETY: commandBufferCount handles per the spec.
             let cbs = unsafe {
-                ffi::slice(s.p_command_buffers, s.command_buffer_count, "pCommandBuffers")
+                ffi::slice(
+                    s.p_command_buffers,
+                    s.command_buffer_count,
+                    "pCommandBuffers",
+                )
             }?;
             let exes = cbs
                 .iter()

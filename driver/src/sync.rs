@@ -203,7 +203,9 @@ pub(crate) unsafe extern "system" fn destroy_semaphore(
 ) {
     ffi::void("vkDestroySemaphore", || {
         // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.semaphores.remove(semaphore.as_raw())?;
+        unsafe { dev(device) }?
+            .semaphores
+            .remove(semaphore.as_raw())?;
         Ok(())
     })
 }

@@ -203,7 +203,11 @@ fn indirect_and_base_dispatch_report_group_ids() {
     for gy in 0..2u32 {
         for gx in 0..3u32 {
             let g = (gx + 16 * gy) as usize;
-            assert_eq!(&got[4 * g..4 * g + 4], &[3, 2, gx, 1 + gy], "group {gx},{gy}");
+            assert_eq!(
+                &got[4 * g..4 * g + 4],
+                &[3, 2, gx, 1 + gy],
+                "group {gx},{gy}"
+            );
         }
     }
     // Nothing outside the 3x2 groups was written.

@@ -21,7 +21,9 @@ pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
             std::fs::write(&p, s).unwrap();
             p
         }
-        None => workspace_root().join("tests/shaders").join(format!("{name}.comp")),
+        None => workspace_root()
+            .join("tests/shaders")
+            .join(format!("{name}.comp")),
     };
     let output = dir.join(format!("{name}.spv"));
     let out = Command::new("glslangValidator")
