@@ -597,7 +597,18 @@ fn msg_desc_text(sfid: Sfid, desc: u32) -> Option<String> {
         }
         Sfid::Sampler => {
             let name = sampler_msg_name((desc >> 12) & 0x1F)?;
-            let simd = ["SIMD4x2", "SIMD8", "SIMD16", "SIMD32/64"][((desc >> 17) & 3) as usize];
+            // SIMD mode is desc 18:17 with desc 29 as its third bit (Mesa's brw decoder prints
+            // modes 5 and 6 as SIMD8H/SIMD16H for any generation).
+            let mode = ((desc >> 17) & 3) | (((desc >> 29) & 1) << 2);
+            let simd = match mode {
+                0 => "SIMD4x2".to_string(),
+                1 => "SIMD8".to_string(),
+                2 => "SIMD16".to_string(),
+                3 => "SIMD32/64".to_string(),
+                5 => "SIMD8H".to_string(),
+                6 => "SIMD16H".to_string(),
+                m => format!("SIMD-mode{m}"),
+            };
             let hp = if desc & (1 << 30) != 0 { " HP" } else { "" };
             format!(
                 " {name} {simd}{hp} Surface = {bti} Sampler = {}",
