@@ -2644,7 +2644,11 @@ impl Fe<'_> {
     }
 
     fn merge_of(&self, b: u32) -> Res<Option<(spirv::Op, u32, Option<u32>)>> {
-        let insts = &self.blocks[&b].insts;
+        let insts = &self
+            .blocks
+            .get(&b)
+            .ok_or_else(|| FrontendError::Invalid(format!("%{b} is not a block")))?
+            .insts;
         if insts.len() < 2 {
             return Ok(None);
         }
@@ -2740,7 +2744,12 @@ impl Fe<'_> {
     /// Emits a block's instructions and terminator. Returns the block where the region
     /// continues, or None if it ended in a jump.
     fn block_body(&mut self, b: u32) -> Res<Option<u32>> {
-        let insts = self.blocks[&b].insts.clone();
+        let insts = self
+            .blocks
+            .get(&b)
+            .ok_or_else(|| FrontendError::Invalid(format!("%{b} is not a block")))?
+            .insts
+            .clone();
         let (term, body) = insts
             .split_last()
             .ok_or_else(|| FrontendError::Invalid("empty block".into()))?;
@@ -2941,7 +2950,12 @@ impl Fe<'_> {
                     let fal = this.konst(Type::B1, 0)?;
                     this.emit_void(Op::StoreVar(ft, fal))?;
                     // The edge from the switch block; a fall-through edge was taken at its source.
-                    let has_phi = this.blocks[&t]
+                    let has_phi = this
+                        .blocks
+                        .get(&t)
+                        .ok_or_else(|| {
+                            FrontendError::Invalid(format!("switch target %{t} is not a block"))
+                        })?
                         .insts
                         .iter()
                         .any(|i| i.class.opcode == spirv::Op::Phi);

@@ -180,4 +180,9 @@ fn fuzz_regressions_are_errors() {
     ));
     let e = compile_to_ir(&w, &Target::gen9(), &opts()).unwrap_err();
     assert!(e.to_string().contains("not structured"), "{e}");
+    // A switch whose case target is not a block.
+    let w = words(include_bytes!(
+        "../fuzz/corpus/frontend/regress-switch-target.spv"
+    ));
+    assert!(compile_to_ir(&w, &Target::gen9(), &opts()).is_err());
 }
