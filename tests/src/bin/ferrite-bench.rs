@@ -1,0 +1,357 @@
+//! `ferrite-bench`: Ferrite against Mesa's anv (on the noop drm-shim) over the shader corpus.
+//!
+//! ```text
+//! ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
+//! ferrite-bench compare BEFORE.json AFTER.json
+//! ```
+//!
+//! Each driver runs in a child process of its own (`ferrite-bench worker ...`) with one
+//! loader environment: anv = `LD_PRELOAD=$FERRITE_ANV_SHIM VK_DRIVER_FILES=$FERRITE_ANV_ICD
+//! MESA_SHADER_CACHE_DISABLE=true` (`scripts/bench` sets both from `scripts/peer-setup`);
+//! Ferrite = a manifest for the built `libvulkan_ferrite.so` + `FERRITE_DEVICE=sim`. A third
+//! child calls Ferrite's compiler crate directly. The parent merges the JSON results.
+
+use ferrite_tests::amber::ast::{Shader, ShaderFormat};
+use ferrite_tests::amber::shader::Compiler;
+use ferrite_tests::bench::json::Json;
+use ferrite_tests::bench::{corpus, report, worker};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "usage: ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
+       ferrite-bench compare BEFORE.json AFTER.json";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("worker") => worker_main(&args[1..]),
+        Some("compare") => compare_main(&args[1..]),
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        _ => parent_main(&args),
+    }
+}
+
+fn read_json(p: &str) -> Result<Json, String> {
+    let t = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
+    Json::parse(&t).map_err(|e| format!("{p}: {e}"))
+}
+
+fn compare_main(args: &[String]) -> ExitCode {
+    let [b, a] = args else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    match (read_json(b), read_json(a)) {
+        (Ok(b), Ok(a)) => {
+            print!("{}", report::compare(&b, &a));
+            ExitCode::SUCCESS
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("ferrite-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn worker_main(args: &[String]) -> ExitCode {
+    let mut kind = String::new();
+    let mut wa = worker::WorkerArgs {
+        label: String::new(),
+        corpus: PathBuf::new(),
+        overhead_spirv: None,
+        runs: 5,
+        dump_dir: None,
+    };
+    let mut out = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = it.next().cloned().unwrap_or_default();
+        match a.as_str() {
+            "--kind" => kind = v,
+            "--label" => wa.label = v,
+            "--corpus" => wa.corpus = v.into(),
+            "--overhead" => wa.overhead_spirv = Some(v.into()),
+            "--runs" => wa.runs = v.parse().unwrap_or(5),
+            "--dump" => wa.dump_dir = Some(v.into()),
+            "--out" => out = Some(PathBuf::from(v)),
+            _ => {
+                eprintln!("ferrite-bench worker: unknown argument {a}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some(out) = out else {
+        eprintln!("ferrite-bench worker: --out is required");
+        return ExitCode::from(2);
+    };
+    let result = if kind == "compiler" {
+        worker::run_compiler(&wa)
+    } else {
+        worker::run_vulkan(&wa)
+    };
+    match std::fs::write(&out, result.to_string()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ferrite-bench worker: {}: {e}", out.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct Opts {
+    runs: usize,
+    filter: Option<String>,
+    json: Option<PathBuf>,
+    dump: Option<PathBuf>,
+    drivers: Vec<String>,
+}
+
+fn parse_opts(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        runs: 5,
+        filter: None,
+        json: None,
+        dump: None,
+        drivers: vec!["anv".into(), "ferrite".into(), "compiler".into()],
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--runs" => {
+                o.runs = val()?.parse().map_err(|_| "--runs takes a number")?;
+                if o.runs == 0 {
+                    return Err("--runs must be at least 1".into());
+                }
+            }
+            "--filter" => o.filter = Some(val()?),
+            "--json" => o.json = Some(val()?.into()),
+            "--dump" => o.dump = Some(val()?.into()),
+            "--drivers" => o.drivers = val()?.split(',').map(String::from).collect(),
+            _ => return Err(format!("unknown argument {a}\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}
+
+/// Runs one worker child; its stderr goes to `<work>/<label>.log`.
+fn spawn_worker(label: &str, kind: &str, env: &[(String, String)], work: &Path, o: &Opts) -> Json {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return error_json(label, format!("cannot find own executable: {e}")),
+    };
+    let out = work.join(format!("{label}.json"));
+    let log = work.join(format!("{label}.log"));
+    let mut cmd = Command::new(exe);
+    cmd.arg("worker")
+        .args(["--kind", kind, "--label", label])
+        .arg("--corpus")
+        .arg(work.join("corpus.json"))
+        .arg("--overhead")
+        .arg(work.join("overhead.spv"))
+        .args(["--runs", &o.runs.to_string()])
+        .arg("--out")
+        .arg(&out);
+    if let Some(d) = &o.dump {
+        cmd.arg("--dump").arg(d);
+    }
+    for k in [
+        "LD_PRELOAD",
+        "VK_ICD_FILENAMES",
+        "VK_DRIVER_FILES",
+        "VK_INSTANCE_LAYERS",
+        "VK_LOADER_LAYERS_ENABLE",
+    ] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    eprintln!("ferrite-bench: running {label} ...");
+    let start = std::time::Instant::now();
+    let r = cmd.output();
+    let (status, stderr) = match r {
+        Ok(o) => (o.status, String::from_utf8_lossy(&o.stderr).into_owned()),
+        Err(e) => return error_json(label, format!("cannot start the worker: {e}")),
+    };
+    let _ = std::fs::write(&log, &stderr);
+    eprintln!(
+        "ferrite-bench: {label} done in {:.1} s (log: {})",
+        start.elapsed().as_secs_f64(),
+        log.display()
+    );
+    let mut result = match std::fs::read_to_string(&out).map(|t| Json::parse(&t)) {
+        Ok(Ok(j)) if status.success() => j,
+        _ => {
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            return error_json(
+                label,
+                format!("worker failed ({status}): {}", tail.join(" | ")),
+            );
+        }
+    };
+    attach_logs(&mut result, &stderr);
+    result
+}
+
+fn error_json(label: &str, e: String) -> Json {
+    let mut j = Json::obj();
+    j.set("driver", label);
+    j.set("error", e);
+    j
+}
+
+/// Appends the driver's log lines printed while a shader's pipeline was created to that
+/// shader's error, so "unavailable" says what the driver said.
+fn attach_logs(result: &mut Json, stderr: &str) {
+    let mut segments: Vec<Vec<&str>> = Vec::new();
+    for line in stderr.lines() {
+        if let Some(rest) = line.strip_prefix(worker::MARK) {
+            if rest == "end" {
+                break;
+            }
+            segments.push(Vec::new());
+        } else if let Some(seg) = segments.last_mut() {
+            let l = line.trim();
+            if !l.is_empty() && !l.contains("Unknown drm_i915_query_item") {
+                seg.push(l);
+            }
+        }
+    }
+    let Json::Obj(members) = result else {
+        return;
+    };
+    for (k, v) in members.iter_mut() {
+        if k != "shaders" {
+            continue;
+        }
+        if let Json::Arr(list) = v {
+            for (s, seg) in list.iter_mut().zip(&segments) {
+                let Some(err) = s.get("error").and_then(Json::as_str).map(String::from) else {
+                    continue;
+                };
+                if !seg.is_empty() {
+                    let text: Vec<&str> = seg.iter().take(2).copied().collect();
+                    s.set("error", format!("{err} — driver log: {}", text.join(" / ")));
+                }
+            }
+        }
+    }
+}
+
+fn parent_main(args: &[String]) -> ExitCode {
+    let o = match parse_opts(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("ferrite-bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = ferrite_tests::icd::workspace_root();
+    let (entries, skipped) = corpus::collect(&root, o.filter.as_deref());
+    for s in &skipped {
+        eprintln!("ferrite-bench: skipped {}: {}", s.name, s.why);
+    }
+    if entries.is_empty() {
+        eprintln!("ferrite-bench: the corpus is empty");
+        return ExitCode::FAILURE;
+    }
+    let work = std::env::temp_dir().join(format!("ferrite-bench-{}", std::process::id()));
+    if let Err(e) = corpus::save(&work, &entries) {
+        eprintln!("ferrite-bench: {}: {e}", work.display());
+        return ExitCode::FAILURE;
+    }
+    let mut cc = Compiler::new(Some(Compiler::default_cache_dir()));
+    let ov = Shader {
+        name: "overhead".into(),
+        format: ShaderFormat::Glsl,
+        target_env: None,
+        source: worker::OVERHEAD_GLSL.into(),
+        line: 0,
+    };
+    match cc.compile(&ov) {
+        Ok(w) => {
+            let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let _ = std::fs::write(work.join("overhead.spv"), bytes);
+        }
+        Err(e) => eprintln!("ferrite-bench: overhead shader: {e}"),
+    }
+    eprintln!(
+        "ferrite-bench: {} shaders ({} skipped), {} timed runs each; work dir {}",
+        entries.len(),
+        skipped.len(),
+        o.runs,
+        work.display()
+    );
+    let mut merged = Json::obj();
+    merged.set("runs", o.runs as u32);
+    merged.set("shader_count", entries.len() as u32);
+    merged.set(
+        "skipped",
+        skipped
+            .iter()
+            .map(|s| Json::from(format!("{}: {}", s.name, s.why)))
+            .collect::<Vec<_>>(),
+    );
+    let want = |d: &str| o.drivers.iter().any(|x| x == d);
+    if want("anv") {
+        let shim = std::env::var("FERRITE_ANV_SHIM").unwrap_or_default();
+        let icd = std::env::var("FERRITE_ANV_ICD").unwrap_or_default();
+        let r = if shim.is_empty() || icd.is_empty() {
+            error_json(
+                "anv",
+                "FERRITE_ANV_SHIM / FERRITE_ANV_ICD are not set: run scripts/bench, or eval \"$(scripts/peer-setup)\" first".into(),
+            )
+        } else {
+            let env = vec![
+                ("LD_PRELOAD".to_string(), shim),
+                ("VK_DRIVER_FILES".to_string(), icd),
+                ("MESA_SHADER_CACHE_DISABLE".to_string(), "true".to_string()),
+            ];
+            spawn_worker("anv", "vulkan", &env, &work, &o)
+        };
+        merged.set("anv", r);
+    }
+    if want("ferrite") {
+        let r = match ferrite_tests::icd::driver_library()
+            .and_then(|lib| ferrite_tests::icd::write_manifest(&lib).map_err(|e| e.to_string()))
+        {
+            Err(e) => error_json("ferrite", e),
+            Ok(m) => {
+                let env = vec![
+                    ("VK_DRIVER_FILES".to_string(), m.path.display().to_string()),
+                    ("FERRITE_DEVICE".to_string(), "sim".to_string()),
+                    (
+                        "FERRITE_LOG".to_string(),
+                        std::env::var("FERRITE_LOG").unwrap_or_else(|_| "warn".into()),
+                    ),
+                ];
+                spawn_worker("ferrite", "vulkan", &env, &work, &o)
+            }
+        };
+        merged.set("ferrite", r);
+    }
+    if want("compiler") {
+        merged.set(
+            "ferrite-compiler",
+            spawn_worker("ferrite-compiler", "compiler", &[], &work, &o),
+        );
+    }
+    print!("{}", report::side_by_side(&merged));
+    if let Some(p) = &o.json {
+        if let Err(e) = std::fs::write(p, merged.to_string()) {
+            eprintln!("ferrite-bench: {}: {e}", p.display());
+            return ExitCode::FAILURE;
+        }
+        eprintln!("ferrite-bench: results saved to {}", p.display());
+    }
+    // The work dir keeps the workers' logs and results; only the SPIR-V copies go.
+    for i in 0..entries.len() {
+        let _ = std::fs::remove_file(work.join(format!("{i}.spv")));
+    }
+    ExitCode::SUCCESS
+}
