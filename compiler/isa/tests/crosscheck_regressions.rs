@@ -12,5 +12,8 @@ fn sampler_simd_mode_uses_desc_bit_29() {
     let text = disassemble_program(&bytes, Gen::Gen9).expect("decodes");
     assert!(text.contains("ld SIMD16H HP"), "got: {text}");
     // The descriptor is printed in hex, so the text still assembles to the same bytes.
-    assert_eq!(assemble(&text, Gen::Gen9).expect("assembles"), bytes.to_vec());
+    assert_eq!(
+        assemble(&text, Gen::Gen9).expect("assembles"),
+        bytes.to_vec()
+    );
 }
