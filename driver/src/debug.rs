@@ -83,9 +83,11 @@ pub fn parse(value: &str) -> Parsed {
             parsed.flags.insert(info.flag);
         } else if ferrite_compiler::DebugFlags::REGISTRY
             .iter()
+            .chain(kernel_iface::DEBUG_FLAGS)
             .any(|(n, _)| *n == word)
         {
-            // A compiler switch: passed to the compiler as options (pipeline creation).
+            // A compiler switch (passed to the compiler as options at pipeline creation) or a
+            // simulated-device switch (read by kernel-iface itself).
         } else {
             parsed.unknown.push(word.to_string());
         }
@@ -97,9 +99,18 @@ pub fn parse(value: &str) -> Parsed {
 pub fn help_text() -> String {
     let mut text = String::from("FERRITE_DEBUG: comma-separated list of\n");
     for f in FLAGS {
-        text.push_str(&format!("  {:<8} {}\n", f.name, f.help));
+        text.push_str(&format!("  {:<9} {}\n", f.name, f.help));
     }
-    text.push_str("  help     print this list\n");
+    for (name, help) in ferrite_compiler::DebugFlags::REGISTRY {
+        text.push_str(&format!("  {name:<9} compiler: {help}\n"));
+    }
+    for (name, help) in kernel_iface::DEBUG_FLAGS {
+        // `batch` is also a driver switch, listed above.
+        if !FLAGS.iter().any(|f| f.name == *name) {
+            text.push_str(&format!("  {name:<9} {help}\n"));
+        }
+    }
+    text.push_str("  help      print this list\n");
     text
 }
 
@@ -183,5 +194,17 @@ mod tests {
         for f in FLAGS {
             assert!(text.contains(f.name) && text.contains(f.help));
         }
+        let others = ferrite_compiler::DebugFlags::REGISTRY
+            .iter()
+            .chain(kernel_iface::DEBUG_FLAGS);
+        for (name, _) in others {
+            assert!(text.contains(name), "help misses {name}");
+        }
+    }
+
+    #[test]
+    fn compiler_and_simulator_switches_are_not_unknown() {
+        let p = parse("asm,simtrace,simstrict,no16");
+        assert!(p.unknown.is_empty(), "{:?}", p.unknown);
     }
 }

@@ -109,3 +109,31 @@ pub fn errno_name(errno: i32) -> &'static str {
         _ => "errno",
     }
 }
+
+/// The `FERRITE_DEBUG` switches the simulated device reads (name, one-line help). The driver's
+/// registry lists these beside its own and the compiler's, so `FERRITE_DEBUG=help` shows all.
+pub const DEBUG_FLAGS: &[(&str, &str)] = &[
+    (
+        "simtrace",
+        "simulated GPU: print each executed EU instruction (bounded)",
+    ),
+    (
+        "simstrict",
+        "simulated GPU: an access no buffer object covers is a fault (GPU hang)",
+    ),
+    (
+        "batch",
+        "simulated GPU: decode every submitted batch (the driver also dumps recorded batches)",
+    ),
+];
+
+/// Whether `FERRITE_DEBUG` (comma/space/colon separated) names `flag`, one of [`DEBUG_FLAGS`].
+pub fn debug_flag(flag: &str) -> bool {
+    debug_assert!(
+        DEBUG_FLAGS.iter().any(|(n, _)| *n == flag),
+        "{flag} not in DEBUG_FLAGS"
+    );
+    std::env::var("FERRITE_DEBUG")
+        .map(|v| v.split([',', ' ', ':']).any(|f| f == flag))
+        .unwrap_or(false)
+}

@@ -11,10 +11,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::debug_flag;
 use crate::genxml::*;
 use crate::gpu::dataport::SurfaceContext;
 use crate::gpu::dispatch::{run_walker, DispatchParams, DispatchStats};
-use crate::gpu::memory::{debug_flag, simstrict_from_env, GpuMemory};
+use crate::gpu::memory::{simstrict_from_env, GpuMemory};
 use crate::sim::{ExecError, ExecJob, GpuBackend, GpuHang};
 
 /// MMIO registers the command streamer gives meaning to.

@@ -32,12 +32,7 @@ pub fn simstrict_from_env() -> bool {
     *ON.get_or_init(|| debug_flag("simstrict"))
 }
 
-/// Whether `FERRITE_DEBUG` (comma/space/colon separated) names `flag`.
-pub fn debug_flag(flag: &str) -> bool {
-    std::env::var("FERRITE_DEBUG")
-        .map(|v| v.split([',', ' ', ':']).any(|f| f == flag))
-        .unwrap_or(false)
-}
+use crate::debug_flag;
 
 #[derive(Debug, Clone)]
 struct Range {

@@ -171,11 +171,7 @@ pub const TRACE_LINE_LIMIT: u64 = 20_000;
 /// `FERRITE_DEBUG` contains `simtrace` (read once per process).
 pub fn simtrace_from_env() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        std::env::var("FERRITE_DEBUG")
-            .map(|v| v.split([',', ' ', ':']).any(|f| f == "simtrace"))
-            .unwrap_or(false)
-    })
+    *ON.get_or_init(|| crate::debug_flag("simtrace"))
 }
 
 /// Scratch space of the interpreter, kept across instructions so nothing is allocated or
