@@ -647,7 +647,7 @@ fn create_one(
         bindings: layout.binding_slots(),
         push_constant_range: (0, layout.push_size),
         debug: debug.clone(),
-        dump_dir: None,
+        dump_dir: std::env::var_os("FERRITE_DUMP_DIR").map(Into::into),
     };
     let dinfo = core.adapter.info;
     let bopts = BackendOptions {
