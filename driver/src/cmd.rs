@@ -520,32 +520,9 @@ impl Recorder {
     }
 }
 
-/// RENDER_SURFACE_STATE of a RAW buffer with the size trick (GEN9-FACTS 6.1).
+/// RENDER_SURFACE_STATE dwords of a RAW buffer (a NULL surface when `size` is 0).
 pub fn buffer_surface(addr: u64, size: u64) -> Vec<u32> {
-    if size == 0 {
-        return RenderSurfaceState {
-            surface_type: 7,
-            surface_format: 0x1FF,
-            ..Default::default()
-        }
-        .to_dwords();
-    }
-    let a4 = (size + 3) & !3;
-    let n = a4 + (a4 - size) - 1;
-    RenderSurfaceState {
-        surface_type: 4,
-        surface_format: 0x1FF,
-        surface_vertical_alignment: 1,
-        surface_horizontal_alignment: 1,
-        mocs: 4,
-        width: n & 0x7F,
-        height: (n >> 7) & 0x3FFF,
-        depth: (n >> 21) & 0x7FF,
-        shader_channel_select_alpha: 1,
-        surface_base_address: addr,
-        ..Default::default()
-    }
-    .to_dwords()
+    raw_buffer_surface(addr, size).to_dwords()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1204,8 +1181,7 @@ mod tests {
         let ss = buffer_surface(0x1000, 1000);
         assert_eq!(ss[2], 0x0007_0067);
         let odd = RenderSurfaceState::unpack(&buffer_surface(0, 1001));
-        let n = odd.width | (odd.height << 7) | (odd.depth << 21);
-        let n = n + 1;
+        let n = buffer_surface_elements(&odd);
         assert_eq!((n & !3) - (n & 3), 1001);
     }
 }

@@ -62,6 +62,13 @@ fn buffer_surface_state_matches_the_observed_anv_encoding() {
     assert_eq!(dw[7], 0x0001_0000);
     assert_eq!((dw[8], dw[9]), (0x1234_5000, 0));
     assert_eq!(RenderSurfaceState::unpack(&dw), ss);
+    // The shared builder the driver and the tests use writes exactly this state.
+    assert_eq!(
+        raw_buffer_surface(0x1234_5000, 1000).to_dwords()[..3],
+        dw[..3]
+    );
+    assert_eq!(raw_buffer_surface(0x1234_5000, 1000), ss);
+    assert_eq!(buffer_surface_elements(&ss), 1000);
 }
 
 #[test]

@@ -13,6 +13,46 @@
 
 include!(concat!(env!("OUT_DIR"), "/genxml_gen9.rs"));
 
+/// RENDER_SURFACE_STATE SurfaceType of a buffer and of a null surface.
+pub const SURFTYPE_BUFFER: u64 = 4;
+pub const SURFTYPE_NULL: u64 = 7;
+/// SurfaceFormat RAW, used for storage and uniform buffers.
+pub const SURFACE_FORMAT_RAW: u64 = 0x1FF;
+
+/// The RENDER_SURFACE_STATE of a RAW buffer of `size` bytes at `address` (GEN9-FACTS 6.1, as
+/// anv writes it): the element count is n = align4(size) + (align4(size) - size), so a shader
+/// can recover the byte size as (n & !3) - (n & 3); the data port bounds-checks against n.
+/// A zero size gives a NULL surface (every access is out of bounds).
+pub fn raw_buffer_surface(address: u64, size: u64) -> RenderSurfaceState {
+    if size == 0 {
+        return RenderSurfaceState {
+            surface_type: SURFTYPE_NULL,
+            surface_format: SURFACE_FORMAT_RAW,
+            ..Default::default()
+        };
+    }
+    let aligned = (size + 3) & !3;
+    let last = aligned + (aligned - size) - 1;
+    RenderSurfaceState {
+        surface_type: SURFTYPE_BUFFER,
+        surface_format: SURFACE_FORMAT_RAW,
+        surface_vertical_alignment: 1,
+        surface_horizontal_alignment: 1,
+        mocs: 4,
+        width: last & 0x7F,
+        height: (last >> 7) & 0x3FFF,
+        depth: (last >> 21) & 0x7FF,
+        shader_channel_select_alpha: 1,
+        surface_base_address: address,
+        ..Default::default()
+    }
+}
+
+/// The element count of a SURFTYPE_BUFFER surface: Width, Height and Depth hold n - 1.
+pub fn buffer_surface_elements(ss: &RenderSurfaceState) -> u64 {
+    (ss.width | (ss.height << 7) | (ss.depth << 21)) + 1
+}
+
 fn mask(width: u32) -> u64 {
     if width >= 64 {
         u64::MAX

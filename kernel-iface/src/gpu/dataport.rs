@@ -8,7 +8,9 @@
 //! stateless (A32 relative to General State Base, not bounds-checked); A64 messages take
 //! 64-bit addresses. All memory goes through [`GpuMemory`] (PPGTT scratch-page semantics).
 
-use crate::genxml::{BindingTableState, RenderSurfaceState};
+use crate::genxml::{
+    buffer_surface_elements, BindingTableState, RenderSurfaceState, SURFTYPE_BUFFER, SURFTYPE_NULL,
+};
 use crate::gpu::eu::{MessagePort, SendOutcome};
 use crate::gpu::memory::GpuMemory;
 
@@ -22,10 +24,6 @@ pub const SFID_DC1: u8 = 12;
 pub const BTI_SLM: u32 = 254;
 pub const BTI_STATELESS: u32 = 255;
 pub const BTI_STATELESS_NC: u32 = 253;
-
-/// RENDER_SURFACE_STATE SurfaceType values.
-const SURFTYPE_BUFFER: u64 = 4;
-const SURFTYPE_NULL: u64 = 7;
 
 /// A surface as the data port sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +161,7 @@ impl SurfaceContext {
         match ss.surface_type {
             SURFTYPE_NULL => Ok(Surface::Null),
             SURFTYPE_BUFFER => {
-                let n = ss.width + (ss.height << 7) + (ss.depth << 21) + 1;
+                let n = buffer_surface_elements(&ss);
                 let stride = ss.surface_pitch + 1;
                 Ok(Surface::Buffer {
                     base: ss.surface_base_address,

@@ -228,22 +228,7 @@ impl Default for Dispatch<'_> {
 
 /// RENDER_SURFACE_STATE of a RAW buffer (GEN9-FACTS 6.1, with the size trick).
 pub fn buffer_surface(addr: u64, size: u64) -> Vec<u32> {
-    let a4 = (size + 3) & !3;
-    let n = a4 + (a4 - size) - 1;
-    RenderSurfaceState {
-        surface_type: 4,
-        surface_format: 0x1FF,
-        surface_vertical_alignment: 1,
-        surface_horizontal_alignment: 1,
-        mocs: 4,
-        width: n & 0x7F,
-        height: (n >> 7) & 0x3FFF,
-        depth: (n >> 21) & 0x7FF,
-        shader_channel_select_alpha: 1,
-        surface_base_address: addr,
-        ..Default::default()
-    }
-    .to_dwords()
+    raw_buffer_surface(addr, size).to_dwords()
 }
 
 /// Sets up state BO contents and the batch for `d` (kernel BO, state BO and batch BO
