@@ -69,6 +69,8 @@ impl DebugFlags {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
     pub flags: DebugFlags,
+    /// A compiler or simulated-device switch was named (they log at info too).
+    pub other_switches: bool,
     pub unknown: Vec<String>,
     pub help: bool,
 }
@@ -88,6 +90,7 @@ pub fn parse(value: &str) -> Parsed {
         {
             // A compiler switch (passed to the compiler as options at pipeline creation) or a
             // simulated-device switch (read by kernel-iface itself).
+            parsed.other_switches = true;
         } else {
             parsed.unknown.push(word.to_string());
         }
@@ -122,7 +125,7 @@ static INIT: Once = Once::new();
 pub fn init() {
     INIT.call_once(|| {
         let parsed = parse(&std::env::var("FERRITE_DEBUG").unwrap_or_default());
-        let default_level = if parsed.flags == DebugFlags::default() {
+        let default_level = if parsed.flags == DebugFlags::default() && !parsed.other_switches {
             "warn"
         } else {
             "info"
@@ -206,5 +209,7 @@ mod tests {
     fn compiler_and_simulator_switches_are_not_unknown() {
         let p = parse("asm,simtrace,simstrict,no16");
         assert!(p.unknown.is_empty(), "{:?}", p.unknown);
+        assert!(p.other_switches);
+        assert!(!parse("api").other_switches);
     }
 }
