@@ -39,12 +39,24 @@ pub struct EntryInfo {
 pub const KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2: &str = "VK_KHR_get_physical_device_properties2";
 pub const KHR_GET_MEMORY_REQUIREMENTS_2: &str = "VK_KHR_get_memory_requirements2";
 pub const KHR_BIND_MEMORY_2: &str = "VK_KHR_bind_memory2";
+pub const KHR_STORAGE_BUFFER_STORAGE_CLASS: &str = "VK_KHR_storage_buffer_storage_class";
+pub const KHR_16BIT_STORAGE: &str = "VK_KHR_16bit_storage";
+pub const KHR_8BIT_STORAGE: &str = "VK_KHR_8bit_storage";
+pub const KHR_SHADER_FLOAT16_INT8: &str = "VK_KHR_shader_float16_int8";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2, 2)];
 /// Device extensions Ferrite implements, with their spec versions.
-pub const DEVICE_EXTENSIONS: &[(&str, u32)] =
-    &[(KHR_GET_MEMORY_REQUIREMENTS_2, 1), (KHR_BIND_MEMORY_2, 1)];
+pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
+    (KHR_GET_MEMORY_REQUIREMENTS_2, 1),
+    (KHR_BIND_MEMORY_2, 1),
+    // 8/16-bit types (issue 7): the compiler's lower_narrow pass and byte scattered messages;
+    // tested by tests/tests/narrow_sim.rs and the Amber corpus's int8/int16/float16 files.
+    (KHR_STORAGE_BUFFER_STORAGE_CLASS, 1),
+    (KHR_16BIT_STORAGE, 1),
+    (KHR_8BIT_STORAGE, 1),
+    (KHR_SHADER_FLOAT16_INT8, 1),
+];
 
 macro_rules! entry_points {
     (@implemented) => { true };
