@@ -663,15 +663,14 @@ fn atomic_compare_exchange_matches_cpu() {
         let o = g.read_u32s(data[0], 0, 12);
         let w = g.read_u32s(data[1], 0, 1 + n);
         assert_eq!(w[0], 8, "SIMD{simd}: one winner per slot\n{}", k.asm);
-        for s in 0..8 {
-            let id = o[s];
+        for (s, &id) in o.iter().enumerate().take(8) {
             assert!(
                 (1..=n as u32).contains(&id) && (id - 1) & 7 == s as u32,
                 "SIMD{simd} slot {s} owner {id}"
             );
         }
-        for s in 8..12 {
-            assert_eq!(o[s], 1000 + s as u32, "SIMD{simd} untouched slot {s}");
+        for (s, &v) in o.iter().enumerate().skip(8) {
+            assert_eq!(v, 1000 + s as u32, "SIMD{simd} untouched slot {s}");
         }
         for i in 0..n {
             assert_eq!(w[1 + i], 1000 + 8 + (i as u32 & 3), "SIMD{simd} prev {i}");
