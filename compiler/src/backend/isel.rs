@@ -6,7 +6,7 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
-use super::{BackendError, Layout};
+use super::{wide, BackendError, Layout};
 use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
 
@@ -43,7 +43,11 @@ pub fn hw_ty(t: ir::Type) -> Res<Type> {
     match (t.kind, t.bits) {
         (Kind::Int, 32) => Ok(Type::D),
         (Kind::Float, 32) => Ok(Type::F),
-        (Kind::Bool, 1) | (Kind::Bool, 32) => Ok(Type::D),
+        (Kind::Int, 64) => Ok(Type::Q),
+        (Kind::Float, 64) => Ok(Type::DF),
+        // Booleans are 32-bit 0 / ~0 in the back end, also those of 64-bit comparisons
+        // (see `wide`).
+        (Kind::Bool, 1) | (Kind::Bool, 32) | (Kind::Bool, 64) => Ok(Type::D),
         _ => Err(unsupported(format!("type {t} in the back end"))),
     }
 }
@@ -75,6 +79,8 @@ impl<'a> Isel<'a> {
                 let b = bits.get(c).or(bits.first()).copied().unwrap_or(0);
                 let b = if self.func.ty(v).is_bool() && b & 1 != 0 {
                     0xFFFF_FFFF
+                } else if ty.size() == 8 {
+                    b
                 } else {
                     b & 0xFFFF_FFFF
                 };
@@ -105,7 +111,7 @@ impl<'a> Isel<'a> {
         let ty = hw_ty(t)?;
         let w = self.w;
         let r = self.b().vreg(ty, t.comps as u32);
-        self.vals[v.0 as usize] = Some(Val::Reg(r, 4 * w as u32));
+        self.vals[v.0 as usize] = Some(Val::Reg(r, ty.size() * w as u32));
         Ok(r)
     }
 
@@ -438,7 +444,12 @@ impl<'a> Isel<'a> {
                         })
                         .collect::<Res<_>>()?;
                     let dst = self.dst_comp(d, c);
-                    self.alu(*op, dst, &s, st, dt)?;
+                    if wide::is_wide(st) || wide::is_wide(dt) {
+                        let mut b = self.b();
+                        wide::alu64(&mut b, *op, dst, &s, st, dt)?;
+                    } else {
+                        self.alu(*op, dst, &s, st, dt)?;
+                    }
                 }
             }
             Op::Vec(srcs) => {
@@ -459,7 +470,7 @@ impl<'a> Isel<'a> {
                     }
                     _ => {
                         let o = self.comp(*v, *c as usize)?;
-                        self.vals[d.0 as usize] = Some(Val::Reg(o, 4 * w));
+                        self.vals[d.0 as usize] = Some(Val::Reg(o, o.ty.size() * w));
                     }
                 }
             }
@@ -498,6 +509,18 @@ impl<'a> Isel<'a> {
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = self.def_reg(d)?;
+                if wide::is_wide(t) {
+                    let mut b = self.b();
+                    wide::load64(
+                        &mut b,
+                        surf,
+                        addr.retype(Type::UD),
+                        dst,
+                        t.comps as u32,
+                        8 * w,
+                    );
+                    return Ok(());
+                }
                 self.b().inst(
                     LOp::UntypedRead {
                         surf,
@@ -518,6 +541,14 @@ impl<'a> Isel<'a> {
                 hw_ty(t)?;
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
+                if wide::is_wide(t) {
+                    let src: Vec<Opnd> = (0..t.comps as usize)
+                        .map(|c| self.comp(*value, c))
+                        .collect::<Res<_>>()?;
+                    let mut b = self.b();
+                    wide::store64(&mut b, surf, addr.retype(Type::UD), &src);
+                    return Ok(());
+                }
                 // Data must be one register holding all components.
                 let data = match self.vals[value.0 as usize].clone() {
                     Some(Val::Reg(r, s)) if s == 4 * w => r,
@@ -547,6 +578,11 @@ impl<'a> Isel<'a> {
                 offset,
                 data,
             } => {
+                if data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
+                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)))
+                {
+                    return Err(unsupported("64-bit atomics"));
+                }
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = match i.dst {
@@ -644,6 +680,24 @@ impl<'a> Isel<'a> {
         let dst = self.def_reg(d)?;
         let ty = hw_ty(t)?;
         let w = self.w as u32;
+        if wide::is_wide(t) {
+            // Two scalar dword moves per component (std430 puts doubles 8-byte aligned).
+            for c in 0..t.comps as u32 {
+                let byte = off + 8 * c;
+                if byte + 8 > 32 * self.layout.push_regs as u32 {
+                    return Err(unsupported(format!(
+                        "push constant byte {byte} beyond push range"
+                    )));
+                }
+                let o = dst.offset(c * 8 * w);
+                for (h, part) in [(0u32, wide::lo(o)), (4, wide::hi(o))] {
+                    let at = byte + h;
+                    self.b()
+                        .mov(part, Opnd::g(1 + (at / 32) as u8, at % 32, Type::UD, 0));
+                }
+            }
+            return Ok(());
+        }
         for c in 0..t.comps as u32 {
             let byte = off + 4 * c;
             if byte + 4 > 32 * self.layout.push_regs as u32 {

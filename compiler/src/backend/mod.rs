@@ -24,6 +24,7 @@ pub mod lir;
 pub mod lower;
 pub mod ra;
 pub mod sched;
+pub mod wide;
 
 use crate::ir;
 use std::fmt;
