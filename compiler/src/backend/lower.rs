@@ -7,7 +7,7 @@ use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 /// Gen9 width limits, as a table: (what, widest exec size).
 /// * ALU and MATH: an operand may span at most 2 GRFs, so 16 channels of 32-bit data.
 /// * Integer division/remainder on the math unit: SIMD8 only.
-/// * Untyped surface read/write/atomic messages: SIMD8 or SIMD16.
+/// * Untyped surface read/write/atomic and byte scattered messages: SIMD8 or SIMD16.
 pub const WIDTH_LIMITS: &[(WidthClass, u8)] = &[
     (WidthClass::Alu32, 16),
     (WidthClass::MathFloat, 16),
@@ -32,9 +32,11 @@ pub fn width_class(i: &LInst) -> WidthClass {
             WidthClass::MathIntDiv
         }
         LOp::Math(_) => WidthClass::MathFloat,
-        LOp::UntypedRead { .. } | LOp::UntypedWrite { .. } | LOp::UntypedAtomic { .. } => {
-            WidthClass::Untyped
-        }
+        LOp::UntypedRead { .. }
+        | LOp::UntypedWrite { .. }
+        | LOp::UntypedAtomic { .. }
+        | LOp::ByteScatteredRead { .. }
+        | LOp::ByteScatteredWrite { .. } => WidthClass::Untyped,
         _ => WidthClass::Unlimited,
     }
 }
@@ -238,6 +240,30 @@ pub fn lower_sends(prog: &mut Program) {
                     b.mov(i.dst.retype(Type::UD), dst);
                 }
             }
+            LOp::ByteScatteredRead { surf, size_log2 } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let direct = contiguous(&i.dst, i.exec, 1, 0);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, 1) };
+                send(
+                    &mut b,
+                    byte_scattered(false, surf, size_log2, i.exec),
+                    dst.retype(Type::UD),
+                    vec![addr],
+                );
+                if !direct {
+                    b.mov(i.dst.retype(Type::UD), dst);
+                }
+            }
+            LOp::ByteScatteredWrite { surf, size_log2 } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let data = payload(&mut b, i.srcs[1], 1, 0);
+                send(
+                    &mut b,
+                    byte_scattered(true, surf, size_log2, i.exec),
+                    Opnd::null(Type::UD),
+                    vec![addr, data],
+                );
+            }
             LOp::Fence => {
                 let mut b8 = b.at(8, 0, true);
                 let hdr = b8.vreg(Type::UD, 1);
@@ -338,6 +364,26 @@ pub fn lower_sends(prog: &mut Program) {
             }
             _ => unreachable!("not a logical message"),
         }
+    }
+}
+
+/// A byte scattered read (message type 0x04) or write (0x0C) on data cache 0: message
+/// control bit 0 = SIMD16, bits 3:2 = data size (0 byte, 1 word, 2 dword); address payload
+/// of one dword per lane, data (write) or response (read) one dword per lane.
+fn byte_scattered(write: bool, surf: Surface, size_log2: u8, exec: u8) -> LOp {
+    let bl = regs(exec);
+    let mc = ((size_log2 as u32) << 2) | u32::from(exec == 16);
+    let ty = if write { 0x0C } else { 0x04 };
+    let fc = (ty << 14) | (mc << 8) | surf.bti() as u32;
+    let rlen = if write { 0 } else { bl };
+    LOp::Send {
+        sfid: Sfid::DpDc0,
+        desc: desc(bl, rlen, false, fc),
+        ex_desc: if write { bl << 6 } else { 0 },
+        mlen: bl as u8,
+        ex_mlen: if write { bl as u8 } else { 0 },
+        rlen: rlen as u8,
+        eot: false,
     }
 }
 

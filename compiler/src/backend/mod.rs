@@ -22,6 +22,7 @@ pub mod emit;
 pub mod isel;
 pub mod lir;
 pub mod lower;
+pub mod narrow;
 pub mod ra;
 pub mod sched;
 
