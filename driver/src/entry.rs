@@ -39,12 +39,16 @@ pub struct EntryInfo {
 pub const KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2: &str = "VK_KHR_get_physical_device_properties2";
 pub const KHR_GET_MEMORY_REQUIREMENTS_2: &str = "VK_KHR_get_memory_requirements2";
 pub const KHR_BIND_MEMORY_2: &str = "VK_KHR_bind_memory2";
+pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2, 2)];
 /// Device extensions Ferrite implements, with their spec versions.
-pub const DEVICE_EXTENSIONS: &[(&str, u32)] =
-    &[(KHR_GET_MEMORY_REQUIREMENTS_2, 1), (KHR_BIND_MEMORY_2, 1)];
+pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
+    (KHR_GET_MEMORY_REQUIREMENTS_2, 1),
+    (KHR_BIND_MEMORY_2, 1),
+    (KHR_PIPELINE_EXECUTABLE_PROPERTIES, 1),
+];
 
 macro_rules! entry_points {
     (@implemented) => { true };
@@ -73,6 +77,7 @@ const CORE: Option<&str> = None;
 const PDP2: Option<&str> = Some(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2);
 const GMR2: Option<&str> = Some(KHR_GET_MEMORY_REQUIREMENTS_2);
 const BM2: Option<&str> = Some(KHR_BIND_MEMORY_2);
+const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 
 entry_points! {
     Global CORE => "vk_icdNegotiateLoaderICDInterfaceVersion": vk_icdNegotiateLoaderICDInterfaceVersion;
@@ -145,6 +150,9 @@ entry_points! {
     Device CORE => "vkDestroyPipelineLayout": pipeline::destroy_pipeline_layout;
     Device CORE => "vkCreateComputePipelines": pipeline::create_compute_pipelines;
     Device CORE => "vkDestroyPipeline": pipeline::destroy_pipeline;
+    Device PEP => "vkGetPipelineExecutablePropertiesKHR": pipeline::get_pipeline_executable_properties;
+    Device PEP => "vkGetPipelineExecutableStatisticsKHR": pipeline::get_pipeline_executable_statistics;
+    Device PEP => "vkGetPipelineExecutableInternalRepresentationsKHR": pipeline::get_pipeline_executable_internal_representations;
     Device CORE => "vkCreateDescriptorSetLayout": descriptor::create_descriptor_set_layout;
     Device CORE => "vkDestroyDescriptorSetLayout": descriptor::destroy_descriptor_set_layout;
     Device CORE => "vkCreateDescriptorPool": descriptor::create_descriptor_pool;

@@ -438,6 +438,8 @@ pub(crate) unsafe extern "system" fn get_features2(
         // SAFETY: valid output structure per the spec; only `features` is written.
         let out = unsafe { p_features.as_mut() }.ok_or(DriverError::NullPointer("pFeatures"))?;
         out.features = features;
+        // SAFETY: the output chain is valid and writable per the spec.
+        unsafe { crate::pipeline::fill_features_chain(out.p_next) };
         Ok(())
     })
 }
