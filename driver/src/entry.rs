@@ -43,6 +43,7 @@ pub const KHR_STORAGE_BUFFER_STORAGE_CLASS: &str = "VK_KHR_storage_buffer_storag
 pub const KHR_16BIT_STORAGE: &str = "VK_KHR_16bit_storage";
 pub const KHR_8BIT_STORAGE: &str = "VK_KHR_8bit_storage";
 pub const KHR_SHADER_FLOAT16_INT8: &str = "VK_KHR_shader_float16_int8";
+pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2, 2)];
@@ -56,6 +57,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_16BIT_STORAGE, 1),
     (KHR_8BIT_STORAGE, 1),
     (KHR_SHADER_FLOAT16_INT8, 1),
+    (KHR_PIPELINE_EXECUTABLE_PROPERTIES, 1),
 ];
 
 macro_rules! entry_points {
@@ -85,6 +87,7 @@ const CORE: Option<&str> = None;
 const PDP2: Option<&str> = Some(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2);
 const GMR2: Option<&str> = Some(KHR_GET_MEMORY_REQUIREMENTS_2);
 const BM2: Option<&str> = Some(KHR_BIND_MEMORY_2);
+const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 
 entry_points! {
     Global CORE => "vk_icdNegotiateLoaderICDInterfaceVersion": vk_icdNegotiateLoaderICDInterfaceVersion;
@@ -157,6 +160,9 @@ entry_points! {
     Device CORE => "vkDestroyPipelineLayout": pipeline::destroy_pipeline_layout;
     Device CORE => "vkCreateComputePipelines": pipeline::create_compute_pipelines;
     Device CORE => "vkDestroyPipeline": pipeline::destroy_pipeline;
+    Device PEP => "vkGetPipelineExecutablePropertiesKHR": pipeline::get_pipeline_executable_properties;
+    Device PEP => "vkGetPipelineExecutableStatisticsKHR": pipeline::get_pipeline_executable_statistics;
+    Device PEP => "vkGetPipelineExecutableInternalRepresentationsKHR": pipeline::get_pipeline_executable_internal_representations;
     Device CORE => "vkCreateDescriptorSetLayout": descriptor::create_descriptor_set_layout;
     Device CORE => "vkDestroyDescriptorSetLayout": descriptor::destroy_descriptor_set_layout;
     Device CORE => "vkCreateDescriptorPool": descriptor::create_descriptor_pool;

@@ -566,6 +566,8 @@ pub(crate) unsafe extern "system" fn get_features2(
                 *b = vk::Bool32::from(sup)
             })
         };
+        // SAFETY: the output chain is valid and writable per the spec.
+        unsafe { crate::pipeline::fill_features_chain(out.p_next) };
         Ok(())
     })
 }

@@ -90,9 +90,9 @@ fn queue_family_memory_and_features_say_only_what_works() {
     let exts = unsafe { h.instance.enumerate_device_extension_properties(pd) }.unwrap();
     let names: Vec<String> = exts.iter().map(|e| name(&e.extension_name)).collect();
     assert!(
-        names
-            .iter()
-            .all(|n| n == "VK_KHR_get_memory_requirements2" || n == "VK_KHR_bind_memory2"),
+        names.iter().all(|n| n == "VK_KHR_get_memory_requirements2"
+            || n == "VK_KHR_bind_memory2"
+            || n == "VK_KHR_pipeline_executable_properties"),
         "{names:?}"
     );
     h.assert_clean();

@@ -6,8 +6,7 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
-use super::narrow;
-use super::{BackendError, Layout};
+use super::{narrow, wide, BackendError, Layout};
 use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
 
@@ -44,7 +43,11 @@ pub fn hw_ty(t: ir::Type) -> Res<Type> {
     match (t.kind, t.bits) {
         (Kind::Int, 32) => Ok(Type::D),
         (Kind::Float, 32) => Ok(Type::F),
-        (Kind::Bool, 1) | (Kind::Bool, 32) => Ok(Type::D),
+        (Kind::Int, 64) => Ok(Type::Q),
+        (Kind::Float, 64) => Ok(Type::DF),
+        // Booleans are 32-bit 0 / ~0 in the back end, also those of 64-bit comparisons
+        // (see `wide`).
+        (Kind::Bool, 1) | (Kind::Bool, 32) | (Kind::Bool, 64) => Ok(Type::D),
         (Kind::Int, 16) => Ok(Type::W),
         (Kind::Int, 8) => Ok(Type::B),
         (Kind::Float, 16) => Ok(Type::HF),
@@ -79,6 +82,8 @@ impl<'a> Isel<'a> {
                 let b = bits.get(c).or(bits.first()).copied().unwrap_or(0);
                 let b = if self.func.ty(v).is_bool() && b & 1 != 0 {
                     0xFFFF_FFFF
+                } else if ty.size() == 8 {
+                    b
                 } else {
                     b & 0xFFFF_FFFF
                 };
@@ -122,7 +127,9 @@ impl<'a> Isel<'a> {
         } else {
             self.b().vreg(ty, t.comps as u32)
         };
-        self.vals[v.0 as usize] = Some(Val::Reg(r, 4 * w as u32));
+        // 64-bit values take a qword per lane (see `wide`).
+        let slot = if wide::is_wide(t) { 8 } else { 4 };
+        self.vals[v.0 as usize] = Some(Val::Reg(r, slot * w as u32));
         Ok(r)
     }
 
@@ -459,6 +466,9 @@ impl<'a> Isel<'a> {
                         self.narrow_bcsel(dst, &s);
                     } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
                         self.narrow_alu(*op, dst, &s, st, dt)?;
+                    } else if wide::is_wide(st) || wide::is_wide(dt) {
+                        let mut b = self.b();
+                        wide::alu64(&mut b, *op, dst, &s, st, dt)?;
                     } else {
                         self.alu(*op, dst, &s, st, dt)?;
                     }
@@ -482,7 +492,7 @@ impl<'a> Isel<'a> {
                     }
                     _ => {
                         let o = self.comp(*v, *c as usize)?;
-                        self.vals[d.0 as usize] = Some(Val::Reg(o, 4 * w));
+                        self.vals[d.0 as usize] = Some(Val::Reg(o, o.ty.size() * w));
                     }
                 }
             }
@@ -521,6 +531,18 @@ impl<'a> Isel<'a> {
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = self.def_reg(d)?;
+                if wide::is_wide(t) {
+                    let mut b = self.b();
+                    wide::load64(
+                        &mut b,
+                        surf,
+                        addr.retype(Type::UD),
+                        dst,
+                        t.comps as u32,
+                        8 * w,
+                    );
+                    return Ok(());
+                }
                 if narrow::is_narrow(t) {
                     return self.narrow_load(surf, addr, dst, t);
                 }
@@ -544,6 +566,14 @@ impl<'a> Isel<'a> {
                 hw_ty(t)?;
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
+                if wide::is_wide(t) {
+                    let src: Vec<Opnd> = (0..t.comps as usize)
+                        .map(|c| self.comp(*value, c))
+                        .collect::<Res<_>>()?;
+                    let mut b = self.b();
+                    wide::store64(&mut b, surf, addr.retype(Type::UD), &src);
+                    return Ok(());
+                }
                 if narrow::is_narrow(t) {
                     let comps = (0..t.comps as usize)
                         .map(|c| self.comp(*value, c))
@@ -579,6 +609,11 @@ impl<'a> Isel<'a> {
                 offset,
                 data,
             } => {
+                if data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
+                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)))
+                {
+                    return Err(unsupported("64-bit atomics"));
+                }
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = match i.dst {
@@ -676,6 +711,24 @@ impl<'a> Isel<'a> {
         let dst = self.def_reg(d)?;
         let ty = hw_ty(t)?;
         let w = self.w as u32;
+        if wide::is_wide(t) {
+            // Two scalar dword moves per component (std430 puts doubles 8-byte aligned).
+            for c in 0..t.comps as u32 {
+                let byte = off + 8 * c;
+                if byte + 8 > 32 * self.layout.push_regs as u32 {
+                    return Err(unsupported(format!(
+                        "push constant byte {byte} beyond push range"
+                    )));
+                }
+                let o = dst.offset(c * 8 * w);
+                for (h, part) in [(0u32, wide::lo(o)), (4, wide::hi(o))] {
+                    let at = byte + h;
+                    self.b()
+                        .mov(part, Opnd::g(1 + (at / 32) as u8, at % 32, Type::UD, 0));
+                }
+            }
+            return Ok(());
+        }
         let size = t.comp_bytes();
         for c in 0..t.comps as u32 {
             let byte = off + size * c;

@@ -451,8 +451,8 @@ pub fn legalize(prog: &mut Program) {
             t.abs = o.abs;
             t
         };
-        match i.op {
-            LOp::Alu(op) if i.srcs.len() == 2 => {
+        if let LOp::Alu(op) = i.op {
+            if i.srcs.len() == 2 {
                 if i.srcs[0].is_imm() && !i.srcs[1].is_imm() {
                     let swappable = matches!(
                         op,
@@ -476,14 +476,23 @@ pub fn legalize(prog: &mut Program) {
                     i.srcs[0] = to_reg(&mut b, i.srcs[0]);
                 }
             }
-            LOp::Math(_) => {
+        }
+        // A 64-bit immediate is only encodable as the source of a MOV.
+        if let LOp::Alu(op) = i.op {
+            if op != Opcode::Mov || i.srcs.len() != 1 {
                 for k in 0..i.srcs.len() {
-                    if i.srcs[k].is_imm() {
+                    if i.srcs[k].is_imm() && i.srcs[k].ty.size() == 8 {
                         i.srcs[k] = to_reg(&mut b, i.srcs[k]);
                     }
                 }
             }
-            _ => {}
+        }
+        if let LOp::Math(_) = i.op {
+            for k in 0..i.srcs.len() {
+                if i.srcs[k].is_imm() {
+                    i.srcs[k] = to_reg(&mut b, i.srcs[k]);
+                }
+            }
         }
         b.push(i);
     }

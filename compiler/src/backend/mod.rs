@@ -25,6 +25,7 @@ pub mod lower;
 pub mod narrow;
 pub mod ra;
 pub mod sched;
+pub mod wide;
 
 use crate::ir;
 use std::fmt;
