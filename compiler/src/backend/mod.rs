@@ -11,7 +11,9 @@
 //! ops with byte offsets on `ssbo[bti]`/`ubo[bti]`/`push`/`shared`, no function variables.
 //! Vectors are accepted (no scalarization needed). Push-constant loads need constant
 //! offsets. `local` memory lives in scratch (per lane, stateless BTI 255), before the
-//! spill slots. Not yet: 8/16/64-bit types, `buffer_size`, the ops listed in
+//! spill slots. 8/16-bit values (after `passes::lower_narrow`: only moves, conversions to
+//! and from 32 bits, `bcsel`, loads and stores) live in dword slots, see [`narrow`].
+//! Not yet: 64-bit types, `buffer_size`, the ops listed in
 //! [`isel`] as unsupported; they give [`BackendError::Unsupported`].
 //!
 //! Dispatch follows docs/dispatch-contract.md: g0 = R0, g1.. = push constants
