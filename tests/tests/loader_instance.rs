@@ -92,7 +92,12 @@ fn queue_family_memory_and_features_say_only_what_works() {
     assert!(
         names.iter().all(|n| n == "VK_KHR_get_memory_requirements2"
             || n == "VK_KHR_bind_memory2"
-            || n == "VK_KHR_pipeline_executable_properties"),
+            || n == "VK_KHR_pipeline_executable_properties"
+            // 8/16-bit types: tests/tests/narrow_sim.rs and the Amber corpus.
+            || n == "VK_KHR_storage_buffer_storage_class"
+            || n == "VK_KHR_16bit_storage"
+            || n == "VK_KHR_8bit_storage"
+            || n == "VK_KHR_shader_float16_int8"),
         "{names:?}"
     );
     h.assert_clean();
