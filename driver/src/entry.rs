@@ -45,6 +45,7 @@ pub const KHR_SYNCHRONIZATION_2: &str = "VK_KHR_synchronization2";
 pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
 pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
+pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -59,6 +60,7 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_SYNCHRONIZATION_2, 1),
     (KHR_DEVICE_GROUP, 4),
     (KHR_MAINTENANCE_1, 2),
+    (KHR_PIPELINE_EXECUTABLE_PROPERTIES, 1),
 ];
 
 macro_rules! entry_points {
@@ -93,6 +95,7 @@ const SYNC2: Option<&str> = Some(KHR_SYNCHRONIZATION_2);
 const DGC: Option<&str> = Some(KHR_DEVICE_GROUP_CREATION);
 const DG: Option<&str> = Some(KHR_DEVICE_GROUP);
 const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
+const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 
 entry_points! {
     Global CORE => "vk_icdNegotiateLoaderICDInterfaceVersion": vk_icdNegotiateLoaderICDInterfaceVersion;
@@ -165,6 +168,9 @@ entry_points! {
     Device CORE => "vkDestroyPipelineLayout": pipeline::destroy_pipeline_layout;
     Device CORE => "vkCreateComputePipelines": pipeline::create_compute_pipelines;
     Device CORE => "vkDestroyPipeline": pipeline::destroy_pipeline;
+    Device PEP => "vkGetPipelineExecutablePropertiesKHR": pipeline::get_pipeline_executable_properties;
+    Device PEP => "vkGetPipelineExecutableStatisticsKHR": pipeline::get_pipeline_executable_statistics;
+    Device PEP => "vkGetPipelineExecutableInternalRepresentationsKHR": pipeline::get_pipeline_executable_internal_representations;
     Device CORE => "vkCreateDescriptorSetLayout": descriptor::create_descriptor_set_layout;
     Device CORE => "vkDestroyDescriptorSetLayout": descriptor::destroy_descriptor_set_layout;
     Device CORE => "vkCreateDescriptorPool": descriptor::create_descriptor_pool;

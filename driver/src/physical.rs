@@ -499,6 +499,8 @@ pub(crate) unsafe extern "system" fn get_features2(
         out.features = features;
         // SAFETY: a valid output chain per the spec.
         unsafe { fill_extension_features(out.p_next) };
+        // SAFETY: the output chain is valid and writable per the spec.
+        unsafe { crate::pipeline::fill_features_chain(out.p_next) };
         Ok(())
     })
 }

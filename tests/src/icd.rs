@@ -182,11 +182,12 @@ impl Harness {
 
     /// Without validation: for tests that pass invalid input on purpose.
     pub fn with_validation(validation: bool) -> Harness {
-        Self::with_extensions(validation, &[])
+        Self::with_instance_extensions(validation, &[])
     }
 
-    /// With extra instance extensions enabled (besides VK_EXT_debug_utils with validation).
-    pub fn with_extensions(validation: bool, extensions: &[&CStr]) -> Harness {
+    /// With instance extensions enabled besides VK_EXT_debug_utils (e.g.
+    /// VK_KHR_get_physical_device_properties2, which device extensions depend on).
+    pub fn with_instance_extensions(validation: bool, extra: &[&std::ffi::CStr]) -> Harness {
         init_process_env();
         // SAFETY: loads the system's libvulkan.so.1; the loader is sound to load once per process.
         let entry = unsafe { ash::Entry::load() }
@@ -195,11 +196,11 @@ impl Harness {
             .application_name(c"ferrite-tests")
             .api_version(vk::API_VERSION_1_0);
         let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
-        let mut exts: Vec<*const std::ffi::c_char> =
-            extensions.iter().map(|e| e.as_ptr()).collect();
-        if validation {
-            exts.push(ash::ext::debug_utils::NAME.as_ptr());
-        }
+        let extra: Vec<_> = extra.iter().map(|e| e.as_ptr()).collect();
+        let exts: Vec<_> = [ash::ext::debug_utils::NAME.as_ptr()]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
         let messages: Messages = Arc::new(Mutex::new(Vec::new()));
         let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
             .message_severity(
@@ -214,14 +215,16 @@ impl Harness {
             )
             .pfn_user_callback(Some(collect_messages))
             .user_data(Arc::as_ptr(&messages) as *mut c_void);
-        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        let mut info = vk::InstanceCreateInfo::default()
+            .application_info(&app)
+            .enabled_extension_names(&extra);
         if validation {
             // Also catches messages of vkCreateInstance/vkDestroyInstance themselves.
             info = info
                 .enabled_layer_names(&layers)
+                .enabled_extension_names(&exts)
                 .push_next(&mut messenger_info);
         }
-        info = info.enabled_extension_names(&exts);
         // SAFETY: valid create info; the instance is destroyed in Drop.
         let instance = unsafe { entry.create_instance(&info, None) }.expect("vkCreateInstance");
         let debug = validation.then(|| {

@@ -31,7 +31,7 @@ struct Ext {
 
 /// A context whose device has the four extensions and their features enabled.
 fn ctx() -> (Ctx, Ext) {
-    let h = Harness::with_extensions(
+    let h = Harness::with_instance_extensions(
         true,
         &[
             c"VK_KHR_get_physical_device_properties2",
@@ -177,7 +177,7 @@ fn physical_device_groups_of_one() {
     // Without validation: the loader sends vkEnumeratePhysicalDeviceGroupsKHR to the layer's
     // core vkEnumeratePhysicalDeviceGroups, which then reports a 1.1 function called on a 1.0
     // instance (UNASSIGNED-API-Version-Violation) although the application used the extension.
-    let h = Harness::with_extensions(false, &[c"VK_KHR_device_group_creation"]);
+    let h = Harness::with_instance_extensions(false, &[c"VK_KHR_device_group_creation"]);
     let pd = h.physical_device();
     let dgc = ash::khr::device_group_creation::Instance::new(&h.entry, &h.instance);
     // SAFETY: live instance.
