@@ -677,3 +677,58 @@ fn atomic_compare_exchange_matches_cpu() {
         }
     }
 }
+
+/// fma() is one 3-source MAD (Align16): vector, replicated-scalar (the workgroup id),
+/// immediate (moved to a register) and negated/absolute operands.
+const FMA: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer F { float f[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float x = f[2u * i], y = f[2u * i + 1u];
+    float w = float(gl_WorkGroupID.x) + 0.5;
+    f[2u * i] = fma(x, y, w) + fma(-x, abs(y), 1.25);
+    f[2u * i + 1u] = fma(w, x, y);
+}";
+
+#[test]
+fn fma_is_one_mad_and_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("fma", FMA, simd) else {
+            return;
+        };
+        assert!(k.asm.contains("mad("), "SIMD{simd}: no MAD\n{}", k.asm);
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 8]);
+        let input: Vec<f32> = (0..2 * n)
+            .map(|i| ((i * 7919) % 211) as f32 * 0.173 - 17.0)
+            .collect();
+        g.write_u32s(
+            data[0],
+            0,
+            &input.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        );
+        dispatch(&g, &k, [4, 1, 1], &[(data[0], n as u64 * 8)]);
+        let out = g.read_u32s(data[0], 0, 2 * n);
+        // Vulkan lets fma be fused or a multiply then an add: accept either rounding.
+        let fma_either = |a: f32, b: f32, c: f32| [a.mul_add(b, c), a * b + c];
+        for i in 0..n {
+            let (x, y) = (input[2 * i], input[2 * i + 1]);
+            let w = (i / 16) as f32 + 0.5;
+            let got0 = f32::from_bits(out[2 * i]);
+            let ok0 = fma_either(x, y, w)
+                .iter()
+                .any(|&p| fma_either(-x, y.abs(), 1.25).iter().any(|&q| p + q == got0));
+            assert!(
+                ok0,
+                "SIMD{simd} element {i}: {got0} for x={x} y={y} w={w}\n{}",
+                k.asm
+            );
+            let got1 = f32::from_bits(out[2 * i + 1]);
+            assert!(
+                fma_either(w, x, y).contains(&got1),
+                "SIMD{simd} element {i}: {got1} for x={x} y={y} w={w}"
+            );
+        }
+    }
+}
