@@ -217,6 +217,9 @@ pub const PIPELINE: &[Pass] = &[
     ("dead_cf", passes::opt_dead_cf),
     ("cse", passes::opt_cse),
     ("dce", passes::opt_dce),
+    ("lower_narrow", passes::lower_narrow),
+    ("const_fold", passes::opt_const_fold),
+    ("cse", passes::opt_cse),
     ("lower_int_div", passes::lower_int_div),
     ("scalarize", passes::scalarize),
     // Gated: see GATED.
