@@ -1422,12 +1422,16 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
         }
         Fmod | Frem => {
             // x - y * round(x / y), the IR's definition (lower_int_div normally expands
-            // these earlier).
+            // these before this pass runs).
             let (x, y) = (f(0), f(1));
             let q = b.fdiv(x, y);
             let r = b.fround_dir(q, if op == Fmod { 1 } else { 0 });
             let m = b.fmul(y, r);
-            Res::F(b.fsub(x, m))
+            let d = b.fsub(x, m);
+            // As lower_int_div: a 64-bit mod returns 0 where the result would equal y.
+            let eq = b.fcmp(Feq, d, y);
+            let z = b.pc(0);
+            Res::F(b.selp(eq, z, d))
         }
         Ldexp => {
             let n = a[1].o();
@@ -2313,5 +2317,91 @@ mod tests {
             })
             .collect();
         check_op("ldexp", &["f64", "i32"], "f64", &w, &same);
+    }
+
+    #[test]
+    fn fneg_becomes_a_sign_flip_of_the_high_word() {
+        crate::passes::check_pass(
+            soft_fp64,
+            "%0:i32 = const 0
+            %1:f64 = load ssbo[0] %0 align 8
+            %2:f64 = fneg %1
+            store ssbo[0] %0, %2 align 8",
+            "%0:i32 = const 0
+            %1:i32x2 = load ssbo[0] %0 align 8
+            %2:i32 = extract %1, 0
+            %3:i32 = extract %1, 1
+            %4:i32 = const -2147483648
+            %5:i32 = ixor %3, %4
+            %6:i32x2 = vec %2, %5
+            store ssbo[0] %0, %6 align 8",
+        );
+    }
+
+    #[test]
+    fn vectors_phis_and_selects_carry_word_pairs() {
+        // f64x3/f64x4 loads and stores split into i32x4 pieces, a loop parameter, an if
+        // result, bcsel, vec/extract/swizzle/insert: same memory as the f64 original.
+        let text = "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 32
+            %2:i32 = imul %0, %1
+            %3:f64x3 = load ssbo[0] %2 align 8
+            %4:f64 = extract %3, 0
+            %5:f64 = extract %3, 2
+            %6:i32 = const 0
+            %7:i32 = const 1
+            %8:i32 = const 3
+            %9:f64 = loop (%10:i32 = %6, %11:f64 = %4) {
+                %12:b1 = ige %10, %8
+                if %12 {
+                    break %11
+                }
+                %13:f64 = fmul %11, %5
+                %14:i32 = iadd %10, %7
+                continue %14, %13
+            }
+            %15:b1 = flt %9, %5
+            %16:f64 = if %15 {
+                %17:f64 = fadd %9, %4
+                yield %17
+            } else {
+                yield %5
+            }
+            %18:f64 = bcsel %15, %4, %16
+            %19:f64x4 = vec %16, %18, %9, %4
+            %20:f64x4 = swizzle %19, 3 2 1 0
+            %21:f64x4 = insert %20, %5, 1
+            store ssbo[1] %2, %21 align 8";
+        let orig = parse_shader(text).unwrap();
+        let mut lowered = orig.clone();
+        assert!(soft_fp64(&mut lowered.func));
+        crate::validate::validate(&lowered.func).unwrap_or_else(|e| panic!("{e}\n{lowered}"));
+        assert!(!lowered.to_string().contains("f64"), "{lowered}");
+        let mut r = Rng(90);
+        let mut mem = Memory::default();
+        let input: Vec<u8> = (0..8 * 4)
+            .flat_map(|_| f64::from_bits(rand_f64(&mut r)).to_le_bytes())
+            .collect();
+        mem.ssbo.insert(0, input);
+        mem.ssbo.insert(1, vec![0; 8 * 32]);
+        let mut m1 = mem.clone();
+        run(&orig, [1, 1, 1], 8, &mut m1).unwrap();
+        run(&lowered, [1, 1, 1], 8, &mut mem).unwrap();
+        let words = |m: &Memory| -> Vec<u64> {
+            m.ssbo[&1]
+                .chunks(8)
+                .map(|c| {
+                    let b = u64::from_le_bytes(c.try_into().unwrap());
+                    if f64::from_bits(b).is_nan() {
+                        u64::MAX
+                    } else {
+                        b
+                    }
+                })
+                .collect()
+        };
+        assert_eq!(words(&m1), words(&mem));
+        assert!(words(&mem).iter().any(|w| *w != 0));
     }
 }
