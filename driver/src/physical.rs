@@ -348,8 +348,13 @@ feature_names!(
 );
 
 /// Features that work today. Each is switched on by the change that makes it work.
-pub fn supported_features(_info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
+/// * shaderFloat64 / shaderInt64: native DF and Q/UQ code from the Gen9 back end
+///   (compiler `backend::wide`, tests/tests/backend_wide.rs and the 64-bit Amber files),
+///   on device entries whose hardware has them (64-bit atomics are not offered).
+pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
+        shader_float64: vk::Bool32::from(info.has_fp64),
+        shader_int64: vk::Bool32::from(info.has_int64),
         // 16-bit integer arithmetic: computed in 32 bits by the compiler's lower_narrow.
         shader_int16: vk::TRUE,
         ..Default::default()
@@ -522,13 +527,71 @@ pub(crate) unsafe extern "system" fn get_properties2(
     ffi::void("vkGetPhysicalDeviceProperties2KHR", || {
         // SAFETY: valid handle per the spec.
         let props = unsafe { adapter(pd) }?.properties();
-        // SAFETY: valid output structure per the spec; only its `properties` member is written,
-        // the chain (no extension structures we know yet) is left as the application set it.
+        // SAFETY: valid output structure per the spec; `properties` and the extension
+        // structures we know in its chain are written, sType/pNext are left alone.
         let out =
             unsafe { p_properties.as_mut() }.ok_or(DriverError::NullPointer("pProperties"))?;
         out.properties = props;
+        // SAFETY: a valid output chain per the spec.
+        unsafe { fill_extension_properties(out.p_next) };
         Ok(())
     })
+}
+
+/// Walks a writable pNext chain, calling `f` with each structure's sType and pointer.
+///
+/// # Safety
+/// `p_next` must be null or the head of a valid chain of writable Vulkan structures.
+unsafe fn for_each_out(
+    p_next: *mut std::ffi::c_void,
+    mut f: impl FnMut(vk::StructureType, *mut vk::BaseOutStructure<'static>),
+) {
+    let mut p = p_next.cast::<vk::BaseOutStructure<'static>>();
+    while !p.is_null() {
+        // SAFETY: every chain element starts with sType/pNext per the spec.
+        let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
+        f(ty, p);
+        p = next;
+    }
+}
+
+/// Features of the device extensions (VK_KHR_timeline_semaphore, VK_KHR_synchronization2) in a
+/// vkGetPhysicalDeviceFeatures2 chain.
+///
+/// # Safety
+/// As [`for_each_out`].
+unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
+    // SAFETY: forwarded; each structure is cast to the type its sType names.
+    unsafe {
+        for_each_out(p_next, |ty, p| match ty {
+            vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
+                (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreFeatures<'_>>()).timeline_semaphore =
+                    vk::TRUE;
+            }
+            vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => {
+                (*p.cast::<vk::PhysicalDeviceSynchronization2Features<'_>>()).synchronization2 =
+                    vk::TRUE;
+            }
+            _ => {}
+        })
+    }
+}
+
+/// Properties of the device extensions in a vkGetPhysicalDeviceProperties2 chain.
+///
+/// # Safety
+/// As [`for_each_out`].
+unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void) {
+    // SAFETY: forwarded; each structure is cast to the type its sType names.
+    unsafe {
+        for_each_out(p_next, |ty, p| {
+            if ty == vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES {
+                // Syncobj timeline points are 64-bit and may jump by any amount.
+                (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreProperties<'_>>())
+                    .max_timeline_semaphore_value_difference = u64::MAX;
+            }
+        })
+    }
 }
 
 pub(crate) unsafe extern "system" fn get_features(
@@ -554,11 +617,13 @@ pub(crate) unsafe extern "system" fn get_features2(
     ffi::void("vkGetPhysicalDeviceFeatures2KHR", || {
         // SAFETY: valid handle per the spec.
         let features = supported_features(unsafe { adapter(pd) }?.info);
-        // SAFETY: valid output structure per the spec; `features` and the 8/16-bit feature
-        // structures of its chain are written.
+        // SAFETY: valid output structure per the spec; `features` and the extension structures
+        // we know in its chain are written.
         let out = unsafe { p_features.as_mut() }.ok_or(DriverError::NullPointer("pFeatures"))?;
         out.features = features;
-        // SAFETY: valid handle; the chain is valid per the spec.
+        // SAFETY: a valid output chain per the spec.
+        unsafe { fill_extension_features(out.p_next) };
+        // SAFETY: valid handle per the spec.
         let info = unsafe { adapter(pd) }?.info;
         // SAFETY: the chain is valid per the spec.
         unsafe {
@@ -821,6 +886,18 @@ mod tests {
     fn pipeline_cache_uuid_is_stable_and_per_device() {
         assert_eq!(pipeline_cache_uuid(0x1912), pipeline_cache_uuid(0x1912));
         assert_ne!(pipeline_cache_uuid(0x1912), pipeline_cache_uuid(0x5912));
+    }
+
+    #[test]
+    fn sixty_four_bit_features_follow_the_device_table() {
+        let skl = supported_features(lookup_pci_id(0x1912).unwrap());
+        assert_eq!(skl.shader_float64, vk::TRUE);
+        assert_eq!(skl.shader_int64, vk::TRUE);
+        let mut no64 = *lookup_pci_id(0x1912).unwrap();
+        no64.has_fp64 = false;
+        no64.has_int64 = false;
+        let f = supported_features(&no64);
+        assert_eq!((f.shader_float64, f.shader_int64), (vk::FALSE, vk::FALSE));
     }
 
     #[test]
