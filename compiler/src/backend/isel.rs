@@ -611,9 +611,17 @@ impl<'a> Isel<'a> {
                 self.sysval(*s, d)?;
             }
             Op::BufferSize(s) => {
-                return Err(unsupported(format!(
-                    "buffer_size {s} (no size channel in the dispatch contract yet)"
-                )))
+                let d = i.dst.expect("buffer_size has a destination");
+                let (Space::Ssbo(b) | Space::Ubo(b)) = *s else {
+                    return Err(unsupported(format!("buffer_size {s}")));
+                };
+                let (reg, byte) = self
+                    .layout
+                    .size_slot(b)
+                    .ok_or_else(|| BackendError::Internal(format!("no size dword for bti {b}")))?;
+                let dst = self.def_reg(d)?;
+                self.b()
+                    .mov(dst.retype(Type::UD), Opnd::g(reg, byte, Type::UD, 0));
             }
             Op::Barrier {
                 exec, semantics, ..
@@ -635,11 +643,31 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
+    /// A push-constant load: from the CURBE registers at a constant offset, otherwise an
+    /// untyped read of the push-constant surface the driver binds at `layout.push_bti`.
     fn push_load(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
         let t = self.func.ty(d);
         let off = match self.vals[offset.0 as usize] {
             Some(Val::Imm(ref b)) => b[0] as u32,
-            _ => return Err(unsupported("push-constant load at a dynamic offset")),
+            _ => {
+                let bti = self.layout.push_bti.ok_or_else(|| {
+                    BackendError::Internal("dynamic push-constant load without push_bti".into())
+                })?;
+                hw_ty(t)?;
+                let addr = self.comp_reg(offset, 0)?;
+                let dst = self.def_reg(d)?;
+                let w = self.w as u32;
+                self.b().inst(
+                    LOp::UntypedRead {
+                        surf: Surface::Bti(bti as u8),
+                        comps: t.comps,
+                        comp_stride: 4 * w,
+                    },
+                    dst.retype(Type::UD),
+                    vec![addr.retype(Type::UD)],
+                );
+                return Ok(());
+            }
         };
         let dst = self.def_reg(d)?;
         let ty = hw_ty(t)?;
