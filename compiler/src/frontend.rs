@@ -312,6 +312,11 @@ fn capability_ok(c: Capability, t: &Target) -> bool {
         C::Float16 => t.has_fp16,
         C::Int16 => t.has_int16,
         C::Int8 => t.has_int8,
+        // 8/16-bit loads/stores: byte scattered messages in the back end.
+        C::StorageBuffer8BitAccess
+        | C::UniformAndStorageBuffer8BitAccess
+        | C::StoragePushConstant8 => t.has_int8,
+        C::UniformAndStorageBuffer16BitAccess | C::StoragePushConstant16 => true,
         _ => false,
     }
 }

@@ -31,6 +31,19 @@ fn imm_of(o: &Opnd) -> Imm {
     let Base::Imm(bits) = o.base else {
         unreachable!("immediate operand")
     };
+    if o.ty.size() == 8 {
+        let mut bits = bits;
+        if o.neg {
+            bits = match o.ty {
+                Type::DF => bits ^ (1 << 63),
+                _ => bits.wrapping_neg(),
+            };
+        }
+        if o.abs && o.ty == Type::DF {
+            bits &= !(1 << 63);
+        }
+        return Imm { ty: o.ty, bits };
+    }
     let mut bits = bits & 0xFFFF_FFFF;
     if o.neg {
         bits = match o.ty {
@@ -54,7 +67,12 @@ fn src_of(o: &Opnd, exec: u8, reg: &[u8]) -> Src {
     let region = if o.stride == 0 || exec == 1 {
         Region::SCALAR
     } else {
-        let w = exec.min(8);
+        // The Width elements of a row may not cross a GRF (a SIMD8 DF source is <4,4,1>,
+        // a SIMD8 dword view of qwords <8,4,2>); only VertStride crosses.
+        let mut w = exec.min(8);
+        while w > 1 && w as u32 * o.stride as u32 * o.ty.size() > 32 {
+            w /= 2;
+        }
         Region::new(w * o.stride, w, o.stride)
     };
     let (nr, sub) = grf_of(o, reg).unwrap_or((0, 0));

@@ -6,7 +6,7 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
-use super::{BackendError, Layout};
+use super::{narrow, wide, BackendError, Layout};
 use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
 
@@ -43,7 +43,14 @@ pub fn hw_ty(t: ir::Type) -> Res<Type> {
     match (t.kind, t.bits) {
         (Kind::Int, 32) => Ok(Type::D),
         (Kind::Float, 32) => Ok(Type::F),
-        (Kind::Bool, 1) | (Kind::Bool, 32) => Ok(Type::D),
+        (Kind::Int, 64) => Ok(Type::Q),
+        (Kind::Float, 64) => Ok(Type::DF),
+        // Booleans are 32-bit 0 / ~0 in the back end, also those of 64-bit comparisons
+        // (see `wide`).
+        (Kind::Bool, 1) | (Kind::Bool, 32) | (Kind::Bool, 64) => Ok(Type::D),
+        (Kind::Int, 16) => Ok(Type::W),
+        (Kind::Int, 8) => Ok(Type::B),
+        (Kind::Float, 16) => Ok(Type::HF),
         _ => Err(unsupported(format!("type {t} in the back end"))),
     }
 }
@@ -64,7 +71,7 @@ impl<'a> Isel<'a> {
         }
     }
 
-    fn b(&mut self) -> Builder<'_> {
+    pub(super) fn b(&mut self) -> Builder<'_> {
         Builder::new(&mut self.prog, self.w)
     }
 
@@ -75,12 +82,20 @@ impl<'a> Isel<'a> {
                 let b = bits.get(c).or(bits.first()).copied().unwrap_or(0);
                 let b = if self.func.ty(v).is_bool() && b & 1 != 0 {
                     0xFFFF_FFFF
+                } else if ty.size() == 8 {
+                    b
                 } else {
                     b & 0xFFFF_FFFF
                 };
                 Ok(Opnd::imm(ty, b))
             }
-            Some(Val::Reg(r, stride)) => Ok(r.offset(stride * c as u32).retype(ty)),
+            Some(Val::Reg(r, stride)) => {
+                let mut o = r.offset(stride * c as u32).retype(ty);
+                if narrow::is_narrow(self.func.ty(v)) && o.stride != 0 {
+                    o.stride = narrow::slot_stride(ty);
+                }
+                Ok(o)
+            }
             None => Err(BackendError::Internal(format!(
                 "{v} used before definition"
             ))),
@@ -104,8 +119,17 @@ impl<'a> Isel<'a> {
         let t = self.func.ty(v);
         let ty = hw_ty(t)?;
         let w = self.w;
-        let r = self.b().vreg(ty, t.comps as u32);
-        self.vals[v.0 as usize] = Some(Val::Reg(r, 4 * w as u32));
+        let r = if narrow::is_narrow(t) {
+            // 8/16-bit values take a dword slot per lane (see `narrow`).
+            let mut r = self.b().vreg(Type::UD, t.comps as u32).retype(ty);
+            r.stride = narrow::slot_stride(ty);
+            r
+        } else {
+            self.b().vreg(ty, t.comps as u32)
+        };
+        // 64-bit values take a qword per lane (see `wide`).
+        let slot = if wide::is_wide(t) { 8 } else { 4 };
+        self.vals[v.0 as usize] = Some(Val::Reg(r, slot * w as u32));
         Ok(r)
     }
 
@@ -206,8 +230,8 @@ impl<'a> Isel<'a> {
         for (d, s) in dsts.iter().zip(srcs) {
             let comps = self.func.ty(*d).comps as usize;
             for c in 0..comps {
-                let src = self.comp(*s, c)?;
-                let dst = self.dst_comp(*d, c).retype(src.ty);
+                let src = narrow::slot(self.comp(*s, c)?);
+                let dst = narrow::slot(self.dst_comp(*d, c)).retype(src.ty);
                 if overlap {
                     let mut b = self.b();
                     let t = b.vreg(src.ty, 1);
@@ -438,15 +462,24 @@ impl<'a> Isel<'a> {
                         })
                         .collect::<Res<_>>()?;
                     let dst = self.dst_comp(d, c);
-                    self.alu(*op, dst, &s, st, dt)?;
+                    if *op == AluOp::Bcsel && narrow::is_narrow(dt) {
+                        self.narrow_bcsel(dst, &s);
+                    } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
+                        self.narrow_alu(*op, dst, &s, st, dt)?;
+                    } else if wide::is_wide(st) || wide::is_wide(dt) {
+                        let mut b = self.b();
+                        wide::alu64(&mut b, *op, dst, &s, st, dt)?;
+                    } else {
+                        self.alu(*op, dst, &s, st, dt)?;
+                    }
                 }
             }
             Op::Vec(srcs) => {
                 let d = i.dst.expect("vec has a destination");
                 self.def_reg(d)?;
                 for (c, s) in srcs.iter().enumerate() {
-                    let o = self.comp(*s, 0)?;
-                    let dst = self.dst_comp(d, c).retype(o.ty);
+                    let o = narrow::slot(self.comp(*s, 0)?);
+                    let dst = narrow::slot(self.dst_comp(d, c)).retype(o.ty);
                     self.b().mov(dst, o);
                 }
             }
@@ -459,7 +492,7 @@ impl<'a> Isel<'a> {
                     }
                     _ => {
                         let o = self.comp(*v, *c as usize)?;
-                        self.vals[d.0 as usize] = Some(Val::Reg(o, 4 * w));
+                        self.vals[d.0 as usize] = Some(Val::Reg(o, o.ty.size() * w));
                     }
                 }
             }
@@ -467,12 +500,12 @@ impl<'a> Isel<'a> {
                 let d = i.dst.expect("insert has a destination");
                 self.def_reg(d)?;
                 for k in 0..self.func.ty(d).comps as usize {
-                    let o = if k == *c as usize {
+                    let o = narrow::slot(if k == *c as usize {
                         self.comp(*s, 0)?
                     } else {
                         self.comp(*v, k)?
-                    };
-                    let dst = self.dst_comp(d, k).retype(o.ty);
+                    });
+                    let dst = narrow::slot(self.dst_comp(d, k)).retype(o.ty);
                     self.b().mov(dst, o);
                 }
             }
@@ -480,8 +513,8 @@ impl<'a> Isel<'a> {
                 let d = i.dst.expect("swizzle has a destination");
                 self.def_reg(d)?;
                 for (k, c) in sw.iter().enumerate() {
-                    let o = self.comp(*v, *c as usize)?;
-                    let dst = self.dst_comp(d, k).retype(o.ty);
+                    let o = narrow::slot(self.comp(*v, *c as usize)?);
+                    let dst = narrow::slot(self.dst_comp(d, k)).retype(o.ty);
                     self.b().mov(dst, o);
                 }
             }
@@ -498,6 +531,21 @@ impl<'a> Isel<'a> {
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = self.def_reg(d)?;
+                if wide::is_wide(t) {
+                    let mut b = self.b();
+                    wide::load64(
+                        &mut b,
+                        surf,
+                        addr.retype(Type::UD),
+                        dst,
+                        t.comps as u32,
+                        8 * w,
+                    );
+                    return Ok(());
+                }
+                if narrow::is_narrow(t) {
+                    return self.narrow_load(surf, addr, dst, t);
+                }
                 self.b().inst(
                     LOp::UntypedRead {
                         surf,
@@ -518,6 +566,20 @@ impl<'a> Isel<'a> {
                 hw_ty(t)?;
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
+                if wide::is_wide(t) {
+                    let src: Vec<Opnd> = (0..t.comps as usize)
+                        .map(|c| self.comp(*value, c))
+                        .collect::<Res<_>>()?;
+                    let mut b = self.b();
+                    wide::store64(&mut b, surf, addr.retype(Type::UD), &src);
+                    return Ok(());
+                }
+                if narrow::is_narrow(t) {
+                    let comps = (0..t.comps as usize)
+                        .map(|c| self.comp(*value, c))
+                        .collect::<Res<Vec<_>>>()?;
+                    return self.narrow_store(surf, addr, comps, t);
+                }
                 // Data must be one register holding all components.
                 let data = match self.vals[value.0 as usize].clone() {
                     Some(Val::Reg(r, s)) if s == 4 * w => r,
@@ -547,6 +609,11 @@ impl<'a> Isel<'a> {
                 offset,
                 data,
             } => {
+                if data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
+                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)))
+                {
+                    return Err(unsupported("64-bit atomics"));
+                }
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = match i.dst {
@@ -672,12 +739,36 @@ impl<'a> Isel<'a> {
         let dst = self.def_reg(d)?;
         let ty = hw_ty(t)?;
         let w = self.w as u32;
+        if wide::is_wide(t) {
+            // Two scalar dword moves per component (std430 puts doubles 8-byte aligned).
+            for c in 0..t.comps as u32 {
+                let byte = off + 8 * c;
+                if byte + 8 > 32 * self.layout.push_regs as u32 {
+                    return Err(unsupported(format!(
+                        "push constant byte {byte} beyond push range"
+                    )));
+                }
+                let o = dst.offset(c * 8 * w);
+                for (h, part) in [(0u32, wide::lo(o)), (4, wide::hi(o))] {
+                    let at = byte + h;
+                    self.b()
+                        .mov(part, Opnd::g(1 + (at / 32) as u8, at % 32, Type::UD, 0));
+                }
+            }
+            return Ok(());
+        }
+        let size = t.comp_bytes();
         for c in 0..t.comps as u32 {
-            let byte = off + 4 * c;
-            if byte + 4 > 32 * self.layout.push_regs as u32 {
+            let byte = off + size * c;
+            if byte + size > 32 * self.layout.push_regs as u32 {
                 return Err(unsupported(format!(
                     "push constant byte {byte} beyond push range"
                 )));
+            }
+            if narrow::is_narrow(t) {
+                let d = dst.offset(c * 4 * w);
+                self.narrow_push(d, 1 + (byte / 32) as u8, byte % 32, t);
+                continue;
             }
             self.b().mov(
                 dst.offset(c * 4 * w).retype(ty),

@@ -183,6 +183,17 @@ pub enum LOp {
         hw_op: u8,
         ndata: u8,
     },
+    /// Byte scattered read of `1 << size_log2` bytes per lane (data cache 0): srcs:
+    /// [address]; dst: one dword per lane, the bytes zero-extended.
+    ByteScatteredRead {
+        surf: Surface,
+        size_log2: u8,
+    },
+    /// Byte scattered write: srcs: [address, data (one dword per lane, low bytes used)].
+    ByteScatteredWrite {
+        surf: Surface,
+        size_log2: u8,
+    },
     /// Memory fence (DC0, commit); dst receives the commit.
     Fence,
     /// Workgroup barrier (gateway message + wait).
@@ -234,6 +245,8 @@ impl LOp {
             LOp::UntypedRead { .. }
                 | LOp::UntypedWrite { .. }
                 | LOp::UntypedAtomic { .. }
+                | LOp::ByteScatteredRead { .. }
+                | LOp::ByteScatteredWrite { .. }
                 | LOp::Fence
                 | LOp::Barrier
                 | LOp::Eot

@@ -7,7 +7,7 @@ use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 /// Gen9 width limits, as a table: (what, widest exec size).
 /// * ALU and MATH: an operand may span at most 2 GRFs, so 16 channels of 32-bit data.
 /// * Integer division/remainder on the math unit: SIMD8 only.
-/// * Untyped surface read/write/atomic messages: SIMD8 or SIMD16.
+/// * Untyped surface read/write/atomic and byte scattered messages: SIMD8 or SIMD16.
 pub const WIDTH_LIMITS: &[(WidthClass, u8)] = &[
     (WidthClass::Alu32, 16),
     (WidthClass::MathFloat, 16),
@@ -32,9 +32,11 @@ pub fn width_class(i: &LInst) -> WidthClass {
             WidthClass::MathIntDiv
         }
         LOp::Math(_) => WidthClass::MathFloat,
-        LOp::UntypedRead { .. } | LOp::UntypedWrite { .. } | LOp::UntypedAtomic { .. } => {
-            WidthClass::Untyped
-        }
+        LOp::UntypedRead { .. }
+        | LOp::UntypedWrite { .. }
+        | LOp::UntypedAtomic { .. }
+        | LOp::ByteScatteredRead { .. }
+        | LOp::ByteScatteredWrite { .. } => WidthClass::Untyped,
         _ => WidthClass::Unlimited,
     }
 }
@@ -238,6 +240,30 @@ pub fn lower_sends(prog: &mut Program) {
                     b.mov(i.dst.retype(Type::UD), dst);
                 }
             }
+            LOp::ByteScatteredRead { surf, size_log2 } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let direct = contiguous(&i.dst, i.exec, 1, 0);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, 1) };
+                send(
+                    &mut b,
+                    byte_scattered(false, surf, size_log2, i.exec),
+                    dst.retype(Type::UD),
+                    vec![addr],
+                );
+                if !direct {
+                    b.mov(i.dst.retype(Type::UD), dst);
+                }
+            }
+            LOp::ByteScatteredWrite { surf, size_log2 } => {
+                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let data = payload(&mut b, i.srcs[1], 1, 0);
+                send(
+                    &mut b,
+                    byte_scattered(true, surf, size_log2, i.exec),
+                    Opnd::null(Type::UD),
+                    vec![addr, data],
+                );
+            }
             LOp::Fence => {
                 let mut b8 = b.at(8, 0, true);
                 let hdr = b8.vreg(Type::UD, 1);
@@ -341,6 +367,26 @@ pub fn lower_sends(prog: &mut Program) {
     }
 }
 
+/// A byte scattered read (message type 0x04) or write (0x0C) on data cache 0: message
+/// control bit 0 = SIMD16, bits 3:2 = data size (0 byte, 1 word, 2 dword); address payload
+/// of one dword per lane, data (write) or response (read) one dword per lane.
+fn byte_scattered(write: bool, surf: Surface, size_log2: u8, exec: u8) -> LOp {
+    let bl = regs(exec);
+    let mc = ((size_log2 as u32) << 2) | u32::from(exec == 16);
+    let ty = if write { 0x0C } else { 0x04 };
+    let fc = (ty << 14) | (mc << 8) | surf.bti() as u32;
+    let rlen = if write { 0 } else { bl };
+    LOp::Send {
+        sfid: Sfid::DpDc0,
+        desc: desc(bl, rlen, false, fc),
+        ex_desc: if write { bl << 6 } else { 0 },
+        mlen: bl as u8,
+        ex_mlen: if write { bl as u8 } else { 0 },
+        rlen: rlen as u8,
+        eot: false,
+    }
+}
+
 /// OWord block size code for `regs` GRFs (2 OWords per GRF).
 fn oword_code(regs: u8) -> u32 {
     match regs {
@@ -405,8 +451,8 @@ pub fn legalize(prog: &mut Program) {
             t.abs = o.abs;
             t
         };
-        match i.op {
-            LOp::Alu(op) if i.srcs.len() == 2 => {
+        if let LOp::Alu(op) = i.op {
+            if i.srcs.len() == 2 {
                 if i.srcs[0].is_imm() && !i.srcs[1].is_imm() {
                     let swappable = matches!(
                         op,
@@ -430,14 +476,23 @@ pub fn legalize(prog: &mut Program) {
                     i.srcs[0] = to_reg(&mut b, i.srcs[0]);
                 }
             }
-            LOp::Math(_) => {
+        }
+        // A 64-bit immediate is only encodable as the source of a MOV.
+        if let LOp::Alu(op) = i.op {
+            if op != Opcode::Mov || i.srcs.len() != 1 {
                 for k in 0..i.srcs.len() {
-                    if i.srcs[k].is_imm() {
+                    if i.srcs[k].is_imm() && i.srcs[k].ty.size() == 8 {
                         i.srcs[k] = to_reg(&mut b, i.srcs[k]);
                     }
                 }
             }
-            _ => {}
+        }
+        if let LOp::Math(_) = i.op {
+            for k in 0..i.srcs.len() {
+                if i.srcs[k].is_imm() {
+                    i.srcs[k] = to_reg(&mut b, i.srcs[k]);
+                }
+            }
         }
         b.push(i);
     }

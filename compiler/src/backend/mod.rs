@@ -24,8 +24,10 @@ pub mod emit;
 pub mod isel;
 pub mod lir;
 pub mod lower;
+pub mod narrow;
 pub mod ra;
 pub mod sched;
+pub mod wide;
 
 use crate::ir;
 use std::fmt;

@@ -4,6 +4,7 @@
 mod algebraic;
 mod bools;
 mod cf;
+mod narrow;
 mod opt;
 mod ssa;
 mod unroll;
@@ -11,6 +12,7 @@ mod unroll;
 pub use algebraic::opt_algebraic;
 pub use bools::lower_bools;
 pub use cf::opt_dead_cf;
+pub use narrow::lower_narrow;
 pub use opt::{lower_int_div, opt_const_fold, opt_copy_prop, opt_cse, opt_dce, scalarize};
 pub use ssa::vars_to_ssa;
 pub use unroll::opt_unroll;

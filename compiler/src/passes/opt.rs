@@ -598,10 +598,23 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                             };
                             let r = emit(b, vals, t, Op::Alu(round, vec![q]));
                             let m = emit(b, vals, t, Op::Alu(AluOp::Fmul, vec![y, r]));
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Fsub, vec![x, m]),
-                            }));
+                            if t.bits == 64 {
+                                // DESIGN.md: a 64-bit mod returns 0 where the result
+                                // would equal y (x/y rounded up to an integer).
+                                let bt = Type::B1.vec(t.comps);
+                                let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
+                                let r = emit(b, vals, t, Op::Alu(AluOp::Fsub, vec![x, m]));
+                                let eq = emit(b, vals, bt, Op::Alu(AluOp::Feq, vec![r, y]));
+                                b.push(Node::Instr(Instr {
+                                    dst: Some(d),
+                                    op: Op::Alu(AluOp::Bcsel, vec![eq, z, r]),
+                                }));
+                            } else {
+                                b.push(Node::Instr(Instr {
+                                    dst: Some(d),
+                                    op: Op::Alu(AluOp::Fsub, vec![x, m]),
+                                }));
+                            }
                             *changed = true;
                         }
                         (AluOp::Isign, _) => {

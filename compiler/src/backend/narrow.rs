@@ -1,0 +1,233 @@
+//! 8- and 16-bit values in the back end.
+//!
+//! Representation: an 8/16-bit IR value occupies one dword slot per lane, exactly like a
+//! 32-bit value (component c at `c x W x 4` bytes); its bits are the low byte / word of
+//! the slot, and the bits above are unspecified. The operand names it with the narrow
+//! hardware type (B/UB, W/UW, HF) and a stride of 4 / 2 elements, so every region the
+//! back end emits for it keeps the PRM's rule that a destination narrower than the
+//! execution type is strided to the execution type's size (GEN9-FACTS section 8: "byte
+//! destinations need stride 2" is met with stride 4; conversions to HF write stride 2).
+//!
+//! The middle end (`passes::lower_narrow`) computes all 8/16-bit arithmetic in 32 bits,
+//! so what reaches the back end for these types is only: constants, loads and stores,
+//! moves/copies (vec, extract, phis), bitcasts between equal sizes, `bcsel`, and the
+//! conversions between 8/16-bit and 32-bit types (`i2i`, `u2u`, `f2f`). Truncation is a
+//! dword copy (the low bits are the result); widening reads the narrow type through a
+//! strided region (`mov D <- W<16;8,2>` sign-extends, `UD <- UW` zero-extends,
+//! `F <- HF<16;8,2>` converts), and F -> HF is `mov HF<2> <- F`, rounding to nearest even.
+//!
+//! Memory: 8/16-bit loads and stores are byte scattered messages (data cache 0, message
+//! types 0x04 read / 0x0C write, GEN9-FACTS 4.x), one dword per lane in the payload and in
+//! the response; a store writes only its 1 or 2 bytes, so neighbouring bytes written by
+//! other invocations are never touched (no read-modify-write).
+
+use super::isel::Isel;
+use super::lir::*;
+use super::BackendError;
+use crate::ir::{self, AluOp, Kind};
+use ferrite_isa::{Opcode, Type};
+
+type Res<T> = Result<T, BackendError>;
+
+/// True for the IR types this module handles (8/16-bit integers and 16-bit floats).
+pub fn is_narrow(t: ir::Type) -> bool {
+    matches!((t.kind, t.bits), (Kind::Int, 8 | 16) | (Kind::Float, 16))
+}
+
+/// The dword-slot view of a narrow operand (UD, stride 1; immediates as UD with their
+/// bits), or the operand itself when it is 32-bit or wider.
+pub fn slot(o: Opnd) -> Opnd {
+    if o.ty.size() >= 4 {
+        return o;
+    }
+    match o.base {
+        Base::Imm(bits) => Opnd::imm(Type::UD, bits & mask(o.ty)),
+        _ => {
+            let mut s = o.retype(Type::UD);
+            if s.stride != 0 {
+                s.stride = 1;
+            }
+            s
+        }
+    }
+}
+
+fn mask(t: Type) -> u64 {
+    match t.size() {
+        1 => 0xFF,
+        2 => 0xFFFF,
+        _ => 0xFFFF_FFFF,
+    }
+}
+
+/// Elements of `t` per dword slot: the stride of a narrow operand.
+pub fn slot_stride(t: Type) -> u8 {
+    (4 / t.size().clamp(1, 4)) as u8
+}
+
+/// The signed or unsigned view of an integer hardware type.
+fn int_view(t: Type, signed: bool) -> Type {
+    match (t.size(), signed) {
+        (1, true) => Type::B,
+        (1, false) => Type::UB,
+        (2, true) => Type::W,
+        (2, false) => Type::UW,
+        (_, true) => Type::D,
+        (_, false) => Type::UD,
+    }
+}
+
+fn sext(bits: u64, size: u32) -> u64 {
+    ir::sign_extend(bits, (size * 8) as u8) as u64
+}
+
+impl Isel<'_> {
+    /// An ALU op with an 8/16-bit operand: the moves, copies and conversions listed in the
+    /// module docs. Anything else means the middle end did not run `lower_narrow`.
+    pub(super) fn narrow_alu(
+        &mut self,
+        op: AluOp,
+        d: Opnd,
+        s: &[Opnd],
+        st: ir::Type,
+        dt: ir::Type,
+    ) -> Res<()> {
+        use AluOp::*;
+        let mut b = self.b();
+        let (ss, ds) = (st.bits as u32 / 8, dt.bits as u32 / 8);
+        match op {
+            // Same size: the slot is the value.
+            Mov | Bitcast if ss == ds && ss <= 4 => {
+                b.mov(slot(d).retype(Type::UD), slot(s[0]).retype(Type::UD));
+            }
+            I2i | U2u if ss <= 4 && ds <= 4 => {
+                let signed = op == I2i;
+                if ds <= ss {
+                    // Truncation (or same size): the low bits already are the result.
+                    b.mov(slot(d).retype(Type::UD), slot(s[0]).retype(Type::UD));
+                } else if let Base::Imm(bits) = s[0].base {
+                    let v = bits & mask(s[0].ty);
+                    let v = if signed { sext(v, ss) } else { v };
+                    b.mov(
+                        slot(d).retype(Type::UD),
+                        Opnd::imm(Type::UD, v & 0xFFFF_FFFF),
+                    );
+                } else {
+                    // Widening: read the narrow view; the dword result's low bits are the
+                    // wider narrow value too.
+                    let src = s[0].retype(int_view(s[0].ty, signed));
+                    b.mov(slot(d).retype(int_view(Type::UD, signed)), src);
+                }
+            }
+            F2f if (ss, ds) == (2, 4) => {
+                if let Base::Imm(bits) = s[0].base {
+                    let f = half::f16::from_bits(bits as u16).to_f32();
+                    b.mov(d.retype(Type::F), Opnd::imm(Type::F, f.to_bits() as u64));
+                } else {
+                    b.mov(d.retype(Type::F), s[0].retype(Type::HF));
+                }
+            }
+            F2f if (ss, ds) == (4, 2) => {
+                let mut dst = d.retype(Type::HF);
+                dst.stride = 2;
+                let src = s[0].retype(Type::F);
+                b.mov(dst, src);
+            }
+            F2f if (ss, ds) == (2, 2) => {
+                b.mov(slot(d).retype(Type::UD), slot(s[0]).retype(Type::UD));
+            }
+            _ => {
+                return Err(BackendError::Unsupported(format!(
+                    "{} {st} -> {dt} (8/16-bit arithmetic is lowered by lower_narrow)",
+                    op.name()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// `bcsel` of 8/16-bit values: a select of the dword slots.
+    pub(super) fn narrow_bcsel(&mut self, d: Opnd, s: &[Opnd]) {
+        let mut b = self.b();
+        b.flag_from(s[0]);
+        b.alu2(
+            Opcode::Sel,
+            slot(d).retype(Type::UD),
+            slot(s[1]).retype(Type::UD),
+            slot(s[2]).retype(Type::UD),
+        )
+        .pred = Some(Pred {
+            flag_sub: 0,
+            inverse: false,
+        });
+    }
+
+    /// An 8/16-bit load from a buffer, shared or private memory: one byte scattered read
+    /// per component, each lane's bytes zero-extended into its dword slot.
+    pub(super) fn narrow_load(
+        &mut self,
+        surf: Surface,
+        addr: Opnd,
+        dst: Opnd,
+        t: ir::Type,
+    ) -> Res<()> {
+        let w = self.w as u32;
+        let bytes = t.comp_bytes();
+        for c in 0..t.comps as u32 {
+            let a = self.component_address(addr, c * bytes);
+            self.b().inst(
+                LOp::ByteScatteredRead {
+                    surf,
+                    size_log2: bytes.trailing_zeros() as u8,
+                },
+                slot(dst).offset(c * 4 * w).retype(Type::UD),
+                vec![a],
+            );
+        }
+        Ok(())
+    }
+
+    /// An 8/16-bit store: one byte scattered write per component.
+    pub(super) fn narrow_store(
+        &mut self,
+        surf: Surface,
+        addr: Opnd,
+        comps: Vec<Opnd>,
+        t: ir::Type,
+    ) -> Res<()> {
+        let bytes = t.comp_bytes();
+        for (c, o) in comps.into_iter().enumerate() {
+            let a = self.component_address(addr, c as u32 * bytes);
+            let mut b = self.b();
+            let data = b.vreg(Type::UD, 1);
+            b.mov(data, slot(o).retype(Type::UD));
+            b.inst(
+                LOp::ByteScatteredWrite {
+                    surf,
+                    size_log2: bytes.trailing_zeros() as u8,
+                },
+                Opnd::null(Type::UD),
+                vec![a, data],
+            );
+        }
+        Ok(())
+    }
+
+    fn component_address(&mut self, addr: Opnd, off: u32) -> Opnd {
+        if off == 0 {
+            return addr.retype(Type::UD);
+        }
+        let mut b = self.b();
+        let a = b.vreg(Type::UD, 1);
+        b.alu2(Opcode::Add, a, addr.retype(Type::UD), Opnd::ud(off));
+        a
+    }
+
+    /// An 8/16-bit push-constant component at byte `byte` of the CURBE (a scalar region),
+    /// zero-extended into the destination's slot.
+    pub(super) fn narrow_push(&mut self, dst: Opnd, reg: u8, sub: u32, t: ir::Type) {
+        let ty = if t.bits == 8 { Type::UB } else { Type::UW };
+        self.b()
+            .mov(slot(dst).retype(Type::UD), Opnd::g(reg, sub, ty, 0));
+    }
+}

@@ -1,0 +1,688 @@
+//! 64-bit types on Gen9: native DF and Q/UQ instructions where the hardware has them,
+//! integer sequences on the two dword halves where it has none (DESIGN.md, "64-bit on
+//! Gen8/9").
+//!
+//! Layout: a 64-bit component of a value occupies `8 x W` bytes, one qword per lane
+//! (a SIMD8 DF value spans 2 GRFs). Its halves are the strided dword views [`lo`] and
+//! [`hi`] (`<2>:UD` at byte 0 and 4). Booleans produced by 64-bit comparisons are held as
+//! 32-bit 0 / ~0 like every other boolean in the back end: the CMP writes a 64-bit
+//! temporary (the hardware writes a result of the execution type's size) and its low
+//! dwords are copied out with a stride-2 source.
+//!
+//! What the hardware lacks and is built here:
+//! * 64 x 64 multiply: from 32 x 32 -> 64 (`mul UQ = UD x UD`) and two 32-bit cross
+//!   products added to the high half;
+//! * DF trunc (no DF rounding instructions are used): integer mask of the fraction bits
+//!   computed from the exponent, selected with predicated moves (no branches); floor and
+//!   ceil from trunc, fract = x - floor(x); roundEven by the exact (|x| + 2^52) - 2^52;
+//! * DF division, reciprocal, sqrt and inverse sqrt (the math unit has no DF functions):
+//!   the operand is reduced to a mantissa near 1, an F-precision guess from the math
+//!   unit is refined by two Newton-Raphson steps in DF, the exponent is put back by
+//!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
+//!   predicated moves;
+//! * fneg/fabs/fsign/frexp/ldexp: integer operations on the high dword.
+//!
+//! Not built (errors as [`BackendError::Unsupported`]): 64-bit integer division and
+//! remainder, 64-bit bit-counting ops, 64-bit `*_mul_high`, 64-bit atomics.
+
+use super::lir::*;
+use super::BackendError;
+use crate::ir::{self, AluOp, Kind};
+use ferrite_isa::{CondMod, MathFunction, Opcode as O, Type};
+
+type Res<T> = Result<T, BackendError>;
+
+const SIGN: u32 = 0x8000_0000;
+
+/// True for 64-bit integers and floats (64-bit booleans are held as 32-bit values).
+pub fn is_wide(t: ir::Type) -> bool {
+    t.bits == 64 && t.kind != Kind::Bool
+}
+
+fn p() -> Option<Pred> {
+    Some(Pred {
+        flag_sub: 0,
+        inverse: false,
+    })
+}
+
+/// The low dword of each lane of a 64-bit operand.
+pub fn lo(o: Opnd) -> Opnd {
+    half(o, false)
+}
+
+/// The high dword of each lane of a 64-bit operand.
+pub fn hi(o: Opnd) -> Opnd {
+    half(o, true)
+}
+
+fn half(o: Opnd, high: bool) -> Opnd {
+    match o.base {
+        Base::Imm(bits) => Opnd::ud(if high {
+            (bits >> 32) as u32
+        } else {
+            bits as u32
+        }),
+        _ => Opnd {
+            ty: Type::UD,
+            stride: o.stride * 2,
+            neg: false,
+            abs: false,
+            off: o.off + if high { 4 } else { 0 },
+            ..o
+        },
+    }
+}
+
+fn df_imm(x: f64) -> Opnd {
+    Opnd::imm(Type::DF, x.to_bits())
+}
+
+/// A DF register built from a high and a low dword operand.
+fn build(b: &mut Builder, h: Opnd, l: Opnd) -> Opnd {
+    let t = b.vreg(Type::DF, 1);
+    b.mov(lo(t), l);
+    b.mov(hi(t), h);
+    t
+}
+
+/// The biased exponent field (0..=2047) of a DF operand.
+fn exponent(b: &mut Builder, x: Opnd) -> Opnd {
+    let e = b.vreg(Type::D, 1);
+    b.alu2(O::Shr, e.retype(Type::UD), hi(x), Opnd::ud(20));
+    b.alu2(O::And, e, e, Opnd::d(0x7FF));
+    e
+}
+
+/// 2^k as DF for a D operand k in [-1022, 1023].
+fn pow2(b: &mut Builder, k: Opnd) -> Opnd {
+    let h = b.vreg(Type::D, 1);
+    b.alu2(O::Add, h, k, Opnd::d(1023));
+    b.alu2(O::Shl, h, h, Opnd::d(20));
+    build(b, h.retype(Type::UD), Opnd::ud(0))
+}
+
+/// DF -> packed F (the conversion writes with stride 2, then a copy packs it).
+fn to_f(b: &mut Builder, x: Opnd) -> Opnd {
+    let t = b.vreg(Type::DF, 1);
+    let ts = Opnd {
+        stride: 2,
+        ..t.retype(Type::F)
+    };
+    b.mov(ts, x);
+    let f = b.vreg(Type::F, 1);
+    b.mov(f, ts);
+    f
+}
+
+/// `d = c ? a : d` with the condition already in f0.0.
+fn pmov(b: &mut Builder, d: Opnd, a: Opnd) {
+    b.mov(d.retype(Type::UQ), a.retype(Type::UQ)).pred = p();
+}
+
+/// A 64-bit comparison as a 32-bit boolean: CMP into a 64-bit temporary, low dwords out.
+fn cmp64(b: &mut Builder, cm: CondMod, d: Opnd, x: Opnd, y: Opnd) {
+    let t = b.vreg(x.ty, 1);
+    b.cmp(cm, t, x, y.retype(x.ty));
+    b.mov(d.retype(Type::UD), lo(t));
+}
+
+/// Sets f0.0 from `e == 0 || e == 2047` (zero/denormal or inf/NaN).
+fn flag_special(b: &mut Builder, e: Opnd) {
+    let t = b.vreg(Type::D, 1);
+    b.alu2(O::Add, t, e, Opnd::d(1));
+    b.alu2(O::And, t, t, Opnd::d(0x7FF));
+    b.cmp(CondMod::Le, Opnd::null(Type::D), t, Opnd::d(1));
+}
+
+/// trunc(x): clears the fraction bits below the binary point with a 64-bit mask.
+fn trunc(b: &mut Builder, d: Opnd, x: Opnd) {
+    let e = exponent(b, x);
+    // Fraction bits to clear: 1075 - e, at least 0 (|x| >= 2^52, inf, NaN keep all);
+    // |x| < 1 (e < 1023) keeps only the sign: 63.
+    let c = b.vreg(Type::D, 1);
+    b.alu2(O::Add, c, e.negate(), Opnd::d(1075));
+    b.alu2(O::Sel, c, c, Opnd::d(0)).cmod = CondMod::Ge;
+    b.cmp(CondMod::L, Opnd::null(Type::D), e, Opnd::d(1023));
+    b.mov(c, Opnd::d(63)).pred = p();
+    let c64 = b.vreg(Type::UQ, 1);
+    b.mov(c64, c.retype(Type::UD));
+    let m = b.vreg(Type::Q, 1);
+    b.mov(m, Opnd::imm(Type::Q, u64::MAX));
+    b.alu2(O::Shl, m, m, c64);
+    b.alu2(
+        O::And,
+        d.retype(Type::UQ),
+        x.retype(Type::UQ),
+        m.retype(Type::UQ),
+    );
+}
+
+/// floor (down = true) or ceil from trunc: step by one where trunc moved the wrong way.
+fn floor_ceil(b: &mut Builder, d: Opnd, x: Opnd, down: bool) {
+    let t = b.vreg(Type::DF, 1);
+    trunc(b, t, x);
+    let cm = if down { CondMod::L } else { CondMod::G };
+    b.cmp(cm, Opnd::null(Type::DF), x, t);
+    let one = df_imm(if down { -1.0 } else { 1.0 });
+    b.alu2(O::Add, t, t, one).pred = p();
+    b.mov(d.retype(Type::UQ), t.retype(Type::UQ));
+}
+
+fn round_even(b: &mut Builder, d: Opnd, x: Opnd) {
+    let ax = b.vreg(Type::DF, 1);
+    b.mov(lo(ax), lo(x));
+    b.alu2(O::And, hi(ax), hi(x), Opnd::ud(!SIGN));
+    let y = b.vreg(Type::DF, 1);
+    let big = 4503599627370496.0; // 2^52: from here on every double is an integer.
+    b.alu2(O::Add, y, ax, df_imm(big));
+    b.alu2(O::Add, y, y, df_imm(-big));
+    let s = b.vreg(Type::UD, 1);
+    b.alu2(O::And, s, hi(x), Opnd::ud(SIGN));
+    b.alu2(O::Or, hi(y), hi(y), s);
+    b.cmp(CondMod::Ge, Opnd::null(Type::DF), ax, df_imm(big));
+    pmov(b, y, x);
+    b.mov(d.retype(Type::UQ), y.retype(Type::UQ));
+}
+
+/// A guess of 1/m (`rsq` false) or 1/sqrt(m) from the F math unit, for m near 1.
+fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
+    let f = to_f(b, m);
+    let g = b.vreg(Type::F, 1);
+    let func = if rsq {
+        MathFunction::Rsq
+    } else {
+        MathFunction::Inv
+    };
+    b.math(func, g, vec![f]);
+    let r = b.vreg(Type::DF, 1);
+    b.mov(r, g);
+    r
+}
+
+/// x / y (x = None: 1 / y).
+fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
+    let e = exponent(b, y);
+    // m = y with exponent 0: +-[1, 2).
+    let mh = b.vreg(Type::UD, 1);
+    b.alu2(O::And, mh, hi(y), Opnd::ud(0x800F_FFFF));
+    b.alu2(O::Or, mh, mh, Opnd::ud(0x3FF0_0000));
+    let m = build(b, mh, lo(y));
+    let r = guess(b, m, false);
+    let t = b.vreg(Type::DF, 1);
+    for _ in 0..2 {
+        // r += r * (1 - m * r)
+        b.alu2(O::Mul, t, m, r);
+        b.alu2(O::Add, t, t.negate(), df_imm(1.0));
+        b.alu2(O::Mul, t, t, r);
+        b.alu2(O::Add, r, r, t);
+    }
+    let q = b.vreg(Type::DF, 1);
+    match x {
+        Some(x) => {
+            b.alu2(O::Mul, q, x, r);
+        }
+        None => {
+            b.mov(q, r);
+        }
+    }
+    // 1/y = (1/m) * 2^(1023 - e), applied in two exact halves.
+    let k = b.vreg(Type::D, 1);
+    b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
+    let k1 = b.vreg(Type::D, 1);
+    b.alu2(O::Asr, k1, k, Opnd::d(1));
+    let k2 = b.vreg(Type::D, 1);
+    b.alu2(O::Add, k2, k, k1.negate());
+    let s1 = pow2(b, k1);
+    b.alu2(O::Mul, q, q, s1);
+    let s2 = pow2(b, k2);
+    b.alu2(O::Mul, q, q, s2);
+    // Special y: 1/+-0 = +-inf, 1/+-inf = +-0, NaN stays.
+    let sh = b.vreg(Type::UD, 1);
+    b.alu2(O::And, sh, hi(y), Opnd::ud(SIGN));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+    b.alu2(O::Or, sh, sh, Opnd::ud(0x7FF0_0000)).pred = p();
+    let sp = build(b, sh, Opnd::ud(0));
+    b.cmp(CondMod::Nz, Opnd::null(Type::DF), y, y);
+    pmov(b, sp, y);
+    if let Some(x) = x {
+        b.alu2(O::Mul, sp, x, sp);
+    }
+    flag_special(b, e);
+    pmov(b, q, sp);
+    b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
+}
+
+/// sqrt(x) or (rsq) 1/sqrt(x).
+fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
+    let e = exponent(b, x);
+    // x = m * 2^(2j), m in [1, 4).
+    let k = b.vreg(Type::D, 1);
+    b.alu2(O::Add, k, e, Opnd::d(-1023));
+    let par = b.vreg(Type::D, 1);
+    b.alu2(O::And, par, k, Opnd::d(1));
+    let j = b.vreg(Type::D, 1);
+    b.alu2(O::Asr, j, k, Opnd::d(1));
+    let mh = b.vreg(Type::D, 1);
+    b.alu2(O::Add, mh, par, Opnd::d(1023));
+    b.alu2(O::Shl, mh, mh, Opnd::d(20));
+    let frac = b.vreg(Type::UD, 1);
+    b.alu2(O::And, frac, hi(x), Opnd::ud(0x000F_FFFF));
+    b.alu2(O::Or, mh.retype(Type::UD), mh.retype(Type::UD), frac);
+    let m = build(b, mh.retype(Type::UD), lo(x));
+    let r = guess(b, m, true);
+    let t = b.vreg(Type::DF, 1);
+    for _ in 0..2 {
+        // r *= 1.5 - 0.5 * m * r * r
+        b.alu2(O::Mul, t, r, r);
+        b.alu2(O::Mul, t, t, m);
+        b.alu2(O::Mul, t, t, df_imm(-0.5));
+        b.alu2(O::Add, t, t, df_imm(1.5));
+        b.alu2(O::Mul, r, r, t);
+    }
+    let q = b.vreg(Type::DF, 1);
+    if rsq {
+        let nj = b.vreg(Type::D, 1);
+        b.mov(nj, j.negate());
+        let s = pow2(b, nj);
+        b.alu2(O::Mul, q, r, s);
+    } else {
+        // s = m * r, then s += 0.5 * r * (m - s * s).
+        b.alu2(O::Mul, q, m, r);
+        b.alu2(O::Mul, t, q, q);
+        b.alu2(O::Add, t, m, t.negate());
+        b.alu2(O::Mul, t, t, r);
+        b.alu2(O::Mul, t, t, df_imm(0.5));
+        b.alu2(O::Add, q, q, t);
+        let s = pow2(b, j);
+        b.alu2(O::Mul, q, q, s);
+    }
+    // Specials: +-0 -> +-0 (sqrt) or +-inf (rsq); inf/NaN; negative -> NaN.
+    let sh = b.vreg(Type::UD, 1);
+    b.alu2(O::And, sh, hi(x), Opnd::ud(SIGN));
+    if rsq {
+        b.alu2(O::Or, sh, sh, Opnd::ud(0x7FF0_0000));
+    }
+    let z = build(b, sh, Opnd::ud(0));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+    pmov(b, q, z);
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0x7FF));
+    if rsq {
+        // 1/sqrt(inf) = 0; NaN is patched below.
+        pmov(b, q, Opnd::imm(Type::UQ, 0));
+        b.cmp(CondMod::Nz, Opnd::null(Type::DF), x, x);
+    }
+    pmov(b, q, x);
+    b.cmp(CondMod::L, Opnd::null(Type::DF), x, df_imm(0.0));
+    pmov(b, q, Opnd::imm(Type::UQ, f64::NAN.to_bits()));
+    b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
+}
+
+/// A 64-bit-type value converted to a 32-bit type: the conversion writes with stride 2.
+fn narrow(b: &mut Builder, d: Opnd, s: Opnd) {
+    let t = b.vreg(Type::UQ, 1);
+    let ts = Opnd {
+        stride: 2,
+        ..t.retype(d.ty)
+    };
+    b.mov(ts, s);
+    b.mov(d, ts);
+}
+
+/// The hardware type of an IR type for conversions (signedness from the op).
+fn conv_ty(t: ir::Type, signed: bool) -> Type {
+    match (t.kind, t.bits, signed) {
+        (Kind::Float, 64, _) => Type::DF,
+        (Kind::Float, _, _) => Type::F,
+        (_, 64, true) => Type::Q,
+        (_, 64, false) => Type::UQ,
+        (_, _, true) => Type::D,
+        (_, _, false) => Type::UD,
+    }
+}
+
+/// Selects one ALU op whose source or destination type is 64-bit. `d` and `s` are the
+/// component operands in the types `isel::hw_ty` gives (booleans D).
+pub fn alu64(
+    b: &mut Builder,
+    op: AluOp,
+    d: Opnd,
+    s: &[Opnd],
+    st: ir::Type,
+    dt: ir::Type,
+) -> Res<()> {
+    use AluOp::*;
+    let q = |o: Opnd| o.retype(Type::Q);
+    let uq = |o: Opnd| o.retype(Type::UQ);
+    let df = |o: Opnd| o.retype(Type::DF);
+    match op {
+        Mov | B2b | Bitcast => {
+            if is_wide(dt) && is_wide(st) {
+                b.mov(uq(d), uq(s[0]));
+            } else {
+                return Err(BackendError::Unsupported(format!(
+                    "{} from {st} to {dt}",
+                    op.name()
+                )));
+            }
+        }
+        I2i | U2u | I2f | U2f | F2i | F2u | F2f if st.bits < 32 || dt.bits < 32 => {
+            return Err(BackendError::Unsupported(format!(
+                "{} from {st} to {dt} (8/16-bit <-> 64-bit needs an intermediate)",
+                op.name()
+            )))
+        }
+        I2i | U2u | I2f | U2f | F2i | F2u | F2f => {
+            let ss = matches!(op, I2i | I2f);
+            let ds = matches!(op, I2i | F2i);
+            let sty = conv_ty(st, ss);
+            let dty = conv_ty(dt, ds);
+            let src = s[0].retype(sty);
+            let dst = d.retype(dty);
+            if matches!(op, I2i | U2u) && st.bits == 64 && dt.bits <= 32 {
+                // Integer narrowing keeps the low dword.
+                b.mov(dst.retype(Type::UD), lo(src));
+            } else if dt.bits == 64 {
+                b.mov(dst, src);
+            } else {
+                narrow(b, dst, src);
+            }
+        }
+        B2i => {
+            b.mov(q(d), s[0].retype(Type::D).negate());
+        }
+        B2f => {
+            b.mov(df(d), s[0].retype(Type::D).negate());
+        }
+        I2b => {
+            cmp64(b, CondMod::Nz, d, q(s[0]), Opnd::imm(Type::Q, 0));
+        }
+        Iadd => {
+            b.alu2(O::Add, q(d), q(s[0]), q(s[1]));
+        }
+        Isub => {
+            b.alu2(O::Add, q(d), q(s[0]), q(s[1]).negate());
+        }
+        Imul => {
+            // (aH:aL) * (bH:bL) mod 2^64 = aL*bL + ((aL*bH + aH*bL) << 32).
+            let t = b.vreg(Type::UQ, 1);
+            b.alu2(O::Mul, t, lo(s[0]), lo(s[1]));
+            let c1 = b.vreg(Type::UD, 1);
+            b.alu2(O::Mul, c1, lo(s[0]), hi(s[1]));
+            let c2 = b.vreg(Type::UD, 1);
+            b.alu2(O::Mul, c2, hi(s[0]), lo(s[1]));
+            b.alu2(O::Add, c1, c1, c2);
+            b.alu2(O::Add, hi(t), hi(t), c1);
+            b.mov(uq(d), t);
+        }
+        Ineg => {
+            b.mov(q(d), q(s[0]).negate());
+        }
+        Iabs => {
+            let t = b.vreg(Type::Q, 1);
+            b.mov(t, q(s[0]).negate());
+            b.alu2(O::Sel, q(d), q(s[0]), t).cmod = CondMod::Ge;
+        }
+        Isign => {
+            // max(min(x, 1), -1)
+            let t = b.vreg(Type::Q, 1);
+            let one = b.vreg(Type::Q, 1);
+            b.mov(one, Opnd::imm(Type::Q, 1));
+            b.alu2(O::Sel, t, q(s[0]), one).cmod = CondMod::L;
+            b.mov(one, Opnd::imm(Type::Q, u64::MAX));
+            b.alu2(O::Sel, q(d), t, one).cmod = CondMod::Ge;
+        }
+        Imin | Imax | Umin | Umax | Fmin | Fmax => {
+            let ty = match op {
+                Imin | Imax => Type::Q,
+                Umin | Umax => Type::UQ,
+                _ => Type::DF,
+            };
+            let cm = if matches!(op, Imin | Umin | Fmin) {
+                CondMod::L
+            } else {
+                CondMod::Ge
+            };
+            b.alu2(O::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
+                .cmod = cm;
+        }
+        Iand | Ior | Ixor => {
+            let o = match op {
+                Iand => O::And,
+                Ior => O::Or,
+                _ => O::Xor,
+            };
+            b.alu2(o, uq(d), uq(s[0]), uq(s[1]));
+        }
+        Inot => {
+            b.alu1(O::Not, uq(d), uq(s[0]));
+        }
+        Ishl | Ishr | Ushr => {
+            // The count, modulo 64, as a qword like the value.
+            let c = b.vreg(Type::UD, 1);
+            b.alu2(O::And, c, s[1].retype(Type::UD), Opnd::ud(63));
+            let c64 = b.vreg(Type::UQ, 1);
+            b.mov(c64, c);
+            let (o, ty) = match op {
+                Ishl => (O::Shl, Type::UQ),
+                Ishr => (O::Asr, Type::Q),
+                _ => (O::Shr, Type::UQ),
+            };
+            b.alu2(o, d.retype(ty), s[0].retype(ty), c64);
+        }
+        Fadd => {
+            b.alu2(O::Add, df(d), df(s[0]), df(s[1]));
+        }
+        Fsub => {
+            b.alu2(O::Add, df(d), df(s[0]), df(s[1]).negate());
+        }
+        Fmul => {
+            b.alu2(O::Mul, df(d), df(s[0]), df(s[1]));
+        }
+        Ffma => {
+            // Vulkan: fma's precision is that of OpFMul followed by OpFAdd.
+            let t = b.vreg(Type::DF, 1);
+            b.alu2(O::Mul, t, df(s[0]), df(s[1]));
+            b.alu2(O::Add, df(d), t, df(s[2]));
+        }
+        Fdiv => div(b, d, Some(df(s[0])), df(s[1])),
+        Frcp => div(b, d, None, df(s[0])),
+        Fsqrt => sqrt(b, d, df(s[0]), false),
+        Frsq => sqrt(b, d, df(s[0]), true),
+        Fneg | Fabs => {
+            b.mov(lo(d), lo(s[0]));
+            if op == Fneg {
+                b.alu2(O::Xor, hi(d), hi(s[0]), Opnd::ud(SIGN));
+            } else {
+                b.alu2(O::And, hi(d), hi(s[0]), Opnd::ud(!SIGN));
+            }
+        }
+        Fsign => {
+            let t = b.vreg(Type::DF, 1);
+            b.mov(lo(t), Opnd::ud(0));
+            b.alu2(O::And, hi(t), hi(s[0]), Opnd::ud(SIGN));
+            b.alu2(O::Or, hi(t), hi(t), Opnd::ud(0x3FF0_0000));
+            b.mov(uq(d), uq(s[0]));
+            b.cmp(CondMod::Nz, Opnd::null(Type::DF), df(s[0]), df_imm(0.0));
+            pmov(b, d, t);
+        }
+        Ftrunc => trunc(b, d, df(s[0])),
+        Ffloor => floor_ceil(b, d, df(s[0]), true),
+        Fceil => floor_ceil(b, d, df(s[0]), false),
+        FroundEven => round_even(b, d, df(s[0])),
+        Ffract => {
+            let t = b.vreg(Type::DF, 1);
+            floor_ceil(b, t, df(s[0]), true);
+            b.alu2(O::Add, df(d), df(s[0]), t.negate());
+        }
+        Ldexp => {
+            // x * 2^k1 * 2^k2 with k = clamp(e, -2044, 2046), k1 = k >> 1, k2 = k - k1.
+            let k = b.vreg(Type::D, 1);
+            b.alu2(O::Sel, k, s[1].retype(Type::D), Opnd::d(-2044)).cmod = CondMod::Ge;
+            b.alu2(O::Sel, k, k, Opnd::d(2046)).cmod = CondMod::L;
+            let k1 = b.vreg(Type::D, 1);
+            b.alu2(O::Asr, k1, k, Opnd::d(1));
+            let k2 = b.vreg(Type::D, 1);
+            b.alu2(O::Add, k2, k, k1.negate());
+            let t = b.vreg(Type::DF, 1);
+            let p1 = pow2(b, k1);
+            b.alu2(O::Mul, t, df(s[0]), p1);
+            let p2 = pow2(b, k2);
+            b.alu2(O::Mul, df(d), t, p2);
+        }
+        FrexpSig | FrexpExp => {
+            // Normal x: significand in [0.5, 1) with x's sign, exponent e - 1022; zero
+            // (and flushed denormals): (x, 0).
+            let e = exponent(b, df(s[0]));
+            if op == FrexpSig {
+                let t = b.vreg(Type::DF, 1);
+                b.mov(lo(t), lo(s[0]));
+                b.alu2(O::And, hi(t), hi(s[0]), Opnd::ud(0x800F_FFFF));
+                b.alu2(O::Or, hi(t), hi(t), Opnd::ud(0x3FE0_0000));
+                b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+                pmov(b, t, s[0]);
+                b.mov(uq(d), uq(t));
+            } else {
+                b.alu2(O::Add, d.retype(Type::D), e, Opnd::d(-1022));
+                b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+                b.mov(d.retype(Type::D), Opnd::d(0)).pred = p();
+            }
+        }
+        Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
+            let (ty, cm) = match op {
+                Ieq => (Type::Q, CondMod::Z),
+                Ine => (Type::Q, CondMod::Nz),
+                Ilt => (Type::Q, CondMod::L),
+                Ige => (Type::Q, CondMod::Ge),
+                Ult => (Type::UQ, CondMod::L),
+                Uge => (Type::UQ, CondMod::Ge),
+                Feq => (Type::DF, CondMod::Z),
+                Flt => (Type::DF, CondMod::L),
+                Fle => (Type::DF, CondMod::Le),
+                Fgt => (Type::DF, CondMod::G),
+                Fge => (Type::DF, CondMod::Ge),
+                _ => (Type::DF, CondMod::Nz),
+            };
+            cmp64(b, cm, d, s[0].retype(ty), s[1].retype(ty));
+        }
+        Fne | Fequ => {
+            // fne (ordered) = a < b || a > b; fequ = its negation.
+            let t = b.vreg(Type::D, 1);
+            let t2 = b.vreg(Type::D, 1);
+            cmp64(b, CondMod::L, t, df(s[0]), df(s[1]));
+            cmp64(b, CondMod::G, t2, df(s[0]), df(s[1]));
+            if op == Fne {
+                b.alu2(
+                    O::Or,
+                    d.retype(Type::UD),
+                    t.retype(Type::UD),
+                    t2.retype(Type::UD),
+                );
+            } else {
+                b.alu2(
+                    O::Or,
+                    t.retype(Type::UD),
+                    t.retype(Type::UD),
+                    t2.retype(Type::UD),
+                );
+                b.alu1(O::Not, d.retype(Type::UD), t.retype(Type::UD));
+            }
+        }
+        Fltu | Fleu | Fgtu | Fgeu => {
+            let cm = match op {
+                Fltu => CondMod::Ge,
+                Fleu => CondMod::G,
+                Fgtu => CondMod::Le,
+                _ => CondMod::L,
+            };
+            let t = b.vreg(Type::D, 1);
+            cmp64(b, cm, t, df(s[0]), df(s[1]));
+            b.alu1(O::Not, d.retype(Type::UD), t.retype(Type::UD));
+        }
+        IsNan => cmp64(b, CondMod::Nz, d, df(s[0]), df(s[0])),
+        IsInf => {
+            let a = b.vreg(Type::DF, 1);
+            b.mov(lo(a), lo(s[0]));
+            b.alu2(O::And, hi(a), hi(s[0]), Opnd::ud(!SIGN));
+            cmp64(b, CondMod::Z, d, a, df_imm(f64::INFINITY));
+        }
+        Bcsel => {
+            b.flag_from(s[0]);
+            b.alu2(O::Sel, uq(d), uq(s[1]), uq(s[2])).pred = p();
+        }
+        ImulHigh | UmulHigh | Idiv | Udiv | Irem | Imod | Umod | BitfieldInsert
+        | IbitfieldExtract | UbitfieldExtract | BitfieldReverse | BitCount | FindLsb | UfindMsb
+        | IfindMsb | Fmod | Frem | Fexp2 | Flog2 | Fsin | Fcos | Fpow => {
+            return Err(BackendError::Unsupported(format!(
+                "{} on 64-bit operands",
+                op.name()
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// Loads `comps` 64-bit components from `addr` into `dst` (component c at
+/// `c * comp_stride`): untyped dword reads of at most two components each, then the lo/hi
+/// dwords interleaved with strided moves.
+pub fn load64(b: &mut Builder, surf: Surface, addr: Opnd, dst: Opnd, comps: u32, comp_stride: u32) {
+    let w = b.exec as u32;
+    let mut c = 0;
+    while c < comps {
+        let n = (comps - c).min(2);
+        let a = chunk_addr(b, addr, c);
+        let t = b.vreg(Type::UD, 2 * n);
+        b.inst(
+            LOp::UntypedRead {
+                surf,
+                comps: 2 * n as u8,
+                comp_stride: 4 * w,
+            },
+            t,
+            vec![a],
+        );
+        for j in 0..n {
+            let o = dst.offset((c + j) * comp_stride);
+            b.mov(lo(o), t.offset(2 * j * 4 * w));
+            b.mov(hi(o), t.offset((2 * j + 1) * 4 * w));
+        }
+        c += n;
+    }
+}
+
+/// Stores `comps` 64-bit components of `src` (immediate or register, component c at
+/// `c * comp_stride`) at `addr`.
+pub fn store64(b: &mut Builder, surf: Surface, addr: Opnd, src: &[Opnd]) {
+    let w = b.exec as u32;
+    let comps = src.len() as u32;
+    let mut c = 0;
+    while c < comps {
+        let n = (comps - c).min(2);
+        let a = chunk_addr(b, addr, c);
+        let t = b.vreg(Type::UD, 2 * n);
+        for j in 0..n {
+            let o = src[(c + j) as usize];
+            b.mov(t.offset(2 * j * 4 * w), lo(o));
+            b.mov(t.offset((2 * j + 1) * 4 * w), hi(o));
+        }
+        b.inst(
+            LOp::UntypedWrite {
+                surf,
+                comps: 2 * n as u8,
+                comp_stride: 4 * w,
+            },
+            Opnd::null(Type::UD),
+            vec![a, t],
+        );
+        c += n;
+    }
+}
+
+fn chunk_addr(b: &mut Builder, addr: Opnd, c: u32) -> Opnd {
+    if c == 0 {
+        return addr;
+    }
+    let a = b.vreg(Type::UD, 1);
+    b.alu2(O::Add, a, addr.retype(Type::UD), Opnd::ud(8 * c));
+    a
+}

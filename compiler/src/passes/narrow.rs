@@ -1,0 +1,394 @@
+//! 8/16-bit lowering: every ALU operation on 8/16-bit integers or 16-bit floats is
+//! computed in 32 bits.
+//!
+//! * Integer ops extend their sources to 32 bits (`i2i` sign-extends where the result
+//!   depends on the sign: signed division, remainder, min/max, arithmetic shift right,
+//!   signed compares, high multiply, find-msb; `u2u` zero-extends elsewhere), compute the
+//!   32-bit op and truncate the result back (`i2i` to the narrow type). 8/16-bit add,
+//!   subtract, multiply, shift left and bitwise ops wrap exactly as the narrow op would.
+//!   Shift counts are taken modulo the bit width, as the reference (`eval`) does (SPIR-V
+//!   leaves larger counts undefined).
+//! * fp16 ops convert their sources to f32 (exact), compute in f32 and round the result to
+//!   f16 (`f2f`, round to nearest even). For add, sub, mul and sqrt this is correctly
+//!   rounded (f32 has more than 2 x 11 + 2 significand bits); division, transcendentals and
+//!   the rest are within Vulkan's fp16 precision. Compares of f16 values compare the f32
+//!   images (same result).
+//! * Conversions: 8/16 <-> 32-bit (`i2i`, `u2u`, `f2f` f16 <-> f32) and bitcasts between
+//!   equal sizes stay for the back end; anything else involving a narrow type goes
+//!   through a 32-bit intermediate (f16 <-> f64 through f32, as DESIGN.md asks).
+//! * Comparisons of 8/16-bit values are therefore 32-bit comparisons, and their booleans
+//!   are 32-bit after `lower_bools` (one canonical size; no 16-bit booleans reach the back
+//!   end from this pass).
+//!
+//! Runs before `lower_int_div` (which then sees only 32-bit division) and `lower_bools`.
+
+use crate::ir::*;
+
+fn is_narrow(t: Type) -> bool {
+    matches!((t.kind, t.bits), (Kind::Int, 8 | 16) | (Kind::Float, 16))
+}
+
+/// How a narrow source is widened.
+#[derive(Clone, Copy, PartialEq)]
+enum Ext {
+    Sign,
+    Zero,
+}
+
+struct Narrow<'f> {
+    values: &'f mut Vec<Type>,
+    out: Vec<Node>,
+}
+
+impl Narrow<'_> {
+    fn emit(&mut self, t: Type, op: Op) -> Value {
+        self.values.push(t);
+        let v = Value(self.values.len() as u32 - 1);
+        self.out.push(Node::Instr(Instr { dst: Some(v), op }));
+        v
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.values[v.0 as usize]
+    }
+
+    /// `v` widened to 32 bits (unchanged when it is not narrow).
+    fn widen(&mut self, v: Value, ext: Ext) -> Value {
+        let t = self.ty(v);
+        if !is_narrow(t) {
+            return v;
+        }
+        match t.kind {
+            Kind::Float => self.emit(Type::F32.vec(t.comps), Op::Alu(AluOp::F2f, vec![v])),
+            _ => {
+                let op = if ext == Ext::Sign {
+                    AluOp::I2i
+                } else {
+                    AluOp::U2u
+                };
+                self.emit(Type::I32.vec(t.comps), Op::Alu(op, vec![v]))
+            }
+        }
+    }
+
+    /// The 32-bit counterpart of a narrow type (same kind and component count).
+    fn wide_ty(t: Type) -> Type {
+        if is_narrow(t) {
+            Type { bits: 32, ..t }
+        } else {
+            t
+        }
+    }
+
+    /// Rewrites one ALU instruction; returns false when it stays as it is.
+    fn alu(&mut self, d: Value, op: AluOp, srcs: &[Value]) -> bool {
+        use AluOp::*;
+        let dt = self.ty(d);
+        let st = self.ty(srcs[0]);
+        let narrow_any = srcs.iter().any(|s| is_narrow(self.ty(*s))) || is_narrow(dt);
+        if !narrow_any {
+            return false;
+        }
+        match op.class() {
+            AluClass::Convert => return self.convert(d, op, srcs[0], st, dt),
+            // A select of narrow values is a select of their slots: the back end does it.
+            AluClass::Select => return false,
+            _ => {}
+        }
+        if op == Mov {
+            return false;
+        }
+        let ext = match op {
+            Idiv | Irem | Imod | Imin | Imax | Isign | Iabs | Ishr | ImulHigh | IfindMsb
+            | IbitfieldExtract | Ilt | Ige => Ext::Sign,
+            _ => Ext::Zero,
+        };
+        let mut ws: Vec<Value> = srcs.iter().map(|s| self.widen(*s, ext)).collect();
+        // Shift counts modulo the width (the reference's semantics).
+        if matches!(op, Ishl | Ishr | Ushr) && is_narrow(st) {
+            let m = self.emit(
+                Type::I32.vec(self.ty(ws[1]).comps),
+                Op::Const(vec![u64::from(st.bits) - 1]),
+            );
+            ws[1] = self.emit(self.ty(ws[1]), Op::Alu(Iand, vec![ws[1], m]));
+        }
+        let wt = Self::wide_ty(dt);
+        let bits = u64::from(st.bits);
+        let r = match op {
+            ImulHigh | UmulHigh => {
+                // The full product of two extended narrow values fits in 32 bits.
+                let p = self.emit(wt, Op::Alu(Imul, ws));
+                let k = self.emit(Type::I32.vec(wt.comps), Op::Const(vec![bits]));
+                let sh = if op == ImulHigh { Ishr } else { Ushr };
+                self.emit(wt, Op::Alu(sh, vec![p, k]))
+            }
+            BitfieldReverse => {
+                let r = self.emit(wt, Op::Alu(BitfieldReverse, ws));
+                let k = self.emit(Type::I32.vec(wt.comps), Op::Const(vec![32 - bits]));
+                self.emit(wt, Op::Alu(Ushr, vec![r, k]))
+            }
+            _ => self.emit(wt, Op::Alu(op, ws)),
+        };
+        self.finish(d, r);
+        true
+    }
+
+    /// Defines `d` (narrow or not) from the 32-bit result `r`.
+    fn finish(&mut self, d: Value, r: Value) {
+        let dt = self.ty(d);
+        if !is_narrow(dt) {
+            // Wide result: the instruction that computed `r` defines `d` itself.
+            if let Some(Node::Instr(i)) = self.out.last_mut() {
+                if i.dst == Some(r) {
+                    i.dst = Some(d);
+                    return;
+                }
+            }
+        }
+        let op = if !is_narrow(dt) {
+            AluOp::Mov
+        } else if dt.is_float() {
+            AluOp::F2f
+        } else {
+            AluOp::I2i
+        };
+        self.out.push(Node::Instr(Instr {
+            dst: Some(d),
+            op: Op::Alu(op, vec![r]),
+        }));
+    }
+
+    fn convert(&mut self, d: Value, op: AluOp, s: Value, st: Type, dt: Type) -> bool {
+        use AluOp::*;
+        let (ss, ds) = (st.bits, dt.bits);
+        match op {
+            // Kept for the back end: 8/16/32-bit integer resizes, f16 <-> f32, equal sizes.
+            I2i | U2u if ss <= 32 && ds <= 32 => false,
+            F2f if ss <= 32 && ds <= 32 => false,
+            Bitcast if ss == ds => false,
+            I2i | U2u => {
+                // One side is 64-bit: through 32 bits.
+                let ext = if op == I2i { Ext::Sign } else { Ext::Zero };
+                let m = self.widen(s, ext);
+                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![m]));
+                self.finish(d, r);
+                true
+            }
+            F2f => {
+                let m = self.widen(s, Ext::Zero);
+                let r = self.emit(Self::wide_ty(dt), Op::Alu(F2f, vec![m]));
+                self.finish(d, r);
+                true
+            }
+            I2f | U2f => {
+                // Integers of up to 32 bits are exact in f32 up to 2^24, beyond f16's range,
+                // so rounding once to f16 afterwards is correct.
+                let ext = if op == I2f { Ext::Sign } else { Ext::Zero };
+                let m = self.widen(s, ext);
+                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![m]));
+                self.finish(d, r);
+                true
+            }
+            F2i | F2u | FrexpExp => {
+                let m = self.widen(s, Ext::Zero);
+                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![m]));
+                self.finish(d, r);
+                true
+            }
+            B2i | B2f => {
+                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![s]));
+                self.finish(d, r);
+                true
+            }
+            I2b => {
+                let m = self.widen(s, Ext::Zero);
+                self.out.push(Node::Instr(Instr {
+                    dst: Some(d),
+                    op: Op::Alu(I2b, vec![m]),
+                }));
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn walk(b: &mut Block, values: &mut Vec<Type>) -> bool {
+    let mut changed = false;
+    let old = std::mem::take(b);
+    let mut nw = Narrow {
+        values,
+        out: Vec::with_capacity(old.len()),
+    };
+    for mut n in old {
+        match &mut n {
+            Node::Instr(Instr {
+                dst: Some(d),
+                op: Op::Alu(op, srcs),
+            }) => {
+                let (d, op, srcs) = (*d, *op, srcs.clone());
+                if nw.alu(d, op, &srcs) {
+                    changed = true;
+                    continue;
+                }
+            }
+            Node::If(i) => {
+                changed |= walk(&mut i.then_, nw.values);
+                changed |= walk(&mut i.else_, nw.values);
+            }
+            Node::Loop(l) => changed |= walk(&mut l.body, nw.values),
+            _ => {}
+        }
+        nw.out.push(n);
+    }
+    *b = nw.out;
+    changed
+}
+
+/// Computes 8/16-bit ALU operations in 32 bits (see the module docs). Returns true if
+/// anything changed.
+pub fn lower_narrow(f: &mut Function) -> bool {
+    let mut body = std::mem::take(&mut f.body);
+    let changed = walk(&mut body, &mut f.values);
+    f.body = body;
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::check_pass;
+
+    #[test]
+    fn i16_add_is_computed_in_32_bits_and_truncated() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:i16 = load ssbo[0] %0 align 2
+            %2:i16 = iadd %1, %1
+            store ssbo[0] %0, %2 align 2
+            ",
+            "
+            %0:i32 = const 0
+            %1:i16 = load ssbo[0] %0 align 2
+            %3:i32 = u2u %1
+            %4:i32 = u2u %1
+            %5:i32 = iadd %3, %4
+            %2:i16 = i2i %5
+            store ssbo[0] %0, %2 align 2
+            ",
+        );
+    }
+
+    #[test]
+    fn i8_signed_compare_sign_extends() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:i8 = load ssbo[0] %0 align 1
+            %2:i8 = load ssbo[0] %0 align 1
+            %3:b1 = ilt %1, %2
+            %4:i32 = b2i %3
+            store ssbo[0] %0, %4 align 4
+            ",
+            "
+            %0:i32 = const 0
+            %1:i8 = load ssbo[0] %0 align 1
+            %2:i8 = load ssbo[0] %0 align 1
+            %5:i32 = i2i %1
+            %6:i32 = i2i %2
+            %3:b1 = ilt %5, %6
+            %4:i32 = b2i %3
+            store ssbo[0] %0, %4 align 4
+            ",
+        );
+    }
+
+    #[test]
+    fn f16_mul_rounds_after_the_f32_op() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:f16 = load ssbo[0] %0 align 2
+            %2:f16 = fmul %1, %1
+            store ssbo[0] %0, %2 align 2
+            ",
+            "
+            %0:i32 = const 0
+            %1:f16 = load ssbo[0] %0 align 2
+            %3:f32 = f2f %1
+            %4:f32 = f2f %1
+            %5:f32 = fmul %3, %4
+            %2:f16 = f2f %5
+            store ssbo[0] %0, %2 align 2
+            ",
+        );
+    }
+
+    #[test]
+    fn narrow_shift_count_is_masked_to_the_width() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:i16 = load ssbo[0] %0 align 2
+            %2:i32 = load ssbo[0] %0 align 4
+            %3:i16 = ushr %1, %2
+            store ssbo[0] %0, %3 align 2
+            ",
+            "
+            %0:i32 = const 0
+            %1:i16 = load ssbo[0] %0 align 2
+            %2:i32 = load ssbo[0] %0 align 4
+            %4:i32 = u2u %1
+            %5:i32 = const 15
+            %6:i32 = iand %2, %5
+            %7:i32 = ushr %4, %6
+            %3:i16 = i2i %7
+            store ssbo[0] %0, %3 align 2
+            ",
+        );
+    }
+
+    #[test]
+    fn f16_to_f64_goes_through_f32() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:f16 = load ssbo[0] %0 align 2
+            %2:f64 = f2f %1
+            store ssbo[0] %0, %2 align 8
+            ",
+            "
+            %0:i32 = const 0
+            %1:f16 = load ssbo[0] %0 align 2
+            %3:f32 = f2f %1
+            %2:f64 = f2f %3
+            store ssbo[0] %0, %2 align 8
+            ",
+        );
+    }
+
+    #[test]
+    fn i32_code_is_unchanged() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:i32 = load ssbo[0] %0 align 4
+            %2:i32 = iadd %1, %1
+            store ssbo[0] %0, %2 align 4
+            ",
+            "
+            %0:i32 = const 0
+            %1:i32 = load ssbo[0] %0 align 4
+            %2:i32 = iadd %1, %1
+            store ssbo[0] %0, %2 align 4
+            ",
+        );
+    }
+}

@@ -1,0 +1,691 @@
+//! 64-bit types (issue 7, native fp64 and int64 on Gen9) through the front end, the
+//! middle passes and the back end at SIMD8/16/32 on the simulated GPU, per op, against a
+//! Rust reference on edge and seeded random inputs. Skipped when glslangValidator is
+//! not installed.
+//!
+//! The reference follows the hardware's default DF denormal mode (cr0 bit 6 clear:
+//! denormal DF results are flushed to zero); the inputs hold no denormals. Operations
+//! built from Newton-Raphson (division, reciprocal, sqrt, inversesqrt) are compared
+//! within [`ULPS`]; everything else bit for bit.
+
+#[path = "../../kernel-iface/tests/gpu_common/mod.rs"]
+mod gpu_common;
+
+use ferrite_compiler::backend::{self, BackendOptions, Kernel};
+use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
+use ferrite_compiler::{BindingSlot, Target};
+use gpu_common::*;
+use std::process::Command;
+
+fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
+    let dir = std::env::temp_dir().join(format!("ferrite-bewide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join(format!("{name}.comp"));
+    let output = dir.join(format!("{name}.spv"));
+    std::fs::write(&input, src).unwrap();
+    let out = match Command::new("glslangValidator")
+        .args(["-V", "--target-env", "vulkan1.1", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+    {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("glslangValidator not installed: skipping {name}");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let bytes = std::fs::read(&output).unwrap();
+    Some(
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    )
+}
+
+/// Compiles `src` at exactly `simd`; binding b of set 0 goes to BTI b + 1 (the harness
+/// binds its buffers at BTI 1, 2, ...).
+fn kernel(name: &str, src: &str, simd: u32) -> Option<Kernel> {
+    let words = glsl(name, src)?;
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        bindings: (0..4)
+            .map(|b| BindingSlot {
+                set: 0,
+                binding: b,
+                bti: b + 1,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
+    let opts = BackendOptions {
+        no8: simd != 8,
+        no16: simd != 16,
+        no32: simd != 32,
+        validate: true,
+        ..BackendOptions::gen9()
+    };
+    let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
+    assert_eq!(k.simd, simd);
+    Some(k)
+}
+
+/// Dispatches `k` over `groups` with the buffers; returns nothing (read the BOs after).
+fn dispatch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)]) {
+    dispatch_scratch(g, k, groups, buffers, 0)
+}
+
+/// As [`dispatch`], with per-thread scratch at GPU address `scratch` (General State Base
+/// is 0 in the harness) when the kernel spills.
+fn dispatch_scratch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)], scratch: u64) {
+    assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
+    let d = Dispatch {
+        asm: EOT,
+        simd: k.simd,
+        group_size: k.local_size.iter().product(),
+        groups,
+        slm_bytes: k.slm_size,
+        barrier: k.uses_barrier,
+        // The cross-thread driver register: num_workgroups, base_workgroup_id = 0.
+        push: [groups[0], groups[1], groups[2], 0, 0, 0, 0, 0],
+        buffers,
+        scratch: (k.scratch_size > 0)
+            .then(|| (scratch, u64::from(k.scratch_size.trailing_zeros() - 10))),
+        ..Default::default()
+    };
+    build_dispatch(g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
+    g.write(KERNEL_BO, 0, &k.binary);
+    let out = g.submit(BATCH_BO).unwrap();
+    assert_eq!(out, Outcome::Ok, "{}", k.asm);
+}
+
+/// Largest distance in units in the last place allowed for div/rcp/sqrt/inversesqrt.
+const ULPS: u64 = 2;
+
+fn flush(x: f64) -> f64 {
+    if x.is_subnormal() {
+        0.0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// Distance in ULPs between two doubles of the same sign (u64::MAX otherwise).
+fn ulps(a: f64, b: f64) -> u64 {
+    if a.is_nan() && b.is_nan() {
+        return 0;
+    }
+    if a == b {
+        return 0;
+    }
+    if a.is_sign_negative() != b.is_sign_negative() || a.is_nan() || b.is_nan() {
+        return u64::MAX;
+    }
+    a.to_bits().abs_diff(b.to_bits())
+}
+
+fn same(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+}
+
+/// Deterministic inputs: edge values first, then seeded random doubles with exponents in
+/// [-80, 80] (no denormals, products stay normal).
+fn doubles(n: usize, seed: u64) -> Vec<f64> {
+    let edges = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        3.5,
+        0.49999999999999994,
+        4503599627370495.5,
+        -4503599627370495.5,
+        9007199254740993.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1e300,
+        -1e300,
+        1e-300,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        3.0,
+        -7.25,
+        123456789.125,
+        6.0,
+    ];
+    let mut s = seed;
+    let mut v: Vec<f64> = Vec::with_capacity(n);
+    for i in 0..n {
+        if i < edges.len() && seed % 2 == 1 {
+            v.push(edges[i]);
+            continue;
+        }
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let mant = (s >> 12) | 0x3FF0_0000_0000_0000;
+        let e = ((s >> 4) % 161) as i32 - 80;
+        let m = f64::from_bits(mant) * if s & 1 == 1 { -1.0 } else { 1.0 };
+        v.push(m * 2f64.powi(e));
+    }
+    v
+}
+
+fn u64s(v: &[f64]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
+        .collect()
+}
+
+fn read_u64(g: &Gpu, bo: usize, n: usize) -> Vec<u64> {
+    let w = g.read_u32s(bo, 0, 2 * n);
+    (0..n)
+        .map(|i| w[2 * i] as u64 | (w[2 * i + 1] as u64) << 32)
+        .collect()
+}
+
+const FP64: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+layout(set=0, binding=3) buffer I { int n[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    double b = y[i];
+    uint k = i * 24u;
+    o[k + 0u] = a + b;
+    o[k + 1u] = a - b;
+    o[k + 2u] = a * b;
+    o[k + 3u] = a / b;
+    o[k + 4u] = sqrt(a);
+    o[k + 5u] = inversesqrt(a);
+    o[k + 6u] = 1.0LF / b;
+    o[k + 7u] = floor(a);
+    o[k + 8u] = ceil(a);
+    o[k + 9u] = trunc(a);
+    o[k + 10u] = roundEven(a);
+    o[k + 11u] = fract(a);
+    o[k + 12u] = mod(a, b);
+    o[k + 13u] = min(a, b);
+    o[k + 14u] = max(a, b);
+    o[k + 15u] = abs(a);
+    o[k + 16u] = -a;
+    o[k + 17u] = sign(a);
+    o[k + 18u] = fma(a, b, a);
+    o[k + 19u] = double(float(a));
+    o[k + 20u] = double(int(clamp(a, -1e9LF, 1e9LF)));
+    o[k + 21u] = ldexp(a, int(i) - 32);
+    int e;
+    o[k + 22u] = frexp(a, e);
+    o[k + 23u] = double(uint(clamp(b, 0.0LF, 4e9LF))) + double(float(i) * 0.25);
+    int f = 0;
+    if (a < b) f |= 1;
+    if (a <= b) f |= 2;
+    if (a == b) f |= 4;
+    if (a != b) f |= 8;
+    if (a > b) f |= 16;
+    if (a >= b) f |= 32;
+    if (isnan(a)) f |= 64;
+    if (isinf(a)) f |= 128;
+    n[3u * i] = f;
+    n[3u * i + 1u] = e;
+    uvec2 u = unpackDouble2x32(a);
+    n[3u * i + 2u] = int(u.x ^ u.y);
+    x[i] = packDouble2x32(uvec2(u.y, u.x));
+}";
+
+fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
+    let m = {
+        let r = a - b * (a / b).floor();
+        if r == b {
+            0.0
+        } else {
+            r
+        }
+    };
+    let (fr_sig, _) = frexp(a);
+    let finite = a.is_finite();
+    [
+        Some(flush(a + b)),
+        Some(flush(a - b)),
+        Some(flush(a * b)),
+        None, // division: checked in ULPs
+        None,
+        None,
+        None,
+        Some(a.floor()),
+        Some(a.ceil()),
+        Some(a.trunc()),
+        Some(a.round_ties_even()),
+        Some(flush(a - a.floor())),
+        Some(m), // mod: checked with a tolerance
+        Some(if a.is_nan() {
+            b
+        } else if b.is_nan() || a < b {
+            a
+        } else {
+            b
+        }),
+        Some(if a.is_nan() {
+            b
+        } else if b.is_nan() || a >= b {
+            a
+        } else {
+            b
+        }),
+        Some(a.abs()),
+        Some(-a),
+        (!a.is_nan()).then(|| if a == 0.0 { a } else { 1f64.copysign(a) }),
+        Some(flush(flush(a * b) + a)),
+        Some(flush((a as f32) as f64)),
+        (!a.is_nan()).then(|| a.clamp(-1e9, 1e9) as i32 as f64),
+        Some(flush(a * 2f64.powi(i as i32 - 32))),
+        finite.then_some(fr_sig),
+        (!b.is_nan()).then(|| b.clamp(0.0, 4e9) as u32 as f64 + (i as f32 * 0.25) as f64),
+    ]
+}
+
+fn frexp(a: f64) -> (f64, i32) {
+    if a == 0.0 || !a.is_finite() {
+        return (a, 0);
+    }
+    let e = ((a.to_bits() >> 52) & 0x7FF) as i32;
+    let sig = f64::from_bits((a.to_bits() & 0x800F_FFFF_FFFF_FFFF) | 0x3FE0_0000_0000_0000);
+    (sig, e - 1022)
+}
+
+#[test]
+fn fp64_ops_match_reference() {
+    let mut worst = [0u64; 4];
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("fp64", FP64, simd) else {
+            return;
+        };
+        let n = 64;
+        let (g, data) =
+            compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 24, n as u64 * 12]);
+        let xs = doubles(n, 0x9E37_79B9_7F4A_7C15 | 1);
+        let mut ys = doubles(n, 0x2545_F491_4F6C_DD1C);
+        // A few exact pairs for the comparisons and mod.
+        ys[2] = 1.0;
+        ys[3] = -1.0;
+        ys[8] = 2.5;
+        ys[10] = f64::NAN;
+        ys[22] = 3.0;
+        ys[25] = 0.0;
+        ys[0] = -0.0;
+        g.write_u32s(data[0], 0, &u64s(&xs));
+        g.write_u32s(data[1], 0, &u64s(&ys));
+        dispatch(
+            &g,
+            &k,
+            [4, 1, 1],
+            &[
+                (data[0], n as u64 * 8),
+                (data[1], n as u64 * 8),
+                (data[2], n as u64 * 8 * 24),
+                (data[3], n as u64 * 12),
+            ],
+        );
+        let out: Vec<f64> = read_u64(&g, data[2], n * 24)
+            .into_iter()
+            .map(f64::from_bits)
+            .collect();
+        let ints = g.read_u32s(data[3], 0, n * 3);
+        let swapped = read_u64(&g, data[0], n);
+        for i in 0..n {
+            let (a, b) = (xs[i], ys[i]);
+            let want = fp64_reference(i, a, b);
+            let got = &out[i * 24..i * 24 + 24];
+            let ctx = |j: usize| {
+                format!(
+                    "SIMD{simd} lane {i} slot {j}: a={a:e} ({:#x}) b={b:e}",
+                    a.to_bits()
+                )
+            };
+            for (j, w) in want.iter().enumerate() {
+                if let Some(w) = w {
+                    if j == 12 {
+                        // mod: a - b * floor(a / b) with a division within ULPS: the
+                        // floor may step at an integer quotient, then the result moves by b.
+                        let ok = same(got[j], *w)
+                            || (got[j] - w).abs() <= a.abs() * 1e-15
+                            || (got[j] - w - b).abs() <= a.abs() * 1e-15
+                            || (got[j] - w + b).abs() <= a.abs() * 1e-15
+                            || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
+                        assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
+                    } else {
+                        assert!(
+                            same(got[j], *w),
+                            "{}: got {:e} ({:#x}) want {:e} ({:#x})",
+                            ctx(j),
+                            got[j],
+                            got[j].to_bits(),
+                            w,
+                            w.to_bits()
+                        );
+                    }
+                }
+            }
+            for (slot, want, wi) in [
+                (3usize, flush(a / b), 0usize),
+                (4, a.sqrt(), 1),
+                (5, flush(1.0 / a.sqrt()), 2),
+                (6, flush(1.0 / b), 3),
+            ] {
+                let d = ulps(got[slot], want);
+                assert!(
+                    d <= ULPS,
+                    "{}: got {:e} want {:e} ({d} ulps)",
+                    ctx(slot),
+                    got[slot],
+                    want
+                );
+                worst[wi] = worst[wi].max(d);
+            }
+            let mut f = 0;
+            for (bit, c) in [
+                a < b,
+                a <= b,
+                a == b,
+                a != b,
+                a > b,
+                a >= b,
+                a.is_nan(),
+                a.is_infinite(),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                f |= (c as u32) << bit;
+            }
+            assert_eq!(
+                ints[3 * i],
+                f,
+                "SIMD{simd} lane {i} comparisons a={a:e} b={b:e}"
+            );
+            if a.is_finite() {
+                assert_eq!(
+                    ints[3 * i + 1] as i32,
+                    frexp(a).1,
+                    "SIMD{simd} lane {i} frexp exp a={a:e}"
+                );
+            }
+            let bits = a.to_bits();
+            assert_eq!(
+                ints[3 * i + 2],
+                (bits as u32) ^ (bits >> 32) as u32,
+                "SIMD{simd} lane {i} unpack"
+            );
+            assert_eq!(swapped[i], bits.rotate_left(32), "SIMD{simd} lane {i} pack");
+        }
+    }
+    eprintln!(
+        "worst ULPs: div {} sqrt {} rsq {} rcp {}",
+        worst[0], worst[1], worst[2], worst[3]
+    );
+}
+
+const INT64: &str = "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { int64_t x[]; };
+layout(set=0, binding=1) buffer Y { int64_t y[]; };
+layout(set=0, binding=2) buffer O { int64_t o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int64_t a = x[i];
+    int64_t b = y[i];
+    uint64_t ua = uint64_t(a);
+    uint64_t ub = uint64_t(b);
+    int s = int(i % 64u);
+    uint k = i * 24u;
+    o[k + 0u] = a + b;
+    o[k + 1u] = a - b;
+    o[k + 2u] = a * b;
+    o[k + 3u] = a << s;
+    o[k + 4u] = a >> s;
+    o[k + 5u] = int64_t(ua >> s);
+    o[k + 6u] = a & b;
+    o[k + 7u] = a | b;
+    o[k + 8u] = a ^ b;
+    o[k + 9u] = ~a;
+    o[k + 10u] = -a;
+    o[k + 11u] = abs(a);
+    o[k + 12u] = min(a, b);
+    o[k + 13u] = max(a, b);
+    o[k + 14u] = int64_t(min(ua, ub));
+    o[k + 15u] = int64_t(max(ua, ub));
+    int64_t f = 0;
+    if (a < b) f |= 1;
+    if (a <= b) f |= 2;
+    if (a == b) f |= 4;
+    if (a != b) f |= 8;
+    if (ua < ub) f |= 16;
+    if (ua >= ub) f |= 32;
+    o[k + 16u] = f;
+    o[k + 17u] = int64_t(int(a));
+    o[k + 18u] = int64_t(uint(a));
+    o[k + 19u] = int64_t(double(a));
+    o[k + 20u] = int64_t(float(a));
+    o[k + 21u] = int64_t(double(ua) * 0.25);
+    o[k + 22u] = sign(a);
+    o[k + 23u] = a * 3 + int64_t(int(i)) - (a < 0 ? b : int64_t(uint(s)));
+}";
+
+fn int64_inputs(n: usize, seed: u64) -> Vec<i64> {
+    let edges = [
+        0i64,
+        1,
+        -1,
+        i64::MIN,
+        i64::MAX,
+        i32::MIN as i64,
+        i32::MAX as i64,
+        u32::MAX as i64,
+        1 << 32,
+        -(1 << 32),
+        0x1234_5678_9ABC_DEF0,
+        7,
+    ];
+    let mut s = seed;
+    (0..n)
+        .map(|i| {
+            if i < edges.len() && seed % 2 == 1 {
+                return edges[i];
+            }
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            match i % 3 {
+                0 => s as i64,
+                1 => (s as i64) >> 33,
+                _ => (s as i32) as i64,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn int64_ops_match_reference() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("int64", INT64, simd) else {
+            return;
+        };
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 24]);
+        let xs = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
+        let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C);
+        ys[1] = 1;
+        ys[4] = i64::MAX;
+        ys[3] = 5;
+        let bits = |v: &[i64]| -> Vec<u32> {
+            v.iter()
+                .flat_map(|x| [*x as u32, (*x as u64 >> 32) as u32])
+                .collect()
+        };
+        g.write_u32s(data[0], 0, &bits(&xs));
+        g.write_u32s(data[1], 0, &bits(&ys));
+        dispatch(
+            &g,
+            &k,
+            [4, 1, 1],
+            &[
+                (data[0], n as u64 * 8),
+                (data[1], n as u64 * 8),
+                (data[2], n as u64 * 8 * 24),
+            ],
+        );
+        let out = read_u64(&g, data[2], n * 24);
+        for i in 0..n {
+            let (a, b) = (xs[i], ys[i]);
+            let (ua, ub) = (a as u64, b as u64);
+            let s = (i % 64) as u32;
+            let f = (a < b) as i64
+                | ((a <= b) as i64) << 1
+                | ((a == b) as i64) << 2
+                | ((a != b) as i64) << 3
+                | ((ua < ub) as i64) << 4
+                | ((ua >= ub) as i64) << 5;
+            let want: [i64; 24] = [
+                a.wrapping_add(b),
+                a.wrapping_sub(b),
+                a.wrapping_mul(b),
+                a << s,
+                a >> s,
+                (ua >> s) as i64,
+                a & b,
+                a | b,
+                a ^ b,
+                !a,
+                a.wrapping_neg(),
+                a.wrapping_abs(),
+                a.min(b),
+                a.max(b),
+                ua.min(ub) as i64,
+                ua.max(ub) as i64,
+                f,
+                a as i32 as i64,
+                a as u32 as i64,
+                (a as f64) as i64,
+                (a as f32) as i64,
+                ((ua as f64) * 0.25) as i64,
+                a.signum(),
+                a.wrapping_mul(3)
+                    .wrapping_add(i as i64)
+                    .wrapping_sub(if a < 0 { b } else { s as i64 }),
+            ];
+            for j in 0..24 {
+                // Float -> int64 of a value >= 2^63 is undefined (the hardware gives
+                // i64::MIN, Rust saturates).
+                if (j == 19 || j == 20) && a as f64 >= 2f64.powi(63) {
+                    continue;
+                }
+                assert_eq!(
+                    out[i * 24 + j] as i64,
+                    want[j],
+                    "SIMD{simd} lane {i} slot {j}: a={a:#x} b={b:#x}\n{}",
+                    if j == 0 { k.asm.as_str() } else { "" }
+                );
+            }
+        }
+    }
+}
+
+const MEM64: &str = "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+layout(std430, set=0, binding=0) buffer V { dvec4 v4[]; };
+layout(std430, set=0, binding=1) buffer W { dvec3 v3[]; };
+layout(std140, set=0, binding=2) uniform U { dvec2 u2[16]; };
+layout(std430, set=0, binding=3) buffer R { u64vec2 r[]; };
+shared double sh[16];
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint l = gl_LocalInvocationID.x;
+    dvec4 a = v4[i];
+    dvec3 c = v3[i];
+    sh[l] = a.x + a.w;
+    barrier();
+    double nb = sh[(l + 1u) % 16u];
+    v4[i] = dvec4(a.w, a.z + c.y, u2[l].y, nb);
+    v3[i] = c.zxy * 2.0LF;
+    double p[4];
+    for (int j = 0; j < 4; j++) p[j] = a[j] * double(j + 1);
+    r[i] = u64vec2(doubleBitsToUint64(p[i % 4u]), uint64_t(i) << 40);
+}";
+
+#[test]
+fn sixty_four_bit_memory_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("mem64", MEM64, simd) else {
+            return;
+        };
+        let n = 32;
+        let scratch = 168 * k.scratch_size.max(1024) as u64;
+        let (g, data) = compute_setup(&[
+            n as u64 * 32,
+            n as u64 * 32,
+            16 * 16,
+            n as u64 * 16,
+            scratch,
+        ]);
+        let v4: Vec<f64> = (0..n * 4).map(|j| j as f64 * 1.25 - 7.0).collect();
+        let v3: Vec<f64> = (0..n * 4).map(|j| j as f64 * -0.5 + 3.0).collect();
+        let u2: Vec<f64> = (0..32).map(|j| j as f64 * 10.0 + 0.5).collect();
+        g.write_u32s(data[0], 0, &u64s(&v4));
+        g.write_u32s(data[1], 0, &u64s(&v3));
+        g.write_u32s(data[2], 0, &u64s(&u2));
+        dispatch_scratch(
+            &g,
+            &k,
+            [2, 1, 1],
+            &[
+                (data[0], n as u64 * 32),
+                (data[1], n as u64 * 32),
+                (data[2], 16 * 16),
+                (data[3], n as u64 * 16),
+            ],
+            0x500_0000,
+        );
+        let o4: Vec<f64> = read_u64(&g, data[0], n * 4)
+            .into_iter()
+            .map(f64::from_bits)
+            .collect();
+        let o3: Vec<f64> = read_u64(&g, data[1], n * 4)
+            .into_iter()
+            .map(f64::from_bits)
+            .collect();
+        let r = read_u64(&g, data[3], n * 2);
+        for i in 0..n {
+            let l = i % 16;
+            let a = &v4[i * 4..i * 4 + 4];
+            let c = &v3[i * 4..i * 4 + 4];
+            let nbi = (i / 16) * 16 + (l + 1) % 16;
+            let nb = v4[nbi * 4] + v4[nbi * 4 + 3];
+            let want4 = [a[3], a[2] + c[1], u2[l * 2 + 1], nb];
+            assert_eq!(&o4[i * 4..i * 4 + 4], &want4, "SIMD{simd} dvec4 {i}");
+            // dvec3 in std430 has a 32-byte stride; the fourth double is untouched.
+            let want3 = [c[2] * 2.0, c[0] * 2.0, c[1] * 2.0, c[3]];
+            assert_eq!(&o3[i * 4..i * 4 + 4], &want3, "SIMD{simd} dvec3 {i}");
+            let pj = a[i % 4] * ((i % 4) as f64 + 1.0);
+            assert_eq!(r[2 * i], pj.to_bits(), "SIMD{simd} private array {i}");
+            assert_eq!(r[2 * i + 1], (i as u64) << 40, "SIMD{simd} u64 {i}");
+        }
+    }
+}
