@@ -424,3 +424,22 @@ fn dynamic_push_offsets_read_the_push_surface() {
         assert_eq!(k.stats.sends, sends, "{}", k.asm);
     }
 }
+
+#[test]
+fn dynamic_push_offsets_of_every_width_compile() {
+    for (t, size) in [("i16", 2), ("f64", 8), ("i32x2", 4)] {
+        let text = DYN_PUSH.replace(
+            "%3:i32 = load push %2 align 4",
+            &format!("%3:{t} = load push %2 align {size}"),
+        );
+        let Ok(shader) = parse_shader(&text) else {
+            panic!("{text}");
+        };
+        for w in [8, 16, 32] {
+            let k =
+                backend::compile(&shader, &opts(w)).unwrap_or_else(|e| panic!("{t} SIMD{w}: {e}"));
+            check(&k, w);
+            assert_eq!(k.push_bti, Some(3), "{t}");
+        }
+    }
+}

@@ -409,6 +409,13 @@ impl<'a> Isel<'a> {
     fn surface(&self, s: Space) -> Res<Surface> {
         match s {
             Space::Ssbo(b) | Space::Ubo(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+            // Push constants at dynamic offsets (docs/dispatch-contract.md).
+            Space::Push => match self.layout.push_bti {
+                Some(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+                _ => Err(BackendError::Internal(
+                    "dynamic push-constant load without a push surface".into(),
+                )),
+            },
             Space::Shared => Ok(Surface::Bti(254)),
             // Private memory lives in the thread's scratch, addressed statelessly.
             Space::Local => Ok(Surface::Bti(255)),
@@ -525,7 +532,11 @@ impl<'a> Isel<'a> {
                 let d = i.dst.expect("load has a destination");
                 let t = self.func.ty(d);
                 hw_ty(t)?;
-                if *space == Space::Push {
+                // Push constants at constant offsets come from the CURBE registers; at dynamic
+                // offsets from the push-constant surface like any buffer.
+                if *space == Space::Push
+                    && matches!(self.vals[offset.0 as usize], Some(Val::Imm(_)))
+                {
                     return self.push_load(d, *offset);
                 }
                 let surf = self.surface(*space)?;
@@ -710,30 +721,15 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
-    /// A push-constant load: from the CURBE registers at a constant offset, otherwise an
-    /// untyped read of the push-constant surface the driver binds at `layout.push_bti`.
+    /// A push-constant load at a constant offset: moves from the CURBE registers.
     fn push_load(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
         let t = self.func.ty(d);
         let off = match self.vals[offset.0 as usize] {
             Some(Val::Imm(ref b)) => b[0] as u32,
             _ => {
-                let bti = self.layout.push_bti.ok_or_else(|| {
-                    BackendError::Internal("dynamic push-constant load without push_bti".into())
-                })?;
-                hw_ty(t)?;
-                let addr = self.comp_reg(offset, 0)?;
-                let dst = self.def_reg(d)?;
-                let w = self.w as u32;
-                self.b().inst(
-                    LOp::UntypedRead {
-                        surf: Surface::Bti(bti as u8),
-                        comps: t.comps,
-                        comp_stride: 4 * w,
-                    },
-                    dst.retype(Type::UD),
-                    vec![addr.retype(Type::UD)],
-                );
-                return Ok(());
+                return Err(BackendError::Internal(
+                    "push-constant load from the CURBE at a dynamic offset".into(),
+                ))
             }
         };
         let dst = self.def_reg(d)?;
