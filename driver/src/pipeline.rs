@@ -106,10 +106,80 @@ pub struct KernelInfo {
     /// offsets.
     pub push_bti: Option<u32>,
     pub threads_per_group: u32,
-    /// (Mesa statistic name, value).
+    /// (statistic name as Mesa's anv names it, value); see [`STATISTICS`].
     pub stats: Vec<(String, u64)>,
+    /// Gen9 assembly and the optimized Ferrite IR: only kept (and cached) when a pipeline asked
+    /// for VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR; empty otherwise.
     pub asm: String,
     pub ir: String,
+}
+
+/// Every statistic `vkGetPipelineExecutableStatisticsKHR` reports, in order, with its
+/// description. The first seven are anv's names and meanings (Mesa's
+/// `anv_GetPipelineExecutableStatisticsKHR`), so tools that read anv's statistics read Ferrite's;
+/// all are `VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR`.
+pub const STATISTICS: &[(&str, &str)] = &[
+    (
+        "Instruction Count",
+        "Number of GEN instructions in the final generated shader executable.",
+    ),
+    (
+        "SEND Count",
+        "Number of instructions in the final generated shader executable which access external \
+         units such as the constant cache or the sampler.",
+    ),
+    (
+        "Loop Count",
+        "Number of loops (not unrolled) in the final generated shader executable.",
+    ),
+    (
+        "Cycle Count",
+        "Estimate of the number of EU cycles required to execute the final generated \
+         executable.  This is an estimate only (Ferrite's static model) and may vary greatly \
+         from actual run-time performance.",
+    ),
+    (
+        "Spill Count",
+        "Number of scratch spill operations.  This gives a rough estimate of the cost incurred \
+         due to spilling temporary values to memory.  If this is non-zero, you may want to \
+         adjust your shader to reduce register pressure.",
+    ),
+    (
+        "Fill Count",
+        "Number of scratch fill operations.  This gives a rough estimate of the cost incurred \
+         due to spilling temporary values to memory.  If this is non-zero, you may want to \
+         adjust your shader to reduce register pressure.",
+    ),
+    ("Max dispatch width", "Largest SIMD dispatch width."),
+    (
+        "Scratch Memory Size",
+        "Number of bytes of scratch memory required by the generated shader executable (per \
+         hardware thread).  If this is non-zero, you may want to adjust your shader to reduce \
+         register pressure.",
+    ),
+    (
+        "Workgroup Memory Size",
+        "Number of bytes of workgroup shared memory used by this shader including any padding.",
+    ),
+    (
+        "GRF Registers",
+        "Number of general registers (of 128) the kernel uses: the highest one allocated plus \
+         one, thread payload included.",
+    ),
+    (
+        "Compile Time (us)",
+        "Microseconds Ferrite's compiler took to produce this executable from SPIR-V (front \
+         end, passes and back end).  On a pipeline-cache hit: the time of the original \
+         compilation.",
+    ),
+];
+
+/// The description of a statistic of [`STATISTICS`] ("" for an unknown name).
+pub fn statistic_description(name: &str) -> &'static str {
+    STATISTICS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, d)| d)
 }
 
 struct Writer(Vec<u8>);
@@ -291,17 +361,21 @@ pub fn cache_key(
     fnv128(&[&spirv, o.as_bytes()])
 }
 
-/// Compiles SPIR-V for a device: front end, passes and the Gen9 back end.
+/// Compiles SPIR-V for a device: front end, passes and the Gen9 back end. The assembly and IR
+/// text are kept only with `capture_ir` (statistics always: they cost nothing).
 pub fn compile(
     info: &DeviceInfo,
     words: &[u32],
     opts: &CompileOptions,
     bopts: &BackendOptions,
+    capture_ir: bool,
 ) -> Result<KernelInfo> {
+    let t0 = std::time::Instant::now();
     let t = target(info);
     let (shader, _) =
         compile_to_ir(words, &t, opts).map_err(|e| DriverError::Compile(e.to_string()))?;
     let k = backend::compile(&shader, bopts).map_err(|e| DriverError::Compile(e.to_string()))?;
+    let compile_us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
     if opts.debug.asm {
         log::info!("assembly (SIMD{}):\n{}", k.simd, k.asm);
     }
@@ -326,10 +400,20 @@ pub fn compile(
             .stats
             .named()
             .into_iter()
+            .chain([
+                ("Scratch Memory Size", u64::from(k.scratch_size)),
+                ("Workgroup Memory Size", u64::from(k.slm_size)),
+                ("GRF Registers", u64::from(k.stats.grf_used)),
+                ("Compile Time (us)", compile_us),
+            ])
             .map(|(n, v)| (n.to_string(), v))
             .collect(),
-        asm: k.asm,
-        ir: shader.to_string(),
+        asm: if capture_ir { k.asm } else { String::new() },
+        ir: if capture_ir {
+            shader.to_string()
+        } else {
+            String::new()
+        },
     })
 }
 
@@ -405,6 +489,9 @@ impl PipelineCache {
 
 pub struct Pipeline {
     pub kernel: Arc<KernelInfo>,
+    /// The create flags (CAPTURE_STATISTICS / CAPTURE_INTERNAL_REPRESENTATIONS decide what
+    /// VK_KHR_pipeline_executable_properties reports).
+    pub flags: vk::PipelineCreateFlags,
     pub layout: Arc<PipelineLayout>,
     pub kernel_bo: GemBo,
     /// Per-thread scratch for every hardware thread, when the kernel spills.
@@ -674,7 +761,14 @@ fn create_one(
         ..BackendOptions::gen9()
     };
     let key = cache_key(&module.words, &opts, &bopts, &target(dinfo));
-    let cached = cache.and_then(|c| c.lock().get(&key).cloned());
+    let capture_ir = info
+        .flags
+        .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR);
+    // An entry compiled without its assembly/IR text cannot serve a pipeline that wants them:
+    // compile again (the new entry, with the text, replaces it).
+    let cached = cache
+        .and_then(|c| c.lock().get(&key).cloned())
+        .filter(|k| !capture_ir || !k.asm.is_empty());
     let kernel = match cached {
         Some(k) => {
             if let Some(c) = cache {
@@ -684,7 +778,7 @@ fn create_one(
             k
         }
         None => {
-            let k = Arc::new(compile(dinfo, &module.words, &opts, &bopts)?);
+            let k = Arc::new(compile(dinfo, &module.words, &opts, &bopts, capture_ir)?);
             if let Some(c) = cache {
                 c.lock().insert(key, k.clone());
             }
@@ -706,6 +800,7 @@ fn create_one(
     };
     Ok(Pipeline {
         kernel,
+        flags: info.flags,
         layout,
         kernel_bo,
         scratch,
@@ -762,6 +857,224 @@ pub(crate) unsafe extern "system" fn destroy_pipeline(
     })
 }
 
+// ---- VK_KHR_pipeline_executable_properties ----
+
+/// The one executable of a compute pipeline: name and description as anv writes them for a
+/// compute shader ("compute", "SIMD16 compute shader").
+fn executable_properties(k: &KernelInfo) -> (String, String) {
+    ("compute".into(), format!("SIMD{} compute shader", k.simd))
+}
+
+/// The internal representations of a pipeline created with
+/// CAPTURE_INTERNAL_REPRESENTATIONS: (name, description, NUL-less text).
+fn internal_representations(k: &KernelInfo) -> Vec<(&'static str, &'static str, &str)> {
+    if k.asm.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        (
+            "Ferrite IR",
+            "Ferrite IR after the optimization passes, before the Gen9 back end",
+            k.ir.as_str(),
+        ),
+        (
+            "GEN Assembly",
+            "Final GEN assembly for the generated shader binary",
+            k.asm.as_str(),
+        ),
+    ]
+}
+
+/// The pipeline of a `VkPipelineExecutableInfoKHR`, with the index checked.
+fn executable_pipeline(
+    d: &Device,
+    info: &vk::PipelineExecutableInfoKHR<'_>,
+) -> Result<Arc<Pipeline>> {
+    let p = d.pipelines.get(info.pipeline.as_raw())?;
+    if info.executable_index != 0 {
+        return Err(DriverError::InvalidArgument(format!(
+            "executableIndex {} (a compute pipeline has one executable)",
+            info.executable_index
+        )));
+    }
+    Ok(p)
+}
+
+/// Writes the two-call idiom's count for `total` items and returns how many of them to write
+/// (None: only the count was asked).
+///
+/// # Safety
+/// `p_count` must be valid for reads and writes.
+unsafe fn out_count(p_count: *mut u32, has_items: bool, total: usize) -> Result<Option<usize>> {
+    if p_count.is_null() {
+        return Err(DriverError::NullPointer("pCount"));
+    }
+    if !has_items {
+        // SAFETY: non-null and valid by the caller's contract.
+        unsafe { p_count.write(total as u32) };
+        return Ok(None);
+    }
+    // SAFETY: as above.
+    let n = (unsafe { p_count.read() } as usize).min(total);
+    // SAFETY: as above.
+    unsafe { p_count.write(n as u32) };
+    Ok(Some(n))
+}
+
+pub(crate) unsafe extern "system" fn get_pipeline_executable_properties(
+    device: vk::Device,
+    p_pipeline_info: *const vk::PipelineInfoKHR<'_>,
+    p_count: *mut u32,
+    p_props: *mut vk::PipelineExecutablePropertiesKHR<'_>,
+) -> vk::Result {
+    ffi::result("vkGetPipelineExecutablePropertiesKHR", || {
+        // SAFETY: live device and valid pipeline info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_pipeline_info, "pPipelineInfo")?) };
+        let p = d.pipelines.get(info.pipeline.as_raw())?;
+        // SAFETY: count pointer valid per the spec.
+        let Some(n) = (unsafe { out_count(p_count, !p_props.is_null(), 1) })? else {
+            return Ok(vk::Result::SUCCESS);
+        };
+        if n == 0 {
+            return Ok(vk::Result::INCOMPLETE);
+        }
+        let (name, description) = executable_properties(&p.kernel);
+        // SAFETY: p_props holds at least n >= 1 structures per the spec; only the output
+        // members are written (sType/pNext stay as the application set them).
+        let out = unsafe { &mut *p_props };
+        out.stages = vk::ShaderStageFlags::COMPUTE;
+        out.name = ffi::name_array(&name);
+        out.description = ffi::name_array(&description);
+        out.subgroup_size = p.kernel.simd;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_pipeline_executable_statistics(
+    device: vk::Device,
+    p_info: *const vk::PipelineExecutableInfoKHR<'_>,
+    p_count: *mut u32,
+    p_stats: *mut vk::PipelineExecutableStatisticKHR<'_>,
+) -> vk::Result {
+    ffi::result("vkGetPipelineExecutableStatisticsKHR", || {
+        // SAFETY: live device and valid executable info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pExecutableInfo")?) };
+        let p = executable_pipeline(d, info)?;
+        let stats: &[(String, u64)] = if p
+            .flags
+            .contains(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR)
+        {
+            &p.kernel.stats
+        } else {
+            log::warn!(
+                "vkGetPipelineExecutableStatisticsKHR: the pipeline was created without \
+                 VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR: no statistics"
+            );
+            &[]
+        };
+        // SAFETY: count pointer valid per the spec.
+        let Some(n) = (unsafe { out_count(p_count, !p_stats.is_null(), stats.len()) })? else {
+            return Ok(vk::Result::SUCCESS);
+        };
+        for (i, (name, value)) in stats.iter().take(n).enumerate() {
+            // SAFETY: p_stats holds at least n structures per the spec; only output members
+            // are written.
+            let out = unsafe { &mut *p_stats.add(i) };
+            out.name = ffi::name_array(name);
+            out.description = ffi::name_array(statistic_description(name));
+            out.format = vk::PipelineExecutableStatisticFormatKHR::UINT64;
+            out.value = vk::PipelineExecutableStatisticValueKHR { u64: *value };
+        }
+        Ok(if n < stats.len() {
+            vk::Result::INCOMPLETE
+        } else {
+            vk::Result::SUCCESS
+        })
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_pipeline_executable_internal_representations(
+    device: vk::Device,
+    p_info: *const vk::PipelineExecutableInfoKHR<'_>,
+    p_count: *mut u32,
+    p_reps: *mut vk::PipelineExecutableInternalRepresentationKHR<'_>,
+) -> vk::Result {
+    ffi::result("vkGetPipelineExecutableInternalRepresentationsKHR", || {
+        // SAFETY: live device and valid executable info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pExecutableInfo")?) };
+        let p = executable_pipeline(d, info)?;
+        let reps = if p
+            .flags
+            .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR)
+        {
+            internal_representations(&p.kernel)
+        } else {
+            log::warn!(
+                "vkGetPipelineExecutableInternalRepresentationsKHR: the pipeline was created \
+                 without VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR: none"
+            );
+            Vec::new()
+        };
+        // SAFETY: count pointer valid per the spec.
+        let Some(n) = (unsafe { out_count(p_count, !p_reps.is_null(), reps.len()) })? else {
+            return Ok(vk::Result::SUCCESS);
+        };
+        let mut incomplete = n < reps.len();
+        for (i, (name, description, text)) in reps.iter().take(n).enumerate() {
+            // SAFETY: p_reps holds at least n structures per the spec; only output members
+            // are written.
+            let out = unsafe { &mut *p_reps.add(i) };
+            out.name = ffi::name_array(name);
+            out.description = ffi::name_array(description);
+            out.is_text = vk::TRUE;
+            let needed = text.len() + 1;
+            if out.p_data.is_null() {
+                out.data_size = needed;
+                continue;
+            }
+            // A short buffer gets as much of the text as fits, still NUL-terminated.
+            let written = out.data_size.min(needed);
+            if written > 0 {
+                // SAFETY: pData holds dataSize >= written bytes per the spec.
+                let dst =
+                    unsafe { std::slice::from_raw_parts_mut(out.p_data.cast::<u8>(), written) };
+                dst[..written - 1].copy_from_slice(&text.as_bytes()[..written - 1]);
+                dst[written - 1] = 0;
+            }
+            out.data_size = written;
+            incomplete |= written < needed;
+        }
+        Ok(if incomplete {
+            vk::Result::INCOMPLETE
+        } else {
+            vk::Result::SUCCESS
+        })
+    })
+}
+
+/// Fills VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR where it is chained in a
+/// vkGetPhysicalDeviceFeatures2 output chain.
+///
+/// # Safety
+/// `p_next` must be null or the head of a valid, writable Vulkan structure chain.
+pub unsafe fn fill_features_chain(p_next: *mut c_void) {
+    let mut p = p_next.cast::<vk::BaseOutStructure<'static>>();
+    while !p.is_null() {
+        // SAFETY: every chain element starts with sType/pNext per the spec.
+        let base = unsafe { &*p };
+        if base.s_type
+            == vk::StructureType::PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
+        {
+            // SAFETY: a structure of this sType is this struct; only the feature is written.
+            unsafe {
+                (*p.cast::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>>())
+                    .pipeline_executable_info = vk::TRUE;
+            }
+        }
+        p = base.p_next;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -803,6 +1116,42 @@ mod tests {
             ..sample()
         };
         assert_eq!(KernelInfo::deserialize(&k.serialize()), Some(k));
+    }
+
+    #[test]
+    fn every_reported_statistic_has_a_description() {
+        let names = backend::Stats::default().named();
+        assert_eq!(
+            names.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            STATISTICS[..7].iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            "anv's order and names"
+        );
+        for (n, d) in STATISTICS {
+            assert!(!d.is_empty() && d.len() < vk::MAX_DESCRIPTION_SIZE, "{n}");
+            assert_eq!(statistic_description(n), *d);
+        }
+        assert_eq!(statistic_description("No Such Statistic"), "");
+    }
+
+    #[test]
+    fn internal_representations_only_when_captured() {
+        let k = sample();
+        let reps = internal_representations(&k);
+        assert_eq!(
+            reps.iter().map(|r| r.0).collect::<Vec<_>>(),
+            ["Ferrite IR", "GEN Assembly"]
+        );
+        assert_eq!(reps[1].2, "mov");
+        let bare = KernelInfo {
+            asm: String::new(),
+            ir: String::new(),
+            ..k
+        };
+        assert!(internal_representations(&bare).is_empty());
+        assert_eq!(
+            executable_properties(&bare),
+            ("compute".to_string(), "SIMD16 compute shader".to_string())
+        );
     }
 
     #[test]

@@ -119,9 +119,15 @@ pub fn loader_env() -> Vec<(String, String)> {
 /// Sets the loader environment for this process, once, before any Vulkan call. Every test
 /// calls it first (through [`Harness::new`] or directly), so no thread reads the environment
 /// while it changes.
+///
+/// A child process started with `FERRITE_TESTS_OTHER_DRIVER=1` keeps the `VK_DRIVER_FILES` its
+/// parent gave it (another driver, e.g. lavapipe, for comparisons).
 pub fn init_process_env() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        if std::env::var_os("FERRITE_TESTS_OTHER_DRIVER").is_some() {
+            return;
+        }
         for (k, v) in loader_env() {
             std::env::set_var(k, v);
         }
@@ -176,6 +182,12 @@ impl Harness {
 
     /// Without validation: for tests that pass invalid input on purpose.
     pub fn with_validation(validation: bool) -> Harness {
+        Self::with_instance_extensions(validation, &[])
+    }
+
+    /// With instance extensions enabled besides VK_EXT_debug_utils (e.g.
+    /// VK_KHR_get_physical_device_properties2, which device extensions depend on).
+    pub fn with_instance_extensions(validation: bool, extra: &[&std::ffi::CStr]) -> Harness {
         init_process_env();
         // SAFETY: loads the system's libvulkan.so.1; the loader is sound to load once per process.
         let entry = unsafe { ash::Entry::load() }
@@ -184,7 +196,11 @@ impl Harness {
             .application_name(c"ferrite-tests")
             .api_version(vk::API_VERSION_1_0);
         let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
-        let exts = [ash::ext::debug_utils::NAME.as_ptr()];
+        let extra: Vec<_> = extra.iter().map(|e| e.as_ptr()).collect();
+        let exts: Vec<_> = [ash::ext::debug_utils::NAME.as_ptr()]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
         let messages: Messages = Arc::new(Mutex::new(Vec::new()));
         let mut messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
             .message_severity(
@@ -199,7 +215,9 @@ impl Harness {
             )
             .pfn_user_callback(Some(collect_messages))
             .user_data(Arc::as_ptr(&messages) as *mut c_void);
-        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        let mut info = vk::InstanceCreateInfo::default()
+            .application_info(&app)
+            .enabled_extension_names(&extra);
         if validation {
             // Also catches messages of vkCreateInstance/vkDestroyInstance themselves.
             info = info

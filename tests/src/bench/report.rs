@@ -280,6 +280,25 @@ pub fn side_by_side(merged: &Json) -> String {
         } else {
             "  [Ferrite's simulated i915 runs the batch]"
         };
+        let miss = spread(&nums(ov.and_then(|o| o.get("cache_miss_ms"))));
+        let hit = spread(&nums(ov.and_then(|o| o.get("cache_hit_ms"))));
+        let cache = match (miss, hit) {
+            (Some(m), Some(h)) => format!(
+                "miss {:.3} ms ({:.3}..{:.3}), hit {:.3} ms ({:.3}..{:.3}), hit/miss {}",
+                m.0,
+                m.1,
+                m.2,
+                h.0,
+                h.1,
+                h.2,
+                ratio(h.0, m.0)
+            ),
+            _ => format!("unavailable: {}", err("cache_error")),
+        };
+        let _ = writeln!(
+            out,
+            "  {label:<8} vkCreateComputePipelines with a VkPipelineCache: {cache}"
+        );
         let _ = writeln!(out, "  {label:<8} record 10,000 dispatches: {rec}");
         let _ = writeln!(
             out,

@@ -5,7 +5,8 @@
 //! with the capture flags on a device of its own), and `vkCreateComputePipelines` times
 //! without a pipeline cache: `runs` more devices, each compiling every shader once, so no
 //! creation can hit a driver's per-device in-memory cache (the parent also sets
-//! `MESA_SHADER_CACHE_DISABLE=true` for anv's disk cache). Then driver overhead: recording
+//! `MESA_SHADER_CACHE_DISABLE=true` for anv's disk cache). Then driver overhead: creating the
+//! overhead pipeline with a `VkPipelineCache` (a miss on a fresh cache, then a hit), recording
 //! 10,000 `vkCmdDispatch` and `vkQueueSubmit` + `vkWaitForFences` of an empty batch.
 
 use crate::bench::corpus::{self, Entry};
@@ -454,6 +455,17 @@ unsafe fn create(
     e: &Entry,
     flags: vk::PipelineCreateFlags,
 ) -> Result<(vk::Pipeline, f64), String> {
+    create_cached(dev, p, e, flags, vk::PipelineCache::null())
+}
+
+/// [`create`] with a pipeline cache.
+unsafe fn create_cached(
+    dev: &ash::Device,
+    p: &Prepared,
+    e: &Entry,
+    flags: vk::PipelineCreateFlags,
+    cache: vk::PipelineCache,
+) -> Result<(vk::Pipeline, f64), String> {
     let entry = std::ffi::CString::new(e.entry.as_str()).map_err(|e| e.to_string())?;
     let map: Vec<vk::SpecializationMapEntry> = e
         .specs
@@ -481,7 +493,7 @@ unsafe fn create(
         .stage(stage)
         .layout(p.layout)];
     let t = Instant::now();
-    let r = dev.create_compute_pipelines(vk::PipelineCache::null(), &info, None);
+    let r = dev.create_compute_pipelines(cache, &info, None);
     let elapsed = ms(t);
     match r {
         Ok(v) => Ok((v[0], elapsed)),
@@ -663,6 +675,38 @@ unsafe fn overhead_on(c: &Ctx, dev: &ash::Device, e: &Entry, runs: usize) -> Res
     let vkerr = |what: &'static str| move |r: vk::Result| format!("{what}: {r}");
     let p = prepare(c, dev, e)?;
     let (pl, _) = create(dev, &p, e, vk::PipelineCreateFlags::empty())?;
+    let mut out = Json::obj();
+    // vkCreateComputePipelines with a VkPipelineCache: a miss (fresh cache) then a hit.
+    let mut miss = Vec::new();
+    let mut hit = Vec::new();
+    let r: Result<(), String> = (|| {
+        for _ in 0..runs.max(5) {
+            let cache = dev
+                .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+                .map_err(vkerr("vkCreatePipelineCache"))?;
+            let r = (|| {
+                let (a, t_miss) =
+                    create_cached(dev, &p, e, vk::PipelineCreateFlags::empty(), cache)?;
+                dev.destroy_pipeline(a, None);
+                let (b, t_hit) =
+                    create_cached(dev, &p, e, vk::PipelineCreateFlags::empty(), cache)?;
+                dev.destroy_pipeline(b, None);
+                miss.push(Json::Num(t_miss));
+                hit.push(Json::Num(t_hit));
+                Ok::<(), String>(())
+            })();
+            dev.destroy_pipeline_cache(cache, None);
+            r?;
+        }
+        Ok(())
+    })();
+    match r {
+        Ok(()) => {
+            out.set("cache_miss_ms", miss);
+            out.set("cache_hit_ms", hit);
+        }
+        Err(e) => out.set("cache_error", e),
+    }
     // A 256-byte storage buffer for the one binding.
     let buf = dev
         .create_buffer(
@@ -731,7 +775,6 @@ unsafe fn overhead_on(c: &Ctx, dev: &ash::Device, e: &Entry, runs: usize) -> Res
         )
         .map_err(vkerr("vkAllocateCommandBuffers"))?;
     let begin = vk::CommandBufferBeginInfo::default();
-    let mut out = Json::obj();
     let mut record = Vec::new();
     let mut err = None;
     for _ in 0..runs.max(5) {
