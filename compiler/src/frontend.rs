@@ -3209,7 +3209,8 @@ impl Fe<'_> {
             O::AtomicLoad => (AtomicOp::Load, vec![]),
             O::AtomicStore => (AtomicOp::Xchg, vec![3]),
             O::AtomicExchange => (AtomicOp::Xchg, vec![3]),
-            O::AtomicCompareExchange => (AtomicOp::CmpXchg, vec![5, 6]),
+            // Operands: Pointer, Scope, Equal semantics, Unequal semantics, Value, Comparator.
+            O::AtomicCompareExchange => (AtomicOp::CmpXchg, vec![4, 5]),
             O::AtomicIIncrement => (AtomicOp::Inc, vec![]),
             O::AtomicIDecrement => (AtomicOp::Dec, vec![]),
             O::AtomicIAdd => (AtomicOp::Add, vec![3]),
@@ -3257,7 +3258,7 @@ impl Fe<'_> {
             O::AtomicLoad => None,
             O::AtomicStore | O::AtomicExchange => Some(arg(self, 3)?),
             O::AtomicCompareExchange => {
-                let (v, cmp) = (arg(self, 5)?, arg(self, 6)?);
+                let (v, cmp) = (arg(self, 4)?, arg(self, 5)?);
                 let eq = self.alu(AluOp::Ieq, Type::B1, &[old, cmp])?;
                 Some(self.alu(AluOp::Bcsel, t, &[eq, v, old])?)
             }

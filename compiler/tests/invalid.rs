@@ -131,7 +131,7 @@ fn dumps_go_to_the_dump_dir_and_parse_back() {
 }
 
 #[test]
-fn ferrite_cc_prints_ir_and_reports_errors() {
+fn ferrite_cc_prints_assembly_statistics_and_reports_errors() {
     let exe = env!("CARGO_BIN_EXE_ferrite-cc");
     let dir = std::env::temp_dir().join(format!("ferrite-cc-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -148,10 +148,48 @@ fn ferrite_cc_prints_ir_and_reports_errors() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("fn main {"), "IR only with --ir:\n{text}");
+    assert!(text.contains("// SIMD16 kernel"), "{text}");
+    // Assembly with byte offsets, ending in the EOT send.
+    assert!(text.contains("0x00000: "), "{text}");
+    assert!(text.contains("EOT"), "{text}");
+    for name in [
+        "Instruction Count",
+        "SEND Count",
+        "Loop Count",
+        "Cycle Count",
+        "Spill Count",
+        "Fill Count",
+        "Max dispatch width",
+        "Compile time (us)",
+    ] {
+        assert!(
+            text.contains(&format!("{name}: ")),
+            "{name} missing:\n{text}"
+        );
+    }
+    assert!(text.contains("Max dispatch width: 16"), "{text}");
+    // The instruction count is that of the assembly listing, without the padding NOP after EOT.
+    let listed = text
+        .lines()
+        .filter(|l| l.starts_with("0x") && !l.contains(": nop "))
+        .count();
+    assert!(
+        text.contains(&format!("Instruction Count: {listed}\n")),
+        "{listed} listed\n{text}"
+    );
+    let out = std::process::Command::new(exe)
+        .arg(&good)
+        .args(["--ir", "--simd", "8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("fn main {") && text.contains("shader local_size 32 1 1"),
         "{text}"
     );
+    assert!(text.contains("Max dispatch width: 8"), "{text}");
     let out = std::process::Command::new(exe)
         .arg(&good)
         .args(["--entry", "other"])

@@ -562,3 +562,173 @@ fn frexp_matches_cpu() {
         }
     }
 }
+
+/// Regression (Amber cf_do_while, cf_loops_in_branches): a value defined in a loop and read
+/// after it (the loop's result) must stay live through the whole loop, since lanes that
+/// left keep it while the others run the body again; it once shared a GRF with a
+/// temporary of the body.
+const LOOP_RESULT: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { int v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int x = v[i];
+    int c = 0;
+    int w = x;
+    do { w = w / 2; c++; } while (w != 0);
+    int s = 0;
+    if (x > 0) {
+        for (int k = 0; k < x % 17; ++k) s += k ^ x;
+    } else {
+        int k = 0;
+        while (k < (-x) % 13) { s -= k; ++k; }
+    }
+    v[i] = c * 100000 + s;
+}";
+
+#[test]
+fn loop_results_survive_divergent_iterations() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("loopresult", LOOP_RESULT, simd) else {
+            return;
+        };
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 4]);
+        let input: Vec<i32> = (0..n as i32).map(|i| (i * 37 + 11) % 101 - 50).collect();
+        let words: Vec<u32> = input.iter().map(|&x| x as u32).collect();
+        g.write_u32s(data[0], 0, &words);
+        dispatch(&g, &k, [4, 1, 1], &[(data[0], n as u64 * 4)]);
+        let out = g.read_u32s(data[0], 0, n);
+        for i in 0..n {
+            let x = input[i];
+            let (mut w, mut c) = (x, 0);
+            loop {
+                w /= 2;
+                c += 1;
+                if w == 0 {
+                    break;
+                }
+            }
+            let mut s = 0;
+            if x > 0 {
+                for kk in 0..x % 17 {
+                    s += kk ^ x;
+                }
+            } else {
+                for kk in 0..(-x) % 13 {
+                    s -= kk;
+                }
+            }
+            assert_eq!(
+                out[i] as i32,
+                c * 100000 + s,
+                "SIMD{simd} element {i}\n{}",
+                k.asm
+            );
+        }
+    }
+}
+
+/// Regression (Amber atomic_compswap_claim): OpAtomicCompareExchange's operands are
+/// Pointer, Scope, Equal, Unequal, Value, Comparator; the front end once read one past.
+const COMPSWAP: &str = "#version 450
+layout(local_size_x = 32) in;
+layout(set=0, binding=0) buffer L { uint owner[]; };
+layout(set=0, binding=1) buffer W { uint wins; uint prevs[]; };
+void main() {
+    uint id = gl_GlobalInvocationID.x + 1u;
+    uint prev = atomicCompSwap(owner[gl_GlobalInvocationID.x & 7u], 0u, id);
+    if (prev == 0u) atomicAdd(wins, 1u);
+    // A comparator that never matches leaves the value alone and returns it.
+    prevs[gl_GlobalInvocationID.x] = atomicCompSwap(owner[8u + (gl_GlobalInvocationID.x & 3u)], 0xdeadu, id);
+}";
+
+#[test]
+fn atomic_compare_exchange_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("compswap", COMPSWAP, simd) else {
+            return;
+        };
+        let n = 64;
+        let (g, data) = compute_setup(&[12 * 4, 4 + n as u64 * 4]);
+        let owner: Vec<u32> = (0..12).map(|i| if i < 8 { 0 } else { 1000 + i }).collect();
+        g.write_u32s(data[0], 0, &owner);
+        g.write_u32s(data[1], 0, &[0]);
+        dispatch(
+            &g,
+            &k,
+            [2, 1, 1],
+            &[(data[0], 12 * 4), (data[1], 4 + n as u64 * 4)],
+        );
+        let o = g.read_u32s(data[0], 0, 12);
+        let w = g.read_u32s(data[1], 0, 1 + n);
+        assert_eq!(w[0], 8, "SIMD{simd}: one winner per slot\n{}", k.asm);
+        for (s, &id) in o.iter().enumerate().take(8) {
+            assert!(
+                (1..=n as u32).contains(&id) && (id - 1) & 7 == s as u32,
+                "SIMD{simd} slot {s} owner {id}"
+            );
+        }
+        for (s, &v) in o.iter().enumerate().skip(8) {
+            assert_eq!(v, 1000 + s as u32, "SIMD{simd} untouched slot {s}");
+        }
+        for i in 0..n {
+            assert_eq!(w[1 + i], 1000 + 8 + (i as u32 & 3), "SIMD{simd} prev {i}");
+        }
+    }
+}
+
+/// fma() is one 3-source MAD (Align16): vector, replicated-scalar (the workgroup id),
+/// immediate (moved to a register) and negated/absolute operands.
+const FMA: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer F { float f[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float x = f[2u * i], y = f[2u * i + 1u];
+    float w = float(gl_WorkGroupID.x) + 0.5;
+    f[2u * i] = fma(x, y, w) + fma(-x, abs(y), 1.25);
+    f[2u * i + 1u] = fma(w, x, y);
+}";
+
+#[test]
+fn fma_is_one_mad_and_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("fma", FMA, simd) else {
+            return;
+        };
+        assert!(k.asm.contains("mad("), "SIMD{simd}: no MAD\n{}", k.asm);
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 8]);
+        let input: Vec<f32> = (0..2 * n)
+            .map(|i| ((i * 7919) % 211) as f32 * 0.173 - 17.0)
+            .collect();
+        g.write_u32s(
+            data[0],
+            0,
+            &input.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        );
+        dispatch(&g, &k, [4, 1, 1], &[(data[0], n as u64 * 8)]);
+        let out = g.read_u32s(data[0], 0, 2 * n);
+        // Vulkan lets fma be fused or a multiply then an add: accept either rounding.
+        let fma_either = |a: f32, b: f32, c: f32| [a.mul_add(b, c), a * b + c];
+        for i in 0..n {
+            let (x, y) = (input[2 * i], input[2 * i + 1]);
+            let w = (i / 16) as f32 + 0.5;
+            let got0 = f32::from_bits(out[2 * i]);
+            let ok0 = fma_either(x, y, w)
+                .iter()
+                .any(|&p| fma_either(-x, y.abs(), 1.25).iter().any(|&q| p + q == got0));
+            assert!(
+                ok0,
+                "SIMD{simd} element {i}: {got0} for x={x} y={y} w={w}\n{}",
+                k.asm
+            );
+            let got1 = f32::from_bits(out[2 * i + 1]);
+            assert!(
+                fma_either(w, x, y).contains(&got1),
+                "SIMD{simd} element {i}: {got1} for x={x} y={y} w={w}"
+            );
+        }
+    }
+}

@@ -5,8 +5,8 @@ use super::lir::*;
 use super::BackendError;
 use ferrite_isa::validate::{self, Platform};
 use ferrite_isa::{
-    Addr, CondMod, Dst, ExDesc, Gen, Imm, Instruction, Opcode, Operands, PredCtrl, Predicate, Reg,
-    RegFile, RegSrc, Region, SendDesc, SendsReg, Src, Type,
+    Addr, CondMod, Dst, Dst3, ExDesc, Gen, Imm, Instruction, Opcode, Operands, PredCtrl, Predicate,
+    Reg, RegFile, RegSrc, Region, SendDesc, SendsReg, Src, Src3, Swizzle, Type, WriteMask,
 };
 
 fn grf_of(o: &Opnd, reg: &[u8]) -> Option<(u8, u8)> {
@@ -85,6 +85,59 @@ fn src_of(o: &Opnd, exec: u8, reg: &[u8]) -> Src {
     Src::Reg(r)
 }
 
+/// A 3-source (Align16) ALU instruction: GRF operands only, contiguous (swizzle XYZW) or a
+/// replicated scalar (RepCtrl); the destination writes all channels (XYZW).
+fn three_src(
+    op: Opcode,
+    exec: ferrite_isa::ExecSize,
+    i: &LInst,
+    reg: &[u8],
+) -> Result<Instruction, BackendError> {
+    let bad = |what: &str| BackendError::Internal(format!("3-source {op:?}: {what}"));
+    let (dnr, dsub) = grf_of(&i.dst, reg).ok_or_else(|| bad("destination is not a GRF"))?;
+    if dsub % 4 != 0 || i.dst.stride > 1 {
+        return Err(bad("destination must be dword aligned and contiguous"));
+    }
+    let mut src = [Src3 {
+        nr: 0,
+        subnr: 0,
+        swizzle: Swizzle::XYZW,
+        rep_ctrl: false,
+        negate: false,
+        abs: false,
+        ty: Type::F,
+    }; 3];
+    for (k, o) in i.srcs.iter().enumerate() {
+        let (nr, sub) = grf_of(o, reg).ok_or_else(|| bad("source is not a GRF"))?;
+        if o.stride > 1 {
+            return Err(bad("strided source"));
+        }
+        src[k] = Src3 {
+            nr,
+            subnr: sub,
+            swizzle: Swizzle::XYZW,
+            rep_ctrl: o.stride == 0 || i.exec == 1,
+            negate: o.neg,
+            abs: o.abs,
+            ty: o.ty,
+        };
+    }
+    Ok(Instruction::new(
+        op,
+        exec,
+        Operands::ThreeSrc {
+            cond_mod: CondMod::None,
+            dst: Dst3 {
+                nr: dnr,
+                subnr_dw: dsub / 4,
+                writemask: WriteMask::XYZW,
+                ty: i.dst.ty,
+            },
+            src,
+        },
+    ))
+}
+
 fn sends_reg(o: &Opnd, reg: &[u8]) -> SendsReg {
     match grf_of(o, reg) {
         Some((nr, _)) => SendsReg::grf(nr),
@@ -157,12 +210,16 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
             LOp::Alu(op) => {
                 let dst = dst_of(&i.dst, reg);
                 let s0 = src_of(&i.srcs[0], i.exec, reg);
-                let mut x = if i.srcs.len() == 1 {
+                let mut x = if i.srcs.len() == 3 {
+                    three_src(op, exec, i, reg)?
+                } else if i.srcs.len() == 1 {
                     Instruction::alu1(op, exec, dst, s0)
                 } else {
                     Instruction::alu2(op, exec, dst, s0, src_of(&i.srcs[1], i.exec, reg))
                 };
-                if let Operands::Basic { cond_mod, .. } = &mut x.operands {
+                if let Operands::Basic { cond_mod, .. } | Operands::ThreeSrc { cond_mod, .. } =
+                    &mut x.operands
+                {
                     *cond_mod = i.cmod;
                 }
                 x

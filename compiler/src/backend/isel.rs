@@ -913,9 +913,9 @@ impl<'a> Isel<'a> {
                 b.mov(u(d), t);
             }
             Ffma => {
-                let t = b.vreg(Type::F, 1);
-                b.alu2(O::Mul, t, f(s[0]), f(s[1]));
-                b.alu2(O::Add, f(d), t, f(s[2]));
+                // MAD: dst = src0 + src1 * src2 (3-source, Align16 on Gen9; legalize moves
+                // immediates and strided operands to registers).
+                b.inst(LOp::Alu(O::Mad), f(d), vec![f(s[2]), f(s[0]), f(s[1])]);
             }
             Ffloor => {
                 b.alu1(O::Rndd, f(d), f(s[0]));

@@ -477,6 +477,18 @@ pub fn legalize(prog: &mut Program) {
                 }
             }
         }
+        // Three-source instructions (Align16) take only GRF sources with region <4,4,1>
+        // (contiguous) or <0,1,0> (replicated scalar), and a contiguous destination.
+        if let LOp::Alu(_) = i.op {
+            if i.srcs.len() == 3 {
+                for k in 0..3 {
+                    let o = i.srcs[k];
+                    if o.is_imm() || (o.stride > 1 && o.base != Base::Null) {
+                        i.srcs[k] = to_reg(&mut b, o);
+                    }
+                }
+            }
+        }
         // A 64-bit immediate is only encodable as the source of a MOV.
         if let LOp::Alu(op) = i.op {
             if op != Opcode::Mov || i.srcs.len() != 1 {

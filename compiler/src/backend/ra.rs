@@ -4,7 +4,9 @@
 //!
 //! Liveness: a register is live from its first to its last reference in program order;
 //! a register live into a loop (referenced in the loop and before it) stays live to the
-//! loop's WHILE, since the back edge may read it again. Definitions count as live at
+//! loop's WHILE, since the back edge may read it again; a register defined in a loop and
+//! read after it is live from the loop's DO, since lanes that left the loop keep their
+//! value while the other lanes run the body again (SIMD divergence). Definitions count as live at
 //! their instruction, so a destination never shares a GRF with that instruction's
 //! sources (messages may not overlap payload and response).
 
@@ -53,6 +55,13 @@ pub fn intervals(prog: &Program) -> Vec<Option<(usize, usize)>> {
             for x in iv.iter_mut().flatten() {
                 if x.0 < s && x.1 >= s && x.1 < e {
                     x.1 = e;
+                    changed = true;
+                }
+                // Defined in the loop and read after it: lanes that left the loop early
+                // keep their value while the other lanes run the body again, so the
+                // register is live through the whole loop.
+                if x.0 > s && x.0 <= e && x.1 > e {
+                    x.0 = s;
                     changed = true;
                 }
             }
@@ -339,5 +348,48 @@ fn spill_vreg(prog: &mut Program, v: u32, alloc: &mut Allocation, no_spill: &mut
                 c += n;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrite_isa::{Opcode, Type};
+
+    /// v0 defined before the loop, v1 defined in the loop body and read after it (a break
+    /// value), v2 a temporary inside the loop after v1's definition.
+    #[test]
+    fn value_defined_in_loop_and_read_after_is_live_through_the_loop() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let v0 = b.vreg(Type::D, 1);
+        let v1 = b.vreg(Type::D, 1);
+        let v2 = b.vreg(Type::D, 1);
+        b.mov(v0, Opnd::d(1)); // 0
+        b.control(LOp::Do); // 1
+        b.mov(v2, v0); // 2: temporary of one iteration, last read at 5
+        b.alu2(Opcode::Add, v2, v2, Opnd::d(1)); // 3
+        b.control(LOp::If); // 4
+        b.mov(v1, v2); // 5: lanes that break keep v1
+        b.control(LOp::Break); // 6
+        b.control(LOp::Endif); // 7
+        b.control(LOp::While); // 8
+        b.mov(Opnd::null(Type::D), v1); // 9
+        let iv = intervals(&p);
+        assert_eq!(iv[0], Some((0, 8)), "live into the loop: to the WHILE");
+        assert_eq!(iv[1], Some((1, 9)), "live out of the loop: from the DO");
+        assert_eq!(iv[2], Some((2, 5)), "a temporary of one iteration");
+        // So v1 and v2 interfere and never share a GRF: the other lanes' next iteration
+        // would overwrite the value the breaking lanes left in v1.
+        let sizes = vec![1; 3];
+        let regs = colour(
+            &iv,
+            &sizes,
+            &[1.0; 3],
+            &[false; 3],
+            RegFile { first: 10, end: 20 },
+        )
+        .expect("colourable");
+        assert_ne!(regs[1], regs[2]);
     }
 }

@@ -1,9 +1,15 @@
-//! `ferrite-cc shader.spv [--entry main] [--simd 16] [--gen 9]`: compiles a compute shader
-//! and prints the optimized IR (assembly once the Gen9 back end exists).
+//! `ferrite-cc shader.spv [--entry main] [--simd 16] [--gen 9] [--ir]`: compiles a compute
+//! shader through the front end, the middle passes and the Gen9 back end and prints the final
+//! assembly (with byte offsets), the binding-table entries and the statistics (Mesa's names
+//! plus compile time). `--ir` prints the optimized IR first.
 
+use ferrite_compiler::backend::{self, BackendOptions};
 use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
 use ferrite_compiler::Target;
 use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9] [--ir]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -11,6 +17,7 @@ fn main() -> ExitCode {
     let mut entry = "main".to_string();
     let mut gen = 9;
     let mut simd = None;
+    let mut print_ir = false;
     let mut k = 0;
     while k < args.len() {
         let next = |k: usize| args.get(k + 1).cloned();
@@ -27,8 +34,9 @@ fn main() -> ExitCode {
                 simd = next(k).and_then(|s| s.parse::<u32>().ok());
                 k += 1;
             }
+            "--ir" => print_ir = true,
             "-h" | "--help" => {
-                println!("usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9]");
+                println!("{USAGE}");
                 return ExitCode::SUCCESS;
             }
             p => path = Some(p.to_string()),
@@ -36,7 +44,7 @@ fn main() -> ExitCode {
         k += 1;
     }
     let Some(path) = path else {
-        eprintln!("usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9]");
+        eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
     if gen != 9 {
@@ -83,21 +91,51 @@ fn main() -> ExitCode {
         dump_dir: std::env::var_os("FERRITE_DUMP_DIR").map(Into::into),
         ..Default::default()
     };
-    match compile_to_ir(&words, &target, &opts) {
-        Ok((shader, bindings)) => {
-            print!("{shader}");
-            for b in bindings {
-                println!("// {b}");
-            }
-            println!("// IR instructions: {}", shader.func.instr_count());
-            eprintln!(
-                "ferrite-cc: the Gen9 back end is not implemented yet; printed the optimized IR"
-            );
-            ExitCode::SUCCESS
-        }
+    let start = Instant::now();
+    let (shader, bindings) = match compile_to_ir(&words, &target, &opts) {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("ferrite-cc: {path}: {e}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
+    };
+    if print_ir {
+        print!("{shader}");
+        println!("// IR instructions: {}", shader.func.instr_count());
     }
+    let allowed = |w: u32| target.simd_widths.contains(&w);
+    let bopts = BackendOptions {
+        no8: opts.debug.no8 || !allowed(8),
+        no16: opts.debug.no16 || !allowed(16),
+        no32: opts.debug.no32 || !allowed(32),
+        validate: true,
+        ..BackendOptions::gen9()
+    };
+    let kernel = match backend::compile(&shader, &bopts) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("ferrite-cc: {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let elapsed = start.elapsed();
+    println!(
+        "// SIMD{} kernel, {} bytes, local size {:?}",
+        kernel.simd,
+        kernel.binary.len(),
+        kernel.local_size
+    );
+    for b in &bindings {
+        println!("// {b}");
+    }
+    print!("{}", kernel.asm);
+    if !kernel.asm.ends_with('\n') {
+        println!();
+    }
+    println!("// Statistics");
+    for (name, value) in kernel.stats.named() {
+        println!("{name}: {value}");
+    }
+    println!("Compile time (us): {}", elapsed.as_micros());
+    ExitCode::SUCCESS
 }
