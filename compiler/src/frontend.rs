@@ -307,7 +307,8 @@ fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::VulkanMemoryModel
         | C::VulkanMemoryModelDeviceScope
         | C::GroupNonUniform => true,
-        C::Float64 => t.has_fp64,
+        // Targets without DF hardware get the soft_fp64 lowering.
+        C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,
         C::Float16 => t.has_fp16,
         C::Int16 => t.has_int16,
@@ -1163,7 +1164,24 @@ impl Fe<'_> {
 
     // ---------------------------------------------------------------- globals
 
-    fn binding_for(&mut self, id: u32, kind: BindingKind) -> Res<Space> {
+    /// The element count of a descriptor array (an array of Block/BufferBlock structs), or
+    /// 1 for a single buffer.
+    fn descriptor_count(&self, pointee: u32) -> Res<u32> {
+        if let SType::Array(e, n) = self.stype(pointee)? {
+            if self.is_block(e) {
+                return Ok(n);
+            }
+        }
+        Ok(1)
+    }
+
+    fn is_block(&self, t: u32) -> bool {
+        matches!(self.stype(t), Ok(SType::Struct(_)))
+            && (self.deco(t, Decoration::Block).is_some()
+                || self.deco(t, Decoration::BufferBlock).is_some())
+    }
+
+    fn binding_for(&mut self, id: u32, kind: BindingKind, count: u32) -> Res<Space> {
         let set = self
             .deco(id, Decoration::DescriptorSet)
             .and_then(|a| a.first().copied())
@@ -1181,7 +1199,7 @@ impl Fe<'_> {
                 .find(|b| b.set == set && b.binding == binding)
             {
                 Some(b) => b.bti,
-                None => self.bindings.len() as u32,
+                None => self.bindings.iter().map(|b| b.bti + 1).max().unwrap_or(0),
             }
         } else {
             self.input
@@ -1196,12 +1214,15 @@ impl Fe<'_> {
             .iter()
             .any(|b| b.set == set && b.binding == binding)
         {
-            self.bindings.push(BindingUse {
-                set,
-                binding,
-                bti,
-                kind,
-            });
+            // A descriptor array takes `count` consecutive entries (the dispatch contract).
+            for k in 0..count {
+                self.bindings.push(BindingUse {
+                    set,
+                    binding,
+                    bti: bti + k,
+                    kind,
+                });
+            }
         }
         Ok(match kind {
             BindingKind::Storage => Space::Ssbo(bti),
@@ -1221,16 +1242,22 @@ impl Fe<'_> {
         };
         let ptr = match sc {
             StorageClass::StorageBuffer => {
-                mem(self.binding_for(id, BindingKind::Storage)?, pointee)
+                let n = self.descriptor_count(pointee)?;
+                mem(self.binding_for(id, BindingKind::Storage, n)?, pointee)
             }
             StorageClass::Uniform => {
-                let buffer_block = self.deco(pointee, Decoration::BufferBlock).is_some();
+                let n = self.descriptor_count(pointee)?;
+                let block = match self.stype(pointee)? {
+                    SType::Array(e, _) if self.is_block(e) => e,
+                    _ => pointee,
+                };
+                let buffer_block = self.deco(block, Decoration::BufferBlock).is_some();
                 let kind = if buffer_block {
                     BindingKind::Storage
                 } else {
                     BindingKind::Uniform
                 };
-                mem(self.binding_for(id, kind)?, pointee)
+                mem(self.binding_for(id, kind, n)?, pointee)
             }
             StorageClass::PushConstant => {
                 let (s, _) = self.natural(pointee, 0)?;
@@ -2302,6 +2329,38 @@ impl Fe<'_> {
                         *t = nt;
                         Ok(())
                     };
+                    let desc_array = match self.stype(ty)? {
+                        SType::Array(e, n) if self.is_block(e) => Some((e, n)),
+                        _ => None,
+                    };
+                    if let Some((e, n)) = desc_array {
+                        // An array of blocks is a descriptor array: element k is its own
+                        // buffer at binding-table entry first + k.
+                        let Some(c) = c else {
+                            return unsupported(
+                                "dynamically indexed descriptor arrays \
+                                 (shaderStorageBufferArrayDynamicIndexing)",
+                            );
+                        };
+                        if c >= n {
+                            return invalid("descriptor array index out of range");
+                        }
+                        let space = match space {
+                            Space::Ssbo(b) => Space::Ssbo(b + c),
+                            Space::Ubo(b) => Space::Ubo(b + c),
+                            _ => return invalid("array of blocks outside a buffer"),
+                        };
+                        p = Ptr::Mem {
+                            space,
+                            dyn_off,
+                            konst,
+                            align,
+                            ty: e,
+                            mat,
+                            comp_stride: None,
+                        };
+                        continue;
+                    }
                     match self.stype(ty)? {
                         SType::Struct(members) => {
                             let Some(c) = c else {

@@ -1171,6 +1171,106 @@ pub(crate) unsafe extern "system" fn cmd_wait_events(
     })
 }
 
+// --- VK_KHR_synchronization2, VK_KHR_device_group (dispatch base), VK_KHR_maintenance1 (trim) ---
+
+pub(crate) unsafe extern "system" fn cmd_pipeline_barrier2(
+    cb: vk::CommandBuffer,
+    _p_dependency: *const vk::DependencyInfo<'_>,
+) {
+    // The same PIPE_CONTROL as vkCmdPipelineBarrier: compute is the only pipeline there is.
+    record("vkCmdPipelineBarrier2KHR", cb, |_, r| {
+        barrier(r);
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_write_timestamp2(
+    cb: vk::CommandBuffer,
+    _stage: vk::PipelineStageFlags2,
+    pool: vk::QueryPool,
+    query: u32,
+) {
+    // SAFETY: forwarded caller contract; the stage only matters for when, and the CS stall
+    // of vkCmdWriteTimestamp covers every stage.
+    unsafe { cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, query) }
+}
+
+pub(crate) unsafe extern "system" fn cmd_set_event2(
+    cb: vk::CommandBuffer,
+    event: vk::Event,
+    _p_dependency: *const vk::DependencyInfo<'_>,
+) {
+    event_write(cb, event, 1, "vkCmdSetEvent2KHR")
+}
+
+pub(crate) unsafe extern "system" fn cmd_reset_event2(
+    cb: vk::CommandBuffer,
+    event: vk::Event,
+    _stage: vk::PipelineStageFlags2,
+) {
+    event_write(cb, event, 0, "vkCmdResetEvent2KHR")
+}
+
+pub(crate) unsafe extern "system" fn cmd_wait_events2(
+    cb: vk::CommandBuffer,
+    count: u32,
+    p_events: *const vk::Event,
+    _p_dependencies: *const vk::DependencyInfo<'_>,
+) {
+    // SAFETY: forwarded caller contract; the barriers of vkCmdWaitEvents are one full
+    // PIPE_CONTROL whatever the dependency infos say.
+    unsafe {
+        cmd_wait_events(
+            cb,
+            count,
+            p_events,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            vk::PipelineStageFlags::ALL_COMMANDS,
+            0,
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn cmd_dispatch_base(
+    cb: vk::CommandBuffer,
+    base_x: u32,
+    base_y: u32,
+    base_z: u32,
+    x: u32,
+    y: u32,
+    z: u32,
+) {
+    // The base goes into the CURBE driver register (dispatch contract, dw3-5); the compiler adds
+    // it to gl_WorkGroupID.
+    record("vkCmdDispatchBaseKHR", cb, |core, r| {
+        r.dispatch(core, [x, y, z], [base_x, base_y, base_z], None)
+    })
+}
+
+pub(crate) unsafe extern "system" fn trim_command_pool(
+    device: vk::Device,
+    pool: vk::CommandPool,
+    _flags: vk::CommandPoolTrimFlags,
+) {
+    ffi::void("vkTrimCommandPoolKHR", || {
+        // SAFETY: a live device per the spec.
+        let p = unsafe { dev(device) }?.command_pools.get(pool.as_raw())?;
+        // Command buffers give their batch and state objects back to the kernel when they are
+        // reset or freed, so the pool caches no memory; what it can give back is its list.
+        p.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .shrink_to_fit();
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

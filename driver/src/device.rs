@@ -231,6 +231,8 @@ pub(crate) unsafe extern "system" fn destroy_device(
         use ash::vk::Handle;
         // SAFETY: the application passes a device it created (or null) and no longer uses it.
         if let Some(dev) = unsafe { handles::take::<Device>(device.as_raw() as *mut u8) } {
+            // Nothing can signal what deferred submissions wait for any more.
+            dev.obj.queue.obj.abandon_deferred();
             // A lost device has nothing left to wait for; destruction still succeeds.
             if let Err(e) = dev.obj.queue.obj.wait_idle() {
                 log::warn!("vkDestroyDevice: {e}");

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ash::vk;
 
 use crate::{
-    cmd, descriptor, device, ffi, instance, memory, physical, pipeline, query, queue, refuse, sync,
+    cmd, descriptor, device, ffi, group, instance, memory, physical, pipeline, query, queue,
+    refuse, sync,
 };
 
 /// Which dispatch level an entry point belongs to.
@@ -39,14 +40,26 @@ pub struct EntryInfo {
 pub const KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2: &str = "VK_KHR_get_physical_device_properties2";
 pub const KHR_GET_MEMORY_REQUIREMENTS_2: &str = "VK_KHR_get_memory_requirements2";
 pub const KHR_BIND_MEMORY_2: &str = "VK_KHR_bind_memory2";
+pub const KHR_TIMELINE_SEMAPHORE: &str = "VK_KHR_timeline_semaphore";
+pub const KHR_SYNCHRONIZATION_2: &str = "VK_KHR_synchronization2";
+pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
+pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
+pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 
 /// Instance extensions Ferrite implements, with their spec versions.
-pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2, 2)];
+pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
+    (KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2, 2),
+    (KHR_DEVICE_GROUP_CREATION, 1),
+];
 /// Device extensions Ferrite implements, with their spec versions.
 pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_GET_MEMORY_REQUIREMENTS_2, 1),
     (KHR_BIND_MEMORY_2, 1),
+    (KHR_TIMELINE_SEMAPHORE, 2),
+    (KHR_SYNCHRONIZATION_2, 1),
+    (KHR_DEVICE_GROUP, 4),
+    (KHR_MAINTENANCE_1, 2),
     (KHR_PIPELINE_EXECUTABLE_PROPERTIES, 1),
 ];
 
@@ -77,6 +90,11 @@ const CORE: Option<&str> = None;
 const PDP2: Option<&str> = Some(KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2);
 const GMR2: Option<&str> = Some(KHR_GET_MEMORY_REQUIREMENTS_2);
 const BM2: Option<&str> = Some(KHR_BIND_MEMORY_2);
+const TLS: Option<&str> = Some(KHR_TIMELINE_SEMAPHORE);
+const SYNC2: Option<&str> = Some(KHR_SYNCHRONIZATION_2);
+const DGC: Option<&str> = Some(KHR_DEVICE_GROUP_CREATION);
+const DG: Option<&str> = Some(KHR_DEVICE_GROUP);
+const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
 const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 
 entry_points! {
@@ -184,6 +202,20 @@ entry_points! {
     Device CORE => "vkCmdSetEvent": cmd::cmd_set_event;
     Device CORE => "vkCmdResetEvent": cmd::cmd_reset_event;
     Device CORE => "vkCmdWaitEvents": cmd::cmd_wait_events;
+    Instance DGC => "vkEnumeratePhysicalDeviceGroupsKHR": group::enumerate_physical_device_groups;
+    Device TLS => "vkGetSemaphoreCounterValueKHR": sync::get_semaphore_counter_value;
+    Device TLS => "vkWaitSemaphoresKHR": sync::wait_semaphores;
+    Device TLS => "vkSignalSemaphoreKHR": sync::signal_semaphore;
+    Device SYNC2 => "vkQueueSubmit2KHR": queue::queue_submit2;
+    Device SYNC2 => "vkCmdPipelineBarrier2KHR": cmd::cmd_pipeline_barrier2;
+    Device SYNC2 => "vkCmdWriteTimestamp2KHR": cmd::cmd_write_timestamp2;
+    Device SYNC2 => "vkCmdSetEvent2KHR": cmd::cmd_set_event2;
+    Device SYNC2 => "vkCmdResetEvent2KHR": cmd::cmd_reset_event2;
+    Device SYNC2 => "vkCmdWaitEvents2KHR": cmd::cmd_wait_events2;
+    Device DG => "vkGetDeviceGroupPeerMemoryFeaturesKHR": group::get_device_group_peer_memory_features;
+    Device DG => "vkCmdSetDeviceMaskKHR": group::cmd_set_device_mask;
+    Device DG => "vkCmdDispatchBaseKHR": cmd::cmd_dispatch_base;
+    Device M1 => "vkTrimCommandPoolKHR": cmd::trim_command_pool;
     // Core 1.0 commands not implemented yet: they refuse with an error (see EntryInfo).
     Device CORE, refuse => "vkCreateBufferView": refuse::create_buffer_view;
     Device CORE, refuse => "vkCreateImage": refuse::create_image;

@@ -35,11 +35,60 @@ pub enum DriverError {
     Panic(String),
 }
 
+/// What an error that has no Vulkan 1.0 code of its own becomes, by command. VK_ERROR_UNKNOWN
+/// is not a Vulkan 1.0 code, so it is never returned. This is the one place that decides:
+/// - in vkCreateInstance, vkCreateDevice and vkEnumeratePhysicalDevices, every such error is
+///   VK_ERROR_INITIALIZATION_FAILED (the code those commands have for "could not initialise");
+/// - a caught panic or an unexpected kernel errno (`severe`) in a command that may report a
+///   lost device (queue submission, waits, status queries) is VK_ERROR_DEVICE_LOST: the driver's
+///   state for that queue can no longer be trusted;
+/// - anything else (an invalid handle or pointer, a violated valid-usage rule, or a severe error
+///   in a command that cannot lose the device) is VK_ERROR_OUT_OF_HOST_MEMORY, the one error
+///   every command may return.
+pub fn unexpected_result(command: &str, severe: bool) -> vk::Result {
+    const INIT: &[&str] = &[
+        "vkCreateInstance",
+        "vkCreateDevice",
+        "vkEnumeratePhysicalDevices",
+    ];
+    const LOSES_DEVICE: &[&str] = &[
+        "vkQueueSubmit",
+        "vkQueueSubmit2KHR",
+        "vkQueueWaitIdle",
+        "vkDeviceWaitIdle",
+        "vkWaitForFences",
+        "vkGetFenceStatus",
+        "vkWaitSemaphoresKHR",
+        "vkGetSemaphoreCounterValueKHR",
+        "vkGetEventStatus",
+        "vkGetQueryPoolResults",
+    ];
+    if INIT.contains(&command) {
+        vk::Result::ERROR_INITIALIZATION_FAILED
+    } else if severe && LOSES_DEVICE.contains(&command) {
+        vk::Result::ERROR_DEVICE_LOST
+    } else {
+        vk::Result::ERROR_OUT_OF_HOST_MEMORY
+    }
+}
+
 impl DriverError {
-    /// The `VkResult` an application sees for this error.
-    pub fn result(&self) -> vk::Result {
-        match self {
-            DriverError::Kernel(e) => kernel_result(e),
+    /// The `VkResult` an application sees for this error returned by `command`.
+    pub fn result_in(&self, command: &str) -> vk::Result {
+        match self.result() {
+            Some(r) => r,
+            None => unexpected_result(
+                command,
+                matches!(self, DriverError::Panic(_) | DriverError::Kernel(_)),
+            ),
+        }
+    }
+
+    /// The `VkResult` of this error, or None when it has no code of its own (see
+    /// [`unexpected_result`]).
+    pub fn result(&self) -> Option<vk::Result> {
+        Some(match self {
+            DriverError::Kernel(e) => return kernel_result(e),
             DriverError::ExtensionNotPresent(_) => vk::Result::ERROR_EXTENSION_NOT_PRESENT,
             DriverError::FeatureNotPresent(_) | DriverError::NotImplemented(_) => {
                 vk::Result::ERROR_FEATURE_NOT_PRESENT
@@ -52,12 +101,13 @@ impl DriverError {
             // The shader is valid SPIR-V Ferrite cannot (yet) compile: the pipeline cannot be
             // created (VK_ERROR_UNKNOWN would hide that it is a limitation, not a crash).
             DriverError::Compile(_) => vk::Result::ERROR_FEATURE_NOT_PRESENT,
-            // Valid-usage violations are undefined behaviour in Vulkan; we answer instead of crashing.
+            // Valid-usage violations are undefined behaviour in Vulkan; we answer instead of
+            // crashing, with a code that depends on the command (unexpected_result).
             DriverError::InvalidHandle { .. }
             | DriverError::NullPointer(_)
             | DriverError::InvalidArgument(_)
-            | DriverError::Panic(_) => vk::Result::ERROR_UNKNOWN,
-        }
+            | DriverError::Panic(_) => return None,
+        })
     }
 
     /// Errors an application provokes on purpose (probing support) are not worth an error line.
@@ -73,20 +123,64 @@ impl DriverError {
     }
 }
 
-fn kernel_result(e: &KernelError) -> vk::Result {
+fn kernel_result(e: &KernelError) -> Option<vk::Result> {
     const ENOMEM: i32 = 12;
     const ENOSPC: i32 = 28;
     const EIO: i32 = 5;
     match e {
-        KernelError::OutOfMemory => vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
-        KernelError::DeviceLost(_) => vk::Result::ERROR_DEVICE_LOST,
-        KernelError::Timeout => vk::Result::TIMEOUT,
+        KernelError::OutOfMemory => Some(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY),
+        KernelError::DeviceLost(_) => Some(vk::Result::ERROR_DEVICE_LOST),
+        KernelError::Timeout => Some(vk::Result::TIMEOUT),
         other => match other.errno() {
-            Some(ENOMEM) | Some(ENOSPC) => vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
-            Some(EIO) => vk::Result::ERROR_DEVICE_LOST,
-            _ => vk::Result::ERROR_UNKNOWN,
+            Some(ENOMEM) | Some(ENOSPC) => Some(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY),
+            Some(EIO) => Some(vk::Result::ERROR_DEVICE_LOST),
+            _ => None,
         },
     }
 }
 
 pub type Result<T, E = DriverError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_error_becomes_a_code_outside_vulkan_1_0() {
+        let misuse = [
+            DriverError::InvalidHandle {
+                kind: "VkFence",
+                value: 7,
+            },
+            DriverError::NullPointer("p"),
+            DriverError::InvalidArgument("x".into()),
+        ];
+        let severe = [
+            DriverError::Panic("boom".into()),
+            DriverError::Kernel(KernelError::from_errno("TEST", 22)),
+        ];
+        for e in misuse.iter().chain(&severe) {
+            assert_eq!(
+                e.result_in("vkCreateDevice"),
+                vk::Result::ERROR_INITIALIZATION_FAILED
+            );
+            assert_eq!(
+                e.result_in("vkCreateBuffer"),
+                vk::Result::ERROR_OUT_OF_HOST_MEMORY
+            );
+        }
+        for e in &misuse {
+            assert_eq!(
+                e.result_in("vkQueueSubmit"),
+                vk::Result::ERROR_OUT_OF_HOST_MEMORY
+            );
+        }
+        for e in &severe {
+            assert_eq!(e.result_in("vkQueueSubmit"), vk::Result::ERROR_DEVICE_LOST);
+        }
+        assert_eq!(
+            DriverError::DeviceLost("x".into()).result_in("vkCreateBuffer"),
+            vk::Result::ERROR_DEVICE_LOST
+        );
+    }
+}

@@ -44,7 +44,7 @@ pub fn run<T>(
 
 /// For entry points returning `VkResult`.
 pub fn result(name: &'static str, body: impl FnOnce() -> Result<vk::Result>) -> vk::Result {
-    run(name, DriverError::result, body)
+    run(name, |e| e.result_in(name), body)
 }
 
 /// For entry points returning nothing: errors are logged, the application sees nothing.
@@ -194,7 +194,9 @@ mod tests {
     #[test]
     fn panics_become_errors_not_unwinds() {
         let r = result("vkTest", || panic!("boom"));
-        assert_eq!(r, vk::Result::ERROR_UNKNOWN);
+        assert_eq!(r, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+        let r = result("vkQueueSubmit", || panic!("boom"));
+        assert_eq!(r, vk::Result::ERROR_DEVICE_LOST);
     }
 
     #[test]

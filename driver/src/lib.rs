@@ -12,6 +12,7 @@ mod device;
 pub mod entry;
 pub mod error;
 mod ffi;
+mod group;
 pub mod handles;
 mod instance;
 mod memory;

@@ -403,13 +403,71 @@ pub(crate) unsafe extern "system" fn get_properties2(
     ffi::void("vkGetPhysicalDeviceProperties2KHR", || {
         // SAFETY: valid handle per the spec.
         let props = unsafe { adapter(pd) }?.properties();
-        // SAFETY: valid output structure per the spec; only its `properties` member is written,
-        // the chain (no extension structures we know yet) is left as the application set it.
+        // SAFETY: valid output structure per the spec; `properties` and the extension
+        // structures we know in its chain are written, sType/pNext are left alone.
         let out =
             unsafe { p_properties.as_mut() }.ok_or(DriverError::NullPointer("pProperties"))?;
         out.properties = props;
+        // SAFETY: a valid output chain per the spec.
+        unsafe { fill_extension_properties(out.p_next) };
         Ok(())
     })
+}
+
+/// Walks a writable pNext chain, calling `f` with each structure's sType and pointer.
+///
+/// # Safety
+/// `p_next` must be null or the head of a valid chain of writable Vulkan structures.
+unsafe fn for_each_out(
+    p_next: *mut std::ffi::c_void,
+    mut f: impl FnMut(vk::StructureType, *mut vk::BaseOutStructure<'static>),
+) {
+    let mut p = p_next.cast::<vk::BaseOutStructure<'static>>();
+    while !p.is_null() {
+        // SAFETY: every chain element starts with sType/pNext per the spec.
+        let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
+        f(ty, p);
+        p = next;
+    }
+}
+
+/// Features of the device extensions (VK_KHR_timeline_semaphore, VK_KHR_synchronization2) in a
+/// vkGetPhysicalDeviceFeatures2 chain.
+///
+/// # Safety
+/// As [`for_each_out`].
+unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
+    // SAFETY: forwarded; each structure is cast to the type its sType names.
+    unsafe {
+        for_each_out(p_next, |ty, p| match ty {
+            vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
+                (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreFeatures<'_>>()).timeline_semaphore =
+                    vk::TRUE;
+            }
+            vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => {
+                (*p.cast::<vk::PhysicalDeviceSynchronization2Features<'_>>()).synchronization2 =
+                    vk::TRUE;
+            }
+            _ => {}
+        })
+    }
+}
+
+/// Properties of the device extensions in a vkGetPhysicalDeviceProperties2 chain.
+///
+/// # Safety
+/// As [`for_each_out`].
+unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void) {
+    // SAFETY: forwarded; each structure is cast to the type its sType names.
+    unsafe {
+        for_each_out(p_next, |ty, p| {
+            if ty == vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES {
+                // Syncobj timeline points are 64-bit and may jump by any amount.
+                (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreProperties<'_>>())
+                    .max_timeline_semaphore_value_difference = u64::MAX;
+            }
+        })
+    }
 }
 
 pub(crate) unsafe extern "system" fn get_features(
@@ -435,9 +493,12 @@ pub(crate) unsafe extern "system" fn get_features2(
     ffi::void("vkGetPhysicalDeviceFeatures2KHR", || {
         // SAFETY: valid handle per the spec.
         let features = supported_features(unsafe { adapter(pd) }?.info);
-        // SAFETY: valid output structure per the spec; only `features` is written.
+        // SAFETY: valid output structure per the spec; `features` and the extension structures
+        // we know in its chain are written.
         let out = unsafe { p_features.as_mut() }.ok_or(DriverError::NullPointer("pFeatures"))?;
         out.features = features;
+        // SAFETY: a valid output chain per the spec.
+        unsafe { fill_extension_features(out.p_next) };
         // SAFETY: the output chain is valid and writable per the spec.
         unsafe { crate::pipeline::fill_features_chain(out.p_next) };
         Ok(())

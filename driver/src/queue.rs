@@ -7,10 +7,20 @@
 //! keeps (with the executables, so their objects live) until the work is known complete.
 //! A hang (the kernel resets the context) makes the device lost: the queue sees it in the
 //! context's reset statistics, and every later wait and submit reports VK_ERROR_DEVICE_LOST.
+//!
+//! Timeline semaphores (VK_KHR_timeline_semaphore) travel as (syncobj, point) pairs in the
+//! execbuffer timeline-fences extension (I915_EXEC_USE_EXTENSIONS). The kernel refuses to wait
+//! for a point no one has submitted a signal for yet, while Vulkan allows waiting before the
+//! signal: such a submission (and, to keep queue order, every later one) is held back in a
+//! deferred list and handed to the kernel when its points become available, which only a
+//! host-side vkSignalSemaphore (or an earlier deferred submission going out) can cause, so
+//! the list is flushed there and at every submit. Waits on the host use WAIT_FOR_SUBMIT, so a
+//! fence or value whose submission is deferred is simply not signalled yet.
+//! vkQueueSubmit and vkQueueSubmit2KHR share one plan: [`Step`]s, one per execbuffer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use ash::vk;
 use ash::vk::Handle;
@@ -24,11 +34,43 @@ use crate::device::{Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles;
+use crate::sync::{Fence, Semaphore};
 
 /// Submissions in flight beyond which a submit first retires everything.
 const MAX_IN_FLIGHT: usize = 256;
 
 type InFlight = (u32, Option<Arc<Executable>>);
+
+/// One execbuffer of a submission: its batch (None: the no-op batch), the (syncobj, point)
+/// pairs it waits for and signals (point 0: binary), and the semaphores whose points must be
+/// available before the kernel accepts it.
+pub struct Step {
+    pub exe: Option<Arc<Executable>>,
+    pub waits: Vec<(u32, u64)>,
+    pub signals: Vec<(u32, u64)>,
+    pub gates: Vec<(Arc<Semaphore>, u64)>,
+    /// Keeps the fence's syncobj alive while the step is deferred.
+    pub _fence: Option<Arc<Fence>>,
+}
+
+impl Step {
+    fn ready(&self) -> Result<bool> {
+        for (s, v) in &self.gates {
+            if !s.available(*v)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The semaphore waits and signals of one VkSubmitInfo / VkSubmitInfo2, resolved.
+#[derive(Default)]
+pub struct Batch {
+    pub waits: Vec<(Arc<Semaphore>, u64)>,
+    pub exes: Vec<Arc<Executable>>,
+    pub signals: Vec<(Arc<Semaphore>, u64)>,
+}
 
 pub struct Queue {
     core: Arc<Core>,
@@ -37,6 +79,10 @@ pub struct Queue {
     /// A batch that does nothing (semaphore-only and fence-only submissions).
     noop: GemBo,
     in_flight: Mutex<Vec<InFlight>>,
+    /// Steps waiting for timeline points nobody has submitted yet, in queue order.
+    deferred: Mutex<VecDeque<Step>>,
+    /// Notified whenever `deferred` becomes empty.
+    drained: Condvar,
 }
 
 impl Queue {
@@ -58,6 +104,8 @@ impl Queue {
             ctx,
             noop,
             in_flight: Mutex::new(Vec::new()),
+            deferred: Mutex::new(VecDeque::new()),
+            drained: Condvar::new(),
         })
     }
 
@@ -86,8 +134,96 @@ impl Queue {
         Ok(())
     }
 
+    fn lock_deferred(&self) -> std::sync::MutexGuard<'_, VecDeque<Step>> {
+        self.deferred.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Submits `steps` in order after anything still deferred, deferring what cannot go yet.
+    pub fn submit(&self, steps: Vec<Step>) -> Result<()> {
+        let mut deferred = self.lock_deferred();
+        deferred.extend(steps);
+        self.flush_locked(&mut deferred)
+    }
+
+    /// Hands deferred steps whose waits became available to the kernel.
+    pub fn flush_deferred(&self) -> Result<()> {
+        let mut deferred = self.lock_deferred();
+        self.flush_locked(&mut deferred)
+    }
+
+    fn flush_locked(&self, deferred: &mut VecDeque<Step>) -> Result<()> {
+        let outcome = (|| {
+            while deferred.front().map(Step::ready).transpose()? == Some(true) {
+                let Some(step) = deferred.pop_front() else {
+                    break;
+                };
+                if let Err(e) = self.exec(step.exe.as_ref(), &step.waits, &step.signals) {
+                    // Its signals will never come from the GPU: signal them so no waiter hangs
+                    // (waiters then see the error: the device is lost, or the submit failed).
+                    self.abandon(std::iter::once(step));
+                    return Err(e);
+                }
+            }
+            Ok(())
+        })();
+        if outcome.is_err() {
+            // Later submissions depended on the failed one: none of them can run in order.
+            self.abandon(deferred.drain(..));
+        }
+        if deferred.is_empty() {
+            self.drained.notify_all();
+        }
+        outcome
+    }
+
+    /// Signals what `steps` would have signalled (device lost or teardown).
+    fn abandon(&self, steps: impl Iterator<Item = Step>) {
+        let drm = &self.core.adapter.drm;
+        for step in steps {
+            for &(h, point) in &step.signals {
+                let r = if point == 0 {
+                    drm.syncobj_signal(&[h])
+                } else {
+                    drm.syncobj_timeline_signal(&[h], &[point])
+                };
+                if let Err(e) = r {
+                    log::warn!("abandoned submission: signalling syncobj {h}: {e}");
+                }
+            }
+        }
+    }
+
+    /// Drops every deferred step, signalling what it would have (vkDestroyDevice: nothing may
+    /// wait for them any more).
+    pub fn abandon_deferred(&self) {
+        let mut deferred = self.lock_deferred();
+        if !deferred.is_empty() {
+            log::warn!(
+                "{} submission(s) still waiting for semaphore values are dropped",
+                deferred.len()
+            );
+        }
+        self.abandon(deferred.drain(..));
+        self.drained.notify_all();
+    }
+
     /// Waits for every submission in flight and releases their syncobjs.
     pub fn wait_idle(&self) -> Result<()> {
+        // Deferred submissions first: they go out when the host signals what they wait for.
+        let mut deferred = self.lock_deferred();
+        while !deferred.is_empty() {
+            self.core.check_lost()?;
+            deferred = self
+                .drained
+                .wait(deferred)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        drop(deferred);
+        self.retire()
+    }
+
+    /// Waits for every execbuffer handed to the kernel and releases their syncobjs.
+    fn retire(&self) -> Result<()> {
         let mut in_flight = self.lock();
         if !in_flight.is_empty() {
             let handles: Vec<u32> = in_flight.iter().map(|x| x.0).collect();
@@ -101,8 +237,14 @@ impl Queue {
         self.check_hang()
     }
 
-    /// One EXECBUFFER2 of `exe` (or the no-op batch).
-    fn exec(&self, exe: Option<&Arc<Executable>>, waits: &[u32], signals: &[u32]) -> Result<()> {
+    /// One EXECBUFFER2 of `exe` (or the no-op batch); waits and signals are (syncobj, point),
+    /// point 0 for binary syncobjs.
+    fn exec(
+        &self,
+        exe: Option<&Arc<Executable>>,
+        waits: &[(u32, u64)],
+        signals: &[(u32, u64)],
+    ) -> Result<()> {
         self.core.check_lost()?;
         let drm = &self.core.adapter.drm;
         let mut objs = HashMap::new();
@@ -133,19 +275,28 @@ impl Queue {
             ..Default::default()
         });
         let done = drm.syncobj_create(false)?;
-        let mut fences: Vec<drm_i915_gem_exec_fence> = waits
+        let (mut fences, mut points): (Vec<drm_i915_gem_exec_fence>, Vec<u64>) = waits
             .iter()
-            .map(|&handle| drm_i915_gem_exec_fence {
-                handle,
-                flags: I915_EXEC_FENCE_WAIT,
-            })
-            .chain(signals.iter().chain(std::iter::once(&done)).map(|&handle| {
-                drm_i915_gem_exec_fence {
+            .map(|&(handle, point)| {
+                let f = drm_i915_gem_exec_fence {
                     handle,
-                    flags: I915_EXEC_FENCE_SIGNAL,
-                }
-            }))
-            .collect();
+                    flags: I915_EXEC_FENCE_WAIT,
+                };
+                (f, point)
+            })
+            .chain(
+                signals
+                    .iter()
+                    .chain(std::iter::once(&(done, 0)))
+                    .map(|&(handle, point)| {
+                        let f = drm_i915_gem_exec_fence {
+                            handle,
+                            flags: I915_EXEC_FENCE_SIGNAL,
+                        };
+                        (f, point)
+                    }),
+            )
+            .unzip();
         let mut eb = drm_i915_gem_execbuffer2 {
             buffers_ptr: list.as_mut_ptr() as u64,
             buffer_count: list.len() as u32,
@@ -155,6 +306,22 @@ impl Queue {
             rsvd1: u64::from(self.ctx),
             ..Default::default()
         };
+        // Timeline points need the timeline-fences extension instead of the fence array (it
+        // takes binary syncobjs too, with point 0).
+        let mut timeline = drm_i915_gem_execbuffer_ext_timeline_fences {
+            base: i915_user_extension {
+                name: DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES,
+                ..Default::default()
+            },
+            fence_count: fences.len() as u64,
+            handles_ptr: fences.as_mut_ptr() as u64,
+            values_ptr: points.as_mut_ptr() as u64,
+        };
+        if points.iter().any(|&p| p != 0) {
+            eb.flags = (eb.flags & !I915_EXEC_FENCE_ARRAY) | I915_EXEC_USE_EXTENSIONS;
+            eb.num_cliprects = 0;
+            eb.cliprects_ptr = std::ptr::addr_of_mut!(timeline) as u64;
+        }
         if let Err(e) = drm.execbuffer2(&mut eb) {
             let _ = drm.syncobj_destroy(done);
             if e.errno() == Some(libc_eio()) || matches!(e, KernelError::DeviceLost(_)) {
@@ -207,6 +374,96 @@ pub(crate) unsafe extern "system" fn get_device_queue(
     })
 }
 
+/// Turns resolved batches into execbuffer steps: waits on the first execbuffer of a batch,
+/// signals (and, for the last batch, the fence) on its last; a batch without command buffers
+/// runs the no-op batch if it waits or signals anything.
+pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
+    let pair = |(s, v): &(Arc<Semaphore>, u64)| (s.syncobj, s.point(*v));
+    let mut steps = Vec::new();
+    let last = batches.len().wrapping_sub(1);
+    for (i, b) in batches.into_iter().enumerate() {
+        let waits: Vec<(u32, u64)> = b.waits.iter().map(pair).collect();
+        let gates: Vec<(Arc<Semaphore>, u64)> =
+            b.waits.into_iter().filter(|(s, _)| s.timeline).collect();
+        let mut signals: Vec<(u32, u64)> = b.signals.iter().map(pair).collect();
+        let mut step_fence = None;
+        if i == last {
+            if let Some(f) = &fence {
+                signals.push((f.syncobj, 0));
+                step_fence = Some(f.clone());
+            }
+        }
+        if b.exes.is_empty() {
+            if !waits.is_empty() || !signals.is_empty() {
+                steps.push(Step {
+                    exe: None,
+                    waits,
+                    signals,
+                    gates,
+                    _fence: step_fence,
+                });
+            }
+            continue;
+        }
+        let n = b.exes.len();
+        let mut waits = Some((waits, gates));
+        for (j, e) in b.exes.into_iter().enumerate() {
+            let (w, g) = waits.take().unwrap_or_default();
+            let (s, f) = if j + 1 == n {
+                (std::mem::take(&mut signals), step_fence.take())
+            } else {
+                (Vec::new(), None)
+            };
+            steps.push(Step {
+                exe: Some(e),
+                waits: w,
+                signals: s,
+                gates: g,
+                _fence: f,
+            });
+        }
+    }
+    if steps.is_empty() {
+        if let Some(f) = fence {
+            steps.push(Step {
+                exe: None,
+                waits: Vec::new(),
+                signals: vec![(f.syncobj, 0)],
+                gates: Vec::new(),
+                _fence: Some(f),
+            });
+        }
+    }
+    steps
+}
+
+/// The common part of vkQueueSubmit and vkQueueSubmit2KHR.
+pub fn submit_batches(
+    q: &Queue,
+    fence: vk::Fence,
+    resolve: impl FnOnce(&Core) -> Result<Vec<Batch>>,
+) -> Result<vk::Result> {
+    q.core.check_lost()?;
+    if q.lock().len() > MAX_IN_FLIGHT {
+        q.retire()?;
+    }
+    let fence = if fence.is_null() {
+        None
+    } else {
+        Some(q.core.fences.get(fence.as_raw())?)
+    };
+    // Resolve everything before submitting anything.
+    let batches = resolve(&q.core)?;
+    q.submit(plan(batches, fence))?;
+    Ok(vk::Result::SUCCESS)
+}
+
+/// The executable of a primary command buffer handle.
+pub fn executable(cb: vk::CommandBuffer) -> Result<Arc<Executable>> {
+    // SAFETY: a live primary command buffer per the spec.
+    unsafe { CommandBuffer::from_handle(cb) }?.executable()
+}
+
 pub(crate) unsafe extern "system" fn queue_submit(
     queue: vk::Queue,
     submit_count: u32,
@@ -216,68 +473,121 @@ pub(crate) unsafe extern "system" fn queue_submit(
     ffi::result("vkQueueSubmit", || {
         // SAFETY: a live queue per the spec.
         let q = unsafe { Queue::from_handle(queue) }?;
-        q.core.check_lost()?;
-        if q.lock().len() > MAX_IN_FLIGHT {
-            q.wait_idle()?;
-        }
         // SAFETY: pSubmits holds submitCount structures per the spec.
         let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
-        let fence_sync = if fence.is_null() {
-            None
-        } else {
-            Some(q.core.fences.get(fence.as_raw())?.syncobj)
-        };
-        let sems = |p: *const vk::Semaphore, n: u32| -> Result<Vec<u32>> {
-            // SAFETY: `n` semaphores per the spec.
-            let s = unsafe { ffi::slice(p, n, "semaphores") }?;
-            s.iter()
-                .map(|h| q.core.semaphores.get(h.as_raw()).map(|s| s.syncobj))
-                .collect()
-        };
-        // Resolve everything before submitting anything.
-        let mut plan = Vec::new();
-        for s in submits {
-            let waits = sems(s.p_wait_semaphores, s.wait_semaphore_count)?;
-            let signals = sems(s.p_signal_semaphores, s.signal_semaphore_count)?;
-            // SAFETY: commandBufferCount handles per the spec.
-            let cbs = unsafe {
-                ffi::slice(
-                    s.p_command_buffers,
-                    s.command_buffer_count,
-                    "pCommandBuffers",
-                )
-            }?;
-            let exes = cbs
+        submit_batches(q, fence, |core| {
+            submits
                 .iter()
-                // SAFETY: live primary command buffers per the spec.
-                .map(|c| unsafe { CommandBuffer::from_handle(*c) }?.executable())
-                .collect::<Result<Vec<_>>>()?;
-            plan.push((waits, exes, signals));
-        }
-        let last = plan.len().wrapping_sub(1);
-        for (i, (waits, exes, mut signals)) in plan.into_iter().enumerate() {
-            if i == last {
-                signals.extend(fence_sync);
-            }
-            if exes.is_empty() {
-                if !waits.is_empty() || !signals.is_empty() {
-                    q.exec(None, &waits, &signals)?;
-                }
-                continue;
-            }
-            let n = exes.len();
-            for (j, e) in exes.iter().enumerate() {
-                let w: &[u32] = if j == 0 { &waits } else { &[] };
-                let s: &[u32] = if j + 1 == n { &signals } else { &[] };
-                q.exec(Some(e), w, s)?;
-            }
-        }
-        if submits.is_empty() {
-            if let Some(f) = fence_sync {
-                q.exec(None, &[], &[f])?;
-            }
-        }
-        Ok(vk::Result::SUCCESS)
+                .map(|s| {
+                    // SAFETY: a valid pNext chain per the spec.
+                    let tl = unsafe {
+                        ffi::find_in_chain(
+                            s.p_next,
+                            vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                        )
+                    }
+                    // SAFETY: the sType says what it is.
+                    .map(|p| unsafe { &*p.cast::<vk::TimelineSemaphoreSubmitInfo<'_>>() });
+                    let (wait_values, signal_values) = match tl {
+                        // SAFETY: arrays of the given counts per the spec.
+                        Some(t) => unsafe {
+                            (
+                                ffi::slice(
+                                    t.p_wait_semaphore_values,
+                                    t.wait_semaphore_value_count,
+                                    "pWaitSemaphoreValues",
+                                )?,
+                                ffi::slice(
+                                    t.p_signal_semaphore_values,
+                                    t.signal_semaphore_value_count,
+                                    "pSignalSemaphoreValues",
+                                )?,
+                            )
+                        },
+                        None => (&[][..], &[][..]),
+                    };
+                    let sems = |p: *const vk::Semaphore, n: u32, values: &[u64]| {
+                        // SAFETY: `n` semaphores per the spec.
+                        let s = unsafe { ffi::slice(p, n, "semaphores") }?;
+                        s.iter()
+                            .enumerate()
+                            .map(|(i, h)| {
+                                let sem = core.semaphores.get(h.as_raw())?;
+                                let v = values.get(i).copied().unwrap_or(0);
+                                if sem.timeline && values.len() <= i {
+                                    return Err(DriverError::InvalidArgument(
+                                        "timeline semaphore without a value (VkTimelineSemaphoreSubmitInfo)".into(),
+                                    ));
+                                }
+                                Ok((sem, v))
+                            })
+                            .collect::<Result<Vec<_>>>()
+                    };
+                    // SAFETY: commandBufferCount handles per the spec.
+                    let cbs = unsafe {
+                        ffi::slice(
+                            s.p_command_buffers,
+                            s.command_buffer_count,
+                            "pCommandBuffers",
+                        )
+                    }?;
+                    Ok(Batch {
+                        waits: sems(s.p_wait_semaphores, s.wait_semaphore_count, wait_values)?,
+                        exes: cbs.iter().map(|c| executable(*c)).collect::<Result<_>>()?,
+                        signals: sems(
+                            s.p_signal_semaphores,
+                            s.signal_semaphore_count,
+                            signal_values,
+                        )?,
+                    })
+                })
+                .collect()
+        })
+    })
+}
+
+pub(crate) unsafe extern "system" fn queue_submit2(
+    queue: vk::Queue,
+    submit_count: u32,
+    p_submits: *const vk::SubmitInfo2<'_>,
+    fence: vk::Fence,
+) -> vk::Result {
+    ffi::result("vkQueueSubmit2KHR", || {
+        // SAFETY: a live queue per the spec.
+        let q = unsafe { Queue::from_handle(queue) }?;
+        // SAFETY: pSubmits holds submitCount structures per the spec.
+        let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
+        submit_batches(q, fence, |core| {
+            submits
+                .iter()
+                .map(|s| {
+                    let sems = |p: *const vk::SemaphoreSubmitInfo<'_>, n: u32| {
+                        // SAFETY: `n` semaphore infos per the spec.
+                        let infos = unsafe { ffi::slice(p, n, "pSemaphoreInfos") }?;
+                        infos
+                            .iter()
+                            .map(|i| Ok((core.semaphores.get(i.semaphore.as_raw())?, i.value)))
+                            .collect::<Result<Vec<_>>>()
+                    };
+                    // SAFETY: commandBufferInfoCount infos per the spec.
+                    let cbs = unsafe {
+                        ffi::slice(
+                            s.p_command_buffer_infos,
+                            s.command_buffer_info_count,
+                            "pCommandBufferInfos",
+                        )
+                    }?;
+                    Ok(Batch {
+                        waits: sems(s.p_wait_semaphore_infos, s.wait_semaphore_info_count)?,
+                        exes: cbs
+                            .iter()
+                            .map(|c| executable(c.command_buffer))
+                            .collect::<Result<_>>()?,
+                        signals: sems(s.p_signal_semaphore_infos, s.signal_semaphore_info_count)?,
+                    })
+                })
+                .collect()
+        })
     })
 }
 

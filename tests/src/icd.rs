@@ -119,9 +119,15 @@ pub fn loader_env() -> Vec<(String, String)> {
 /// Sets the loader environment for this process, once, before any Vulkan call. Every test
 /// calls it first (through [`Harness::new`] or directly), so no thread reads the environment
 /// while it changes.
+///
+/// A child process started with `FERRITE_TESTS_OTHER_DRIVER=1` keeps the `VK_DRIVER_FILES` its
+/// parent gave it (another driver, e.g. lavapipe, for comparisons).
 pub fn init_process_env() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        if std::env::var_os("FERRITE_TESTS_OTHER_DRIVER").is_some() {
+            return;
+        }
         for (k, v) in loader_env() {
             std::env::set_var(k, v);
         }

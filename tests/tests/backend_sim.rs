@@ -732,3 +732,90 @@ fn fma_is_one_mad_and_matches_cpu() {
         }
     }
 }
+
+/// Regression (Amber mem_buffer_array_sets): an array of blocks is a descriptor array whose
+/// element k is its own buffer at binding-table entry first + k (the dispatch contract); the
+/// front end once read it as one buffer with a 16-byte element stride. A dynamic index is
+/// refused with a clear error until the dynamic-indexing features exist.
+const DESC_ARRAY: &str = "#version 450
+layout(local_size_x = 8) in;
+layout(set=0, binding=0) buffer Arr { int v[8]; } arr[3];
+layout(set=1, binding=0) buffer Out { int o[24]; };
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    o[i] = arr[0].v[i];
+    o[8u + i] = arr[1].v[i] * 2;
+    o[16u + i] = arr[2].v[7u - i] * 3;
+}";
+
+#[test]
+fn descriptor_array_elements_are_separate_buffers() {
+    let Some(words) = glsl("descarray", DESC_ARRAY) else {
+        return;
+    };
+    let slots = vec![
+        BindingSlot {
+            set: 0,
+            binding: 0,
+            bti: 1,
+        },
+        BindingSlot {
+            set: 1,
+            binding: 0,
+            bti: 4,
+        },
+    ];
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        bindings: slots.clone(),
+        ..Default::default()
+    };
+    let (shader, uses) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
+    let mut btis: Vec<u32> = uses.iter().map(|u| u.bti).collect();
+    btis.sort_unstable();
+    assert_eq!(btis, [1, 2, 3, 4], "{uses:?}");
+    for simd in [8, 16] {
+        let opts = BackendOptions {
+            no8: simd != 8,
+            no16: simd != 16,
+            no32: true,
+            validate: true,
+            ..BackendOptions::gen9()
+        };
+        let k = backend::compile(&shader, &opts).unwrap();
+        let (g, data) = compute_setup(&[32, 32, 32, 96]);
+        for (b, base) in [(0usize, 100i32), (1, -200), (2, 300)] {
+            let v: Vec<u32> = (0..8).map(|i| (base + i * 7) as u32).collect();
+            g.write_u32s(data[b], 0, &v);
+        }
+        dispatch(
+            &g,
+            &k,
+            [1, 1, 1],
+            &[(data[0], 32), (data[1], 32), (data[2], 32), (data[3], 96)],
+        );
+        let o = g.read_u32s(data[3], 0, 24);
+        for i in 0..8 {
+            assert_eq!(o[i] as i32, 100 + i as i32 * 7, "SIMD{simd} o[{i}]");
+            assert_eq!(o[8 + i] as i32, (-200 + i as i32 * 7) * 2, "SIMD{simd}");
+            assert_eq!(
+                o[16 + i] as i32,
+                (300 + (7 - i) as i32 * 7) * 3,
+                "SIMD{simd}"
+            );
+        }
+    }
+    let dynamic = DESC_ARRAY.replace("arr[2].v[7u - i]", "arr[i % 3u].v[7u - i]");
+    let words = glsl("descarraydyn", &dynamic).unwrap();
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        bindings: slots,
+        ..Default::default()
+    };
+    let err = compile_to_ir(&words, &Target::gen9(), &copts).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("dynamically indexed descriptor arrays"),
+        "{err}"
+    );
+}

@@ -89,6 +89,8 @@ pub struct Ctx {
     mem_type: u32,
     buffers: Vec<Buffer>,
     kernels: Vec<Kernel>,
+    /// Flags of the compute pipelines `kernel_with` creates.
+    pub pipeline_flags: vk::PipelineCreateFlags,
 }
 
 impl Ctx {
@@ -96,6 +98,11 @@ impl Ctx {
         let h = Harness::new();
         let pd = h.physical_device();
         let dev = h.create_device(pd);
+        Ctx::with_device(h, pd, dev)
+    }
+
+    /// A context over a device the caller created (extensions, features) on `h`'s instance.
+    pub fn with_device(h: Harness, pd: vk::PhysicalDevice, dev: ash::Device) -> Ctx {
         let mem_type = h
             .memory_type(
                 pd,
@@ -123,6 +130,7 @@ impl Ctx {
             mem_type,
             buffers: Vec::new(),
             kernels: Vec::new(),
+            pipeline_flags: vk::PipelineCreateFlags::empty(),
         }
     }
 
@@ -237,6 +245,7 @@ impl Ctx {
                 stage = stage.specialization_info(&si);
             }
             let info = vk::ComputePipelineCreateInfo::default()
+                .flags(self.pipeline_flags)
                 .stage(stage)
                 .layout(layout);
             let r = self.dev.create_compute_pipelines(cache, &[info], None);
