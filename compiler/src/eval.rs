@@ -86,6 +86,24 @@ fn ffract64(x: f64) -> f64 {
     x - x.floor()
 }
 
+/// x = sig * 2^exp with 0.5 <= |sig| < 1; zero, infinities and NaN give (x, 0). Exact for
+/// every f64, denormals included (read from the bits, not through log2 and powers of two,
+/// which overflow for |x| >= 2^1023 and underflow for denormals).
+fn frexp(x: f64) -> (f64, i64) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    // Denormals: scale by 2^54 (exact) so the exponent field is meaningful.
+    let (x, adj) = if x.abs() < f64::MIN_POSITIVE {
+        (x * 2f64.powi(54), -54)
+    } else {
+        (x, 0)
+    };
+    let b = x.to_bits();
+    let e = ((b >> 52) & 0x7ff) as i64 - 1022;
+    (f64::from_bits((b & !(0x7ff << 52)) | (1022 << 52)), e + adj)
+}
+
 /// Converts a float to an integer the way Gen's conversions do: saturating, NaN to 0.
 fn f2int(v: f64, bits: u8, signed: bool) -> u64 {
     let t = Type::int(bits);
@@ -253,22 +271,7 @@ pub fn eval_alu(op: AluOp, dt: Type, src_tys: &[Type], s: &[u64]) -> u64 {
             from_f64(dt, x * 2f64.powi(e / 2) * 2f64.powi(e - e / 2))
         }
         FrexpSig | FrexpExp => {
-            let x = to_f64(t0, s[0]);
-            let (sig, exp) = if x == 0.0 || !x.is_finite() {
-                (x, 0i64)
-            } else {
-                let e = x.abs().log2().floor() as i64 + 1;
-                let mut sig = x / 2f64.powi(e as i32);
-                let mut e = e;
-                if sig.abs() >= 1.0 {
-                    sig /= 2.0;
-                    e += 1;
-                } else if sig.abs() < 0.5 {
-                    sig *= 2.0;
-                    e -= 1;
-                }
-                (sig, e)
-            };
+            let (sig, exp) = frexp(to_f64(t0, s[0]));
             if op == FrexpSig {
                 from_f64(dt, sig)
             } else {
@@ -383,6 +386,21 @@ mod tests {
             eval_alu(AluOp::BitfieldInsert, t, &[t, t, t, t], &[0, 0xff, 8, 4]),
             0xf00
         );
+    }
+
+    #[test]
+    fn frexp_is_exact_for_denormals_and_huge_values() {
+        let d = Type::float(64);
+        let e = |x: f64| {
+            (
+                f64::from_bits(eval_alu(AluOp::FrexpSig, d, &[d], &[x.to_bits()])),
+                eval_alu(AluOp::FrexpExp, Type::I32, &[d], &[x.to_bits()]) as u32 as i32,
+            )
+        };
+        assert_eq!(e(5e-324), (0.5, -1073));
+        assert_eq!(e(-f64::MAX), (-(1.0 - f64::EPSILON / 2.0), 1024));
+        assert_eq!(e(3.0 * f64::MIN_POSITIVE / 4.0), (0.75, -1022));
+        assert_eq!(e(f64::NEG_INFINITY), (f64::NEG_INFINITY, 0));
     }
 
     #[test]

@@ -307,7 +307,8 @@ fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::VulkanMemoryModel
         | C::VulkanMemoryModelDeviceScope
         | C::GroupNonUniform => true,
-        C::Float64 => t.has_fp64,
+        // Targets without DF hardware get the soft_fp64 lowering.
+        C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,
         C::Float16 => t.has_fp16,
         C::Int16 => t.has_int16,

@@ -55,6 +55,7 @@ pub struct DebugFlags {
     pub no8: bool,
     pub no16: bool,
     pub no32: bool,
+    pub soft64: bool,
 }
 
 impl DebugFlags {
@@ -75,6 +76,10 @@ impl DebugFlags {
         ("no8", "never choose SIMD8"),
         ("no16", "never choose SIMD16"),
         ("no32", "never choose SIMD32"),
+        (
+            "soft64",
+            "lower fp64 to 32-bit integer code even where the target has DF hardware",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -91,6 +96,7 @@ impl DebugFlags {
                 "no8" => d.no8 = true,
                 "no16" => d.no16 = true,
                 "no32" => d.no32 = true,
+                "soft64" => d.soft64 = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -216,6 +222,8 @@ pub const PIPELINE: &[Pass] = &[
     ("cse", passes::opt_cse),
     ("lower_int_div", passes::lower_int_div),
     ("scalarize", passes::scalarize),
+    // Gated: see GATED.
+    ("soft_fp64", passes::soft_fp64),
     ("copy_prop", passes::opt_copy_prop),
     ("const_fold", passes::opt_const_fold),
     ("algebraic", passes::opt_algebraic),
@@ -226,10 +234,32 @@ pub const PIPELINE: &[Pass] = &[
     ("dce", passes::opt_dce),
 ];
 
-/// Runs the pipeline; validates after every pass when `check` is set.
+/// Passes of [`PIPELINE`] that run only when their condition holds.
+type Gate = (&'static str, fn(&Target, &DebugFlags) -> bool);
+pub const GATED: &[Gate] = &[
+    // Software fp64 where the target has no DF hardware, or when forced.
+    ("soft_fp64", |t, d| d.soft64 || !t.has_fp64),
+];
+
+/// Runs the pipeline for a Gen9 target ([`run_pipeline_for`]).
 pub fn run_pipeline(shader: &mut Shader, opts: &CompileOptions) -> Result<(), CompileError> {
+    run_pipeline_for(shader, &Target::gen9(), opts)
+}
+
+/// Runs the pipeline (the [`GATED`] passes when their condition holds for `target` and the
+/// debug flags); validates after every pass when `check` is set.
+pub fn run_pipeline_for(
+    shader: &mut Shader,
+    target: &Target,
+    opts: &CompileOptions,
+) -> Result<(), CompileError> {
     let check = cfg!(debug_assertions) || opts.debug.validate;
     for (name, pass) in PIPELINE {
+        if let Some((_, when)) = GATED.iter().find(|(n, _)| n == name) {
+            if !when(target, &opts.debug) {
+                continue;
+            }
+        }
         let changed = pass(&mut shader.func);
         if check {
             validate(&shader.func).map_err(|err| CompileError::Validation { pass: name, err })?;
@@ -267,7 +297,7 @@ pub fn compile_to_ir(
     if opts.debug.ir {
         dump(opts, "frontend.ir", &shader.to_string())?;
     }
-    run_pipeline(&mut shader, opts)?;
+    run_pipeline_for(&mut shader, target, opts)?;
     if opts.debug.ir {
         dump(opts, "final.ir", &shader.to_string())?;
     }

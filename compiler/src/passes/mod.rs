@@ -6,6 +6,7 @@ mod bools;
 mod cf;
 mod narrow;
 mod opt;
+mod soft_fp64;
 mod ssa;
 mod unroll;
 
@@ -14,6 +15,7 @@ pub use bools::lower_bools;
 pub use cf::opt_dead_cf;
 pub use narrow::lower_narrow;
 pub use opt::{lower_int_div, opt_const_fold, opt_copy_prop, opt_cse, opt_dce, scalarize};
+pub use soft_fp64::soft_fp64;
 pub use ssa::vars_to_ssa;
 pub use unroll::opt_unroll;
 

@@ -1,0 +1,284 @@
+//! Software fp64 end to end on the simulated GPU: a GLSL shader in doubles compiled with
+//! `soft64` forced (every f64 operation becomes 32-bit integer code in the middle end), run
+//! through the Gen9 back end at SIMD8/16/32 on the simulated i915, and compared bit for bit
+//! with Rust's f64. Skipped when glslangValidator is not installed.
+
+#[path = "../../kernel-iface/tests/gpu_common/mod.rs"]
+mod gpu_common;
+
+use ferrite_compiler::backend::{self, BackendOptions, Kernel};
+use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
+use ferrite_compiler::{BindingSlot, DebugFlags, Target};
+use gpu_common::*;
+use std::process::Command;
+
+fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
+    let dir = std::env::temp_dir().join(format!("ferrite-soft64-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join(format!("{name}.comp"));
+    let output = dir.join(format!("{name}.spv"));
+    std::fs::write(&input, src).unwrap();
+    let Ok(out) = Command::new("glslangValidator")
+        .args(["-V", "--target-env", "vulkan1.1", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+    else {
+        eprintln!("glslangValidator not installed: skipping {name}");
+        return None;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let bytes = std::fs::read(&output).unwrap();
+    Some(
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    )
+}
+
+/// Compiles with soft64 forced at exactly `simd`; binding b goes to BTI b + 1.
+fn kernel(name: &str, src: &str, target: &Target, simd: u32) -> Option<Kernel> {
+    let words = glsl(name, src)?;
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        bindings: (0..4)
+            .map(|b| BindingSlot {
+                set: 0,
+                binding: b,
+                bti: b + 1,
+            })
+            .collect(),
+        debug: DebugFlags {
+            soft64: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (shader, _) = compile_to_ir(&words, target, &copts).unwrap();
+    let text = shader.to_string();
+    assert!(
+        !text.contains(":f64"),
+        "{name}: an f64 value survived soft64\n{text}"
+    );
+    let opts = BackendOptions {
+        no8: simd != 8,
+        no16: simd != 16,
+        no32: simd != 32,
+        validate: true,
+        ..BackendOptions::gen9()
+    };
+    let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
+    assert_eq!(k.simd, simd);
+    Some(k)
+}
+
+fn dispatch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)]) {
+    assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
+    let d = Dispatch {
+        asm: EOT,
+        simd: k.simd,
+        group_size: k.local_size.iter().product(),
+        groups,
+        slm_bytes: k.slm_size,
+        barrier: k.uses_barrier,
+        push: [groups[0], groups[1], groups[2], 0, 0, 0, 0, 0],
+        buffers,
+        scratch: (k.scratch_size > 0)
+            .then(|| (SCRATCH, u64::from(k.scratch_size.trailing_zeros() - 10))),
+        ..Default::default()
+    };
+    build_dispatch(g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
+    g.write(KERNEL_BO, 0, &k.binary);
+    let out = g.submit(BATCH_BO).unwrap();
+    assert_eq!(out, Outcome::Ok, "{}", k.asm);
+}
+
+/// GPU address of per-thread scratch, should the kernel spill.
+const SCRATCH: u64 = 0x4000_0000;
+
+/// One shader per case (the whole list in one kernel would outgrow the harness's 64 KiB
+/// kernel buffer): `o[i] = <expression of x, y, i>`.
+const CASES: &[(&str, &str)] = &[
+    ("add", "x + y"),
+    ("mul_sub", "x * y - y"),
+    ("div", "x / y"),
+    ("sqrt", "sqrt(abs(x))"),
+    ("fma", "fma(x, y, 0.25)"),
+    (
+        "floor_conv",
+        "floor(x) + double(int(y)) + double(uint(abs(y)))",
+    ),
+    ("f32_trunc", "double(float(x)) + trunc(y)"),
+    ("min_max", "min(x, y) + max(x, -y)"),
+    ("loop_phi", "poly(x, i) * (x < y ? 1.0 : -1.0)"),
+    ("round_fract", "roundEven(x * 4.0) + fract(y)"),
+];
+
+fn shader(expr: &str) -> String {
+    format!(
+        "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer A {{ double a[]; }};
+layout(set=0, binding=1) buffer B {{ double b[]; }};
+layout(set=0, binding=2) buffer O {{ double o[]; }};
+double poly(double x, uint i) {{
+    double acc = 0.0;
+    for (int j = 0; j < int(i % 5u); j++) {{
+        acc = acc * x + double(j);
+    }}
+    return acc;
+}}
+void main() {{
+    uint i = gl_GlobalInvocationID.x;
+    double x = a[i];
+    double y = b[i];
+    o[i] = {expr};
+}}"
+    )
+}
+
+fn reference(case: &str, x: f64, y: f64, i: usize) -> f64 {
+    let f2i = |v: f64| {
+        if v.is_nan() {
+            0
+        } else {
+            v.trunc().clamp(i32::MIN as f64, i32::MAX as f64) as i32
+        }
+    };
+    let f2u = |v: f64| {
+        if v.is_nan() {
+            0
+        } else {
+            v.trunc().clamp(0.0, u32::MAX as f64) as u32
+        }
+    };
+    match case {
+        "add" => x + y,
+        "mul_sub" => x * y - y,
+        "div" => x / y,
+        "sqrt" => x.abs().sqrt(),
+        "fma" => x.mul_add(y, 0.25),
+        "floor_conv" => x.floor() + f64::from(f2i(y)) + f64::from(f2u(y.abs())),
+        "f32_trunc" => f64::from(x as f32) + y.trunc(),
+        "min_max" => x.min(y) + x.max(-y),
+        "loop_phi" => {
+            let mut acc = 0.0;
+            for j in 0..(i % 5) {
+                acc = acc * x + j as f64;
+            }
+            acc * if x < y { 1.0 } else { -1.0 }
+        }
+        "round_fract" => (x * 4.0).round_ties_even() + (y - y.floor()),
+        _ => unreachable!(),
+    }
+}
+
+fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let edges = [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        0.5,
+        1e300,
+        -1e-300,
+        5e-324,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        f64::INFINITY,
+        -3.0e9,
+        4.5e9,
+        1.0 / 3.0,
+        -7.125,
+        2.0f64.powi(52) + 1.0,
+    ];
+    let mut gen = |k: usize| {
+        if k < edges.len() {
+            return edges[k];
+        }
+        let r = next();
+        match r % 4 {
+            0 => (r >> 11) as f64 / 1e6 - 4e6,
+            1 => f64::from_bits((r & !(0x7ff << 52)) | ((1000 + (r >> 56) % 50) << 52)),
+            2 => ((r % 2000) as f64 - 1000.0) / 8.0,
+            _ => f64::from_bits(r >> 1 | (r & 1) << 63) / 1e10,
+        }
+    };
+    let a: Vec<f64> = (0..n).map(&mut gen).collect();
+    let b: Vec<f64> = (0..n).map(|k| gen((k * 7 + 3) % (2 * n))).collect();
+    (a, b)
+}
+
+fn same_bits(want: f64, got: f64) -> bool {
+    want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan())
+}
+
+#[test]
+fn soft64_doubles_match_rust_f64_on_the_simulated_gpu() {
+    let n = 64;
+    let (a, b) = inputs(n);
+    let words = |v: &[f64]| -> Vec<u32> {
+        v.iter()
+            .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
+            .collect()
+    };
+    for (case, expr) in CASES {
+        for simd in [8, 16, 32] {
+            let Some(k) = kernel(case, &shader(expr), &Target::gen9(), simd) else {
+                return;
+            };
+            let (g, data) = compute_setup(&[n as u64 * 8; 3]);
+            g.write_u32s(data[0], 0, &words(&a));
+            g.write_u32s(data[1], 0, &words(&b));
+            let bufs: Vec<(usize, u64)> = data.iter().map(|d| (*d, n as u64 * 8)).collect();
+            dispatch(&g, &k, [(n / 16) as u32, 1, 1], &bufs);
+            let out = g.read_u32s(data[2], 0, n * 2);
+            for i in 0..n {
+                let w = reference(case, a[i], b[i], i);
+                let got = f64::from_bits(u64::from(out[2 * i]) | u64::from(out[2 * i + 1]) << 32);
+                assert!(
+                    same_bits(w, got),
+                    "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): want {w:e} ({:#x}) got {got:e} ({:#x})",
+                    a[i],
+                    a[i].to_bits(),
+                    b[i],
+                    b[i].to_bits(),
+                    w.to_bits(),
+                    got.to_bits()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn targets_without_fp64_lower_doubles_automatically() {
+    // No soft64 flag: a target without DF hardware gets the lowering by itself.
+    let Some(words) = glsl("nofp64", &shader("x / y + sqrt(x)")) else {
+        return;
+    };
+    let target = Target {
+        has_fp64: false,
+        ..Target::gen9()
+    };
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        ..Default::default()
+    };
+    let (shader, _) = compile_to_ir(&words, &target, &copts).unwrap();
+    assert!(!shader.to_string().contains(":f64"));
+    let (native, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
+    assert!(native.to_string().contains(":f64"));
+}
