@@ -1603,6 +1603,11 @@ struct Lower {
     vals: Vec<Type>,
     /// f64 value -> its words (low, high per component).
     map: HashMap<Value, Vec<Value>>,
+    /// Definitions of scalar 64-bit integers and 32-bit constants seen so far (to find the
+    /// two words packDouble2x32 combines).
+    defs: HashMap<Value, Op>,
+    /// 64-bit integers whose words are known (`bitcast` of an f64, unpackDouble2x32).
+    int_words: HashMap<Value, P>,
 }
 
 impl Lower {
@@ -1650,6 +1655,45 @@ impl Lower {
         out
     }
 
+    fn const_of(&self, v: Value) -> Option<u64> {
+        match self.defs.get(&v) {
+            Some(Op::Const(c)) if c.len() == 1 => Some(c[0]),
+            _ => None,
+        }
+    }
+    fn emit_const(&mut self, out: &mut Block, x: u32) -> Value {
+        self.vals.push(Type::I32);
+        let v = Value(self.vals.len() as u32 - 1);
+        out.push(Node::Instr(Instr {
+            dst: Some(v),
+            op: Op::Const(vec![u64::from(x)]),
+        }));
+        v
+    }
+    /// The two 32-bit words of a 64-bit integer built as packDouble2x32 builds it:
+    /// `ior(u2u lo, ishl(u2u hi, 32))` (either operand order).
+    fn packed_words(&self, x: Value) -> Option<P> {
+        let Some(Op::Alu(AluOp::Ior, s)) = self.defs.get(&x) else {
+            return None;
+        };
+        let widened = |v: Value| match self.defs.get(&v) {
+            Some(Op::Alu(AluOp::U2u, w)) if self.ty(w[0]) == Type::I32 => Some(w[0]),
+            _ => None,
+        };
+        let shifted = |v: Value| match self.defs.get(&v) {
+            Some(Op::Alu(AluOp::Ishl, w)) if self.const_of(w[1]) == Some(32) => widened(w[0]),
+            _ => None,
+        };
+        let (a, b) = (s[0], s[1]);
+        if let (Some(lo), Some(hi)) = (widened(a), shifted(b)) {
+            return Some(P { hi, lo });
+        }
+        if let (Some(lo), Some(hi)) = (widened(b), shifted(a)) {
+            return Some(P { hi, lo });
+        }
+        None
+    }
+
     fn block(&mut self, b: Block) -> Block {
         let mut out = Block::new();
         for n in b {
@@ -1689,9 +1733,43 @@ impl Lower {
         let dt = i.dst.map(|d| self.ty(d));
         let src_tys: Vec<Type> = i.op.srcs().iter().map(|s| self.ty(*s)).collect();
         let involved = dt.is_some_and(is_f64) || i.op.srcs().iter().any(|s| is_f64(self.ty(*s)));
+        if let Some(d) = i.dst {
+            if !involved && (self.ty(d) == Type::int(64) || matches!(i.op, Op::Const(_))) {
+                self.defs.insert(d, i.op.clone());
+            }
+        }
         if !involved {
+            // unpackDouble2x32 reads the words of `bitcast i64 <- f64` with u2u and ushr 32:
+            // take them directly, so the 64-bit integer ops die in DCE.
+            if let (Some(d), Op::Alu(op, s)) = (i.dst, &i.op) {
+                if let Some(p) = self.int_words.get(&s[0]).copied() {
+                    match op {
+                        AluOp::U2u if self.ty(d) == Type::I32 => {
+                            out.push(Node::Instr(Instr {
+                                dst: Some(d),
+                                op: Op::Alu(AluOp::Mov, vec![p.lo]),
+                            }));
+                            return;
+                        }
+                        AluOp::Ushr if self.const_of(s[1]) == Some(32) => {
+                            let zero = self.emit_const(out, 0);
+                            self.int_words.insert(d, P { hi: zero, lo: p.hi });
+                        }
+                        _ => {}
+                    }
+                }
+            }
             out.push(Node::Instr(i));
             return;
+        }
+        if let (Some(d), Op::Alu(AluOp::Bitcast, s)) = (i.dst, &i.op) {
+            if is_f64(src_tys[0]) {
+                let w = self.words(s[0]);
+                self.int_words.insert(d, P { lo: w[0], hi: w[1] });
+            } else if let Some(p) = self.packed_words(s[0]) {
+                self.map.insert(d, vec![p.lo, p.hi]);
+                return;
+            }
         }
         let mut vals = std::mem::take(&mut self.vals);
         let mut b = B {
@@ -1874,6 +1952,8 @@ pub fn soft_fp64(f: &mut Function) -> bool {
     let mut l = Lower {
         vals: std::mem::take(&mut f.values),
         map: HashMap::new(),
+        defs: HashMap::new(),
+        int_words: HashMap::new(),
     };
     let body = std::mem::take(&mut f.body);
     f.body = l.block(body);
@@ -2403,5 +2483,52 @@ mod tests {
         };
         assert_eq!(words(&m1), words(&mem));
         assert!(words(&mem).iter().any(|w| *w != 0));
+    }
+
+    #[test]
+    fn pack_and_unpack_double_2x32_need_no_64_bit_integers() {
+        // The front end's packDouble2x32 / unpackDouble2x32 shapes.
+        let text = "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 8
+            %2:i32 = imul %0, %1
+            %3:i32x2 = load ssbo[0] %2 align 8
+            %4:i32 = extract %3, 0
+            %5:i32 = extract %3, 1
+            %6:i64 = u2u %4
+            %7:i64 = u2u %5
+            %8:i32 = const 32
+            %9:i64 = ishl %7, %8
+            %10:i64 = ior %6, %9
+            %11:f64 = bitcast %10
+            %12:f64 = fmul %11, %11
+            %13:i64 = bitcast %12
+            %14:i32 = u2u %13
+            %15:i64 = ushr %13, %8
+            %16:i32 = u2u %15
+            %17:i32x2 = vec %16, %14
+            store ssbo[1] %2, %17 align 8";
+        let orig = parse_shader(text).unwrap();
+        let mut lowered = orig.clone();
+        assert!(soft_fp64(&mut lowered.func));
+        crate::passes::opt_copy_prop(&mut lowered.func);
+        crate::passes::opt_dce(&mut lowered.func);
+        crate::validate::validate(&lowered.func).unwrap();
+        let t = lowered.to_string();
+        assert!(!t.contains("f64") && !t.contains("i64"), "{t}");
+        let mut r = Rng(95);
+        let mut mem = Memory::default();
+        let input: Vec<u8> = (0..8)
+            .flat_map(|_| {
+                f64::from_bits(rand_f64(&mut r) & !(0x7ffu64 << 52) | (1000 << 52)).to_le_bytes()
+            })
+            .collect();
+        mem.ssbo.insert(0, input);
+        mem.ssbo.insert(1, vec![0; 64]);
+        let mut m1 = mem.clone();
+        run(&orig, [1, 1, 1], 8, &mut m1).unwrap();
+        run(&lowered, [1, 1, 1], 8, &mut mem).unwrap();
+        assert_eq!(m1.ssbo[&1], mem.ssbo[&1]);
+        assert!(mem.ssbo[&1].iter().any(|x| *x != 0));
     }
 }
