@@ -347,9 +347,16 @@ feature_names!(
     inherited_queries,
 );
 
-/// Features that work today: none yet. Each is switched on by the change that makes it work.
-pub fn supported_features(_info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
-    vk::PhysicalDeviceFeatures::default()
+/// Features that work today. Each is switched on by the change that makes it work.
+/// * shaderFloat64 / shaderInt64: native DF and Q/UQ code from the Gen9 back end
+///   (compiler `backend::wide`, tests/tests/backend_wide.rs and the 64-bit Amber files),
+///   on device entries whose hardware has them (64-bit atomics are not offered).
+pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
+    vk::PhysicalDeviceFeatures {
+        shader_float64: vk::Bool32::from(info.has_fp64),
+        shader_int64: vk::Bool32::from(info.has_int64),
+        ..Default::default()
+    }
 }
 
 /// Names of requested features the device does not support.
@@ -740,6 +747,18 @@ mod tests {
     fn pipeline_cache_uuid_is_stable_and_per_device() {
         assert_eq!(pipeline_cache_uuid(0x1912), pipeline_cache_uuid(0x1912));
         assert_ne!(pipeline_cache_uuid(0x1912), pipeline_cache_uuid(0x5912));
+    }
+
+    #[test]
+    fn sixty_four_bit_features_follow_the_device_table() {
+        let skl = supported_features(lookup_pci_id(0x1912).unwrap());
+        assert_eq!(skl.shader_float64, vk::TRUE);
+        assert_eq!(skl.shader_int64, vk::TRUE);
+        let mut no64 = *lookup_pci_id(0x1912).unwrap();
+        no64.has_fp64 = false;
+        no64.has_int64 = false;
+        let f = supported_features(&no64);
+        assert_eq!((f.shader_float64, f.shader_int64), (vk::FALSE, vk::FALSE));
     }
 
     #[test]

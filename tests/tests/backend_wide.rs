@@ -454,7 +454,7 @@ void main() {
     uint64_t ua = uint64_t(a);
     uint64_t ub = uint64_t(b);
     int s = int(i % 64u);
-    uint k = i * 24u;
+    uint k = i * 30u;
     o[k + 0u] = a + b;
     o[k + 1u] = a - b;
     o[k + 2u] = a * b;
@@ -486,6 +486,12 @@ void main() {
     o[k + 21u] = int64_t(double(ua) * 0.25);
     o[k + 22u] = sign(a);
     o[k + 23u] = a * 3 + int64_t(int(i)) - (a < 0 ? b : int64_t(uint(s)));
+    o[k + 24u] = a / b;
+    o[k + 25u] = a % b;
+    o[k + 26u] = int64_t(ua / ub);
+    o[k + 27u] = int64_t(ua % ub);
+    o[k + 28u] = a / 10;
+    o[k + 29u] = int64_t(ua % 1000000007ul);
 }";
 
 fn int64_inputs(n: usize, seed: u64) -> Vec<i64> {
@@ -528,7 +534,7 @@ fn int64_ops_match_reference() {
             return;
         };
         let n = 64;
-        let (g, data) = compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 24]);
+        let (g, data) = compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 30]);
         let xs = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
         let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C);
         ys[1] = 1;
@@ -548,10 +554,10 @@ fn int64_ops_match_reference() {
             &[
                 (data[0], n as u64 * 8),
                 (data[1], n as u64 * 8),
-                (data[2], n as u64 * 8 * 24),
+                (data[2], n as u64 * 8 * 30),
             ],
         );
-        let out = read_u64(&g, data[2], n * 24);
+        let out = read_u64(&g, data[2], n * 30);
         for i in 0..n {
             let (a, b) = (xs[i], ys[i]);
             let (ua, ub) = (a as u64, b as u64);
@@ -562,7 +568,7 @@ fn int64_ops_match_reference() {
                 | ((a != b) as i64) << 3
                 | ((ua < ub) as i64) << 4
                 | ((ua >= ub) as i64) << 5;
-            let want: [i64; 24] = [
+            let want: [i64; 30] = [
                 a.wrapping_add(b),
                 a.wrapping_sub(b),
                 a.wrapping_mul(b),
@@ -589,15 +595,30 @@ fn int64_ops_match_reference() {
                 a.wrapping_mul(3)
                     .wrapping_add(i as i64)
                     .wrapping_sub(if a < 0 { b } else { s as i64 }),
+                if b == 0 { 0 } else { a.wrapping_div(b) },
+                // GLSL % on signed integers is OpSMod: the sign follows the divisor.
+                match a.checked_rem(b) {
+                    Some(r) if r != 0 && (r < 0) != (b < 0) => r + b,
+                    Some(r) => r,
+                    None => 0,
+                },
+                ua.checked_div(ub).unwrap_or(0) as i64,
+                ua.checked_rem(ub).unwrap_or(0) as i64,
+                a / 10,
+                (ua % 1_000_000_007) as i64,
             ];
-            for j in 0..24 {
+            for j in 0..30 {
+                // Division by zero and INT64_MIN / -1 are undefined.
+                if (24..28).contains(&j) && (b == 0 || (a == i64::MIN && b == -1)) {
+                    continue;
+                }
                 // Float -> int64 of a value >= 2^63 is undefined (the hardware gives
                 // i64::MIN, Rust saturates).
                 if (j == 19 || j == 20) && a as f64 >= 2f64.powi(63) {
                     continue;
                 }
                 assert_eq!(
-                    out[i * 24 + j] as i64,
+                    out[i * 30 + j] as i64,
                     want[j],
                     "SIMD{simd} lane {i} slot {j}: a={a:#x} b={b:#x}\n{}",
                     if j == 0 { k.asm.as_str() } else { "" }
@@ -686,6 +707,113 @@ fn sixty_four_bit_memory_matches_cpu() {
             let pj = a[i % 4] * ((i % 4) as f64 + 1.0);
             assert_eq!(r[2 * i], pj.to_bits(), "SIMD{simd} private array {i}");
             assert_eq!(r[2 * i + 1], (i as u64) << 40, "SIMD{simd} u64 {i}");
+        }
+    }
+}
+
+const NARROW64: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { int x[]; };
+layout(set=0, binding=1) buffer D { double d[]; };
+layout(set=0, binding=2) buffer O { int64_t o[]; };
+layout(set=0, binding=3) buffer R { int r[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int v = x[i];
+    double dv = d[i];
+    int16_t h = int16_t(v);
+    uint8_t u8 = uint8_t(v);
+    float16_t f16 = float16_t(float(v) * 0.125);
+    uint k = i * 5u;
+    o[k + 0u] = int64_t(h);
+    o[k + 1u] = int64_t(uint64_t(u8));
+    o[k + 2u] = doubleBitsToInt64(double(f16));
+    o[k + 3u] = doubleBitsToInt64(double(h));
+    o[k + 4u] = int64_t(f16);
+    uint j = i * 4u;
+    r[j + 0u] = int(int16_t(int64_t(v) * 3l));
+    r[j + 1u] = int(uint8_t(uint64_t(v)));
+    r[j + 2u] = floatBitsToInt(float(float16_t(dv)));
+    r[j + 3u] = int(int16_t(clamp(dv, -30000.0LF, 30000.0LF)));
+}";
+
+/// 8/16-bit <-> 64-bit conversions (through a 32-bit intermediate) at SIMD8/16/32.
+#[test]
+fn narrow_to_and_from_sixty_four_bit_conversions_match_reference() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("narrow64", NARROW64, simd) else {
+            return;
+        };
+        let n = 32;
+        let (g, data) = compute_setup(&[n as u64 * 4, n as u64 * 8, n as u64 * 40, n as u64 * 16]);
+        let xs: Vec<i32> = (0..n as i32)
+            .map(|i| i.wrapping_mul(-2_654_435_761_i64 as i32) >> (i % 13))
+            .collect();
+        let mut ds = doubles(n, 0x5DEE_CE66_D1CE_4E5B | 1);
+        for (i, d) in ds.iter_mut().enumerate() {
+            if d.is_nan() {
+                *d = i as f64 * 0.3;
+            }
+        }
+        g.write_u32s(
+            data[0],
+            0,
+            &xs.iter().map(|v| *v as u32).collect::<Vec<_>>(),
+        );
+        g.write_u32s(data[1], 0, &u64s(&ds));
+        dispatch(
+            &g,
+            &k,
+            [2, 1, 1],
+            &[
+                (data[0], n as u64 * 4),
+                (data[1], n as u64 * 8),
+                (data[2], n as u64 * 40),
+                (data[3], n as u64 * 16),
+            ],
+        );
+        let o = read_u64(&g, data[2], n * 5);
+        let r = g.read_u32s(data[3], 0, n * 4);
+        for i in 0..n {
+            let v = xs[i];
+            let dv = ds[i];
+            let h = v as i16;
+            let f16 = half::f16::from_f32(v as f32 * 0.125);
+            let want = [
+                h as i64,
+                v as u8 as i64,
+                (f16.to_f32() as f64).to_bits() as i64,
+                (h as f64).to_bits() as i64,
+                f16.to_f32() as i64,
+            ];
+            for (j, w) in want.iter().enumerate() {
+                assert_eq!(
+                    o[i * 5 + j] as i64,
+                    *w,
+                    "SIMD{simd} lane {i} slot {j}: v={v}"
+                );
+            }
+            // F -> HF flushes HF denormals in the default float mode.
+            let hf = half::f16::from_f32(flush(dv) as f32);
+            let f = if hf.is_finite() && !hf.is_normal() {
+                0.0f32.copysign(hf.to_f32())
+            } else {
+                hf.to_f32()
+            };
+            let wr = [
+                (v as i64 * 3) as i16 as i32,
+                v as u8 as i32,
+                f.to_bits() as i32,
+                dv.clamp(-30000.0, 30000.0) as i16 as i32,
+            ];
+            for (j, w) in wr.iter().enumerate() {
+                assert_eq!(
+                    r[i * 4 + j] as i32,
+                    *w,
+                    "SIMD{simd} lane {i} result {j}: v={v} d={dv:e}"
+                );
+            }
         }
     }
 }

@@ -471,6 +471,10 @@ impl<'a> Isel<'a> {
                     let dst = self.dst_comp(d, c);
                     if *op == AluOp::Bcsel && narrow::is_narrow(dt) {
                         self.narrow_bcsel(dst, &s);
+                    } else if (narrow::is_narrow(st) && wide::is_wide(dt))
+                        || (wide::is_wide(st) && narrow::is_narrow(dt))
+                    {
+                        self.narrow_wide_convert(*op, dst, s[0], st, dt)?;
                     } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
                         self.narrow_alu(*op, dst, &s, st, dt)?;
                     } else if wide::is_wide(st) || wide::is_wide(dt) {
@@ -719,6 +723,45 @@ impl<'a> Isel<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A conversion between an 8/16-bit and a 64-bit type goes through the 32-bit type of
+    /// the narrow side's kind (Gen9 has no direct B/UB or HF <-> 64-bit conversion,
+    /// GEN9-FACTS 8.2). fp16 <-> fp64 thus rounds twice, as Mesa's lowering does.
+    fn narrow_wide_convert(
+        &mut self,
+        op: AluOp,
+        d: Opnd,
+        s: Opnd,
+        st: ir::Type,
+        dt: ir::Type,
+    ) -> Res<()> {
+        use AluOp::*;
+        if !matches!(op, I2i | U2u | I2f | U2f | F2i | F2u | F2f) {
+            return Err(unsupported(format!("{} from {st} to {dt}", op.name())));
+        }
+        let same_kind = |t: ir::Type, signed: bool| -> AluOp {
+            match (t.kind, signed) {
+                (Kind::Float, _) => F2f,
+                (_, true) => I2i,
+                _ => U2u,
+            }
+        };
+        let signed_src = matches!(op, I2i | I2f);
+        let signed_dst = matches!(op, I2i | F2i);
+        if narrow::is_narrow(st) {
+            let mid = ir::Type { bits: 32, ..st };
+            let t = self.b().vreg(hw_ty(mid)?, 1);
+            self.narrow_alu(same_kind(st, signed_src), t, &[s], st, mid)?;
+            let mut b = self.b();
+            wide::alu64(&mut b, op, d, &[t], mid, dt)
+        } else {
+            let mid = ir::Type { bits: 32, ..dt };
+            let t = self.b().vreg(hw_ty(mid)?, 1);
+            let mut b = self.b();
+            wide::alu64(&mut b, op, t, &[s], st, mid)?;
+            self.narrow_alu(same_kind(dt, signed_dst), d, &[t], mid, dt)
+        }
     }
 
     /// A push-constant load at a constant offset: moves from the CURBE registers.

@@ -22,8 +22,11 @@
 //!   predicated moves;
 //! * fneg/fabs/fsign/frexp/ldexp: integer operations on the high dword.
 //!
-//! Not built (errors as [`BackendError::Unsupported`]): 64-bit integer division and
-//! remainder, 64-bit bit-counting ops, 64-bit `*_mul_high`, 64-bit atomics.
+//! * 64-bit integer division and remainder: restoring long division, a uniform loop over
+//!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
+//!
+//! Not built (errors as [`BackendError::Unsupported`]): 64-bit bit-counting and bitfield
+//! ops, 64-bit `*_mul_high`, 64-bit atomics.
 
 use super::lir::*;
 use super::BackendError;
@@ -610,9 +613,46 @@ pub fn alu64(
             b.flag_from(s[0]);
             b.alu2(O::Sel, uq(d), uq(s[1]), uq(s[2])).pred = p();
         }
-        ImulHigh | UmulHigh | Idiv | Udiv | Irem | Imod | Umod | BitfieldInsert
-        | IbitfieldExtract | UbitfieldExtract | BitfieldReverse | BitCount | FindLsb | UfindMsb
-        | IfindMsb | Fmod | Frem | Fexp2 | Flog2 | Fsin | Fcos | Fpow => {
+        Udiv | Umod => {
+            let (qo, ro) = if op == Udiv {
+                (Some(d), None)
+            } else {
+                (None, Some(d))
+            };
+            udivmod(b, qo, ro, uq(s[0]), uq(s[1]));
+        }
+        Idiv | Irem => {
+            // On magnitudes; the quotient is negative when the signs differ, the
+            // remainder takes the dividend's sign.
+            let abs = |b: &mut Builder, x: Opnd| {
+                let n = b.vreg(Type::Q, 1);
+                b.mov(n, q(x).negate());
+                let a = b.vreg(Type::Q, 1);
+                b.alu2(O::Sel, a, q(x), n).cmod = CondMod::Ge;
+                a
+            };
+            let (na, nb) = (abs(b, s[0]), abs(b, s[1]));
+            let t = b.vreg(Type::UQ, 1);
+            let sign = b.vreg(Type::UD, 1);
+            if op == Idiv {
+                udivmod(b, Some(t), None, uq(na), uq(nb));
+                b.alu2(O::Xor, sign, hi(s[0]), hi(s[1]));
+            } else {
+                udivmod(b, None, Some(t), uq(na), uq(nb));
+                b.mov(sign, hi(s[0]));
+            }
+            b.mov(q(d), q(t));
+            b.cmp(
+                CondMod::L,
+                Opnd::null(Type::D),
+                sign.retype(Type::D),
+                Opnd::d(0),
+            );
+            b.mov(q(d), q(t).negate()).pred = p();
+        }
+        ImulHigh | UmulHigh | Imod | BitfieldInsert | IbitfieldExtract | UbitfieldExtract
+        | BitfieldReverse | BitCount | FindLsb | UfindMsb | IfindMsb | Fmod | Frem | Fexp2
+        | Flog2 | Fsin | Fcos | Fpow => {
             return Err(BackendError::Unsupported(format!(
                 "{} on 64-bit operands",
                 op.name()
@@ -620,6 +660,49 @@ pub fn alu64(
         }
     }
     Ok(())
+}
+
+/// Unsigned 64-bit division by restoring long division, one quotient bit per step in a
+/// 64-iteration loop with predicated updates: for i = 63..0, if (n >> i) >= d then n -= d << i and set bit i
+/// of the quotient; n is then the remainder. Division by zero gives an all-ones quotient
+/// and the dividend as remainder (as the math unit's 32-bit INT DIV).
+fn udivmod(b: &mut Builder, qo: Option<Opnd>, ro: Option<Opnd>, n: Opnd, dv: Opnd) {
+    let r = b.vreg(Type::UQ, 1);
+    b.mov(r, n);
+    let dv = if dv.is_imm() {
+        let t = b.vreg(Type::UQ, 1);
+        b.mov(t, dv);
+        t
+    } else {
+        dv
+    };
+    let qq = b.vreg(Type::UQ, 1);
+    b.mov(qq, Opnd::imm(Type::UQ, 0));
+    let t = b.vreg(Type::UQ, 1);
+    let sh = b.vreg(Type::UQ, 1);
+    let one = b.vreg(Type::UQ, 1);
+    b.mov(one, Opnd::imm(Type::UQ, 1));
+    let i = b.vreg(Type::D, 1);
+    b.mov(i, Opnd::d(63));
+    let c = b.vreg(Type::UQ, 1);
+    // A uniform loop (every channel runs 64 steps): the unrolled form is ~60 KB of code
+    // per division.
+    b.control(LOp::Do);
+    b.mov(c, i.retype(Type::UD));
+    b.alu2(O::Shr, t, r, c);
+    b.cmp(CondMod::Ge, Opnd::null(Type::UQ), t, dv);
+    b.alu2(O::Shl, sh, dv, c);
+    b.alu2(O::Add, r, r, sh.negate()).pred = p();
+    b.alu2(O::Shl, sh, one, c);
+    b.alu2(O::Or, qq, qq, sh).pred = p();
+    b.alu2(O::Add, i, i, Opnd::d(-1)).cmod = CondMod::Ge;
+    b.control(LOp::While).pred = p();
+    if let Some(q) = qo {
+        b.mov(q.retype(Type::UQ), qq);
+    }
+    if let Some(x) = ro {
+        b.mov(x.retype(Type::UQ), r);
+    }
 }
 
 /// Loads `comps` 64-bit components from `addr` into `dst` (component c at
