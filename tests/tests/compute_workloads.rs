@@ -16,7 +16,7 @@ fn push(dev: &ash::Device, cb: vk::CommandBuffer, layout: vk::PipelineLayout, by
 #[test]
 fn saxpy_matches_cpu() {
     let mut c = Ctx::new();
-    let n = 1000usize;
+    let n = 1usize << 20;
     let k = c.kernel(&spirv("saxpy", None), 2, 8);
     let x = c.buffer(n as u64 * 4);
     let y = c.buffer(n as u64 * 4);

@@ -179,8 +179,9 @@ fn unsupported_feature_is_refused() {
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(0)
         .queue_priorities(&prio)];
+    // Sparse binding is one of the features Ferrite does not offer.
     let features = vk::PhysicalDeviceFeatures {
-        shader_float64: vk::TRUE,
+        sparse_binding: vk::TRUE,
         ..Default::default()
     };
     let info = vk::DeviceCreateInfo::default()
