@@ -3141,16 +3141,14 @@ impl Fe<'_> {
                 let arr = m[member as usize];
                 let off = konst + self.member_offset(ty, member)?;
                 let stride = self.elem_stride(arr, e)?.max(1);
+                // length = (size - offset) / stride, floored; a range smaller than the
+                // offset has length 0 (unsigned: sizes may exceed i32::MAX).
                 let size = self.emit(Type::I32, Op::BufferSize(space))?;
                 let o = self.i32c(off)?;
-                let avail = self.alu(AluOp::Isub, Type::I32, &[size, o])?;
-                // A buffer smaller than the offset has length 0, not a huge number.
-                let neg = self.alu(AluOp::Ilt, Type::B1, &[avail, o])?;
-                let _ = neg;
-                let z = self.i32c(0)?;
-                let clamped = self.alu(AluOp::Imax, Type::I32, &[avail, z])?;
+                let at_least = self.alu(AluOp::Umax, Type::I32, &[size, o])?;
+                let avail = self.alu(AluOp::Isub, Type::I32, &[at_least, o])?;
                 let s = self.i32c(stride)?;
-                let n = self.alu(AluOp::Udiv, Type::I32, &[clamped, s])?;
+                let n = self.alu(AluOp::Udiv, Type::I32, &[avail, s])?;
                 self.define(rid(i)?, FVal::V(n))?;
             }
             O::FunctionCall => {

@@ -365,3 +365,81 @@ fn push_constants_in_curbe_layout() {
     // The subgroup id is dword 7 of the per-thread register (g3 with one push register).
     assert!(k.asm.contains("g3.7<0,1,0>"), "{}", k.asm);
 }
+
+const SIZES: &str = "shader local_size 16 1 1 shared 0 local 0 push 8
+fn main {
+    %0:i32 = buffer_size ssbo[3]
+    %1:i32 = buffer_size ubo[1]
+    %2:i32 = iadd %0, %1
+    %3:i32 = const 0
+    %4:i32 = load push %3 align 4
+    %5:i32 = iadd %2, %4
+    %6:i32 = sysval subgroup_id
+    %7:i32 = iadd %5, %6
+    store ssbo[0] %3, %7 align 4
+}
+";
+
+#[test]
+fn buffer_sizes_follow_the_driver_register() {
+    let shader = parse_shader(SIZES).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&shader, &opts(w)).unwrap();
+        check(&k, w);
+        assert_eq!(k.btis, vec![0, 1, 3]);
+        // One dword per BTI, in BTI order, in the register after the driver register (g2).
+        assert_eq!(k.size_btis, vec![1, 3]);
+        assert_eq!((k.push_regs, k.cross_thread_regs), (1, 3));
+        assert_eq!(k.push_bti, None, "constant push offsets stay in the CURBE");
+        assert!(k.asm.contains("g3<0,1,0>UD"), "{}", k.asm);
+        assert!(k.asm.contains("g3.1<0,1,0>UD"), "{}", k.asm);
+        // The per-thread register (subgroup id in dword 7) moves behind the size register.
+        assert!(k.asm.contains("g4.7<0,1,0>"), "{}", k.asm);
+    }
+}
+
+const DYN_PUSH: &str = "shader local_size 16 1 1 shared 0 local 0 push 64
+fn main {
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load push %2 align 4
+    store ssbo[2] %2, %3 align 4
+}
+";
+
+#[test]
+fn dynamic_push_offsets_read_the_push_surface() {
+    let shader = parse_shader(DYN_PUSH).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&shader, &opts(w)).unwrap();
+        check(&k, w);
+        assert_eq!(k.btis, vec![2]);
+        // The push surface is the BTI after the highest descriptor BTI the kernel uses.
+        assert_eq!(k.push_bti, Some(3));
+        assert_eq!(k.size_btis, Vec::<u32>::new());
+        assert_eq!((k.push_regs, k.cross_thread_regs), (2, 3));
+        // Push read, store, EOT; SIMD32 splits the two untyped messages into halves.
+        let sends = if w == 32 { 5 } else { 3 };
+        assert_eq!(k.stats.sends, sends, "{}", k.asm);
+    }
+}
+
+#[test]
+fn dynamic_push_offsets_of_every_width_compile() {
+    for (t, size) in [("i16", 2), ("f64", 8), ("i32x2", 4)] {
+        let text = DYN_PUSH.replace(
+            "%3:i32 = load push %2 align 4",
+            &format!("%3:{t} = load push %2 align {size}"),
+        );
+        let Ok(shader) = parse_shader(&text) else {
+            panic!("{text}");
+        };
+        for w in [8, 16, 32] {
+            let k =
+                backend::compile(&shader, &opts(w)).unwrap_or_else(|e| panic!("{t} SIMD{w}: {e}"));
+            check(&k, w);
+            assert_eq!(k.push_bti, Some(3), "{t}");
+        }
+    }
+}

@@ -303,19 +303,22 @@ impl Recorder {
         }
         let k = &p.kernel;
         let threads = k.threads_per_group;
-        let n_bt = k.btis.iter().max().map_or(0, |m| m + 1);
+        let n_bt = k.btis.iter().chain(&k.push_bti).max().map_or(0, |m| m + 1);
         let bt_bytes = u64::from(n_bt) * 4;
         let cross = k.cross_thread_regs;
         let per_thread = k.per_thread_regs;
         let curbe_regs = cross + per_thread * threads;
         let curbe_bytes = (u64::from(curbe_regs) * 32).div_ceil(64) * 64;
-        let need = bt_bytes.div_ceil(64) * 64 + 64 * k.btis.len() as u64 + curbe_bytes + 64;
+        let surfaces = k.btis.len() as u64 + u64::from(k.push_bti.is_some());
+        let need = bt_bytes.div_ceil(64) * 64 + 64 * surfaces + curbe_bytes + 64;
         // Make sure everything of this dispatch lands in one block.
         if self.blocks.is_empty() || self.used.div_ceil(64) * 64 + need + 64 * 4 > STATE_BLOCK {
             self.used = STATE_BLOCK;
         }
-        // Surface states and the binding table.
+        // Surface states and the binding table; the bound range size of every BTI (the
+        // size the surface state holds, 0 for a NULL descriptor) for the size dwords.
         let mut bt = vec![0u32; n_bt as usize];
+        let mut sizes = Vec::with_capacity(k.btis.len());
         for &bti in &k.btis {
             let (set, slot) = p.layout.slot_of_bti(bti).ok_or_else(|| {
                 DriverError::InvalidArgument(format!("kernel uses BTI {bti} outside the layout"))
@@ -325,13 +328,16 @@ impl Recorder {
             })?;
             let layout = &bound.set.layout;
             let desc = bound.set.lock()[slot as usize].clone();
-            let ss = match desc {
-                None => RenderSurfaceState {
-                    surface_type: 7,
-                    surface_format: 0x1FF,
-                    ..Default::default()
-                }
-                .to_dwords(),
+            let (ss, size) = match desc {
+                None => (
+                    RenderSurfaceState {
+                        surface_type: 7,
+                        surface_format: 0x1FF,
+                        ..Default::default()
+                    }
+                    .to_dwords(),
+                    0,
+                ),
                 Some(desc) => {
                     // Dynamic offsets in set-layout order.
                     let dyn_index = layout.dynamic_slots().position(|s| s == slot);
@@ -343,8 +349,33 @@ impl Recorder {
                         .memory
                         .size
                         .saturating_sub(desc.offset + u64::from(extra));
-                    buffer_surface(desc.address() + u64::from(extra), desc.range.min(avail))
+                    let size = desc.range.min(avail);
+                    (
+                        buffer_surface(desc.address() + u64::from(extra), size),
+                        size,
+                    )
                 }
+            };
+            sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX)));
+            let off = self.alloc_state(core, 64)?;
+            self.write_state(off, &ss);
+            bt[bti as usize] = BindingTableState {
+                surface_state_pointer: off,
+            }
+            .to_dwords()[0];
+        }
+        let curbe_off = self.alloc_state(core, curbe_bytes)?;
+        if let Some(bti) = k.push_bti {
+            // The push constants read at dynamic offsets: a RAW buffer over the push bytes
+            // of this dispatch's CURBE.
+            let ss = match k.push_regs {
+                0 => RenderSurfaceState {
+                    surface_type: 7,
+                    surface_format: 0x1FF,
+                    ..Default::default()
+                }
+                .to_dwords(),
+                n => buffer_surface(self.block().va + curbe_off, u64::from(n) * 32),
             };
             let off = self.alloc_state(core, 64)?;
             self.write_state(off, &ss);
@@ -355,7 +386,8 @@ impl Recorder {
         }
         let bt_off = self.alloc_state(core, bt_bytes.max(32))?;
         self.write_state(bt_off, &bt);
-        // CURBE: push registers, the driver register, then one register per thread.
+        // CURBE: push registers, the driver register, the buffer sizes, then one register
+        // per thread.
         let mut curbe = vec![0u32; (curbe_bytes / 4) as usize];
         let push_dw = (k.push_regs * 8) as usize;
         for (i, dw) in curbe.iter_mut().take(push_dw.min(MAX_PUSH / 4)).enumerate() {
@@ -364,11 +396,14 @@ impl Recorder {
         let drv = push_dw;
         curbe[drv..drv + 6]
             .copy_from_slice(&[groups[0], groups[1], groups[2], base[0], base[1], base[2]]);
+        for (i, bti) in k.size_btis.iter().enumerate() {
+            let size = sizes.iter().find(|(b, _)| b == bti).map_or(0, |s| s.1);
+            curbe[drv + 8 + i] = size;
+        }
         for t in 0..threads {
             let r = (cross + t * per_thread) as usize * 8;
             curbe[r + 7] = t;
         }
-        let curbe_off = self.alloc_state(core, curbe_bytes)?;
         self.write_state(curbe_off, &curbe);
         let slm_code = match k.slm_size {
             0 => 0,

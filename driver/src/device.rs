@@ -170,6 +170,11 @@ fn check_create_info(adapter: &Adapter, info: &vk::DeviceCreateInfo<'_>) -> Resu
             return Err(DriverError::FeatureNotPresent(missing.join(", ")));
         }
     }
+    // SAFETY: the pNext chain is valid per the spec.
+    let missing = unsafe { physical::unsupported_narrow_features(info.p_next, adapter.info) };
+    if !missing.is_empty() {
+        return Err(DriverError::FeatureNotPresent(missing.join(", ")));
+    }
     Ok(enabled)
 }
 

@@ -40,6 +40,10 @@ pub struct EntryInfo {
 pub const KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2: &str = "VK_KHR_get_physical_device_properties2";
 pub const KHR_GET_MEMORY_REQUIREMENTS_2: &str = "VK_KHR_get_memory_requirements2";
 pub const KHR_BIND_MEMORY_2: &str = "VK_KHR_bind_memory2";
+pub const KHR_STORAGE_BUFFER_STORAGE_CLASS: &str = "VK_KHR_storage_buffer_storage_class";
+pub const KHR_16BIT_STORAGE: &str = "VK_KHR_16bit_storage";
+pub const KHR_8BIT_STORAGE: &str = "VK_KHR_8bit_storage";
+pub const KHR_SHADER_FLOAT16_INT8: &str = "VK_KHR_shader_float16_int8";
 pub const KHR_TIMELINE_SEMAPHORE: &str = "VK_KHR_timeline_semaphore";
 pub const KHR_SYNCHRONIZATION_2: &str = "VK_KHR_synchronization2";
 pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
@@ -56,6 +60,12 @@ pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
 pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_GET_MEMORY_REQUIREMENTS_2, 1),
     (KHR_BIND_MEMORY_2, 1),
+    // 8/16-bit types (issue 7): the compiler's lower_narrow pass and byte scattered messages;
+    // tested by tests/tests/narrow_sim.rs and the Amber corpus's int8/int16/float16 files.
+    (KHR_STORAGE_BUFFER_STORAGE_CLASS, 1),
+    (KHR_16BIT_STORAGE, 1),
+    (KHR_8BIT_STORAGE, 1),
+    (KHR_SHADER_FLOAT16_INT8, 1),
     (KHR_TIMELINE_SEMAPHORE, 2),
     (KHR_SYNCHRONIZATION_2, 1),
     (KHR_DEVICE_GROUP, 4),

@@ -355,8 +355,125 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
         shader_float64: vk::Bool32::from(info.has_fp64),
         shader_int64: vk::Bool32::from(info.has_int64),
+        // 16-bit integer arithmetic: computed in 32 bits by the compiler's lower_narrow.
+        shader_int16: vk::TRUE,
         ..Default::default()
     }
+}
+
+/// The 8/16-bit features of the extension structures (VK_KHR_shader_float16_int8,
+/// VK_KHR_8bit_storage, VK_KHR_16bit_storage), as (structure, member, supported). Storage
+/// covers storage buffers, uniform buffers and push constants (byte scattered messages and
+/// CURBE reads); 16-bit shader inputs/outputs do not exist in compute.
+pub fn narrow_features(_info: &DeviceInfo) -> [(vk::StructureType, &'static str, bool); 9] {
+    use vk::StructureType as S;
+    let (f16i8, s8, s16) = (
+        S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+        S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+    );
+    [
+        (f16i8, "shaderFloat16", true),
+        (f16i8, "shaderInt8", true),
+        (s8, "storageBuffer8BitAccess", true),
+        (s8, "uniformAndStorageBuffer8BitAccess", true),
+        (s8, "storagePushConstant8", true),
+        (s16, "storageBuffer16BitAccess", true),
+        (s16, "uniformAndStorageBuffer16BitAccess", true),
+        (s16, "storagePushConstant16", true),
+        (s16, "storageInputOutput16", false),
+    ]
+}
+
+/// The Bool32 of `member` in a feature structure of type `ty`, or None for other names.
+fn narrow_member<'a>(
+    base: *mut vk::BaseOutStructure<'static>,
+    ty: vk::StructureType,
+    member: &str,
+) -> Option<&'a mut vk::Bool32> {
+    use vk::StructureType as S;
+    // SAFETY: the caller found `base` in a feature chain with sType `ty`, so it is a valid
+    // structure of the type that sType names.
+    unsafe {
+        match ty {
+            S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => {
+                let f = &mut *(base as *mut vk::PhysicalDeviceShaderFloat16Int8Features);
+                match member {
+                    "shaderFloat16" => Some(&mut f.shader_float16),
+                    "shaderInt8" => Some(&mut f.shader_int8),
+                    _ => None,
+                }
+            }
+            S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => {
+                let f = &mut *(base as *mut vk::PhysicalDevice8BitStorageFeatures);
+                match member {
+                    "storageBuffer8BitAccess" => Some(&mut f.storage_buffer8_bit_access),
+                    "uniformAndStorageBuffer8BitAccess" => {
+                        Some(&mut f.uniform_and_storage_buffer8_bit_access)
+                    }
+                    "storagePushConstant8" => Some(&mut f.storage_push_constant8),
+                    _ => None,
+                }
+            }
+            S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => {
+                let f = &mut *(base as *mut vk::PhysicalDevice16BitStorageFeatures);
+                match member {
+                    "storageBuffer16BitAccess" => Some(&mut f.storage_buffer16_bit_access),
+                    "uniformAndStorageBuffer16BitAccess" => {
+                        Some(&mut f.uniform_and_storage_buffer16_bit_access)
+                    }
+                    "storagePushConstant16" => Some(&mut f.storage_push_constant16),
+                    "storageInputOutput16" => Some(&mut f.storage_input_output16),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Visits every structure of a pNext chain with the narrow-feature members it holds.
+///
+/// # Safety
+/// `p_next` must be null or a valid chain of Vulkan structures.
+unsafe fn for_each_narrow_feature(
+    p_next: *mut std::ffi::c_void,
+    info: &DeviceInfo,
+    f: &mut dyn FnMut(&'static str, &mut vk::Bool32, bool),
+) {
+    let mut p = p_next as *mut vk::BaseOutStructure<'static>;
+    while !p.is_null() {
+        // SAFETY: every chain element starts with sType/pNext per the spec (caller contract).
+        let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
+        for (sty, member, sup) in narrow_features(info) {
+            if sty == ty {
+                if let Some(b) = narrow_member(p, ty, member) {
+                    f(member, b, sup);
+                }
+            }
+        }
+        p = next;
+    }
+}
+
+/// Names of 8/16-bit features requested in a device-creation chain that are unsupported.
+///
+/// # Safety
+/// `p_next` must be null or a valid chain of Vulkan structures.
+pub unsafe fn unsupported_narrow_features(
+    p_next: *const std::ffi::c_void,
+    info: &DeviceInfo,
+) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    // SAFETY: forwarded caller contract; the visitor only reads the members.
+    unsafe {
+        for_each_narrow_feature(p_next as *mut _, info, &mut |name, b, sup| {
+            if *b != vk::FALSE && !sup {
+                out.push(name);
+            }
+        })
+    };
+    out
 }
 
 /// Names of requested features the device does not support.
@@ -506,6 +623,14 @@ pub(crate) unsafe extern "system" fn get_features2(
         out.features = features;
         // SAFETY: a valid output chain per the spec.
         unsafe { fill_extension_features(out.p_next) };
+        // SAFETY: valid handle per the spec.
+        let info = unsafe { adapter(pd) }?.info;
+        // SAFETY: the chain is valid per the spec.
+        unsafe {
+            for_each_narrow_feature(out.p_next, info, &mut |_, b, sup| {
+                *b = vk::Bool32::from(sup)
+            })
+        };
         // SAFETY: the output chain is valid and writable per the spec.
         unsafe { crate::pipeline::fill_features_chain(out.p_next) };
         Ok(())
@@ -741,6 +866,20 @@ mod tests {
         assert_eq!(l.max_compute_work_group_invocations, 1024);
         assert_eq!(l.max_compute_shared_memory_size, 64 * 1024);
         assert!((l.timestamp_period - 83.333_33).abs() < 0.01);
+    }
+
+    #[test]
+    fn narrow_feature_requests_are_checked_in_the_chain() {
+        let info = lookup_pci_id(0x1912).unwrap();
+        let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default()
+            .storage_buffer16_bit_access(true)
+            .storage_input_output16(true);
+        let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
+        s16.p_next = (&mut f16 as *mut vk::PhysicalDeviceShaderFloat16Int8Features).cast();
+        let chain = (&s16 as *const vk::PhysicalDevice16BitStorageFeatures).cast();
+        // SAFETY: a valid two-element chain of live structures.
+        let missing = unsafe { unsupported_narrow_features(chain, info) };
+        assert_eq!(missing, vec!["storageInputOutput16"]);
     }
 
     #[test]

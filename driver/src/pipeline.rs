@@ -100,6 +100,11 @@ pub struct KernelInfo {
     pub scratch_size: u32,
     pub uses_barrier: bool,
     pub btis: Vec<u32>,
+    /// BTIs whose bound range size the CURBE carries (dispatch contract, buffer sizes).
+    pub size_btis: Vec<u32>,
+    /// BTI of the push-constant surface, when the kernel reads push constants at dynamic
+    /// offsets.
+    pub push_bti: Option<u32>,
     pub threads_per_group: u32,
     /// (statistic name as Mesa's anv names it, value); see [`STATISTICS`].
     pub stats: Vec<(String, u64)>,
@@ -235,10 +240,13 @@ impl KernelInfo {
         ] {
             w.u32(v);
         }
-        w.u32(self.btis.len() as u32);
-        for &b in &self.btis {
-            w.u32(b);
+        for list in [&self.btis, &self.size_btis] {
+            w.u32(list.len() as u32);
+            for &b in list {
+                w.u32(b);
+            }
         }
+        w.u32(self.push_bti.map_or(u32::MAX, |b| b));
         w.u32(self.stats.len() as u32);
         for (n, v) in &self.stats {
             w.bytes(n.as_bytes());
@@ -258,6 +266,9 @@ impl KernelInfo {
         }
         let nb = r.u32()? as usize;
         let btis = (0..nb).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+        let ns = r.u32()? as usize;
+        let size_btis = (0..ns).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+        let push_bti = Some(r.u32()?).filter(|&b| b != u32::MAX);
         let ns = r.u32()? as usize;
         let stats = (0..ns)
             .map(|_| Some((r.string()?, r.u64()?)))
@@ -279,6 +290,8 @@ impl KernelInfo {
             uses_barrier: f[9] != 0,
             threads_per_group: f[10],
             btis,
+            size_btis,
+            push_bti,
             stats,
             asm,
             ir,
@@ -380,6 +393,8 @@ pub fn compile(
         scratch_size: k.scratch_size,
         uses_barrier: k.uses_barrier,
         btis: k.btis,
+        size_btis: k.size_btis,
+        push_bti: k.push_bti,
         threads_per_group: k.threads_per_group,
         stats: k
             .stats
@@ -1076,6 +1091,8 @@ mod tests {
             scratch_size: 0,
             uses_barrier: true,
             btis: vec![0, 2],
+            size_btis: vec![2],
+            push_bti: Some(3),
             threads_per_group: 4,
             stats: vec![("Instruction Count".into(), 42)],
             asm: "mov".into(),
@@ -1089,6 +1106,16 @@ mod tests {
         let s = k.serialize();
         assert_eq!(KernelInfo::deserialize(&s), Some(k));
         assert_eq!(KernelInfo::deserialize(&s[..s.len() - 1]), None);
+    }
+
+    #[test]
+    fn kernel_info_without_push_surface_round_trips() {
+        let k = KernelInfo {
+            size_btis: vec![],
+            push_bti: None,
+            ..sample()
+        };
+        assert_eq!(KernelInfo::deserialize(&k.serialize()), Some(k));
     }
 
     #[test]

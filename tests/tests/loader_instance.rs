@@ -100,6 +100,11 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_device_group",
         "VK_KHR_maintenance1",
         "VK_KHR_pipeline_executable_properties",
+        // 8/16-bit types: tests/tests/narrow_sim.rs and the Amber corpus.
+        "VK_KHR_storage_buffer_storage_class",
+        "VK_KHR_16bit_storage",
+        "VK_KHR_8bit_storage",
+        "VK_KHR_shader_float16_int8",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

@@ -409,6 +409,13 @@ impl<'a> Isel<'a> {
     fn surface(&self, s: Space) -> Res<Surface> {
         match s {
             Space::Ssbo(b) | Space::Ubo(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+            // Push constants at dynamic offsets (docs/dispatch-contract.md).
+            Space::Push => match self.layout.push_bti {
+                Some(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+                _ => Err(BackendError::Internal(
+                    "dynamic push-constant load without a push surface".into(),
+                )),
+            },
             Space::Shared => Ok(Surface::Bti(254)),
             // Private memory lives in the thread's scratch, addressed statelessly.
             Space::Local => Ok(Surface::Bti(255)),
@@ -529,7 +536,11 @@ impl<'a> Isel<'a> {
                 let d = i.dst.expect("load has a destination");
                 let t = self.func.ty(d);
                 hw_ty(t)?;
-                if *space == Space::Push {
+                // Push constants at constant offsets come from the CURBE registers; at dynamic
+                // offsets from the push-constant surface like any buffer.
+                if *space == Space::Push
+                    && matches!(self.vals[offset.0 as usize], Some(Val::Imm(_)))
+                {
                     return self.push_load(d, *offset);
                 }
                 let surf = self.surface(*space)?;
@@ -682,9 +693,17 @@ impl<'a> Isel<'a> {
                 self.sysval(*s, d)?;
             }
             Op::BufferSize(s) => {
-                return Err(unsupported(format!(
-                    "buffer_size {s} (no size channel in the dispatch contract yet)"
-                )))
+                let d = i.dst.expect("buffer_size has a destination");
+                let (Space::Ssbo(b) | Space::Ubo(b)) = *s else {
+                    return Err(unsupported(format!("buffer_size {s}")));
+                };
+                let (reg, byte) = self
+                    .layout
+                    .size_slot(b)
+                    .ok_or_else(|| BackendError::Internal(format!("no size dword for bti {b}")))?;
+                let dst = self.def_reg(d)?;
+                self.b()
+                    .mov(dst.retype(Type::UD), Opnd::g(reg, byte, Type::UD, 0));
             }
             Op::Barrier {
                 exec, semantics, ..
@@ -745,11 +764,16 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// A push-constant load at a constant offset: moves from the CURBE registers.
     fn push_load(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
         let t = self.func.ty(d);
         let off = match self.vals[offset.0 as usize] {
             Some(Val::Imm(ref b)) => b[0] as u32,
-            _ => return Err(unsupported("push-constant load at a dynamic offset")),
+            _ => {
+                return Err(BackendError::Internal(
+                    "push-constant load from the CURBE at a dynamic offset".into(),
+                ))
+            }
         };
         let dst = self.def_reg(d)?;
         let ty = hw_ty(t)?;

@@ -9,14 +9,18 @@
 //! Input assumptions (what the middle passes deliver): a [`crate::ir::Shader`] with 32-bit
 //! integer/float values, booleans as 1- or 32-bit values (held as 32-bit 0 / ~0), memory
 //! ops with byte offsets on `ssbo[bti]`/`ubo[bti]`/`push`/`shared`, no function variables.
-//! Vectors are accepted (no scalarization needed). Push-constant loads need constant
-//! offsets. `local` memory lives in scratch (per lane, stateless BTI 255), before the
-//! spill slots. Not yet: 8/16/64-bit types, `buffer_size`, the ops listed in
+//! Vectors are accepted (no scalarization needed). Push-constant loads at constant
+//! offsets read the CURBE registers; at dynamic offsets they read the push-constant surface
+//! (`Kernel::push_bti`). `local` memory lives in scratch (per lane, stateless BTI 255),
+//! before the spill slots. 8/16-bit values (after `passes::lower_narrow`: only moves,
+//! conversions to and from 32 bits, `bcsel`, loads and stores) live in dword slots, see
+//! [`narrow`]; 64-bit values in qword slots, see `wide`. Not yet: the ops listed in
 //! [`isel`] as unsupported; they give [`BackendError::Unsupported`].
 //!
 //! Dispatch follows docs/dispatch-contract.md: g0 = R0, g1.. = push constants
 //! (`push_regs`), then the driver register (num_workgroups, base_workgroup_id), then the
-//! per-thread register whose dword 7 is the subgroup id.
+//! buffer-size registers (`Kernel::size_btis`, one dword each), then the per-thread
+//! register whose dword 7 is the subgroup id.
 
 pub mod emit;
 pub mod isel;
@@ -66,24 +70,40 @@ impl BackendOptions {
     }
 }
 
-/// CURBE register layout per the dispatch contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// CURBE register layout per the dispatch contract: g1.. push registers, the driver
+/// register, the buffer-size registers, then the per-thread register.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub push_regs: u8,
+    /// Binding-table indices whose bound range size (bytes) the driver pushes, one dword
+    /// each in order, after the driver register (8 per register).
+    pub size_btis: Vec<u32>,
+    /// Binding-table index of the push-constant surface (push constants read at dynamic
+    /// offsets), when the kernel has such loads.
+    pub push_bti: Option<u32>,
 }
 
 impl Layout {
     pub fn driver_reg(&self) -> u8 {
         1 + self.push_regs
     }
+    /// Registers holding the buffer sizes (ceil(size_btis / 8)).
+    pub fn size_regs(&self) -> u8 {
+        self.size_btis.len().div_ceil(8) as u8
+    }
+    /// The register and byte of the size dword of `bti`, when the layout has one.
+    pub fn size_slot(&self, bti: u32) -> Option<(u8, u32)> {
+        let k = self.size_btis.iter().position(|&b| b == bti)?;
+        Some((self.driver_reg() + 1 + (k / 8) as u8, 4 * (k % 8) as u32))
+    }
     pub fn per_thread_reg(&self) -> u8 {
-        2 + self.push_regs
+        2 + self.push_regs + self.size_regs()
     }
     pub fn first_free(&self) -> u8 {
-        3 + self.push_regs
+        3 + self.push_regs + self.size_regs()
     }
     pub fn cross_thread_regs(&self) -> u32 {
-        self.push_regs as u32 + 1
+        self.push_regs as u32 + 1 + self.size_regs() as u32
     }
 }
 
@@ -142,6 +162,12 @@ pub struct Kernel {
     pub uses_barrier: bool,
     /// Binding-table indices the kernel accesses.
     pub btis: Vec<u32>,
+    /// Binding-table indices whose bound range size in bytes the driver writes into the
+    /// cross-thread block after the driver register, one dword each, in this order.
+    pub size_btis: Vec<u32>,
+    /// Binding-table index where the driver binds the push-constant bytes as a RAW buffer
+    /// (for push-constant loads at dynamic offsets); not one of `btis`.
+    pub push_bti: Option<u32>,
     pub threads_per_group: u32,
     pub stats: Stats,
     /// Disassembly with offsets.
@@ -175,6 +201,48 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
     v
 }
 
+/// Binding-table indices whose size `buffer_size` asks for, sorted.
+fn collect_size_btis(f: &ir::Function) -> Vec<u32> {
+    let mut v = Vec::new();
+    f.for_each_node(&mut |n| {
+        if let ir::Node::Instr(ir::Instr {
+            op: ir::Op::BufferSize(ir::Space::Ssbo(b) | ir::Space::Ubo(b)),
+            ..
+        }) = n
+        {
+            if !v.contains(b) {
+                v.push(*b);
+            }
+        }
+    });
+    v.sort_unstable();
+    v
+}
+
+/// Whether a push-constant load has an offset that is not a constant (then the kernel
+/// reads push constants through the push-constant surface).
+fn has_dynamic_push_load(f: &ir::Function) -> bool {
+    let mut consts = vec![false; f.values.len()];
+    let mut dynamic = false;
+    f.for_each_node(&mut |n| {
+        if let ir::Node::Instr(i) = n {
+            match (&i.op, i.dst) {
+                (ir::Op::Const(_), Some(d)) => consts[d.0 as usize] = true,
+                (
+                    ir::Op::Load {
+                        space: ir::Space::Push,
+                        offset,
+                        ..
+                    },
+                    _,
+                ) => dynamic |= !consts.get(offset.0 as usize).copied().unwrap_or(false),
+                _ => {}
+            }
+        }
+    });
+    dynamic
+}
+
 /// Compiles `shader` at exactly `simd` channels.
 pub fn compile_simd(
     shader: &ir::Shader,
@@ -190,12 +258,21 @@ fn compile_one(
     opts: &BackendOptions,
 ) -> Result<Compiled, BackendError> {
     let t0 = Instant::now();
+    let btis = collect_btis(&shader.func);
+    let push_bti = has_dynamic_push_load(&shader.func).then(|| btis.last().map_or(0, |m| m + 1));
+    if push_bti.is_some_and(|b| b > 251) {
+        return Err(BackendError::Unsupported(
+            "no binding-table index left for the push-constant surface".into(),
+        ));
+    }
     let layout = Layout {
         push_regs: shader.push_size.div_ceil(32) as u8,
+        size_btis: collect_size_btis(&shader.func),
+        push_bti,
     };
     if layout.first_free() as u32 + 8 > 127 {
         return Err(BackendError::Unsupported(
-            "push constants larger than the GRF file".into(),
+            "push constants and buffer sizes larger than the GRF file".into(),
         ));
     }
     let mut sel = isel::Isel::new(shader, simd as u8, &layout);
@@ -261,7 +338,9 @@ fn compile_one(
             slm_size: shader.shared_size,
             scratch_size,
             uses_barrier,
-            btis: collect_btis(&shader.func),
+            btis,
+            size_btis: layout.size_btis.clone(),
+            push_bti: layout.push_bti,
             threads_per_group: total.div_ceil(simd),
             stats,
             asm,

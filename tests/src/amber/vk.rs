@@ -305,10 +305,10 @@ impl Gpu {
                 inst_exts.push(e.clone());
             }
             let gpdp2 = "VK_KHR_get_physical_device_properties2".to_string();
-            if api < vk::API_VERSION_1_1
-                && inst_avail.contains(&gpdp2)
-                && !inst_exts.contains(&gpdp2)
-            {
+            // Also with a 1.1+ instance: a 1.0 device's extension feature structures reach the
+            // driver only through the KHR entry point, which the loader calls when the
+            // extension is enabled (otherwise it emulates the call and drops the chain).
+            if inst_avail.contains(&gpdp2) && !inst_exts.contains(&gpdp2) {
                 inst_exts.push(gpdp2.clone());
             }
             let inst_c: Vec<CString> = inst_exts

@@ -114,7 +114,12 @@ pub fn ferrite_figures(driver: &Json, compiler: Option<&Json>, name: &str) -> (F
     if d.error.is_none() && d.stats.iter().any(Option::is_some) {
         return (d, false);
     }
-    match compiler.and_then(|c| figures(c, name)) {
+    // The crate's figures only when it has some (a shader neither can compile keeps the
+    // driver's error and does not count as a compiler-crate row).
+    match compiler
+        .and_then(|c| figures(c, name))
+        .filter(|c| c.error.is_none() && c.stats.iter().any(Option::is_some))
+    {
         Some(mut c) => {
             // Creation time through the driver whenever it created the pipeline.
             if d.compile.is_some() {
