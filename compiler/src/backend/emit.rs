@@ -402,6 +402,38 @@ fn matching_while(insts: &[LInst], p: usize) -> Option<usize> {
     None
 }
 
+/// Whether an instruction reads or writes a DF operand (a register or an immediate).
+pub fn uses_df(i: &Instruction) -> bool {
+    match &i.operands {
+        Operands::Basic {
+            dst, src0, src1, ..
+        } => {
+            // Not `Src::ty` of an unused slot: its raw type code can read as DF (F1.9).
+            let df = |s: &Src| matches!(s, Src::Reg(_) | Src::Imm(_)) && s.ty() == Type::DF;
+            dst.ty == Type::DF || df(src0) || df(src1)
+        }
+        Operands::ThreeSrc { dst, src, .. } => {
+            dst.ty == Type::DF || src.iter().any(|s| s.ty == Type::DF)
+        }
+        _ => false,
+    }
+}
+
+/// `or(1) cr0.0 cr0.0 0x40:ud`: sets cr0.0 bit 6, DF denormal preserve (GEN9-FACTS 2.10,
+/// Mesa's BRW_CR0_FP64_DENORM_PRESERVE). A write of cr0 is a single channel with NoMask
+/// and the `switch` thread control, as the SKL PRM asks of instructions naming cr0
+/// (GEN9-FACTS 2.9). Placed first in kernels that use DF: the hardware default (bit
+/// clear, as the IDD's FP mode leaves it) flushes DF denormal inputs and results to zero,
+/// where Vulkan, SPIR-V and the software fp64 lowering keep them.
+pub fn df_denorm_preserve() -> Result<Instruction, BackendError> {
+    let text = "or(1) cr0.0<1>UD cr0.0<0,1,0>UD 0x00000040UD { align1 WE_all 1N switch };";
+    let p = ferrite_isa::asm::parse_program(text, Gen::Gen9)
+        .map_err(|e| BackendError::Internal(format!("cr0 write: {e}")))?;
+    p.first()
+        .map(|a| a.inst)
+        .ok_or_else(|| BackendError::Internal("cr0 write: empty".into()))
+}
+
 /// Runs the PRM validator; returns the report of violations.
 pub fn validate(insts: &[Instruction]) -> Result<(), BackendError> {
     let v = validate::validate_program(insts, Platform::Skl);
@@ -421,4 +453,35 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, BackendError> {
         s.push_str(&format!("0x{:05x}: {}\n", p.offset, p.inst));
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn df_denorm_preserve_is_a_valid_switch_write_of_cr0_bit_6() {
+        let i = df_denorm_preserve().unwrap();
+        assert_eq!(i.opcode, Opcode::Or);
+        assert!(!uses_df(&i));
+        // A 1-source op with a `V` immediate: its unused src1 type code is DF's (6).
+        let v = ferrite_isa::asm::parse_program(
+            "mov(8) g3<1>UW 0x76543210V { align1 WE_all 1Q };",
+            Gen::Gen9,
+        )
+        .unwrap();
+        assert!(!uses_df(&v[0].inst));
+        let d = ferrite_isa::asm::parse_program(
+            "add(8) g4<1>DF g6<4,4,1>DF g8<4,4,1>DF { align1 1Q };",
+            Gen::Gen9,
+        )
+        .unwrap();
+        assert!(uses_df(&d[0].inst));
+        validate(std::slice::from_ref(&i)).unwrap();
+        let bin = ferrite_isa::encode_program(&[i], Gen::Gen9, true).unwrap();
+        let text = disassemble(&bin).unwrap();
+        for want in ["or(1)", "cr0", "0x00000040UD", "WE_all", "switch"] {
+            assert!(text.contains(want), "{want} missing in {text}");
+        }
+    }
 }

@@ -295,7 +295,11 @@ fn compile_one(
     } else {
         sched::schedule(&mut prog, &alloc.reg)
     };
-    let insts = emit::to_isa(&prog, &alloc.reg, simd as u8)?;
+    let mut insts = emit::to_isa(&prog, &alloc.reg, simd as u8)?;
+    // Keep DF denormals (branch offsets are relative, so a first instruction moves none).
+    if insts.iter().any(emit::uses_df) {
+        insts.insert(0, emit::df_denorm_preserve()?);
+    }
     if cfg!(debug_assertions) || opts.validate {
         emit::validate(&insts)?;
     }

@@ -22,6 +22,11 @@
 //!   predicated moves;
 //! * fneg/fabs/fsign/frexp/ldexp: integer operations on the high dword.
 //!
+//! Kernels that use DF start with a cr0 write keeping DF denormals (see
+//! [`super::emit::df_denorm_preserve`]), so add/mul/mad/cmp/conversions are IEEE with
+//! denormals. The sequences above still read a zero exponent as a zero: a denormal
+//! divisor, sqrt/rsq operand or frexp operand is taken as 0.
+//!
 //! * 64-bit integer division and remainder: restoring long division, a uniform loop over
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
 //!
@@ -535,7 +540,7 @@ pub fn alu64(
         }
         FrexpSig | FrexpExp => {
             // Normal x: significand in [0.5, 1) with x's sign, exponent e - 1022; zero
-            // (and flushed denormals): (x, 0).
+            // and (not yet normalized) denormals: (x, 0).
             let e = exponent(b, df(s[0]));
             if op == FrexpSig {
                 let t = b.vreg(Type::DF, 1);
