@@ -82,19 +82,6 @@ fn doubles(n: usize, seed: u64) -> Vec<f64> {
     v
 }
 
-fn u64s(v: &[f64]) -> Vec<u32> {
-    v.iter()
-        .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
-        .collect()
-}
-
-fn read_u64(g: &Gpu, bo: usize, n: usize) -> Vec<u64> {
-    let w = g.read_u32s(bo, 0, 2 * n);
-    (0..n)
-        .map(|i| w[2 * i] as u64 | (w[2 * i + 1] as u64) << 32)
-        .collect()
-}
-
 const FP64: &str = "#version 450
 layout(local_size_x = 16) in;
 layout(set=0, binding=0) buffer X { double x[]; };
@@ -210,129 +197,121 @@ fn frexp(a: f64) -> (f64, i32) {
 #[test]
 fn fp64_ops_match_reference() {
     let mut worst = [0u64; 4];
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("fp64", FP64, simd) else {
-            return;
-        };
-        let n = 64;
-        let (g, data) =
-            compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 24, n as u64 * 12]);
-        let xs = doubles(n, 0x9E37_79B9_7F4A_7C15 | 1);
-        let mut ys = doubles(n, 0x2545_F491_4F6C_DD1C);
-        // A few exact pairs for the comparisons and mod.
-        ys[2] = 1.0;
-        ys[3] = -1.0;
-        ys[8] = 2.5;
-        ys[10] = f64::NAN;
-        ys[22] = 3.0;
-        ys[25] = 0.0;
-        ys[0] = -0.0;
-        g.write_u32s(data[0], 0, &u64s(&xs));
-        g.write_u32s(data[1], 0, &u64s(&ys));
-        dispatch(
-            &g,
-            &k,
-            [4, 1, 1],
-            &[
-                (data[0], n as u64 * 8),
-                (data[1], n as u64 * 8),
-                (data[2], n as u64 * 8 * 24),
-                (data[3], n as u64 * 12),
-            ],
-        );
-        let out: Vec<f64> = read_u64(&g, data[2], n * 24)
-            .into_iter()
-            .map(f64::from_bits)
-            .collect();
-        let ints = g.read_u32s(data[3], 0, n * 3);
-        let swapped = read_u64(&g, data[0], n);
-        for i in 0..n {
-            let (a, b) = (xs[i], ys[i]);
-            let want = fp64_reference(i, a, b);
-            let got = &out[i * 24..i * 24 + 24];
-            let ctx = |j: usize| {
-                format!(
-                    "SIMD{simd} lane {i} slot {j}: a={a:e} ({:#x}) b={b:e}",
-                    a.to_bits()
-                )
-            };
-            for (j, w) in want.iter().enumerate() {
-                if let Some(w) = w {
-                    if j == 12 {
-                        // mod: a - b * floor(a / b) with a division within ULPS: the
-                        // floor may step at an integer quotient, then the result moves by b.
-                        let ok = same(got[j], *w)
-                            || (got[j] - w).abs() <= a.abs() * 1e-15
-                            || (got[j] - w - b).abs() <= a.abs() * 1e-15
-                            || (got[j] - w + b).abs() <= a.abs() * 1e-15
-                            || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
-                        assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
-                    } else {
-                        assert!(
-                            same(got[j], *w),
-                            "{}: got {:e} ({:#x}) want {:e} ({:#x})",
-                            ctx(j),
-                            got[j],
-                            got[j].to_bits(),
-                            w,
-                            w.to_bits()
-                        );
+    let n = 64;
+    let xs = doubles(n, 0x9E37_79B9_7F4A_7C15 | 1);
+    let mut ys = doubles(n, 0x2545_F491_4F6C_DD1C);
+    // A few exact pairs for the comparisons and mod.
+    ys[2] = 1.0;
+    ys[3] = -1.0;
+    ys[8] = 2.5;
+    ys[10] = f64::NAN;
+    ys[22] = 3.0;
+    ys[25] = 0.0;
+    ys[0] = -0.0;
+    let init = [
+        f64_words(&xs),
+        f64_words(&ys),
+        vec![0; n * 2 * 24],
+        vec![0; n * 3],
+    ];
+    at_each_simd(
+        "fp64",
+        FP64,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            let ints = &bufs[3];
+            let swapped = words_u64(&bufs[0]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let want = fp64_reference(i, a, b);
+                let got = &out[i * 24..i * 24 + 24];
+                let ctx = |j: usize| {
+                    format!(
+                        "SIMD{simd} lane {i} slot {j}: a={a:e} ({:#x}) b={b:e}",
+                        a.to_bits()
+                    )
+                };
+                for (j, w) in want.iter().enumerate() {
+                    if let Some(w) = w {
+                        if j == 12 {
+                            // mod: a - b * floor(a / b) with a division within ULPS: the
+                            // floor may step at an integer quotient, then the result moves by b.
+                            let ok = same(got[j], *w)
+                                || (got[j] - w).abs() <= a.abs() * 1e-15
+                                || (got[j] - w - b).abs() <= a.abs() * 1e-15
+                                || (got[j] - w + b).abs() <= a.abs() * 1e-15
+                                || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
+                            assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
+                        } else {
+                            assert!(
+                                same(got[j], *w),
+                                "{}: got {:e} ({:#x}) want {:e} ({:#x})",
+                                ctx(j),
+                                got[j],
+                                got[j].to_bits(),
+                                w,
+                                w.to_bits()
+                            );
+                        }
                     }
                 }
-            }
-            for (slot, want, wi) in [
-                (3usize, a / b, 0usize),
-                (4, a.sqrt(), 1),
-                (5, 1.0 / a.sqrt(), 2),
-                (6, 1.0 / b, 3),
-            ] {
-                let d = ulps(got[slot], want);
-                assert!(
-                    d <= ULPS,
-                    "{}: got {:e} want {:e} ({d} ulps)",
-                    ctx(slot),
-                    got[slot],
-                    want
-                );
-                worst[wi] = worst[wi].max(d);
-            }
-            let mut f = 0;
-            for (bit, c) in [
-                a < b,
-                a <= b,
-                a == b,
-                a != b,
-                a > b,
-                a >= b,
-                a.is_nan(),
-                a.is_infinite(),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                f |= (c as u32) << bit;
-            }
-            assert_eq!(
-                ints[3 * i],
-                f,
-                "SIMD{simd} lane {i} comparisons a={a:e} b={b:e}"
-            );
-            if a.is_finite() {
+                for (slot, want, wi) in [
+                    (3usize, a / b, 0usize),
+                    (4, a.sqrt(), 1),
+                    (5, 1.0 / a.sqrt(), 2),
+                    (6, 1.0 / b, 3),
+                ] {
+                    let d = ulps(got[slot], want);
+                    assert!(
+                        d <= ULPS,
+                        "{}: got {:e} want {:e} ({d} ulps)",
+                        ctx(slot),
+                        got[slot],
+                        want
+                    );
+                    worst[wi] = worst[wi].max(d);
+                }
+                let mut f = 0;
+                for (bit, c) in [
+                    a < b,
+                    a <= b,
+                    a == b,
+                    a != b,
+                    a > b,
+                    a >= b,
+                    a.is_nan(),
+                    a.is_infinite(),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    f |= (c as u32) << bit;
+                }
                 assert_eq!(
-                    ints[3 * i + 1] as i32,
-                    frexp(a).1,
-                    "SIMD{simd} lane {i} frexp exp a={a:e}"
+                    ints[3 * i],
+                    f,
+                    "SIMD{simd} lane {i} comparisons a={a:e} b={b:e}"
                 );
+                if a.is_finite() {
+                    assert_eq!(
+                        ints[3 * i + 1] as i32,
+                        frexp(a).1,
+                        "SIMD{simd} lane {i} frexp exp a={a:e}"
+                    );
+                }
+                let bits = a.to_bits();
+                assert_eq!(
+                    ints[3 * i + 2],
+                    (bits as u32) ^ (bits >> 32) as u32,
+                    "SIMD{simd} lane {i} unpack"
+                );
+                assert_eq!(swapped[i], bits.rotate_left(32), "SIMD{simd} lane {i} pack");
             }
-            let bits = a.to_bits();
-            assert_eq!(
-                ints[3 * i + 2],
-                (bits as u32) ^ (bits >> 32) as u32,
-                "SIMD{simd} lane {i} unpack"
-            );
-            assert_eq!(swapped[i], bits.rotate_left(32), "SIMD{simd} lane {i} pack");
-        }
-    }
+        },
+    );
     eprintln!(
         "worst ULPs: div {} sqrt {} rsq {} rcp {}",
         worst[0], worst[1], worst[2], worst[3]
@@ -427,103 +406,91 @@ fn int64_inputs(n: usize, seed: u64) -> Vec<i64> {
 
 #[test]
 fn int64_ops_match_reference() {
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("int64", INT64, simd) else {
-            return;
-        };
-        let n = 64;
-        let (g, data) = compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 30]);
-        let xs = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
-        let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C);
-        ys[1] = 1;
-        ys[4] = i64::MAX;
-        ys[3] = 5;
-        let bits = |v: &[i64]| -> Vec<u32> {
-            v.iter()
-                .flat_map(|x| [*x as u32, (*x as u64 >> 32) as u32])
-                .collect()
-        };
-        g.write_u32s(data[0], 0, &bits(&xs));
-        g.write_u32s(data[1], 0, &bits(&ys));
-        dispatch(
-            &g,
-            &k,
-            [4, 1, 1],
-            &[
-                (data[0], n as u64 * 8),
-                (data[1], n as u64 * 8),
-                (data[2], n as u64 * 8 * 30),
-            ],
-        );
-        let out = read_u64(&g, data[2], n * 30);
-        for i in 0..n {
-            let (a, b) = (xs[i], ys[i]);
-            let (ua, ub) = (a as u64, b as u64);
-            let s = (i % 64) as u32;
-            let f = (a < b) as i64
-                | ((a <= b) as i64) << 1
-                | ((a == b) as i64) << 2
-                | ((a != b) as i64) << 3
-                | ((ua < ub) as i64) << 4
-                | ((ua >= ub) as i64) << 5;
-            let want: [i64; 30] = [
-                a.wrapping_add(b),
-                a.wrapping_sub(b),
-                a.wrapping_mul(b),
-                a << s,
-                a >> s,
-                (ua >> s) as i64,
-                a & b,
-                a | b,
-                a ^ b,
-                !a,
-                a.wrapping_neg(),
-                a.wrapping_abs(),
-                a.min(b),
-                a.max(b),
-                ua.min(ub) as i64,
-                ua.max(ub) as i64,
-                f,
-                a as i32 as i64,
-                a as u32 as i64,
-                (a as f64) as i64,
-                (a as f32) as i64,
-                ((ua as f64) * 0.25) as i64,
-                a.signum(),
-                a.wrapping_mul(3)
-                    .wrapping_add(i as i64)
-                    .wrapping_sub(if a < 0 { b } else { s as i64 }),
-                if b == 0 { 0 } else { a.wrapping_div(b) },
-                // GLSL % on signed integers is OpSMod: the sign follows the divisor.
-                match a.checked_rem(b) {
-                    Some(r) if r != 0 && (r < 0) != (b < 0) => r + b,
-                    Some(r) => r,
-                    None => 0,
-                },
-                ua.checked_div(ub).unwrap_or(0) as i64,
-                ua.checked_rem(ub).unwrap_or(0) as i64,
-                a / 10,
-                (ua % 1_000_000_007) as i64,
-            ];
-            for j in 0..30 {
-                // Division by zero and INT64_MIN / -1 are undefined.
-                if (24..28).contains(&j) && (b == 0 || (a == i64::MIN && b == -1)) {
-                    continue;
+    let n = 64;
+    let xs = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
+    let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C);
+    ys[1] = 1;
+    ys[4] = i64::MAX;
+    ys[3] = 5;
+    let bits = |v: &[i64]| u64_words(&v.iter().map(|x| *x as u64).collect::<Vec<_>>());
+    let init = [bits(&xs), bits(&ys), vec![0; n * 2 * 30]];
+    at_each_simd(
+        "int64",
+        INT64,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, k, bufs| {
+            let out = words_u64(&bufs[2]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let (ua, ub) = (a as u64, b as u64);
+                let s = (i % 64) as u32;
+                let f = (a < b) as i64
+                    | ((a <= b) as i64) << 1
+                    | ((a == b) as i64) << 2
+                    | ((a != b) as i64) << 3
+                    | ((ua < ub) as i64) << 4
+                    | ((ua >= ub) as i64) << 5;
+                let want: [i64; 30] = [
+                    a.wrapping_add(b),
+                    a.wrapping_sub(b),
+                    a.wrapping_mul(b),
+                    a << s,
+                    a >> s,
+                    (ua >> s) as i64,
+                    a & b,
+                    a | b,
+                    a ^ b,
+                    !a,
+                    a.wrapping_neg(),
+                    a.wrapping_abs(),
+                    a.min(b),
+                    a.max(b),
+                    ua.min(ub) as i64,
+                    ua.max(ub) as i64,
+                    f,
+                    a as i32 as i64,
+                    a as u32 as i64,
+                    (a as f64) as i64,
+                    (a as f32) as i64,
+                    ((ua as f64) * 0.25) as i64,
+                    a.signum(),
+                    a.wrapping_mul(3)
+                        .wrapping_add(i as i64)
+                        .wrapping_sub(if a < 0 { b } else { s as i64 }),
+                    if b == 0 { 0 } else { a.wrapping_div(b) },
+                    // GLSL % on signed integers is OpSMod: the sign follows the divisor.
+                    match a.checked_rem(b) {
+                        Some(r) if r != 0 && (r < 0) != (b < 0) => r + b,
+                        Some(r) => r,
+                        None => 0,
+                    },
+                    ua.checked_div(ub).unwrap_or(0) as i64,
+                    ua.checked_rem(ub).unwrap_or(0) as i64,
+                    a / 10,
+                    (ua % 1_000_000_007) as i64,
+                ];
+                for j in 0..30 {
+                    // Division by zero and INT64_MIN / -1 are undefined.
+                    if (24..28).contains(&j) && (b == 0 || (a == i64::MIN && b == -1)) {
+                        continue;
+                    }
+                    // Float -> int64 of a value >= 2^63 is undefined (the hardware gives
+                    // i64::MIN, Rust saturates).
+                    if (j == 19 || j == 20) && a as f64 >= 2f64.powi(63) {
+                        continue;
+                    }
+                    assert_eq!(
+                        out[i * 30 + j] as i64,
+                        want[j],
+                        "SIMD{simd} lane {i} slot {j}: a={a:#x} b={b:#x}\n{}",
+                        if j == 0 { k.asm.as_str() } else { "" }
+                    );
                 }
-                // Float -> int64 of a value >= 2^63 is undefined (the hardware gives
-                // i64::MIN, Rust saturates).
-                if (j == 19 || j == 20) && a as f64 >= 2f64.powi(63) {
-                    continue;
-                }
-                assert_eq!(
-                    out[i * 30 + j] as i64,
-                    want[j],
-                    "SIMD{simd} lane {i} slot {j}: a={a:#x} b={b:#x}\n{}",
-                    if j == 0 { k.asm.as_str() } else { "" }
-                );
             }
-        }
-    }
+        },
+    );
 }
 
 const MEM64: &str = "#version 450
@@ -551,62 +518,43 @@ void main() {
 
 #[test]
 fn sixty_four_bit_memory_matches_cpu() {
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("mem64", MEM64, simd) else {
-            return;
-        };
-        let n = 32;
-        let scratch = 168 * k.scratch_size.max(1024) as u64;
-        let (g, data) = compute_setup(&[
-            n as u64 * 32,
-            n as u64 * 32,
-            16 * 16,
-            n as u64 * 16,
-            scratch,
-        ]);
-        let v4: Vec<f64> = (0..n * 4).map(|j| j as f64 * 1.25 - 7.0).collect();
-        let v3: Vec<f64> = (0..n * 4).map(|j| j as f64 * -0.5 + 3.0).collect();
-        let u2: Vec<f64> = (0..32).map(|j| j as f64 * 10.0 + 0.5).collect();
-        g.write_u32s(data[0], 0, &u64s(&v4));
-        g.write_u32s(data[1], 0, &u64s(&v3));
-        g.write_u32s(data[2], 0, &u64s(&u2));
-        dispatch_scratch(
-            &g,
-            &k,
-            [2, 1, 1],
-            &[
-                (data[0], n as u64 * 32),
-                (data[1], n as u64 * 32),
-                (data[2], 16 * 16),
-                (data[3], n as u64 * 16),
-            ],
-            0x500_0000,
-        );
-        let o4: Vec<f64> = read_u64(&g, data[0], n * 4)
-            .into_iter()
-            .map(f64::from_bits)
-            .collect();
-        let o3: Vec<f64> = read_u64(&g, data[1], n * 4)
-            .into_iter()
-            .map(f64::from_bits)
-            .collect();
-        let r = read_u64(&g, data[3], n * 2);
-        for i in 0..n {
-            let l = i % 16;
-            let a = &v4[i * 4..i * 4 + 4];
-            let c = &v3[i * 4..i * 4 + 4];
-            let nbi = (i / 16) * 16 + (l + 1) % 16;
-            let nb = v4[nbi * 4] + v4[nbi * 4 + 3];
-            let want4 = [a[3], a[2] + c[1], u2[l * 2 + 1], nb];
-            assert_eq!(&o4[i * 4..i * 4 + 4], &want4, "SIMD{simd} dvec4 {i}");
-            // dvec3 in std430 has a 32-byte stride; the fourth double is untouched.
-            let want3 = [c[2] * 2.0, c[0] * 2.0, c[1] * 2.0, c[3]];
-            assert_eq!(&o3[i * 4..i * 4 + 4], &want3, "SIMD{simd} dvec3 {i}");
-            let pj = a[i % 4] * ((i % 4) as f64 + 1.0);
-            assert_eq!(r[2 * i], pj.to_bits(), "SIMD{simd} private array {i}");
-            assert_eq!(r[2 * i + 1], (i as u64) << 40, "SIMD{simd} u64 {i}");
-        }
-    }
+    let n = 32;
+    let v4: Vec<f64> = (0..n * 4).map(|j| j as f64 * 1.25 - 7.0).collect();
+    let v3: Vec<f64> = (0..n * 4).map(|j| j as f64 * -0.5 + 3.0).collect();
+    let u2: Vec<f64> = (0..32).map(|j| j as f64 * 10.0 + 0.5).collect();
+    let init = [
+        f64_words(&v4),
+        f64_words(&v3),
+        f64_words(&u2),
+        vec![0; n * 4],
+    ];
+    at_each_simd(
+        "mem64",
+        MEM64,
+        &Build::default(),
+        [2, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let o4 = words_f64(&bufs[0]);
+            let o3 = words_f64(&bufs[1]);
+            let r = words_u64(&bufs[3]);
+            for i in 0..n {
+                let l = i % 16;
+                let a = &v4[i * 4..i * 4 + 4];
+                let c = &v3[i * 4..i * 4 + 4];
+                let nbi = (i / 16) * 16 + (l + 1) % 16;
+                let nb = v4[nbi * 4] + v4[nbi * 4 + 3];
+                let want4 = [a[3], a[2] + c[1], u2[l * 2 + 1], nb];
+                assert_eq!(&o4[i * 4..i * 4 + 4], &want4, "SIMD{simd} dvec4 {i}");
+                // dvec3 in std430 has a 32-byte stride; the fourth double is untouched.
+                let want3 = [c[2] * 2.0, c[0] * 2.0, c[1] * 2.0, c[3]];
+                assert_eq!(&o3[i * 4..i * 4 + 4], &want3, "SIMD{simd} dvec3 {i}");
+                let pj = a[i % 4] * ((i % 4) as f64 + 1.0);
+                assert_eq!(r[2 * i], pj.to_bits(), "SIMD{simd} private array {i}");
+                assert_eq!(r[2 * i + 1], (i as u64) << 40, "SIMD{simd} u64 {i}");
+            }
+        },
+    );
 }
 
 const NARROW64: &str = "#version 450
@@ -639,79 +587,71 @@ void main() {
 /// 8/16-bit <-> 64-bit conversions (through a 32-bit intermediate) at SIMD8/16/32.
 #[test]
 fn narrow_to_and_from_sixty_four_bit_conversions_match_reference() {
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("narrow64", NARROW64, simd) else {
-            return;
-        };
-        let n = 32;
-        let (g, data) = compute_setup(&[n as u64 * 4, n as u64 * 8, n as u64 * 40, n as u64 * 16]);
-        let xs: Vec<i32> = (0..n as i32)
-            .map(|i| i.wrapping_mul(-2_654_435_761_i64 as i32) >> (i % 13))
-            .collect();
-        let mut ds = doubles(n, 0x5DEE_CE66_D1CE_4E5B | 1);
-        for (i, d) in ds.iter_mut().enumerate() {
-            if d.is_nan() {
-                *d = i as f64 * 0.3;
-            }
-        }
-        g.write_u32s(
-            data[0],
-            0,
-            &xs.iter().map(|v| *v as u32).collect::<Vec<_>>(),
-        );
-        g.write_u32s(data[1], 0, &u64s(&ds));
-        dispatch(
-            &g,
-            &k,
-            [2, 1, 1],
-            &[
-                (data[0], n as u64 * 4),
-                (data[1], n as u64 * 8),
-                (data[2], n as u64 * 40),
-                (data[3], n as u64 * 16),
-            ],
-        );
-        let o = read_u64(&g, data[2], n * 5);
-        let r = g.read_u32s(data[3], 0, n * 4);
-        for i in 0..n {
-            let v = xs[i];
-            let dv = ds[i];
-            let h = v as i16;
-            let f16 = half::f16::from_f32(v as f32 * 0.125);
-            let want = [
-                h as i64,
-                v as u8 as i64,
-                (f16.to_f32() as f64).to_bits() as i64,
-                (h as f64).to_bits() as i64,
-                f16.to_f32() as i64,
-            ];
-            for (j, w) in want.iter().enumerate() {
-                assert_eq!(
-                    o[i * 5 + j] as i64,
-                    *w,
-                    "SIMD{simd} lane {i} slot {j}: v={v}"
-                );
-            }
-            // F -> HF flushes HF denormals in the default float mode.
-            let hf = half::f16::from_f32(dv as f32);
-            let f = if hf.is_finite() && !hf.is_normal() {
-                0.0f32.copysign(hf.to_f32())
-            } else {
-                hf.to_f32()
-            };
-            let wr = [
-                (v as i64 * 3) as i16 as i32,
-                v as u8 as i32,
-                f.to_bits() as i32,
-                dv.clamp(-30000.0, 30000.0) as i16 as i32,
-            ];
-            for (j, w) in wr.iter().enumerate() {
-                assert_eq!(
-                    r[i * 4 + j] as i32,
-                    *w,
-                    "SIMD{simd} lane {i} result {j}: v={v} d={dv:e}"
-                );
-            }
+    let n = 32;
+    let xs: Vec<i32> = (0..n as i32)
+        .map(|i| i.wrapping_mul(-2_654_435_761_i64 as i32) >> (i % 13))
+        .collect();
+    let mut ds = doubles(n, 0x5DEE_CE66_D1CE_4E5B | 1);
+    for (i, d) in ds.iter_mut().enumerate() {
+        if d.is_nan() {
+            *d = i as f64 * 0.3;
         }
     }
+    let init = [
+        xs.iter().map(|v| *v as u32).collect(),
+        f64_words(&ds),
+        vec![0; n * 10],
+        vec![0; n * 4],
+    ];
+    at_each_simd(
+        "narrow64",
+        NARROW64,
+        &Build::default(),
+        [2, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let o = words_u64(&bufs[2]);
+            let r = &bufs[3];
+            for i in 0..n {
+                let v = xs[i];
+                let dv = ds[i];
+                let h = v as i16;
+                let f16 = half::f16::from_f32(v as f32 * 0.125);
+                let want = [
+                    h as i64,
+                    v as u8 as i64,
+                    (f16.to_f32() as f64).to_bits() as i64,
+                    (h as f64).to_bits() as i64,
+                    f16.to_f32() as i64,
+                ];
+                for (j, w) in want.iter().enumerate() {
+                    assert_eq!(
+                        o[i * 5 + j] as i64,
+                        *w,
+                        "SIMD{simd} lane {i} slot {j}: v={v}"
+                    );
+                }
+                // F -> HF flushes HF denormals in the default float mode.
+                let hf = half::f16::from_f32(dv as f32);
+                let f = if hf.is_finite() && !hf.is_normal() {
+                    0.0f32.copysign(hf.to_f32())
+                } else {
+                    hf.to_f32()
+                };
+                let wr = [
+                    (v as i64 * 3) as i16 as i32,
+                    v as u8 as i32,
+                    f.to_bits() as i32,
+                    dv.clamp(-30000.0, 30000.0) as i16 as i32,
+                ];
+                for (j, w) in wr.iter().enumerate() {
+                    assert_eq!(
+                        r[i * 4 + j] as i32,
+                        *w,
+                        "SIMD{simd} lane {i} result {j}: v={v} d={dv:e}"
+                    );
+                }
+            }
+        },
+    );
 }
