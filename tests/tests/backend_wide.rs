@@ -655,3 +655,161 @@ fn narrow_to_and_from_sixty_four_bit_conversions_match_reference() {
         },
     );
 }
+
+/// OpBitcast between different component counts, as glslang emits it for the
+/// explicit-arithmetic-types pack/unpack functions: 64 <-> 2x32, 64 <-> 4x16, 32 <-> 2x16,
+/// 32 <-> 4x8, 16 <-> 2x8, f16vec2 <-> 32 and doubles through 2x32 and 4x16.
+const BITCAST: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { uvec2 x[]; };
+layout(set=0, binding=1) buffer D { double d[]; };
+layout(set=0, binding=2) buffer O { uint o[]; };
+layout(set=0, binding=3) buffer Q { uint64_t q[]; };
+layout(set=0, binding=4) buffer E { double e[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uvec2 v = x[i];
+    double dv = d[i];
+    uint64_t a = pack64(v);
+    uvec2 b = unpack32(a ^ 0x0123456789abcdeful);
+    u16vec2 h = unpack16(v.x);
+    u8vec4 c = unpack8(v.y);
+    u16vec4 h4 = unpack16(a);
+    u8vec2 c2 = unpack8(h.x);
+    f16vec2 f2 = unpackFloat2x16(v.y);
+    uvec2 w = unpack32(doubleBitsToUint64(dv + 0.5LF));
+    uint k = i * 10u;
+    o[k + 0u] = b.x;
+    o[k + 1u] = b.y;
+    o[k + 2u] = pack32(c.wzyx);
+    o[k + 3u] = pack32(h.yx);
+    o[k + 4u] = uint(pack16(c.yx));
+    o[k + 5u] = uint(c2.x) | uint(c2.y) << 20;
+    o[k + 6u] = packFloat2x16(f2.yx);
+    o[k + 7u] = w.x;
+    o[k + 8u] = w.y;
+    o[k + 9u] = packUint2x32(v) == a ? 1u : 0u;
+    q[2u * i] = pack64(h4 + u16vec4(1us, 2us, 3us, 0xffffus));
+    q[2u * i + 1u] = pack64(unpackUint2x32(a).yx);
+    e[2u * i] = uint64BitsToDouble(pack64(v.yx));
+    e[2u * i + 1u] = uint64BitsToDouble(pack64(h4.wzyx)) * 2.0LF;
+}";
+
+/// Per lane: the input words, the input double, and the expected o[10], q[2] and e[2] bits.
+fn bitcast_reference(v: [u32; 2], dv: f64) -> ([u32; 10], [u64; 2], [u64; 2]) {
+    let a = u64::from(v[0]) | u64::from(v[1]) << 32;
+    let b = a ^ 0x0123_4567_89ab_cdef;
+    let h4: Vec<u16> = (0..4).map(|j| (a >> (16 * j)) as u16).collect();
+    let bumped = h4
+        .iter()
+        .zip([1u16, 2, 3, 0xffff])
+        .enumerate()
+        .fold(0u64, |acc, (j, (h, d))| {
+            acc | u64::from(h.wrapping_add(d)) << (16 * j)
+        });
+    let wv = (dv + 0.5).to_bits();
+    let lanes_reversed = h4
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (j, h)| acc | u64::from(*h) << (16 * (3 - j)));
+    let o = [
+        b as u32,
+        (b >> 32) as u32,
+        v[1].swap_bytes(),
+        v[0].rotate_left(16),
+        (v[1] >> 8) & 0xff | (v[1] & 0xff) << 8,
+        v[0] & 0xff | ((v[0] >> 8) & 0xff) << 20,
+        v[1].rotate_left(16),
+        wv as u32,
+        (wv >> 32) as u32,
+        1,
+    ];
+    let e1 = f64::from_bits(lanes_reversed) * 2.0;
+    (
+        o,
+        [bumped, a.rotate_left(32)],
+        [a.rotate_left(32), e1.to_bits()],
+    )
+}
+
+fn bitcast_check(simd: u32, soft64: bool, xs: &[u32], ds: &[f64], bufs: &[Vec<u32>]) {
+    let q = words_u64(&bufs[3]);
+    let e = words_u64(&bufs[4]);
+    for i in 0..ds.len() {
+        let (wo, wq, we) = bitcast_reference([xs[2 * i], xs[2 * i + 1]], ds[i]);
+        let ctx = format!(
+            "SIMD{simd} soft64={soft64} lane {i}: v = {:#x} {:#x}, d = {:e}",
+            xs[2 * i],
+            xs[2 * i + 1],
+            ds[i]
+        );
+        for (j, w) in wo.iter().enumerate() {
+            let got = bufs[2][i * 10 + j];
+            assert_eq!(got, *w, "{ctx}: o[{j}] {got:#x} want {w:#x}");
+        }
+        for j in 0..2 {
+            assert_eq!(q[2 * i + j], wq[j], "{ctx}: q[{j}]");
+            let (got, want) = (f64::from_bits(e[2 * i + j]), f64::from_bits(we[j]));
+            assert!(
+                same(got, want),
+                "{ctx}: e[{j}] {:#x} want {:#x}",
+                e[2 * i + j],
+                we[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn bitcasts_between_component_counts_match_rust() {
+    let n = 64;
+    let mut s = 0x5851_f42d_4c95_7f2du64;
+    let mut xs: Vec<u32> = (0..2 * n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 16) as u32
+        })
+        .collect();
+    // Edge words: all ones, sign bits, zero, f16 infinities and NaNs.
+    xs[..8].copy_from_slice(&[
+        u32::MAX,
+        0x8000_0000,
+        0,
+        0x7c00_fc00,
+        0x7e01_0001,
+        0x0000_8000,
+        0x00ff_ff00,
+        0xffff_0000,
+    ]);
+    let mut ds = doubles(n, 0x0DDB_1A5E_5BAD_5EED);
+    ds[0] = -0.5;
+    ds[1] = 5e-324;
+    ds[2] = f64::INFINITY;
+    let init = || {
+        [
+            xs.clone(),
+            f64_words(&ds),
+            vec![0; n * 10],
+            vec![0; n * 4],
+            vec![0; n * 4],
+        ]
+    };
+    for soft64 in [false, true] {
+        let build = Build {
+            bindings: 5,
+            soft64,
+            ..Build::default()
+        };
+        at_each_simd(
+            &format!("bitcast_{soft64}"),
+            BITCAST,
+            &build,
+            [4, 1, 1],
+            &init(),
+            |simd, _, bufs| bitcast_check(simd, soft64, &xs, &ds, bufs),
+        );
+    }
+}
