@@ -813,3 +813,200 @@ fn bitcasts_between_component_counts_match_rust() {
         );
     }
 }
+
+/// Vector-to-vector OpBitcast (no GLSL spelling): uvec4 <-> dvec2 and u64vec2, uvec2 <->
+/// u16vec4 and f16vec4, u16vec2 <-> u8vec4, f16vec4 <-> double.
+const BITCAST_VEC: &str = "
+OpCapability Shader
+OpCapability Int16
+OpCapability Int8
+OpCapability Int64
+OpCapability Float64
+OpCapability Float16
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main \"main\" %gid
+OpExecutionMode %main LocalSize 16 1 1
+OpDecorate %gid BuiltIn GlobalInvocationId
+OpDecorate %rta ArrayStride 16
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %blk Block
+OpDecorate %in DescriptorSet 0
+OpDecorate %in Binding 0
+OpDecorate %out DescriptorSet 0
+OpDecorate %out Binding 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%u16 = OpTypeInt 16 0
+%u8 = OpTypeInt 8 0
+%u64 = OpTypeInt 64 0
+%f64 = OpTypeFloat 64
+%f16 = OpTypeFloat 16
+%v2u32 = OpTypeVector %u32 2
+%v3u32 = OpTypeVector %u32 3
+%v4u32 = OpTypeVector %u32 4
+%v4u16 = OpTypeVector %u16 4
+%v2u16 = OpTypeVector %u16 2
+%v4u8 = OpTypeVector %u8 4
+%v2u64 = OpTypeVector %u64 2
+%v2f64 = OpTypeVector %f64 2
+%v4f16 = OpTypeVector %f16 4
+%rta = OpTypeRuntimeArray %v4u32
+%blk = OpTypeStruct %rta
+%pblk = OpTypePointer StorageBuffer %blk
+%pv4 = OpTypePointer StorageBuffer %v4u32
+%pin3 = OpTypePointer Input %v3u32
+%in = OpVariable %pblk StorageBuffer
+%out = OpVariable %pblk StorageBuffer
+%gid = OpVariable %pin3 Input
+%c0 = OpConstant %u32 0
+%c1 = OpConstant %u32 1
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%c4 = OpConstant %u32 4
+%h1 = OpConstant %u16 1
+%h2c = OpConstant %u16 2
+%h3 = OpConstant %u16 3
+%hff = OpConstant %u16 65535
+%hadd = OpConstantComposite %v4u16 %h1 %h2c %h3 %hff
+%b1 = OpConstant %u8 1
+%b7 = OpConstant %u8 7
+%badd = OpConstantComposite %v4u8 %b1 %b7 %b1 %b7
+%l1 = OpConstant %u64 1
+%lm = OpConstant %u64 4294967295
+%ladd = OpConstantComposite %v2u64 %l1 %lm
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%g = OpLoad %v3u32 %gid
+%i = OpCompositeExtract %u32 %g 0
+%pi = OpAccessChain %pv4 %in %c0 %i
+%u = OpLoad %v4u32 %pi
+%d2 = OpBitcast %v2f64 %u
+%d2s = OpVectorShuffle %v2f64 %d2 %d2 1 0
+%r0 = OpBitcast %v4u32 %d2s
+%uv2 = OpVectorShuffle %v2u32 %u %u 0 1
+%h4 = OpBitcast %v4u16 %uv2
+%h4b = OpIAdd %v4u16 %h4 %hadd
+%uv2b = OpBitcast %v2u32 %h4b
+%h2 = OpVectorShuffle %v2u16 %h4 %h4 2 3
+%b4 = OpBitcast %v4u8 %h2
+%b4b = OpIAdd %v4u8 %b4 %badd
+%b4s = OpVectorShuffle %v4u8 %b4b %b4b 3 2 1 0
+%h2b = OpBitcast %v2u16 %b4s
+%w = OpBitcast %u32 %h2b
+%f4 = OpBitcast %v4f16 %uv2
+%df = OpBitcast %f64 %f4
+%dw = OpBitcast %v2u32 %df
+%dx = OpCompositeExtract %f64 %d2 0
+%f4b = OpBitcast %v4f16 %dx
+%f4s = OpVectorShuffle %v4f16 %f4b %f4b 3 2 1 0
+%dy = OpBitcast %f64 %f4s
+%dyw = OpBitcast %v2u32 %dy
+%q = OpBitcast %v2u64 %u
+%qb = OpIAdd %v2u64 %q %ladd
+%r3 = OpBitcast %v4u32 %qb
+%r1 = OpCompositeConstruct %v4u32 %uv2b %dw
+%r2 = OpCompositeConstruct %v4u32 %w %c0 %dyw
+%k = OpIMul %u32 %i %c4
+%k1 = OpIAdd %u32 %k %c1
+%k2 = OpIAdd %u32 %k %c2
+%k3 = OpIAdd %u32 %k %c3
+%p0 = OpAccessChain %pv4 %out %c0 %k
+%p1 = OpAccessChain %pv4 %out %c0 %k1
+%p2 = OpAccessChain %pv4 %out %c0 %k2
+%p3 = OpAccessChain %pv4 %out %c0 %k3
+OpStore %p0 %r0
+OpStore %p1 %r1
+OpStore %p2 %r2
+OpStore %p3 %r3
+OpReturn
+OpFunctionEnd
+";
+
+fn bitcast_vec_reference(u: [u32; 4]) -> [u32; 16] {
+    let lanes16 = |a: u32, b: u32| [a as u16, (a >> 16) as u16, b as u16, (b >> 16) as u16];
+    let h4 = lanes16(u[0], u[1]);
+    let hb: Vec<u16> = h4
+        .iter()
+        .zip([1u16, 2, 3, 0xffff])
+        .map(|(h, d)| h.wrapping_add(d))
+        .collect();
+    let b4 = u[1].to_le_bytes();
+    let bb: Vec<u8> = b4
+        .iter()
+        .zip([1u8, 7, 1, 7])
+        .map(|(b, d)| b.wrapping_add(d))
+        .collect();
+    let w = u32::from_le_bytes([bb[3], bb[2], bb[1], bb[0]]);
+    let dy = h4
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (j, h)| acc | u64::from(*h) << (16 * (3 - j)));
+    let q0 = (u64::from(u[0]) | u64::from(u[1]) << 32).wrapping_add(1);
+    let q1 = (u64::from(u[2]) | u64::from(u[3]) << 32).wrapping_add(0xffff_ffff);
+    [
+        u[2],
+        u[3],
+        u[0],
+        u[1],
+        u32::from(hb[0]) | u32::from(hb[1]) << 16,
+        u32::from(hb[2]) | u32::from(hb[3]) << 16,
+        u[0],
+        u[1],
+        w,
+        0,
+        dy as u32,
+        (dy >> 32) as u32,
+        q0 as u32,
+        (q0 >> 32) as u32,
+        q1 as u32,
+        (q1 >> 32) as u32,
+    ]
+}
+
+#[test]
+fn vector_to_vector_bitcasts_match_rust() {
+    let n = 64;
+    let mut s = 0x1405_7b7e_f767_814fu64;
+    let mut xs: Vec<u32> = (0..4 * n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u32
+        })
+        .collect();
+    xs[..8].copy_from_slice(&[
+        u32::MAX,
+        u32::MAX,
+        0,
+        0x8000_0000,
+        0x7c00_fc00,
+        0x7ff8_0000,
+        0x0000_ffff,
+        0xfff0_0000,
+    ]);
+    for soft64 in [false, true] {
+        let build = Build {
+            bindings: 2,
+            soft64,
+            ..Build::default()
+        };
+        let Some(words) = spirv_as("bitcast_vec", BITCAST_VEC, "vulkan1.1") else {
+            return;
+        };
+        for simd in [8, 16, 32] {
+            let k = kernel_words("bitcast_vec", &words, simd, &build);
+            let out = run_buffers(&k, [4, 1, 1], &[xs.clone(), vec![0; 16 * n]]);
+            for i in 0..n {
+                let u = [xs[4 * i], xs[4 * i + 1], xs[4 * i + 2], xs[4 * i + 3]];
+                let want = bitcast_vec_reference(u);
+                assert_eq!(
+                    &out[1][16 * i..16 * i + 16],
+                    &want,
+                    "SIMD{simd} soft64={soft64} lane {i}: u = {u:#x?}"
+                );
+            }
+        }
+    }
+}

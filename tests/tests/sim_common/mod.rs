@@ -98,6 +98,53 @@ pub fn kernel_env(name: &str, src: &str, simd: u32, env: &str) -> Option<Kernel>
 /// instruction; None (and a note) when glslangValidator is not installed.
 pub fn kernel_with(name: &str, src: &str, simd: u32, build: &Build) -> Option<Kernel> {
     let words = glsl_env(name, src, build.env)?;
+    Some(kernel_words(name, &words, simd, build))
+}
+
+/// SPIR-V assembly to words with spirv-as (and checked by spirv-val) for `build.env`;
+/// None (and a note) when the tools are not installed.
+pub fn spirv_as(name: &str, text: &str, env: &str) -> Option<Vec<u32>> {
+    let dir = std::env::temp_dir().join(format!("ferrite-simtest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join(format!("{name}.spvasm"));
+    let output = dir.join(format!("{name}.spv"));
+    std::fs::write(&input, text).unwrap();
+    let Ok(out) = Command::new("spirv-as")
+        .args(["--target-env", env, "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+    else {
+        eprintln!("spirv-as not installed: skipping {name}");
+        return None;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Ok(val) = Command::new("spirv-val")
+        .args(["--target-env", env])
+        .arg(&output)
+        .output()
+    {
+        assert!(
+            val.status.success(),
+            "{}",
+            String::from_utf8_lossy(&val.stderr)
+        );
+    }
+    let bytes = std::fs::read(&output).unwrap();
+    Some(
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    )
+}
+
+/// As [`kernel_with`], from SPIR-V words.
+pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kernel {
     let copts = CompileOptions {
         entry_point: "main".into(),
         bindings: (0..build.bindings)
@@ -113,7 +160,7 @@ pub fn kernel_with(name: &str, src: &str, simd: u32, build: &Build) -> Option<Ke
         },
         ..Default::default()
     };
-    let (shader, _) = compile_to_ir(&words, &build.target, &copts)
+    let (shader, _) = compile_to_ir(words, &build.target, &copts)
         .unwrap_or_else(|e| panic!("{name}: front end / passes: {e}"));
     if build.soft64 {
         let text = shader.to_string();
@@ -128,7 +175,7 @@ pub fn kernel_with(name: &str, src: &str, simd: u32, build: &Build) -> Option<Ke
     };
     let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
     assert_eq!(k.simd, simd);
-    Some(k)
+    k
 }
 
 /// One dispatch of `k` over `groups` with one buffer per entry of `init` (binding b is
