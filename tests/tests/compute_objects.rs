@@ -238,10 +238,7 @@ fn secondary_command_buffers_and_semaphores() {
             c.dev.cmd_execute_commands(p, &[sec]);
             c.dev.end_command_buffer(p).unwrap();
         }
-        let fence = c
-            .dev
-            .create_fence(&vk::FenceCreateInfo::default(), None)
-            .unwrap();
+        let fence = c.fence();
         let sems = [sem];
         let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
         let s1 = [prim[0]];
