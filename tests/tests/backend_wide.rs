@@ -176,7 +176,8 @@ fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
         Some(a.abs()),
         Some(-a),
         (!a.is_nan()).then(|| if a == 0.0 { a } else { 1f64.copysign(a) }),
-        Some(a * b + a),
+        // One fused DF MAD: a single rounding.
+        Some(a.mul_add(b, a)),
         Some((a as f32) as f64),
         (!a.is_nan()).then(|| a.clamp(-1e9, 1e9) as i32 as f64),
         Some(a * 2f64.powi(i as i32 - 32)),

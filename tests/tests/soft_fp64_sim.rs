@@ -195,13 +195,15 @@ fn targets_without_fp64_lower_doubles_automatically() {
 /// Denormal cases for native DF against soft64. Only correctly rounded operations: the
 /// native division and square root are Newton-Raphson sequences (within 2 ULPs, see
 /// backend_wide.rs) and take a denormal operand's zero exponent as zero, so they are left
-/// out of the bit-exact comparison. So is `fma`: native DF fma is a MUL then an ADD (two
-/// roundings, as Vulkan allows) where soft64 fuses it; `mul_add` covers the unfused form.
+/// out of the bit-exact comparison. `fma` is one fused DF MAD natively and fused in soft64
+/// too (one rounding); `mul_add` is the unfused form (two roundings).
 const DENORM_CASES: &[(&str, &str)] = &[
     ("add", "x + y"),
     ("sub", "x - y"),
     ("mul", "x * y"),
     ("mul_add", "x * y + x"),
+    ("fma", "fma(x, y, x)"),
+    ("fma_neg", "fma(-x, y, 0.75)"),
     (
         "conv",
         "double(float(x)) + double(int(x * 1.0e300 * 1.0e15)) * 1.0e-310 + double(uint(i)) * y",
@@ -215,6 +217,8 @@ fn denorm_reference(case: &str, x: f64, y: f64, i: usize) -> f64 {
         "sub" => x - y,
         "mul" => x * y,
         "mul_add" => x * y + x,
+        "fma" => x.mul_add(y, x),
+        "fma_neg" => (-x).mul_add(y, 0.75),
         "conv" => {
             f64::from(x as f32) + f64::from((x * 1.0e300 * 1.0e15) as i32) * 1.0e-310 + i as f64 * y
         }
