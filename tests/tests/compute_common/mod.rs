@@ -65,6 +65,18 @@ impl Buffer {
         unsafe { std::ptr::copy_nonoverlapping(self.ptr.cast::<u32>(), v.as_mut_ptr(), n) };
         v
     }
+    pub fn write_bytes(&self, offset: usize, data: &[u8]) {
+        assert!((offset + data.len()) as u64 <= self.size);
+        // SAFETY: ptr maps `size` bytes of host-coherent memory; the range lies inside.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(offset), data.len()) };
+    }
+    pub fn read_bytes(&self, n: usize) -> Vec<u8> {
+        assert!(n as u64 <= self.size);
+        let mut v = vec![0u8; n];
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr, v.as_mut_ptr(), n) };
+        v
+    }
     pub fn write_f32s(&self, data: &[f32]) {
         self.write_u32s(&data.iter().map(|f| f.to_bits()).collect::<Vec<_>>());
     }
