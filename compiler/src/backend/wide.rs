@@ -488,10 +488,10 @@ pub fn alu64(
             b.alu2(O::Mul, df(d), df(s[0]), df(s[1]));
         }
         Ffma => {
-            // Vulkan: fma's precision is that of OpFMul followed by OpFAdd.
-            let t = b.vreg(Type::DF, 1);
-            b.alu2(O::Mul, t, df(s[0]), df(s[1]));
-            b.alu2(O::Add, df(d), t, df(s[2]));
+            // One fused DF MAD (dst = src0 + src1 * src2, one rounding, as soft64 computes
+            // it): 3-source Align16, at most SIMD8 for DF (64 bytes per operand, split by
+            // lower_simd_width), no RepCtrl on 64-bit sources (legalize expands scalars).
+            b.inst(LOp::Alu(O::Mad), df(d), vec![df(s[2]), df(s[0]), df(s[1])]);
         }
         Fdiv => div(b, d, Some(df(s[0])), df(s[1])),
         Frcp => div(b, d, None, df(s[0])),
