@@ -1531,20 +1531,12 @@ fn max_ulps(a: &[u32], b: &[u32]) -> u64 {
 
 /// Known Ferrite failures: (driver label, workload, reason). The test asserts each still
 /// fails, so an entry cannot outlive its fix unnoticed (remove it when the fix lands).
-const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
-    (
-        "Ferrite",
-        "packing",
-        "OpBitcast between vectors of different component counts is not on main yet \
-         (helper `wide` is implementing it)",
-    ),
-    (
-        "Ferrite soft64",
-        "nbody",
-        "soft64 n-body runs the outer step loop's body once: the lowered IR is right in the \
+const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
+    "Ferrite soft64",
+    "nbody",
+    "soft64 n-body runs the outer step loop's body once: the lowered IR is right in the \
          IR interpreter, the SIMD8 kernel spills (31 spills/46 fills); back-end bug, see report",
-    ),
-];
+)];
 
 fn expected_failure(driver: &str, name: &str) -> Option<&'static str> {
     EXPECTED_FAILURES
