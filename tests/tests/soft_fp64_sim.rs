@@ -47,10 +47,16 @@ double poly(double x, uint i) {{
     }}
     return acc;
 }}
+int frexp_exp(double x) {{
+    int e;
+    frexp(x, e);
+    return e;
+}}
 void main() {{
     uint i = gl_GlobalInvocationID.x;
     double x = a[i];
     double y = b[i];
+    int ei;
     o[i] = {expr};
 }}"
     )
@@ -204,6 +210,10 @@ const DENORM_CASES: &[(&str, &str)] = &[
     ("mul_add", "x * y + x"),
     ("fma", "fma(x, y, x)"),
     ("fma_neg", "fma(-x, y, 0.75)"),
+    ("frexp_sig", "frexp(x, ei)"),
+    ("frexp_exp", "double(frexp_exp(x))"),
+    ("ldexp_down", "ldexp(x, int(i % 64u) - 50)"),
+    ("ldexp_far", "ldexp(y, int(i) * 37 - 2400)"),
     (
         "conv",
         "double(float(x)) + double(int(x * 1.0e300 * 1.0e15)) * 1.0e-310 + double(uint(i)) * y",
@@ -219,12 +229,71 @@ fn denorm_reference(case: &str, x: f64, y: f64, i: usize) -> f64 {
         "mul_add" => x * y + x,
         "fma" => x.mul_add(y, x),
         "fma_neg" => (-x).mul_add(y, 0.75),
+        "frexp_sig" => frexp(x).0,
+        "frexp_exp" => f64::from(frexp(x).1),
+        "ldexp_down" => ldexp(x, (i % 64) as i64 - 50),
+        "ldexp_far" => ldexp(y, i as i64 * 37 - 2400),
         "conv" => {
             f64::from(x as f32) + f64::from((x * 1.0e300 * 1.0e15) as i32) * 1.0e-310 + i as f64 * y
         }
         "cmp" => (if x < y { 1.0 } else { -1.0 }) * x.min(y) - x.max(-y),
         _ => unreachable!(),
     }
+}
+
+/// frexp on the bits: significand in [0.5, 1) and exponent, denormals normalized;
+/// zero, inf and NaN give (x, 0).
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let b = x.to_bits();
+    let (mut m, mut e) = (b & ((1 << 52) - 1), ((b >> 52) & 0x7ff) as i32);
+    if e == 0 {
+        // Denormal: shift the leading one up to the implicit bit's place.
+        let z = m.leading_zeros() as i32 - 11;
+        m = (m << z) & ((1 << 52) - 1);
+        e = 1 - z;
+    }
+    let sig = f64::from_bits((b & (1 << 63)) | (1022 << 52) | m);
+    (sig, e - 1022)
+}
+
+/// x * 2^n correctly rounded (ties to even), on the integer significand: an independent
+/// reference for the two-product scaling of the compiler.
+fn ldexp(x: f64, n: i64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let b = x.to_bits();
+    let sign = b & (1 << 63);
+    let e = ((b >> 52) & 0x7ff) as i64;
+    let mut m = b & ((1 << 52) - 1);
+    // x = m * 2^t with m normalized to [2^52, 2^53).
+    let mut t = if e == 0 { -1074 } else { e - 1075 };
+    if e != 0 {
+        m |= 1 << 52;
+    }
+    while m < 1 << 52 {
+        m <<= 1;
+        t -= 1;
+    }
+    let t = t + n.clamp(-5000, 5000);
+    let biased = t + 1075;
+    if biased >= 2047 {
+        return f64::from_bits(sign | 0x7ff0_0000_0000_0000);
+    }
+    if biased >= 1 {
+        return f64::from_bits(sign | (biased as u64) << 52 | (m & ((1 << 52) - 1)));
+    }
+    // Denormal or zero: drop s bits, round half to even (a carry into bit 52 gives the
+    // smallest normal, which the bits encode as they are).
+    let s = (1 - biased).min(63) as u32;
+    let (mut q, r, half) = (m >> s, m & ((1u64 << s) - 1), 1u64 << (s - 1));
+    if r > half || (r == half && q & 1 == 1) {
+        q += 1;
+    }
+    f64::from_bits(sign | q)
 }
 
 /// Denormal inputs, tiny normals whose sums, differences and products are denormal, and
@@ -270,7 +339,17 @@ fn denorm_inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
 #[test]
 fn native_df_keeps_denormals_bit_identical_to_soft64() {
     let n = 128;
-    let (a, b) = denorm_inputs(n);
+    let (mut a, b) = denorm_inputs(n);
+    // Inputs whose scaling in two steps would round twice (ldexp_down scales lane i by
+    // 2^(i % 64 - 50)): x * 2^-7, x * 2^-4 and x * 2^-3.
+    for (lane, bits) in [
+        (43, 0x001a_75f9_f639_18bd),
+        (46, 0x0024_8df1_4387_43bb),
+        (47, 0x0010_0f14_e94f_c7ab),
+    ] {
+        a[lane] = f64::from_bits(bits);
+        a[lane + 64] = -f64::from_bits(bits);
+    }
     let mut denormal_results = 0;
     for (case, expr) in DENORM_CASES {
         for simd in [8, 16] {
