@@ -1558,6 +1558,99 @@ impl Fe<'_> {
         self.emit(t.scalar_type(), Op::Extract(v, c))
     }
 
+    /// OpBitcast between vectors of different component counts (same total bits): the
+    /// components as integers, split into pieces of the narrower width (low bits first, as
+    /// SPIR-V orders them) and regrouped with shifts and ors. 64-bit values go through
+    /// their two 32-bit words in the shapes of packDouble2x32/unpackDouble2x32, which soft
+    /// fp64 takes apart without 64-bit integer operations.
+    fn bitcast_regroup(&mut self, x: Value, t: Type) -> Res<Value> {
+        let st = self.ty(x);
+        let unit = st.bits.min(t.bits);
+        let mut pieces = Vec::new();
+        for c in 0..st.comps {
+            let mut e = self.extract(x, c)?;
+            if st.kind != Kind::Int {
+                e = self.alu(AluOp::Bitcast, Type::int(st.bits), &[e])?;
+            }
+            pieces.extend(self.split_bits(e, unit)?);
+        }
+        let per = usize::from(t.bits / unit);
+        let mut comps = Vec::new();
+        for group in pieces.chunks(per) {
+            let mut w = self.join_bits(group, t.bits)?;
+            if t.kind != Kind::Int {
+                w = self.alu(AluOp::Bitcast, t.scalar_type(), &[w])?;
+            }
+            comps.push(w);
+        }
+        if comps.len() == 1 {
+            return Ok(comps[0]);
+        }
+        self.emit(t, Op::Vec(comps))
+    }
+
+    /// An integer scalar as pieces of `unit` bits, lowest first.
+    fn split_bits(&mut self, v: Value, unit: u8) -> Res<Vec<Value>> {
+        let bits = self.ty(v).bits;
+        if bits == unit {
+            return Ok(vec![v]);
+        }
+        if bits == 64 {
+            let lo = self.alu(AluOp::U2u, Type::I32, &[v])?;
+            let sh = self.i32c(32)?;
+            let h = self.alu(AluOp::Ushr, Type::int(64), &[v, sh])?;
+            let hi = self.alu(AluOp::U2u, Type::I32, &[h])?;
+            let mut out = self.split_bits(lo, unit)?;
+            out.extend(self.split_bits(hi, unit)?);
+            return Ok(out);
+        }
+        let w = if bits < 32 {
+            self.alu(AluOp::U2u, Type::I32, &[v])?
+        } else {
+            v
+        };
+        let mut out = Vec::new();
+        for p in 0..bits / unit {
+            let s = if p == 0 {
+                w
+            } else {
+                let sh = self.i32c(u32::from(p * unit))?;
+                self.alu(AluOp::Ushr, Type::I32, &[w, sh])?
+            };
+            out.push(self.alu(AluOp::U2u, Type::int(unit), &[s])?);
+        }
+        Ok(out)
+    }
+
+    /// Integer pieces of equal width, lowest first, joined into one integer of `bits`.
+    fn join_bits(&mut self, pieces: &[Value], bits: u8) -> Res<Value> {
+        let unit = self.ty(pieces[0]).bits;
+        if unit == bits {
+            return Ok(pieces[0]);
+        }
+        if bits == 64 {
+            let (lo, hi) = pieces.split_at(pieces.len() / 2);
+            let lo = self.join_bits(lo, 32)?;
+            let hi = self.join_bits(hi, 32)?;
+            let lo = self.alu(AluOp::U2u, Type::int(64), &[lo])?;
+            let hi = self.alu(AluOp::U2u, Type::int(64), &[hi])?;
+            let sh = self.i32c(32)?;
+            let hi = self.alu(AluOp::Ishl, Type::int(64), &[hi, sh])?;
+            return self.alu(AluOp::Ior, Type::int(64), &[lo, hi]);
+        }
+        let mut acc = self.alu(AluOp::U2u, Type::I32, &[pieces[0]])?;
+        for (p, &v) in pieces.iter().enumerate().skip(1) {
+            let w = self.alu(AluOp::U2u, Type::I32, &[v])?;
+            let sh = self.i32c(u32::from(unit) * p as u32)?;
+            let w = self.alu(AluOp::Ishl, Type::I32, &[w, sh])?;
+            acc = self.alu(AluOp::Ior, Type::I32, &[acc, w])?;
+        }
+        if bits < 32 {
+            acc = self.alu(AluOp::U2u, Type::int(bits), &[acc])?;
+        }
+        Ok(acc)
+    }
+
     fn splat(&mut self, v: Value, n: u8) -> Res<Value> {
         if n == 1 || self.ty(v).comps == n {
             return Ok(v);
@@ -3590,7 +3683,7 @@ impl Fe<'_> {
                 if st.comps == t.comps {
                     FVal::V(self.alu(AluOp::Bitcast, t, &[x])?)
                 } else {
-                    return unsupported("OpBitcast between vectors of different component counts");
+                    FVal::V(self.bitcast_regroup(x, t)?)
                 }
             }
             O::QuantizeToF16 => {

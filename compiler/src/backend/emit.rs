@@ -117,7 +117,9 @@ fn three_src(
             nr,
             subnr: sub,
             swizzle: Swizzle::XYZW,
-            rep_ctrl: o.stride == 0 || i.exec == 1,
+            // 64-bit sources may not replicate (legalize widens their scalars); at exec
+            // size 1 channel 0 reads the first element anyway.
+            rep_ctrl: (o.stride == 0 || i.exec == 1) && o.ty.size() < 8,
             negate: o.neg,
             abs: o.abs,
             ty: o.ty,

@@ -20,12 +20,14 @@
 //!   unit is refined by two Newton-Raphson steps in DF, the exponent is put back by
 //!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
 //!   predicated moves;
-//! * fneg/fabs/fsign/frexp/ldexp: integer operations on the high dword.
+//! * fneg/fabs/fsign: integer operations on the high dword; frexp the same after a
+//!   denormal operand is scaled by 2^54; ldexp as frexp's significand times two powers
+//!   of two, the first product exact (one rounding, denormal results too).
 //!
 //! Kernels that use DF start with a cr0 write keeping DF denormals (see
 //! [`super::emit::cr0_float_mode`]), so add/mul/mad/cmp/conversions are IEEE with
 //! denormals. The sequences above still read a zero exponent as a zero: a denormal
-//! divisor, sqrt/rsq operand or frexp operand is taken as 0.
+//! divisor or sqrt/rsq operand is taken as 0.
 //!
 //! * 64-bit integer division and remainder: restoring long division, a uniform loop over
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
@@ -141,6 +143,62 @@ fn flag_special(b: &mut Builder, e: Opnd) {
     b.alu2(O::Add, t, e, Opnd::d(1));
     b.alu2(O::And, t, t, Opnd::d(0x7FF));
     b.cmp(CondMod::Le, Opnd::null(Type::D), t, Opnd::d(1));
+}
+
+/// Signed clamp of a D operand to [lo, hi] into a new register.
+fn clamp_d(b: &mut Builder, v: Opnd, lo: i32, hi: i32) -> Opnd {
+    let t = b.vreg(Type::D, 1);
+    b.alu2(O::Sel, t, v, Opnd::d(lo)).cmod = CondMod::Ge;
+    b.alu2(O::Sel, t, t, Opnd::d(hi)).cmod = CondMod::L;
+    t
+}
+
+/// frexp(x): (significand in [0.5, 1) with x's sign, exponent as D). A denormal x is
+/// first scaled by 2^54 (exact, DF denormals are kept) and the exponent corrected; zero,
+/// inf and NaN give (x, 0).
+fn frexp(b: &mut Builder, x: Opnd) -> (Opnd, Opnd) {
+    let e0 = exponent(b, x);
+    let xn = b.vreg(Type::DF, 1);
+    b.mov(xn.retype(Type::UQ), x.retype(Type::UQ));
+    let adj = b.vreg(Type::D, 1);
+    b.mov(adj, Opnd::d(-1022));
+    let scale = b.vreg(Type::DF, 1);
+    b.mov(scale, df_imm(2f64.powi(54)));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
+    b.alu2(O::Mul, xn, x, scale).pred = p();
+    b.mov(adj, Opnd::d(-1022 - 54)).pred = p();
+    let e = exponent(b, xn);
+    let sig = b.vreg(Type::DF, 1);
+    b.mov(lo(sig), lo(xn));
+    b.alu2(O::And, hi(sig), hi(xn), Opnd::ud(0x800F_FFFF));
+    b.alu2(O::Or, hi(sig), hi(sig), Opnd::ud(0x3FE0_0000));
+    let ex = b.vreg(Type::D, 1);
+    b.alu2(O::Add, ex, e, adj);
+    // After the scaling, a zero exponent field means zero.
+    flag_special(b, e);
+    pmov(b, sig, x);
+    b.mov(ex, Opnd::d(0)).pred = p();
+    (sig, ex)
+}
+
+/// ldexp(x, n) with one rounding (as the interpreter's `eval::ldexp` and soft64): frexp's
+/// significand m is scaled exactly by 2^k1 (|k1| <= 100), then one DF multiplication by
+/// 2^k2 (|k2| <= 1000) rounds, so a denormal result is not rounded twice. Zero, inf and
+/// NaN pass through the products.
+fn ldexp(b: &mut Builder, d: Opnd, x: Opnd, n: Opnd) {
+    let n = clamp_d(b, n, -2200, 2200);
+    let (m, e) = frexp(b, x);
+    let ne = b.vreg(Type::D, 1);
+    b.alu2(O::Add, ne, e, n);
+    let ne = clamp_d(b, ne, -1100, 1100);
+    let k2 = clamp_d(b, ne, -1000, 1000);
+    let k1 = b.vreg(Type::D, 1);
+    b.alu2(O::Add, k1, ne, k2.negate());
+    let t = b.vreg(Type::DF, 1);
+    let p1 = pow2(b, k1);
+    b.alu2(O::Mul, t, m, p1);
+    let p2 = pow2(b, k2);
+    b.alu2(O::Mul, d.retype(Type::DF), t, p2);
 }
 
 /// trunc(x): clears the fraction bits below the binary point with a 64-bit mask.
@@ -525,10 +583,10 @@ pub fn alu64(
             b.alu2(O::Mul, df(d), df(s[0]), df(s[1]));
         }
         Ffma => {
-            // Vulkan: fma's precision is that of OpFMul followed by OpFAdd.
-            let t = b.vreg(Type::DF, 1);
-            b.alu2(O::Mul, t, df(s[0]), df(s[1]));
-            b.alu2(O::Add, df(d), t, df(s[2]));
+            // One fused DF MAD (dst = src0 + src1 * src2, one rounding, as soft64 computes
+            // it): 3-source Align16, at most SIMD8 for DF (64 bytes per operand, split by
+            // lower_simd_width), no RepCtrl on 64-bit sources (legalize expands scalars).
+            b.inst(LOp::Alu(O::Mad), df(d), vec![df(s[2]), df(s[0]), df(s[1])]);
         }
         Fdiv => div(b, d, Some(df(s[0])), df(s[1])),
         Frcp => div(b, d, None, df(s[0])),
@@ -560,37 +618,13 @@ pub fn alu64(
             floor_ceil(b, t, df(s[0]), true);
             b.alu2(O::Add, df(d), df(s[0]), t.negate());
         }
-        Ldexp => {
-            // x * 2^k1 * 2^k2 with k = clamp(e, -2044, 2046), k1 = k >> 1, k2 = k - k1.
-            let k = b.vreg(Type::D, 1);
-            b.alu2(O::Sel, k, s[1].retype(Type::D), Opnd::d(-2044)).cmod = CondMod::Ge;
-            b.alu2(O::Sel, k, k, Opnd::d(2046)).cmod = CondMod::L;
-            let k1 = b.vreg(Type::D, 1);
-            b.alu2(O::Asr, k1, k, Opnd::d(1));
-            let k2 = b.vreg(Type::D, 1);
-            b.alu2(O::Add, k2, k, k1.negate());
-            let t = b.vreg(Type::DF, 1);
-            let p1 = pow2(b, k1);
-            b.alu2(O::Mul, t, df(s[0]), p1);
-            let p2 = pow2(b, k2);
-            b.alu2(O::Mul, df(d), t, p2);
-        }
+        Ldexp => ldexp(b, d, df(s[0]), s[1].retype(Type::D)),
         FrexpSig | FrexpExp => {
-            // Normal x: significand in [0.5, 1) with x's sign, exponent e - 1022; zero
-            // and (not yet normalized) denormals: (x, 0).
-            let e = exponent(b, df(s[0]));
+            let (sig, e) = frexp(b, df(s[0]));
             if op == FrexpSig {
-                let t = b.vreg(Type::DF, 1);
-                b.mov(lo(t), lo(s[0]));
-                b.alu2(O::And, hi(t), hi(s[0]), Opnd::ud(0x800F_FFFF));
-                b.alu2(O::Or, hi(t), hi(t), Opnd::ud(0x3FE0_0000));
-                b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-                pmov(b, t, s[0]);
-                b.mov(uq(d), uq(t));
+                b.mov(uq(d), uq(sig));
             } else {
-                b.alu2(O::Add, d.retype(Type::D), e, Opnd::d(-1022));
-                b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-                b.mov(d.retype(Type::D), Opnd::d(0)).pred = p();
+                b.mov(d.retype(Type::D), e);
             }
         }
         Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {

@@ -15,8 +15,9 @@
 //! * `fadd`/`fsub`/`fmul`/`fdiv`/`fsqrt`/`ffma`: correctly rounded, round to nearest even,
 //!   denormals preserved (inputs and results), overflow to infinity.
 //! * `frcp` = `fdiv 1.0, x` and `frsq` = `fdiv 1.0, fsqrt x` (two roundings, exactly as
-//!   `eval` computes them); `ffract` = `x - floor(x)`; `ldexp` = `x * 2^(e/2) * 2^(e-e/2)`
-//!   with `e` clamped to +-2000, as `eval` scales (two correctly rounded products).
+//!   `eval` computes them); `ffract` = `x - floor(x)`; `ldexp` = `m * 2^k1 * 2^k2` with
+//!   `m` frexp's significand, the first product exact, so one rounding (denormal results
+//!   too); `frexp` normalizes denormal inputs.
 //! * Any NaN an arithmetic op produces is the canonical quiet NaN `0x7ff8000000000000`
 //!   (payloads do not propagate); `fneg`/`fabs`/`bcsel`/moves keep the bits;
 //!   `ftrunc`/`ffloor`/`fceil`/`fround_even`/`fsign`/`frexp_sig` return a NaN input itself.
@@ -1342,19 +1343,26 @@ impl B<'_> {
             lo: self.c(0),
         }
     }
+    /// Signed clamp of `v` to [lo, hi].
+    fn clampc(&mut self, v: Value, lo: i32, hi: i32) -> Value {
+        let l = self.c(lo as u32);
+        let h = self.c(hi as u32);
+        let v = self.i2(AluOp::Imax, v, l);
+        self.i2(AluOp::Imin, v, h)
+    }
+    /// x * 2^n with one rounding (as `eval::ldexp`): frexp's significand is scaled exactly
+    /// by 2^k1 (|k1| <= 100), then one multiplication by 2^k2 (|k2| <= 1000) rounds, so a
+    /// denormal result is not rounded twice. Zero, inf and NaN pass through the products.
     fn ldexp(&mut self, a: P, n: Value) -> P {
-        let lo = self.c((-2000i32) as u32);
-        let hi = self.c(2000);
-        let n = self.i2(AluOp::Imax, n, lo);
-        let n = self.i2(AluOp::Imin, n, hi);
-        // h = n / 2 rounded toward zero.
-        let s = self.shrc(n, 31);
-        let t = self.add(n, s);
-        let h = self.sarc(t, 1);
-        let r = self.sub(n, h);
-        let p1 = self.pow2(h);
-        let p2 = self.pow2(r);
-        let x = self.fmul(a, p1);
+        let n = self.clampc(n, -2200, 2200);
+        let (m, e) = self.frexp(a);
+        let ne = self.add(e, n);
+        let ne = self.clampc(ne, -1100, 1100);
+        let k2 = self.clampc(ne, -1000, 1000);
+        let k1 = self.sub(ne, k2);
+        let p1 = self.pow2(k1);
+        let p2 = self.pow2(k2);
+        let x = self.fmul(m, p1);
         self.fmul(x, p2)
     }
 }

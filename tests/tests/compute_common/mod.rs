@@ -349,9 +349,13 @@ impl Ctx {
         unsafe { self.dev.update_descriptor_sets(&writes, &[]) };
     }
 
-    /// Records with `f` into a fresh primary command buffer, submits with a fence, waits.
-    pub fn run(&self, f: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<(), vk::Result> {
-        // SAFETY: valid objects on a live device; everything waited for and freed here.
+    /// A primary command buffer from the context's pool, in the recording state (the caller
+    /// ends, submits and frees it).
+    pub fn begin_command_buffer_with(
+        &self,
+        flags: vk::CommandBufferUsageFlags,
+    ) -> vk::CommandBuffer {
+        // SAFETY: valid allocate and begin infos on a live device and pool.
         unsafe {
             let cb = self
                 .dev
@@ -363,18 +367,35 @@ impl Ctx {
                 )
                 .unwrap()[0];
             self.dev
-                .begin_command_buffer(
-                    cb,
-                    &vk::CommandBufferBeginInfo::default()
-                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-                )
+                .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(flags))
                 .unwrap();
+            cb
+        }
+    }
+
+    /// [`Ctx::begin_command_buffer_with`] without usage flags.
+    pub fn begin_command_buffer(&self) -> vk::CommandBuffer {
+        self.begin_command_buffer_with(vk::CommandBufferUsageFlags::empty())
+    }
+
+    /// An unsignalled fence (the caller destroys it).
+    pub fn fence(&self) -> vk::Fence {
+        // SAFETY: a valid create info on a live device.
+        unsafe {
+            self.dev
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .unwrap()
+        }
+    }
+
+    /// Records with `f` into a fresh primary command buffer, submits with a fence, waits.
+    pub fn run(&self, f: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<(), vk::Result> {
+        let cb = self.begin_command_buffer_with(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: valid objects on a live device; everything waited for and freed here.
+        unsafe {
             f(&self.dev, cb);
             self.dev.end_command_buffer(cb)?;
-            let fence = self
-                .dev
-                .create_fence(&vk::FenceCreateInfo::default(), None)
-                .unwrap();
+            let fence = self.fence();
             let cbs = [cb];
             let submit = vk::SubmitInfo::default().command_buffers(&cbs);
             let r = self
