@@ -318,6 +318,13 @@ fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::UniformAndStorageBuffer8BitAccess
         | C::StoragePushConstant8 => t.has_int8,
         C::UniformAndStorageBuffer16BitAccess | C::StoragePushConstant16 => true,
+        // Float controls: which widths and modes a target honours is checked per mode
+        // against `float_controls::support` once the modes are known.
+        C::DenormPreserve
+        | C::DenormFlushToZero
+        | C::SignedZeroInfNanPreserve
+        | C::RoundingModeRTE
+        | C::RoundingModeRTZ => true,
         _ => false,
     }
 }
@@ -336,6 +343,7 @@ fn extension_ok(e: &str) -> bool {
             | "SPV_GOOGLE_hlsl_functionality1"
             | "SPV_GOOGLE_user_type"
             | "SPV_KHR_terminate_invocation"
+            | "SPV_KHR_float_controls"
     )
 }
 
@@ -431,6 +439,57 @@ fn check_framing(words: &[u32]) -> Res<()> {
 
 impl Fe<'_> {
     // ---------------------------------------------------------------- module level
+
+    /// Records one float-controls execution mode (`width` is its target-width operand).
+    /// Contradicting modes for one width, and rounding modes that differ between widths
+    /// (cr0 has one rounding field: roundingModeIndependence is NONE), are errors.
+    fn float_mode(&mut self, m: ExecutionMode, width: u32) -> Res<()> {
+        let fc = &mut self.f.float_controls;
+        let Some(mode) = u8::try_from(width).ok().and_then(|w| fc.mode_mut(w)) else {
+            return unsupported(format!("execution mode {m:?} for a {width}-bit float"));
+        };
+        let clash = |what: &str| {
+            Err(FrontendError::Unsupported(format!(
+                "execution modes {what} for {width}-bit floats"
+            )))
+        };
+        match m {
+            ExecutionMode::DenormPreserve | ExecutionMode::DenormFlushToZero => {
+                let d = if m == ExecutionMode::DenormPreserve {
+                    ir::Denorm::Preserve
+                } else {
+                    ir::Denorm::FlushToZero
+                };
+                if mode.denorm != ir::Denorm::Any && mode.denorm != d {
+                    return clash("DenormPreserve and DenormFlushToZero together");
+                }
+                mode.denorm = d;
+            }
+            ExecutionMode::RoundingModeRTE | ExecutionMode::RoundingModeRTZ => {
+                let r = if m == ExecutionMode::RoundingModeRTE {
+                    ir::Rounding::Rte
+                } else {
+                    ir::Rounding::Rtz
+                };
+                if mode.rounding != ir::Rounding::Any && mode.rounding != r {
+                    return clash("RoundingModeRTE and RoundingModeRTZ together");
+                }
+                mode.rounding = r;
+                let other = fc
+                    .modes
+                    .iter()
+                    .any(|o| o.rounding != ir::Rounding::Any && o.rounding != r);
+                if other {
+                    return unsupported(
+                        "different rounding modes for different float widths (one rounding \
+                         mode per kernel: roundingModeIndependence is NONE)",
+                    );
+                }
+            }
+            _ => mode.signed_zero_inf_nan = true,
+        }
+        Ok(())
+    }
 
     fn module(&mut self, m: &dr::Module) -> Res<()> {
         for c in &m.capabilities {
@@ -559,6 +618,16 @@ impl Fe<'_> {
                         self.local_size[k] = self.const_u32(id)?;
                     }
                     local_size_set = true;
+                }
+                Some(Operand::ExecutionMode(
+                    m @ (ExecutionMode::DenormPreserve
+                    | ExecutionMode::DenormFlushToZero
+                    | ExecutionMode::SignedZeroInfNanPreserve
+                    | ExecutionMode::RoundingModeRTE
+                    | ExecutionMode::RoundingModeRTZ),
+                )) => {
+                    let width = op_lit(em, 2)?;
+                    self.float_mode(*m, width)?;
                 }
                 _ => {}
             }

@@ -519,6 +519,12 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
         defined: HashSet::new(),
         used: Vec::new(),
     };
+    if let Some(&(ln, l)) = p.lines.first() {
+        if let Some(rest) = l.strip_prefix("float_controls ") {
+            p.func.float_controls = rest.parse().map_err(|msg| ParseError { line: ln, msg })?;
+            p.pos += 1;
+        }
+    }
     while p.pos < p.lines.len() {
         let (ln, l) = p.lines[p.pos];
         let Some(decl) = l.strip_prefix("var ") else {

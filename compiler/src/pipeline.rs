@@ -241,8 +241,13 @@ pub const PIPELINE: &[Pass] = &[
 type Gate = (&'static str, fn(&Target, &DebugFlags) -> bool);
 pub const GATED: &[Gate] = &[
     // Software fp64 where the target has no DF hardware, or when forced.
-    ("soft_fp64", |t, d| d.soft64 || !t.has_fp64),
+    ("soft_fp64", |t, d| uses_soft_fp64(t, d)),
 ];
+
+/// Doubles go through the software lowering: the target has no DF hardware, or forced.
+pub fn uses_soft_fp64(target: &Target, debug: &DebugFlags) -> bool {
+    debug.soft64 || !target.has_fp64
+}
 
 /// Runs the pipeline for a Gen9 target ([`run_pipeline_for`]).
 pub fn run_pipeline(shader: &mut Shader, opts: &CompileOptions) -> Result<(), CompileError> {
@@ -292,6 +297,9 @@ pub fn compile_to_ir(
         target,
     })?;
     let mut shader = out.shader;
+    let support = crate::float_controls::support(target, uses_soft_fp64(target, &opts.debug));
+    crate::float_controls::check(&shader.func.float_controls, &support)
+        .map_err(CompileError::Unsupported)?;
     if cfg!(debug_assertions) || opts.debug.validate {
         validate(&shader.func).map_err(|err| CompileError::Validation {
             pass: "frontend",

@@ -50,6 +50,7 @@ pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
 pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
+pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -66,6 +67,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_16BIT_STORAGE, 1),
     (KHR_8BIT_STORAGE, 1),
     (KHR_SHADER_FLOAT16_INT8, 1),
+    // cr0 rounding/denormal modes at kernel start (docs/float-controls.md); tested by
+    // tests/tests/float_controls_sim.rs and tests/tests/float_controls.rs.
+    (KHR_SHADER_FLOAT_CONTROLS, 4),
     (KHR_TIMELINE_SEMAPHORE, 2),
     (KHR_SYNCHRONIZATION_2, 1),
     (KHR_DEVICE_GROUP, 4),

@@ -362,7 +362,13 @@ fn native_df_keeps_denormals_bit_identical_to_soft64() {
                 // Native DF kernels set the preserve bit first (cr0.0 bit 6).
                 assert_eq!(k.asm.contains("cr0"), !soft64, "{name}:\n{}", k.asm);
                 let init = [f64_words(&a), f64_words(&b), vec![0; n * 2]];
-                let out = run_buffers(&k, [(n / 16) as u32, 1, 1], &init);
+                let (out, executed) = run_buffers_counted(&k, [(n / 16) as u32, 1, 1], &init);
+                // `--nocapture` shows the cost of each case (EU instructions per thread).
+                println!(
+                    "{case:10} SIMD{simd} soft64={soft64:5}: {} instructions, {} executed per thread",
+                    k.asm.lines().filter(|l| l.starts_with("0x")).count(),
+                    executed / (n as u64 / u64::from(simd))
+                );
                 outs.push(words_u64(&out[2]));
             }
             for i in 0..n {

@@ -25,7 +25,7 @@
 //!   of two, the first product exact (one rounding, denormal results too).
 //!
 //! Kernels that use DF start with a cr0 write keeping DF denormals (see
-//! [`super::emit::df_denorm_preserve`]), so add/mul/mad/cmp/conversions are IEEE with
+//! [`super::emit::cr0_float_mode`]), so add/mul/mad/cmp/conversions are IEEE with
 //! denormals. The sequences above still read a zero exponent as a zero: a denormal
 //! divisor or sqrt/rsq operand is taken as 0.
 //!
@@ -235,20 +235,57 @@ fn floor_ceil(b: &mut Builder, d: Opnd, x: Opnd, down: bool) {
     b.mov(d.retype(Type::UQ), t.retype(Type::UQ));
 }
 
+/// roundEven(x) by integer rounding of the magnitude bits, so the result does not depend
+/// on cr0's rounding mode (the classic `(|x| + 2^52) - 2^52` rounds in that mode: under
+/// RoundingModeRTZ it would truncate). With c = 1075 - e fraction bits (1..=52), adding
+/// (2^(c-1) - 1) + (bit c) and clearing the low c bits rounds half to even; a carry out
+/// of the fraction steps the exponent, as it should. |x| >= 2^52, inf and NaN are kept;
+/// |x| < 1 becomes 1 when |x| > 0.5, else 0 (ties to the even 0). The sign is put back.
 fn round_even(b: &mut Builder, d: Opnd, x: Opnd) {
-    let ax = b.vreg(Type::DF, 1);
-    b.mov(lo(ax), lo(x));
-    b.alu2(O::And, hi(ax), hi(x), Opnd::ud(!SIGN));
-    let y = b.vreg(Type::DF, 1);
-    let big = 4503599627370496.0; // 2^52: from here on every double is an integer.
-    b.alu2(O::Add, y, ax, df_imm(big));
-    b.alu2(O::Add, y, y, df_imm(-big));
+    let e = exponent(b, x);
+    let m = b.vreg(Type::UQ, 1);
+    b.mov(lo(m), lo(x));
+    b.alu2(O::And, hi(m), hi(x), Opnd::ud(!SIGN));
+    let c = b.vreg(Type::D, 1);
+    b.alu2(O::Add, c, e.negate(), Opnd::d(1075));
+    b.alu2(O::Sel, c, c, Opnd::d(1)).cmod = CondMod::Ge;
+    b.alu2(O::Sel, c, c, Opnd::d(52)).cmod = CondMod::L;
+    let c64 = b.vreg(Type::UQ, 1);
+    b.mov(c64, c.retype(Type::UD));
+    // keep = ones << c (the integer part), low = !keep, half_minus_1 = low >> 1.
+    let ones = b.vreg(Type::UQ, 1);
+    b.mov(ones, Opnd::imm(Type::Q, u64::MAX));
+    let keep = b.vreg(Type::UQ, 1);
+    b.alu2(O::Shl, keep, ones, c64);
+    let h = b.vreg(Type::UQ, 1);
+    b.alu2(O::Xor, h, keep, ones);
+    b.alu2(O::Shr, h, h, Opnd::imm(Type::UQ, 1));
+    let lsb = b.vreg(Type::UQ, 1);
+    b.alu2(O::Shr, lsb, m, c64);
+    b.alu2(O::And, lsb, lsb, Opnd::imm(Type::UQ, 1));
+    let r = b.vreg(Type::UQ, 1);
+    b.alu2(O::Add, r, m, h);
+    b.alu2(O::Add, r, r, lsb);
+    b.alu2(O::And, r, r, keep);
+    // |x| >= 2^52 (e >= 1075), inf, NaN: unchanged.
+    b.cmp(CondMod::Ge, Opnd::null(Type::D), e, Opnd::d(1075));
+    pmov(b, r, m);
+    // |x| < 1: 1.0 when |x| > 0.5, else 0.
+    let small = b.vreg(Type::UQ, 1);
+    b.mov(small, Opnd::imm(Type::UQ, 0));
+    b.cmp(
+        CondMod::G,
+        Opnd::null(Type::DF),
+        m.retype(Type::DF),
+        df_imm(0.5),
+    );
+    pmov(b, small, Opnd::imm(Type::UQ, 1f64.to_bits()));
+    b.cmp(CondMod::L, Opnd::null(Type::D), e, Opnd::d(1023));
+    pmov(b, r, small);
     let s = b.vreg(Type::UD, 1);
     b.alu2(O::And, s, hi(x), Opnd::ud(SIGN));
-    b.alu2(O::Or, hi(y), hi(y), s);
-    b.cmp(CondMod::Ge, Opnd::null(Type::DF), ax, df_imm(big));
-    pmov(b, y, x);
-    b.mov(d.retype(Type::UQ), y.retype(Type::UQ));
+    b.alu2(O::Or, hi(r), hi(r), s);
+    b.mov(d.retype(Type::UQ), r);
 }
 
 /// A guess of 1/m (`rsq` false) or 1/sqrt(m) from the F math unit, for m near 1.

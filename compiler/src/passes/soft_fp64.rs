@@ -15,9 +15,9 @@
 //! * `fadd`/`fsub`/`fmul`/`fdiv`/`fsqrt`/`ffma`: correctly rounded, round to nearest even,
 //!   denormals preserved (inputs and results), overflow to infinity.
 //! * `frcp` = `fdiv 1.0, x` and `frsq` = `fdiv 1.0, fsqrt x` (two roundings, exactly as
-//!   `eval` computes them); `ffract` = `x - floor(x)`; `ldexp` = `m * 2^k1 * 2^k2` with
-//!   `m` frexp's significand, the first product exact, so one rounding (denormal results
-//!   too); `frexp` normalizes denormal inputs.
+//!   `eval` computes them); `ffract` = `x - floor(x)`; `ldexp` is correctly rounded
+//!   (denormal results too; `eval` scales in two products, the first exact); `frexp`
+//!   normalizes denormal inputs.
 //! * Any NaN an arithmetic op produces is the canonical quiet NaN `0x7ff8000000000000`
 //!   (payloads do not propagate); `fneg`/`fabs`/`bcsel`/moves keep the bits;
 //!   `ftrunc`/`ffloor`/`fceil`/`fround_even`/`fsign`/`frexp_sig` return a NaN input itself.
@@ -1336,13 +1336,6 @@ impl B<'_> {
         let qnan = self.nan();
         self.selp(nan, qnan, r)
     }
-    fn pow2(&mut self, k: Value) -> P {
-        let e = self.addc(k, 1023);
-        P {
-            hi: self.shlc(e, 20),
-            lo: self.c(0),
-        }
-    }
     /// Signed clamp of `v` to [lo, hi].
     fn clampc(&mut self, v: Value, lo: i32, hi: i32) -> Value {
         let l = self.c(lo as u32);
@@ -1350,20 +1343,18 @@ impl B<'_> {
         let v = self.i2(AluOp::Imax, v, l);
         self.i2(AluOp::Imin, v, h)
     }
-    /// x * 2^n with one rounding (as `eval::ldexp`): frexp's significand is scaled exactly
-    /// by 2^k1 (|k1| <= 100), then one multiplication by 2^k2 (|k2| <= 1000) rounds, so a
-    /// denormal result is not rounded twice. Zero, inf and NaN pass through the products.
+    /// x * 2^n with one rounding (as `eval::ldexp`): the normalized significand repacked
+    /// at exponent e + n by the rounding [`B::round_pack64`] (denormal results, overflow
+    /// to infinity); zero stays a signed zero, inf and NaN come back as they are.
     fn ldexp(&mut self, a: P, n: Value) -> P {
         let n = self.clampc(n, -2200, 2200);
-        let (m, e) = self.frexp(a);
-        let ne = self.add(e, n);
-        let ne = self.clampc(ne, -1100, 1100);
-        let k2 = self.clampc(ne, -1000, 1000);
-        let k1 = self.sub(ne, k2);
-        let p1 = self.pow2(k1);
-        let p2 = self.pow2(k2);
-        let x = self.fmul(m, p1);
-        self.fmul(x, p2)
+        let (m, e) = self.normalize(a);
+        let be = self.add(e, n);
+        let s = self.sign(a);
+        let r = self.round_pack64(s, be, m);
+        let eb = self.biased_exp(a);
+        let special = self.cmpc(AluOp::Ieq, eb, 0x7ff);
+        self.selp(special, a, r)
     }
 }
 
@@ -2392,6 +2383,48 @@ mod tests {
         for src in ["i32", "i16", "i8", "i64"] {
             check_op("i2f", &[src], "f64", &w, &same);
             check_op("u2f", &[src], "f64", &w, &same);
+        }
+    }
+
+    /// IR instructions one scalar op costs after soft fp64 and the clean-up passes (the
+    /// load/store scaffolding of [`op_shader`] subtracted).
+    fn op_size(op: &str, srcs: &[&str], dst: &str) -> usize {
+        let count = |op: &str, srcs: &[&str], dst: &str| {
+            let mut s = parse_shader(&op_shader(op, srcs, dst, 1)).unwrap();
+            let opts = crate::pipeline::CompileOptions {
+                debug: crate::pipeline::DebugFlags {
+                    soft64: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            crate::pipeline::run_pipeline_for(&mut s, &crate::Target::gen9(), &opts).unwrap();
+            s.func.instr_count()
+        };
+        count(op, srcs, dst) - count("mov", &srcs[..1], srcs[0]) + 1
+    }
+
+    /// Code size per op stays within bounds (today's count + ~5%), so a change that
+    /// bloats a helper is noticed; `--nocapture` prints the counts.
+    #[test]
+    fn op_sizes_stay_bounded() {
+        for (op, srcs, dst, max) in [
+            ("fadd", &["f64", "f64"][..], "f64", 190),
+            ("fmul", &["f64", "f64"], "f64", 220),
+            ("ffma", &["f64", "f64", "f64"], "f64", 510),
+            ("fdiv", &["f64", "f64"], "f64", 235),
+            ("fsqrt", &["f64"], "f64", 200),
+            ("ldexp", &["f64", "i32"], "f64", 115),
+            ("frexp_sig", &["f64"], "f64", 62),
+            ("flt", &["f64", "f64"], "b1", 56),
+            ("f2f", &["f64"], "f32", 110),
+            ("f2i", &["f64"], "i32", 60),
+            ("i2f", &["i32"], "f64", 31),
+            ("fround_even", &["f64"], "f64", 78),
+        ] {
+            let n = op_size(op, srcs, dst);
+            println!("{op}: {n} IR instructions");
+            assert!(n <= max, "{op}: {n} IR instructions (bound {max})");
         }
     }
 

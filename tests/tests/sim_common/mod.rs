@@ -11,6 +11,7 @@ pub use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
 pub use ferrite_compiler::{BindingSlot, DebugFlags, Target};
 pub use gpu_common::*;
 use std::process::Command;
+use std::sync::atomic::Ordering;
 
 /// GLSL to SPIR-V words with glslangValidator for Vulkan 1.1; None (and a note) when it is not
 /// installed.
@@ -182,6 +183,16 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
 /// `init[b]`, sized and filled by it; pass zeros for outputs) and per-thread scratch when
 /// the kernel spills; returns every buffer's words afterwards.
 pub fn run_buffers(k: &Kernel, groups: [u32; 3], init: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    run_buffers_counted(k, groups, init).0
+}
+
+/// As [`run_buffers`], also returning the EU instructions the simulator executed (the
+/// simulator's measure of work; it has no cycle model).
+pub fn run_buffers_counted(
+    k: &Kernel,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+) -> (Vec<Vec<u32>>, u64) {
     let mut sizes: Vec<u64> = init.iter().map(|v| v.len() as u64 * 4).collect();
     // Scratch after the buffers: a generous bound on the simulator's threads in flight.
     if k.scratch_size > 0 {
@@ -194,11 +205,15 @@ pub fn run_buffers(k: &Kernel, groups: [u32; 3], init: &[Vec<u32>]) -> Vec<Vec<u
     let bufs: Vec<(usize, u64)> = data.iter().zip(&sizes).map(|(d, s)| (*d, *s)).collect();
     // compute_setup puts buffer i at 0x100_0000 * (i + 1).
     let scratch = 0x100_0000 * (init.len() as u64 + 1);
+    let before = g.sim.stats().instructions.load(Ordering::Relaxed);
     dispatch_scratch(&g, k, groups, &bufs[..init.len()], scratch);
-    data.iter()
+    let executed = g.sim.stats().instructions.load(Ordering::Relaxed) - before;
+    let out = data
+        .iter()
         .zip(init)
         .map(|(bo, words)| g.read_u32s(*bo, 0, words.len()))
-        .collect()
+        .collect();
+    (out, executed)
 }
 
 /// The usual per-op test: compiles `src` at SIMD8, 16 and 32 (as `build` says), runs each
