@@ -1,8 +1,9 @@
 //! Exact-width types end to end (issue #7, "Done when" item 2): GLSL compute shaders using
 //! GL_EXT_shader_explicit_arithmetic_types(_int8/_int16/_int64/_float16/_float64),
 //! GL_EXT_shader_16bit_storage and GL_EXT_shader_8bit_storage, compiled by glslangValidator at
-//! test time, run through the loader on Ferrite's simulated GPU (native fp64 and
-//! `FERRITE_DEBUG=soft64`) and on lavapipe, each compared with a CPU reference.
+//! test time, run through the loader on Ferrite's simulated GPU (at the SIMD width the
+//! compiler picks, forced to SIMD8 and to SIMD32, and with `FERRITE_DEBUG=soft64` for the
+//! workloads with doubles) and on lavapipe, each compared with a CPU reference.
 //!
 //! Workloads (fixed-seed inputs):
 //! - `nbody`: n-body in doubles (64 bodies, 4 steps, sqrt and division in f64). Vulkan only
@@ -1570,6 +1571,14 @@ fn exact_width_workloads_agree_on_ferrite_lavapipe_and_cpu() {
     soft_env.push(("FERRITE_DEBUG".into(), "soft64".into()));
     soft_env.push((ONLY_ENV.into(), F64_WORKLOADS.join(",")));
     let soft64 = run_child(CHILD, &soft_env);
+    // The widths the compiler does not pick by itself, forced (FERRITE_DEBUG=noN).
+    let forced = |flags: &str| {
+        let mut env = loader_env();
+        env.push(("FERRITE_DEBUG".into(), flags.into()));
+        run_child(CHILD, &env)
+    };
+    let simd8 = forced("no16,no32");
+    let simd32 = forced("no8,no16");
 
     let mut problems = check_driver("lavapipe", &lavapipe, &all);
     problems.extend(check_with_expected("Ferrite", &ferrite, &all));
@@ -1578,6 +1587,8 @@ fn exact_width_workloads_agree_on_ferrite_lavapipe_and_cpu() {
         &soft64,
         F64_WORKLOADS,
     ));
+    problems.extend(check_with_expected("Ferrite SIMD8", &simd8, &all));
+    problems.extend(check_with_expected("Ferrite SIMD32", &simd32, &all));
     if let (Some(f), Some(l)) = (ferrite.get("nbody"), lavapipe.get("nbody")) {
         println!("n-body: Ferrite vs lavapipe max {} ulp", max_ulps(f, l));
     }
