@@ -1566,19 +1566,21 @@ fn check_with_expected(driver: &str, r: &Results, names: &[&str]) -> Vec<String>
 fn exact_width_workloads_agree_on_ferrite_lavapipe_and_cpu() {
     let all: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
     let lavapipe = run_child(CHILD, &lavapipe_env());
-    let ferrite = run_child(CHILD, &loader_env());
-    let mut soft_env = loader_env();
-    soft_env.push(("FERRITE_DEBUG".into(), "soft64".into()));
-    soft_env.push((ONLY_ENV.into(), F64_WORKLOADS.join(",")));
-    let soft64 = run_child(CHILD, &soft_env);
-    // The widths the compiler does not pick by itself, forced (FERRITE_DEBUG=noN).
-    let forced = |flags: &str| {
+    // Ferrite with debug switches; `simstrict` makes an access to unbacked memory (a wrong
+    // address, e.g. scratch) a GPU fault instead of a read of zeros.
+    let ferrite_with = |flags: &str, only: Option<&[&str]>| {
         let mut env = loader_env();
-        env.push(("FERRITE_DEBUG".into(), flags.into()));
+        env.push(("FERRITE_DEBUG".into(), format!("simstrict,{flags}")));
+        if let Some(only) = only {
+            env.push((ONLY_ENV.into(), only.join(",")));
+        }
         run_child(CHILD, &env)
     };
-    let simd8 = forced("no16,no32");
-    let simd32 = forced("no8,no16");
+    let ferrite = ferrite_with("", None);
+    let soft64 = ferrite_with("soft64", Some(F64_WORKLOADS));
+    // The widths the compiler does not pick by itself, forced.
+    let simd8 = ferrite_with("no16,no32", None);
+    let simd32 = ferrite_with("no8,no16", None);
 
     let mut problems = check_driver("lavapipe", &lavapipe, &all);
     problems.extend(check_with_expected("Ferrite", &ferrite, &all));
