@@ -1,6 +1,6 @@
 //! Float-controls execution modes (VK_KHR_shader_float_controls) on the simulated GPU: the
 //! same GLSL body compiled with each mode for 16/32/64-bit floats (execution modes written
-//! with GL_EXT_spirv_intrinsics), run at SIMD8/16, compared bit for bit with a Rust
+//! with GL_EXT_spirv_intrinsics), run at SIMD8/16/32, compared bit for bit with a Rust
 //! reference that rounds to nearest even or toward zero and keeps or flushes denormals.
 //! The inputs are chosen so the exact results fit an f64 (the reference rounds once), and
 //! include lanes where RTE and RTZ differ and lanes whose results are denormal.
@@ -264,7 +264,7 @@ fn fp32_rounding_and_denormal_modes_match_reference() {
     let mut differ = 0;
     for (name, modes, m) in &cases {
         let want = f32_reference(&a, &n, *m);
-        for simd in [8, 16] {
+        for simd in [8, 16, 32] {
             let src = source(modes, F32_BODY);
             let Some(out) = run(name, &src, simd, &[a.clone(), n.clone(), vec![0; 128]]) else {
                 return;
@@ -409,7 +409,7 @@ fn fp16_rounding_and_denormal_modes_match_reference() {
     };
     for (name, modes, m) in &cases {
         let want: Vec<u32> = reference(*m).iter().map(|x| u32::from(*x)).collect();
-        for simd in [8, 16] {
+        for simd in [8, 16, 32] {
             let src = source(modes, F16_BODY);
             let Some(out) = run(name, &src, simd, &[hw.clone(), fw.clone(), vec![0; 64]]) else {
                 return;
@@ -568,7 +568,7 @@ fn fp64_rounding_and_denormal_modes_match_reference() {
     };
     for (name, modes, m) in &cases {
         let (want, want_p) = reference(*m);
-        for simd in [8, 16] {
+        for simd in [8, 16, 32] {
             let src = source(modes, F64_BODY);
             let Some(out) = run(
                 name,
@@ -618,7 +618,7 @@ fn fp64_rounding_and_denormal_modes_match_reference() {
         keep: true,
     });
     assert!(want_p.iter().zip(&rte_p).filter(|(x, y)| x != y).count() > 10);
-    for simd in [8, 16] {
+    for simd in [8, 16, 32] {
         let Some(out) = run(
             "f64_f32_rtz",
             &src,
