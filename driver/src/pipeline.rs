@@ -794,7 +794,7 @@ fn create_one(
         s => Some(GemBo::new(
             &core.adapter.drm,
             &core.va,
-            Heap::General,
+            Heap::Scratch,
             u64::from(s) * u64::from(total_threads(dinfo)),
         )?),
     };

@@ -1531,12 +1531,7 @@ fn max_ulps(a: &[u32], b: &[u32]) -> u64 {
 
 /// Known Ferrite failures: (driver label, workload, reason). The test asserts each still
 /// fails, so an entry cannot outlive its fix unnoticed (remove it when the fix lands).
-const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
-    "Ferrite soft64",
-    "nbody",
-    "soft64 n-body runs the outer step loop's body once: the lowered IR is right in the \
-         IR interpreter, the SIMD8 kernel spills (31 spills/46 fills); back-end bug, see report",
-)];
+const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[];
 
 fn expected_failure(driver: &str, name: &str) -> Option<&'static str> {
     EXPECTED_FAILURES

@@ -151,30 +151,33 @@ fn soft64_doubles_match_rust_f64_on_the_simulated_gpu() {
     let (a, b) = inputs(n);
     for (case, expr) in CASES {
         let init = [f64_words(&a), f64_words(&b), vec![0; n * 2]];
-        at_each_simd(
-            case,
-            &shader(expr),
-            &build(true),
-            [(n / 16) as u32, 1, 1],
-            &init,
-            |simd, _, out| {
-                let got = words_f64(&out[2]);
-                for i in 0..n {
-                    let w = reference(case, a[i], b[i], i);
-                    assert!(
-                        same_bits(w, got[i]),
-                        "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): want {w:e} ({:#x}) got {:e} ({:#x})",
-                        a[i],
-                        a[i].to_bits(),
-                        b[i],
-                        b[i].to_bits(),
-                        w.to_bits(),
-                        got[i],
-                        got[i].to_bits()
-                    );
-                }
-            },
-        );
+        for simd in [8, 16, 32] {
+            let Some(k) = kernel_with(case, &shader(expr), simd, &build(true)) else {
+                return;
+            };
+            let (out, executed) = run_buffers_counted(&k, [(n / 16) as u32, 1, 1], &init);
+            // `--nocapture` shows the cost of each case (EU instructions per thread).
+            println!(
+                "{case:10} SIMD{simd}: {} instructions, {} executed per thread",
+                k.asm.lines().filter(|l| l.starts_with("0x")).count(),
+                executed / (n as u64 / u64::from(simd))
+            );
+            let got = words_f64(&out[2]);
+            for i in 0..n {
+                let w = reference(case, a[i], b[i], i);
+                assert!(
+                    same_bits(w, got[i]),
+                    "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): want {w:e} ({:#x}) got {:e} ({:#x})",
+                    a[i],
+                    a[i].to_bits(),
+                    b[i],
+                    b[i].to_bits(),
+                    w.to_bits(),
+                    got[i],
+                    got[i].to_bits()
+                );
+            }
+        }
     }
 }
 

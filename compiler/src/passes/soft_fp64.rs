@@ -599,27 +599,32 @@ impl B<'_> {
         let lt = self.ult64(xa, xb);
         let xa2 = self.shl64c(xa, 1);
         let xa = self.selp(lt, xa2, xa);
-        // Restoring division, one quotient bit per iteration: 55 bits (53 + guard + round)
-        // with the remainder as sticky.
+        // Restoring division, two quotient bits per iteration: 56 bits (53 + guard + round
+        // + one more) with the remainder as sticky.
         let zero = self.c(0);
-        let res = self.counted_loop(55, vec![xa.hi, xa.lo, zero, zero], |s, st| {
-            let r = P {
+        let res = self.counted_loop(28, vec![xa.hi, xa.lo, zero, zero], |s, st| {
+            let mut r = P {
                 hi: st[0],
                 lo: st[1],
             };
-            let q = P {
+            let mut q = P {
                 hi: st[2],
                 lo: st[3],
             };
-            let lt = s.ult64(r, xb);
-            let ge = s.bnot(lt);
-            let d = s.sub64(r, xb);
-            let r = s.selp(ge, d, r);
-            let r = s.shl64c(r, 1);
-            let q = s.shl64c(q, 1);
-            let g = s.b2i(ge);
-            let ql = s.or(q.lo, g);
-            vec![r.hi, r.lo, q.hi, ql]
+            for _ in 0..2 {
+                // r < 2 * xb < 2^54: the sign of the 64-bit difference is the comparison.
+                let d = s.sub64(r, xb);
+                let ge = s.cmpc(AluOp::Ige, d.hi, 0);
+                let rs = s.selp(ge, d, r);
+                r = s.shl64c(rs, 1);
+                let q2 = s.shl64c(q, 1);
+                let g = s.b2i(ge);
+                q = P {
+                    hi: q2.hi,
+                    lo: s.or(q2.lo, g),
+                };
+            }
+            vec![r.hi, r.lo, q.hi, q.lo]
         });
         let r = P {
             hi: res[0],
@@ -632,7 +637,7 @@ impl B<'_> {
         let rz = self.is_zero64(r);
         let st = self.bnot(rz);
         let st = self.b2i(st);
-        let m = self.shl64c(q, 9);
+        let m = self.shl64c(q, 8);
         let m = P {
             hi: m.hi,
             lo: self.or(m.lo, st),
@@ -674,43 +679,49 @@ impl B<'_> {
         let x2 = self.shl64c(x, 1);
         let x = self.selp(odd, x2, x);
         let u = self.sub(u, u1);
-        // Digit-by-digit square root of x * 2^56 (two radicand bits per iteration, taken
-        // from the top of `xs`): 55 root bits and the remainder as sticky.
+        // Digit-by-digit square root of x * 2^56 (two radicand bits per step, taken from
+        // the top of `xs`; two steps per iteration): 56 root bits and the remainder as
+        // sticky.
         let xs = self.shl64c(x, 10);
         let zero = self.c(0);
-        let res = self.counted_loop(55, vec![zero, zero, zero, zero, xs.hi, xs.lo], |s, st| {
-            let r = P {
+        let res = self.counted_loop(28, vec![zero, zero, zero, zero, xs.hi, xs.lo], |s, st| {
+            let mut r = P {
                 hi: st[0],
                 lo: st[1],
             };
-            let q = P {
+            let mut q = P {
                 hi: st[2],
                 lo: st[3],
             };
-            let xs = P {
+            let mut xs = P {
                 hi: st[4],
                 lo: st[5],
             };
-            let top = s.shrc(xs.hi, 30);
-            let r = s.shl64c(r, 2);
-            let r = P {
-                hi: r.hi,
-                lo: s.or(r.lo, top),
-            };
-            let xs = s.shl64c(xs, 2);
-            let t = s.shl64c(q, 2);
-            let t = P {
-                hi: t.hi,
-                lo: s.orc(t.lo, 1),
-            };
-            let lt = s.ult64(r, t);
-            let ge = s.bnot(lt);
-            let d = s.sub64(r, t);
-            let r = s.selp(ge, d, r);
-            let q = s.shl64c(q, 1);
-            let g = s.b2i(ge);
-            let ql = s.or(q.lo, g);
-            vec![r.hi, r.lo, q.hi, ql, xs.hi, xs.lo]
+            for _ in 0..2 {
+                let top = s.shrc(xs.hi, 30);
+                let r2 = s.shl64c(r, 2);
+                r = P {
+                    hi: r2.hi,
+                    lo: s.or(r2.lo, top),
+                };
+                xs = s.shl64c(xs, 2);
+                let t = s.shl64c(q, 2);
+                let t = P {
+                    hi: t.hi,
+                    lo: s.orc(t.lo, 1),
+                };
+                // r and t stay below 2^59: the sign of the difference is the comparison.
+                let d = s.sub64(r, t);
+                let ge = s.cmpc(AluOp::Ige, d.hi, 0);
+                r = s.selp(ge, d, r);
+                let q2 = s.shl64c(q, 1);
+                let g = s.b2i(ge);
+                q = P {
+                    hi: q2.hi,
+                    lo: s.or(q2.lo, g),
+                };
+            }
+            vec![r.hi, r.lo, q.hi, q.lo, xs.hi, xs.lo]
         });
         let r = P {
             hi: res[0],
@@ -723,7 +734,7 @@ impl B<'_> {
         let rz = self.is_zero64(r);
         let st = self.bnot(rz);
         let st = self.b2i(st);
-        let m = self.shl64c(q, 9);
+        let m = self.shl64c(q, 8);
         let m = P {
             hi: m.hi,
             lo: self.or(m.lo, st),
@@ -2412,8 +2423,8 @@ mod tests {
             ("fadd", &["f64", "f64"][..], "f64", 190),
             ("fmul", &["f64", "f64"], "f64", 220),
             ("ffma", &["f64", "f64", "f64"], "f64", 510),
-            ("fdiv", &["f64", "f64"], "f64", 235),
-            ("fsqrt", &["f64"], "f64", 200),
+            ("fdiv", &["f64", "f64"], "f64", 250),
+            ("fsqrt", &["f64"], "f64", 225),
             ("ldexp", &["f64", "i32"], "f64", 115),
             ("frexp_sig", &["f64"], "f64", 62),
             ("flt", &["f64", "f64"], "b1", 56),
