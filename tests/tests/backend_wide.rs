@@ -1011,3 +1011,79 @@ fn vector_to_vector_bitcasts_match_rust() {
         }
     }
 }
+
+const DENORM_DIV: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    double b = y[i];
+    o[4u * i] = a / b;
+    o[4u * i + 1u] = sqrt(abs(b));
+    o[4u * i + 2u] = inversesqrt(abs(b));
+    o[4u * i + 3u] = 1.0LF / b;
+}";
+
+/// Division, reciprocal, sqrt and inversesqrt of denormal operands (scaled by 2^54 before
+/// the sequences that read the exponent field) within [`ULPS`] of Rust's f64.
+#[test]
+fn df_division_and_sqrt_of_denormals_match_reference() {
+    let n = 64;
+    let mut s = 0x3C6E_F372_FE94_F82Bu64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for k in 0..n {
+        let r = next();
+        // Dividends 2^-1022 .. 2^-300 (quotients from ~1 to ~2^770), signs mixed.
+        let e = 1 + (r >> 40) % 723;
+        let sign = (r & 1) << 63;
+        xs.push(f64::from_bits(sign | e << 52 | (r >> 12) & ((1 << 52) - 1)));
+        // Denormal divisors of every size, a few tiny normals, one of each edge.
+        let m = next();
+        let y = match k {
+            0 => 5e-324,
+            1 => -f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+            2 => f64::MIN_POSITIVE,
+            3 => 0.0,
+            _ if k % 8 == 7 => f64::from_bits(((1 + m % 3) << 52) | (m >> 12)),
+            _ => f64::from_bits((m >> ((m >> 58) % 52 + 12)) | (m & 1) << 63),
+        };
+        ys.push(if y == 0.0 && k != 3 { 5e-324 } else { y });
+    }
+    let init = [f64_words(&xs), f64_words(&ys), vec![0; n * 8]];
+    let mut worst = 0;
+    at_each_simd(
+        "denorm_div",
+        DENORM_DIV,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let want = [a / b, b.abs().sqrt(), 1.0 / b.abs().sqrt(), 1.0 / b];
+                for (j, w) in want.iter().enumerate() {
+                    let got = out[4 * i + j];
+                    let d = ulps(got, *w);
+                    assert!(
+                    d <= ULPS,
+                    "SIMD{simd} lane {i} result {j}: a = {a:e} b = {b:e} ({:#x}): got {got:e} want {w:e} ({d} ulps)",
+                    b.to_bits()
+                );
+                    worst = worst.max(d);
+                }
+            }
+        },
+    );
+    println!("worst {worst} ulps");
+}

@@ -1,8 +1,9 @@
 //! Exact-width types end to end (issue #7, "Done when" item 2): GLSL compute shaders using
 //! GL_EXT_shader_explicit_arithmetic_types(_int8/_int16/_int64/_float16/_float64),
 //! GL_EXT_shader_16bit_storage and GL_EXT_shader_8bit_storage, compiled by glslangValidator at
-//! test time, run through the loader on Ferrite's simulated GPU (native fp64 and
-//! `FERRITE_DEBUG=soft64`) and on lavapipe, each compared with a CPU reference.
+//! test time, run through the loader on Ferrite's simulated GPU (at the SIMD width the
+//! compiler picks, forced to SIMD8 and to SIMD32, and with `FERRITE_DEBUG=soft64` for the
+//! workloads with doubles) and on lavapipe, each compared with a CPU reference.
 //!
 //! Workloads (fixed-seed inputs):
 //! - `nbody`: n-body in doubles (64 bodies, 4 steps, sqrt and division in f64). Vulkan only
@@ -1565,11 +1566,21 @@ fn check_with_expected(driver: &str, r: &Results, names: &[&str]) -> Vec<String>
 fn exact_width_workloads_agree_on_ferrite_lavapipe_and_cpu() {
     let all: Vec<&str> = WORKLOADS.iter().map(|w| w.0).collect();
     let lavapipe = run_child(CHILD, &lavapipe_env());
-    let ferrite = run_child(CHILD, &loader_env());
-    let mut soft_env = loader_env();
-    soft_env.push(("FERRITE_DEBUG".into(), "soft64".into()));
-    soft_env.push((ONLY_ENV.into(), F64_WORKLOADS.join(",")));
-    let soft64 = run_child(CHILD, &soft_env);
+    // Ferrite with debug switches; `simstrict` makes an access to unbacked memory (a wrong
+    // address, e.g. scratch) a GPU fault instead of a read of zeros.
+    let ferrite_with = |flags: &str, only: Option<&[&str]>| {
+        let mut env = loader_env();
+        env.push(("FERRITE_DEBUG".into(), format!("simstrict,{flags}")));
+        if let Some(only) = only {
+            env.push((ONLY_ENV.into(), only.join(",")));
+        }
+        run_child(CHILD, &env)
+    };
+    let ferrite = ferrite_with("", None);
+    let soft64 = ferrite_with("soft64", Some(F64_WORKLOADS));
+    // The widths the compiler does not pick by itself, forced.
+    let simd8 = ferrite_with("no16,no32", None);
+    let simd32 = ferrite_with("no8,no16", None);
 
     let mut problems = check_driver("lavapipe", &lavapipe, &all);
     problems.extend(check_with_expected("Ferrite", &ferrite, &all));
@@ -1578,6 +1589,8 @@ fn exact_width_workloads_agree_on_ferrite_lavapipe_and_cpu() {
         &soft64,
         F64_WORKLOADS,
     ));
+    problems.extend(check_with_expected("Ferrite SIMD8", &simd8, &all));
+    problems.extend(check_with_expected("Ferrite SIMD32", &simd32, &all));
     if let (Some(f), Some(l)) = (ferrite.get("nbody"), lavapipe.get("nbody")) {
         println!("n-body: Ferrite vs lavapipe max {} ulp", max_ulps(f, l));
     }

@@ -26,8 +26,8 @@
 //!
 //! Kernels that use DF start with a cr0 write keeping DF denormals (see
 //! [`super::emit::cr0_float_mode`]), so add/mul/mad/cmp/conversions are IEEE with
-//! denormals. The sequences above still read a zero exponent as a zero: a denormal
-//! divisor or sqrt/rsq operand is taken as 0.
+//! denormals. Division and sqrt/rsq scale a denormal divisor or operand by 2^54 first
+//! (exactly), since their sequences read the exponent field.
 //!
 //! * 64-bit integer division and remainder: restoring long division, a uniform loop over
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
@@ -304,7 +304,29 @@ fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
 }
 
 /// x / y (x = None: 1 / y).
+/// `x` times 2^54 where `e` (x's exponent field) is 0: denormals become normal, exactly
+/// (zeros stay zeros).
+fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
+    let t = b.vreg(Type::DF, 1);
+    b.mov(t.retype(Type::UQ), x.retype(Type::UQ));
+    let s = b.vreg(Type::DF, 1);
+    b.mov(s, df_imm(2f64.powi(54)));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+    b.alu2(O::Mul, t, x, s).pred = p();
+    t
+}
+
 fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
+    // A denormal divisor: both operands times 2^54 (exact; a dividend that overflows
+    // gives the infinite quotient it should).
+    let e0 = exponent(b, y);
+    let x = x.unwrap_or_else(|| {
+        let one = b.vreg(Type::DF, 1);
+        b.mov(one, df_imm(1.0));
+        one
+    });
+    let x = Some(scale_denormal(b, x, e0));
+    let y = scale_denormal(b, y, e0);
     let e = exponent(b, y);
     // m = y with exponent 0: +-[1, 2).
     let mh = b.vreg(Type::UD, 1);
@@ -358,6 +380,9 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
 
 /// sqrt(x) or (rsq) 1/sqrt(x).
 fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
+    // A denormal x: sqrt(x * 2^54) * 2^-27 (1/sqrt: * 2^27), every step exact.
+    let e0 = exponent(b, x);
+    let x = scale_denormal(b, x, e0);
     let e = exponent(b, x);
     // x = m * 2^(2j), m in [1, 4).
     let k = b.vreg(Type::D, 1);
@@ -418,6 +443,10 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     pmov(b, q, x);
     b.cmp(CondMod::L, Opnd::null(Type::DF), x, df_imm(0.0));
     pmov(b, q, Opnd::imm(Type::UQ, f64::NAN.to_bits()));
+    let unscale = b.vreg(Type::DF, 1);
+    b.mov(unscale, df_imm(2f64.powi(if rsq { 27 } else { -27 })));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
+    b.alu2(O::Mul, q, q, unscale).pred = p();
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
 }
 
