@@ -12,12 +12,11 @@
 //!   intermediates never hold an f32 denormal (the smallest fp16 denormal is 2^-24, a
 //!   product of two is at least 2^-48), so the fp32 bit cannot disturb fp16 values;
 //!   round-toward-zero twice (f32, then fp16) is round-toward-zero once.
-//! * fp64 on DF hardware: DF add/mul/mad/conversions follow cr0's denormal bit 6 (and, on
-//!   the hardware, its rounding field). RoundingModeRTZ for 64-bit is not offered: the
-//!   simulated GPU's DF ALU rounds to nearest even only, so it could not be tested (the
-//!   lowerings are ready for it: DF roundEven uses no rounding-dependent add). Software
-//!   fp64 (`passes::soft_fp64`) is integer code that always rounds to nearest even and
-//!   keeps denormals: there flush-to-zero for 64-bit is not offered either.
+//! * fp64 on DF hardware: DF add/mul/mad/conversions follow cr0 (rounding and bit 6); the
+//!   DF lowerings do not depend on the rounding mode (roundEven rounds the bits with
+//!   integer operations). Software fp64 (`passes::soft_fp64`) is integer code that always
+//!   rounds to nearest even and keeps denormals: there RTZ and flush-to-zero for 64-bit
+//!   are not offered.
 //! * SignedZeroInfNanPreserve: no pass rewrites a float expression in a way that loses
 //!   -0, infinities or NaN (x*1 -> x, x+(-0) -> x and x-(+0) -> x are exact), for every width.
 
@@ -46,7 +45,7 @@ pub fn support(target: &Target, soft_fp64: bool) -> Support {
         denorm_preserve: [f16, true, true],
         denorm_flush_to_zero: [f16, true, df],
         rounding_rte: [f16, true, true],
-        rounding_rtz: [f16, true, false],
+        rounding_rtz: [f16, true, df],
         signed_zero_inf_nan_preserve: [f16, true, true],
         denorm_independent: true,
         rounding_independent: false,
@@ -88,11 +87,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn soft_fp64_offers_no_flush_for_doubles_and_none_offers_rtz() {
+    fn soft_fp64_offers_no_rtz_or_flush_for_doubles() {
         let native = support(&Target::gen9(), false);
         let soft = support(&Target::gen9(), true);
         let fc: FloatControls = "f64:rtz".parse().unwrap();
-        assert!(check(&fc, &native).unwrap_err().contains("RoundingModeRTZ"));
+        assert!(check(&fc, &native).is_ok());
         assert!(check(&fc, &soft).unwrap_err().contains("RoundingModeRTZ"));
         let fc: FloatControls = "f64:denorm_flush_to_zero f32:denorm_preserve"
             .parse()

@@ -599,6 +599,24 @@ pub fn parse_shader(text: &str) -> Result<Shader, ParseError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn float_controls_print_and_parse_back() {
+        let text = "fn main {
+    float_controls f16:denorm_preserve f16:rtz f32:denorm_flush_to_zero f64:signed_zero_inf_nan_preserve
+    %0:i32 = const 0
+    %1:f32 = load ssbo[0] %0 align 4
+    store ssbo[0] %0, %1 align 4
+}
+";
+        let f = parse_function(text).unwrap();
+        let m = f.float_controls.mode(16);
+        assert_eq!((m.denorm, m.rounding), (Denorm::Preserve, Rounding::Rtz));
+        assert_eq!(f.float_controls.mode(32).denorm, Denorm::FlushToZero);
+        assert!(f.float_controls.mode(64).signed_zero_inf_nan);
+        assert_eq!(f.to_string(), text);
+        assert!(parse_function("fn main {\n    float_controls f24:rtz\n}\n").is_err());
+    }
+
     const SAMPLE: &str = "fn main {
     var $0:i32
     %0:i32x3 = sysval global_invocation_id

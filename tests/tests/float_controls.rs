@@ -248,8 +248,8 @@ fn float_controls_agree_with_cpu_and_lavapipe() {
         "VK_KHR_shader_float_controls offered"
     );
     // Skylake with DF hardware: one rounding field for all widths (NONE = 2), one denormal
-    // bit per width (ALL = 1); everything but RTZ for doubles.
-    let want = vec![1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0];
+    // bit per width (ALL = 1); every mode of every width.
+    let want = vec![1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
     assert_eq!(ferrite["props"], want);
     for (name, _, _) in MODES {
         assert_eq!(
@@ -359,7 +359,7 @@ fn vulkan11_and_12_structures_report_what_works() {
         fc.rounding_mode_independence
     );
     assert_eq!(p12.shader_rounding_mode_rtz_float32, vk::TRUE);
-    assert_eq!(p12.shader_rounding_mode_rtz_float64, vk::FALSE);
+    assert_eq!(p12.shader_rounding_mode_rtz_float64, vk::TRUE);
     assert_eq!(
         p12.shader_denorm_preserve_float16,
         fc.shader_denorm_preserve_float16

@@ -1,6 +1,6 @@
 //! Float-controls execution modes (VK_KHR_shader_float_controls) on the simulated GPU: the
 //! same GLSL body compiled with each mode for 16/32/64-bit floats (execution modes written
-//! with GL_EXT_spirv_intrinsics), run at SIMD8/16, compared bit for bit with a Rust
+//! with GL_EXT_spirv_intrinsics), run at SIMD8/16/32, compared bit for bit with a Rust
 //! reference that rounds to nearest even or toward zero and keeps or flushes denormals.
 //! The inputs are chosen so the exact results fit an f64 (the reference rounds once), and
 //! include lanes where RTE and RTZ differ and lanes whose results are denormal.
@@ -264,7 +264,7 @@ fn fp32_rounding_and_denormal_modes_match_reference() {
     let mut differ = 0;
     for (name, modes, m) in &cases {
         let want = f32_reference(&a, &n, *m);
-        for simd in [8, 16] {
+        for simd in [8, 16, 32] {
             let src = source(modes, F32_BODY);
             let Some(out) = run(name, &src, simd, &[a.clone(), n.clone(), vec![0; 128]]) else {
                 return;
@@ -409,7 +409,7 @@ fn fp16_rounding_and_denormal_modes_match_reference() {
     };
     for (name, modes, m) in &cases {
         let want: Vec<u32> = reference(*m).iter().map(|x| u32::from(*x)).collect();
-        for simd in [8, 16] {
+        for simd in [8, 16, 32] {
             let src = source(modes, F16_BODY);
             let Some(out) = run(name, &src, simd, &[hw.clone(), fw.clone(), vec![0; 64]]) else {
                 return;
@@ -444,10 +444,14 @@ layout(set=0, binding=2) buffer O { double o[]; };
 void main() {
     uint i = gl_GlobalInvocationID.x;
     double x = a[2u * i], y = a[2u * i + 1u];
-    o[4u * i] = x + y;
-    o[4u * i + 1u] = x * y;
-    o[4u * i + 2u] = roundEven(x);
-    o[4u * i + 3u] = x - y;
+    o[6u * i] = x + y;
+    o[6u * i + 1u] = x * y;
+    o[6u * i + 2u] = roundEven(x);
+    o[6u * i + 3u] = x - y;
+    // Operands with 26-bit significands: their product is exact, the fused add rounds once.
+    o[6u * i + 4u] = fma(a[2u * i + 64u], a[2u * i + 65u], x);
+    // Newton-Raphson steps: within 2 ULP in either rounding mode.
+    o[6u * i + 5u] = x / y;
     p[i] = float(x);
 }";
 
@@ -482,100 +486,74 @@ fn fp64_rounding_and_denormal_modes_match_reference() {
             (u64::from(g.next() & 1) << 63) | e << 52 | m,
         ));
     }
+    // The fma operands: the random values cut to 26-bit significands (normal products).
+    let short: Vec<f64> = (0..64)
+        .map(|k| f64::from_bits(a[18 + k % 46].to_bits() & !((1u64 << 27) - 1)))
+        .collect();
+    a.extend(short);
     let words: Vec<u32> = a
         .iter()
         .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
         .collect();
-    // RoundingModeRTZ for doubles is not offered (the simulated DF ALU rounds to nearest
-    // even only); RTZ asked for fp32 still makes the DF -> F conversion round toward zero.
-    let cases: [Case; 5] = [
+    let mode = |rtz, keep| Mode { rtz, keep };
+    let cases: [Case; 7] = [
         // No mode: DF kernels keep fp64 denormals (cr0 bit 6), RTNE.
+        ("f64_default", vec![], mode(false, true)),
+        ("f64_rte", vec![(RTE, 64)], mode(false, true)),
+        ("f64_rtz", vec![(RTZ, 64)], mode(true, true)),
+        ("f64_preserve", vec![(PRESERVE, 64)], mode(false, true)),
+        ("f64_flush", vec![(FLUSH, 64)], mode(false, false)),
         (
-            "f64_default",
-            vec![],
-            Mode {
-                rtz: false,
-                keep: true,
-            },
-        ),
-        (
-            "f64_rte",
-            vec![(RTE, 64)],
-            Mode {
-                rtz: false,
-                keep: true,
-            },
-        ),
-        (
-            "f64_preserve",
-            vec![(PRESERVE, 64)],
-            Mode {
-                rtz: false,
-                keep: true,
-            },
-        ),
-        (
-            "f64_flush",
-            vec![(FLUSH, 64)],
-            Mode {
-                rtz: false,
-                keep: false,
-            },
+            "f64_rtz_flush",
+            vec![(RTZ, 64), (FLUSH, 64)],
+            mode(true, false),
         ),
         (
             "f64_rte_flush_f32_rte",
             vec![(RTE, 64), (FLUSH, 64), (RTE, 32)],
-            Mode {
-                rtz: false,
-                keep: false,
-            },
+            mode(false, false),
         ),
     ];
+    // TwoSum of x + y: (rounded sum, error); the error's sign says where the exact sum is.
+    let two_sum = |x: f64, y: f64| {
+        let s = x + y;
+        let bb = s - x;
+        (s, (x - (s - bb)) + (y - bb))
+    };
     let reference = |m: Mode| -> (Vec<u64>, Vec<u32>) {
         let mut o = Vec::new();
         let mut p = Vec::new();
         for i in 0..32 {
             let x = flush64(a[2 * i], m.keep);
             let y = flush64(a[2 * i + 1], m.keep);
-            let round = |r: f64, err: f64| {
+            let round = |(r, err): (f64, f64)| {
                 let r = if m.rtz { rtz64(r, err) } else { r };
                 flush64(r, m.keep).to_bits()
             };
-            // TwoSum / FMA error terms give the exact result's side of the rounded one.
-            let s = x + y;
-            let bb = s - x;
-            let err = (x - (s - bb)) + (y - bb);
-            o.push(round(s, err));
+            o.push(round(two_sum(x, y)));
             let pr = x * y;
-            o.push(round(pr, x.mul_add(y, -pr)));
+            o.push(round((pr, x.mul_add(y, -pr))));
             o.push(flush64(x.round_ties_even(), m.keep).to_bits());
-            let d = x - y;
-            let bb = d - x;
-            let err = (x - (d - bb)) + (-y - bb);
-            o.push(round(d, err));
-            p.push(
-                round_f32(
-                    x,
-                    Mode {
-                        rtz: m.rtz,
-                        keep: false,
-                    },
-                )
-                .to_bits(),
+            o.push(round(two_sum(x, -y)));
+            let (xs, ys) = (a[64 + 2 * i], a[65 + 2 * i]);
+            let ps = xs * ys;
+            assert!(
+                ps.is_normal() && xs.mul_add(ys, -ps) == 0.0,
+                "exact fma product"
             );
+            o.push(round(two_sum(ps, x)));
+            o.push(flush64(x / y, m.keep).to_bits());
+            p.push(round_f32(x, mode(m.rtz, false)).to_bits());
         }
         (o, p)
     };
+    let out_words = vec![0; 6 * 32 * 2];
     for (name, modes, m) in &cases {
         let (want, want_p) = reference(*m);
-        for simd in [8, 16] {
+        for simd in [8, 16, 32] {
             let src = source(modes, F64_BODY);
-            let Some(out) = run(
-                name,
-                &src,
-                simd,
-                &[words.clone(), vec![0; 32], vec![0; 256]],
-            ) else {
+            let bufs = [words.clone(), vec![0; 32], out_words.clone()];
+            let Some(out) = run(name, &src, simd, &bufs) else {
                 return;
             };
             let got: Vec<u64> = out[2]
@@ -583,12 +561,23 @@ fn fp64_rounding_and_denormal_modes_match_reference() {
                 .map(|c| u64::from(c[0]) | u64::from(c[1]) << 32)
                 .collect();
             for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                if k % 6 == 5 {
+                    let ulps = (*g as i64).wrapping_sub(*w as i64).unsigned_abs();
+                    assert!(
+                        ulps <= 2,
+                        "{name} SIMD{simd} lane {} division: got {:e}, want {:e}",
+                        k / 6,
+                        f64::from_bits(*g),
+                        f64::from_bits(*w)
+                    );
+                    continue;
+                }
                 assert_eq!(
                     g,
                     w,
                     "{name} SIMD{simd} element {k} (lane {}, op {}): got {:e}, want {:e}",
-                    k / 4,
-                    k % 4,
+                    k / 6,
+                    k % 6,
                     f64::from_bits(*g),
                     f64::from_bits(*w)
                 );
@@ -598,33 +587,19 @@ fn fp64_rounding_and_denormal_modes_match_reference() {
             });
         }
     }
-    let (keep, _) = reference(Mode {
-        rtz: false,
-        keep: true,
-    });
-    let (flush, _) = reference(Mode {
-        rtz: false,
-        keep: false,
-    });
-    assert!(keep.iter().zip(&flush).filter(|(x, y)| x != y).count() >= 2);
-    // fp32 RTZ in a kernel with doubles: the DF -> F conversion rounds toward zero.
+    let (rtz, _) = reference(mode(true, true));
+    let (rte, _) = reference(mode(false, true));
+    assert!(rtz.iter().zip(&rte).filter(|(x, y)| x != y).count() > 30);
+    let (flush, _) = reference(mode(false, false));
+    assert!(rte.iter().zip(&flush).filter(|(x, y)| x != y).count() >= 2);
+    // fp32 RTZ in a kernel with doubles: the DF -> F conversion rounds toward zero too.
     let src = source(&[(RTZ, 32)], F64_BODY);
-    let (_, want_p) = reference(Mode {
-        rtz: true,
-        keep: true,
-    });
-    let (_, rte_p) = reference(Mode {
-        rtz: false,
-        keep: true,
-    });
+    let (_, want_p) = reference(mode(true, true));
+    let (_, rte_p) = reference(mode(false, true));
     assert!(want_p.iter().zip(&rte_p).filter(|(x, y)| x != y).count() > 10);
-    for simd in [8, 16] {
-        let Some(out) = run(
-            "f64_f32_rtz",
-            &src,
-            simd,
-            &[words.clone(), vec![0; 32], vec![0; 256]],
-        ) else {
+    for simd in [8, 16, 32] {
+        let bufs = [words.clone(), vec![0; 32], out_words.clone()];
+        let Some(out) = run("f64_f32_rtz", &src, simd, &bufs) else {
             return;
         };
         check("f64_f32_rtz", simd, &out[1], &want_p, |b| {
@@ -657,13 +632,13 @@ void main() { o[gl_GlobalInvocationID.x] += 1.0; }";
     };
     let e = r.unwrap_err().to_string();
     assert!(e.contains("rounding mode"), "{e}");
-    // RTZ for doubles is not offered on either path.
-    let e = compile(&[(RTZ, 64)], false)
+    // Software fp64 always rounds to nearest even and keeps denormals.
+    assert!(compile(&[(RTZ, 64)], false).unwrap().is_ok());
+    let e = compile(&[(RTZ, 64)], true)
         .unwrap()
         .unwrap_err()
         .to_string();
     assert!(e.contains("RoundingModeRTZ for 64-bit"), "{e}");
-    // Software fp64 always rounds to nearest even and keeps denormals.
     assert!(compile(&[(FLUSH, 64)], false).unwrap().is_ok());
     let e = compile(&[(FLUSH, 64)], true)
         .unwrap()
