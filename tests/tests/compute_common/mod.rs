@@ -14,8 +14,7 @@ use ferrite_tests::icd::{workspace_root, Harness};
 /// file), compiled by glslangValidator. Panics (fails the test) when the tool is missing:
 /// these tests exist to run the shader.
 pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
-    let dir = std::env::temp_dir().join(format!("ferrite-compute-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ferrite_tests::fresh_temp_dir("ferrite-compute").unwrap();
     let input: PathBuf = match src {
         Some(s) => {
             let p = dir.join(format!("{name}.comp"));
@@ -38,8 +37,9 @@ pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    std::fs::read(&output)
-        .unwrap()
+    let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    bytes
         .chunks(4)
         .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
         .collect()

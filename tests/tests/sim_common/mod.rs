@@ -21,8 +21,7 @@ pub fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
 
 /// As [`glsl`], for the given `--target-env`.
 pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-simtest-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ferrite_tests::fresh_temp_dir("ferrite-simtest").unwrap();
     let input = dir.join(format!("{name}.comp"));
     let output = dir.join(format!("{name}.spv"));
     std::fs::write(&input, src).unwrap();
@@ -44,6 +43,7 @@ pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
         String::from_utf8_lossy(&out.stdout)
     );
     let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     Some(
         bytes
             .chunks(4)
@@ -105,8 +105,7 @@ pub fn kernel_with(name: &str, src: &str, simd: u32, build: &Build) -> Option<Ke
 /// SPIR-V assembly to words with spirv-as (and checked by spirv-val) for `build.env`;
 /// None (and a note) when the tools are not installed.
 pub fn spirv_as(name: &str, text: &str, env: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-simtest-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ferrite_tests::fresh_temp_dir("ferrite-simtest").unwrap();
     let input = dir.join(format!("{name}.spvasm"));
     let output = dir.join(format!("{name}.spv"));
     std::fs::write(&input, text).unwrap();
@@ -136,6 +135,7 @@ pub fn spirv_as(name: &str, text: &str, env: &str) -> Option<Vec<u32>> {
         );
     }
     let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     Some(
         bytes
             .chunks(4)
