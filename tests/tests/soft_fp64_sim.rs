@@ -201,10 +201,11 @@ fn targets_without_fp64_lower_doubles_automatically() {
     assert!(native.to_string().contains(":f64"));
 }
 
-/// Denormal cases for native DF against soft64. Only correctly rounded operations: the
-/// native division and square root are Newton-Raphson sequences (within 2 ULPs, see
-/// backend_wide.rs) and take a denormal operand's zero exponent as zero, so they are left
-/// out of the bit-exact comparison. `fma` is one fused DF MAD natively and fused in soft64
+/// Denormal cases for native DF against soft64. Only operations correctly rounded natively
+/// for denormal results too: native square root is a Newton-Raphson sequence (within 2
+/// ULPs, see backend_wide.rs) and native division is correctly rounded only for normal
+/// quotients (its exponent is put back by multiplications), so they are left out of the
+/// bit-exact comparison. `fma` is one fused DF MAD natively and fused in soft64
 /// too (one rounding); `mul_add` is the unfused form (two roundings).
 const DENORM_CASES: &[(&str, &str)] = &[
     ("add", "x + y"),

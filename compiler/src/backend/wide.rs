@@ -19,7 +19,10 @@
 //!   the operand is reduced to a mantissa near 1, an F-precision guess from the math
 //!   unit is refined by two Newton-Raphson steps in DF, the exponent is put back by
 //!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
-//!   predicated moves;
+//!   predicated moves. Division and reciprocal then take a fused (DF MAD) step to the
+//!   correctly rounded reciprocal and correct the quotient with the exact remainder
+//!   (Markstein), so they are correctly rounded for normal results; sqrt/rsq stay
+//!   within an ULP or two;
 //! * fneg/fabs/fsign: integer operations on the high dword; frexp the same after a
 //!   denormal operand is scaled by 2^54; ldexp as frexp's significand times two powers
 //!   of two, the first product exact (one rounding, denormal results too).
@@ -325,7 +328,7 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
         b.mov(one, df_imm(1.0));
         one
     });
-    let x = Some(scale_denormal(b, x, e0));
+    let x = scale_denormal(b, x, e0);
     let y = scale_denormal(b, y, e0);
     let e = exponent(b, y);
     // m = y with exponent 0: +-[1, 2).
@@ -342,15 +345,37 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
         b.alu2(O::Mul, t, t, r);
         b.alu2(O::Add, r, r, t);
     }
+    // One fused step makes r = RN(1/m) (r += r * (1 - m * r), the residual exact), except
+    // for the all-ones significand 2 - 2^-52, whose reciprocal rounds to 0.5 + 2^-53
+    // (set directly). Then q = x * r is within an ULP and the correction with the exact
+    // remainder, q += (x - q * m) * r, rounds x / m correctly (Markstein).
+    let one = b.vreg(Type::DF, 1);
+    b.mov(one, df_imm(1.0));
+    b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
+    b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
+    let ones = b.vreg(Type::UD, 1);
+    b.alu2(O::And, ones, mh, Opnd::ud(0x000F_FFFF));
+    b.alu2(O::Xor, ones, ones, Opnd::ud(0x000F_FFFF));
+    let lz = b.vreg(Type::UD, 1);
+    b.alu1(O::Not, lz, lo(y));
+    b.alu2(O::Or, ones, ones, lz);
+    b.cmp(CondMod::Z, Opnd::null(Type::UD), ones, Opnd::ud(0));
+    let rh = b.vreg(Type::UD, 1);
+    b.alu2(O::And, rh, mh, Opnd::ud(SIGN));
+    b.alu2(O::Or, rh, rh, Opnd::ud(0x3FE0_0000));
+    b.mov(hi(r), rh).pred = p();
+    b.mov(lo(r), Opnd::ud(1)).pred = p();
     let q = b.vreg(Type::DF, 1);
-    match x {
-        Some(x) => {
-            b.alu2(O::Mul, q, x, r);
-        }
-        None => {
-            b.mov(q, r);
-        }
-    }
+    b.alu2(O::Mul, q, x, r);
+    let q1 = b.vreg(Type::DF, 1);
+    b.inst(LOp::Alu(O::Mad), t, vec![x, q.negate(), m]);
+    b.inst(LOp::Alu(O::Mad), q1, vec![q, t, r]);
+    // Zero, denormal, inf and NaN dividends keep the plain product (the remainder of an
+    // infinite one is NaN; -0 would lose its sign).
+    let ex = exponent(b, x);
+    flag_special(b, ex);
+    pmov(b, q1, q);
+    let q = q1;
     // 1/y = (1/m) * 2^(1023 - e), applied in two exact halves.
     let k = b.vreg(Type::D, 1);
     b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
@@ -370,9 +395,7 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
     let sp = build(b, sh, Opnd::ud(0));
     b.cmp(CondMod::Nz, Opnd::null(Type::DF), y, y);
     pmov(b, sp, y);
-    if let Some(x) = x {
-        b.alu2(O::Mul, sp, x, sp);
-    }
+    b.alu2(O::Mul, sp, x, sp);
     flag_special(b, e);
     pmov(b, q, sp);
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
