@@ -452,3 +452,389 @@ fn fp16_ops_match_reference() {
         }
     }
 }
+
+/// Pairs (x, y) of 16-bit words: the edge pairs first, then fixed-seed random words.
+fn pairs16(n: usize, edges: &[(u32, u32)], seed: u64) -> Vec<u32> {
+    let e: Vec<u32> = edges.iter().map(|(x, y)| x | (y << 16)).collect();
+    inputs(n, &e, seed)
+}
+
+const INT16_NATIVE: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 32) in;
+layout(set=0, binding=0) buffer I { int16_t a[]; };
+layout(set=0, binding=1) buffer O { int16_t o[]; };
+layout(set=0, binding=2) buffer P { int r[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int16_t x = a[2u * i], y = a[2u * i + 1u];
+    uint16_t ux = uint16_t(x), uy = uint16_t(y);
+    uint k = 14u * i;
+    o[k + 0u] = -x;
+    o[k + 1u] = int16_t(max(ux, uy));
+    o[k + 2u] = x | y;
+    o[k + 3u] = x & int16_t(0x0F0F);
+    o[k + 4u] = x + int16_t(-7);
+    o[k + 5u] = int16_t(100) - x;
+    o[k + 6u] = x * int16_t(-3);
+    o[k + 7u] = clamp(x, int16_t(-100), int16_t(100));
+    o[k + 8u] = x >> 3;
+    o[k + 9u] = int16_t(ux >> uint16_t(7));
+    o[k + 10u] = x != y ? x : y;
+    o[k + 11u] = x << 15;
+    o[k + 12u] = int16_t(min(ux, uint16_t(1000)));
+    o[k + 13u] = int16_t(uint16_t(x) * uint16_t(y)) ^ int16_t(0x5555);
+    uint m = 2u * i;
+    r[m + 0u] = (x < int16_t(5) ? 1 : 0) | (int16_t(5) < x ? 2 : 0) | (ux >= uy ? 4 : 0)
+        | (x <= y ? 8 : 0) | (x > y ? 16 : 0) | (ux > uint16_t(40000) ? 32 : 0)
+        | (x != int16_t(-1) ? 64 : 0) | (!(x == y) ? 128 : 0);
+    r[m + 1u] = int(x < y) + int(uy < ux) * 10;
+}";
+
+/// Every native 16-bit integer op (with register and immediate operands) against the Rust
+/// reference at SIMD8/16/32.
+#[test]
+fn int16_native_ops_match_reference() {
+    let n = 96;
+    let edges = [
+        (0x8000, 0xFFFF), // INT16_MIN, -1
+        (0x8000, 0x8000),
+        (0x7FFF, 0x7FFF),
+        (0xFFFF, 0x7FFF),
+        (0, 0),
+        (5, 5),
+        (0xFFFF, 0xFFFF),
+        (100, 0xFF9C),
+        (0x9C40, 0x9C41), // around 40000 unsigned
+        (0x0F0F, 0xF0F0),
+    ];
+    let a = pairs16(n, &edges, 0x1616);
+    let Some(runs) = run_all(
+        "int16_native",
+        INT16_NATIVE,
+        n as u32 / 32,
+        &[a.clone(), vec![0; n * 7], vec![0; n * 2]],
+    ) else {
+        return;
+    };
+    let ah = halves(&a);
+    for (simd, res) in runs {
+        let o = halves(&res[1]);
+        let r = &res[2];
+        for i in 0..n {
+            let (x, y) = (ah[2 * i] as i16, ah[2 * i + 1] as i16);
+            let (ux, uy) = (x as u16, y as u16);
+            let want: [i16; 14] = [
+                x.wrapping_neg(),
+                ux.max(uy) as i16,
+                x | y,
+                x & 0x0F0F,
+                x.wrapping_add(-7),
+                100i16.wrapping_sub(x),
+                x.wrapping_mul(-3),
+                x.clamp(-100, 100),
+                x >> 3,
+                (ux >> 7) as i16,
+                if x != y { x } else { y },
+                x.wrapping_shl(15),
+                ux.min(1000) as i16,
+                (ux.wrapping_mul(uy) as i16) ^ 0x5555,
+            ];
+            for (k, w) in want.iter().enumerate() {
+                assert_eq!(
+                    o[14 * i + k] as i16,
+                    *w,
+                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
+                );
+            }
+            let flags = (x < 5) as i32
+                | ((5 < x) as i32) << 1
+                | ((ux >= uy) as i32) << 2
+                | ((x <= y) as i32) << 3
+                | ((x > y) as i32) << 4
+                | ((ux > 40000) as i32) << 5
+                | ((x != -1) as i32) << 6
+                | ((x != y) as i32) << 7;
+            assert_eq!(r[2 * i] as i32, flags, "SIMD{simd} element {i} compares");
+            let b2i = (x < y) as i32 + (uy < ux) as i32 * 10;
+            assert_eq!(r[2 * i + 1] as i32, b2i, "SIMD{simd} element {i} b2i");
+        }
+    }
+}
+
+const FP16_NATIVE: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 32) in;
+layout(set=0, binding=0) buffer I { float16_t a[]; };
+layout(set=0, binding=1) buffer O { float16_t o[]; };
+layout(set=0, binding=2) buffer P { int r[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float16_t x = a[2u * i], y = a[2u * i + 1u];
+    uint k = 10u * i;
+    o[k + 0u] = max(x, y);
+    o[k + 1u] = abs(x);
+    o[k + 2u] = x * float16_t(2.5);
+    o[k + 3u] = float16_t(1.0) - x;
+    o[k + 4u] = -abs(x);
+    o[k + 5u] = clamp(x, float16_t(-1.0), float16_t(1.0));
+    o[k + 6u] = x > y ? x : y;
+    o[k + 7u] = x * y + y;
+    o[k + 8u] = (x - y) * float16_t(0.1);
+    o[k + 9u] = -(x + float16_t(-0.0));
+    r[i] = (x <= y ? 1 : 0) | (x > y ? 2 : 0) | (isnan(y) ? 4 : 0) | (x < float16_t(0.5) ? 8 : 0)
+        | (float16_t(0.5) <= x ? 16 : 0) | (x == float16_t(1.0) ? 32 : 0)
+        | (!(x != y) ? 64 : 0) | (x >= y ? 128 : 0);
+}";
+
+/// Every native fp16 op (with register and immediate operands) against the Rust reference
+/// at SIMD8/16/32: one rounding of the exact result (0 ULP), denormals kept or flushed.
+#[test]
+fn fp16_native_ops_match_reference() {
+    use half::f16;
+    let n = 128;
+    let e = |x: f32| f16::from_f32(x).to_bits() as u32;
+    let edges = [
+        (0x7C00, 0xFC00), // inf, -inf
+        (0x7E00, e(1.0)), // NaN
+        (e(1.0), 0x7E00),
+        (0x8000, 0x0000), // -0, +0
+        (0x0000, 0x8000),
+        (0x0001, e(1.0)), // smallest denormal
+        (0x03FF, 0x8200), // denormals
+        (e(65504.0), e(65504.0)),
+        (e(0.5), e(-0.5)),
+        (e(2049.0), e(1.0)), // ties at 2048
+        (e(1.0), e(1.0)),
+        (e(-1.5), e(0.5)),
+        (e(6.1e-5), e(-6.0e-5)), // results in the denormal range
+        (0x3C01, 0x3C01),        // 1 + 2^-10: the product rounds (tie cases nearby)
+        (0x3BFF, 0x4001),
+    ];
+    // Random halves with NaN/inf exponents made rarer (fold exponent 31 into 30).
+    let a: Vec<u32> = pairs16(n, &edges, 0xF160)
+        .into_iter()
+        .enumerate()
+        .map(|(k, w)| if k < edges.len() { w } else { w & !0x4000_4000 })
+        .collect();
+    let Some(runs) = run_all(
+        "fp16_native",
+        FP16_NATIVE,
+        n as u32 / 32,
+        &[a.clone(), vec![0; n * 5], vec![0; n]],
+    ) else {
+        return;
+    };
+    let ah = halves(&a);
+    let h = |x: f32| f16::from_f32(x);
+    let ops: [&F2; 10] = [
+        &|x, y| if x >= y { x } else { y },
+        &|x, _| x.abs(),
+        &|x, _| x * 2.5,
+        &|x, _| 1.0 - x,
+        &|x, _| -x.abs(),
+        &|x, _| {
+            let l = if x >= -1.0 { x } else { -1.0 };
+            if l < 1.0 {
+                l
+            } else {
+                1.0
+            }
+        },
+        &|x, y| if x > y { x } else { y },
+        // x * y rounded to f16 first, then + y (two GLSL operations).
+        &|x, y| f16::from_f32(x * y).to_f32() + y,
+        &|x, y| f16::from_f32(x - y).to_f32() * f16::from_f32(0.1).to_f32(),
+        &|x, _| -(x + -0.0),
+    ];
+    for (simd, res) in runs {
+        let o = halves(&res[1]);
+        let r = &res[2];
+        for i in 0..n {
+            let (xr, yr) = (f16::from_bits(ah[2 * i]), f16::from_bits(ah[2 * i + 1]));
+            let nan = xr.is_nan() || yr.is_nan();
+            let variants = [(xr, yr), (ftz(xr), ftz(yr))];
+            for (k, f) in ops.iter().enumerate() {
+                // max/clamp of a NaN: which operand the hardware picks is not checked.
+                if nan && matches!(k, 0 | 5) {
+                    continue;
+                }
+                let got = o[10 * i + k];
+                let ok = variants.iter().any(|(xh, yh)| {
+                    let v = h(f(xh.to_f32(), yh.to_f32()));
+                    f16_close(got, v, 0) || f16_close(got, ftz(v), 0)
+                }) || (k == 7 || k == 8) && {
+                    // The intermediate (x*y or x-y) in the denormal range, flushed.
+                    let (x, y) = (ftz(xr).to_f32(), ftz(yr).to_f32());
+                    let m = if k == 7 {
+                        ftz(h(x * y)).to_f32() + y
+                    } else {
+                        ftz(h(x - y)).to_f32() * h(0.1).to_f32()
+                    };
+                    f16_close(got, ftz(h(m)), 0)
+                };
+                assert!(
+                    ok,
+                    "SIMD{simd} element {i} op {k}: x={xr} ({:#06x}) y={yr} ({:#06x}) got {got:#06x} ({})",
+                    xr.to_bits(),
+                    yr.to_bits(),
+                    f16::from_bits(got),
+                );
+            }
+            let (x, y) = (xr.to_f32(), yr.to_f32());
+            let (fx, fy) = (ftz(xr).to_f32(), ftz(yr).to_f32());
+            let c = r[i];
+            assert!(
+                c == cmp2(x, y) || c == cmp2(fx, fy),
+                "SIMD{simd} element {i} compares x={x} y={y}: got {c:#x} want {:#x}",
+                cmp2(x, y)
+            );
+        }
+    }
+}
+
+/// The compare bits of FP16_NATIVE (`!(x != y)`: GLSL `!=` is unordered, so its negation
+/// is ordered equality).
+fn cmp2(x: f32, y: f32) -> u32 {
+    (x <= y) as u32
+        | ((x > y) as u32) << 1
+        | (y.is_nan() as u32) << 2
+        | ((x < 0.5) as u32) << 3
+        | ((0.5 <= x) as u32) << 4
+        | ((x == 1.0) as u32) << 5
+        | ((x == y) as u32) << 6
+        | ((x >= y) as u32) << 7
+}
+
+const BOOLS: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_8bit_storage : require
+layout(local_size_x = 32) in;
+layout(set=0, binding=0) buffer I { int16_t a[]; };
+layout(set=0, binding=1) buffer F { float16_t h[]; };
+layout(set=0, binding=2) buffer D { double d[]; };
+layout(set=0, binding=3) buffer P { int r[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    int16_t x = a[2u * i], y = a[2u * i + 1u];
+    float16_t p = h[2u * i], q = h[2u * i + 1u];
+    double u = d[i];
+    int w = int(i) * 7 - 100;
+    bool b16 = x < y;
+    bool bh = p <= q;
+    bool b8 = int8_t(x) > int8_t(y);
+    bool b32 = w > int(x);
+    bool b64 = u < double(w);
+    bool e = (b16 && b32) || ((b64 != bh) ^^ b8);
+    bool ph;
+    if (b32) {
+        ph = b16 || b64;
+    } else {
+        ph = bh && !b8;
+    }
+    bool lp = b8;
+    for (int k = 0; k < int(i & 7u); k++) {
+        lp = lp != (x > int16_t(k * 1000 - 3000));
+        if (lp && b64) {
+            lp = bh;
+        }
+    }
+    uint m = 4u * i;
+    r[m + 0u] = int(e) | int(ph) << 1 | int(lp) << 2 | int(b16 == b64) << 3
+        | int(bh != b32) << 4 | int(b8) << 5;
+    r[m + 1u] = int(ph ? x : y);
+    r[m + 2u] = floatBitsToInt(float(b16) + float(bh ? float16_t(2.0) : float16_t(0.5)));
+    r[m + 3u] = int(double(lp) * 3.0lf) + int(uint16_t(b8)) * 10 + int(int64_t(e)) * 100;
+}";
+
+/// 16-bit booleans (of 8/16-bit compares) mixed with 32- and 64-bit ones in one expression,
+/// across `if` results (phis) and loop parameters, selected on and converted, at
+/// SIMD8/16/32.
+#[test]
+fn mixed_width_booleans_match_reference() {
+    use half::f16;
+    let n = 96;
+    let e = |x: f32| f16::from_f32(x).to_bits() as u32;
+    let a = pairs16(
+        n,
+        &[(0x8000, 0xFFFF), (5, 5), (0xFF80, 0x007F), (0, 1)],
+        0xB16,
+    );
+    let hp = pairs16(
+        n,
+        &[
+            (0x7E00, e(1.0)),
+            (e(1.0), e(1.0)),
+            (0x8000, 0),
+            (e(-2.0), e(3.0)),
+        ],
+        0xB0F,
+    );
+    // Random halves without NaN/inf.
+    let hp: Vec<u32> = hp
+        .into_iter()
+        .enumerate()
+        .map(|(k, w)| if k < 4 { w } else { w & !0x4000_4000 })
+        .collect();
+    let dv: Vec<f64> = (0..n).map(|k| (k as f64 * 37.0) % 150.0 - 90.5).collect();
+    let dw: Vec<u32> = dv
+        .iter()
+        .flat_map(|v| [v.to_bits() as u32, (v.to_bits() >> 32) as u32])
+        .collect();
+    let Some(runs) = run_all(
+        "bools",
+        BOOLS,
+        n as u32 / 32,
+        &[a.clone(), hp.clone(), dw, vec![0; n * 4]],
+    ) else {
+        return;
+    };
+    let (ah, hh) = (halves(&a), halves(&hp));
+    for (simd, res) in runs {
+        let r = &res[3];
+        for i in 0..n {
+            let (x, y) = (ah[2 * i] as i16, ah[2 * i + 1] as i16);
+            let (p, q) = (
+                f16::from_bits(hh[2 * i]).to_f32(),
+                f16::from_bits(hh[2 * i + 1]).to_f32(),
+            );
+            let u = dv[i];
+            let w = i as i32 * 7 - 100;
+            let b16 = x < y;
+            let bh = p <= q;
+            let b8 = (x as i8) > (y as i8);
+            let b32 = w > x as i32;
+            let b64 = u < w as f64;
+            let e = (b16 && b32) || ((b64 != bh) ^ b8);
+            let ph = if b32 { b16 || b64 } else { bh && !b8 };
+            let mut lp = b8;
+            for k in 0..(i & 7) as i32 {
+                lp = lp != (x as i32 > k * 1000 - 3000);
+                if lp && b64 {
+                    lp = bh;
+                }
+            }
+            let want = [
+                e as i32
+                    | (ph as i32) << 1
+                    | (lp as i32) << 2
+                    | ((b16 == b64) as i32) << 3
+                    | ((bh != b32) as i32) << 4
+                    | (b8 as i32) << 5,
+                if ph { x } else { y } as i32,
+                (b16 as i32 as f32 + if bh { 2.0 } else { 0.5 }).to_bits() as i32,
+                lp as i32 * 3 + b8 as i32 * 10 + e as i32 * 100,
+            ];
+            for (k, want) in want.iter().enumerate() {
+                assert_eq!(
+                    r[4 * i + k] as i32,
+                    *want,
+                    "SIMD{simd} element {i} result {k}: x={x} y={y} p={p} q={q} u={u}"
+                );
+            }
+        }
+    }
+}

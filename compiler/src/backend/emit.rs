@@ -46,6 +46,20 @@ fn imm_of(o: &Opnd) -> Imm {
         return Imm { ty: o.ty, bits };
     }
     let mut bits = bits & 0xFFFF_FFFF;
+    if o.ty == Type::HF {
+        let mut h = bits & 0xFFFF;
+        if o.abs {
+            h &= 0x7FFF;
+        }
+        if o.neg {
+            h ^= 0x8000;
+        }
+        // HF immediates are replicated in both words, like W/UW.
+        return Imm {
+            ty: o.ty,
+            bits: h | (h << 16),
+        };
+    }
     if o.neg {
         bits = match o.ty {
             Type::F => bits ^ 0x8000_0000,

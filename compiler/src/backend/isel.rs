@@ -46,8 +46,10 @@ pub fn hw_ty(t: ir::Type) -> Res<Type> {
         (Kind::Int, 64) => Ok(Type::Q),
         (Kind::Float, 64) => Ok(Type::DF),
         // Booleans are 32-bit 0 / ~0 in the back end, also those of 64-bit comparisons
-        // (see `wide`).
+        // (see `wide`); 16-bit booleans (of 8/16-bit comparisons) are 0 / 0xFFFF words in
+        // a dword slot, like the other 16-bit values (see `narrow`).
         (Kind::Bool, 1) | (Kind::Bool, 32) | (Kind::Bool, 64) => Ok(Type::D),
+        (Kind::Bool, 16) => Ok(Type::W),
         (Kind::Int, 16) => Ok(Type::W),
         (Kind::Int, 8) => Ok(Type::B),
         (Kind::Float, 16) => Ok(Type::HF),
@@ -458,7 +460,8 @@ impl<'a> Isel<'a> {
             Op::Alu(op, srcs) => {
                 let d = i.dst.expect("alu has a destination");
                 let dt = self.func.ty(d);
-                let st = self.func.ty(srcs[0]);
+                // A select's operand type is its values' (the condition is any boolean).
+                let st = self.func.ty(srcs[if *op == AluOp::Bcsel { 1 } else { 0 }]);
                 self.def_reg(d)?;
                 for c in 0..dt.comps as usize {
                     let s: Vec<Opnd> = srcs
@@ -737,12 +740,13 @@ impl<'a> Isel<'a> {
         dt: ir::Type,
     ) -> Res<()> {
         use AluOp::*;
-        if !matches!(op, I2i | U2u | I2f | U2f | F2i | F2u | F2f) {
+        if !matches!(op, I2i | U2u | I2f | U2f | F2i | F2u | F2f | B2i | B2f) {
             return Err(unsupported(format!("{} from {st} to {dt}", op.name())));
         }
         let same_kind = |t: ir::Type, signed: bool| -> AluOp {
             match (t.kind, signed) {
                 (Kind::Float, _) => F2f,
+                (Kind::Bool, _) => B2b,
                 (_, true) => I2i,
                 _ => U2u,
             }

@@ -459,9 +459,15 @@ impl<'p> Builder<'p> {
     pub fn math(&mut self, f: MathFunction, dst: Opnd, srcs: Vec<Opnd>) -> &mut LInst {
         self.inst(LOp::Math(f), dst, srcs)
     }
-    /// Sets f0.0 from `cond != 0` (a 32-bit boolean).
+    /// Sets f0.0 from `cond != 0` (a 32-bit or a 16-bit boolean).
     pub fn flag_from(&mut self, cond: Opnd) {
-        let i = self.mov(Opnd::null(Type::D), cond.retype(Type::D));
+        // A 16-bit boolean (a W in a dword slot) is tested as a word.
+        let ty = if cond.ty.size() == 2 {
+            Type::W
+        } else {
+            Type::D
+        };
+        let i = self.mov(Opnd::null(ty), cond.retype(ty));
         i.cmod = CondMod::Nz;
     }
     pub fn control(&mut self, op: LOp) -> &mut LInst {

@@ -8,13 +8,25 @@
 //! execution type is strided to the execution type's size (GEN9-FACTS section 8: "byte
 //! destinations need stride 2" is met with stride 4; conversions to HF write stride 2).
 //!
-//! The middle end (`passes::lower_narrow`) computes all 8/16-bit arithmetic in 32 bits,
-//! so what reaches the back end for these types is only: constants, loads and stores,
-//! moves/copies (vec, extract, phis), bitcasts between equal sizes, `bcsel`, and the
-//! conversions between 8/16-bit and 32-bit types (`i2i`, `u2u`, `f2f`). Truncation is a
-//! dword copy (the low bits are the result); widening reads the narrow type through a
-//! strided region (`mov D <- W<16;8,2>` sign-extends, `UD <- UW` zero-extends,
-//! `F <- HF<16;8,2>` converts), and F -> HF is `mov HF<2> <- F`, rounding to nearest even.
+//! The middle end (`passes::lower_narrow`) computes most 8/16-bit arithmetic in 32 bits;
+//! what reaches the back end for these types is: the native 16-bit ops (`native16`: W/UW
+//! integer add/mul/min/max/logic/shifts/compares, HF add/mul/min/max/compares, all with
+//! stride-2 operands, so the execution type equals the destination type and no region rule
+//! needs more), constants, loads and stores, moves/copies (vec, extract, phis), bitcasts
+//! between equal sizes, `bcsel`, and the conversions between 8/16-bit and 32-bit types
+//! (`i2i`, `u2u`, `f2f`). Truncation is a dword copy (the low bits are the result);
+//! widening reads the narrow type through a strided region (`mov D <- W<16;8,2>`
+//! sign-extends, `UD <- UW` zero-extends, `F <- HF<16;8,2>` converts), and F -> HF is
+//! `mov HF<2> <- F`, rounding to nearest even.
+//!
+//! 16-bit booleans (of 8/16-bit compares, `passes::lower_bools`) are words 0 / 0xFFFF in
+//! the same dword slots: `if`/`bcsel` test them as W (`Builder::flag_from`), logic ops are
+//! UW ops, `b2b` to 32/64 bits sign-extends (`mov D <- W`), `b2b` to 16 bits keeps the low
+//! word, `b2i`/`b2f` negate the sign-extended word into the destination type.
+//!
+//! A packed representation (16 lanes of HF per register, stride 1) would halve the
+//! registers and allow MAD in HF, but every load/store/phi/copy and conversion here assumes
+//! dword slots; it is not done.
 //!
 //! Memory: 8/16-bit loads and stores are byte scattered messages (data cache 0, message
 //! types 0x04 read / 0x0C write, GEN9-FACTS 4.x), one dword per lane in the payload and in
@@ -25,13 +37,35 @@ use super::isel::Isel;
 use super::lir::*;
 use super::BackendError;
 use crate::ir::{self, AluOp, Kind};
-use ferrite_isa::{Opcode, Type};
+use ferrite_isa::{CondMod, Opcode, Type};
 
 type Res<T> = Result<T, BackendError>;
 
 /// True for the IR types this module handles (8/16-bit integers and 16-bit floats).
 pub fn is_narrow(t: ir::Type) -> bool {
-    matches!((t.kind, t.bits), (Kind::Int, 8 | 16) | (Kind::Float, 16))
+    matches!(
+        (t.kind, t.bits),
+        (Kind::Int, 8 | 16) | (Kind::Float, 16) | (Kind::Bool, 16)
+    )
+}
+
+/// The low word of a 32-bit operand (a shift count) as UW: same bytes, twice the stride.
+fn low_word(o: Opnd) -> Opnd {
+    match o.base {
+        Base::Imm(bits) => Opnd::imm(Type::UW, bits & 0xFFFF),
+        _ => {
+            let mut w = o.retype(Type::UW);
+            w.stride *= (o.ty.size() / 2) as u8;
+            w
+        }
+    }
+}
+
+fn pred() -> Option<Pred> {
+    Some(Pred {
+        flag_sub: 0,
+        inverse: false,
+    })
 }
 
 /// The dword-slot view of a narrow operand (UD, stride 1; immediates as UD with their
@@ -93,9 +127,35 @@ impl Isel<'_> {
         dt: ir::Type,
     ) -> Res<()> {
         use AluOp::*;
+        if self.native16(op, d, s, st)? {
+            return Ok(());
+        }
         let mut b = self.b();
         let (ss, ds) = (st.bits as u32 / 8, dt.bits as u32 / 8);
         match op {
+            // 16-bit booleans are 0 / 0xFFFF words: widening sign-extends (to a 32-bit or
+            // 64-bit boolean, both dwords in the back end), narrowing keeps the low word.
+            B2b if ss == 2 && ds > 2 => {
+                b.mov(d.retype(Type::D), s[0].retype(Type::W));
+            }
+            B2b => {
+                b.mov(slot(d).retype(Type::UD), slot(s[0]).retype(Type::UD));
+            }
+            B2i | B2f if ss == 2 => {
+                // -(0 or -1), converted to the destination type.
+                let ty = if op == B2f {
+                    if ds == 2 {
+                        Type::HF
+                    } else {
+                        Type::F
+                    }
+                } else if ds == 2 {
+                    Type::W
+                } else {
+                    Type::D
+                };
+                b.mov(d.retype(ty), s[0].retype(Type::W).negate());
+            }
             // Same size: the slot is the value.
             Mov | Bitcast if ss == ds && ss <= 4 => {
                 b.mov(slot(d).retype(Type::UD), slot(s[0]).retype(Type::UD));
@@ -146,6 +206,119 @@ impl Isel<'_> {
         Ok(())
     }
 
+    /// The 16-bit operations computed natively (`passes::narrow::native16`), on W/UW or HF
+    /// in the dword-slot representation: every operand and the destination are stride 2
+    /// (one dword per lane), the execution type is the 16-bit type, so the destination
+    /// needs no further alignment (GEN9-FACTS 8.2 rule 6 does not apply); immediates are
+    /// replicated words. Comparisons write 0 / 0xFFFF words: 16-bit booleans. Returns
+    /// false for anything else.
+    fn native16(&mut self, op: AluOp, d: Opnd, s: &[Opnd], st: ir::Type) -> Res<bool> {
+        use AluOp::*;
+        use Opcode as O;
+        if st.bits != 16 {
+            return Ok(false);
+        }
+        let float = st.kind == Kind::Float;
+        let (w, uw, hf) = (Type::W, Type::UW, Type::HF);
+        let mut b = self.b();
+        let x = |k: usize, t: Type| s[k].retype(t);
+        match op {
+            Iadd | Isub | Imul if !float => {
+                let y = if op == Isub {
+                    x(1, w).negate()
+                } else {
+                    x(1, w)
+                };
+                let o = if op == Imul { O::Mul } else { O::Add };
+                b.alu2(o, d.retype(w), x(0, w), y);
+            }
+            Ineg if !float => {
+                b.mov(d.retype(w), x(0, w).negate());
+            }
+            Iabs if !float => {
+                b.mov(d.retype(w), x(0, w).absolute());
+            }
+            Imin | Imax | Umin | Umax if !float => {
+                let t = if matches!(op, Imin | Imax) { w } else { uw };
+                let cm = if matches!(op, Imin | Umin) {
+                    CondMod::L
+                } else {
+                    CondMod::Ge
+                };
+                b.alu2(O::Sel, d.retype(t), x(0, t), x(1, t)).cmod = cm;
+            }
+            Iand | Ior | Ixor => {
+                let o = match op {
+                    Iand => O::And,
+                    Ior => O::Or,
+                    _ => O::Xor,
+                };
+                b.alu2(o, d.retype(uw), x(0, uw), x(1, uw));
+            }
+            Inot => {
+                b.alu1(O::Not, d.retype(uw), x(0, uw));
+            }
+            Ishl | Ishr | Ushr if !float => {
+                // The count (32-bit, already reduced modulo 16) is read as its low word.
+                let (o, t) = match op {
+                    Ishl => (O::Shl, uw),
+                    Ishr => (O::Asr, w),
+                    _ => (O::Shr, uw),
+                };
+                b.alu2(o, d.retype(t), x(0, t), low_word(s[1]));
+            }
+            Ieq | Ine | Ilt | Ige | Ult | Uge if !float => {
+                let (t, cm) = match op {
+                    Ieq => (w, CondMod::Z),
+                    Ine => (w, CondMod::Nz),
+                    Ilt => (w, CondMod::L),
+                    Ige => (w, CondMod::Ge),
+                    Ult => (uw, CondMod::L),
+                    _ => (uw, CondMod::Ge),
+                };
+                b.cmp(cm, d.retype(t), x(0, t), x(1, t));
+            }
+            I2b if !float => {
+                b.cmp(CondMod::Nz, d.retype(w), x(0, w), Opnd::imm(w, 0));
+            }
+            Fadd | Fsub | Fmul if float => {
+                let y = if op == Fsub {
+                    x(1, hf).negate()
+                } else {
+                    x(1, hf)
+                };
+                let o = if op == Fmul { O::Mul } else { O::Add };
+                b.alu2(o, d.retype(hf), x(0, hf), y);
+            }
+            Fneg if float => {
+                b.mov(d.retype(hf), x(0, hf).negate());
+            }
+            Fabs if float => {
+                b.mov(d.retype(hf), x(0, hf).absolute());
+            }
+            Fmin | Fmax if float => {
+                let cm = if op == Fmin { CondMod::L } else { CondMod::Ge };
+                b.alu2(O::Sel, d.retype(hf), x(0, hf), x(1, hf)).cmod = cm;
+            }
+            Feq | Fneu | Flt | Fle | Fgt | Fge if float => {
+                let cm = match op {
+                    Feq => CondMod::Z,
+                    Fneu => CondMod::Nz,
+                    Flt => CondMod::L,
+                    Fle => CondMod::Le,
+                    Fgt => CondMod::G,
+                    _ => CondMod::Ge,
+                };
+                b.cmp(cm, d.retype(hf), x(0, hf), x(1, hf));
+            }
+            IsNan if float => {
+                b.cmp(CondMod::Nz, d.retype(hf), x(0, hf), x(0, hf));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
     /// `bcsel` of 8/16-bit values: a select of the dword slots.
     pub(super) fn narrow_bcsel(&mut self, d: Opnd, s: &[Opnd]) {
         let mut b = self.b();
@@ -156,10 +329,7 @@ impl Isel<'_> {
             slot(s[1]).retype(Type::UD),
             slot(s[2]).retype(Type::UD),
         )
-        .pred = Some(Pred {
-            flag_sub: 0,
-            inverse: false,
-        });
+        .pred = pred();
     }
 
     /// An 8/16-bit load from a buffer, shared or private memory: one byte scattered read

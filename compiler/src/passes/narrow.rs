@@ -1,24 +1,32 @@
-//! 8/16-bit lowering: every ALU operation on 8/16-bit integers or 16-bit floats is
-//! computed in 32 bits.
+//! 8/16-bit lowering: what the hardware computes natively on 16-bit values stays; every
+//! other ALU operation on 8/16-bit integers or 16-bit floats is computed in 32 bits.
 //!
-//! * Integer ops extend their sources to 32 bits (`i2i` sign-extends where the result
+//! * Native (`native16`, computed by the back end in W/UW or HF): 16-bit integer add, sub,
+//!   mul (low half), neg, abs, min/max (signed and unsigned), and/or/xor/not, shifts (the
+//!   count is reduced modulo 16 here, the reference's semantics) and compares; fp16 add,
+//!   sub, mul, neg, abs, min/max, the ordered compares, `fneu` and `isnan`. The fp16 ones
+//!   give the same bits as the promoted form: one rounding of the exact result (the
+//!   hardware computes HF through f32, and f32's 24 bits >= 2 x 11 + 2, so rounding twice
+//!   is innocuous), and HF denormals follow cr0 bit 10 either way (the promoted form's
+//!   HF <-> F moves flush them exactly as HF arithmetic does).
+//! * Byte compares become word compares (sources extended to i16: `i2i` for the signed
+//!   orderings, `u2u` else), so 8/16-bit compares yield 16-bit booleans (`lower_bools`);
+//!   no 8-bit booleans.
+//! * Other integer ops extend their sources to 32 bits (`i2i` sign-extends where the result
 //!   depends on the sign: signed division, remainder, min/max, arithmetic shift right,
 //!   signed compares, high multiply, find-msb; `u2u` zero-extends elsewhere), compute the
-//!   32-bit op and truncate the result back (`i2i` to the narrow type). 8/16-bit add,
+//!   32-bit op and truncate the result back (`i2i` to the narrow type). 8-bit add,
 //!   subtract, multiply, shift left and bitwise ops wrap exactly as the narrow op would.
 //!   Shift counts are taken modulo the bit width, as the reference (`eval`) does (SPIR-V
 //!   leaves larger counts undefined).
-//! * fp16 ops convert their sources to f32 (exact), compute in f32 and round the result to
-//!   f16 (`f2f`, round to nearest even). For add, sub, mul and sqrt this is correctly
-//!   rounded (f32 has more than 2 x 11 + 2 significand bits); division, transcendentals and
-//!   the rest are within Vulkan's fp16 precision. Compares of f16 values compare the f32
-//!   images (same result).
+//! * Other fp16 ops (division, fma, sqrt, transcendentals, rounding, ...) convert their
+//!   sources to f32 (exact), compute in f32 and round the result to f16 (`f2f`, round to
+//!   nearest even). fma stays promoted because MAD is a 3-source Align16 instruction, which
+//!   needs packed operands (the dword-slot representation is stride 2); division and
+//!   transcendentals are within Vulkan's fp16 precision.
 //! * Conversions: 8/16 <-> 32-bit (`i2i`, `u2u`, `f2f` f16 <-> f32) and bitcasts between
 //!   equal sizes stay for the back end; anything else involving a narrow type goes
 //!   through a 32-bit intermediate (f16 <-> f64 through f32, as DESIGN.md asks).
-//! * Comparisons of 8/16-bit values are therefore 32-bit comparisons, and their booleans
-//!   are 32-bit after `lower_bools` (one canonical size; no 16-bit booleans reach the back
-//!   end from this pass).
 //!
 //! Runs before `lower_int_div` (which then sees only 32-bit division) and `lower_bools`.
 
@@ -26,6 +34,55 @@ use crate::ir::*;
 
 fn is_narrow(t: Type) -> bool {
     matches!((t.kind, t.bits), (Kind::Int, 8 | 16) | (Kind::Float, 16))
+}
+
+/// Ops the back end computes natively on 16-bit operands of type `st` (W/UW or HF in the
+/// dword-slot representation, see `backend::narrow`): everything else is promoted.
+fn native16(op: AluOp, st: Type) -> bool {
+    use AluOp::*;
+    match (st.kind, st.bits) {
+        (Kind::Int, 16) => matches!(
+            op,
+            Iadd | Isub
+                | Imul
+                | Ineg
+                | Iabs
+                | Imin
+                | Imax
+                | Umin
+                | Umax
+                | Iand
+                | Ior
+                | Ixor
+                | Inot
+                | Ishl
+                | Ishr
+                | Ushr
+                | Ieq
+                | Ine
+                | Ilt
+                | Ige
+                | Ult
+                | Uge
+        ),
+        (Kind::Float, 16) => matches!(
+            op,
+            Fadd | Fsub
+                | Fmul
+                | Fneg
+                | Fabs
+                | Fmin
+                | Fmax
+                | Feq
+                | Fneu
+                | Flt
+                | Fle
+                | Fgt
+                | Fge
+                | IsNan
+        ),
+        _ => false,
+    }
 }
 
 /// How a narrow source is widened.
@@ -97,6 +154,43 @@ impl Narrow<'_> {
         }
         if op == Mov {
             return false;
+        }
+        if native16(op, st) {
+            // Shift counts modulo the width (the reference's semantics), in 32 bits.
+            if matches!(op, Ishl | Ishr | Ushr) {
+                // A 16-bit count is masked natively; the back end reads any count's low word.
+                let c = if self.ty(srcs[1]).bits == 16 {
+                    srcs[1]
+                } else {
+                    self.widen(srcs[1], Ext::Zero)
+                };
+                let ct = self.ty(c);
+                let m = self.emit(ct, Op::Const(vec![15]));
+                let c = self.emit(ct, Op::Alu(Iand, vec![c, m]));
+                self.out.push(Node::Instr(Instr {
+                    dst: Some(d),
+                    op: Op::Alu(op, vec![srcs[0], c]),
+                }));
+                return true;
+            }
+            return false;
+        }
+        if st.kind == Kind::Int && st.bits == 8 && op.class() == AluClass::Compare {
+            // Byte compares are word compares (16-bit booleans; byte destinations would
+            // need stride 2 and there are no byte immediates).
+            let cv = if matches!(op, Ilt | Ige) { I2i } else { U2u };
+            let ws: Vec<Value> = srcs
+                .iter()
+                .map(|s| {
+                    let t = self.ty(*s);
+                    self.emit(Type { bits: 16, ..t }, Op::Alu(cv, vec![*s]))
+                })
+                .collect();
+            self.out.push(Node::Instr(Instr {
+                dst: Some(d),
+                op: Op::Alu(op, ws),
+            }));
+            return true;
         }
         let ext = match op {
             Idiv | Irem | Imod | Imin | Imax | Isign | Iabs | Ishr | ImulHigh | IfindMsb
@@ -260,13 +354,26 @@ mod tests {
     use crate::passes::check_pass;
 
     #[test]
-    fn i16_add_is_computed_in_32_bits_and_truncated() {
+    fn i16_add_stays_native() {
+        let src = "
+            %0:i32 = const 0
+            %1:i16 = load ssbo[0] %0 align 2
+            %2:i16 = iadd %1, %1
+            %3:i16 = imul %2, %1
+            %4:i16 = umin %3, %1
+            store ssbo[0] %0, %4 align 2
+            ";
+        check_pass(lower_narrow, src, src);
+    }
+
+    #[test]
+    fn i16_division_is_computed_in_32_bits_and_truncated() {
         check_pass(
             lower_narrow,
             "
             %0:i32 = const 0
             %1:i16 = load ssbo[0] %0 align 2
-            %2:i16 = iadd %1, %1
+            %2:i16 = udiv %1, %1
             store ssbo[0] %0, %2 align 2
             ",
             "
@@ -274,7 +381,7 @@ mod tests {
             %1:i16 = load ssbo[0] %0 align 2
             %3:i32 = u2u %1
             %4:i32 = u2u %1
-            %5:i32 = iadd %3, %4
+            %5:i32 = udiv %3, %4
             %2:i16 = i2i %5
             store ssbo[0] %0, %2 align 2
             ",
@@ -282,7 +389,29 @@ mod tests {
     }
 
     #[test]
-    fn i8_signed_compare_sign_extends() {
+    fn i8_add_is_computed_in_32_bits_and_truncated() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:i8 = load ssbo[0] %0 align 1
+            %2:i8 = iadd %1, %1
+            store ssbo[0] %0, %2 align 1
+            ",
+            "
+            %0:i32 = const 0
+            %1:i8 = load ssbo[0] %0 align 1
+            %3:i32 = u2u %1
+            %4:i32 = u2u %1
+            %5:i32 = iadd %3, %4
+            %2:i8 = i2i %5
+            store ssbo[0] %0, %2 align 1
+            ",
+        );
+    }
+
+    #[test]
+    fn i8_signed_compare_is_a_sign_extended_i16_compare() {
         check_pass(
             lower_narrow,
             "
@@ -297,8 +426,8 @@ mod tests {
             %0:i32 = const 0
             %1:i8 = load ssbo[0] %0 align 1
             %2:i8 = load ssbo[0] %0 align 1
-            %5:i32 = i2i %1
-            %6:i32 = i2i %2
+            %5:i16 = i2i %1
+            %6:i16 = i2i %2
             %3:b1 = ilt %5, %6
             %4:i32 = b2i %3
             store ssbo[0] %0, %4 align 4
@@ -307,13 +436,27 @@ mod tests {
     }
 
     #[test]
-    fn f16_mul_rounds_after_the_f32_op() {
+    fn f16_mul_stays_native() {
+        let src = "
+            %0:i32 = const 0
+            %1:f16 = load ssbo[0] %0 align 2
+            %2:f16 = fmul %1, %1
+            %3:b1 = flt %2, %1
+            %4:i32 = b2i %3
+            store ssbo[0] %0, %2 align 2
+            store ssbo[0] %0, %4 align 4
+            ";
+        check_pass(lower_narrow, src, src);
+    }
+
+    #[test]
+    fn f16_division_rounds_after_the_f32_op() {
         check_pass(
             lower_narrow,
             "
             %0:i32 = const 0
             %1:f16 = load ssbo[0] %0 align 2
-            %2:f16 = fmul %1, %1
+            %2:f16 = fdiv %1, %1
             store ssbo[0] %0, %2 align 2
             ",
             "
@@ -321,7 +464,7 @@ mod tests {
             %1:f16 = load ssbo[0] %0 align 2
             %3:f32 = f2f %1
             %4:f32 = f2f %1
-            %5:f32 = fmul %3, %4
+            %5:f32 = fdiv %3, %4
             %2:f16 = f2f %5
             store ssbo[0] %0, %2 align 2
             ",
@@ -337,18 +480,26 @@ mod tests {
             %1:i16 = load ssbo[0] %0 align 2
             %2:i32 = load ssbo[0] %0 align 4
             %3:i16 = ushr %1, %2
+            %4:i8 = load ssbo[0] %0 align 1
+            %5:i8 = ishl %4, %2
             store ssbo[0] %0, %3 align 2
+            store ssbo[0] %0, %5 align 1
             ",
             "
             %0:i32 = const 0
             %1:i16 = load ssbo[0] %0 align 2
             %2:i32 = load ssbo[0] %0 align 4
-            %4:i32 = u2u %1
-            %5:i32 = const 15
-            %6:i32 = iand %2, %5
-            %7:i32 = ushr %4, %6
-            %3:i16 = i2i %7
+            %6:i32 = const 15
+            %7:i32 = iand %2, %6
+            %3:i16 = ushr %1, %7
+            %4:i8 = load ssbo[0] %0 align 1
+            %8:i32 = u2u %4
+            %9:i32 = const 7
+            %10:i32 = iand %2, %9
+            %11:i32 = ishl %8, %10
+            %5:i8 = i2i %11
             store ssbo[0] %0, %3 align 2
+            store ssbo[0] %0, %5 align 1
             ",
         );
     }
