@@ -9,16 +9,9 @@
 
 mod compute_common;
 
-use std::collections::BTreeMap;
-
 use ash::vk;
 use compute_common::*;
 use ferrite_tests::icd::{loader_env, Harness};
-
-const LAVAPIPE_MANIFESTS: &[&str] = &[
-    "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
-    "/usr/share/vulkan/icd.d/lvp_icd.aarch64.json",
-];
 
 /// The float-controls properties, in the order of the struct, as 0/1 (the two
 /// independence values as their raw numbers).
@@ -138,8 +131,6 @@ fn reference(mode: &str) -> Vec<u32> {
         .collect()
 }
 
-type Results = BTreeMap<String, Vec<u32>>;
-
 /// What one driver reports and computes: "props" and "ext" entries, then one result per
 /// mode it claims.
 fn run_driver() -> Results {
@@ -195,53 +186,18 @@ fn run_driver() -> Results {
     r
 }
 
-fn run_child(env: &[(String, String)]) -> Results {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args([
-        "child_reports_float_controls",
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("FERRITE_FLOAT_CONTROLS_CHILD", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("running the child test process");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "child failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text.lines()
-        .filter_map(|l| l.find("RESULT ").map(|i| &l[i + "RESULT ".len()..]))
-        .map(|l| {
-            let mut it = l.split_whitespace();
-            let name = it.next().unwrap().to_string();
-            let words = it.map(|w| u32::from_str_radix(w, 16).unwrap()).collect();
-            (name, words)
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "runs only as the child of float_controls_agree_with_cpu_and_lavapipe"]
 fn child_reports_float_controls() {
-    if std::env::var_os("FERRITE_FLOAT_CONTROLS_CHILD").is_none() {
+    if !is_child() {
         return;
     }
-    for (name, words) in run_driver() {
-        let hex: Vec<String> = words.iter().map(|w| format!("{w:x}")).collect();
-        println!("RESULT {name} {}", hex.join(" "));
-    }
+    print_results(&run_driver());
 }
 
 #[test]
 fn float_controls_agree_with_cpu_and_lavapipe() {
-    let ferrite = run_child(&loader_env());
+    let ferrite = run_child("child_reports_float_controls", &loader_env());
     assert_eq!(
         ferrite["ext"],
         vec![1],
@@ -258,16 +214,7 @@ fn float_controls_agree_with_cpu_and_lavapipe() {
             "Ferrite vs CPU: {name}"
         );
     }
-    let Some(lvp) = LAVAPIPE_MANIFESTS
-        .iter()
-        .find(|p| std::path::Path::new(p).is_file())
-    else {
-        panic!("lavapipe's manifest not found (install mesa-vulkan-drivers)");
-    };
-    let lavapipe = run_child(&[
-        ("VK_DRIVER_FILES".into(), lvp.to_string()),
-        ("FERRITE_TESTS_OTHER_DRIVER".into(), "1".into()),
-    ]);
+    let lavapipe = run_child("child_reports_float_controls", &lavapipe_env());
     // Without a denormal mode a driver may flush or keep denormal results: those modes are
     // compared with denormals taken as zeros.
     let canon = |name: &str, v: &[u32]| -> Vec<u32> {
