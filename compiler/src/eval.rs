@@ -89,6 +89,16 @@ fn ffract64(x: f64) -> f64 {
 /// x = sig * 2^exp with 0.5 <= |sig| < 1; zero, infinities and NaN give (x, 0). Exact for
 /// every f64, denormals included (read from the bits, not through log2 and powers of two,
 /// which overflow for |x| >= 2^1023 and underflow for denormals).
+/// x * 2^n with one rounding: x's significand m in [0.5, 1) is first scaled exactly by
+/// 2^k1 (|k1| <= 100), then one multiplication by 2^k2 (|k2| <= 1000) rounds, so denormal
+/// results are not rounded twice. Zero, inf and NaN come back as they are.
+pub fn ldexp(x: f64, n: i64) -> f64 {
+    let (m, e) = frexp(x);
+    let ne = (e + n.clamp(-2200, 2200)).clamp(-1100, 1100);
+    let k2 = ne.clamp(-1000, 1000);
+    m * 2f64.powi((ne - k2) as i32) * 2f64.powi(k2 as i32)
+}
+
 fn frexp(x: f64) -> (f64, i64) {
     if x == 0.0 || !x.is_finite() {
         return (x, 0);
@@ -264,12 +274,7 @@ pub fn eval_alu(op: AluOp, dt: Type, src_tys: &[Type], s: &[u64]) -> u64 {
         Flog2 => fop1(dt, s[0], f32::log2, f64::log2),
         Fsin => fop1(dt, s[0], f32::sin, f64::sin),
         Fcos => fop1(dt, s[0], f32::cos, f64::cos),
-        Ldexp => {
-            let e = sx(1).clamp(-2000, 2000) as i32;
-            let x = to_f64(dt, s[0]);
-            // Scale in two steps so an exponent beyond f64's range still rounds correctly.
-            from_f64(dt, x * 2f64.powi(e / 2) * 2f64.powi(e - e / 2))
-        }
+        Ldexp => from_f64(dt, ldexp(to_f64(dt, s[0]), sx(1))),
         FrexpSig | FrexpExp => {
             let (sig, exp) = frexp(to_f64(t0, s[0]));
             if op == FrexpSig {
@@ -401,6 +406,24 @@ mod tests {
         assert_eq!(e(-f64::MAX), (-(1.0 - f64::EPSILON / 2.0), 1024));
         assert_eq!(e(3.0 * f64::MIN_POSITIVE / 4.0), (0.75, -1022));
         assert_eq!(e(f64::NEG_INFINITY), (f64::NEG_INFINITY, 0));
+    }
+
+    #[test]
+    fn ldexp_rounds_once_into_the_denormals() {
+        let l = |x: f64, n: i64| ldexp(x, n).to_bits();
+        // x * 2^-2 * 2^-2 would round twice (to 0x291be2870e878).
+        assert_eq!(
+            l(f64::from_bits(0x0024_8df1_4387_43bb), -4),
+            0x0002_91be_2870_e877
+        );
+        assert_eq!(l(5e-324, 1074 + 52), 0x4330_0000_0000_0000);
+        assert_eq!(l(1.5, -1074), 2 * 5e-324f64.to_bits());
+        assert_eq!(l(1.0, -1075), 0);
+        assert_eq!(l(-f64::MAX, -2098), (-5e-324f64).to_bits());
+        assert_eq!(l(f64::MIN_POSITIVE, 2045), 0x7fe0_0000_0000_0000);
+        assert_eq!(l(f64::MIN_POSITIVE, 2046), f64::INFINITY.to_bits());
+        assert_eq!(l(-0.0, 5000), (-0.0f64).to_bits());
+        assert_eq!(l(3.0, i64::from(i32::MIN)), 0);
     }
 
     #[test]

@@ -318,6 +318,13 @@ fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::UniformAndStorageBuffer8BitAccess
         | C::StoragePushConstant8 => t.has_int8,
         C::UniformAndStorageBuffer16BitAccess | C::StoragePushConstant16 => true,
+        // Float controls: which widths and modes a target honours is checked per mode
+        // against `float_controls::support` once the modes are known.
+        C::DenormPreserve
+        | C::DenormFlushToZero
+        | C::SignedZeroInfNanPreserve
+        | C::RoundingModeRTE
+        | C::RoundingModeRTZ => true,
         _ => false,
     }
 }
@@ -336,6 +343,7 @@ fn extension_ok(e: &str) -> bool {
             | "SPV_GOOGLE_hlsl_functionality1"
             | "SPV_GOOGLE_user_type"
             | "SPV_KHR_terminate_invocation"
+            | "SPV_KHR_float_controls"
     )
 }
 
@@ -431,6 +439,57 @@ fn check_framing(words: &[u32]) -> Res<()> {
 
 impl Fe<'_> {
     // ---------------------------------------------------------------- module level
+
+    /// Records one float-controls execution mode (`width` is its target-width operand).
+    /// Contradicting modes for one width, and rounding modes that differ between widths
+    /// (cr0 has one rounding field: roundingModeIndependence is NONE), are errors.
+    fn float_mode(&mut self, m: ExecutionMode, width: u32) -> Res<()> {
+        let fc = &mut self.f.float_controls;
+        let Some(mode) = u8::try_from(width).ok().and_then(|w| fc.mode_mut(w)) else {
+            return unsupported(format!("execution mode {m:?} for a {width}-bit float"));
+        };
+        let clash = |what: &str| {
+            Err(FrontendError::Unsupported(format!(
+                "execution modes {what} for {width}-bit floats"
+            )))
+        };
+        match m {
+            ExecutionMode::DenormPreserve | ExecutionMode::DenormFlushToZero => {
+                let d = if m == ExecutionMode::DenormPreserve {
+                    ir::Denorm::Preserve
+                } else {
+                    ir::Denorm::FlushToZero
+                };
+                if mode.denorm != ir::Denorm::Any && mode.denorm != d {
+                    return clash("DenormPreserve and DenormFlushToZero together");
+                }
+                mode.denorm = d;
+            }
+            ExecutionMode::RoundingModeRTE | ExecutionMode::RoundingModeRTZ => {
+                let r = if m == ExecutionMode::RoundingModeRTE {
+                    ir::Rounding::Rte
+                } else {
+                    ir::Rounding::Rtz
+                };
+                if mode.rounding != ir::Rounding::Any && mode.rounding != r {
+                    return clash("RoundingModeRTE and RoundingModeRTZ together");
+                }
+                mode.rounding = r;
+                let other = fc
+                    .modes
+                    .iter()
+                    .any(|o| o.rounding != ir::Rounding::Any && o.rounding != r);
+                if other {
+                    return unsupported(
+                        "different rounding modes for different float widths (one rounding \
+                         mode per kernel: roundingModeIndependence is NONE)",
+                    );
+                }
+            }
+            _ => mode.signed_zero_inf_nan = true,
+        }
+        Ok(())
+    }
 
     fn module(&mut self, m: &dr::Module) -> Res<()> {
         for c in &m.capabilities {
@@ -559,6 +618,16 @@ impl Fe<'_> {
                         self.local_size[k] = self.const_u32(id)?;
                     }
                     local_size_set = true;
+                }
+                Some(Operand::ExecutionMode(
+                    m @ (ExecutionMode::DenormPreserve
+                    | ExecutionMode::DenormFlushToZero
+                    | ExecutionMode::SignedZeroInfNanPreserve
+                    | ExecutionMode::RoundingModeRTE
+                    | ExecutionMode::RoundingModeRTZ),
+                )) => {
+                    let width = op_lit(em, 2)?;
+                    self.float_mode(*m, width)?;
                 }
                 _ => {}
             }
@@ -1487,6 +1556,99 @@ impl Fe<'_> {
             return Ok(v);
         }
         self.emit(t.scalar_type(), Op::Extract(v, c))
+    }
+
+    /// OpBitcast between vectors of different component counts (same total bits): the
+    /// components as integers, split into pieces of the narrower width (low bits first, as
+    /// SPIR-V orders them) and regrouped with shifts and ors. 64-bit values go through
+    /// their two 32-bit words in the shapes of packDouble2x32/unpackDouble2x32, which soft
+    /// fp64 takes apart without 64-bit integer operations.
+    fn bitcast_regroup(&mut self, x: Value, t: Type) -> Res<Value> {
+        let st = self.ty(x);
+        let unit = st.bits.min(t.bits);
+        let mut pieces = Vec::new();
+        for c in 0..st.comps {
+            let mut e = self.extract(x, c)?;
+            if st.kind != Kind::Int {
+                e = self.alu(AluOp::Bitcast, Type::int(st.bits), &[e])?;
+            }
+            pieces.extend(self.split_bits(e, unit)?);
+        }
+        let per = usize::from(t.bits / unit);
+        let mut comps = Vec::new();
+        for group in pieces.chunks(per) {
+            let mut w = self.join_bits(group, t.bits)?;
+            if t.kind != Kind::Int {
+                w = self.alu(AluOp::Bitcast, t.scalar_type(), &[w])?;
+            }
+            comps.push(w);
+        }
+        if comps.len() == 1 {
+            return Ok(comps[0]);
+        }
+        self.emit(t, Op::Vec(comps))
+    }
+
+    /// An integer scalar as pieces of `unit` bits, lowest first.
+    fn split_bits(&mut self, v: Value, unit: u8) -> Res<Vec<Value>> {
+        let bits = self.ty(v).bits;
+        if bits == unit {
+            return Ok(vec![v]);
+        }
+        if bits == 64 {
+            let lo = self.alu(AluOp::U2u, Type::I32, &[v])?;
+            let sh = self.i32c(32)?;
+            let h = self.alu(AluOp::Ushr, Type::int(64), &[v, sh])?;
+            let hi = self.alu(AluOp::U2u, Type::I32, &[h])?;
+            let mut out = self.split_bits(lo, unit)?;
+            out.extend(self.split_bits(hi, unit)?);
+            return Ok(out);
+        }
+        let w = if bits < 32 {
+            self.alu(AluOp::U2u, Type::I32, &[v])?
+        } else {
+            v
+        };
+        let mut out = Vec::new();
+        for p in 0..bits / unit {
+            let s = if p == 0 {
+                w
+            } else {
+                let sh = self.i32c(u32::from(p * unit))?;
+                self.alu(AluOp::Ushr, Type::I32, &[w, sh])?
+            };
+            out.push(self.alu(AluOp::U2u, Type::int(unit), &[s])?);
+        }
+        Ok(out)
+    }
+
+    /// Integer pieces of equal width, lowest first, joined into one integer of `bits`.
+    fn join_bits(&mut self, pieces: &[Value], bits: u8) -> Res<Value> {
+        let unit = self.ty(pieces[0]).bits;
+        if unit == bits {
+            return Ok(pieces[0]);
+        }
+        if bits == 64 {
+            let (lo, hi) = pieces.split_at(pieces.len() / 2);
+            let lo = self.join_bits(lo, 32)?;
+            let hi = self.join_bits(hi, 32)?;
+            let lo = self.alu(AluOp::U2u, Type::int(64), &[lo])?;
+            let hi = self.alu(AluOp::U2u, Type::int(64), &[hi])?;
+            let sh = self.i32c(32)?;
+            let hi = self.alu(AluOp::Ishl, Type::int(64), &[hi, sh])?;
+            return self.alu(AluOp::Ior, Type::int(64), &[lo, hi]);
+        }
+        let mut acc = self.alu(AluOp::U2u, Type::I32, &[pieces[0]])?;
+        for (p, &v) in pieces.iter().enumerate().skip(1) {
+            let w = self.alu(AluOp::U2u, Type::I32, &[v])?;
+            let sh = self.i32c(u32::from(unit) * p as u32)?;
+            let w = self.alu(AluOp::Ishl, Type::I32, &[w, sh])?;
+            acc = self.alu(AluOp::Ior, Type::I32, &[acc, w])?;
+        }
+        if bits < 32 {
+            acc = self.alu(AluOp::U2u, Type::int(bits), &[acc])?;
+        }
+        Ok(acc)
     }
 
     fn splat(&mut self, v: Value, n: u8) -> Res<Value> {
@@ -3521,7 +3683,7 @@ impl Fe<'_> {
                 if st.comps == t.comps {
                     FVal::V(self.alu(AluOp::Bitcast, t, &[x])?)
                 } else {
-                    return unsupported("OpBitcast between vectors of different component counts");
+                    FVal::V(self.bitcast_regroup(x, t)?)
                 }
             }
             O::QuantizeToF16 => {

@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod eval;
+pub mod float_controls;
 pub mod frontend;
 mod glsl;
 pub mod interp;

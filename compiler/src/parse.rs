@@ -519,6 +519,12 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
         defined: HashSet::new(),
         used: Vec::new(),
     };
+    if let Some(&(ln, l)) = p.lines.first() {
+        if let Some(rest) = l.strip_prefix("float_controls ") {
+            p.func.float_controls = rest.parse().map_err(|msg| ParseError { line: ln, msg })?;
+            p.pos += 1;
+        }
+    }
     while p.pos < p.lines.len() {
         let (ln, l) = p.lines[p.pos];
         let Some(decl) = l.strip_prefix("var ") else {
@@ -592,6 +598,24 @@ pub fn parse_shader(text: &str) -> Result<Shader, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn float_controls_print_and_parse_back() {
+        let text = "fn main {
+    float_controls f16:denorm_preserve f16:rtz f32:denorm_flush_to_zero f64:signed_zero_inf_nan_preserve
+    %0:i32 = const 0
+    %1:f32 = load ssbo[0] %0 align 4
+    store ssbo[0] %0, %1 align 4
+}
+";
+        let f = parse_function(text).unwrap();
+        let m = f.float_controls.mode(16);
+        assert_eq!((m.denorm, m.rounding), (Denorm::Preserve, Rounding::Rtz));
+        assert_eq!(f.float_controls.mode(32).denorm, Denorm::FlushToZero);
+        assert!(f.float_controls.mode(64).signed_zero_inf_nan);
+        assert_eq!(f.to_string(), text);
+        assert!(parse_function("fn main {\n    float_controls f24:rtz\n}\n").is_err());
+    }
 
     const SAMPLE: &str = "fn main {
     var $0:i32

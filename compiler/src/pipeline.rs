@@ -196,50 +196,58 @@ fn spirv_listing(words: &[u32]) -> String {
     }
 }
 
-/// One pass in the pipeline.
-type Pass = (&'static str, fn(&mut crate::ir::Function) -> bool);
+/// One pass in the pipeline: changes the function, returns whether anything changed, or why it cannot.
+type Pass = (
+    &'static str,
+    fn(&mut crate::ir::Function) -> Result<bool, String>,
+);
 
 /// The middle-end pipeline, in order.
 pub const PIPELINE: &[Pass] = &[
-    ("vars_to_ssa", passes::vars_to_ssa),
-    ("copy_prop", passes::opt_copy_prop),
-    ("dead_cf", passes::opt_dead_cf),
-    ("const_fold", passes::opt_const_fold),
-    ("algebraic", passes::opt_algebraic),
-    ("copy_prop", passes::opt_copy_prop),
-    ("dead_cf", passes::opt_dead_cf),
-    ("cse", passes::opt_cse),
-    ("dce", passes::opt_dce),
-    ("unroll", passes::opt_unroll),
-    ("const_fold", passes::opt_const_fold),
-    ("algebraic", passes::opt_algebraic),
-    ("copy_prop", passes::opt_copy_prop),
-    ("dead_cf", passes::opt_dead_cf),
-    ("cse", passes::opt_cse),
-    ("dce", passes::opt_dce),
-    ("lower_narrow", passes::lower_narrow),
-    ("const_fold", passes::opt_const_fold),
-    ("cse", passes::opt_cse),
-    ("lower_int_div", passes::lower_int_div),
-    ("scalarize", passes::scalarize),
+    ("vars_to_ssa", |f| Ok(passes::vars_to_ssa(f))),
+    ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
+    ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
+    ("const_fold", |f| Ok(passes::opt_const_fold(f))),
+    ("algebraic", |f| Ok(passes::opt_algebraic(f))),
+    ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
+    ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
+    ("cse", |f| Ok(passes::opt_cse(f))),
+    ("dce", |f| Ok(passes::opt_dce(f))),
+    ("unroll", |f| Ok(passes::opt_unroll(f))),
+    ("const_fold", |f| Ok(passes::opt_const_fold(f))),
+    ("algebraic", |f| Ok(passes::opt_algebraic(f))),
+    ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
+    ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
+    ("cse", |f| Ok(passes::opt_cse(f))),
+    ("dce", |f| Ok(passes::opt_dce(f))),
+    ("lower_narrow", |f| Ok(passes::lower_narrow(f))),
+    ("const_fold", |f| Ok(passes::opt_const_fold(f))),
+    ("cse", |f| Ok(passes::opt_cse(f))),
+    ("lower_int_div", |f| Ok(passes::lower_int_div(f))),
+    ("scalarize", |f| Ok(passes::scalarize(f))),
     // Gated: see GATED.
     ("soft_fp64", passes::soft_fp64),
-    ("copy_prop", passes::opt_copy_prop),
-    ("const_fold", passes::opt_const_fold),
-    ("algebraic", passes::opt_algebraic),
-    ("copy_prop", passes::opt_copy_prop),
-    ("cse", passes::opt_cse),
-    ("dce", passes::opt_dce),
-    ("lower_bools", passes::lower_bools),
-    ("dce", passes::opt_dce),
+    ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
+    ("const_fold", |f| Ok(passes::opt_const_fold(f))),
+    ("algebraic", |f| Ok(passes::opt_algebraic(f))),
+    ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
+    ("cse", |f| Ok(passes::opt_cse(f))),
+    ("dce", |f| Ok(passes::opt_dce(f))),
+    ("lower_bools", |f| Ok(passes::lower_bools(f))),
+    ("dce", |f| Ok(passes::opt_dce(f))),
 ];
 
 /// Passes of [`PIPELINE`] that run only when their condition holds.
 type Gate = (&'static str, fn(&Target, &DebugFlags) -> bool);
 pub const GATED: &[Gate] = &[
     // Software fp64 where the target has no DF hardware, or when forced.
-    ("soft_fp64", |t, d| d.soft64 || !t.has_fp64),
+    ("soft_fp64", |t, d| uses_soft_fp64(t, d)),
 ];
+
+/// Doubles go through the software lowering: the target has no DF hardware, or forced.
+pub fn uses_soft_fp64(target: &Target, debug: &DebugFlags) -> bool {
+    debug.soft64 || !target.has_fp64
+}
 
 /// Runs the pipeline for a Gen9 target ([`run_pipeline_for`]).
 pub fn run_pipeline(shader: &mut Shader, opts: &CompileOptions) -> Result<(), CompileError> {
@@ -260,7 +268,8 @@ pub fn run_pipeline_for(
                 continue;
             }
         }
-        let changed = pass(&mut shader.func);
+        let changed = pass(&mut shader.func)
+            .map_err(|e| CompileError::Unsupported(format!("{name}: {e}")))?;
         if check {
             validate(&shader.func).map_err(|err| CompileError::Validation { pass: name, err })?;
         }
@@ -288,6 +297,9 @@ pub fn compile_to_ir(
         target,
     })?;
     let mut shader = out.shader;
+    let support = crate::float_controls::support(target, uses_soft_fp64(target, &opts.debug));
+    crate::float_controls::check(&shader.func.float_controls, &support)
+        .map_err(CompileError::Unsupported)?;
     if cfg!(debug_assertions) || opts.debug.validate {
         validate(&shader.func).map_err(|err| CompileError::Validation {
             pass: "frontend",

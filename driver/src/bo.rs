@@ -13,8 +13,15 @@ use crate::error::{DriverError, Result};
 /// 4 KB pages.
 pub const PAGE: u64 = 4096;
 
-/// Address ranges: general objects, then a 4 GB instruction heap (kernel start pointers are
-/// 32-bit offsets from Instruction Base).
+/// Address ranges: scratch below 4 GB, general objects, then a 4 GB instruction heap (kernel
+/// start pointers are 32-bit offsets from Instruction Base).
+///
+/// Scratch (spill space) must lie in the low 4 GB: a thread finds its scratch through R0.5
+/// bits 31:10 (MEDIA_VFE_STATE's base plus FFTID times the per-thread size), relative to
+/// General State Base, which is 0; a scratch object above 4 GB would be addressed truncated.
+/// The first megabyte stays unused so no object sits at address 0.
+pub const SCRATCH_BASE: u64 = 0x0000_0000_0010_0000;
+pub const SCRATCH_END: u64 = 0x0000_0001_0000_0000;
 pub const GENERAL_BASE: u64 = 0x0000_0001_0000_0000;
 pub const GENERAL_END: u64 = 0x0000_7000_0000_0000;
 pub const INSTRUCTION_BASE: u64 = 0x0000_7000_0000_0000;
@@ -69,6 +76,8 @@ impl VaRange {
 pub enum Heap {
     General,
     Instruction,
+    /// Per-thread scratch space (below 4 GB, see [`SCRATCH_BASE`]).
+    Scratch,
 }
 
 /// The device's address space.
@@ -76,6 +85,7 @@ pub enum Heap {
 pub struct VaAllocator {
     general: Mutex<VaRange>,
     instruction: Mutex<VaRange>,
+    scratch: Mutex<VaRange>,
 }
 
 impl Default for VaAllocator {
@@ -83,6 +93,7 @@ impl Default for VaAllocator {
         VaAllocator {
             general: Mutex::new(VaRange::new(GENERAL_BASE, GENERAL_END)),
             instruction: Mutex::new(VaRange::new(INSTRUCTION_BASE, INSTRUCTION_END)),
+            scratch: Mutex::new(VaRange::new(SCRATCH_BASE, SCRATCH_END)),
         }
     }
 }
@@ -92,6 +103,7 @@ impl VaAllocator {
         match heap {
             Heap::General => &self.general,
             Heap::Instruction => &self.instruction,
+            Heap::Scratch => &self.scratch,
         }
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -202,5 +214,16 @@ mod tests {
         // a and b coalesced: a 3-page request fits at the start again.
         assert_eq!(r.alloc(3 * PAGE), Some(0x10000));
         assert_eq!(r.alloc(0x100000), None);
+    }
+
+    #[test]
+    fn scratch_addresses_fit_the_thread_payload() {
+        // R0.5 carries bits 31:10 of a thread's scratch address: the whole scratch heap,
+        // including the end of its last object, must stay below 4 GB, and nothing at 0.
+        let va = VaAllocator::default();
+        let a = va.alloc(Heap::Scratch, 64 << 20).unwrap();
+        assert!(a >= SCRATCH_BASE && a + (64 << 20) <= 1 << 32);
+        assert!(va.alloc(Heap::General, PAGE).unwrap() >= 1 << 32);
+        assert!(va.alloc(Heap::Scratch, SCRATCH_END - SCRATCH_BASE).is_err());
     }
 }

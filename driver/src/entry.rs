@@ -50,6 +50,7 @@ pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
 pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
+pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -66,6 +67,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_16BIT_STORAGE, 1),
     (KHR_8BIT_STORAGE, 1),
     (KHR_SHADER_FLOAT16_INT8, 1),
+    // cr0 rounding/denormal modes at kernel start (docs/float-controls.md); tested by
+    // tests/tests/float_controls_sim.rs and tests/tests/float_controls.rs.
+    (KHR_SHADER_FLOAT_CONTROLS, 4),
     (KHR_TIMELINE_SEMAPHORE, 2),
     (KHR_SYNCHRONIZATION_2, 1),
     (KHR_DEVICE_GROUP, 4),
@@ -86,6 +90,11 @@ macro_rules! entry_points {
                 implemented: entry_points!(@implemented $($status)?),
             }, )*
         ];
+
+        /// The function behind each name as the table writes it (`module::function`), for the
+        /// FFI audit test.
+        #[cfg(test)]
+        const ENTRY_FUNCTIONS: &[(&str, &str)] = &[ $( ($name, stringify!($f)), )* ];
 
         fn address(name: &str) -> *const () {
             match name {
@@ -390,6 +399,204 @@ mod tests {
                 assert!(known, "{} names unadvertised extension {ext}", a.name);
             }
         }
+    }
+
+    /// The driver's sources: file stem -> text.
+    fn driver_sources() -> Vec<(String, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut out = Vec::new();
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+                    out.push((stem, std::fs::read_to_string(&p).unwrap()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The index of the bracket that closes the one at `open` (`{}` or `()`), string literals
+    /// and line comments skipped.
+    fn closing(s: &str, open: usize) -> usize {
+        let b = s.as_bytes();
+        let (o, c) = (b[open], if b[open] == b'{' { b'}' } else { b')' });
+        let (mut depth, mut i) = (0usize, open);
+        while i < b.len() {
+            match b[i] {
+                b'"' => {
+                    i += 1;
+                    while b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'/' if b[i + 1] == b'/' => {
+                    while b[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                // Character literals ('x', '\n'); a lifetime ('a) has no closing quote.
+                b'\'' if b[i + 1] == b'\\' => i += 3,
+                b'\'' if b[i + 2] == b'\'' => i += 2,
+                x if x == o => depth += 1,
+                x if x == c => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        panic!("unbalanced bracket at {open}");
+    }
+
+    /// A function of the driver's source.
+    struct SrcFn {
+        stem: String,
+        /// `$f` for functions written inside a `macro_rules!` body.
+        name: String,
+        is_extern: bool,
+        /// The body without its braces, comment lines removed.
+        body: String,
+    }
+
+    fn driver_functions() -> Vec<SrcFn> {
+        let mut out = Vec::new();
+        for (stem, text) in driver_sources() {
+            let mut at = 0;
+            while let Some(k) = text[at..].find("fn ") {
+                let start = at + k;
+                at = start + 3;
+                let prev = text[..start].chars().next_back();
+                if prev.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let name: String = text[at..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                    .collect();
+                // The signature ends at the first `{` or `;` after the name.
+                let Some(end) = text[at..].find(['{', ';']).map(|e| at + e) else {
+                    continue;
+                };
+                if name.is_empty() || text.as_bytes()[end] == b';' {
+                    continue;
+                }
+                let line_start = text[..start].rfind('\n').map_or(0, |n| n + 1);
+                let body: Vec<&str> = text[end + 1..closing(&text, end)]
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .collect();
+                out.push(SrcFn {
+                    stem: stem.clone(),
+                    name,
+                    is_extern: text[line_start..start].contains("extern \"system\""),
+                    body: body.join("\n"),
+                });
+            }
+        }
+        out
+    }
+
+    /// The callee when the whole body is one call (`ffi::void(..)`, `record(..)`, or either
+    /// inside an `unsafe { .. }` block), else None.
+    fn sole_call(body: &str) -> Option<String> {
+        let mut t = body.trim();
+        if let Some(rest) = t.strip_prefix("unsafe {") {
+            t = rest.strip_suffix('}')?.trim();
+        }
+        let callee: String = t
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let open = callee.len();
+        if callee.is_empty() || t.as_bytes().get(open) != Some(&b'(') {
+            return None;
+        }
+        let rest = t[closing(t, open) + 1..].trim();
+        (rest.is_empty() || rest == ";").then_some(callee)
+    }
+
+    /// The FFI audit: every `extern "system"` function of the driver (the entry points of the
+    /// table, the `vk_icd*` exports, those that macros write) is, as its whole body, one call of
+    /// `ffi::result`/`ffi::void`/`ffi::run` (which catch panics) or of a function that is (the
+    /// command-buffer `record` helper, another entry point it forwards to): no statement runs
+    /// outside `catch_unwind`, so no panic crosses into the loader.
+    #[test]
+    fn every_entry_point_runs_inside_the_panic_catching_wrapper() {
+        let fns = driver_functions();
+        let wrappers = ["ffi::result", "ffi::void", "ffi::run"];
+        let mut wrapped = vec![false; fns.len()];
+        loop {
+            let mut changed = false;
+            for (i, f) in fns.iter().enumerate() {
+                if wrapped[i] {
+                    continue;
+                }
+                let Some(callee) = sole_call(&f.body) else {
+                    continue;
+                };
+                let local = callee.rsplit("::").next().unwrap_or("");
+                let ok = wrappers.contains(&callee.as_str())
+                    || fns.iter().zip(&wrapped).any(|(g, &w)| {
+                        w && g.name == local && (g.stem == f.stem || callee.contains("::"))
+                    });
+                if ok {
+                    wrapped[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut unwrapped: Vec<String> = fns
+            .iter()
+            .zip(&wrapped)
+            .filter(|(f, &w)| f.is_extern && !w)
+            .map(|(f, _)| format!("{}::{}", f.stem, f.name))
+            .collect();
+        let all_wrapped = |stem: &str, name: &str| {
+            let mut it = fns
+                .iter()
+                .zip(&wrapped)
+                .filter(|(f, _)| f.stem == stem && f.name == name);
+            let first = it.next();
+            first.is_some_and(|(_, &w)| w) && it.all(|(_, &w)| w)
+        };
+        // Each table entry names a wrapped function; one a macro writes (`$f`) is wrapped when
+        // every template of its file is and the invocation lists it.
+        let sources = driver_sources();
+        for (vk_name, path) in ENTRY_FUNCTIONS {
+            let path = path.replace(' ', "");
+            let (stem, name) = path.rsplit_once("::").unwrap_or(("entry", &path));
+            let listed = format!("{name}, \"{vk_name}\"");
+            let by_macro = all_wrapped(stem, "$f")
+                && sources
+                    .iter()
+                    .any(|(s, t)| s == stem && t.contains(&listed));
+            if !all_wrapped(stem, name) && !by_macro {
+                unwrapped.push(format!("{vk_name} ({path})"));
+            }
+        }
+        assert!(
+            unwrapped.is_empty(),
+            "not wholly inside ffi::result/void/run:\n{}",
+            unwrapped.join("\n")
+        );
+        assert_eq!(ENTRY_FUNCTIONS.len(), ENTRY_POINTS.len());
+        // A parser that found nothing would pass vacuously: the table alone has over 100.
+        let externs = fns.iter().filter(|f| f.is_extern).count();
+        assert!(
+            externs > 100,
+            "only {externs} extern \"system\" functions found"
+        );
     }
 
     #[test]

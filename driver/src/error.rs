@@ -98,9 +98,13 @@ impl DriverError {
             DriverError::MemoryMapFailed(_) => vk::Result::ERROR_MEMORY_MAP_FAILED,
             DriverError::FormatNotSupported => vk::Result::ERROR_FORMAT_NOT_SUPPORTED,
             DriverError::DeviceLost(_) => vk::Result::ERROR_DEVICE_LOST,
-            // The shader is valid SPIR-V Ferrite cannot (yet) compile: the pipeline cannot be
-            // created (VK_ERROR_UNKNOWN would hide that it is a limitation, not a crash).
-            DriverError::Compile(_) => vk::Result::ERROR_FEATURE_NOT_PRESENT,
+            // A shader Ferrite cannot compile. vkCreateComputePipelines may return only
+            // OUT_OF_HOST_MEMORY, OUT_OF_DEVICE_MEMORY (INVALID_SHADER_NV and
+            // PIPELINE_COMPILE_REQUIRED belong to extensions Ferrite does not offer), and
+            // vkCreateShaderModule the same; anv answers a failed compile with VK_ERROR_UNKNOWN
+            // (not a 1.0 code) and an allocation failure with OUT_OF_HOST_MEMORY. The reason is
+            // logged at error level (`log_level`).
+            DriverError::Compile(_) => vk::Result::ERROR_OUT_OF_HOST_MEMORY,
             // Valid-usage violations are undefined behaviour in Vulkan; we answer instead of
             // crashing, with a code that depends on the command (unexpected_result).
             DriverError::InvalidHandle { .. }
@@ -182,5 +186,14 @@ mod tests {
             DriverError::DeviceLost("x".into()).result_in("vkCreateBuffer"),
             vk::Result::ERROR_DEVICE_LOST
         );
+    }
+
+    #[test]
+    fn compile_errors_are_a_listed_code_of_pipeline_creation_and_logged_as_errors() {
+        let e = DriverError::Compile("unsupported capability".into());
+        for command in ["vkCreateComputePipelines", "vkCreateShaderModule"] {
+            assert_eq!(e.result_in(command), vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+        }
+        assert_eq!(e.log_level(), log::Level::Error);
     }
 }

@@ -415,6 +415,32 @@ fn narrow_member<'a>(
                     _ => None,
                 }
             }
+            // The core structures carry the same members under the same names.
+            S::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => {
+                let f = &mut *(base as *mut vk::PhysicalDeviceVulkan11Features);
+                match member {
+                    "storageBuffer16BitAccess" => Some(&mut f.storage_buffer16_bit_access),
+                    "uniformAndStorageBuffer16BitAccess" => {
+                        Some(&mut f.uniform_and_storage_buffer16_bit_access)
+                    }
+                    "storagePushConstant16" => Some(&mut f.storage_push_constant16),
+                    "storageInputOutput16" => Some(&mut f.storage_input_output16),
+                    _ => None,
+                }
+            }
+            S::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
+                let f = &mut *(base as *mut vk::PhysicalDeviceVulkan12Features);
+                match member {
+                    "shaderFloat16" => Some(&mut f.shader_float16),
+                    "shaderInt8" => Some(&mut f.shader_int8),
+                    "storageBuffer8BitAccess" => Some(&mut f.storage_buffer8_bit_access),
+                    "uniformAndStorageBuffer8BitAccess" => {
+                        Some(&mut f.uniform_and_storage_buffer8_bit_access)
+                    }
+                    "storagePushConstant8" => Some(&mut f.storage_push_constant8),
+                    _ => None,
+                }
+            }
             S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => {
                 let f = &mut *(base as *mut vk::PhysicalDevice16BitStorageFeatures);
                 match member {
@@ -432,6 +458,16 @@ fn narrow_member<'a>(
     }
 }
 
+/// VkPhysicalDeviceVulkan11Features / Vulkan12Features: they hold the extension structures'
+/// members under the same names (the table rows name the extension structure).
+fn is_core_features(ty: vk::StructureType) -> bool {
+    matches!(
+        ty,
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES
+            | vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
+    )
+}
+
 /// Visits every structure of a pNext chain with the narrow-feature members it holds.
 ///
 /// # Safety
@@ -446,7 +482,7 @@ unsafe fn for_each_narrow_feature(
         // SAFETY: every chain element starts with sType/pNext per the spec (caller contract).
         let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
         for (sty, member, sup) in narrow_features(info) {
-            if sty == ty {
+            if sty == ty || is_core_features(ty) {
                 if let Some(b) = narrow_member(p, ty, member) {
                     f(member, b, sup);
                 }
@@ -526,14 +562,15 @@ pub(crate) unsafe extern "system" fn get_properties2(
 ) {
     ffi::void("vkGetPhysicalDeviceProperties2KHR", || {
         // SAFETY: valid handle per the spec.
-        let props = unsafe { adapter(pd) }?.properties();
+        let adapter = unsafe { adapter(pd) }?;
+        let props = adapter.properties();
         // SAFETY: valid output structure per the spec; `properties` and the extension
         // structures we know in its chain are written, sType/pNext are left alone.
         let out =
             unsafe { p_properties.as_mut() }.ok_or(DriverError::NullPointer("pProperties"))?;
         out.properties = props;
         // SAFETY: a valid output chain per the spec.
-        unsafe { fill_extension_properties(out.p_next) };
+        unsafe { fill_extension_properties(out.p_next, adapter) };
         Ok(())
     })
 }
@@ -572,6 +609,24 @@ unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
                 (*p.cast::<vk::PhysicalDeviceSynchronization2Features<'_>>()).synchronization2 =
                     vk::TRUE;
             }
+            // Core 1.1/1.2 structures an application may chain although apiVersion is 1.0:
+            // every member false, then what works (the 8/16-bit rows of `narrow_features`
+            // are written by the caller; timelineSemaphore is VK_KHR_timeline_semaphore's).
+            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => {
+                let f = &mut *p.cast::<vk::PhysicalDeviceVulkan11Features<'_>>();
+                *f = vk::PhysicalDeviceVulkan11Features {
+                    p_next: f.p_next,
+                    ..Default::default()
+                };
+            }
+            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
+                let f = &mut *p.cast::<vk::PhysicalDeviceVulkan12Features<'_>>();
+                *f = vk::PhysicalDeviceVulkan12Features {
+                    p_next: f.p_next,
+                    timeline_semaphore: vk::TRUE,
+                    ..Default::default()
+                };
+            }
             _ => {}
         })
     }
@@ -581,16 +636,135 @@ unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
 ///
 /// # Safety
 /// As [`for_each_out`].
-unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void) {
+unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Adapter) {
+    use vk::StructureType as S;
+    let fc = float_controls_properties(adapter.info);
     // SAFETY: forwarded; each structure is cast to the type its sType names.
     unsafe {
-        for_each_out(p_next, |ty, p| {
-            if ty == vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES {
-                // Syncobj timeline points are 64-bit and may jump by any amount.
+        for_each_out(p_next, |ty, p| match ty {
+            S::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => {
                 (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreProperties<'_>>())
-                    .max_timeline_semaphore_value_difference = u64::MAX;
+                    .max_timeline_semaphore_value_difference = MAX_TIMELINE_DIFFERENCE;
             }
+            S::PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceFloatControlsProperties<'_>>();
+                *out = vk::PhysicalDeviceFloatControlsProperties {
+                    p_next: out.p_next,
+                    ..fc
+                };
+            }
+            S::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();
+                *out = vulkan11_properties(adapter, out.p_next);
+            }
+            S::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceVulkan12Properties<'_>>();
+                *out = vulkan12_properties(&fc, out.p_next);
+            }
+            _ => {}
         })
+    }
+}
+
+/// Syncobj timeline points are 64-bit and may jump by any amount.
+const MAX_TIMELINE_DIFFERENCE: u64 = u64::MAX;
+
+/// VkPhysicalDeviceFloatControlsProperties from the compiler's one table of what each mode
+/// can be honoured on this device entry's path (native DF or software fp64, as
+/// `FERRITE_DEBUG=soft64` and the entry's `has_fp64` select): see
+/// `ferrite_compiler::float_controls` and docs/float-controls.md.
+pub fn float_controls_properties(
+    info: &DeviceInfo,
+) -> vk::PhysicalDeviceFloatControlsProperties<'static> {
+    let target = crate::pipeline::target(info);
+    let soft =
+        ferrite_compiler::pipeline::uses_soft_fp64(&target, &crate::pipeline::compiler_debug());
+    let s = ferrite_compiler::float_controls::support(&target, soft);
+    let ind = |all: bool| {
+        if all {
+            vk::ShaderFloatControlsIndependence::ALL
+        } else {
+            vk::ShaderFloatControlsIndependence::NONE
+        }
+    };
+    let b = vk::Bool32::from;
+    vk::PhysicalDeviceFloatControlsProperties {
+        denorm_behavior_independence: ind(s.denorm_independent),
+        rounding_mode_independence: ind(s.rounding_independent),
+        shader_signed_zero_inf_nan_preserve_float16: b(s.signed_zero_inf_nan_preserve[0]),
+        shader_signed_zero_inf_nan_preserve_float32: b(s.signed_zero_inf_nan_preserve[1]),
+        shader_signed_zero_inf_nan_preserve_float64: b(s.signed_zero_inf_nan_preserve[2]),
+        shader_denorm_preserve_float16: b(s.denorm_preserve[0]),
+        shader_denorm_preserve_float32: b(s.denorm_preserve[1]),
+        shader_denorm_preserve_float64: b(s.denorm_preserve[2]),
+        shader_denorm_flush_to_zero_float16: b(s.denorm_flush_to_zero[0]),
+        shader_denorm_flush_to_zero_float32: b(s.denorm_flush_to_zero[1]),
+        shader_denorm_flush_to_zero_float64: b(s.denorm_flush_to_zero[2]),
+        shader_rounding_mode_rte_float16: b(s.rounding_rte[0]),
+        shader_rounding_mode_rte_float32: b(s.rounding_rte[1]),
+        shader_rounding_mode_rte_float64: b(s.rounding_rte[2]),
+        shader_rounding_mode_rtz_float16: b(s.rounding_rtz[0]),
+        shader_rounding_mode_rtz_float32: b(s.rounding_rtz[1]),
+        shader_rounding_mode_rtz_float64: b(s.rounding_rtz[2]),
+        ..Default::default()
+    }
+}
+
+/// VkPhysicalDeviceVulkan11Properties for an application that chains it (apiVersion is
+/// 1.0): identifiers and limits; no subgroup operations, multiview or protected memory
+/// are claimed. `subgroupSize` is the widest dispatch (a kernel's gl_SubgroupSize is the
+/// SIMD width it was compiled for: 8, 16 or 32).
+fn vulkan11_properties(
+    adapter: &Adapter,
+    p_next: *mut std::ffi::c_void,
+) -> vk::PhysicalDeviceVulkan11Properties<'static> {
+    let l = limits(adapter.info);
+    vk::PhysicalDeviceVulkan11Properties {
+        p_next,
+        device_uuid: pipeline_cache_uuid(adapter.info.pci_id),
+        driver_uuid: pipeline_cache_uuid(0),
+        subgroup_size: 32,
+        point_clipping_behavior: vk::PointClippingBehavior::ALL_CLIP_PLANES,
+        max_per_set_descriptors: l.max_per_stage_resources,
+        max_memory_allocation_size: adapter.heap_size,
+        ..Default::default()
+    }
+}
+
+/// VkPhysicalDeviceVulkan12Properties for an application that chains it: the driver's
+/// name, the float-controls properties and the timeline limit. `driverID` stays 0:
+/// Ferrite has no registered VkDriverId; no conformance is claimed (0.0.0.0).
+fn vulkan12_properties(
+    fc: &vk::PhysicalDeviceFloatControlsProperties<'_>,
+    p_next: *mut std::ffi::c_void,
+) -> vk::PhysicalDeviceVulkan12Properties<'static> {
+    let info = format!(
+        "Ferrite {} (Rust Vulkan driver for Intel Gen9)",
+        env!("CARGO_PKG_VERSION")
+    );
+    vk::PhysicalDeviceVulkan12Properties {
+        p_next,
+        driver_name: ffi::name_array::<{ vk::MAX_DRIVER_NAME_SIZE }>("Ferrite"),
+        driver_info: ffi::name_array::<{ vk::MAX_DRIVER_INFO_SIZE }>(&info),
+        denorm_behavior_independence: fc.denorm_behavior_independence,
+        rounding_mode_independence: fc.rounding_mode_independence,
+        shader_signed_zero_inf_nan_preserve_float16: fc.shader_signed_zero_inf_nan_preserve_float16,
+        shader_signed_zero_inf_nan_preserve_float32: fc.shader_signed_zero_inf_nan_preserve_float32,
+        shader_signed_zero_inf_nan_preserve_float64: fc.shader_signed_zero_inf_nan_preserve_float64,
+        shader_denorm_preserve_float16: fc.shader_denorm_preserve_float16,
+        shader_denorm_preserve_float32: fc.shader_denorm_preserve_float32,
+        shader_denorm_preserve_float64: fc.shader_denorm_preserve_float64,
+        shader_denorm_flush_to_zero_float16: fc.shader_denorm_flush_to_zero_float16,
+        shader_denorm_flush_to_zero_float32: fc.shader_denorm_flush_to_zero_float32,
+        shader_denorm_flush_to_zero_float64: fc.shader_denorm_flush_to_zero_float64,
+        shader_rounding_mode_rte_float16: fc.shader_rounding_mode_rte_float16,
+        shader_rounding_mode_rte_float32: fc.shader_rounding_mode_rte_float32,
+        shader_rounding_mode_rte_float64: fc.shader_rounding_mode_rte_float64,
+        shader_rounding_mode_rtz_float16: fc.shader_rounding_mode_rtz_float16,
+        shader_rounding_mode_rtz_float32: fc.shader_rounding_mode_rtz_float32,
+        shader_rounding_mode_rtz_float64: fc.shader_rounding_mode_rtz_float64,
+        max_timeline_semaphore_value_difference: MAX_TIMELINE_DIFFERENCE,
+        ..Default::default()
     }
 }
 

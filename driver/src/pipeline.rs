@@ -794,7 +794,7 @@ fn create_one(
         s => Some(GemBo::new(
             &core.adapter.drm,
             &core.va,
-            Heap::General,
+            Heap::Scratch,
             u64::from(s) * u64::from(total_threads(dinfo)),
         )?),
     };
@@ -828,7 +828,11 @@ pub(crate) unsafe extern "system" fn create_compute_pipelines(
             let handle = match create_one(d, cache.as_deref(), info) {
                 Ok(p) => vk::Pipeline::from_raw(d.pipelines.insert(p)),
                 Err(e) => {
-                    log::warn!("vkCreateComputePipelines: pipeline {i}: {e}");
+                    // The wrapper logs the error returned (a compile error at error level, with
+                    // the compiler's message); with several pipelines, say which failed.
+                    if infos.len() > 1 {
+                        log::log!(e.log_level(), "vkCreateComputePipelines: pipeline {i}: {e}");
+                    }
                     first_error.get_or_insert(e);
                     vk::Pipeline::null()
                 }

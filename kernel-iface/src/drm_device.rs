@@ -142,6 +142,73 @@ fn probe_render_node(path: &Path) -> Result<Option<(OwnedFd, RenderNode)>, Kerne
     Ok(Some((fd, node)))
 }
 
+/// How the kernel is asked whether it has a [`KERNEL_REQUIREMENTS`] row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// `I915_PARAM_*` answers at least this value.
+    Param(i32, i32),
+    /// `DRM_CAP_*` answers non-zero.
+    Cap(u64),
+    /// A new context's `I915_CONTEXT_PARAM_GTT_SIZE` is at least this many bytes.
+    GttSize(u64),
+}
+
+/// What the driver uses of i915 and DRM core beyond what every i915 kernel has, with the
+/// kernel's way of saying it has it. A render node whose kernel lacks one is not offered (the
+/// simulated kernel has them all).
+pub const KERNEL_REQUIREMENTS: &[(&str, Probe)] = &[
+    // Every object softpinned at the driver's VA (bo.rs), no relocations (queue.rs).
+    (
+        "EXEC_OBJECT_PINNED (I915_PARAM_HAS_EXEC_SOFTPIN)",
+        Probe::Param(uapi::I915_PARAM_HAS_EXEC_SOFTPIN, 1),
+    ),
+    (
+        "I915_EXEC_NO_RELOC",
+        Probe::Param(uapi::I915_PARAM_HAS_EXEC_NO_RELOC, 1),
+    ),
+    // Binary semaphores and fences as syncobjs of the execbuffer.
+    (
+        "I915_EXEC_FENCE_ARRAY",
+        Probe::Param(uapi::I915_PARAM_HAS_EXEC_FENCE_ARRAY, 1),
+    ),
+    // Timeline semaphores (VK_KHR_timeline_semaphore is always advertised).
+    (
+        "DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES",
+        Probe::Param(uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES, 1),
+    ),
+    // Version 4 of the GTT mmap ABI is the one with GEM_MMAP_OFFSET.
+    (
+        "DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4)",
+        Probe::Param(uapi::I915_PARAM_MMAP_GTT_VERSION, 4),
+    ),
+    ("DRM_CAP_SYNCOBJ", Probe::Cap(uapi::DRM_CAP_SYNCOBJ)),
+    // SYNCOBJ_TIMELINE_WAIT/QUERY/TRANSFER/TIMELINE_SIGNAL.
+    (
+        "DRM_CAP_SYNCOBJ_TIMELINE",
+        Probe::Cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE),
+    ),
+    // The driver's heaps reach 0x7001_0000_0000: a full 48-bit PPGTT per context.
+    ("48-bit full PPGTT", Probe::GttSize(1 << 48)),
+];
+
+/// The [`KERNEL_REQUIREMENTS`] rows the kernel does not meet; `answer` runs a probe and gives
+/// the kernel's value, None when the ioctl fails (an older kernel answers EINVAL for a
+/// parameter or capability it does not know).
+pub fn missing_kernel_requirements(answer: impl Fn(Probe) -> Option<u64>) -> Vec<&'static str> {
+    KERNEL_REQUIREMENTS
+        .iter()
+        .filter(|(_, probe)| {
+            let min = match *probe {
+                Probe::Param(_, min) => min as u64,
+                Probe::Cap(_) => 1,
+                Probe::GttSize(min) => min,
+            };
+            answer(*probe).is_none_or(|v| v < min)
+        })
+        .map(|(what, _)| *what)
+        .collect()
+}
+
 impl DrmDevice {
     /// Lists `/dev/dri/renderD*` nodes driven by i915, in path order. Nodes that cannot be
     /// opened or identified are skipped (and logged); no `/dev/dri` gives an empty list.
@@ -191,12 +258,33 @@ impl DrmDevice {
             errno_name: "ENODEV",
         })?;
         let info = found.info.ok_or(KernelError::UnknownDevice(found.pci_id))?;
-        Ok(DrmDevice {
+        let dev = DrmDevice {
             backend: Backend::Render {
                 fd,
                 path: node.path.clone(),
             },
             info,
+        };
+        let missing = dev.missing_kernel_requirements();
+        if !missing.is_empty() {
+            return Err(KernelError::KernelTooOld(missing.join(", ")));
+        }
+        Ok(dev)
+    }
+
+    /// The [`KERNEL_REQUIREMENTS`] this device's kernel does not meet.
+    pub fn missing_kernel_requirements(&self) -> Vec<&'static str> {
+        missing_kernel_requirements(|probe| match probe {
+            Probe::Param(p, _) => self.getparam(p).ok().map(|v| v.max(0) as u64),
+            Probe::Cap(c) => self.get_cap(c).ok(),
+            Probe::GttSize(_) => {
+                let ctx = self.context_create().ok()?;
+                let size = self.context_get_param(ctx, uapi::I915_CONTEXT_PARAM_GTT_SIZE);
+                if let Err(e) = self.context_destroy(ctx) {
+                    log::warn!("probe context {ctx}: {e}");
+                }
+                size.ok()
+            }
         })
     }
 
@@ -250,6 +338,16 @@ impl DrmDevice {
         };
         self.ioctl(&mut gp)?;
         Ok(value)
+    }
+
+    /// `DRM_IOCTL_GET_CAP`.
+    pub fn get_cap(&self, capability: u64) -> Result<u64, KernelError> {
+        let mut c = uapi::drm_get_cap {
+            capability,
+            value: 0,
+        };
+        self.ioctl(&mut c)?;
+        Ok(c.value)
     }
 
     /// `DRM_IOCTL_I915_GEM_CREATE`: a zero-filled buffer object of at least `size` bytes.
@@ -791,6 +889,51 @@ mod tests {
         let err = getparam_fd(fd.as_raw_fd(), uapi::I915_PARAM_CHIPSET_ID).unwrap_err();
         assert_eq!(err.errno(), Some(libc::ENOTTY));
         assert!(probe_render_node(Path::new("/dev/null")).is_err());
+    }
+
+    #[test]
+    fn the_simulated_kernel_meets_every_requirement() {
+        let info = crate::lookup_platform("skl").unwrap();
+        let dev = DrmDevice::open_sim(info).unwrap();
+        assert_eq!(dev.missing_kernel_requirements(), Vec::<&str>::new());
+        assert_eq!(dev.get_cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE).unwrap(), 1);
+        // An unknown capability is EINVAL, as on a render node.
+        let err = dev.get_cap(0x7fff).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::EINVAL));
+        // The probe context is destroyed again.
+        assert_eq!(dev.sim().unwrap().counts().contexts, 0);
+    }
+
+    #[test]
+    fn an_older_kernel_lacks_timelines_and_mmap_offset() {
+        // A kernel before timeline syncobjs and GEM_MMAP_OFFSET (Linux 5.4): it answers
+        // EINVAL for the newer parameter and capability, version 3 of the GTT mmap ABI.
+        let old = |probe: Probe| match probe {
+            Probe::Param(uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES, _) => None,
+            Probe::Param(uapi::I915_PARAM_MMAP_GTT_VERSION, _) => Some(3),
+            Probe::Param(..) => Some(1),
+            Probe::Cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE) => None,
+            Probe::Cap(_) => Some(1),
+            Probe::GttSize(_) => Some(1 << 48),
+        };
+        assert_eq!(
+            missing_kernel_requirements(old),
+            [
+                "DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES",
+                "DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4)",
+                "DRM_CAP_SYNCOBJ_TIMELINE",
+            ]
+        );
+        // Aliasing PPGTT (32-bit) cannot hold the driver's heaps.
+        let small_vm = |probe: Probe| match probe {
+            Probe::GttSize(_) => Some(1 << 32),
+            _ => Some(4),
+        };
+        assert_eq!(missing_kernel_requirements(small_vm), ["48-bit full PPGTT"]);
+        assert_eq!(
+            missing_kernel_requirements(|_| None).len(),
+            KERNEL_REQUIREMENTS.len()
+        );
     }
 
     #[test]

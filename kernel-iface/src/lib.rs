@@ -15,7 +15,10 @@ pub use device_info::{
     lookup_pci_id, lookup_platform, parse_device_selection, DeviceInfo, DeviceSelection, Gen,
     Platform, DEFAULT_SIM_PCI_ID,
 };
-pub use drm_device::{monotonic_ns, DrmDevice, Mapping, RenderNode};
+pub use drm_device::{
+    missing_kernel_requirements, monotonic_ns, DrmDevice, Mapping, Probe, RenderNode,
+    KERNEL_REQUIREMENTS,
+};
 
 /// Errors of the kernel interface.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,9 @@ pub enum KernelError {
     /// A render node is driven by i915 but its PCI id is not in the device table.
     #[error("PCI id 0x{0:04x} is not in the device table")]
     UnknownDevice(u16),
+    /// A render node's kernel lacks interfaces the driver uses (listed).
+    #[error("the kernel lacks {0}")]
+    KernelTooOld(String),
     /// Opening or mapping a file failed.
     #[error("{what}: {source}")]
     Io {
@@ -74,7 +80,9 @@ impl KernelError {
             KernelError::DeviceLost(_) => Some(libc::EIO),
             KernelError::OutOfMemory => Some(libc::ENOMEM),
             KernelError::Io { source, .. } => source.raw_os_error(),
-            KernelError::InvalidDeviceSelection { .. } | KernelError::UnknownDevice(_) => None,
+            KernelError::InvalidDeviceSelection { .. }
+            | KernelError::UnknownDevice(_)
+            | KernelError::KernelTooOld(_) => None,
         }
     }
 }

@@ -117,6 +117,16 @@ pub struct drm_gem_close {
     pub pad: u32,
 }
 
+/// `struct drm_get_cap`
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct drm_get_cap {
+    pub capability: u64,
+    pub value: u64,
+}
+pub const DRM_CAP_SYNCOBJ: u64 = 0x13;
+pub const DRM_CAP_SYNCOBJ_TIMELINE: u64 = 0x14;
+
 /// `struct drm_syncobj_create`
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -217,6 +227,11 @@ ioctl!(
     drm_version,
     DRM_IOCTL_VERSION,
     drm_iowr::<drm_version>(0x00)
+);
+ioctl!(
+    drm_get_cap,
+    DRM_IOCTL_GET_CAP,
+    drm_iowr::<drm_get_cap>(0x0C)
 );
 ioctl!(
     drm_gem_close,
@@ -746,4 +761,141 @@ pub struct drm_i915_engine_info {
 pub struct drm_i915_query_engine_info {
     pub num_engines: u32,
     pub rsvd: [u32; 3],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request numbers of the uAPI headers on x86-64/aarch64 (`_IOC` of asm-generic: dir
+    /// in bits 30-31, argument size in 16-29, 'd' in 8-15, the number in 0-7), as numbers, so
+    /// that a wrong struct size shows even where tests/uapi_layout.rs cannot compile its C
+    /// probe.
+    #[test]
+    fn request_numbers_are_the_headers() {
+        let want: [(&str, u64, u64); 27] = [
+            ("DRM_IOCTL_VERSION", DRM_IOCTL_VERSION, 0xc040_6400),
+            ("DRM_IOCTL_GEM_CLOSE", DRM_IOCTL_GEM_CLOSE, 0x4008_6409),
+            ("DRM_IOCTL_GET_CAP", DRM_IOCTL_GET_CAP, 0xc010_640c),
+            (
+                "DRM_IOCTL_SYNCOBJ_CREATE",
+                DRM_IOCTL_SYNCOBJ_CREATE,
+                0xc008_64bf,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_DESTROY",
+                DRM_IOCTL_SYNCOBJ_DESTROY,
+                0xc008_64c0,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_WAIT",
+                DRM_IOCTL_SYNCOBJ_WAIT,
+                0xc020_64c3,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_RESET",
+                DRM_IOCTL_SYNCOBJ_RESET,
+                0xc010_64c4,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_SIGNAL",
+                DRM_IOCTL_SYNCOBJ_SIGNAL,
+                0xc010_64c5,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT",
+                DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT,
+                0xc028_64ca,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_QUERY",
+                DRM_IOCTL_SYNCOBJ_QUERY,
+                0xc018_64cb,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_TRANSFER",
+                DRM_IOCTL_SYNCOBJ_TRANSFER,
+                0xc020_64cc,
+            ),
+            (
+                "DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL",
+                DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL,
+                0xc018_64cd,
+            ),
+            (
+                "DRM_IOCTL_I915_GETPARAM",
+                DRM_IOCTL_I915_GETPARAM,
+                0xc010_6446,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CREATE",
+                DRM_IOCTL_I915_GEM_CREATE,
+                0xc010_645b,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CREATE_EXT",
+                DRM_IOCTL_I915_GEM_CREATE_EXT,
+                0xc018_647c,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_MMAP_OFFSET",
+                DRM_IOCTL_I915_GEM_MMAP_OFFSET,
+                0xc020_6464,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_SET_DOMAIN",
+                DRM_IOCTL_I915_GEM_SET_DOMAIN,
+                0x400c_645f,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_EXECBUFFER2",
+                DRM_IOCTL_I915_GEM_EXECBUFFER2,
+                0x4040_6469,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_EXECBUFFER2_WR",
+                DRM_IOCTL_I915_GEM_EXECBUFFER2_WR,
+                0xc040_6469,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_WAIT",
+                DRM_IOCTL_I915_GEM_WAIT,
+                0xc010_646c,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CONTEXT_CREATE",
+                DRM_IOCTL_I915_GEM_CONTEXT_CREATE,
+                0xc008_646d,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT",
+                DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT,
+                0xc010_646d,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CONTEXT_DESTROY",
+                DRM_IOCTL_I915_GEM_CONTEXT_DESTROY,
+                0x4008_646e,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM",
+                DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM,
+                0xc018_6474,
+            ),
+            (
+                "DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM",
+                DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM,
+                0xc018_6475,
+            ),
+            (
+                "DRM_IOCTL_I915_GET_RESET_STATS",
+                DRM_IOCTL_I915_GET_RESET_STATS,
+                0xc018_6472,
+            ),
+            ("DRM_IOCTL_I915_QUERY", DRM_IOCTL_I915_QUERY, 0xc010_6479),
+        ];
+        for (name, got, want) in want {
+            assert_eq!(got, want, "{name}: {got:#x} != {want:#x}");
+        }
+    }
 }

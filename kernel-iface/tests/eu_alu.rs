@@ -520,7 +520,6 @@ fn float_modes_from_cr0_match_reference() {
             matches!(c.op, Opcode::Add | Opcode::Mul | Opcode::Mad | Opcode::Mov)
                 && (c.srcs.iter().any(|t| matches!(t, F | DF | D | UD | Q)) || c.dst == F)
                 && !(c.op == Opcode::Mov && (c.dst == HF || c.srcs[0] == HF))
-                && !(c.dst == DF && c.op != Opcode::Mov)
         })
         .collect();
     let seeds = if sweep() { 8 } else { 1 };

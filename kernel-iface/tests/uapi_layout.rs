@@ -40,6 +40,7 @@ fn structs() -> Vec<StructCheck> {
             desc
         }),
         st!(drm_gem_close { handle, pad }),
+        st!(drm_get_cap { capability, value }),
         st!(drm_syncobj_create { handle, flags }),
         st!(drm_syncobj_destroy { handle, pad }),
         st!(drm_syncobj_transfer {
@@ -216,6 +217,9 @@ fn values() -> Vec<(&'static str, &'static str, i64)> {
     let mut out = v![
         DRM_IOCTL_VERSION,
         DRM_IOCTL_GEM_CLOSE,
+        DRM_IOCTL_GET_CAP,
+        DRM_CAP_SYNCOBJ,
+        DRM_CAP_SYNCOBJ_TIMELINE,
         DRM_IOCTL_SYNCOBJ_CREATE,
         DRM_IOCTL_SYNCOBJ_DESTROY,
         DRM_IOCTL_SYNCOBJ_WAIT,
@@ -460,6 +464,7 @@ fn every_request_encodes_its_argument_size() {
     }
     check::<drm_version>();
     check::<drm_gem_close>();
+    check::<drm_get_cap>();
     check::<drm_syncobj_create>();
     check::<drm_syncobj_destroy>();
     check::<drm_syncobj_wait>();

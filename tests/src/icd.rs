@@ -82,10 +82,7 @@ pub const MANIFEST_API_VERSION: &str = "1.0.0";
 
 /// Writes a manifest pointing at `lib` (absolute) into a fresh temporary directory.
 pub fn write_manifest(lib: &Path) -> std::io::Result<Manifest> {
-    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("ferrite-icd-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    let dir = crate::fresh_temp_dir("ferrite-icd")?;
     let lib = lib.canonicalize()?;
     let path = dir.join("ferrite_icd.json");
     let json = format!(

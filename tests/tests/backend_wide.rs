@@ -6,7 +6,8 @@
 //! Kernels that use DF set cr0 bit 6 (DF denormals preserved), so the reference is plain
 //! IEEE f64 with denormals. Operations
 //! built from Newton-Raphson (division, reciprocal, sqrt, inversesqrt) are compared
-//! within [`ULPS`]; everything else bit for bit.
+//! within [`ULPS`] (division and reciprocal also bit for bit, for normal quotients, in
+//! their own test); everything else bit for bit.
 
 mod sim_common;
 
@@ -80,19 +81,6 @@ fn doubles(n: usize, seed: u64) -> Vec<f64> {
         v.push(m * 2f64.powi(e));
     }
     v
-}
-
-fn u64s(v: &[f64]) -> Vec<u32> {
-    v.iter()
-        .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
-        .collect()
-}
-
-fn read_u64(g: &Gpu, bo: usize, n: usize) -> Vec<u64> {
-    let w = g.read_u32s(bo, 0, 2 * n);
-    (0..n)
-        .map(|i| w[2 * i] as u64 | (w[2 * i + 1] as u64) << 32)
-        .collect()
 }
 
 const FP64: &str = "#version 450
@@ -189,7 +177,8 @@ fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
         Some(a.abs()),
         Some(-a),
         (!a.is_nan()).then(|| if a == 0.0 { a } else { 1f64.copysign(a) }),
-        Some(a * b + a),
+        // One fused DF MAD: a single rounding.
+        Some(a.mul_add(b, a)),
         Some((a as f32) as f64),
         (!a.is_nan()).then(|| a.clamp(-1e9, 1e9) as i32 as f64),
         Some(a * 2f64.powi(i as i32 - 32)),
@@ -210,129 +199,121 @@ fn frexp(a: f64) -> (f64, i32) {
 #[test]
 fn fp64_ops_match_reference() {
     let mut worst = [0u64; 4];
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("fp64", FP64, simd) else {
-            return;
-        };
-        let n = 64;
-        let (g, data) =
-            compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 24, n as u64 * 12]);
-        let xs = doubles(n, 0x9E37_79B9_7F4A_7C15 | 1);
-        let mut ys = doubles(n, 0x2545_F491_4F6C_DD1C);
-        // A few exact pairs for the comparisons and mod.
-        ys[2] = 1.0;
-        ys[3] = -1.0;
-        ys[8] = 2.5;
-        ys[10] = f64::NAN;
-        ys[22] = 3.0;
-        ys[25] = 0.0;
-        ys[0] = -0.0;
-        g.write_u32s(data[0], 0, &u64s(&xs));
-        g.write_u32s(data[1], 0, &u64s(&ys));
-        dispatch(
-            &g,
-            &k,
-            [4, 1, 1],
-            &[
-                (data[0], n as u64 * 8),
-                (data[1], n as u64 * 8),
-                (data[2], n as u64 * 8 * 24),
-                (data[3], n as u64 * 12),
-            ],
-        );
-        let out: Vec<f64> = read_u64(&g, data[2], n * 24)
-            .into_iter()
-            .map(f64::from_bits)
-            .collect();
-        let ints = g.read_u32s(data[3], 0, n * 3);
-        let swapped = read_u64(&g, data[0], n);
-        for i in 0..n {
-            let (a, b) = (xs[i], ys[i]);
-            let want = fp64_reference(i, a, b);
-            let got = &out[i * 24..i * 24 + 24];
-            let ctx = |j: usize| {
-                format!(
-                    "SIMD{simd} lane {i} slot {j}: a={a:e} ({:#x}) b={b:e}",
-                    a.to_bits()
-                )
-            };
-            for (j, w) in want.iter().enumerate() {
-                if let Some(w) = w {
-                    if j == 12 {
-                        // mod: a - b * floor(a / b) with a division within ULPS: the
-                        // floor may step at an integer quotient, then the result moves by b.
-                        let ok = same(got[j], *w)
-                            || (got[j] - w).abs() <= a.abs() * 1e-15
-                            || (got[j] - w - b).abs() <= a.abs() * 1e-15
-                            || (got[j] - w + b).abs() <= a.abs() * 1e-15
-                            || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
-                        assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
-                    } else {
-                        assert!(
-                            same(got[j], *w),
-                            "{}: got {:e} ({:#x}) want {:e} ({:#x})",
-                            ctx(j),
-                            got[j],
-                            got[j].to_bits(),
-                            w,
-                            w.to_bits()
-                        );
+    let n = 64;
+    let xs = doubles(n, 0x9E37_79B9_7F4A_7C15 | 1);
+    let mut ys = doubles(n, 0x2545_F491_4F6C_DD1C);
+    // A few exact pairs for the comparisons and mod.
+    ys[2] = 1.0;
+    ys[3] = -1.0;
+    ys[8] = 2.5;
+    ys[10] = f64::NAN;
+    ys[22] = 3.0;
+    ys[25] = 0.0;
+    ys[0] = -0.0;
+    let init = [
+        f64_words(&xs),
+        f64_words(&ys),
+        vec![0; n * 2 * 24],
+        vec![0; n * 3],
+    ];
+    at_each_simd(
+        "fp64",
+        FP64,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            let ints = &bufs[3];
+            let swapped = words_u64(&bufs[0]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let want = fp64_reference(i, a, b);
+                let got = &out[i * 24..i * 24 + 24];
+                let ctx = |j: usize| {
+                    format!(
+                        "SIMD{simd} lane {i} slot {j}: a={a:e} ({:#x}) b={b:e}",
+                        a.to_bits()
+                    )
+                };
+                for (j, w) in want.iter().enumerate() {
+                    if let Some(w) = w {
+                        if j == 12 {
+                            // mod: a - b * floor(a / b) with a division within ULPS: the
+                            // floor may step at an integer quotient, then the result moves by b.
+                            let ok = same(got[j], *w)
+                                || (got[j] - w).abs() <= a.abs() * 1e-15
+                                || (got[j] - w - b).abs() <= a.abs() * 1e-15
+                                || (got[j] - w + b).abs() <= a.abs() * 1e-15
+                                || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
+                            assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
+                        } else {
+                            assert!(
+                                same(got[j], *w),
+                                "{}: got {:e} ({:#x}) want {:e} ({:#x})",
+                                ctx(j),
+                                got[j],
+                                got[j].to_bits(),
+                                w,
+                                w.to_bits()
+                            );
+                        }
                     }
                 }
-            }
-            for (slot, want, wi) in [
-                (3usize, a / b, 0usize),
-                (4, a.sqrt(), 1),
-                (5, 1.0 / a.sqrt(), 2),
-                (6, 1.0 / b, 3),
-            ] {
-                let d = ulps(got[slot], want);
-                assert!(
-                    d <= ULPS,
-                    "{}: got {:e} want {:e} ({d} ulps)",
-                    ctx(slot),
-                    got[slot],
-                    want
-                );
-                worst[wi] = worst[wi].max(d);
-            }
-            let mut f = 0;
-            for (bit, c) in [
-                a < b,
-                a <= b,
-                a == b,
-                a != b,
-                a > b,
-                a >= b,
-                a.is_nan(),
-                a.is_infinite(),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                f |= (c as u32) << bit;
-            }
-            assert_eq!(
-                ints[3 * i],
-                f,
-                "SIMD{simd} lane {i} comparisons a={a:e} b={b:e}"
-            );
-            if a.is_finite() {
+                for (slot, want, wi) in [
+                    (3usize, a / b, 0usize),
+                    (4, a.sqrt(), 1),
+                    (5, 1.0 / a.sqrt(), 2),
+                    (6, 1.0 / b, 3),
+                ] {
+                    let d = ulps(got[slot], want);
+                    assert!(
+                        d <= ULPS,
+                        "{}: got {:e} want {:e} ({d} ulps)",
+                        ctx(slot),
+                        got[slot],
+                        want
+                    );
+                    worst[wi] = worst[wi].max(d);
+                }
+                let mut f = 0;
+                for (bit, c) in [
+                    a < b,
+                    a <= b,
+                    a == b,
+                    a != b,
+                    a > b,
+                    a >= b,
+                    a.is_nan(),
+                    a.is_infinite(),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    f |= (c as u32) << bit;
+                }
                 assert_eq!(
-                    ints[3 * i + 1] as i32,
-                    frexp(a).1,
-                    "SIMD{simd} lane {i} frexp exp a={a:e}"
+                    ints[3 * i],
+                    f,
+                    "SIMD{simd} lane {i} comparisons a={a:e} b={b:e}"
                 );
+                if a.is_finite() {
+                    assert_eq!(
+                        ints[3 * i + 1] as i32,
+                        frexp(a).1,
+                        "SIMD{simd} lane {i} frexp exp a={a:e}"
+                    );
+                }
+                let bits = a.to_bits();
+                assert_eq!(
+                    ints[3 * i + 2],
+                    (bits as u32) ^ (bits >> 32) as u32,
+                    "SIMD{simd} lane {i} unpack"
+                );
+                assert_eq!(swapped[i], bits.rotate_left(32), "SIMD{simd} lane {i} pack");
             }
-            let bits = a.to_bits();
-            assert_eq!(
-                ints[3 * i + 2],
-                (bits as u32) ^ (bits >> 32) as u32,
-                "SIMD{simd} lane {i} unpack"
-            );
-            assert_eq!(swapped[i], bits.rotate_left(32), "SIMD{simd} lane {i} pack");
-        }
-    }
+        },
+    );
     eprintln!(
         "worst ULPs: div {} sqrt {} rsq {} rcp {}",
         worst[0], worst[1], worst[2], worst[3]
@@ -427,103 +408,91 @@ fn int64_inputs(n: usize, seed: u64) -> Vec<i64> {
 
 #[test]
 fn int64_ops_match_reference() {
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("int64", INT64, simd) else {
-            return;
-        };
-        let n = 64;
-        let (g, data) = compute_setup(&[n as u64 * 8, n as u64 * 8, n as u64 * 8 * 30]);
-        let xs = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
-        let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C);
-        ys[1] = 1;
-        ys[4] = i64::MAX;
-        ys[3] = 5;
-        let bits = |v: &[i64]| -> Vec<u32> {
-            v.iter()
-                .flat_map(|x| [*x as u32, (*x as u64 >> 32) as u32])
-                .collect()
-        };
-        g.write_u32s(data[0], 0, &bits(&xs));
-        g.write_u32s(data[1], 0, &bits(&ys));
-        dispatch(
-            &g,
-            &k,
-            [4, 1, 1],
-            &[
-                (data[0], n as u64 * 8),
-                (data[1], n as u64 * 8),
-                (data[2], n as u64 * 8 * 30),
-            ],
-        );
-        let out = read_u64(&g, data[2], n * 30);
-        for i in 0..n {
-            let (a, b) = (xs[i], ys[i]);
-            let (ua, ub) = (a as u64, b as u64);
-            let s = (i % 64) as u32;
-            let f = (a < b) as i64
-                | ((a <= b) as i64) << 1
-                | ((a == b) as i64) << 2
-                | ((a != b) as i64) << 3
-                | ((ua < ub) as i64) << 4
-                | ((ua >= ub) as i64) << 5;
-            let want: [i64; 30] = [
-                a.wrapping_add(b),
-                a.wrapping_sub(b),
-                a.wrapping_mul(b),
-                a << s,
-                a >> s,
-                (ua >> s) as i64,
-                a & b,
-                a | b,
-                a ^ b,
-                !a,
-                a.wrapping_neg(),
-                a.wrapping_abs(),
-                a.min(b),
-                a.max(b),
-                ua.min(ub) as i64,
-                ua.max(ub) as i64,
-                f,
-                a as i32 as i64,
-                a as u32 as i64,
-                (a as f64) as i64,
-                (a as f32) as i64,
-                ((ua as f64) * 0.25) as i64,
-                a.signum(),
-                a.wrapping_mul(3)
-                    .wrapping_add(i as i64)
-                    .wrapping_sub(if a < 0 { b } else { s as i64 }),
-                if b == 0 { 0 } else { a.wrapping_div(b) },
-                // GLSL % on signed integers is OpSMod: the sign follows the divisor.
-                match a.checked_rem(b) {
-                    Some(r) if r != 0 && (r < 0) != (b < 0) => r + b,
-                    Some(r) => r,
-                    None => 0,
-                },
-                ua.checked_div(ub).unwrap_or(0) as i64,
-                ua.checked_rem(ub).unwrap_or(0) as i64,
-                a / 10,
-                (ua % 1_000_000_007) as i64,
-            ];
-            for j in 0..30 {
-                // Division by zero and INT64_MIN / -1 are undefined.
-                if (24..28).contains(&j) && (b == 0 || (a == i64::MIN && b == -1)) {
-                    continue;
+    let n = 64;
+    let xs = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
+    let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C);
+    ys[1] = 1;
+    ys[4] = i64::MAX;
+    ys[3] = 5;
+    let bits = |v: &[i64]| u64_words(&v.iter().map(|x| *x as u64).collect::<Vec<_>>());
+    let init = [bits(&xs), bits(&ys), vec![0; n * 2 * 30]];
+    at_each_simd(
+        "int64",
+        INT64,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, k, bufs| {
+            let out = words_u64(&bufs[2]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let (ua, ub) = (a as u64, b as u64);
+                let s = (i % 64) as u32;
+                let f = (a < b) as i64
+                    | ((a <= b) as i64) << 1
+                    | ((a == b) as i64) << 2
+                    | ((a != b) as i64) << 3
+                    | ((ua < ub) as i64) << 4
+                    | ((ua >= ub) as i64) << 5;
+                let want: [i64; 30] = [
+                    a.wrapping_add(b),
+                    a.wrapping_sub(b),
+                    a.wrapping_mul(b),
+                    a << s,
+                    a >> s,
+                    (ua >> s) as i64,
+                    a & b,
+                    a | b,
+                    a ^ b,
+                    !a,
+                    a.wrapping_neg(),
+                    a.wrapping_abs(),
+                    a.min(b),
+                    a.max(b),
+                    ua.min(ub) as i64,
+                    ua.max(ub) as i64,
+                    f,
+                    a as i32 as i64,
+                    a as u32 as i64,
+                    (a as f64) as i64,
+                    (a as f32) as i64,
+                    ((ua as f64) * 0.25) as i64,
+                    a.signum(),
+                    a.wrapping_mul(3)
+                        .wrapping_add(i as i64)
+                        .wrapping_sub(if a < 0 { b } else { s as i64 }),
+                    if b == 0 { 0 } else { a.wrapping_div(b) },
+                    // GLSL % on signed integers is OpSMod: the sign follows the divisor.
+                    match a.checked_rem(b) {
+                        Some(r) if r != 0 && (r < 0) != (b < 0) => r + b,
+                        Some(r) => r,
+                        None => 0,
+                    },
+                    ua.checked_div(ub).unwrap_or(0) as i64,
+                    ua.checked_rem(ub).unwrap_or(0) as i64,
+                    a / 10,
+                    (ua % 1_000_000_007) as i64,
+                ];
+                for j in 0..30 {
+                    // Division by zero and INT64_MIN / -1 are undefined.
+                    if (24..28).contains(&j) && (b == 0 || (a == i64::MIN && b == -1)) {
+                        continue;
+                    }
+                    // Float -> int64 of a value >= 2^63 is undefined (the hardware gives
+                    // i64::MIN, Rust saturates).
+                    if (j == 19 || j == 20) && a as f64 >= 2f64.powi(63) {
+                        continue;
+                    }
+                    assert_eq!(
+                        out[i * 30 + j] as i64,
+                        want[j],
+                        "SIMD{simd} lane {i} slot {j}: a={a:#x} b={b:#x}\n{}",
+                        if j == 0 { k.asm.as_str() } else { "" }
+                    );
                 }
-                // Float -> int64 of a value >= 2^63 is undefined (the hardware gives
-                // i64::MIN, Rust saturates).
-                if (j == 19 || j == 20) && a as f64 >= 2f64.powi(63) {
-                    continue;
-                }
-                assert_eq!(
-                    out[i * 30 + j] as i64,
-                    want[j],
-                    "SIMD{simd} lane {i} slot {j}: a={a:#x} b={b:#x}\n{}",
-                    if j == 0 { k.asm.as_str() } else { "" }
-                );
             }
-        }
-    }
+        },
+    );
 }
 
 const MEM64: &str = "#version 450
@@ -551,62 +520,43 @@ void main() {
 
 #[test]
 fn sixty_four_bit_memory_matches_cpu() {
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("mem64", MEM64, simd) else {
-            return;
-        };
-        let n = 32;
-        let scratch = 168 * k.scratch_size.max(1024) as u64;
-        let (g, data) = compute_setup(&[
-            n as u64 * 32,
-            n as u64 * 32,
-            16 * 16,
-            n as u64 * 16,
-            scratch,
-        ]);
-        let v4: Vec<f64> = (0..n * 4).map(|j| j as f64 * 1.25 - 7.0).collect();
-        let v3: Vec<f64> = (0..n * 4).map(|j| j as f64 * -0.5 + 3.0).collect();
-        let u2: Vec<f64> = (0..32).map(|j| j as f64 * 10.0 + 0.5).collect();
-        g.write_u32s(data[0], 0, &u64s(&v4));
-        g.write_u32s(data[1], 0, &u64s(&v3));
-        g.write_u32s(data[2], 0, &u64s(&u2));
-        dispatch_scratch(
-            &g,
-            &k,
-            [2, 1, 1],
-            &[
-                (data[0], n as u64 * 32),
-                (data[1], n as u64 * 32),
-                (data[2], 16 * 16),
-                (data[3], n as u64 * 16),
-            ],
-            0x500_0000,
-        );
-        let o4: Vec<f64> = read_u64(&g, data[0], n * 4)
-            .into_iter()
-            .map(f64::from_bits)
-            .collect();
-        let o3: Vec<f64> = read_u64(&g, data[1], n * 4)
-            .into_iter()
-            .map(f64::from_bits)
-            .collect();
-        let r = read_u64(&g, data[3], n * 2);
-        for i in 0..n {
-            let l = i % 16;
-            let a = &v4[i * 4..i * 4 + 4];
-            let c = &v3[i * 4..i * 4 + 4];
-            let nbi = (i / 16) * 16 + (l + 1) % 16;
-            let nb = v4[nbi * 4] + v4[nbi * 4 + 3];
-            let want4 = [a[3], a[2] + c[1], u2[l * 2 + 1], nb];
-            assert_eq!(&o4[i * 4..i * 4 + 4], &want4, "SIMD{simd} dvec4 {i}");
-            // dvec3 in std430 has a 32-byte stride; the fourth double is untouched.
-            let want3 = [c[2] * 2.0, c[0] * 2.0, c[1] * 2.0, c[3]];
-            assert_eq!(&o3[i * 4..i * 4 + 4], &want3, "SIMD{simd} dvec3 {i}");
-            let pj = a[i % 4] * ((i % 4) as f64 + 1.0);
-            assert_eq!(r[2 * i], pj.to_bits(), "SIMD{simd} private array {i}");
-            assert_eq!(r[2 * i + 1], (i as u64) << 40, "SIMD{simd} u64 {i}");
-        }
-    }
+    let n = 32;
+    let v4: Vec<f64> = (0..n * 4).map(|j| j as f64 * 1.25 - 7.0).collect();
+    let v3: Vec<f64> = (0..n * 4).map(|j| j as f64 * -0.5 + 3.0).collect();
+    let u2: Vec<f64> = (0..32).map(|j| j as f64 * 10.0 + 0.5).collect();
+    let init = [
+        f64_words(&v4),
+        f64_words(&v3),
+        f64_words(&u2),
+        vec![0; n * 4],
+    ];
+    at_each_simd(
+        "mem64",
+        MEM64,
+        &Build::default(),
+        [2, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let o4 = words_f64(&bufs[0]);
+            let o3 = words_f64(&bufs[1]);
+            let r = words_u64(&bufs[3]);
+            for i in 0..n {
+                let l = i % 16;
+                let a = &v4[i * 4..i * 4 + 4];
+                let c = &v3[i * 4..i * 4 + 4];
+                let nbi = (i / 16) * 16 + (l + 1) % 16;
+                let nb = v4[nbi * 4] + v4[nbi * 4 + 3];
+                let want4 = [a[3], a[2] + c[1], u2[l * 2 + 1], nb];
+                assert_eq!(&o4[i * 4..i * 4 + 4], &want4, "SIMD{simd} dvec4 {i}");
+                // dvec3 in std430 has a 32-byte stride; the fourth double is untouched.
+                let want3 = [c[2] * 2.0, c[0] * 2.0, c[1] * 2.0, c[3]];
+                assert_eq!(&o3[i * 4..i * 4 + 4], &want3, "SIMD{simd} dvec3 {i}");
+                let pj = a[i % 4] * ((i % 4) as f64 + 1.0);
+                assert_eq!(r[2 * i], pj.to_bits(), "SIMD{simd} private array {i}");
+                assert_eq!(r[2 * i + 1], (i as u64) << 40, "SIMD{simd} u64 {i}");
+            }
+        },
+    );
 }
 
 const NARROW64: &str = "#version 450
@@ -639,79 +589,579 @@ void main() {
 /// 8/16-bit <-> 64-bit conversions (through a 32-bit intermediate) at SIMD8/16/32.
 #[test]
 fn narrow_to_and_from_sixty_four_bit_conversions_match_reference() {
-    for simd in [8, 16, 32] {
-        let Some(k) = kernel("narrow64", NARROW64, simd) else {
+    let n = 32;
+    let xs: Vec<i32> = (0..n as i32)
+        .map(|i| i.wrapping_mul(-2_654_435_761_i64 as i32) >> (i % 13))
+        .collect();
+    let mut ds = doubles(n, 0x5DEE_CE66_D1CE_4E5B | 1);
+    for (i, d) in ds.iter_mut().enumerate() {
+        if d.is_nan() {
+            *d = i as f64 * 0.3;
+        }
+    }
+    let init = [
+        xs.iter().map(|v| *v as u32).collect(),
+        f64_words(&ds),
+        vec![0; n * 10],
+        vec![0; n * 4],
+    ];
+    at_each_simd(
+        "narrow64",
+        NARROW64,
+        &Build::default(),
+        [2, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let o = words_u64(&bufs[2]);
+            let r = &bufs[3];
+            for i in 0..n {
+                let v = xs[i];
+                let dv = ds[i];
+                let h = v as i16;
+                let f16 = half::f16::from_f32(v as f32 * 0.125);
+                let want = [
+                    h as i64,
+                    v as u8 as i64,
+                    (f16.to_f32() as f64).to_bits() as i64,
+                    (h as f64).to_bits() as i64,
+                    f16.to_f32() as i64,
+                ];
+                for (j, w) in want.iter().enumerate() {
+                    assert_eq!(
+                        o[i * 5 + j] as i64,
+                        *w,
+                        "SIMD{simd} lane {i} slot {j}: v={v}"
+                    );
+                }
+                // F -> HF flushes HF denormals in the default float mode.
+                let hf = half::f16::from_f32(dv as f32);
+                let f = if hf.is_finite() && !hf.is_normal() {
+                    0.0f32.copysign(hf.to_f32())
+                } else {
+                    hf.to_f32()
+                };
+                let wr = [
+                    (v as i64 * 3) as i16 as i32,
+                    v as u8 as i32,
+                    f.to_bits() as i32,
+                    dv.clamp(-30000.0, 30000.0) as i16 as i32,
+                ];
+                for (j, w) in wr.iter().enumerate() {
+                    assert_eq!(
+                        r[i * 4 + j] as i32,
+                        *w,
+                        "SIMD{simd} lane {i} result {j}: v={v} d={dv:e}"
+                    );
+                }
+            }
+        },
+    );
+}
+
+/// OpBitcast between different component counts, as glslang emits it for the
+/// explicit-arithmetic-types pack/unpack functions: 64 <-> 2x32, 64 <-> 4x16, 32 <-> 2x16,
+/// 32 <-> 4x8, 16 <-> 2x8, f16vec2 <-> 32 and doubles through 2x32 and 4x16.
+const BITCAST: &str = "#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { uvec2 x[]; };
+layout(set=0, binding=1) buffer D { double d[]; };
+layout(set=0, binding=2) buffer O { uint o[]; };
+layout(set=0, binding=3) buffer Q { uint64_t q[]; };
+layout(set=0, binding=4) buffer E { double e[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uvec2 v = x[i];
+    double dv = d[i];
+    uint64_t a = pack64(v);
+    uvec2 b = unpack32(a ^ 0x0123456789abcdeful);
+    u16vec2 h = unpack16(v.x);
+    u8vec4 c = unpack8(v.y);
+    u16vec4 h4 = unpack16(a);
+    u8vec2 c2 = unpack8(h.x);
+    f16vec2 f2 = unpackFloat2x16(v.y);
+    uvec2 w = unpack32(doubleBitsToUint64(dv + 0.5LF));
+    uint k = i * 10u;
+    o[k + 0u] = b.x;
+    o[k + 1u] = b.y;
+    o[k + 2u] = pack32(c.wzyx);
+    o[k + 3u] = pack32(h.yx);
+    o[k + 4u] = uint(pack16(c.yx));
+    o[k + 5u] = uint(c2.x) | uint(c2.y) << 20;
+    o[k + 6u] = packFloat2x16(f2.yx);
+    o[k + 7u] = w.x;
+    o[k + 8u] = w.y;
+    o[k + 9u] = packUint2x32(v) == a ? 1u : 0u;
+    q[2u * i] = pack64(h4 + u16vec4(1us, 2us, 3us, 0xffffus));
+    q[2u * i + 1u] = pack64(unpackUint2x32(a).yx);
+    e[2u * i] = uint64BitsToDouble(pack64(v.yx));
+    e[2u * i + 1u] = uint64BitsToDouble(pack64(h4.wzyx)) * 2.0LF;
+}";
+
+/// Per lane: the input words, the input double, and the expected o[10], q[2] and e[2] bits.
+fn bitcast_reference(v: [u32; 2], dv: f64) -> ([u32; 10], [u64; 2], [u64; 2]) {
+    let a = u64::from(v[0]) | u64::from(v[1]) << 32;
+    let b = a ^ 0x0123_4567_89ab_cdef;
+    let h4: Vec<u16> = (0..4).map(|j| (a >> (16 * j)) as u16).collect();
+    let bumped = h4
+        .iter()
+        .zip([1u16, 2, 3, 0xffff])
+        .enumerate()
+        .fold(0u64, |acc, (j, (h, d))| {
+            acc | u64::from(h.wrapping_add(d)) << (16 * j)
+        });
+    let wv = (dv + 0.5).to_bits();
+    let lanes_reversed = h4
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (j, h)| acc | u64::from(*h) << (16 * (3 - j)));
+    let o = [
+        b as u32,
+        (b >> 32) as u32,
+        v[1].swap_bytes(),
+        v[0].rotate_left(16),
+        (v[1] >> 8) & 0xff | (v[1] & 0xff) << 8,
+        v[0] & 0xff | ((v[0] >> 8) & 0xff) << 20,
+        v[1].rotate_left(16),
+        wv as u32,
+        (wv >> 32) as u32,
+        1,
+    ];
+    let e1 = f64::from_bits(lanes_reversed) * 2.0;
+    (
+        o,
+        [bumped, a.rotate_left(32)],
+        [a.rotate_left(32), e1.to_bits()],
+    )
+}
+
+fn bitcast_check(simd: u32, soft64: bool, xs: &[u32], ds: &[f64], bufs: &[Vec<u32>]) {
+    let q = words_u64(&bufs[3]);
+    let e = words_u64(&bufs[4]);
+    for i in 0..ds.len() {
+        let (wo, wq, we) = bitcast_reference([xs[2 * i], xs[2 * i + 1]], ds[i]);
+        let ctx = format!(
+            "SIMD{simd} soft64={soft64} lane {i}: v = {:#x} {:#x}, d = {:e}",
+            xs[2 * i],
+            xs[2 * i + 1],
+            ds[i]
+        );
+        for (j, w) in wo.iter().enumerate() {
+            let got = bufs[2][i * 10 + j];
+            assert_eq!(got, *w, "{ctx}: o[{j}] {got:#x} want {w:#x}");
+        }
+        for j in 0..2 {
+            assert_eq!(q[2 * i + j], wq[j], "{ctx}: q[{j}]");
+            let (got, want) = (f64::from_bits(e[2 * i + j]), f64::from_bits(we[j]));
+            assert!(
+                same(got, want),
+                "{ctx}: e[{j}] {:#x} want {:#x}",
+                e[2 * i + j],
+                we[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn bitcasts_between_component_counts_match_rust() {
+    let n = 64;
+    let mut s = 0x5851_f42d_4c95_7f2du64;
+    let mut xs: Vec<u32> = (0..2 * n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 16) as u32
+        })
+        .collect();
+    // Edge words: all ones, sign bits, zero, f16 infinities and NaNs.
+    xs[..8].copy_from_slice(&[
+        u32::MAX,
+        0x8000_0000,
+        0,
+        0x7c00_fc00,
+        0x7e01_0001,
+        0x0000_8000,
+        0x00ff_ff00,
+        0xffff_0000,
+    ]);
+    let mut ds = doubles(n, 0x0DDB_1A5E_5BAD_5EED);
+    ds[0] = -0.5;
+    ds[1] = 5e-324;
+    ds[2] = f64::INFINITY;
+    let init = || {
+        [
+            xs.clone(),
+            f64_words(&ds),
+            vec![0; n * 10],
+            vec![0; n * 4],
+            vec![0; n * 4],
+        ]
+    };
+    for soft64 in [false, true] {
+        let build = Build {
+            bindings: 5,
+            soft64,
+            ..Build::default()
+        };
+        at_each_simd(
+            &format!("bitcast_{soft64}"),
+            BITCAST,
+            &build,
+            [4, 1, 1],
+            &init(),
+            |simd, _, bufs| bitcast_check(simd, soft64, &xs, &ds, bufs),
+        );
+    }
+}
+
+/// Vector-to-vector OpBitcast (no GLSL spelling): uvec4 <-> dvec2 and u64vec2, uvec2 <->
+/// u16vec4 and f16vec4, u16vec2 <-> u8vec4, f16vec4 <-> double.
+const BITCAST_VEC: &str = "
+OpCapability Shader
+OpCapability Int16
+OpCapability Int8
+OpCapability Int64
+OpCapability Float64
+OpCapability Float16
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main \"main\" %gid
+OpExecutionMode %main LocalSize 16 1 1
+OpDecorate %gid BuiltIn GlobalInvocationId
+OpDecorate %rta ArrayStride 16
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %blk Block
+OpDecorate %in DescriptorSet 0
+OpDecorate %in Binding 0
+OpDecorate %out DescriptorSet 0
+OpDecorate %out Binding 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%u16 = OpTypeInt 16 0
+%u8 = OpTypeInt 8 0
+%u64 = OpTypeInt 64 0
+%f64 = OpTypeFloat 64
+%f16 = OpTypeFloat 16
+%v2u32 = OpTypeVector %u32 2
+%v3u32 = OpTypeVector %u32 3
+%v4u32 = OpTypeVector %u32 4
+%v4u16 = OpTypeVector %u16 4
+%v2u16 = OpTypeVector %u16 2
+%v4u8 = OpTypeVector %u8 4
+%v2u64 = OpTypeVector %u64 2
+%v2f64 = OpTypeVector %f64 2
+%v4f16 = OpTypeVector %f16 4
+%rta = OpTypeRuntimeArray %v4u32
+%blk = OpTypeStruct %rta
+%pblk = OpTypePointer StorageBuffer %blk
+%pv4 = OpTypePointer StorageBuffer %v4u32
+%pin3 = OpTypePointer Input %v3u32
+%in = OpVariable %pblk StorageBuffer
+%out = OpVariable %pblk StorageBuffer
+%gid = OpVariable %pin3 Input
+%c0 = OpConstant %u32 0
+%c1 = OpConstant %u32 1
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%c4 = OpConstant %u32 4
+%h1 = OpConstant %u16 1
+%h2c = OpConstant %u16 2
+%h3 = OpConstant %u16 3
+%hff = OpConstant %u16 65535
+%hadd = OpConstantComposite %v4u16 %h1 %h2c %h3 %hff
+%b1 = OpConstant %u8 1
+%b7 = OpConstant %u8 7
+%badd = OpConstantComposite %v4u8 %b1 %b7 %b1 %b7
+%l1 = OpConstant %u64 1
+%lm = OpConstant %u64 4294967295
+%ladd = OpConstantComposite %v2u64 %l1 %lm
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%g = OpLoad %v3u32 %gid
+%i = OpCompositeExtract %u32 %g 0
+%pi = OpAccessChain %pv4 %in %c0 %i
+%u = OpLoad %v4u32 %pi
+%d2 = OpBitcast %v2f64 %u
+%d2s = OpVectorShuffle %v2f64 %d2 %d2 1 0
+%r0 = OpBitcast %v4u32 %d2s
+%uv2 = OpVectorShuffle %v2u32 %u %u 0 1
+%h4 = OpBitcast %v4u16 %uv2
+%h4b = OpIAdd %v4u16 %h4 %hadd
+%uv2b = OpBitcast %v2u32 %h4b
+%h2 = OpVectorShuffle %v2u16 %h4 %h4 2 3
+%b4 = OpBitcast %v4u8 %h2
+%b4b = OpIAdd %v4u8 %b4 %badd
+%b4s = OpVectorShuffle %v4u8 %b4b %b4b 3 2 1 0
+%h2b = OpBitcast %v2u16 %b4s
+%w = OpBitcast %u32 %h2b
+%f4 = OpBitcast %v4f16 %uv2
+%df = OpBitcast %f64 %f4
+%dw = OpBitcast %v2u32 %df
+%dx = OpCompositeExtract %f64 %d2 0
+%f4b = OpBitcast %v4f16 %dx
+%f4s = OpVectorShuffle %v4f16 %f4b %f4b 3 2 1 0
+%dy = OpBitcast %f64 %f4s
+%dyw = OpBitcast %v2u32 %dy
+%q = OpBitcast %v2u64 %u
+%qb = OpIAdd %v2u64 %q %ladd
+%r3 = OpBitcast %v4u32 %qb
+%r1 = OpCompositeConstruct %v4u32 %uv2b %dw
+%r2 = OpCompositeConstruct %v4u32 %w %c0 %dyw
+%k = OpIMul %u32 %i %c4
+%k1 = OpIAdd %u32 %k %c1
+%k2 = OpIAdd %u32 %k %c2
+%k3 = OpIAdd %u32 %k %c3
+%p0 = OpAccessChain %pv4 %out %c0 %k
+%p1 = OpAccessChain %pv4 %out %c0 %k1
+%p2 = OpAccessChain %pv4 %out %c0 %k2
+%p3 = OpAccessChain %pv4 %out %c0 %k3
+OpStore %p0 %r0
+OpStore %p1 %r1
+OpStore %p2 %r2
+OpStore %p3 %r3
+OpReturn
+OpFunctionEnd
+";
+
+fn bitcast_vec_reference(u: [u32; 4]) -> [u32; 16] {
+    let lanes16 = |a: u32, b: u32| [a as u16, (a >> 16) as u16, b as u16, (b >> 16) as u16];
+    let h4 = lanes16(u[0], u[1]);
+    let hb: Vec<u16> = h4
+        .iter()
+        .zip([1u16, 2, 3, 0xffff])
+        .map(|(h, d)| h.wrapping_add(d))
+        .collect();
+    let b4 = u[1].to_le_bytes();
+    let bb: Vec<u8> = b4
+        .iter()
+        .zip([1u8, 7, 1, 7])
+        .map(|(b, d)| b.wrapping_add(d))
+        .collect();
+    let w = u32::from_le_bytes([bb[3], bb[2], bb[1], bb[0]]);
+    let dy = h4
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (j, h)| acc | u64::from(*h) << (16 * (3 - j)));
+    let q0 = (u64::from(u[0]) | u64::from(u[1]) << 32).wrapping_add(1);
+    let q1 = (u64::from(u[2]) | u64::from(u[3]) << 32).wrapping_add(0xffff_ffff);
+    [
+        u[2],
+        u[3],
+        u[0],
+        u[1],
+        u32::from(hb[0]) | u32::from(hb[1]) << 16,
+        u32::from(hb[2]) | u32::from(hb[3]) << 16,
+        u[0],
+        u[1],
+        w,
+        0,
+        dy as u32,
+        (dy >> 32) as u32,
+        q0 as u32,
+        (q0 >> 32) as u32,
+        q1 as u32,
+        (q1 >> 32) as u32,
+    ]
+}
+
+#[test]
+fn vector_to_vector_bitcasts_match_rust() {
+    let n = 64;
+    let mut s = 0x1405_7b7e_f767_814fu64;
+    let mut xs: Vec<u32> = (0..4 * n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u32
+        })
+        .collect();
+    xs[..8].copy_from_slice(&[
+        u32::MAX,
+        u32::MAX,
+        0,
+        0x8000_0000,
+        0x7c00_fc00,
+        0x7ff8_0000,
+        0x0000_ffff,
+        0xfff0_0000,
+    ]);
+    for soft64 in [false, true] {
+        let build = Build {
+            bindings: 2,
+            soft64,
+            ..Build::default()
+        };
+        let Some(words) = spirv_as("bitcast_vec", BITCAST_VEC, "vulkan1.1") else {
             return;
         };
-        let n = 32;
-        let (g, data) = compute_setup(&[n as u64 * 4, n as u64 * 8, n as u64 * 40, n as u64 * 16]);
-        let xs: Vec<i32> = (0..n as i32)
-            .map(|i| i.wrapping_mul(-2_654_435_761_i64 as i32) >> (i % 13))
-            .collect();
-        let mut ds = doubles(n, 0x5DEE_CE66_D1CE_4E5B | 1);
-        for (i, d) in ds.iter_mut().enumerate() {
-            if d.is_nan() {
-                *d = i as f64 * 0.3;
-            }
-        }
-        g.write_u32s(
-            data[0],
-            0,
-            &xs.iter().map(|v| *v as u32).collect::<Vec<_>>(),
-        );
-        g.write_u32s(data[1], 0, &u64s(&ds));
-        dispatch(
-            &g,
-            &k,
-            [2, 1, 1],
-            &[
-                (data[0], n as u64 * 4),
-                (data[1], n as u64 * 8),
-                (data[2], n as u64 * 40),
-                (data[3], n as u64 * 16),
-            ],
-        );
-        let o = read_u64(&g, data[2], n * 5);
-        let r = g.read_u32s(data[3], 0, n * 4);
-        for i in 0..n {
-            let v = xs[i];
-            let dv = ds[i];
-            let h = v as i16;
-            let f16 = half::f16::from_f32(v as f32 * 0.125);
-            let want = [
-                h as i64,
-                v as u8 as i64,
-                (f16.to_f32() as f64).to_bits() as i64,
-                (h as f64).to_bits() as i64,
-                f16.to_f32() as i64,
-            ];
-            for (j, w) in want.iter().enumerate() {
+        for simd in [8, 16, 32] {
+            let k = kernel_words("bitcast_vec", &words, simd, &build);
+            let out = run_buffers(&k, [4, 1, 1], &[xs.clone(), vec![0; 16 * n]]);
+            for i in 0..n {
+                let u = [xs[4 * i], xs[4 * i + 1], xs[4 * i + 2], xs[4 * i + 3]];
+                let want = bitcast_vec_reference(u);
                 assert_eq!(
-                    o[i * 5 + j] as i64,
-                    *w,
-                    "SIMD{simd} lane {i} slot {j}: v={v}"
-                );
-            }
-            // F -> HF flushes HF denormals in the default float mode.
-            let hf = half::f16::from_f32(dv as f32);
-            let f = if hf.is_finite() && !hf.is_normal() {
-                0.0f32.copysign(hf.to_f32())
-            } else {
-                hf.to_f32()
-            };
-            let wr = [
-                (v as i64 * 3) as i16 as i32,
-                v as u8 as i32,
-                f.to_bits() as i32,
-                dv.clamp(-30000.0, 30000.0) as i16 as i32,
-            ];
-            for (j, w) in wr.iter().enumerate() {
-                assert_eq!(
-                    r[i * 4 + j] as i32,
-                    *w,
-                    "SIMD{simd} lane {i} result {j}: v={v} d={dv:e}"
+                    &out[1][16 * i..16 * i + 16],
+                    &want,
+                    "SIMD{simd} soft64={soft64} lane {i}: u = {u:#x?}"
                 );
             }
         }
     }
+}
+
+const DENORM_DIV: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    double b = y[i];
+    o[4u * i] = a / b;
+    o[4u * i + 1u] = sqrt(abs(b));
+    o[4u * i + 2u] = inversesqrt(abs(b));
+    o[4u * i + 3u] = 1.0LF / b;
+}";
+
+/// Division, reciprocal, sqrt and inversesqrt of denormal operands (scaled by 2^54 before
+/// the sequences that read the exponent field) within [`ULPS`] of Rust's f64.
+#[test]
+fn df_division_and_sqrt_of_denormals_match_reference() {
+    let n = 64;
+    let mut s = 0x3C6E_F372_FE94_F82Bu64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for k in 0..n {
+        let r = next();
+        // Dividends 2^-1022 .. 2^-300 (quotients from ~1 to ~2^770), signs mixed.
+        let e = 1 + (r >> 40) % 723;
+        let sign = (r & 1) << 63;
+        xs.push(f64::from_bits(sign | e << 52 | (r >> 12) & ((1 << 52) - 1)));
+        // Denormal divisors of every size, a few tiny normals, one of each edge.
+        let m = next();
+        let y = match k {
+            0 => 5e-324,
+            1 => -f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+            2 => f64::MIN_POSITIVE,
+            3 => 0.0,
+            _ if k % 8 == 7 => f64::from_bits(((1 + m % 3) << 52) | (m >> 12)),
+            _ => f64::from_bits((m >> ((m >> 58) % 52 + 12)) | (m & 1) << 63),
+        };
+        ys.push(if y == 0.0 && k != 3 { 5e-324 } else { y });
+    }
+    let init = [f64_words(&xs), f64_words(&ys), vec![0; n * 8]];
+    let mut worst = 0;
+    at_each_simd(
+        "denorm_div",
+        DENORM_DIV,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let want = [a / b, b.abs().sqrt(), 1.0 / b.abs().sqrt(), 1.0 / b];
+                for (j, w) in want.iter().enumerate() {
+                    let got = out[4 * i + j];
+                    let d = ulps(got, *w);
+                    assert!(
+                    d <= ULPS,
+                    "SIMD{simd} lane {i} result {j}: a = {a:e} b = {b:e} ({:#x}): got {got:e} want {w:e} ({d} ulps)",
+                    b.to_bits()
+                );
+                    worst = worst.max(d);
+                }
+            }
+        },
+    );
+    println!("worst {worst} ulps");
+}
+
+const DIV: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[2u * i] = x[i] / y[i];
+    o[2u * i + 1u] = 1.0LF / y[i];
+}";
+
+/// Native DF division and reciprocal (F guess, Newton-Raphson, a fused step to the
+/// correctly rounded reciprocal, then a remainder correction with fused DF MADs) are
+/// correctly rounded, bit for bit like Rust (and soft64), for quotients in the normal
+/// range: seeded random significands, significands near 1 and 2 (all ones, a few ULPs
+/// off), short significands.
+#[test]
+fn df_division_is_correctly_rounded_for_normal_quotients() {
+    let n = 4096;
+    let mut s = 0x8BAD_F00D_DEAD_BEEFu64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let frac = (1u64 << 52) - 1;
+    let mut xs = Vec::with_capacity(n);
+    let mut ys = Vec::with_capacity(n);
+    for k in 0..n {
+        let (r, t) = (next(), next());
+        let e = |v: u64| (1023 - 200 + v % 400) << 52;
+        let (fx, fy) = match k % 4 {
+            0 => (r & frac, t & frac),
+            1 => (frac - (r & 0xff), frac - (t & 0x3)),
+            2 => (r & 0xff, frac - (t & 0xf)),
+            _ => ((r & frac) >> 30 << 30, (t & frac) >> 40 << 40),
+        };
+        xs.push(f64::from_bits((r & 1) << 63 | e(r >> 52) | fx));
+        ys.push(f64::from_bits((t & 1) << 63 | e(t >> 52) | fy));
+    }
+    let init = [f64_words(&xs), f64_words(&ys), vec![0; n * 4]];
+    let groups = [(n / 64) as u32, 1, 1];
+    at_each_simd(
+        "div_exact",
+        DIV,
+        &Build::default(),
+        groups,
+        &init,
+        |simd, _, bufs| {
+            let out = words_u64(&bufs[2]);
+            let mut bad = Vec::new();
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                for (j, w) in [a / b, 1.0 / b].iter().enumerate() {
+                    if out[2 * i + j] != w.to_bits() {
+                        bad.push(format!(
+                            "lane {i} op {j}: {a:e} ({:#x}) / {b:e} ({:#x}): got {:#x} want {:#x}",
+                            a.to_bits(),
+                            b.to_bits(),
+                            out[2 * i + j],
+                            w.to_bits()
+                        ));
+                    }
+                }
+            }
+            assert!(
+                bad.is_empty(),
+                "SIMD{simd}: {} of {} differ:\n{}",
+                bad.len(),
+                2 * n,
+                bad[..bad.len().min(10)].join("\n")
+            );
+        },
+    );
 }

@@ -238,10 +238,7 @@ fn secondary_command_buffers_and_semaphores() {
             c.dev.cmd_execute_commands(p, &[sec]);
             c.dev.end_command_buffer(p).unwrap();
         }
-        let fence = c
-            .dev
-            .create_fence(&vk::FenceCreateInfo::default(), None)
-            .unwrap();
+        let fence = c.fence();
         let sems = [sem];
         let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
         let s1 = [prim[0]];
@@ -345,4 +342,87 @@ fn threads_record_and_submit_concurrently() {
             });
         }
     });
+}
+
+/// Valid SPIR-V that Ferrite does not compile: 1.2 MB of function memory per invocation
+/// (Ferrite's limit is 1 MiB).
+const HUGE_PRIVATE_ARRAY: &str = "#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer O { uint o[]; };
+void main() {
+    uint big[300000];
+    for (uint i = 0u; i < 300000u; i++) big[i] = i * 3u;
+    o[0] = big[o[1] % 300000u];
+}
+";
+
+/// A shader Ferrite cannot compile: vkCreateComputePipelines answers
+/// VK_ERROR_OUT_OF_HOST_MEMORY (a code that command may return in Vulkan 1.0; the compiler's
+/// message is logged), writes VK_NULL_HANDLE for that pipeline, and the device keeps working.
+#[test]
+fn shader_ferrite_cannot_compile_is_out_of_host_memory_and_a_null_pipeline() {
+    let mut c = Ctx::new();
+    let code = spirv("huge_private_array", Some(HUGE_PRIVATE_ARRAY));
+    // SAFETY: valid create infos on a live device; everything made here is destroyed here.
+    unsafe {
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        let set_layout = c
+            .dev
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )
+            .unwrap();
+        let sls = [set_layout];
+        let layout = c
+            .dev
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls),
+                None,
+            )
+            .unwrap();
+        let module = c
+            .dev
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
+            .unwrap();
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout);
+        let r = c
+            .dev
+            .create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+        let (pipelines, e) = r.expect_err("more than 1 MiB of function memory");
+        assert_eq!(e, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+        assert_eq!(pipelines, [vk::Pipeline::null()]);
+        c.dev.destroy_shader_module(module, None);
+        c.dev.destroy_pipeline_layout(layout, None);
+        c.dev.destroy_descriptor_set_layout(set_layout, None);
+    }
+    // The device still creates and runs pipelines.
+    let k = c.kernel(&spirv("saxpy", None), 2, 8);
+    let n = 64usize;
+    let (x, y) = (c.buffer(n as u64 * 4), c.buffer(n as u64 * 4));
+    c.buf(x).write_f32s(&vec![1.0; n]);
+    c.bind(k, &[x, y]);
+    let mut pc = 3.0f32.to_le_bytes().to_vec();
+    pc.extend((n as u32).to_le_bytes());
+    c.run(|d, cb| {
+        c.bind_kernel(cb, k);
+        // SAFETY: recording into a live command buffer.
+        unsafe {
+            d.cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, &pc);
+            d.cmd_dispatch(cb, 1, 1, 1);
+        }
+    })
+    .unwrap();
+    assert_eq!(c.buf(y).read_f32s(n), vec![3.0; n]);
+    c.finish();
 }

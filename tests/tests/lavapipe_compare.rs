@@ -8,31 +8,8 @@
 
 mod compute_common;
 
-use std::collections::BTreeMap;
-
-use ash::vk;
 use compute_common::*;
 use ferrite_tests::icd::loader_env;
-
-const LAVAPIPE_MANIFESTS: &[&str] = &[
-    "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
-    "/usr/share/vulkan/icd.d/lvp_icd.aarch64.json",
-];
-
-type Results = BTreeMap<String, Vec<u32>>;
-
-fn push(c: &Ctx, cb: vk::CommandBuffer, k: usize, bytes: &[u8]) {
-    // SAFETY: recording into a live command buffer; the range lies in the layout's.
-    unsafe {
-        c.dev
-            .cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, bytes)
-    };
-}
-
-fn dispatch(c: &Ctx, cb: vk::CommandBuffer, x: u32, y: u32) {
-    // SAFETY: recording into a live command buffer.
-    unsafe { c.dev.cmd_dispatch(cb, x, y, 1) };
-}
 
 // Inputs, shared by the child (which runs them) and the parent (CPU reference).
 const SAXPY_N: usize = 4096;
@@ -69,13 +46,6 @@ fn histogram_input() -> Vec<u32> {
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|f| f.to_bits()).collect()
-}
-
-/// A zero-filled buffer: fresh memory is not zeroed on every driver (lavapipe's is not).
-fn zeroed(c: &mut Ctx, words: usize) -> usize {
-    let b = c.buffer(words as u64 * 4);
-    c.buf(b).write_u32s(&vec![0; words]);
-    b
 }
 
 /// Runs every workload on the driver the loader picks in this process.
@@ -212,67 +182,20 @@ fn cpu_reference() -> Results {
     r
 }
 
-/// Runs the child on one driver and parses its RESULT lines.
-fn run_child(env: &[(String, String)]) -> Results {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args([
-        "child_runs_workloads",
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("FERRITE_COMPARE_CHILD", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("running the child test process");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "child failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // The harness may print "test child_runs_workloads ... " on the first result's line.
-    text.lines()
-        .filter_map(|l| l.find("RESULT ").map(|i| &l[i + "RESULT ".len()..]))
-        .map(|l| {
-            let mut it = l.split_whitespace();
-            let name = it.next().unwrap().to_string();
-            let words = it.map(|w| u32::from_str_radix(w, 16).unwrap()).collect();
-            (name, words)
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "runs only as the child of workloads_agree_on_ferrite_lavapipe_and_cpu"]
 fn child_runs_workloads() {
-    if std::env::var_os("FERRITE_COMPARE_CHILD").is_none() {
+    if !is_child() {
         return;
     }
-    for (name, words) in run_workloads() {
-        let hex: Vec<String> = words.iter().map(|w| format!("{w:x}")).collect();
-        println!("RESULT {name} {}", hex.join(" "));
-    }
+    print_results(&run_workloads());
 }
 
 #[test]
 fn workloads_agree_on_ferrite_lavapipe_and_cpu() {
-    let Some(lvp) = LAVAPIPE_MANIFESTS
-        .iter()
-        .find(|p| std::path::Path::new(p).is_file())
-    else {
-        // The comparison needs lavapipe (package mesa-vulkan-drivers); say so loudly.
-        panic!("lavapipe's manifest not found (install mesa-vulkan-drivers)");
-    };
     let cpu = cpu_reference();
-    let ferrite = run_child(&loader_env());
-    let lavapipe = run_child(&[
-        ("VK_DRIVER_FILES".into(), lvp.to_string()),
-        ("FERRITE_TESTS_OTHER_DRIVER".into(), "1".into()),
-    ]);
+    let ferrite = run_child("child_runs_workloads", &loader_env());
+    let lavapipe = run_child("child_runs_workloads", &lavapipe_env());
     assert_eq!(
         ferrite.keys().collect::<Vec<_>>(),
         cpu.keys().collect::<Vec<_>>(),

@@ -105,6 +105,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_16bit_storage",
         "VK_KHR_8bit_storage",
         "VK_KHR_shader_float16_int8",
+        // cr0 float modes: tests/tests/float_controls_sim.rs and float_controls.rs.
+        "VK_KHR_shader_float_controls",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

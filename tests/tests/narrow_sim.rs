@@ -1,9 +1,9 @@
 //! 8/16-bit integers and fp16 through the Gen9 back end on the simulated GPU (issue 7):
 //! GLSL with GL_EXT_shader_explicit_arithmetic_types and 8/16-bit storage, compiled at
 //! SIMD8/16/32, dispatched through the simulated i915 and compared per element with a Rust
-//! reference (wrapping integer semantics; fp16 via the `half` crate). fp16 denormals may be
-//! flushed (with cr0 = 0 the GPU flushes them when converting F to HF), so the driver
-//! reports neither denormal preservation nor flushing for fp16. Skipped without
+//! reference (wrapping integer semantics; fp16 via the `half` crate). Without a float mode
+//! fp16 denormal results are flushed (cr0 = 0: the F -> HF conversion flushes them); the
+//! DenormPreserve/FlushToZero modes are tested in float_controls_sim.rs. Skipped without
 //! glslangValidator.
 
 mod sim_common;

@@ -7,72 +7,9 @@
 //! `cargo test -p ferrite-tests --test precision_sim -- --nocapture` prints the worst case
 //! of every built-in.
 
-#[path = "../../kernel-iface/tests/gpu_common/mod.rs"]
-mod gpu_common;
+mod sim_common;
 
-use ferrite_compiler::backend::{self, BackendOptions, Kernel};
-use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
-use ferrite_compiler::{BindingSlot, Target};
-use gpu_common::*;
-use std::process::Command;
-
-fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-prec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let out = match Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.1", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            eprintln!("glslangValidator not installed: skipping {name}");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let bytes = std::fs::read(&output).unwrap();
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
-}
-
-fn kernel(name: &str, src: &str, simd: u32) -> Option<Kernel> {
-    let words = glsl(name, src)?;
-    let copts = CompileOptions {
-        entry_point: "main".into(),
-        bindings: (0..3)
-            .map(|b| BindingSlot {
-                set: 0,
-                binding: b,
-                bti: b + 1,
-            })
-            .collect(),
-        ..Default::default()
-    };
-    let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
-    let opts = BackendOptions {
-        no8: simd != 8,
-        no16: simd != 16,
-        no32: simd != 32,
-        validate: true,
-        ..BackendOptions::gen9()
-    };
-    let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(k.simd, simd);
-    Some(k)
-}
+use sim_common::*;
 
 /// Inputs per built-in; one workgroup of 64 per 64 inputs.
 const N: usize = 512;
@@ -333,10 +270,15 @@ fn bound(name: &str, x: f64, y: f64, r: f64) -> f64 {
 #[test]
 fn builtins_meet_vulkan_precision() {
     let src = shader();
+    let build = Build {
+        bindings: 3,
+        ..Build::default()
+    };
     for simd in [8, 16] {
-        let Some(k) = kernel("precision", &src, simd) else {
+        let Some(k) = kernel_with("precision", &src, simd, &build) else {
             return;
         };
+        assert_eq!(k.scratch_size, 0, "the precision kernel does not spill");
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let total = FUNCS.len() * N;
         let mut xs = Vec::with_capacity(total);
@@ -347,36 +289,10 @@ fn builtins_meet_vulkan_precision() {
                 ys.push(y);
             }
         }
-        let bytes = total as u64 * 4;
-        let (g, data) = compute_setup(&[bytes, bytes, bytes]);
-        g.write_u32s(
-            data[0],
-            0,
-            &xs.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-        );
-        g.write_u32s(
-            data[1],
-            0,
-            &ys.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-        );
+        let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let groups = (N / 64) as u32;
-        assert_eq!(k.push_regs, 0);
-        let d = Dispatch {
-            asm: EOT,
-            simd: k.simd,
-            group_size: k.local_size.iter().product(),
-            groups: [groups, 1, 1],
-            slm_bytes: k.slm_size,
-            barrier: k.uses_barrier,
-            push: [groups, 1, 1, 0, 0, 0, 0, 0],
-            buffers: &[(data[0], bytes), (data[1], bytes), (data[2], bytes)],
-            ..Default::default()
-        };
-        assert_eq!(k.scratch_size, 0, "the precision kernel does not spill");
-        build_dispatch(&g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
-        g.write(KERNEL_BO, 0, &k.binary);
-        assert_eq!(g.submit(BATCH_BO).unwrap(), Outcome::Ok);
-        let out = g.read_u32s(data[2], 0, total);
+        let bufs = run_buffers(&k, [groups, 1, 1], &[bits(&xs), bits(&ys), vec![0; total]]);
+        let out = &bufs[2];
         let mut failures = Vec::new();
         for (j, (name, _)) in FUNCS.iter().enumerate() {
             // Worst error as a fraction of the bound, and in ULPs of the result.

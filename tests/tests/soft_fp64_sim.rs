@@ -3,109 +3,17 @@
 //! through the Gen9 back end at SIMD8/16/32 on the simulated i915, and compared bit for bit
 //! with Rust's f64. Skipped when glslangValidator is not installed.
 
-#[path = "../../kernel-iface/tests/gpu_common/mod.rs"]
-mod gpu_common;
+mod sim_common;
 
-use ferrite_compiler::backend::{self, BackendOptions, Kernel};
-use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
-use ferrite_compiler::{BindingSlot, DebugFlags, Target};
-use gpu_common::*;
-use std::process::Command;
+use sim_common::*;
 
-fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-soft64-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let Ok(out) = Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.1", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    else {
-        eprintln!("glslangValidator not installed: skipping {name}");
-        return None;
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let bytes = std::fs::read(&output).unwrap();
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
-}
-
-/// Compiles with soft64 forced (or native DF when `soft64` is false) at exactly `simd`;
-/// binding b goes to BTI b + 1.
-fn kernel_with(name: &str, src: &str, target: &Target, simd: u32, soft64: bool) -> Option<Kernel> {
-    let words = glsl(name, src)?;
-    let copts = CompileOptions {
-        entry_point: "main".into(),
-        bindings: (0..4)
-            .map(|b| BindingSlot {
-                set: 0,
-                binding: b,
-                bti: b + 1,
-            })
-            .collect(),
-        debug: DebugFlags {
-            soft64,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let (shader, _) = compile_to_ir(&words, target, &copts).unwrap();
-    let text = shader.to_string();
-    assert_eq!(
-        !text.contains(":f64"),
+/// soft64 forced (or native DF when `soft64` is false).
+fn build(soft64: bool) -> Build<'static> {
+    Build {
         soft64,
-        "{name}: f64 values after soft64 = {soft64}\n{text}"
-    );
-    let opts = BackendOptions {
-        no8: simd != 8,
-        no16: simd != 16,
-        no32: simd != 32,
-        validate: true,
-        ..BackendOptions::gen9()
-    };
-    let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
-    assert_eq!(k.simd, simd);
-    Some(k)
+        ..Build::default()
+    }
 }
-
-fn kernel(name: &str, src: &str, target: &Target, simd: u32) -> Option<Kernel> {
-    kernel_with(name, src, target, simd, true)
-}
-
-fn dispatch(g: &Gpu, k: &Kernel, groups: [u32; 3], buffers: &[(usize, u64)]) {
-    assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
-    let d = Dispatch {
-        asm: EOT,
-        simd: k.simd,
-        group_size: k.local_size.iter().product(),
-        groups,
-        slm_bytes: k.slm_size,
-        barrier: k.uses_barrier,
-        push: [groups[0], groups[1], groups[2], 0, 0, 0, 0, 0],
-        buffers,
-        scratch: (k.scratch_size > 0)
-            .then(|| (SCRATCH, u64::from(k.scratch_size.trailing_zeros() - 10))),
-        ..Default::default()
-    };
-    build_dispatch(g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
-    g.write(KERNEL_BO, 0, &k.binary);
-    let out = g.submit(BATCH_BO).unwrap();
-    assert_eq!(out, Outcome::Ok, "{}", k.asm);
-}
-
-/// GPU address of per-thread scratch, should the kernel spill.
-const SCRATCH: u64 = 0x4000_0000;
 
 /// One shader per case (the whole list in one kernel would outgrow the harness's 64 KiB
 /// kernel buffer): `o[i] = <expression of x, y, i>`.
@@ -139,10 +47,16 @@ double poly(double x, uint i) {{
     }}
     return acc;
 }}
+int frexp_exp(double x) {{
+    int e;
+    frexp(x, e);
+    return e;
+}}
 void main() {{
     uint i = gl_GlobalInvocationID.x;
     double x = a[i];
     double y = b[i];
+    int ei;
     o[i] = {expr};
 }}"
     )
@@ -235,34 +149,32 @@ fn same_bits(want: f64, got: f64) -> bool {
 fn soft64_doubles_match_rust_f64_on_the_simulated_gpu() {
     let n = 64;
     let (a, b) = inputs(n);
-    let words = |v: &[f64]| -> Vec<u32> {
-        v.iter()
-            .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
-            .collect()
-    };
     for (case, expr) in CASES {
+        let init = [f64_words(&a), f64_words(&b), vec![0; n * 2]];
         for simd in [8, 16, 32] {
-            let Some(k) = kernel(case, &shader(expr), &Target::gen9(), simd) else {
+            let Some(k) = kernel_with(case, &shader(expr), simd, &build(true)) else {
                 return;
             };
-            let (g, data) = compute_setup(&[n as u64 * 8; 3]);
-            g.write_u32s(data[0], 0, &words(&a));
-            g.write_u32s(data[1], 0, &words(&b));
-            let bufs: Vec<(usize, u64)> = data.iter().map(|d| (*d, n as u64 * 8)).collect();
-            dispatch(&g, &k, [(n / 16) as u32, 1, 1], &bufs);
-            let out = g.read_u32s(data[2], 0, n * 2);
+            let (out, executed) = run_buffers_counted(&k, [(n / 16) as u32, 1, 1], &init);
+            // `--nocapture` shows the cost of each case (EU instructions per thread).
+            println!(
+                "{case:10} SIMD{simd}: {} instructions, {} executed per thread",
+                k.asm.lines().filter(|l| l.starts_with("0x")).count(),
+                executed / (n as u64 / u64::from(simd))
+            );
+            let got = words_f64(&out[2]);
             for i in 0..n {
                 let w = reference(case, a[i], b[i], i);
-                let got = f64::from_bits(u64::from(out[2 * i]) | u64::from(out[2 * i + 1]) << 32);
                 assert!(
-                    same_bits(w, got),
-                    "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): want {w:e} ({:#x}) got {got:e} ({:#x})",
+                    same_bits(w, got[i]),
+                    "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): want {w:e} ({:#x}) got {:e} ({:#x})",
                     a[i],
                     a[i].to_bits(),
                     b[i],
                     b[i].to_bits(),
                     w.to_bits(),
-                    got.to_bits()
+                    got[i],
+                    got[i].to_bits()
                 );
             }
         }
@@ -289,16 +201,23 @@ fn targets_without_fp64_lower_doubles_automatically() {
     assert!(native.to_string().contains(":f64"));
 }
 
-/// Denormal cases for native DF against soft64. Only correctly rounded operations: the
-/// native division and square root are Newton-Raphson sequences (within 2 ULPs, see
-/// backend_wide.rs) and take a denormal operand's zero exponent as zero, so they are left
-/// out of the bit-exact comparison. So is `fma`: native DF fma is a MUL then an ADD (two
-/// roundings, as Vulkan allows) where soft64 fuses it; `mul_add` covers the unfused form.
+/// Denormal cases for native DF against soft64. Only operations correctly rounded natively
+/// for denormal results too: native square root is a Newton-Raphson sequence (within 2
+/// ULPs, see backend_wide.rs) and native division is correctly rounded only for normal
+/// quotients (its exponent is put back by multiplications), so they are left out of the
+/// bit-exact comparison. `fma` is one fused DF MAD natively and fused in soft64
+/// too (one rounding); `mul_add` is the unfused form (two roundings).
 const DENORM_CASES: &[(&str, &str)] = &[
     ("add", "x + y"),
     ("sub", "x - y"),
     ("mul", "x * y"),
     ("mul_add", "x * y + x"),
+    ("fma", "fma(x, y, x)"),
+    ("fma_neg", "fma(-x, y, 0.75)"),
+    ("frexp_sig", "frexp(x, ei)"),
+    ("frexp_exp", "double(frexp_exp(x))"),
+    ("ldexp_down", "ldexp(x, int(i % 64u) - 50)"),
+    ("ldexp_far", "ldexp(y, int(i) * 37 - 2400)"),
     (
         "conv",
         "double(float(x)) + double(int(x * 1.0e300 * 1.0e15)) * 1.0e-310 + double(uint(i)) * y",
@@ -312,12 +231,73 @@ fn denorm_reference(case: &str, x: f64, y: f64, i: usize) -> f64 {
         "sub" => x - y,
         "mul" => x * y,
         "mul_add" => x * y + x,
+        "fma" => x.mul_add(y, x),
+        "fma_neg" => (-x).mul_add(y, 0.75),
+        "frexp_sig" => frexp(x).0,
+        "frexp_exp" => f64::from(frexp(x).1),
+        "ldexp_down" => ldexp(x, (i % 64) as i64 - 50),
+        "ldexp_far" => ldexp(y, i as i64 * 37 - 2400),
         "conv" => {
             f64::from(x as f32) + f64::from((x * 1.0e300 * 1.0e15) as i32) * 1.0e-310 + i as f64 * y
         }
         "cmp" => (if x < y { 1.0 } else { -1.0 }) * x.min(y) - x.max(-y),
         _ => unreachable!(),
     }
+}
+
+/// frexp on the bits: significand in [0.5, 1) and exponent, denormals normalized;
+/// zero, inf and NaN give (x, 0).
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let b = x.to_bits();
+    let (mut m, mut e) = (b & ((1 << 52) - 1), ((b >> 52) & 0x7ff) as i32);
+    if e == 0 {
+        // Denormal: shift the leading one up to the implicit bit's place.
+        let z = m.leading_zeros() as i32 - 11;
+        m = (m << z) & ((1 << 52) - 1);
+        e = 1 - z;
+    }
+    let sig = f64::from_bits((b & (1 << 63)) | (1022 << 52) | m);
+    (sig, e - 1022)
+}
+
+/// x * 2^n correctly rounded (ties to even), on the integer significand: an independent
+/// reference for the two-product scaling of the compiler.
+fn ldexp(x: f64, n: i64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let b = x.to_bits();
+    let sign = b & (1 << 63);
+    let e = ((b >> 52) & 0x7ff) as i64;
+    let mut m = b & ((1 << 52) - 1);
+    // x = m * 2^t with m normalized to [2^52, 2^53).
+    let mut t = if e == 0 { -1074 } else { e - 1075 };
+    if e != 0 {
+        m |= 1 << 52;
+    }
+    while m < 1 << 52 {
+        m <<= 1;
+        t -= 1;
+    }
+    let t = t + n.clamp(-5000, 5000);
+    let biased = t + 1075;
+    if biased >= 2047 {
+        return f64::from_bits(sign | 0x7ff0_0000_0000_0000);
+    }
+    if biased >= 1 {
+        return f64::from_bits(sign | (biased as u64) << 52 | (m & ((1 << 52) - 1)));
+    }
+    // Denormal or zero: drop s bits, round half to even (a carry into bit 52 gives the
+    // smallest normal, which the bits encode as they are).
+    let s = (1 - biased).min(63) as u32;
+    let (mut q, r, half) = (m >> s, m & ((1u64 << s) - 1), 1u64 << (s - 1));
+    if r > half || (r == half && q & 1 == 1) {
+        q += 1;
+    }
+    f64::from_bits(sign | q)
 }
 
 /// Denormal inputs, tiny normals whose sums, differences and products are denormal, and
@@ -363,35 +343,37 @@ fn denorm_inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
 #[test]
 fn native_df_keeps_denormals_bit_identical_to_soft64() {
     let n = 128;
-    let (a, b) = denorm_inputs(n);
-    let words = |v: &[f64]| -> Vec<u32> {
-        v.iter()
-            .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
-            .collect()
-    };
+    let (mut a, b) = denorm_inputs(n);
+    // Inputs whose scaling in two steps would round twice (ldexp_down scales lane i by
+    // 2^(i % 64 - 50)): x * 2^-7, x * 2^-4 and x * 2^-3.
+    for (lane, bits) in [
+        (43, 0x001a_75f9_f639_18bd),
+        (46, 0x0024_8df1_4387_43bb),
+        (47, 0x0010_0f14_e94f_c7ab),
+    ] {
+        a[lane] = f64::from_bits(bits);
+        a[lane + 64] = -f64::from_bits(bits);
+    }
     let mut denormal_results = 0;
     for (case, expr) in DENORM_CASES {
         for simd in [8, 16] {
             let mut outs = Vec::new();
             for soft64 in [false, true] {
                 let name = format!("denorm_{case}_{soft64}");
-                let Some(k) = kernel_with(&name, &shader(expr), &Target::gen9(), simd, soft64)
-                else {
+                let Some(k) = kernel_with(&name, &shader(expr), simd, &build(soft64)) else {
                     return;
                 };
                 // Native DF kernels set the preserve bit first (cr0.0 bit 6).
                 assert_eq!(k.asm.contains("cr0"), !soft64, "{name}:\n{}", k.asm);
-                let (g, data) = compute_setup(&[n as u64 * 8; 3]);
-                g.write_u32s(data[0], 0, &words(&a));
-                g.write_u32s(data[1], 0, &words(&b));
-                let bufs: Vec<(usize, u64)> = data.iter().map(|d| (*d, n as u64 * 8)).collect();
-                dispatch(&g, &k, [(n / 16) as u32, 1, 1], &bufs);
-                let out = g.read_u32s(data[2], 0, n * 2);
-                outs.push(
-                    (0..n)
-                        .map(|i| u64::from(out[2 * i]) | u64::from(out[2 * i + 1]) << 32)
-                        .collect::<Vec<u64>>(),
+                let init = [f64_words(&a), f64_words(&b), vec![0; n * 2]];
+                let (out, executed) = run_buffers_counted(&k, [(n / 16) as u32, 1, 1], &init);
+                // `--nocapture` shows the cost of each case (EU instructions per thread).
+                println!(
+                    "{case:10} SIMD{simd} soft64={soft64:5}: {} instructions, {} executed per thread",
+                    k.asm.lines().filter(|l| l.starts_with("0x")).count(),
+                    executed / (n as u64 / u64::from(simd))
                 );
+                outs.push(words_u64(&out[2]));
             }
             for i in 0..n {
                 let w = denorm_reference(case, a[i], b[i], i);

@@ -103,30 +103,109 @@ fn muladd_setup(c: &mut Ctx) -> (usize, usize, usize, Vec<u32>, Vec<u32>) {
     (k, x, o, xs, os)
 }
 
-/// A recorded command buffer doing one muladd with factor `a`.
-fn record_muladd(c: &Ctx, k: usize, a: u32) -> vk::CommandBuffer {
-    // SAFETY: valid objects on a live device; the caller submits and frees it.
+/// Records one muladd with factor `a` (push constants and dispatch; the kernel is bound).
+fn cmd_muladd(c: &Ctx, cb: vk::CommandBuffer, k: usize, a: u32) {
+    let push: Vec<u8> = [a, N as u32].iter().flat_map(|v| v.to_le_bytes()).collect();
+    // SAFETY: recording into a live command buffer.
     unsafe {
-        let cb = c
-            .dev
-            .allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(c.cmd_pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )
-            .unwrap()[0];
-        c.dev
-            .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
-            .unwrap();
-        c.bind_kernel(cb, k);
-        let push: Vec<u8> = [a, N as u32].iter().flat_map(|v| v.to_le_bytes()).collect();
         c.dev
             .cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
         c.dev.cmd_dispatch(cb, N.div_ceil(64) as u32, 1, 1);
-        c.dev.end_command_buffer(cb).unwrap();
-        cb
     }
+}
+
+/// A recorded command buffer doing one muladd with factor `a`.
+fn record_muladd(c: &Ctx, k: usize, a: u32) -> vk::CommandBuffer {
+    let cb = c.begin_command_buffer();
+    c.bind_kernel(cb, k);
+    cmd_muladd(c, cb, k, a);
+    // SAFETY: a command buffer in the recording state; the caller submits and frees it.
+    unsafe { c.dev.end_command_buffer(cb).unwrap() };
+    cb
+}
+
+/// One VkSubmitInfo: command buffers, waits and signals as (semaphore, value); the value of a
+/// binary semaphore is ignored.
+#[derive(Default)]
+struct Batch<'a> {
+    cbs: &'a [vk::CommandBuffer],
+    waits: &'a [(vk::Semaphore, u64)],
+    signals: &'a [(vk::Semaphore, u64)],
+}
+
+/// One vkQueueSubmit of `batches`, each with its VkTimelineSemaphoreSubmitInfo (a value for
+/// every semaphore) and waits at the compute stage.
+fn submit(c: &Ctx, batches: &[Batch], fence: vk::Fence) -> Result<(), vk::Result> {
+    let split = |v: &[(vk::Semaphore, u64)]| -> (Vec<vk::Semaphore>, Vec<u64>) {
+        v.iter().copied().unzip()
+    };
+    let waits: Vec<_> = batches.iter().map(|b| split(b.waits)).collect();
+    let signals: Vec<_> = batches.iter().map(|b| split(b.signals)).collect();
+    let stages: Vec<_> = batches
+        .iter()
+        .map(|b| vec![vk::PipelineStageFlags::COMPUTE_SHADER; b.waits.len()])
+        .collect();
+    let mut timelines: Vec<_> = waits
+        .iter()
+        .zip(&signals)
+        .map(|((_, wv), (_, sv))| {
+            vk::TimelineSemaphoreSubmitInfo::default()
+                .wait_semaphore_values(wv)
+                .signal_semaphore_values(sv)
+        })
+        .collect();
+    let infos: Vec<_> = timelines
+        .iter_mut()
+        .enumerate()
+        .map(|(i, tl)| {
+            vk::SubmitInfo::default()
+                .wait_semaphores(&waits[i].0)
+                .wait_dst_stage_mask(&stages[i])
+                .command_buffers(batches[i].cbs)
+                .signal_semaphores(&signals[i].0)
+                .push_next(tl)
+        })
+        .collect();
+    // SAFETY: valid submit infos of live objects on a live queue.
+    unsafe { c.dev.queue_submit(c.queue, &infos, fence) }
+}
+
+/// vkWaitSemaphoresKHR for (semaphore, value) pairs: all of them, or `any`.
+fn wait_values(
+    tl: &ash::khr::timeline_semaphore::Device,
+    pairs: &[(vk::Semaphore, u64)],
+    any: bool,
+    timeout: u64,
+) -> Result<(), vk::Result> {
+    let (sems, values): (Vec<_>, Vec<_>) = pairs.iter().copied().unzip();
+    let flags = if any {
+        vk::SemaphoreWaitFlags::ANY
+    } else {
+        vk::SemaphoreWaitFlags::empty()
+    };
+    let info = vk::SemaphoreWaitInfo::default()
+        .flags(flags)
+        .semaphores(&sems)
+        .values(&values);
+    // SAFETY: live semaphores of the device `tl` was made for.
+    unsafe { tl.wait_semaphores(&info, timeout) }
+}
+
+/// vkSignalSemaphoreKHR from the host.
+fn signal(tl: &ash::khr::timeline_semaphore::Device, sem: vk::Semaphore, value: u64) {
+    let info = vk::SemaphoreSignalInfo::default()
+        .semaphore(sem)
+        .value(value);
+    // SAFETY: a live timeline semaphore of the device `tl` was made for.
+    unsafe { tl.signal_semaphore(&info) }.unwrap()
+}
+
+/// A (timeline) semaphore wait or signal of vkQueueSubmit2 at all stages.
+fn sem2(sem: vk::Semaphore, value: u64) -> vk::SemaphoreSubmitInfo<'static> {
+    vk::SemaphoreSubmitInfo::default()
+        .semaphore(sem)
+        .value(value)
+        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
 }
 
 fn expect_muladd(os: &[u32], xs: &[u32], factors: &[u32]) -> Vec<u32> {
@@ -199,34 +278,17 @@ fn timeline_host_signal_query_and_wait() {
     // SAFETY: live device and semaphores.
     unsafe {
         assert_eq!(e.tl.get_semaphore_counter_value(a).unwrap(), 5);
-        e.tl.signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(a).value(9))
-            .unwrap();
+        signal(&e.tl, a, 9);
         assert_eq!(e.tl.get_semaphore_counter_value(a).unwrap(), 9);
-        let wait = |sems: &[vk::Semaphore], values: &[u64], any: bool, timeout: u64| {
-            let flags = if any {
-                vk::SemaphoreWaitFlags::ANY
-            } else {
-                vk::SemaphoreWaitFlags::empty()
-            };
-            e.tl.wait_semaphores(
-                &vk::SemaphoreWaitInfo::default()
-                    .flags(flags)
-                    .semaphores(sems)
-                    .values(values),
-                timeout,
-            )
-        };
         // Reached values, a value below the current one, and one not reached yet.
-        assert_eq!(wait(&[a], &[9], false, 0), Ok(()));
-        assert_eq!(wait(&[a], &[3], false, 0), Ok(()));
-        assert_eq!(wait(&[a], &[10], false, 0), Err(vk::Result::TIMEOUT));
-        assert_eq!(
-            wait(&[a], &[10], false, 1_000_000),
-            Err(vk::Result::TIMEOUT)
-        );
+        assert_eq!(wait_values(&e.tl, &[(a, 9)], false, 0), Ok(()));
+        assert_eq!(wait_values(&e.tl, &[(a, 3)], false, 0), Ok(()));
+        let timeout = Err(vk::Result::TIMEOUT);
+        assert_eq!(wait_values(&e.tl, &[(a, 10)], false, 0), timeout);
+        assert_eq!(wait_values(&e.tl, &[(a, 10)], false, 1_000_000), timeout);
         // All vs any.
-        assert_eq!(wait(&[a, b], &[9, 1], false, 0), Err(vk::Result::TIMEOUT));
-        assert_eq!(wait(&[a, b], &[9, 1], true, 0), Ok(()));
+        assert_eq!(wait_values(&e.tl, &[(a, 9), (b, 1)], false, 0), timeout);
+        assert_eq!(wait_values(&e.tl, &[(a, 9), (b, 1)], true, 0), Ok(()));
         c.dev.destroy_semaphore(a, None);
         c.dev.destroy_semaphore(b, None);
     }
@@ -241,32 +303,23 @@ fn wait_before_signal_submission_waits_for_a_host_signal_from_another_thread() {
     let done = timeline_semaphore(&c, 0);
     let cb1 = record_muladd(&c, k, 2);
     let cb2 = record_muladd(&c, k, 3);
+    let fence = c.fence();
+    // Submission 1 waits for gate = 1, which nobody has signalled yet, and signals done = 1.
+    // Submission 2 has no wait of its own but comes after 1 in queue order.
+    let (cbs1, cbs2) = ([cb1], [cb2]);
+    let first = Batch {
+        cbs: &cbs1,
+        waits: &[(gate, 1)],
+        signals: &[(done, 1)],
+    };
+    submit(&c, &[first], vk::Fence::null()).unwrap();
+    let second = Batch {
+        cbs: &cbs2,
+        ..Default::default()
+    };
+    submit(&c, &[second], fence).unwrap();
     // SAFETY: valid objects on a live device; everything is waited for before it is freed.
     unsafe {
-        let fence = c
-            .dev
-            .create_fence(&vk::FenceCreateInfo::default(), None)
-            .unwrap();
-        // Submission 1 waits for gate = 1, which nobody has signalled yet, and signals done = 1.
-        let (w, wv, s, sv) = ([gate], [1u64], [done], [1u64]);
-        let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
-        let mut tl = vk::TimelineSemaphoreSubmitInfo::default()
-            .wait_semaphore_values(&wv)
-            .signal_semaphore_values(&sv);
-        let cbs1 = [cb1];
-        let submit1 = vk::SubmitInfo::default()
-            .wait_semaphores(&w)
-            .wait_dst_stage_mask(&stages)
-            .command_buffers(&cbs1)
-            .signal_semaphores(&s)
-            .push_next(&mut tl);
-        c.dev
-            .queue_submit(c.queue, &[submit1], vk::Fence::null())
-            .unwrap();
-        // Submission 2 has no wait of its own but comes after 1 in queue order.
-        let cbs2 = [cb2];
-        let submit2 = vk::SubmitInfo::default().command_buffers(&cbs2);
-        c.dev.queue_submit(c.queue, &[submit2], fence).unwrap();
         // Nothing ran: the output is untouched, the fence and `done` are not signalled.
         assert_eq!(c.buf(o).read_u32s(N), os);
         assert_eq!(c.dev.get_fence_status(fence), Ok(false));
@@ -274,22 +327,11 @@ fn wait_before_signal_submission_waits_for_a_host_signal_from_another_thread() {
         // Another thread waits for done = 1 (before it can be signalled), a third signals the
         // gate from the host.
         let tl = e.tl.clone();
-        let waiter = std::thread::spawn(move || {
-            let (sems, values) = ([done], [1u64]);
-            tl.wait_semaphores(
-                &vk::SemaphoreWaitInfo::default()
-                    .semaphores(&sems)
-                    .values(&values),
-                u64::MAX,
-            )
-        });
+        let waiter = std::thread::spawn(move || wait_values(&tl, &[(done, 1)], false, u64::MAX));
         let tl = e.tl.clone();
-        std::thread::spawn(move || {
-            tl.signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(gate).value(1))
-        })
-        .join()
-        .unwrap()
-        .unwrap();
+        std::thread::spawn(move || signal(&tl, gate, 1))
+            .join()
+            .unwrap();
         assert_eq!(waiter.join().unwrap(), Ok(()));
         c.dev.wait_for_fences(&[fence], true, u64::MAX).unwrap();
         assert!(e.tl.get_semaphore_counter_value(done).unwrap() >= 1);
@@ -313,57 +355,37 @@ fn timelines_and_binary_semaphores_chain_submissions() {
         .iter()
         .map(|&a| record_muladd(&c, k, a))
         .collect();
+    // SAFETY: valid create info on a live device.
+    let binary = unsafe {
+        c.dev
+            .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+            .unwrap()
+    };
+    let (c1, c2, c3) = ([cbs[0]], [cbs[1]], [cbs[2]]);
+    let batches = [
+        // 1: signals t = 11 and the binary semaphore.
+        Batch {
+            cbs: &c1,
+            waits: &[],
+            signals: &[(t, 11), (binary, 0)],
+        },
+        // 2: waits for the binary semaphore, signals t = 12.
+        Batch {
+            cbs: &c2,
+            waits: &[(binary, 0)],
+            signals: &[(t, 12)],
+        },
+        // 3: waits for t = 12 (already submitted), signals t = 20.
+        Batch {
+            cbs: &c3,
+            waits: &[(t, 12)],
+            signals: &[(t, 20)],
+        },
+    ];
+    submit(&c, &batches, vk::Fence::null()).unwrap();
+    wait_values(&e.tl, &[(t, 20)], false, u64::MAX).unwrap();
     // SAFETY: valid objects on a live device; everything is waited for before it is freed.
     unsafe {
-        let binary = c
-            .dev
-            .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
-            .unwrap();
-        let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
-        // 1: signals t = 11 and the binary semaphore.
-        let sv1 = [11u64, 0];
-        let s1 = [t, binary];
-        let mut tl1 = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&sv1);
-        let c1 = [cbs[0]];
-        // 2: waits for the binary semaphore, signals t = 12.
-        let (w2, sv2, s2) = ([binary], [12u64], [t]);
-        let mut tl2 = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&sv2);
-        let c2 = [cbs[1]];
-        // 3: waits for t = 12 (already submitted), signals t = 20.
-        let (w3, wv3, sv3, s3) = ([t], [12u64], [20u64], [t]);
-        let mut tl3 = vk::TimelineSemaphoreSubmitInfo::default()
-            .wait_semaphore_values(&wv3)
-            .signal_semaphore_values(&sv3);
-        let c3 = [cbs[2]];
-        let submits = [
-            vk::SubmitInfo::default()
-                .command_buffers(&c1)
-                .signal_semaphores(&s1)
-                .push_next(&mut tl1),
-            vk::SubmitInfo::default()
-                .wait_semaphores(&w2)
-                .wait_dst_stage_mask(&stages)
-                .command_buffers(&c2)
-                .signal_semaphores(&s2)
-                .push_next(&mut tl2),
-            vk::SubmitInfo::default()
-                .wait_semaphores(&w3)
-                .wait_dst_stage_mask(&stages)
-                .command_buffers(&c3)
-                .signal_semaphores(&s3)
-                .push_next(&mut tl3),
-        ];
-        c.dev
-            .queue_submit(c.queue, &submits, vk::Fence::null())
-            .unwrap();
-        let (sems, values) = ([t], [20u64]);
-        e.tl.wait_semaphores(
-            &vk::SemaphoreWaitInfo::default()
-                .semaphores(&sems)
-                .values(&values),
-            u64::MAX,
-        )
-        .unwrap();
         assert_eq!(e.tl.get_semaphore_counter_value(t).unwrap(), 20);
         assert_eq!(c.buf(o).read_u32s(N), expect_muladd(&os, &xs, &[2, 3, 5]));
         c.dev.queue_wait_idle(c.queue).unwrap();
@@ -394,22 +416,8 @@ fn synchronization2_submit_barrier_timestamps_and_events() {
             .dev
             .create_event(&vk::EventCreateInfo::default(), None)
             .unwrap();
-        let fence = c
-            .dev
-            .create_fence(&vk::FenceCreateInfo::default(), None)
-            .unwrap();
-        let cb = c
-            .dev
-            .allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(c.cmd_pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )
-            .unwrap()[0];
-        c.dev
-            .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
-            .unwrap();
+        let fence = c.fence();
+        let cb = c.begin_command_buffer();
         c.dev.cmd_reset_query_pool(cb, pool, 0, 3);
         e.s2.cmd_write_timestamp2(cb, vk::PipelineStageFlags2::NONE, pool, 0);
         c.bind_kernel(cb, k);
@@ -422,32 +430,20 @@ fn synchronization2_submit_barrier_timestamps_and_events() {
             )];
         let dep = vk::DependencyInfo::default().memory_barriers(&mb);
         for a in [2u32, 3] {
-            let push: Vec<u8> = [a, N as u32].iter().flat_map(|v| v.to_le_bytes()).collect();
-            c.dev
-                .cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
-            c.dev.cmd_dispatch(cb, N.div_ceil(64) as u32, 1, 1);
+            cmd_muladd(&c, cb, k, a);
             e.s2.cmd_pipeline_barrier2(cb, &dep);
         }
         e.s2.cmd_write_timestamp2(cb, vk::PipelineStageFlags2::COMPUTE_SHADER, pool, 1);
         // Set, wait (satisfied within the same command buffer), then a third dispatch.
         e.s2.cmd_set_event2(cb, event, &dep);
         e.s2.cmd_wait_events2(cb, &[event], &[dep]);
-        let push: Vec<u8> = [5u32, N as u32]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
-        c.dev
-            .cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
-        c.dev.cmd_dispatch(cb, N.div_ceil(64) as u32, 1, 1);
+        cmd_muladd(&c, cb, k, 5);
         e.s2.cmd_pipeline_barrier2(cb, &dep);
         e.s2.cmd_write_timestamp2(cb, vk::PipelineStageFlags2::ALL_COMMANDS, pool, 2);
         e.s2.cmd_reset_event2(cb, event, vk::PipelineStageFlags2::ALL_COMMANDS);
         c.dev.end_command_buffer(cb).unwrap();
         let cbi = [vk::CommandBufferSubmitInfo::default().command_buffer(cb)];
-        let sig = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(t)
-            .value(4)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let sig = [sem2(t, 4)];
         let submit = vk::SubmitInfo2::default()
             .command_buffer_infos(&cbi)
             .signal_semaphore_infos(&sig);
@@ -467,14 +463,7 @@ fn synchronization2_submit_barrier_timestamps_and_events() {
             .unwrap();
         assert!(ts[0] < ts[1] && ts[1] < ts[2], "timestamps {ts:?}");
         // A second vkQueueSubmit2 that only waits on the timeline and signals it further.
-        let wait = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(t)
-            .value(4)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
-        let sig = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(t)
-            .value(5)
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let (wait, sig) = ([sem2(t, 4)], [sem2(t, 5)]);
         let submit = vk::SubmitInfo2::default()
             .wait_semaphore_infos(&wait)
             .signal_semaphore_infos(&sig);
@@ -534,17 +523,9 @@ fn trimmed_command_pool_keeps_working() {
         c.dev.free_command_buffers(c.cmd_pool, &[cb]);
         e.m1.trim_command_pool(c.cmd_pool, vk::CommandPoolTrimFlags::empty());
     }
-    c.run(|d, cb| {
+    c.run(|_, cb| {
         c.bind_kernel(cb, k);
-        let push: Vec<u8> = [7u32, N as u32]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
-        // SAFETY: recording into a live command buffer.
-        unsafe {
-            d.cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
-            d.cmd_dispatch(cb, N.div_ceil(64) as u32, 1, 1);
-        }
+        cmd_muladd(&c, cb, k, 7);
     })
     .unwrap();
     // SAFETY: live device and pool.

@@ -3,6 +3,7 @@
 
 use super::lir::*;
 use super::BackendError;
+use crate::ir;
 use ferrite_isa::validate::{self, Platform};
 use ferrite_isa::{
     Addr, CondMod, Dst, Dst3, ExDesc, Gen, Imm, Instruction, Opcode, Operands, PredCtrl, Predicate,
@@ -130,7 +131,9 @@ fn three_src(
             nr,
             subnr: sub,
             swizzle: Swizzle::XYZW,
-            rep_ctrl: o.stride == 0 || i.exec == 1,
+            // 64-bit sources may not replicate (legalize widens their scalars); at exec
+            // size 1 channel 0 reads the first element anyway.
+            rep_ctrl: (o.stride == 0 || i.exec == 1) && o.ty.size() < 8,
             negate: o.neg,
             abs: o.abs,
             ty: o.ty,
@@ -433,19 +436,75 @@ pub fn uses_df(i: &Instruction) -> bool {
     }
 }
 
-/// `or(1) cr0.0 cr0.0 0x40:ud`: sets cr0.0 bit 6, DF denormal preserve (GEN9-FACTS 2.10,
-/// Mesa's BRW_CR0_FP64_DENORM_PRESERVE). A write of cr0 is a single channel with NoMask
-/// and the `switch` thread control, as the SKL PRM asks of instructions naming cr0
-/// (GEN9-FACTS 2.9). Placed first in kernels that use DF: the hardware default (bit
-/// clear, as the IDD's FP mode leaves it) flushes DF denormal inputs and results to zero,
-/// where Vulkan, SPIR-V and the software fp64 lowering keep them.
-pub fn df_denorm_preserve() -> Result<Instruction, BackendError> {
-    let text = "or(1) cr0.0<1>UD cr0.0<0,1,0>UD 0x00000040UD { align1 WE_all 1N switch };";
-    let p = ferrite_isa::asm::parse_program(text, Gen::Gen9)
+/// cr0.0 bits (GEN9-FACTS 2.10; Mesa's BRW_CR0_*): rounding mode field and the
+/// per-width denormal-preserve bits.
+pub const CR0_RND_MASK: u32 = 0x30;
+pub const CR0_RND_RTZ: u32 = 0x30;
+pub const CR0_FP64_DENORM_PRESERVE: u32 = 1 << 6;
+pub const CR0_FP32_DENORM_PRESERVE: u32 = 1 << 7;
+pub const CR0_FP16_DENORM_PRESERVE: u32 = 1 << 10;
+
+/// The cr0.0 (bits to change, their new value) for a kernel's float modes.
+///
+/// Rounding: RTZ sets 5:4 to 3, RTE to 0, no mode leaves the field (0 = RTNE from
+/// dispatch). Denormals: Preserve sets the width's bit, FlushToZero clears it. Without a
+/// mode fp32/fp16 keep the dispatch value (bit clear: flushed, allowed by default) and
+/// fp64 is preserved in kernels that use DF, as Vulkan, SPIR-V and the software fp64
+/// lowering keep them (the hardware default, bit clear, flushes DF denormals).
+pub fn cr0_float_mode(fc: &ir::FloatControls, uses_df: bool) -> (u32, u32) {
+    let (mut mask, mut value) = (0, 0);
+    for m in &fc.modes {
+        match m.rounding {
+            ir::Rounding::Rtz => {
+                mask |= CR0_RND_MASK;
+                value |= CR0_RND_RTZ;
+            }
+            ir::Rounding::Rte => mask |= CR0_RND_MASK,
+            ir::Rounding::Any => {}
+        }
+    }
+    let bits = [
+        CR0_FP16_DENORM_PRESERVE,
+        CR0_FP32_DENORM_PRESERVE,
+        CR0_FP64_DENORM_PRESERVE,
+    ];
+    for (i, (m, bit)) in fc.modes.iter().zip(bits).enumerate() {
+        match m.denorm {
+            ir::Denorm::Preserve => {
+                mask |= bit;
+                value |= bit;
+            }
+            ir::Denorm::FlushToZero => mask |= bit,
+            ir::Denorm::Any if i == 2 && uses_df => {
+                mask |= bit;
+                value |= bit;
+            }
+            ir::Denorm::Any => {}
+        }
+    }
+    (mask, value)
+}
+
+/// The instructions that put cr0.0 = (cr0.0 & !mask) | value: `and(1)` when a bit is
+/// cleared, `or(1)` when one is set. A write of cr0 is a single channel with NoMask and
+/// the `switch` thread control, as the SKL PRM asks of instructions naming cr0 ("hardware
+/// does not ensure execution pipeline coherency", GEN9-FACTS 2.9).
+pub fn cr0_write(mask: u32, value: u32) -> Result<Vec<Instruction>, BackendError> {
+    let mut text = String::new();
+    if mask & !value != 0 {
+        text += &format!(
+            "and(1) cr0.0<1>UD cr0.0<0,1,0>UD 0x{:08x}UD {{ align1 WE_all 1N switch }};\n",
+            !mask
+        );
+    }
+    if value != 0 {
+        text += &format!(
+            "or(1) cr0.0<1>UD cr0.0<0,1,0>UD 0x{value:08x}UD {{ align1 WE_all 1N switch }};\n"
+        );
+    }
+    let p = ferrite_isa::asm::parse_program(&text, Gen::Gen9)
         .map_err(|e| BackendError::Internal(format!("cr0 write: {e}")))?;
-    p.first()
-        .map(|a| a.inst)
-        .ok_or_else(|| BackendError::Internal("cr0 write: empty".into()))
+    Ok(p.into_iter().map(|a| a.inst).collect())
 }
 
 /// Runs the PRM validator; returns the report of violations.
@@ -475,8 +534,12 @@ mod tests {
 
     #[test]
     fn df_denorm_preserve_is_a_valid_switch_write_of_cr0_bit_6() {
-        let i = df_denorm_preserve().unwrap();
-        assert_eq!(i.opcode, Opcode::Or);
+        let (mask, value) = cr0_float_mode(&ir::FloatControls::default(), true);
+        assert_eq!((mask, value), (0x40, 0x40));
+        assert_eq!(cr0_float_mode(&ir::FloatControls::default(), false), (0, 0));
+        let w = cr0_write(mask, value).unwrap();
+        assert_eq!(w.len(), 1);
+        let i = w[0];
         assert!(!uses_df(&i));
         // A 1-source op with a `V` immediate: its unused src1 type code is DF's (6).
         let v = ferrite_isa::asm::parse_program(
@@ -497,5 +560,27 @@ mod tests {
         for want in ["or(1)", "cr0", "0x00000040UD", "WE_all", "switch"] {
             assert!(text.contains(want), "{want} missing in {text}");
         }
+    }
+
+    #[test]
+    fn float_modes_set_and_clear_the_cr0_bits() {
+        let fc: ir::FloatControls =
+            "f16:denorm_preserve f16:rtz f32:denorm_flush_to_zero f64:denorm_flush_to_zero"
+                .parse()
+                .unwrap();
+        let (mask, value) = cr0_float_mode(&fc, true);
+        assert_eq!(mask, 0x30 | 0x400 | 0x80 | 0x40);
+        assert_eq!(value, 0x30 | 0x400);
+        let w = cr0_write(mask, value).unwrap();
+        assert_eq!(w.len(), 2);
+        validate(&w).unwrap();
+        let bin = ferrite_isa::encode_program(&w, Gen::Gen9, true).unwrap();
+        let text = disassemble(&bin).unwrap();
+        for want in ["and(1)", "0xfffffb0fUD", "or(1)", "0x00000430UD"] {
+            assert!(text.contains(want), "{want} missing in {text}");
+        }
+        // RTE with fp32 preserve: clear the rounding field, set bit 7.
+        let fc: ir::FloatControls = "f32:rte f32:denorm_preserve".parse().unwrap();
+        assert_eq!(cr0_float_mode(&fc, false), (0xB0, 0x80));
     }
 }

@@ -483,7 +483,9 @@ pub fn legalize(prog: &mut Program) {
             if i.srcs.len() == 3 {
                 for k in 0..3 {
                     let o = i.srcs[k];
-                    if o.is_imm() || (o.stride > 1 && o.base != Base::Null) {
+                    // 64-bit sources have no RepCtrl: a scalar becomes a full vector.
+                    let wide_scalar = o.stride == 0 && o.ty.size() == 8 && i.exec > 1;
+                    if o.is_imm() || (o.stride > 1 && o.base != Base::Null) || wide_scalar {
                         i.srcs[k] = to_reg(&mut b, o);
                     }
                 }

@@ -296,9 +296,12 @@ fn compile_one(
         sched::schedule(&mut prog, &alloc.reg)
     };
     let mut insts = emit::to_isa(&prog, &alloc.reg, simd as u8)?;
-    // Keep DF denormals (branch offsets are relative, so a first instruction moves none).
-    if insts.iter().any(emit::uses_df) {
-        insts.insert(0, emit::df_denorm_preserve()?);
+    // Float modes in cr0 first (branch offsets are relative, so first instructions move
+    // none): the kernel's float controls, and DF denormals kept by default.
+    let (mask, value) =
+        emit::cr0_float_mode(&shader.func.float_controls, insts.iter().any(emit::uses_df));
+    if mask != 0 {
+        insts.splice(0..0, emit::cr0_write(mask, value)?);
     }
     if cfg!(debug_assertions) || opts.validate {
         emit::validate(&insts)?;

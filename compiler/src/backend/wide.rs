@@ -19,13 +19,18 @@
 //!   the operand is reduced to a mantissa near 1, an F-precision guess from the math
 //!   unit is refined by two Newton-Raphson steps in DF, the exponent is put back by
 //!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
-//!   predicated moves;
-//! * fneg/fabs/fsign/frexp/ldexp: integer operations on the high dword.
+//!   predicated moves. Division and reciprocal then take a fused (DF MAD) step to the
+//!   correctly rounded reciprocal and correct the quotient with the exact remainder
+//!   (Markstein), so they are correctly rounded for normal results; sqrt/rsq stay
+//!   within an ULP or two;
+//! * fneg/fabs/fsign: integer operations on the high dword; frexp the same after a
+//!   denormal operand is scaled by 2^54; ldexp as frexp's significand times two powers
+//!   of two, the first product exact (one rounding, denormal results too).
 //!
 //! Kernels that use DF start with a cr0 write keeping DF denormals (see
-//! [`super::emit::df_denorm_preserve`]), so add/mul/mad/cmp/conversions are IEEE with
-//! denormals. The sequences above still read a zero exponent as a zero: a denormal
-//! divisor, sqrt/rsq operand or frexp operand is taken as 0.
+//! [`super::emit::cr0_float_mode`]), so add/mul/mad/cmp/conversions are IEEE with
+//! denormals. Division and sqrt/rsq scale a denormal divisor or operand by 2^54 first
+//! (exactly), since their sequences read the exponent field.
 //!
 //! * 64-bit integer division and remainder: restoring long division, a uniform loop over
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
@@ -143,6 +148,62 @@ fn flag_special(b: &mut Builder, e: Opnd) {
     b.cmp(CondMod::Le, Opnd::null(Type::D), t, Opnd::d(1));
 }
 
+/// Signed clamp of a D operand to [lo, hi] into a new register.
+fn clamp_d(b: &mut Builder, v: Opnd, lo: i32, hi: i32) -> Opnd {
+    let t = b.vreg(Type::D, 1);
+    b.alu2(O::Sel, t, v, Opnd::d(lo)).cmod = CondMod::Ge;
+    b.alu2(O::Sel, t, t, Opnd::d(hi)).cmod = CondMod::L;
+    t
+}
+
+/// frexp(x): (significand in [0.5, 1) with x's sign, exponent as D). A denormal x is
+/// first scaled by 2^54 (exact, DF denormals are kept) and the exponent corrected; zero,
+/// inf and NaN give (x, 0).
+fn frexp(b: &mut Builder, x: Opnd) -> (Opnd, Opnd) {
+    let e0 = exponent(b, x);
+    let xn = b.vreg(Type::DF, 1);
+    b.mov(xn.retype(Type::UQ), x.retype(Type::UQ));
+    let adj = b.vreg(Type::D, 1);
+    b.mov(adj, Opnd::d(-1022));
+    let scale = b.vreg(Type::DF, 1);
+    b.mov(scale, df_imm(2f64.powi(54)));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
+    b.alu2(O::Mul, xn, x, scale).pred = p();
+    b.mov(adj, Opnd::d(-1022 - 54)).pred = p();
+    let e = exponent(b, xn);
+    let sig = b.vreg(Type::DF, 1);
+    b.mov(lo(sig), lo(xn));
+    b.alu2(O::And, hi(sig), hi(xn), Opnd::ud(0x800F_FFFF));
+    b.alu2(O::Or, hi(sig), hi(sig), Opnd::ud(0x3FE0_0000));
+    let ex = b.vreg(Type::D, 1);
+    b.alu2(O::Add, ex, e, adj);
+    // After the scaling, a zero exponent field means zero.
+    flag_special(b, e);
+    pmov(b, sig, x);
+    b.mov(ex, Opnd::d(0)).pred = p();
+    (sig, ex)
+}
+
+/// ldexp(x, n) with one rounding (as the interpreter's `eval::ldexp` and soft64): frexp's
+/// significand m is scaled exactly by 2^k1 (|k1| <= 100), then one DF multiplication by
+/// 2^k2 (|k2| <= 1000) rounds, so a denormal result is not rounded twice. Zero, inf and
+/// NaN pass through the products.
+fn ldexp(b: &mut Builder, d: Opnd, x: Opnd, n: Opnd) {
+    let n = clamp_d(b, n, -2200, 2200);
+    let (m, e) = frexp(b, x);
+    let ne = b.vreg(Type::D, 1);
+    b.alu2(O::Add, ne, e, n);
+    let ne = clamp_d(b, ne, -1100, 1100);
+    let k2 = clamp_d(b, ne, -1000, 1000);
+    let k1 = b.vreg(Type::D, 1);
+    b.alu2(O::Add, k1, ne, k2.negate());
+    let t = b.vreg(Type::DF, 1);
+    let p1 = pow2(b, k1);
+    b.alu2(O::Mul, t, m, p1);
+    let p2 = pow2(b, k2);
+    b.alu2(O::Mul, d.retype(Type::DF), t, p2);
+}
+
 /// trunc(x): clears the fraction bits below the binary point with a 64-bit mask.
 fn trunc(b: &mut Builder, d: Opnd, x: Opnd) {
     let e = exponent(b, x);
@@ -177,20 +238,57 @@ fn floor_ceil(b: &mut Builder, d: Opnd, x: Opnd, down: bool) {
     b.mov(d.retype(Type::UQ), t.retype(Type::UQ));
 }
 
+/// roundEven(x) by integer rounding of the magnitude bits, so the result does not depend
+/// on cr0's rounding mode (the classic `(|x| + 2^52) - 2^52` rounds in that mode: under
+/// RoundingModeRTZ it would truncate). With c = 1075 - e fraction bits (1..=52), adding
+/// (2^(c-1) - 1) + (bit c) and clearing the low c bits rounds half to even; a carry out
+/// of the fraction steps the exponent, as it should. |x| >= 2^52, inf and NaN are kept;
+/// |x| < 1 becomes 1 when |x| > 0.5, else 0 (ties to the even 0). The sign is put back.
 fn round_even(b: &mut Builder, d: Opnd, x: Opnd) {
-    let ax = b.vreg(Type::DF, 1);
-    b.mov(lo(ax), lo(x));
-    b.alu2(O::And, hi(ax), hi(x), Opnd::ud(!SIGN));
-    let y = b.vreg(Type::DF, 1);
-    let big = 4503599627370496.0; // 2^52: from here on every double is an integer.
-    b.alu2(O::Add, y, ax, df_imm(big));
-    b.alu2(O::Add, y, y, df_imm(-big));
+    let e = exponent(b, x);
+    let m = b.vreg(Type::UQ, 1);
+    b.mov(lo(m), lo(x));
+    b.alu2(O::And, hi(m), hi(x), Opnd::ud(!SIGN));
+    let c = b.vreg(Type::D, 1);
+    b.alu2(O::Add, c, e.negate(), Opnd::d(1075));
+    b.alu2(O::Sel, c, c, Opnd::d(1)).cmod = CondMod::Ge;
+    b.alu2(O::Sel, c, c, Opnd::d(52)).cmod = CondMod::L;
+    let c64 = b.vreg(Type::UQ, 1);
+    b.mov(c64, c.retype(Type::UD));
+    // keep = ones << c (the integer part), low = !keep, half_minus_1 = low >> 1.
+    let ones = b.vreg(Type::UQ, 1);
+    b.mov(ones, Opnd::imm(Type::Q, u64::MAX));
+    let keep = b.vreg(Type::UQ, 1);
+    b.alu2(O::Shl, keep, ones, c64);
+    let h = b.vreg(Type::UQ, 1);
+    b.alu2(O::Xor, h, keep, ones);
+    b.alu2(O::Shr, h, h, Opnd::imm(Type::UQ, 1));
+    let lsb = b.vreg(Type::UQ, 1);
+    b.alu2(O::Shr, lsb, m, c64);
+    b.alu2(O::And, lsb, lsb, Opnd::imm(Type::UQ, 1));
+    let r = b.vreg(Type::UQ, 1);
+    b.alu2(O::Add, r, m, h);
+    b.alu2(O::Add, r, r, lsb);
+    b.alu2(O::And, r, r, keep);
+    // |x| >= 2^52 (e >= 1075), inf, NaN: unchanged.
+    b.cmp(CondMod::Ge, Opnd::null(Type::D), e, Opnd::d(1075));
+    pmov(b, r, m);
+    // |x| < 1: 1.0 when |x| > 0.5, else 0.
+    let small = b.vreg(Type::UQ, 1);
+    b.mov(small, Opnd::imm(Type::UQ, 0));
+    b.cmp(
+        CondMod::G,
+        Opnd::null(Type::DF),
+        m.retype(Type::DF),
+        df_imm(0.5),
+    );
+    pmov(b, small, Opnd::imm(Type::UQ, 1f64.to_bits()));
+    b.cmp(CondMod::L, Opnd::null(Type::D), e, Opnd::d(1023));
+    pmov(b, r, small);
     let s = b.vreg(Type::UD, 1);
     b.alu2(O::And, s, hi(x), Opnd::ud(SIGN));
-    b.alu2(O::Or, hi(y), hi(y), s);
-    b.cmp(CondMod::Ge, Opnd::null(Type::DF), ax, df_imm(big));
-    pmov(b, y, x);
-    b.mov(d.retype(Type::UQ), y.retype(Type::UQ));
+    b.alu2(O::Or, hi(r), hi(r), s);
+    b.mov(d.retype(Type::UQ), r);
 }
 
 /// A guess of 1/m (`rsq` false) or 1/sqrt(m) from the F math unit, for m near 1.
@@ -209,7 +307,29 @@ fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
 }
 
 /// x / y (x = None: 1 / y).
+/// `x` times 2^54 where `e` (x's exponent field) is 0: denormals become normal, exactly
+/// (zeros stay zeros).
+fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
+    let t = b.vreg(Type::DF, 1);
+    b.mov(t.retype(Type::UQ), x.retype(Type::UQ));
+    let s = b.vreg(Type::DF, 1);
+    b.mov(s, df_imm(2f64.powi(54)));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+    b.alu2(O::Mul, t, x, s).pred = p();
+    t
+}
+
 fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
+    // A denormal divisor: both operands times 2^54 (exact; a dividend that overflows
+    // gives the infinite quotient it should).
+    let e0 = exponent(b, y);
+    let x = x.unwrap_or_else(|| {
+        let one = b.vreg(Type::DF, 1);
+        b.mov(one, df_imm(1.0));
+        one
+    });
+    let x = scale_denormal(b, x, e0);
+    let y = scale_denormal(b, y, e0);
     let e = exponent(b, y);
     // m = y with exponent 0: +-[1, 2).
     let mh = b.vreg(Type::UD, 1);
@@ -225,15 +345,37 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
         b.alu2(O::Mul, t, t, r);
         b.alu2(O::Add, r, r, t);
     }
+    // One fused step makes r = RN(1/m) (r += r * (1 - m * r), the residual exact), except
+    // for the all-ones significand 2 - 2^-52, whose reciprocal rounds to 0.5 + 2^-53
+    // (set directly). Then q = x * r is within an ULP and the correction with the exact
+    // remainder, q += (x - q * m) * r, rounds x / m correctly (Markstein).
+    let one = b.vreg(Type::DF, 1);
+    b.mov(one, df_imm(1.0));
+    b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
+    b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
+    let ones = b.vreg(Type::UD, 1);
+    b.alu2(O::And, ones, mh, Opnd::ud(0x000F_FFFF));
+    b.alu2(O::Xor, ones, ones, Opnd::ud(0x000F_FFFF));
+    let lz = b.vreg(Type::UD, 1);
+    b.alu1(O::Not, lz, lo(y));
+    b.alu2(O::Or, ones, ones, lz);
+    b.cmp(CondMod::Z, Opnd::null(Type::UD), ones, Opnd::ud(0));
+    let rh = b.vreg(Type::UD, 1);
+    b.alu2(O::And, rh, mh, Opnd::ud(SIGN));
+    b.alu2(O::Or, rh, rh, Opnd::ud(0x3FE0_0000));
+    b.mov(hi(r), rh).pred = p();
+    b.mov(lo(r), Opnd::ud(1)).pred = p();
     let q = b.vreg(Type::DF, 1);
-    match x {
-        Some(x) => {
-            b.alu2(O::Mul, q, x, r);
-        }
-        None => {
-            b.mov(q, r);
-        }
-    }
+    b.alu2(O::Mul, q, x, r);
+    let q1 = b.vreg(Type::DF, 1);
+    b.inst(LOp::Alu(O::Mad), t, vec![x, q.negate(), m]);
+    b.inst(LOp::Alu(O::Mad), q1, vec![q, t, r]);
+    // Zero, denormal, inf and NaN dividends keep the plain product (the remainder of an
+    // infinite one is NaN; -0 would lose its sign).
+    let ex = exponent(b, x);
+    flag_special(b, ex);
+    pmov(b, q1, q);
+    let q = q1;
     // 1/y = (1/m) * 2^(1023 - e), applied in two exact halves.
     let k = b.vreg(Type::D, 1);
     b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
@@ -253,9 +395,7 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
     let sp = build(b, sh, Opnd::ud(0));
     b.cmp(CondMod::Nz, Opnd::null(Type::DF), y, y);
     pmov(b, sp, y);
-    if let Some(x) = x {
-        b.alu2(O::Mul, sp, x, sp);
-    }
+    b.alu2(O::Mul, sp, x, sp);
     flag_special(b, e);
     pmov(b, q, sp);
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
@@ -263,6 +403,9 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
 
 /// sqrt(x) or (rsq) 1/sqrt(x).
 fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
+    // A denormal x: sqrt(x * 2^54) * 2^-27 (1/sqrt: * 2^27), every step exact.
+    let e0 = exponent(b, x);
+    let x = scale_denormal(b, x, e0);
     let e = exponent(b, x);
     // x = m * 2^(2j), m in [1, 4).
     let k = b.vreg(Type::D, 1);
@@ -323,6 +466,10 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     pmov(b, q, x);
     b.cmp(CondMod::L, Opnd::null(Type::DF), x, df_imm(0.0));
     pmov(b, q, Opnd::imm(Type::UQ, f64::NAN.to_bits()));
+    let unscale = b.vreg(Type::DF, 1);
+    b.mov(unscale, df_imm(2f64.powi(if rsq { 27 } else { -27 })));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
+    b.alu2(O::Mul, q, q, unscale).pred = p();
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
 }
 
@@ -488,10 +635,10 @@ pub fn alu64(
             b.alu2(O::Mul, df(d), df(s[0]), df(s[1]));
         }
         Ffma => {
-            // Vulkan: fma's precision is that of OpFMul followed by OpFAdd.
-            let t = b.vreg(Type::DF, 1);
-            b.alu2(O::Mul, t, df(s[0]), df(s[1]));
-            b.alu2(O::Add, df(d), t, df(s[2]));
+            // One fused DF MAD (dst = src0 + src1 * src2, one rounding, as soft64 computes
+            // it): 3-source Align16, at most SIMD8 for DF (64 bytes per operand, split by
+            // lower_simd_width), no RepCtrl on 64-bit sources (legalize expands scalars).
+            b.inst(LOp::Alu(O::Mad), df(d), vec![df(s[2]), df(s[0]), df(s[1])]);
         }
         Fdiv => div(b, d, Some(df(s[0])), df(s[1])),
         Frcp => div(b, d, None, df(s[0])),
@@ -523,37 +670,13 @@ pub fn alu64(
             floor_ceil(b, t, df(s[0]), true);
             b.alu2(O::Add, df(d), df(s[0]), t.negate());
         }
-        Ldexp => {
-            // x * 2^k1 * 2^k2 with k = clamp(e, -2044, 2046), k1 = k >> 1, k2 = k - k1.
-            let k = b.vreg(Type::D, 1);
-            b.alu2(O::Sel, k, s[1].retype(Type::D), Opnd::d(-2044)).cmod = CondMod::Ge;
-            b.alu2(O::Sel, k, k, Opnd::d(2046)).cmod = CondMod::L;
-            let k1 = b.vreg(Type::D, 1);
-            b.alu2(O::Asr, k1, k, Opnd::d(1));
-            let k2 = b.vreg(Type::D, 1);
-            b.alu2(O::Add, k2, k, k1.negate());
-            let t = b.vreg(Type::DF, 1);
-            let p1 = pow2(b, k1);
-            b.alu2(O::Mul, t, df(s[0]), p1);
-            let p2 = pow2(b, k2);
-            b.alu2(O::Mul, df(d), t, p2);
-        }
+        Ldexp => ldexp(b, d, df(s[0]), s[1].retype(Type::D)),
         FrexpSig | FrexpExp => {
-            // Normal x: significand in [0.5, 1) with x's sign, exponent e - 1022; zero
-            // and (not yet normalized) denormals: (x, 0).
-            let e = exponent(b, df(s[0]));
+            let (sig, e) = frexp(b, df(s[0]));
             if op == FrexpSig {
-                let t = b.vreg(Type::DF, 1);
-                b.mov(lo(t), lo(s[0]));
-                b.alu2(O::And, hi(t), hi(s[0]), Opnd::ud(0x800F_FFFF));
-                b.alu2(O::Or, hi(t), hi(t), Opnd::ud(0x3FE0_0000));
-                b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-                pmov(b, t, s[0]);
-                b.mov(uq(d), uq(t));
+                b.mov(uq(d), uq(sig));
             } else {
-                b.alu2(O::Add, d.retype(Type::D), e, Opnd::d(-1022));
-                b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-                b.mov(d.retype(Type::D), Opnd::d(0)).pred = p();
+                b.mov(d.retype(Type::D), e);
             }
         }
         Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {

@@ -10,6 +10,7 @@ struct Ctx {
     defs: HashMap<Value, Op>,
     values: Vec<Type>,
     changed: bool,
+    float_controls: FloatControls,
 }
 
 fn inverse(op: AluOp) -> Option<AluOp> {
@@ -56,6 +57,10 @@ impl Ctx {
     fn is_neg_zero(&self, v: Value) -> bool {
         let t = self.values[v.0 as usize];
         self.konst(v) == Some(1u64 << (t.bits - 1))
+    }
+    /// Float results of type `t` must flush denormals (DenormFlushToZero).
+    fn ftz(&self, t: Type) -> bool {
+        t.kind == Kind::Float && self.float_controls.mode(t.bits).denorm == Denorm::FlushToZero
     }
     fn new_value(&mut self, t: Type) -> Value {
         self.values.push(t);
@@ -107,6 +112,8 @@ impl Ctx {
             {
                 mov(s[0])
             }
+            // Exact, but not a flush: under DenormFlushToZero a denormal x must become 0.
+            Fmul | Fadd | Fsub if self.ftz(t) => None,
             Fmul if self.fconst(s[1]) == Some(1.0) => mov(s[0]),
             Fmul if self.fconst(s[0]) == Some(1.0) => mov(s[1]),
             Fadd if self.is_neg_zero(s[1]) => mov(s[0]),
@@ -195,6 +202,7 @@ pub fn opt_algebraic(f: &mut Function) -> bool {
         defs: HashMap::new(),
         values: std::mem::take(&mut f.values),
         changed: false,
+        float_controls: f.float_controls,
     };
     // Definitions are visited before uses in program order, which is all the rules need.
     let mut body = std::mem::take(&mut f.body);
@@ -208,6 +216,26 @@ pub fn opt_algebraic(f: &mut Function) -> bool {
 mod tests {
     use super::*;
     use crate::passes::check_pass;
+
+    #[test]
+    fn multiply_by_one_is_kept_when_denormals_must_flush() {
+        // x * 1.0 is x, but under DenormFlushToZero a denormal x must come out as 0.
+        let src = "
+            float_controls f32:denorm_flush_to_zero
+            %9:i32 = const 0
+            %0:f32 = const 1.0
+            %1:f32 = load ssbo[0] %9 align 4
+            %2:f32 = fmul %1, %0
+            store ssbo[0] %9, %2 align 4
+        ";
+        let mut f = crate::parse::parse_function(src).unwrap();
+        assert!(!opt_algebraic(&mut f));
+        let mut f = crate::parse::parse_function(
+            &src.replace("f32:denorm_flush_to_zero", "f32:denorm_preserve"),
+        )
+        .unwrap();
+        assert!(opt_algebraic(&mut f));
+    }
 
     #[test]
     fn identities_and_power_of_two_multiply() {

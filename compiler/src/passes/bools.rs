@@ -58,6 +58,12 @@ impl Lower {
                     let s = match &i.op {
                         Op::Const(_) => None,
                         Op::Alu(op, srcs) => match op.class() {
+                            // `ieq`/`ine` of booleans (GLSL `==`, `!=`, `^^`): the smaller
+                            // source size, as `rewrite` gives it, not that of 1-bit values.
+                            AluClass::Compare if self.is_bool(srcs[0]) => {
+                                min_known(srcs.iter().map(|s| self.size.get(s).copied()))
+                                    .map(|m| m.max(16))
+                            }
                             AluClass::Compare | AluClass::Test => {
                                 Some(bool_size_of_compare(self.values[srcs[0].0 as usize].bits))
                             }
@@ -466,6 +472,39 @@ mod tests {
             %4:i32 = b2i %3
             %5:i32 = const 0
             store ssbo[0] %5, %4 align 4",
+        );
+    }
+
+    #[test]
+    fn boolean_xor_of_32_bit_booleans_stays_32_bit() {
+        // `a ^^ b` is `ine` of booleans; it used to be sized as a comparison of 1-bit values
+        // (16 bits), which the `if` consuming it then inherited.
+        check_pass(
+            lower_bools,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:b1 = ilt %0, %1
+            %3:b1 = ieq %0, %1
+            %4:b1 = ine %2, %3
+            %5:b1 = if %4 {
+                yield %2
+            } else {
+                yield %4
+            }
+            %6:i32 = b2i %5
+            store ssbo[0] %0, %6 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:b32 = ilt %0, %1
+            %3:b32 = ieq %0, %1
+            %4:b32 = ine %2, %3
+            %5:b32 = if %4 {
+                yield %2
+            } else {
+                yield %4
+            }
+            %6:i32 = b2i %5
+            store ssbo[0] %0, %6 align 4",
         );
     }
 

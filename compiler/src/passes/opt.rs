@@ -131,6 +131,7 @@ fn const_map(f: &Function) -> HashMap<Value, Vec<u64>> {
 pub fn opt_const_fold(f: &mut Function) -> bool {
     let mut consts = const_map(f);
     let types = f.values.clone();
+    let fc = f.float_controls;
     let mut changed = false;
     f.for_each_instr_mut(&mut |i| {
         let Some(d) = i.dst else { return };
@@ -148,6 +149,14 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
             Op::Alu(..) => match &i.op {
                 Op::Alu(op, srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
                     let tys: Vec<Type> = srcs.iter().map(|s| types[s.0 as usize]).collect();
+                    // `eval` rounds to nearest even and keeps denormals; a kernel that
+                    // rounds toward zero or flushes computes it at run time.
+                    let unsafe_fold = std::iter::once(dt)
+                        .chain(tys.iter().copied())
+                        .any(|t| t.kind == Kind::Float && fc.folding_unsafe(t.bits));
+                    if unsafe_fold && !matches!(op, AluOp::Mov) {
+                        return;
+                    }
                     let vals: Vec<&[u64]> = srcs.iter().map(|s| consts[s].as_slice()).collect();
                     Some(eval_alu_vec(*op, dt, &tys, &vals))
                 }

@@ -15,8 +15,9 @@
 //! * `fadd`/`fsub`/`fmul`/`fdiv`/`fsqrt`/`ffma`: correctly rounded, round to nearest even,
 //!   denormals preserved (inputs and results), overflow to infinity.
 //! * `frcp` = `fdiv 1.0, x` and `frsq` = `fdiv 1.0, fsqrt x` (two roundings, exactly as
-//!   `eval` computes them); `ffract` = `x - floor(x)`; `ldexp` = `x * 2^(e/2) * 2^(e-e/2)`
-//!   with `e` clamped to +-2000, as `eval` scales (two correctly rounded products).
+//!   `eval` computes them); `ffract` = `x - floor(x)`; `ldexp` is correctly rounded
+//!   (denormal results too; `eval` scales in two products, the first exact); `frexp`
+//!   normalizes denormal inputs.
 //! * Any NaN an arithmetic op produces is the canonical quiet NaN `0x7ff8000000000000`
 //!   (payloads do not propagate); `fneg`/`fabs`/`bcsel`/moves keep the bits;
 //!   `ftrunc`/`ffloor`/`fceil`/`fround_even`/`fsign`/`frexp_sig` return a NaN input itself.
@@ -598,27 +599,32 @@ impl B<'_> {
         let lt = self.ult64(xa, xb);
         let xa2 = self.shl64c(xa, 1);
         let xa = self.selp(lt, xa2, xa);
-        // Restoring division, one quotient bit per iteration: 55 bits (53 + guard + round)
-        // with the remainder as sticky.
+        // Restoring division, two quotient bits per iteration: 56 bits (53 + guard + round
+        // + one more) with the remainder as sticky.
         let zero = self.c(0);
-        let res = self.counted_loop(55, vec![xa.hi, xa.lo, zero, zero], |s, st| {
-            let r = P {
+        let res = self.counted_loop(28, vec![xa.hi, xa.lo, zero, zero], |s, st| {
+            let mut r = P {
                 hi: st[0],
                 lo: st[1],
             };
-            let q = P {
+            let mut q = P {
                 hi: st[2],
                 lo: st[3],
             };
-            let lt = s.ult64(r, xb);
-            let ge = s.bnot(lt);
-            let d = s.sub64(r, xb);
-            let r = s.selp(ge, d, r);
-            let r = s.shl64c(r, 1);
-            let q = s.shl64c(q, 1);
-            let g = s.b2i(ge);
-            let ql = s.or(q.lo, g);
-            vec![r.hi, r.lo, q.hi, ql]
+            for _ in 0..2 {
+                // r < 2 * xb < 2^54: the sign of the 64-bit difference is the comparison.
+                let d = s.sub64(r, xb);
+                let ge = s.cmpc(AluOp::Ige, d.hi, 0);
+                let rs = s.selp(ge, d, r);
+                r = s.shl64c(rs, 1);
+                let q2 = s.shl64c(q, 1);
+                let g = s.b2i(ge);
+                q = P {
+                    hi: q2.hi,
+                    lo: s.or(q2.lo, g),
+                };
+            }
+            vec![r.hi, r.lo, q.hi, q.lo]
         });
         let r = P {
             hi: res[0],
@@ -631,7 +637,7 @@ impl B<'_> {
         let rz = self.is_zero64(r);
         let st = self.bnot(rz);
         let st = self.b2i(st);
-        let m = self.shl64c(q, 9);
+        let m = self.shl64c(q, 8);
         let m = P {
             hi: m.hi,
             lo: self.or(m.lo, st),
@@ -673,43 +679,49 @@ impl B<'_> {
         let x2 = self.shl64c(x, 1);
         let x = self.selp(odd, x2, x);
         let u = self.sub(u, u1);
-        // Digit-by-digit square root of x * 2^56 (two radicand bits per iteration, taken
-        // from the top of `xs`): 55 root bits and the remainder as sticky.
+        // Digit-by-digit square root of x * 2^56 (two radicand bits per step, taken from
+        // the top of `xs`; two steps per iteration): 56 root bits and the remainder as
+        // sticky.
         let xs = self.shl64c(x, 10);
         let zero = self.c(0);
-        let res = self.counted_loop(55, vec![zero, zero, zero, zero, xs.hi, xs.lo], |s, st| {
-            let r = P {
+        let res = self.counted_loop(28, vec![zero, zero, zero, zero, xs.hi, xs.lo], |s, st| {
+            let mut r = P {
                 hi: st[0],
                 lo: st[1],
             };
-            let q = P {
+            let mut q = P {
                 hi: st[2],
                 lo: st[3],
             };
-            let xs = P {
+            let mut xs = P {
                 hi: st[4],
                 lo: st[5],
             };
-            let top = s.shrc(xs.hi, 30);
-            let r = s.shl64c(r, 2);
-            let r = P {
-                hi: r.hi,
-                lo: s.or(r.lo, top),
-            };
-            let xs = s.shl64c(xs, 2);
-            let t = s.shl64c(q, 2);
-            let t = P {
-                hi: t.hi,
-                lo: s.orc(t.lo, 1),
-            };
-            let lt = s.ult64(r, t);
-            let ge = s.bnot(lt);
-            let d = s.sub64(r, t);
-            let r = s.selp(ge, d, r);
-            let q = s.shl64c(q, 1);
-            let g = s.b2i(ge);
-            let ql = s.or(q.lo, g);
-            vec![r.hi, r.lo, q.hi, ql, xs.hi, xs.lo]
+            for _ in 0..2 {
+                let top = s.shrc(xs.hi, 30);
+                let r2 = s.shl64c(r, 2);
+                r = P {
+                    hi: r2.hi,
+                    lo: s.or(r2.lo, top),
+                };
+                xs = s.shl64c(xs, 2);
+                let t = s.shl64c(q, 2);
+                let t = P {
+                    hi: t.hi,
+                    lo: s.orc(t.lo, 1),
+                };
+                // r and t stay below 2^59: the sign of the difference is the comparison.
+                let d = s.sub64(r, t);
+                let ge = s.cmpc(AluOp::Ige, d.hi, 0);
+                r = s.selp(ge, d, r);
+                let q2 = s.shl64c(q, 1);
+                let g = s.b2i(ge);
+                q = P {
+                    hi: q2.hi,
+                    lo: s.or(q2.lo, g),
+                };
+            }
+            vec![r.hi, r.lo, q.hi, q.lo, xs.hi, xs.lo]
         });
         let r = P {
             hi: res[0],
@@ -722,7 +734,7 @@ impl B<'_> {
         let rz = self.is_zero64(r);
         let st = self.bnot(rz);
         let st = self.b2i(st);
-        let m = self.shl64c(q, 9);
+        let m = self.shl64c(q, 8);
         let m = P {
             hi: m.hi,
             lo: self.or(m.lo, st),
@@ -1335,27 +1347,25 @@ impl B<'_> {
         let qnan = self.nan();
         self.selp(nan, qnan, r)
     }
-    fn pow2(&mut self, k: Value) -> P {
-        let e = self.addc(k, 1023);
-        P {
-            hi: self.shlc(e, 20),
-            lo: self.c(0),
-        }
+    /// Signed clamp of `v` to [lo, hi].
+    fn clampc(&mut self, v: Value, lo: i32, hi: i32) -> Value {
+        let l = self.c(lo as u32);
+        let h = self.c(hi as u32);
+        let v = self.i2(AluOp::Imax, v, l);
+        self.i2(AluOp::Imin, v, h)
     }
+    /// x * 2^n with one rounding (as `eval::ldexp`): the normalized significand repacked
+    /// at exponent e + n by the rounding [`B::round_pack64`] (denormal results, overflow
+    /// to infinity); zero stays a signed zero, inf and NaN come back as they are.
     fn ldexp(&mut self, a: P, n: Value) -> P {
-        let lo = self.c((-2000i32) as u32);
-        let hi = self.c(2000);
-        let n = self.i2(AluOp::Imax, n, lo);
-        let n = self.i2(AluOp::Imin, n, hi);
-        // h = n / 2 rounded toward zero.
-        let s = self.shrc(n, 31);
-        let t = self.add(n, s);
-        let h = self.sarc(t, 1);
-        let r = self.sub(n, h);
-        let p1 = self.pow2(h);
-        let p2 = self.pow2(r);
-        let x = self.fmul(a, p1);
-        self.fmul(x, p2)
+        let n = self.clampc(n, -2200, 2200);
+        let (m, e) = self.normalize(a);
+        let be = self.add(e, n);
+        let s = self.sign(a);
+        let r = self.round_pack64(s, be, m);
+        let eb = self.biased_exp(a);
+        let special = self.cmpc(AluOp::Ieq, eb, 0x7ff);
+        self.selp(special, a, r)
     }
 }
 
@@ -1367,16 +1377,16 @@ enum Arg {
 }
 
 impl Arg {
-    fn f(self) -> P {
+    fn f(self) -> R<P> {
         match self {
-            Arg::F(p) => p,
-            Arg::O(v) => panic!("soft fp64: expected an f64 operand, got {v}"),
+            Arg::F(p) => Ok(p),
+            Arg::O(v) => Err(format!("expected an f64 operand, got {v}")),
         }
     }
-    fn o(self) -> Value {
+    fn o(self) -> R<Value> {
         match self {
-            Arg::O(v) => v,
-            Arg::F(_) => panic!("soft fp64: expected a non-f64 operand"),
+            Arg::O(v) => Ok(v),
+            Arg::F(_) => Err("expected a non-f64 operand, got an f64".into()),
         }
     }
 }
@@ -1387,43 +1397,43 @@ enum Res {
 }
 
 /// Lowers one scalar ALU op with at least one f64 operand or result.
-fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
+fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
     use AluOp::*;
     let f = |i: usize| a[i].f();
     let r = match op {
-        Mov => Res::F(f(0)),
-        Fneg => Res::F(b.fneg(f(0))),
-        Fabs => Res::F(b.fabs(f(0))),
-        Fadd => Res::F(b.fadd(f(0), f(1))),
-        Fsub => Res::F(b.fsub(f(0), f(1))),
-        Fmul => Res::F(b.fmul(f(0), f(1))),
-        Fdiv => Res::F(b.fdiv(f(0), f(1))),
-        Ffma => Res::F(b.ffma(f(0), f(1), f(2))),
-        Fsqrt => Res::F(b.fsqrt(f(0))),
+        Mov => Res::F(f(0)?),
+        Fneg => Res::F(b.fneg(f(0)?)),
+        Fabs => Res::F(b.fabs(f(0)?)),
+        Fadd => Res::F(b.fadd(f(0)?, f(1)?)),
+        Fsub => Res::F(b.fsub(f(0)?, f(1)?)),
+        Fmul => Res::F(b.fmul(f(0)?, f(1)?)),
+        Fdiv => Res::F(b.fdiv(f(0)?, f(1)?)),
+        Ffma => Res::F(b.ffma(f(0)?, f(1)?, f(2)?)),
+        Fsqrt => Res::F(b.fsqrt(f(0)?)),
         Frcp => {
             let one = b.one();
-            Res::F(b.fdiv(one, f(0)))
+            Res::F(b.fdiv(one, f(0)?))
         }
         Frsq => {
-            let s = b.fsqrt(f(0));
+            let s = b.fsqrt(f(0)?);
             let one = b.one();
             Res::F(b.fdiv(one, s))
         }
-        Fmin => Res::F(b.fminmax(f(0), f(1), false)),
-        Fmax => Res::F(b.fminmax(f(0), f(1), true)),
-        Fsign => Res::F(b.fsign(f(0))),
-        Ftrunc => Res::F(b.fround_dir(f(0), 0)),
-        Ffloor => Res::F(b.fround_dir(f(0), 1)),
-        Fceil => Res::F(b.fround_dir(f(0), 2)),
-        FroundEven => Res::F(b.fround_even(f(0))),
+        Fmin => Res::F(b.fminmax(f(0)?, f(1)?, false)),
+        Fmax => Res::F(b.fminmax(f(0)?, f(1)?, true)),
+        Fsign => Res::F(b.fsign(f(0)?)),
+        Ftrunc => Res::F(b.fround_dir(f(0)?, 0)),
+        Ffloor => Res::F(b.fround_dir(f(0)?, 1)),
+        Fceil => Res::F(b.fround_dir(f(0)?, 2)),
+        FroundEven => Res::F(b.fround_even(f(0)?)),
         Ffract => {
-            let fl = b.fround_dir(f(0), 1);
-            Res::F(b.fsub(f(0), fl))
+            let fl = b.fround_dir(f(0)?, 1);
+            Res::F(b.fsub(f(0)?, fl))
         }
         Fmod | Frem => {
             // x - y * round(x / y), the IR's definition (lower_int_div normally expands
             // these before this pass runs).
-            let (x, y) = (f(0), f(1));
+            let (x, y) = (f(0)?, f(1)?);
             let q = b.fdiv(x, y);
             let r = b.fround_dir(q, if op == Fmod { 1 } else { 0 });
             let m = b.fmul(y, r);
@@ -1434,32 +1444,32 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
             Res::F(b.selp(eq, z, d))
         }
         Ldexp => {
-            let n = a[1].o();
+            let n = a[1].o()?;
             let n = widen_int(b, n, st[1], true);
-            Res::F(b.ldexp(f(0), n))
+            Res::F(b.ldexp(f(0)?, n))
         }
-        FrexpSig => Res::F(b.frexp(f(0)).0),
+        FrexpSig => Res::F(b.frexp(f(0)?).0),
         FrexpExp => {
-            let e = b.frexp(f(0)).1;
+            let e = b.frexp(f(0)?).1;
             Res::O(narrow_int(b, e, dt))
         }
         Feq | Fne | Flt | Fle | Fgt | Fge | Fequ | Fneu | Fltu | Fleu | Fgtu | Fgeu => {
-            Res::O(b.fcmp(op, f(0), f(1)))
+            Res::O(b.fcmp(op, f(0)?, f(1)?))
         }
-        IsNan => Res::O(b.is_nan(f(0))),
-        IsInf => Res::O(b.is_inf(f(0))),
+        IsNan => Res::O(b.is_nan(f(0)?)),
+        IsInf => Res::O(b.is_inf(f(0)?)),
         Bcsel => {
-            let (x, y) = (f(1), f(2));
-            Res::F(b.selp(a[0].o(), x, y))
+            let (x, y) = (f(1)?, f(2)?);
+            Res::F(b.selp(a[0].o()?, x, y))
         }
         B2f => {
             let one = b.one();
             let z = b.pc(0);
-            Res::F(b.selp(a[0].o(), one, z))
+            Res::F(b.selp(a[0].o()?, one, z))
         }
         I2f | U2f if !is_f64(st[0]) => {
             let signed = op == I2f;
-            let x = a[0].o();
+            let x = a[0].o()?;
             if st[0].bits == 64 {
                 let p = int64_words(b, x);
                 Res::F(if signed {
@@ -1481,10 +1491,10 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
         F2i | F2u if is_f64(st[0]) => {
             let signed = op == F2i;
             if dt.bits == 64 {
-                let p = b.f64_to_i64(f(0), signed);
+                let p = b.f64_to_i64(f(0)?, signed);
                 Res::O(int64_from_words(b, p))
             } else {
-                let v = b.f64_to_i32(f(0), signed);
+                let v = b.f64_to_i32(f(0)?, signed);
                 if dt.bits == 32 {
                     Res::O(v)
                 } else {
@@ -1512,7 +1522,7 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
             }
         }
         F2f if is_f64(dt) && !is_f64(st[0]) => {
-            let x = a[0].o();
+            let x = a[0].o()?;
             let x = if st[0].bits == 32 {
                 x
             } else {
@@ -1523,9 +1533,9 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
         }
         F2f if is_f64(st[0]) && !is_f64(dt) => {
             let v = if dt.bits == 16 {
-                b.f64_to_small(f(0), 10, 5)
+                b.f64_to_small(f(0)?, 10, 5)
             } else {
-                b.f64_to_small(f(0), 23, 8)
+                b.f64_to_small(f(0)?, 23, 8)
             };
             if dt.bits == 16 {
                 let h = b.alu(Type::int(16), U2u, &[v]);
@@ -1534,24 +1544,23 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> Res {
                 Res::O(b.alu(dt, Bitcast, &[v]))
             }
         }
-        F2f => Res::F(f(0)),
-        Bitcast if is_f64(dt) => Res::F(int64_words(b, a[0].o())),
-        Bitcast => Res::O(int64_from_words(b, f(0))),
+        F2f => Res::F(f(0)?),
+        Bitcast if is_f64(dt) => Res::F(int64_words(b, a[0].o()?)),
+        Bitcast => Res::O(int64_from_words(b, f(0)?)),
         Fexp2 | Flog2 | Fsin | Fcos | Fpow => {
             // No 64-bit form in SPIR-V for Vulkan; computed in f32 should one appear.
-            let xs: Vec<Value> = (0..a.len())
-                .map(|i| {
-                    let v = b.f64_to_small(f(i), 23, 8);
-                    b.alu(Type::F32, Bitcast, &[v])
-                })
-                .collect();
+            let mut xs = Vec::new();
+            for i in 0..a.len() {
+                let v = b.f64_to_small(f(i)?, 23, 8);
+                xs.push(b.alu(Type::F32, Bitcast, &[v]));
+            }
             let r = b.alu(Type::F32, op, &xs);
             let bits = b.alu(Type::I32, Bitcast, &[r]);
             Res::F(b.f32_to_f64(bits))
         }
-        _ => panic!("soft fp64: no lowering for {op:?} {dt} <- {st:?}"),
+        _ => return Err(format!("no lowering for {op:?} {dt} <- {st:?}")),
     };
-    r
+    Ok(r)
 }
 
 /// Sign- or zero-extends a narrow integer to 32 bits.
@@ -1614,11 +1623,11 @@ impl Lower {
     fn ty(&self, v: Value) -> Type {
         self.vals[v.0 as usize]
     }
-    fn words(&self, v: Value) -> Vec<Value> {
+    fn words(&self, v: Value) -> R<Vec<Value>> {
         self.map
             .get(&v)
-            .unwrap_or_else(|| panic!("soft fp64: {v} used before its definition"))
-            .clone()
+            .cloned()
+            .ok_or_else(|| format!("f64 value {v} used before its definition"))
     }
     fn new_words(&mut self, v: Value) -> Vec<Value> {
         let n = 2 * usize::from(self.ty(v).comps);
@@ -1643,16 +1652,16 @@ impl Lower {
         }
         out
     }
-    fn expand_uses(&self, vs: &[Value]) -> Vec<Value> {
+    fn expand_uses(&self, vs: &[Value]) -> R<Vec<Value>> {
         let mut out = Vec::new();
         for &v in vs {
             if is_f64(self.ty(v)) {
-                out.extend(self.words(v));
+                out.extend(self.words(v)?);
             } else {
                 out.push(v);
             }
         }
-        out
+        Ok(out)
     }
 
     fn const_of(&self, v: Value) -> Option<u64> {
@@ -1694,14 +1703,14 @@ impl Lower {
         None
     }
 
-    fn block(&mut self, b: Block) -> Block {
+    fn block(&mut self, b: Block) -> R<Block> {
         let mut out = Block::new();
         for n in b {
             match n {
-                Node::Instr(i) => self.instr(i, &mut out),
+                Node::Instr(i) => self.instr(i, &mut out)?,
                 Node::If(mut i) => {
-                    i.then_ = self.block(std::mem::take(&mut i.then_));
-                    i.else_ = self.block(std::mem::take(&mut i.else_));
+                    i.then_ = self.block(std::mem::take(&mut i.then_))?;
+                    i.else_ = self.block(std::mem::take(&mut i.else_))?;
                     i.results = self.expand_defs(&i.results);
                     out.push(Node::If(i));
                 }
@@ -1710,7 +1719,7 @@ impl Lower {
                     for (p, init) in std::mem::take(&mut l.params) {
                         if is_f64(self.ty(p)) {
                             let ws = self.new_words(p);
-                            let is = self.words(init);
+                            let is = self.words(init)?;
                             params.extend(ws.into_iter().zip(is));
                         } else {
                             params.push((p, init));
@@ -1718,18 +1727,18 @@ impl Lower {
                     }
                     l.params = params;
                     l.results = self.expand_defs(&l.results);
-                    l.body = self.block(std::mem::take(&mut l.body));
+                    l.body = self.block(std::mem::take(&mut l.body))?;
                     out.push(Node::Loop(l));
                 }
-                Node::Break(v) => out.push(Node::Break(self.expand_uses(&v))),
-                Node::Continue(v) => out.push(Node::Continue(self.expand_uses(&v))),
-                Node::Yield(v) => out.push(Node::Yield(self.expand_uses(&v))),
+                Node::Break(v) => out.push(Node::Break(self.expand_uses(&v)?)),
+                Node::Continue(v) => out.push(Node::Continue(self.expand_uses(&v)?)),
+                Node::Yield(v) => out.push(Node::Yield(self.expand_uses(&v)?)),
             }
         }
-        out
+        Ok(out)
     }
 
-    fn instr(&mut self, i: Instr, out: &mut Block) {
+    fn instr(&mut self, i: Instr, out: &mut Block) -> R<()> {
         let dt = i.dst.map(|d| self.ty(d));
         let src_tys: Vec<Type> = i.op.srcs().iter().map(|s| self.ty(*s)).collect();
         let involved = dt.is_some_and(is_f64) || i.op.srcs().iter().any(|s| is_f64(self.ty(*s)));
@@ -1749,7 +1758,7 @@ impl Lower {
                                 dst: Some(d),
                                 op: Op::Alu(AluOp::Mov, vec![p.lo]),
                             }));
-                            return;
+                            return Ok(());
                         }
                         AluOp::Ushr if self.const_of(s[1]) == Some(32) => {
                             let zero = self.emit_const(out, 0);
@@ -1760,15 +1769,15 @@ impl Lower {
                 }
             }
             out.push(Node::Instr(i));
-            return;
+            return Ok(());
         }
         if let (Some(d), Op::Alu(AluOp::Bitcast, s)) = (i.dst, &i.op) {
             if is_f64(src_tys[0]) {
-                let w = self.words(s[0]);
+                let w = self.words(s[0])?;
                 self.int_words.insert(d, P { lo: w[0], hi: w[1] });
             } else if let Some(p) = self.packed_words(s[0]) {
                 self.map.insert(d, vec![p.lo, p.hi]);
-                return;
+                return Ok(());
             }
         }
         let mut vals = std::mem::take(&mut self.vals);
@@ -1783,20 +1792,26 @@ impl Lower {
                     .map(|w| b.c(w))
                     .collect(),
             ),
-            Op::Vec(srcs) => Some(srcs.iter().flat_map(|s| self.words(*s)).collect()),
+            Op::Vec(srcs) => {
+                let mut w = Vec::new();
+                for s in srcs {
+                    w.extend(self.words(*s)?);
+                }
+                Some(w)
+            }
             Op::Extract(v, c) => {
-                let w = self.words(*v);
+                let w = self.words(*v)?;
                 let c = usize::from(*c);
                 Some(w[2 * c..2 * c + 2].to_vec())
             }
             Op::Insert(v, s, c) => {
-                let mut w = self.words(*v);
+                let mut w = self.words(*v)?;
                 let c = usize::from(*c);
-                w[2 * c..2 * c + 2].copy_from_slice(&self.words(*s));
+                w[2 * c..2 * c + 2].copy_from_slice(&self.words(*s)?);
                 Some(w)
             }
             Op::Swizzle(v, idx) => {
-                let w = self.words(*v);
+                let w = self.words(*v)?;
                 Some(
                     idx.iter()
                         .flat_map(|c| {
@@ -1811,7 +1826,7 @@ impl Lower {
                 offset,
                 align,
             } => {
-                let n = 2 * usize::from(dt.unwrap().comps);
+                let n = 2 * usize::from(dt.ok_or("f64 load without a result")?.comps);
                 let mut w = Vec::new();
                 for k in (0..n).step_by(4) {
                     let len = (n - k).min(4);
@@ -1841,7 +1856,7 @@ impl Lower {
                 value,
                 align,
             } => {
-                let w = self.words(*value);
+                let w = self.words(*value)?;
                 for k in (0..w.len()).step_by(4) {
                     let len = (w.len() - k).min(4);
                     let (off, al) = chunk_offset(&mut b, *offset, *align, k);
@@ -1863,31 +1878,28 @@ impl Lower {
                 None
             }
             Op::Alu(op, srcs) => {
-                let dt = dt.unwrap();
+                let dt = dt.ok_or("f64 ALU op without a result")?;
                 let st = &src_tys;
                 let mut out_words = Vec::new();
                 let mut out_vals = Vec::new();
                 for c in 0..dt.comps {
-                    let args: Vec<Arg> = srcs
-                        .iter()
-                        .zip(st)
-                        .map(|(s, t)| {
-                            if is_f64(*t) {
-                                let w = self.words(*s);
-                                let k = if t.comps == 1 { 0 } else { 2 * usize::from(c) };
-                                Arg::F(P {
-                                    lo: w[k],
-                                    hi: w[k + 1],
-                                })
-                            } else if t.comps == 1 {
-                                Arg::O(*s)
-                            } else {
-                                Arg::O(b.emit(t.scalar_type(), Op::Extract(*s, c)))
-                            }
-                        })
-                        .collect();
+                    let mut args = Vec::new();
+                    for (s, t) in srcs.iter().zip(st) {
+                        args.push(if is_f64(*t) {
+                            let w = self.words(*s)?;
+                            let k = if t.comps == 1 { 0 } else { 2 * usize::from(c) };
+                            Arg::F(P {
+                                lo: w[k],
+                                hi: w[k + 1],
+                            })
+                        } else if t.comps == 1 {
+                            Arg::O(*s)
+                        } else {
+                            Arg::O(b.emit(t.scalar_type(), Op::Extract(*s, c)))
+                        });
+                    }
                     let sts: Vec<Type> = st.iter().map(|t| t.scalar_type()).collect();
-                    match lower_alu(&mut b, *op, dt.scalar_type(), &sts, &args) {
+                    match lower_alu(&mut b, *op, dt.scalar_type(), &sts, &args)? {
                         Res::F(p) => out_words.extend([p.lo, p.hi]),
                         Res::O(v) => out_vals.push(v),
                     }
@@ -1904,13 +1916,12 @@ impl Lower {
                     None
                 }
             }
-            Op::LoadVar(_)
-            | Op::StoreVar(..)
-            | Op::Atomic { .. }
-            | Op::SysVal(_)
-            | Op::BufferSize(_)
-            | Op::Barrier { .. } => {
-                panic!("soft fp64: f64 operand of a variable or atomic access (runs after vars_to_ssa)")
+            Op::LoadVar(_) | Op::StoreVar(..) => {
+                return Err("f64 variable access (soft fp64 runs after vars_to_ssa)".into());
+            }
+            Op::Atomic { .. } => return Err("f64 atomic operation".into()),
+            Op::SysVal(_) | Op::BufferSize(_) | Op::Barrier { .. } => {
+                return Err("f64 operand of a system value, buffer size or barrier".into());
             }
         };
         let nodes = std::mem::take(&mut b.out);
@@ -1921,6 +1932,7 @@ impl Lower {
                 self.map.insert(d, w);
             }
         }
+        Ok(())
     }
 }
 
@@ -1933,9 +1945,13 @@ fn chunk_offset(b: &mut B, offset: Value, align: u32, k: usize) -> (Value, u32) 
     (b.add(offset, add), align.min(16))
 }
 
+/// Why an f64 construct has no software lowering.
+type R<T> = Result<T, String>;
+
 /// Replaces every f64 value and operation by 32-bit integer code (see the module comment).
-/// Returns true if the function had any f64 value.
-pub fn soft_fp64(f: &mut Function) -> bool {
+/// Returns true if the function had any f64 value; an error (and the function unchanged)
+/// for a construct with no lowering, such as an f64 atomic.
+pub fn soft_fp64(f: &mut Function) -> Result<bool, String> {
     let mut any = false;
     f.for_each_node(&mut |n| match n {
         Node::Instr(i) => {
@@ -1947,16 +1963,17 @@ pub fn soft_fp64(f: &mut Function) -> bool {
         _ => {}
     });
     if !any {
-        return false;
+        return Ok(false);
     }
+    // Lowered from copies: on an error the function is left as it was.
     let mut l = Lower {
-        vals: std::mem::take(&mut f.values),
+        vals: f.values.clone(),
         map: HashMap::new(),
         defs: HashMap::new(),
         int_words: HashMap::new(),
     };
-    let body = std::mem::take(&mut f.body);
-    f.body = l.block(body);
+    let body = f.body.clone();
+    f.body = l.block(body)?;
     // The replaced values are no longer defined or used; give them a harmless type.
     for t in &mut l.vals {
         if is_f64(*t) {
@@ -1964,7 +1981,7 @@ pub fn soft_fp64(f: &mut Function) -> bool {
         }
     }
     f.values = l.vals;
-    true
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -2109,7 +2126,7 @@ mod tests {
         let text = op_shader(op, srcs, dst, lanes);
         let orig = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let mut lowered = orig.clone();
-        assert!(soft_fp64(&mut lowered.func));
+        assert!(soft_fp64(&mut lowered.func).unwrap());
         crate::validate::validate(&lowered.func).unwrap_or_else(|e| panic!("{e}\n{lowered}"));
         assert!(
             !lowered.func.values.iter().any(|t| is_f64(*t)),
@@ -2380,6 +2397,78 @@ mod tests {
         }
     }
 
+    /// IR instructions one scalar op costs after soft fp64 and the clean-up passes (the
+    /// load/store scaffolding of [`op_shader`] subtracted).
+    fn op_size(op: &str, srcs: &[&str], dst: &str) -> usize {
+        let count = |op: &str, srcs: &[&str], dst: &str| {
+            let mut s = parse_shader(&op_shader(op, srcs, dst, 1)).unwrap();
+            let opts = crate::pipeline::CompileOptions {
+                debug: crate::pipeline::DebugFlags {
+                    soft64: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            crate::pipeline::run_pipeline_for(&mut s, &crate::Target::gen9(), &opts).unwrap();
+            s.func.instr_count()
+        };
+        count(op, srcs, dst) - count("mov", &srcs[..1], srcs[0]) + 1
+    }
+
+    /// Code size per op stays within bounds (today's count + ~5%), so a change that
+    /// bloats a helper is noticed; `--nocapture` prints the counts.
+    #[test]
+    fn op_sizes_stay_bounded() {
+        for (op, srcs, dst, max) in [
+            ("fadd", &["f64", "f64"][..], "f64", 190),
+            ("fmul", &["f64", "f64"], "f64", 220),
+            ("ffma", &["f64", "f64", "f64"], "f64", 510),
+            ("fdiv", &["f64", "f64"], "f64", 250),
+            ("fsqrt", &["f64"], "f64", 225),
+            ("ldexp", &["f64", "i32"], "f64", 115),
+            ("frexp_sig", &["f64"], "f64", 62),
+            ("flt", &["f64", "f64"], "b1", 56),
+            ("f2f", &["f64"], "f32", 110),
+            ("f2i", &["f64"], "i32", 60),
+            ("i2f", &["i32"], "f64", 31),
+            ("fround_even", &["f64"], "f64", 78),
+        ] {
+            let n = op_size(op, srcs, dst);
+            println!("{op}: {n} IR instructions");
+            assert!(n <= max, "{op}: {n} IR instructions (bound {max})");
+        }
+    }
+
+    #[test]
+    fn constructs_without_a_lowering_are_errors_and_leave_the_function_alone() {
+        let head = "shader local_size 1 1 1 shared 0 local 0 push 0\n";
+        for (body, want) in [
+            (
+                "var $0:f64
+                %0:f64 = const 1.5
+                store_var $0, %0
+                %1:f64 = load_var $0
+                %2:i32 = const 0
+                store ssbo[0] %2, %1 align 8",
+                "variable",
+            ),
+            (
+                "%0:i32 = const 0
+                %1:f64 = const 2.5
+                %2:f64 = atomic_xchg ssbo[0] %0, %1
+                store ssbo[1] %0, %2 align 8",
+                "atomic",
+            ),
+        ] {
+            let text = format!("{head}{body}");
+            let mut s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let before = s.to_string();
+            let err = soft_fp64(&mut s.func).expect_err(&text);
+            assert!(err.contains(want), "{err}");
+            assert_eq!(s.to_string(), before);
+        }
+    }
+
     #[test]
     fn frexp_and_ldexp() {
         let v = inputs(1, 2000, 70);
@@ -2402,7 +2491,7 @@ mod tests {
     #[test]
     fn fneg_becomes_a_sign_flip_of_the_high_word() {
         crate::passes::check_pass(
-            soft_fp64,
+            |f| soft_fp64(f).unwrap(),
             "%0:i32 = const 0
             %1:f64 = load ssbo[0] %0 align 8
             %2:f64 = fneg %1
@@ -2455,7 +2544,7 @@ mod tests {
             store ssbo[1] %2, %21 align 8";
         let orig = parse_shader(text).unwrap();
         let mut lowered = orig.clone();
-        assert!(soft_fp64(&mut lowered.func));
+        assert!(soft_fp64(&mut lowered.func).unwrap());
         crate::validate::validate(&lowered.func).unwrap_or_else(|e| panic!("{e}\n{lowered}"));
         assert!(!lowered.to_string().contains("f64"), "{lowered}");
         let mut r = Rng(90);
@@ -2510,7 +2599,7 @@ mod tests {
             store ssbo[1] %2, %17 align 8";
         let orig = parse_shader(text).unwrap();
         let mut lowered = orig.clone();
-        assert!(soft_fp64(&mut lowered.func));
+        assert!(soft_fp64(&mut lowered.func).unwrap());
         crate::passes::opt_copy_prop(&mut lowered.func);
         crate::passes::opt_dce(&mut lowered.func);
         crate::validate::validate(&lowered.func).unwrap();

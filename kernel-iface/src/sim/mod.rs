@@ -233,6 +233,7 @@ impl SimKernel {
         let result = match request {
             DRM_IOCTL_VERSION => self.version(arg!(drm_version)),
             DRM_IOCTL_GEM_CLOSE => self.gem_close(arg!(drm_gem_close)),
+            DRM_IOCTL_GET_CAP => Self::get_cap(arg!(drm_get_cap)),
             DRM_IOCTL_I915_GETPARAM => self.getparam(arg!(drm_i915_getparam)),
             DRM_IOCTL_I915_QUERY => self.query(arg!(drm_i915_query)),
             DRM_IOCTL_I915_GEM_CREATE => {
@@ -349,6 +350,16 @@ impl SimKernel {
     }
 
     // --- core -----------------------------------------------------------------------------
+
+    /// DRM_IOCTL_GET_CAP: the capabilities a render node answers that the simulation has
+    /// (syncobjs, timeline syncobjs); the others are EINVAL as for an unknown one.
+    fn get_cap(c: &mut drm_get_cap) -> Result<(), i32> {
+        c.value = match c.capability {
+            DRM_CAP_SYNCOBJ | DRM_CAP_SYNCOBJ_TIMELINE => 1,
+            _ => return Err(libc::EINVAL),
+        };
+        Ok(())
+    }
 
     fn version(&self, v: &mut drm_version) -> Result<(), i32> {
         let fill = |ptr: u64, cap: u64, text: &str| -> Result<u64, i32> {

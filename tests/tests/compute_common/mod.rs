@@ -3,6 +3,7 @@
 //! compute pipelines over one descriptor set of storage buffers, one-shot submissions.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -13,8 +14,7 @@ use ferrite_tests::icd::{workspace_root, Harness};
 /// file), compiled by glslangValidator. Panics (fails the test) when the tool is missing:
 /// these tests exist to run the shader.
 pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
-    let dir = std::env::temp_dir().join(format!("ferrite-compute-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ferrite_tests::fresh_temp_dir("ferrite-compute").unwrap();
     let input: PathBuf = match src {
         Some(s) => {
             let p = dir.join(format!("{name}.comp"));
@@ -37,8 +37,9 @@ pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    std::fs::read(&output)
-        .unwrap()
+    let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    bytes
         .chunks(4)
         .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
         .collect()
@@ -62,6 +63,18 @@ impl Buffer {
         let mut v = vec![0u32; n];
         // SAFETY: as above.
         unsafe { std::ptr::copy_nonoverlapping(self.ptr.cast::<u32>(), v.as_mut_ptr(), n) };
+        v
+    }
+    pub fn write_bytes(&self, offset: usize, data: &[u8]) {
+        assert!((offset + data.len()) as u64 <= self.size);
+        // SAFETY: ptr maps `size` bytes of host-coherent memory; the range lies inside.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(offset), data.len()) };
+    }
+    pub fn read_bytes(&self, n: usize) -> Vec<u8> {
+        assert!(n as u64 <= self.size);
+        let mut v = vec![0u8; n];
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr, v.as_mut_ptr(), n) };
         v
     }
     pub fn write_f32s(&self, data: &[f32]) {
@@ -349,9 +362,13 @@ impl Ctx {
         unsafe { self.dev.update_descriptor_sets(&writes, &[]) };
     }
 
-    /// Records with `f` into a fresh primary command buffer, submits with a fence, waits.
-    pub fn run(&self, f: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<(), vk::Result> {
-        // SAFETY: valid objects on a live device; everything waited for and freed here.
+    /// A primary command buffer from the context's pool, in the recording state (the caller
+    /// ends, submits and frees it).
+    pub fn begin_command_buffer_with(
+        &self,
+        flags: vk::CommandBufferUsageFlags,
+    ) -> vk::CommandBuffer {
+        // SAFETY: valid allocate and begin infos on a live device and pool.
         unsafe {
             let cb = self
                 .dev
@@ -363,18 +380,35 @@ impl Ctx {
                 )
                 .unwrap()[0];
             self.dev
-                .begin_command_buffer(
-                    cb,
-                    &vk::CommandBufferBeginInfo::default()
-                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-                )
+                .begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(flags))
                 .unwrap();
+            cb
+        }
+    }
+
+    /// [`Ctx::begin_command_buffer_with`] without usage flags.
+    pub fn begin_command_buffer(&self) -> vk::CommandBuffer {
+        self.begin_command_buffer_with(vk::CommandBufferUsageFlags::empty())
+    }
+
+    /// An unsignalled fence (the caller destroys it).
+    pub fn fence(&self) -> vk::Fence {
+        // SAFETY: a valid create info on a live device.
+        unsafe {
+            self.dev
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .unwrap()
+        }
+    }
+
+    /// Records with `f` into a fresh primary command buffer, submits with a fence, waits.
+    pub fn run(&self, f: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<(), vk::Result> {
+        let cb = self.begin_command_buffer_with(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: valid objects on a live device; everything waited for and freed here.
+        unsafe {
             f(&self.dev, cb);
             self.dev.end_command_buffer(cb)?;
-            let fence = self
-                .dev
-                .create_fence(&vk::FenceCreateInfo::default(), None)
-                .unwrap();
+            let fence = self.fence();
             let cbs = [cb];
             let submit = vk::SubmitInfo::default().command_buffers(&cbs);
             let r = self
@@ -471,4 +505,105 @@ pub fn random_u32s(seed: u32, n: usize) -> Vec<u32> {
             x
         })
         .collect()
+}
+
+/// Where lavapipe's loader manifest may be (package mesa-vulkan-drivers).
+pub const LAVAPIPE_MANIFESTS: &[&str] = &[
+    "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
+    "/usr/share/vulkan/icd.d/lvp_icd.aarch64.json",
+];
+
+/// Lavapipe's manifest; panics (fails the comparison test) when it is not installed.
+pub fn lavapipe_manifest() -> &'static str {
+    LAVAPIPE_MANIFESTS
+        .iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .expect("lavapipe's manifest not found (install mesa-vulkan-drivers)")
+}
+
+/// The environment of a child process that runs on lavapipe instead of Ferrite.
+pub fn lavapipe_env() -> Vec<(String, String)> {
+    vec![
+        ("VK_DRIVER_FILES".into(), lavapipe_manifest().to_string()),
+        ("FERRITE_TESTS_OTHER_DRIVER".into(), "1".into()),
+    ]
+}
+
+/// Named results of a child process: one list of 32-bit words per workload.
+pub type Results = BTreeMap<String, Vec<u32>>;
+
+/// Set in the environment of the child processes `run_child` starts.
+pub const CHILD_ENV: &str = "FERRITE_COMPARE_CHILD";
+
+/// Whether this process is a child started by [`run_child`] (its ignored child test only runs
+/// there).
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD_ENV).is_some()
+}
+
+/// Prints `results` as the `RESULT <name> <hex words>` lines [`run_child`] parses.
+pub fn print_results(results: &Results) {
+    for (name, words) in results {
+        let hex: Vec<String> = words.iter().map(|w| format!("{w:x}")).collect();
+        println!("RESULT {name} {}", hex.join(" "));
+    }
+}
+
+/// Runs this test binary again on its ignored test `child_test` with `env` (the loader reads
+/// VK_DRIVER_FILES once per process, so each driver needs its own process) and parses the
+/// child's RESULT lines.
+pub fn run_child(child_test: &str, env: &[(String, String)]) -> Results {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        child_test,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD_ENV, "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running the child test process");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "child failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The harness may print "test <name> ... " on the first result's line.
+    text.lines()
+        .filter_map(|l| l.find("RESULT ").map(|i| &l[i + "RESULT ".len()..]))
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            let name = it.next().unwrap().to_string();
+            let words = it.map(|w| u32::from_str_radix(w, 16).unwrap()).collect();
+            (name, words)
+        })
+        .collect()
+}
+
+/// Records push constants `bytes` at offset 0 for kernel `k`.
+pub fn push(c: &Ctx, cb: vk::CommandBuffer, k: usize, bytes: &[u8]) {
+    // SAFETY: recording into a live command buffer; the range lies in the layout's.
+    unsafe {
+        c.dev
+            .cmd_push_constants(cb, c.k(k).layout, vk::ShaderStageFlags::COMPUTE, 0, bytes)
+    };
+}
+
+/// Records a dispatch of x * y groups.
+pub fn dispatch(c: &Ctx, cb: vk::CommandBuffer, x: u32, y: u32) {
+    // SAFETY: recording into a live command buffer.
+    unsafe { c.dev.cmd_dispatch(cb, x, y, 1) };
+}
+
+/// A zero-filled buffer of `words` dwords: fresh memory is not zeroed on every driver
+/// (lavapipe's is not).
+pub fn zeroed(c: &mut Ctx, words: usize) -> usize {
+    let b = c.buffer(words as u64 * 4);
+    c.buf(b).write_u32s(&vec![0; words]);
+    b
 }

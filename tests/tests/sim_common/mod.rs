@@ -1,5 +1,5 @@
 //! The harness shared by the back-end tests on the simulated GPU (backend_sim, backend_wide,
-//! narrow_sim): GLSL through glslangValidator, the compiler at a forced SIMD width, and one
+//! narrow_sim, precision_sim, soft_fp64_sim): GLSL through glslangValidator, the compiler at a forced SIMD width, and one
 //! dispatch on the simulated i915 per docs/dispatch-contract.md.
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -8,9 +8,10 @@ mod gpu_common;
 
 pub use ferrite_compiler::backend::{self, BackendOptions, Kernel};
 pub use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
-pub use ferrite_compiler::{BindingSlot, Target};
+pub use ferrite_compiler::{BindingSlot, DebugFlags, Target};
 pub use gpu_common::*;
 use std::process::Command;
+use std::sync::atomic::Ordering;
 
 /// GLSL to SPIR-V words with glslangValidator for Vulkan 1.1; None (and a note) when it is not
 /// installed.
@@ -20,8 +21,7 @@ pub fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
 
 /// As [`glsl`], for the given `--target-env`.
 pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-simtest-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ferrite_tests::fresh_temp_dir("ferrite-simtest").unwrap();
     let input = dir.join(format!("{name}.comp"));
     let output = dir.join(format!("{name}.spv"));
     std::fs::write(&input, src).unwrap();
@@ -43,6 +43,7 @@ pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
         String::from_utf8_lossy(&out.stdout)
     );
     let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     Some(
         bytes
             .chunks(4)
@@ -51,27 +52,121 @@ pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
     )
 }
 
-/// Compiles `src` at exactly `simd`; binding b of set 0 goes to BTI b + 1 (the harness
-/// binds its buffers at BTI 1, 2, ...).
+/// How [`kernel_with`] builds a test kernel.
+#[derive(Clone)]
+pub struct Build<'a> {
+    /// glslangValidator's `--target-env`.
+    pub env: &'a str,
+    /// Bindings 0..n of set 0, binding b at BTI b + 1 (the harness binds its buffers at
+    /// BTI 1, 2, ...).
+    pub bindings: u32,
+    /// Software fp64 forced (`FERRITE_DEBUG=soft64`); the harness then checks that no f64
+    /// value is left in the IR.
+    pub soft64: bool,
+    pub target: Target,
+}
+
+impl Default for Build<'_> {
+    fn default() -> Self {
+        Build {
+            env: "vulkan1.1",
+            bindings: 4,
+            soft64: false,
+            target: Target::gen9(),
+        }
+    }
+}
+
+/// Compiles `src` at exactly `simd` with the default [`Build`].
 pub fn kernel(name: &str, src: &str, simd: u32) -> Option<Kernel> {
-    kernel_env(name, src, simd, "vulkan1.1")
+    kernel_with(name, src, simd, &Build::default())
 }
 
 /// As [`kernel`], with GLSL compiled for the given `--target-env`.
 pub fn kernel_env(name: &str, src: &str, simd: u32, env: &str) -> Option<Kernel> {
-    let words = glsl_env(name, src, env)?;
+    kernel_with(
+        name,
+        src,
+        simd,
+        &Build {
+            env,
+            ..Build::default()
+        },
+    )
+}
+
+/// Compiles `src` at exactly `simd` as `build` says, with the PRM validator on every
+/// instruction; None (and a note) when glslangValidator is not installed.
+pub fn kernel_with(name: &str, src: &str, simd: u32, build: &Build) -> Option<Kernel> {
+    let words = glsl_env(name, src, build.env)?;
+    Some(kernel_words(name, &words, simd, build))
+}
+
+/// SPIR-V assembly to words with spirv-as (and checked by spirv-val) for `build.env`;
+/// None (and a note) when the tools are not installed.
+pub fn spirv_as(name: &str, text: &str, env: &str) -> Option<Vec<u32>> {
+    let dir = ferrite_tests::fresh_temp_dir("ferrite-simtest").unwrap();
+    let input = dir.join(format!("{name}.spvasm"));
+    let output = dir.join(format!("{name}.spv"));
+    std::fs::write(&input, text).unwrap();
+    let Ok(out) = Command::new("spirv-as")
+        .args(["--target-env", env, "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+    else {
+        eprintln!("spirv-as not installed: skipping {name}");
+        return None;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Ok(val) = Command::new("spirv-val")
+        .args(["--target-env", env])
+        .arg(&output)
+        .output()
+    {
+        assert!(
+            val.status.success(),
+            "{}",
+            String::from_utf8_lossy(&val.stderr)
+        );
+    }
+    let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect(),
+    )
+}
+
+/// As [`kernel_with`], from SPIR-V words.
+pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kernel {
     let copts = CompileOptions {
         entry_point: "main".into(),
-        bindings: (0..4)
+        bindings: (0..build.bindings)
             .map(|b| BindingSlot {
                 set: 0,
                 binding: b,
                 bti: b + 1,
             })
             .collect(),
+        debug: DebugFlags {
+            soft64: build.soft64,
+            ..Default::default()
+        },
         ..Default::default()
     };
-    let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
+    let (shader, _) = compile_to_ir(words, &build.target, &copts)
+        .unwrap_or_else(|e| panic!("{name}: front end / passes: {e}"));
+    if build.soft64 {
+        let text = shader.to_string();
+        assert!(!text.contains(":f64"), "{name}: f64 after soft64\n{text}");
+    }
     let opts = BackendOptions {
         no8: simd != 8,
         no16: simd != 16,
@@ -81,7 +176,101 @@ pub fn kernel_env(name: &str, src: &str, simd: u32, env: &str) -> Option<Kernel>
     };
     let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
     assert_eq!(k.simd, simd);
-    Some(k)
+    k
+}
+
+/// One dispatch of `k` over `groups` with one buffer per entry of `init` (binding b is
+/// `init[b]`, sized and filled by it; pass zeros for outputs) and per-thread scratch when
+/// the kernel spills; returns every buffer's words afterwards.
+pub fn run_buffers(k: &Kernel, groups: [u32; 3], init: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    run_buffers_counted(k, groups, init).0
+}
+
+/// As [`run_buffers`], also returning the EU instructions the simulator executed (the
+/// simulator's measure of work; it has no cycle model).
+pub fn run_buffers_counted(
+    k: &Kernel,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+) -> (Vec<Vec<u32>>, u64) {
+    let mut sizes: Vec<u64> = init.iter().map(|v| v.len() as u64 * 4).collect();
+    // Scratch after the buffers: a generous bound on the simulator's threads in flight.
+    if k.scratch_size > 0 {
+        sizes.push(168 * u64::from(k.scratch_size));
+    }
+    let (g, data) = compute_setup(&sizes);
+    for (bo, words) in data.iter().zip(init) {
+        g.write_u32s(*bo, 0, words);
+    }
+    let bufs: Vec<(usize, u64)> = data.iter().zip(&sizes).map(|(d, s)| (*d, *s)).collect();
+    // compute_setup puts buffer i at 0x100_0000 * (i + 1).
+    let scratch = 0x100_0000 * (init.len() as u64 + 1);
+    let before = g.sim.stats().instructions.load(Ordering::Relaxed);
+    dispatch_scratch(&g, k, groups, &bufs[..init.len()], scratch);
+    let executed = g.sim.stats().instructions.load(Ordering::Relaxed) - before;
+    let out = data
+        .iter()
+        .zip(init)
+        .map(|(bo, words)| g.read_u32s(*bo, 0, words.len()))
+        .collect();
+    (out, executed)
+}
+
+/// The usual per-op test: compiles `src` at SIMD8, 16 and 32 (as `build` says), runs each
+/// kernel with [`run_buffers`] and hands `check` the width, the kernel and the buffers
+/// after the dispatch. Does nothing when glslangValidator is not installed.
+pub fn at_each_simd(
+    name: &str,
+    src: &str,
+    build: &Build,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+    check: impl FnMut(u32, &Kernel, &[Vec<u32>]),
+) {
+    at_simds(&[8, 16, 32], name, src, build, groups, init, check)
+}
+
+/// As [`at_each_simd`], at the given widths.
+pub fn at_simds(
+    simds: &[u32],
+    name: &str,
+    src: &str,
+    build: &Build,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+    mut check: impl FnMut(u32, &Kernel, &[Vec<u32>]),
+) {
+    for &simd in simds {
+        let Some(k) = kernel_with(name, src, simd, build) else {
+            return;
+        };
+        let out = run_buffers(&k, groups, init);
+        check(simd, &k, &out);
+    }
+}
+
+/// Doubles as little-endian dword pairs (a buffer of `double`/`int64_t`).
+pub fn u64_words(v: &[u64]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|x| [*x as u32, (x >> 32) as u32])
+        .collect()
+}
+
+/// The f64 values of `v` as dword pairs.
+pub fn f64_words(v: &[f64]) -> Vec<u32> {
+    u64_words(&v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+}
+
+/// Dword pairs back to 64-bit values.
+pub fn words_u64(w: &[u32]) -> Vec<u64> {
+    w.chunks(2)
+        .map(|c| u64::from(c[0]) | u64::from(c[1]) << 32)
+        .collect()
+}
+
+/// Dword pairs back to f64 values.
+pub fn words_f64(w: &[u32]) -> Vec<f64> {
+    words_u64(w).into_iter().map(f64::from_bits).collect()
 }
 
 /// Dispatches `k` over `groups` with the buffers; returns nothing (read the BOs after).

@@ -649,12 +649,14 @@ impl ThreadState {
             Dom::Df => {
                 let (s0, s1, s2) = (&sc.d[0], &sc.d[1], &sc.d[2]);
                 let r = &mut sc.rd;
+                // cr0's rounding mode applies to DF results as to F ones.
+                let rnd = env.rnd;
                 match a.op {
                     AluOp::Mov => r[..exec].copy_from_slice(&s0[..exec]),
-                    AluOp::Add => (0..exec).for_each(|k| r[k] = s0[k] + s1[k]),
-                    AluOp::Mul => (0..exec).for_each(|k| r[k] = s0[k] * s1[k]),
+                    AluOp::Add => (0..exec).for_each(|k| r[k] = fp::add_f64(s0[k], s1[k], rnd)),
+                    AluOp::Mul => (0..exec).for_each(|k| r[k] = fp::mul_f64(s0[k], s1[k], rnd)),
                     AluOp::Mad | AluOp::Madm => {
-                        (0..exec).for_each(|k| r[k] = s1[k].mul_add(s2[k], s0[k]))
+                        (0..exec).for_each(|k| r[k] = fp::fma_f64(s1[k], s2[k], s0[k], rnd))
                     }
                     AluOp::Lrp => {
                         (0..exec).for_each(|k| r[k] = s0[k] * s1[k] + (1.0 - s0[k]) * s2[k])

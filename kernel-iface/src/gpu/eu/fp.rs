@@ -356,3 +356,161 @@ mod tests {
         assert_eq!(f64_to_f32(-x, Rnd::Rtz), -1.0);
     }
 }
+
+/// Sign, integer significand and exponent of a finite f64: x = +-m * 2^e.
+fn split_f64(x: f64) -> (bool, u128, i32) {
+    let b = x.to_bits();
+    let e = ((b >> 52) & 0x7FF) as i32;
+    let f = u128::from(b & 0x000F_FFFF_FFFF_FFFF);
+    if e == 0 {
+        (b >> 63 == 1, f, -1074)
+    } else {
+        (b >> 63 == 1, f | 1 << 52, e - 1075)
+    }
+}
+
+/// Words of the fixed-point accumulators of [`exact_cmp`]: unit 2^-2300, and a product of
+/// two finite doubles (106 bits at up to 2^1942) fits below 2^4480.
+const EXACT_WORDS: usize = 70;
+const EXACT_BIAS: i32 = 2300;
+
+fn add_word(acc: &mut [u64; EXACT_WORDS], mut i: usize, v: u64) {
+    let (s, mut carry) = acc[i].overflowing_add(v);
+    acc[i] = s;
+    while carry && i + 1 < EXACT_WORDS {
+        i += 1;
+        let (s, c) = acc[i].overflowing_add(1);
+        acc[i] = s;
+        carry = c;
+    }
+}
+
+/// How the exact sum of the terms (+-m * 2^e) compares with zero, computed in wide fixed
+/// point (every product, sum or fused multiply-add of finite doubles is exact there).
+fn exact_cmp(terms: &[(bool, u128, i32)]) -> std::cmp::Ordering {
+    let mut pos = [0u64; EXACT_WORDS];
+    let mut neg = [0u64; EXACT_WORDS];
+    for &(n, m, e) in terms {
+        if m == 0 {
+            continue;
+        }
+        let sh = (e + EXACT_BIAS) as usize;
+        let (w, b) = (sh / 64, (sh % 64) as u32);
+        let acc = if n { &mut neg } else { &mut pos };
+        for (k, part) in [(0, m as u64), (1, (m >> 64) as u64)] {
+            if part == 0 {
+                continue;
+            }
+            add_word(acc, w + k, part << b);
+            if b > 0 {
+                add_word(acc, w + k + 1, part >> (64 - b));
+            }
+        }
+    }
+    pos.iter().rev().cmp(neg.iter().rev())
+}
+
+/// Rounds an f64 operation in `rnd` from its round-to-nearest-even result `r` and the
+/// exact result's terms (the operands' values and products). Non-finite operands or
+/// results of infinite operands are returned as `r`; an overflow to infinity under a
+/// directed mode becomes the largest finite value where the mode says so.
+fn directed_f64(r: f64, finite_inputs: bool, terms: &[(bool, u128, i32)], rnd: Rnd) -> f64 {
+    use std::cmp::Ordering::*;
+    if rnd == Rnd::Rtne || !finite_inputs || r.is_nan() {
+        return r;
+    }
+    // How the exact value compares with r.
+    let dir = if r.is_infinite() {
+        if r > 0.0 {
+            Less
+        } else {
+            Greater
+        }
+    } else {
+        let (n, m, e) = split_f64(r);
+        let mut t = terms.to_vec();
+        t.push((!n, m, e));
+        exact_cmp(&t)
+    };
+    match (rnd, dir) {
+        (Rnd::Ru, Greater) => r.next_up(),
+        (Rnd::Rd, Less) => r.next_down(),
+        (Rnd::Rtz, Less) if r > 0.0 => r.next_down(),
+        (Rnd::Rtz, Greater) if r < 0.0 => r.next_up(),
+        _ => r,
+    }
+}
+
+/// a + b in `rnd`.
+pub fn add_f64(a: f64, b: f64, rnd: Rnd) -> f64 {
+    let r = a + b;
+    if rnd == Rnd::Rtne {
+        return r;
+    }
+    let ok = a.is_finite() && b.is_finite();
+    directed_f64(r, ok, &[split_f64(a), split_f64(b)], rnd)
+}
+
+fn product_term(a: f64, b: f64) -> (bool, u128, i32) {
+    let (na, ma, ea) = split_f64(a);
+    let (nb, mb, eb) = split_f64(b);
+    (na != nb, ma * mb, ea + eb)
+}
+
+/// a * b in `rnd`.
+pub fn mul_f64(a: f64, b: f64, rnd: Rnd) -> f64 {
+    let r = a * b;
+    if rnd == Rnd::Rtne {
+        return r;
+    }
+    let ok = a.is_finite() && b.is_finite();
+    directed_f64(r, ok, &[product_term(a, b)], rnd)
+}
+
+/// a * b + c, fused, in `rnd`.
+pub fn fma_f64(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
+    let r = a.mul_add(b, c);
+    if rnd == Rnd::Rtne {
+        return r;
+    }
+    let ok = a.is_finite() && b.is_finite() && c.is_finite();
+    directed_f64(r, ok, &[product_term(a, b), split_f64(c)], rnd)
+}
+
+#[cfg(test)]
+mod directed_tests {
+    use super::*;
+
+    #[test]
+    fn directed_f64_add_mul_fma() {
+        // 1 + 2^-60: RTZ/RD keep 1, RU steps up.
+        let t = 2f64.powi(-60);
+        assert_eq!(add_f64(1.0, t, Rnd::Rtz), 1.0);
+        assert_eq!(add_f64(1.0, t, Rnd::Ru), 1.0f64.next_up());
+        assert_eq!(add_f64(-1.0, -t, Rnd::Rtz), -1.0);
+        assert_eq!(add_f64(-1.0, -t, Rnd::Rd), (-1.0f64).next_down());
+        // -1.5 + 2^-54 (RTE gives -1.5): RTZ steps toward zero.
+        assert_eq!(add_f64(-1.5, 2f64.powi(-54), Rnd::Rtz), (-1.5f64).next_up());
+        // (1 + 2^-52)^2 = 1 + 2^-51 + 2^-104.
+        let x = 1.0f64.next_up();
+        assert_eq!(mul_f64(x, x, Rnd::Rtz), 1.0 + 2f64.powi(-51));
+        assert_eq!(mul_f64(x, x, Rnd::Ru), (1.0 + 2f64.powi(-51)).next_up());
+        assert_eq!(
+            fma_f64(x, x, -1.0, Rnd::Rtz),
+            2f64.powi(-51) + 2f64.powi(-104)
+        );
+        assert_eq!(
+            fma_f64(x, x, -(1.0 + 2f64.powi(-51)), Rnd::Rtz),
+            2f64.powi(-104)
+        );
+        // Overflow: RTZ gives MAX; denormal underflow toward zero.
+        assert_eq!(mul_f64(f64::MAX, 2.0, Rnd::Rtz), f64::MAX);
+        assert_eq!(mul_f64(1e-200, 1e-200, Rnd::Rtz), 0.0);
+        assert_eq!(mul_f64(1e-200, 1e-200, Rnd::Ru), f64::from_bits(1));
+        let d = f64::from_bits(3);
+        assert_eq!(mul_f64(d, 0.5, Rnd::Rtz), f64::from_bits(1));
+        assert_eq!(mul_f64(d, 0.5, Rnd::Rtne), f64::from_bits(2));
+        assert!(add_f64(f64::NAN, 1.0, Rnd::Rtz).is_nan());
+        assert_eq!(add_f64(f64::INFINITY, 1.0, Rnd::Rtz), f64::INFINITY);
+    }
+}

@@ -10,7 +10,8 @@
 //! * Float sources: denormals flush to a same-signed zero unless cr0's preserve bit for
 //!   their type is set (not for a raw MOV); then `abs`, then `negate`. On AND/OR/XOR/NOT,
 //!   `negate` is bitwise NOT.
-//! * Float results: cr0 rounding mode (MAD is fused), flush of denormal results,
+//! * Float results: cr0 rounding mode (MAD is fused; DF results too, decided exactly in
+//!   fixed point), flush of denormal results,
 //!   saturation clamps to [0, 1] (NaN -> 0). Float to integer: toward zero, saturating,
 //!   NaN -> 0. Integer to integer: wraps, or clamps with `.sat`.
 //! * Conditional modifiers test the written destination value (CMP/CMPN: the comparison).
@@ -213,6 +214,84 @@ fn int_to_f64(v: i128, r: Rounding) -> f64 {
             }
         }
     }
+}
+
+/// A finite double as (negative, integer significand, exponent): x = +-m * 2^e.
+fn parts(x: f64) -> (bool, u128, i32) {
+    let bits = x.to_bits();
+    let field = ((bits >> 52) & 0x7FF) as i32;
+    let frac = u128::from(bits & ((1u64 << 52) - 1));
+    let (m, e) = if field == 0 {
+        (frac, -1074)
+    } else {
+        (frac + (1u128 << 52), field - 1075)
+    };
+    (bits >> 63 != 0, m, e)
+}
+
+/// Sign of the exact sum of terms +-m * 2^e: 32-bit limbs of a fixed point with unit
+/// 2^-2240, accumulated signed, then carried from the bottom (the final carry is the sign).
+fn exact_sum_sign(terms: &[(bool, u128, i32)]) -> std::cmp::Ordering {
+    let mut limbs = vec![0i128; 150];
+    for &(neg, m, e) in terms {
+        let at = (e + 2240) as usize;
+        let (q, r) = (at / 32, at % 32);
+        for k in 0..4 {
+            let piece = ((m >> (32 * k)) & 0xFFFF_FFFF) << r;
+            let (lo, hi) = ((piece & 0xFFFF_FFFF) as i128, (piece >> 32) as i128);
+            let sign = if neg { -1 } else { 1 };
+            limbs[q + k] += sign * lo;
+            limbs[q + k + 1] += sign * hi;
+        }
+    }
+    let mut carry = 0i128;
+    let mut any = false;
+    for l in limbs.iter_mut() {
+        let v = *l + carry;
+        *l = v.rem_euclid(1 << 32);
+        carry = v.div_euclid(1 << 32);
+        any |= *l != 0;
+    }
+    match (carry.signum(), any) {
+        (-1, _) => std::cmp::Ordering::Less,
+        (0, false) => std::cmp::Ordering::Equal,
+        _ => std::cmp::Ordering::Greater,
+    }
+}
+
+/// A DF result in rounding mode `r`: `n` is the round-to-nearest-even result of the exact
+/// value `terms` (finite inputs); the exact value's side of `n` picks the neighbour.
+fn directed_df(n: f64, terms: &[(bool, u128, i32)], finite: bool, r: Rounding) -> f64 {
+    use std::cmp::Ordering::*;
+    if r == Rounding::NearestEven || !finite || n.is_nan() {
+        return n;
+    }
+    let side = if n.is_infinite() {
+        if n > 0.0 {
+            Less
+        } else {
+            Greater
+        }
+    } else {
+        let (neg, m, e) = parts(n);
+        let mut t = terms.to_vec();
+        t.push((!neg, m, e));
+        exact_sum_sign(&t)
+    };
+    match (r, side) {
+        (Rounding::Up, Greater) => n.next_up(),
+        (Rounding::Down, Less) => n.next_down(),
+        (Rounding::TowardZero, Less) if n > 0.0 => n.next_down(),
+        (Rounding::TowardZero, Greater) if n < 0.0 => n.next_up(),
+        _ => n,
+    }
+}
+
+/// a * b as an exact term.
+fn product(a: f64, b: f64) -> (bool, u128, i32) {
+    let (na, ma, ea) = parts(a);
+    let (nb, mb, eb) = parts(b);
+    (na ^ nb, ma * mb, ea + eb)
 }
 
 /// Value of a source lane in the execution domain `dom` ('i', 'f', 'd').
@@ -572,6 +651,16 @@ pub fn alu(
         }
         (Opcode::Add, 'i') => V::I(s[0].i() + s[1].i()),
         (Opcode::Add, 'f') if rm == Rounding::NearestEven => V::F(s[0].f() + s[1].f()),
+        (Opcode::Add, 'd') => {
+            let (a, b) = (s[0].d(), s[1].d());
+            let fin = a.is_finite() && b.is_finite();
+            V::D(directed_df(a + b, &[parts(a), parts(b)], fin, rm))
+        }
+        (Opcode::Mul, 'd') => {
+            let (a, b) = (s[0].d(), s[1].d());
+            let fin = a.is_finite() && b.is_finite();
+            V::D(directed_df(a * b, &[product(a, b)], fin, rm))
+        }
         (Opcode::Add, _) => fbin(|a, b| a + b),
         (Opcode::Mul, 'i') => V::I(s[0].i().wrapping_mul(s[1].i())),
         (Opcode::Mul, _) => fbin(|a, b| a * b),
@@ -586,7 +675,16 @@ pub fn alu(
                 ))
             }
         }
-        (Opcode::Mad | Opcode::Madm, 'd') => V::D(s[1].d().mul_add(s[2].d(), s[0].d())),
+        (Opcode::Mad | Opcode::Madm, 'd') => {
+            let (c, a, b) = (s[0].d(), s[1].d(), s[2].d());
+            let fin = a.is_finite() && b.is_finite() && c.is_finite();
+            V::D(directed_df(
+                a.mul_add(b, c),
+                &[product(a, b), parts(c)],
+                fin,
+                rm,
+            ))
+        }
         (Opcode::Lrp, 'f') => {
             let a = s[0].f() as f64;
             V::F(to_f32(
