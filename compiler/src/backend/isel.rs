@@ -751,8 +751,8 @@ impl<'a> Isel<'a> {
                 _ => U2u,
             }
         };
-        let signed_src = matches!(op, I2i | I2f);
-        let signed_dst = matches!(op, I2i | F2i);
+        let signed_src = op.signed_srcs();
+        let signed_dst = op.signed_dst();
         if narrow::is_narrow(st) {
             let mid = ir::Type { bits: 32, ..st };
             let t = self.b().vreg(hw_ty(mid)?, 1);

@@ -528,8 +528,8 @@ pub fn alu64(
             )))
         }
         I2i | U2u | I2f | U2f | F2i | F2u | F2f => {
-            let ss = matches!(op, I2i | I2f);
-            let ds = matches!(op, I2i | F2i);
+            let ss = op.signed_srcs();
+            let ds = op.signed_dst();
             let sty = conv_ty(st, ss);
             let dty = conv_ty(dt, ds);
             let src = s[0].retype(sty);

@@ -13,31 +13,6 @@ struct Ctx {
     float_controls: FloatControls,
 }
 
-fn inverse(op: AluOp) -> Option<AluOp> {
-    use AluOp::*;
-    Some(match op {
-        Ieq => Ine,
-        Ine => Ieq,
-        Ilt => Ige,
-        Ige => Ilt,
-        Ult => Uge,
-        Uge => Ult,
-        Feq => Fneu,
-        Fneu => Feq,
-        Fne => Fequ,
-        Fequ => Fne,
-        Flt => Fgeu,
-        Fgeu => Flt,
-        Fge => Fltu,
-        Fltu => Fge,
-        Fle => Fgtu,
-        Fgtu => Fle,
-        Fgt => Fleu,
-        Fleu => Fgt,
-        _ => return None,
-    })
-}
-
 impl Ctx {
     fn konst(&self, v: Value) -> Option<u64> {
         match self.defs.get(&v) {
@@ -121,8 +96,8 @@ impl Ctx {
             Fsub if k(1) == Some(0) => mov(s[0]),
             Fneg | Inot | Ineg => match self.defs.get(&s[0]) {
                 Some(Op::Alu(b, inner)) if b == a => mov(inner[0]),
-                Some(Op::Alu(cmp, inner)) if *a == Inot && inverse(*cmp).is_some() => {
-                    Some((Op::Alu(inverse(*cmp).unwrap(), inner.clone()), vec![]))
+                Some(Op::Alu(cmp, inner)) if *a == Inot && cmp.inverse().is_some() => {
+                    Some((Op::Alu(cmp.inverse().unwrap(), inner.clone()), vec![]))
                 }
                 _ => None,
             },
@@ -173,8 +148,8 @@ impl Ctx {
                         let ct = self.values[i.cond.0 as usize];
                         let nc = self.new_value(ct);
                         let op = match self.defs.get(&i.cond) {
-                            Some(Op::Alu(cmp, s)) if inverse(*cmp).is_some() => {
-                                Op::Alu(inverse(*cmp).unwrap(), s.clone())
+                            Some(Op::Alu(cmp, s)) if cmp.inverse().is_some() => {
+                                Op::Alu(cmp.inverse().unwrap(), s.clone())
                             }
                             _ => Op::Alu(AluOp::Inot, vec![i.cond]),
                         };

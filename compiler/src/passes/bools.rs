@@ -206,7 +206,7 @@ impl Lower {
                                 let want = match class {
                                     AluClass::Select if k == 0 => ANY,
                                     AluClass::Convert => ANY,
-                                    AluClass::Compare if op == AluOp::Ieq || op == AluOp::Ine => {
+                                    AluClass::Compare if op.info().src == Domain::Bits => {
                                         // Comparing booleans: both sides at the smaller size.
                                         ANY
                                     }

@@ -178,7 +178,7 @@ impl Narrow<'_> {
         if st.kind == Kind::Int && st.bits == 8 && op.class() == AluClass::Compare {
             // Byte compares are word compares (16-bit booleans; byte destinations would
             // need stride 2 and there are no byte immediates).
-            let cv = if matches!(op, Ilt | Ige) { I2i } else { U2u };
+            let cv = if op.signed_srcs() { I2i } else { U2u };
             let ws: Vec<Value> = srcs
                 .iter()
                 .map(|s| {
@@ -192,10 +192,10 @@ impl Narrow<'_> {
             }));
             return true;
         }
-        let ext = match op {
-            Idiv | Irem | Imod | Imin | Imax | Isign | Iabs | Ishr | ImulHigh | IfindMsb
-            | IbitfieldExtract | Ilt | Ige => Ext::Sign,
-            _ => Ext::Zero,
+        let ext = if op.signed_srcs() {
+            Ext::Sign
+        } else {
+            Ext::Zero
         };
         let mut ws: Vec<Value> = srcs.iter().map(|s| self.widen(*s, ext)).collect();
         // Shift counts modulo the width (the reference's semantics).
