@@ -14,6 +14,7 @@
 //! * Memory is explicit: `load`/`store`/`atomic` name an address space and a byte offset.
 //!   Function-local scalar and vector variables (`var $N`) exist only until vars-to-SSA.
 
+use std::collections::HashMap;
 use std::fmt;
 
 mod alu;
@@ -817,6 +818,64 @@ impl Function {
     }
 }
 
+/// The constants of a function: every value a `const` instruction defines, with its
+/// components. Passes that read constant operands collect them with
+/// [`Function::consts`] and ask here.
+#[derive(Clone, Debug, Default)]
+pub struct Consts(HashMap<Value, Vec<u64>>);
+
+impl Consts {
+    /// The components of a constant value.
+    pub fn get(&self, v: Value) -> Option<&[u64]> {
+        self.0.get(&v).map(Vec::as_slice)
+    }
+    pub fn contains(&self, v: Value) -> bool {
+        self.0.contains_key(&v)
+    }
+    /// The component every component of a constant value shares (a scalar, or a vector
+    /// with all components equal).
+    pub fn splat(&self, v: Value) -> Option<u64> {
+        self.get(v).and_then(splat)
+    }
+    /// Records a value found to be constant (by folding).
+    pub fn insert(&mut self, v: Value, c: Vec<u64>) {
+        self.0.insert(v, c);
+    }
+}
+
+/// The component all of `c` shares, if the components are equal.
+pub fn splat(c: &[u64]) -> Option<u64> {
+    let first = *c.first()?;
+    c.iter().all(|x| *x == first).then_some(first)
+}
+
+impl Op {
+    /// For a `const`, the component all its components share (see [`splat`]).
+    pub fn const_splat(&self) -> Option<u64> {
+        match self {
+            Op::Const(c) => splat(c),
+            _ => None,
+        }
+    }
+}
+
+impl Function {
+    /// Collects the values `const` instructions define.
+    pub fn consts(&self) -> Consts {
+        let mut m = Consts::default();
+        self.for_each_node(&mut |n| {
+            if let Node::Instr(Instr {
+                dst: Some(d),
+                op: Op::Const(c),
+            }) = n
+            {
+                m.insert(*d, c.clone());
+            }
+        });
+        m
+    }
+}
+
 /// A compute shader: the entry function plus what dispatch needs.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Shader {
@@ -1048,5 +1107,34 @@ impl fmt::Display for Shader {
             self.push_size
         )?;
         write!(f, "{}", self.func)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consts_collects_constants_at_any_depth() {
+        let s = crate::parse::parse_shader(
+            "shader local_size 1 1 1 shared 0 local 0 push 0
+            %0:i32 = const 4
+            %1:i32x2 = const 3, 5
+            %2:b1 = const true
+            %3:i32 = sysval local_invocation_index
+            if %2 {
+                %4:i32x2 = const 7, 7
+                store ssbo[0] %0, %4 align 4
+            }
+            store ssbo[0] %3, %1 align 4",
+        )
+        .unwrap();
+        let c = s.func.consts();
+        assert_eq!(c.get(Value(0)), Some(&[4u64][..]));
+        assert_eq!(c.get(Value(1)), Some(&[3u64, 5][..]));
+        assert_eq!(c.splat(Value(1)), None, "components differ");
+        assert_eq!(c.splat(Value(2)), Some(1));
+        assert!(!c.contains(Value(3)), "a sysval is not a constant");
+        assert_eq!(c.splat(Value(4)), Some(7), "defined inside the if");
     }
 }

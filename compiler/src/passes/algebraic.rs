@@ -15,10 +15,7 @@ struct Ctx {
 
 impl Ctx {
     fn konst(&self, v: Value) -> Option<u64> {
-        match self.defs.get(&v) {
-            Some(Op::Const(c)) if c.iter().all(|x| *x == c[0]) => Some(c[0]),
-            _ => None,
-        }
+        self.defs.get(&v).and_then(Op::const_splat)
     }
     fn fconst(&self, v: Value) -> Option<f64> {
         let t = self.values[v.0 as usize];

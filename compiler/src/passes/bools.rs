@@ -25,7 +25,7 @@ enum DefSite {
 
 struct Lower {
     size: HashMap<Value, u8>,
-    consts: HashMap<Value, u64>,
+    consts: Consts,
     /// Conversions/constant copies to emit after a value's definition.
     after: HashMap<Value, Vec<Instr>>,
     conv: HashMap<(Value, u8), Value>,
@@ -176,8 +176,8 @@ impl Lower {
         self.values.push(t);
         let nv = Value(self.values.len() as u32 - 1);
         self.size.insert(nv, need);
-        let op = match self.consts.get(&v) {
-            Some(c) => Op::Const(vec![if *c != 0 { t.mask() } else { 0 }; usize::from(comps)]),
+        let op = match self.consts.splat(v) {
+            Some(c) => Op::Const(vec![if c != 0 { t.mask() } else { 0 }; usize::from(comps)]),
             None => Op::Alu(AluOp::B2b, vec![v]),
         };
         self.after
@@ -354,13 +354,10 @@ pub fn lower_bools(f: &mut Function) -> bool {
     if !f.values.iter().any(|t| t.is_bool() && t.bits == 1) {
         return false;
     }
-    let mut consts = HashMap::new();
+    let consts = f.consts();
     let mut site = HashMap::new();
     f.for_each_node(&mut |n| match n {
         Node::Instr(i) => {
-            if let (Some(d), Op::Const(c)) = (i.dst, &i.op) {
-                consts.insert(d, c[0]);
-            }
             if let Some(d) = i.dst {
                 site.insert(d, DefSite::Instr);
             }
