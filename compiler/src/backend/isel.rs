@@ -730,7 +730,7 @@ impl<'a> Isel<'a> {
 
     /// A conversion between an 8/16-bit and a 64-bit type goes through the 32-bit type of
     /// the narrow side's kind (Gen9 has no direct B/UB or HF <-> 64-bit conversion,
-    /// GEN9-FACTS 8.2). fp16 <-> fp64 thus rounds twice, as Mesa's lowering does.
+    /// docs/gen9.md 8.2.4). fp16 <-> fp64 thus rounds twice, as Mesa's lowering does.
     fn narrow_wide_convert(
         &mut self,
         op: AluOp,

@@ -1,4 +1,4 @@
-//! Boolean lowering: 1-bit booleans become the size the hardware produces (DESIGN.md).
+//! Boolean lowering: 1-bit booleans become the size the hardware produces (docs/architecture.md, "Design rules").
 //!
 //! * A comparison (or `isnan`/`isinf`/`i2b`) of N-bit values yields an N-bit boolean, except
 //!   that 8-bit sources give 16 bits: byte destinations need stride 2 and there are no byte

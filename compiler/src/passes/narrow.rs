@@ -26,7 +26,7 @@
 //!   transcendentals are within Vulkan's fp16 precision.
 //! * Conversions: 8/16 <-> 32-bit (`i2i`, `u2u`, `f2f` f16 <-> f32) and bitcasts between
 //!   equal sizes stay for the back end; anything else involving a narrow type goes
-//!   through a 32-bit intermediate (f16 <-> f64 through f32, as DESIGN.md asks).
+//!   through a 32-bit intermediate (f16 <-> f64 through f32, as docs/architecture.md, "Design rules" asks).
 //!
 //! Runs before `lower_int_div` (which then sees only 32-bit division) and `lower_bools`.
 

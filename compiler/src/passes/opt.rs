@@ -593,7 +593,7 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                             let r = emit(b, vals, t, Op::Alu(round, vec![q]));
                             let m = emit(b, vals, t, Op::Alu(AluOp::Fmul, vec![y, r]));
                             if t.bits == 64 {
-                                // DESIGN.md: a 64-bit mod returns 0 where the result
+                                // docs/architecture.md, "Design rules": a 64-bit mod returns 0 where the result
                                 // would equal y (x/y rounded up to an integer).
                                 let bt = Type::B1.vec(t.comps);
                                 let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
