@@ -647,4 +647,106 @@ mod tests {
         assert!(AluOp::IsNan.types_fit(b, &[f]));
         assert!(!AluOp::Iadd.types_fit(i, &[i]));
     }
+
+    /// The SPIR-V opcodes the front end maps onto ALU ops one to one (with the ordering
+    /// compares it maps by swapping operands), and the signedness it reads from them: the
+    /// table gives exactly these, so `from_spirv` can replace the front end's own list.
+    #[test]
+    fn spirv_mapping_matches_the_front_ends() {
+        let expect = [
+            (SpvOp::IAdd, AluOp::Iadd, false),
+            (SpvOp::ISub, AluOp::Isub, false),
+            (SpvOp::IMul, AluOp::Imul, false),
+            (SpvOp::FAdd, AluOp::Fadd, false),
+            (SpvOp::FSub, AluOp::Fsub, false),
+            (SpvOp::FMul, AluOp::Fmul, false),
+            (SpvOp::FDiv, AluOp::Fdiv, false),
+            (SpvOp::FRem, AluOp::Frem, false),
+            (SpvOp::FMod, AluOp::Fmod, false),
+            (SpvOp::UDiv, AluOp::Udiv, false),
+            (SpvOp::SDiv, AluOp::Idiv, false),
+            (SpvOp::UMod, AluOp::Umod, false),
+            (SpvOp::SRem, AluOp::Irem, false),
+            (SpvOp::SMod, AluOp::Imod, false),
+            (SpvOp::ShiftLeftLogical, AluOp::Ishl, false),
+            (SpvOp::ShiftRightLogical, AluOp::Ushr, false),
+            (SpvOp::ShiftRightArithmetic, AluOp::Ishr, false),
+            (SpvOp::BitwiseAnd, AluOp::Iand, false),
+            (SpvOp::BitwiseOr, AluOp::Ior, false),
+            (SpvOp::BitwiseXor, AluOp::Ixor, false),
+            (SpvOp::BitFieldInsert, AluOp::BitfieldInsert, false),
+            (SpvOp::BitFieldSExtract, AluOp::IbitfieldExtract, false),
+            (SpvOp::BitFieldUExtract, AluOp::UbitfieldExtract, false),
+            (SpvOp::BitReverse, AluOp::BitfieldReverse, false),
+            (SpvOp::BitCount, AluOp::BitCount, false),
+            (SpvOp::LogicalAnd, AluOp::Iand, false),
+            (SpvOp::LogicalOr, AluOp::Ior, false),
+            (SpvOp::LogicalEqual, AluOp::Ieq, false),
+            (SpvOp::LogicalNotEqual, AluOp::Ine, false),
+            (SpvOp::IEqual, AluOp::Ieq, false),
+            (SpvOp::INotEqual, AluOp::Ine, false),
+            (SpvOp::SLessThan, AluOp::Ilt, false),
+            (SpvOp::SGreaterThanEqual, AluOp::Ige, false),
+            (SpvOp::ULessThan, AluOp::Ult, false),
+            (SpvOp::UGreaterThanEqual, AluOp::Uge, false),
+            (SpvOp::FOrdEqual, AluOp::Feq, false),
+            (SpvOp::FOrdNotEqual, AluOp::Fne, false),
+            (SpvOp::FOrdLessThan, AluOp::Flt, false),
+            (SpvOp::FOrdLessThanEqual, AluOp::Fle, false),
+            (SpvOp::FOrdGreaterThan, AluOp::Fgt, false),
+            (SpvOp::FOrdGreaterThanEqual, AluOp::Fge, false),
+            (SpvOp::FUnordEqual, AluOp::Fequ, false),
+            (SpvOp::FUnordNotEqual, AluOp::Fneu, false),
+            (SpvOp::FUnordLessThan, AluOp::Fltu, false),
+            (SpvOp::FUnordLessThanEqual, AluOp::Fleu, false),
+            (SpvOp::FUnordGreaterThan, AluOp::Fgtu, false),
+            (SpvOp::FUnordGreaterThanEqual, AluOp::Fgeu, false),
+            (SpvOp::IsNan, AluOp::IsNan, false),
+            (SpvOp::IsInf, AluOp::IsInf, false),
+            (SpvOp::ConvertFToU, AluOp::F2u, false),
+            (SpvOp::ConvertFToS, AluOp::F2i, false),
+            (SpvOp::ConvertSToF, AluOp::I2f, false),
+            (SpvOp::ConvertUToF, AluOp::U2f, false),
+            (SpvOp::UConvert, AluOp::U2u, false),
+            (SpvOp::SConvert, AluOp::I2i, false),
+            (SpvOp::FConvert, AluOp::F2f, false),
+            (SpvOp::SGreaterThan, AluOp::Ilt, true),
+            (SpvOp::SLessThanEqual, AluOp::Ige, true),
+            (SpvOp::UGreaterThan, AluOp::Ult, true),
+            (SpvOp::ULessThanEqual, AluOp::Uge, true),
+        ];
+        for (s, op, swapped) in expect {
+            assert_eq!(
+                AluOp::from_spirv(s),
+                Some(SpirvAlu { op, swapped }),
+                "{s:?}"
+            );
+        }
+        let listed: usize = AluOp::ALL
+            .iter()
+            .map(|a| a.info().spirv.len() + a.info().spirv_swapped.len())
+            .sum();
+        assert_eq!(
+            listed,
+            expect.len(),
+            "the table lists SPIR-V opcodes the front end does not"
+        );
+        // The front end's signed flag: the ops whose SPIR-V opcode reads signed integers.
+        for (s, op, _) in expect.iter().filter(|e| !e.2) {
+            let signed = matches!(
+                s,
+                SpvOp::SDiv
+                    | SpvOp::SRem
+                    | SpvOp::SMod
+                    | SpvOp::ShiftRightArithmetic
+                    | SpvOp::BitFieldSExtract
+                    | SpvOp::SLessThan
+                    | SpvOp::SGreaterThanEqual
+                    | SpvOp::ConvertFToS
+                    | SpvOp::ConvertSToF
+                    | SpvOp::SConvert
+            );
+            assert_eq!(op.sign() == Sign::Signed, signed, "{s:?}");
+        }
+    }
 }
