@@ -396,7 +396,7 @@ fn oword_code(regs: u8) -> u32 {
     }
 }
 
-/// Scratch header (GEN9-FACTS 4.3): zero, DW2 = offset in OWords, DW3[3:0] = R0.3[3:0],
+/// Scratch header (docs/gen9.md 4.3): zero, DW2 = offset in OWords, DW3[3:0] = R0.3[3:0],
 /// DW5 = R0.5 & 0xFFFFFC00.
 fn scratch_header(b: &mut Builder, offset: u32) -> Opnd {
     let mut b8 = b.at(8, 0, true);

@@ -26,7 +26,7 @@
 //!   transcendentals are within Vulkan's fp16 precision.
 //! * Conversions: 8/16 <-> 32-bit (`i2i`, `u2u`, `f2f` f16 <-> f32) and bitcasts between
 //!   equal sizes stay for the back end; anything else involving a narrow type goes
-//!   through a 32-bit intermediate (f16 <-> f64 through f32, as DESIGN.md asks).
+//!   through a 32-bit intermediate (f16 <-> f64 through f32, as docs/architecture.md, "Design rules" asks).
 //!
 //! Runs before `lower_int_div` (which then sees only 32-bit division) and `lower_bools`.
 
@@ -178,7 +178,7 @@ impl Narrow<'_> {
         if st.kind == Kind::Int && st.bits == 8 && op.class() == AluClass::Compare {
             // Byte compares are word compares (16-bit booleans; byte destinations would
             // need stride 2 and there are no byte immediates).
-            let cv = if matches!(op, Ilt | Ige) { I2i } else { U2u };
+            let cv = if op.signed_srcs() { I2i } else { U2u };
             let ws: Vec<Value> = srcs
                 .iter()
                 .map(|s| {
@@ -192,10 +192,10 @@ impl Narrow<'_> {
             }));
             return true;
         }
-        let ext = match op {
-            Idiv | Irem | Imod | Imin | Imax | Isign | Iabs | Ishr | ImulHigh | IfindMsb
-            | IbitfieldExtract | Ilt | Ige => Ext::Sign,
-            _ => Ext::Zero,
+        let ext = if op.signed_srcs() {
+            Ext::Sign
+        } else {
+            Ext::Zero
         };
         let mut ws: Vec<Value> = srcs.iter().map(|s| self.widen(*s, ext)).collect();
         // Shift counts modulo the width (the reference's semantics).

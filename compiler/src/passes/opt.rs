@@ -113,23 +113,9 @@ pub fn opt_dce(f: &mut Function) -> bool {
     changed
 }
 
-fn const_map(f: &Function) -> HashMap<Value, Vec<u64>> {
-    let mut m = HashMap::new();
-    f.for_each_node(&mut |n| {
-        if let Node::Instr(Instr {
-            dst: Some(d),
-            op: Op::Const(c),
-        }) = n
-        {
-            m.insert(*d, c.clone());
-        }
-    });
-    m
-}
-
 /// Evaluates operations whose sources are all constants.
 pub fn opt_const_fold(f: &mut Function) -> bool {
-    let mut consts = const_map(f);
+    let mut consts = f.consts();
     let types = f.values.clone();
     let fc = f.float_controls;
     let mut changed = false;
@@ -137,7 +123,7 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
         let Some(d) = i.dst else { return };
         let dt = types[d.0 as usize];
         if let Op::Alu(AluOp::Bcsel, srcs) = &i.op {
-            if let Some(c) = consts.get(&srcs[0]) {
+            if let Some(c) = consts.get(srcs[0]) {
                 if c.len() == 1 {
                     let pick = if c[0] != 0 { srcs[1] } else { srcs[2] };
                     i.op = Op::Alu(AluOp::Mov, vec![pick]);
@@ -147,7 +133,7 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
         }
         let new = match &i.op {
             Op::Alu(..) => match &i.op {
-                Op::Alu(op, srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
+                Op::Alu(op, srcs) if srcs.iter().all(|s| consts.contains(*s)) => {
                     let tys: Vec<Type> = srcs.iter().map(|s| types[s.0 as usize]).collect();
                     // `eval` rounds to nearest even and keeps denormals; a kernel that
                     // rounds toward zero or flushes computes it at run time.
@@ -157,21 +143,25 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
                     if unsafe_fold && !matches!(op, AluOp::Mov) {
                         return;
                     }
-                    let vals: Vec<&[u64]> = srcs.iter().map(|s| consts[s].as_slice()).collect();
+                    let vals: Vec<&[u64]> = srcs.iter().filter_map(|s| consts.get(*s)).collect();
                     Some(eval_alu_vec(*op, dt, &tys, &vals))
                 }
                 _ => None,
             },
-            Op::Vec(srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
-                Some(srcs.iter().flat_map(|s| consts[s].clone()).collect())
-            }
-            Op::Extract(v, c) => consts.get(v).map(|x| vec![x[usize::from(*c)]]),
+            Op::Vec(srcs) if srcs.iter().all(|s| consts.contains(*s)) => Some(
+                srcs.iter()
+                    .filter_map(|s| consts.get(*s))
+                    .flatten()
+                    .copied()
+                    .collect(),
+            ),
+            Op::Extract(v, c) => consts.get(*v).map(|x| vec![x[usize::from(*c)]]),
             Op::Swizzle(v, c) => consts
-                .get(v)
+                .get(*v)
                 .map(|x| c.iter().map(|k| x[usize::from(*k)]).collect()),
-            Op::Insert(v, s, c) => match (consts.get(v), consts.get(s)) {
+            Op::Insert(v, s, c) => match (consts.get(*v), consts.get(*s)) {
                 (Some(x), Some(y)) => {
-                    let mut x = x.clone();
+                    let mut x = x.to_vec();
                     x[usize::from(*c)] = y[0];
                     Some(x)
                 }
@@ -519,14 +509,9 @@ pub fn scalarize(f: &mut Function) -> bool {
 /// `isign` becomes a clamp, `fmod`/`frem` become their floor/trunc formulas. The rest
 /// (32-bit `idiv`/`udiv`/`irem`/`umod`) stays for the math unit's INT DIV.
 pub fn lower_int_div(f: &mut Function) -> bool {
-    let consts = const_map(f);
+    let consts = f.consts();
     let mut changed = false;
-    fn walk(
-        b: &mut Block,
-        vals: &mut Vec<Type>,
-        consts: &HashMap<Value, Vec<u64>>,
-        changed: &mut bool,
-    ) {
+    fn walk(b: &mut Block, vals: &mut Vec<Type>, consts: &Consts, changed: &mut bool) {
         let old = std::mem::take(b);
         for n in old {
             match n {
@@ -545,11 +530,11 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                         b.push(Node::Instr(Instr { dst: Some(v), op }));
                         v
                     };
-                    let pow2 = srcs.get(1).and_then(|s| consts.get(s)).and_then(|c| {
-                        let x = c[0];
-                        (c.iter().all(|y| *y == x) && x.is_power_of_two())
-                            .then_some(x.trailing_zeros())
-                    });
+                    let pow2 = srcs
+                        .get(1)
+                        .and_then(|s| consts.splat(*s))
+                        .filter(|x| x.is_power_of_two())
+                        .map(u64::trailing_zeros);
                     let shift_t = Type::I32.vec(t.comps);
                     match (op, pow2) {
                         (AluOp::Udiv, Some(k)) => {
@@ -608,7 +593,7 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                             let r = emit(b, vals, t, Op::Alu(round, vec![q]));
                             let m = emit(b, vals, t, Op::Alu(AluOp::Fmul, vec![y, r]));
                             if t.bits == 64 {
-                                // DESIGN.md: a 64-bit mod returns 0 where the result
+                                // docs/architecture.md, "Design rules": a 64-bit mod returns 0 where the result
                                 // would equal y (x/y rounded up to an integer).
                                 let bt = Type::B1.vec(t.comps);
                                 let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));

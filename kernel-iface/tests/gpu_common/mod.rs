@@ -226,7 +226,7 @@ impl Default for Dispatch<'_> {
     }
 }
 
-/// RENDER_SURFACE_STATE of a RAW buffer (GEN9-FACTS 6.1, with the size trick).
+/// RENDER_SURFACE_STATE of a RAW buffer (docs/gen9.md 6.1, with the size trick).
 pub fn buffer_surface(addr: u64, size: u64) -> Vec<u32> {
     raw_buffer_surface(addr, size).to_dwords()
 }

@@ -1,6 +1,6 @@
 //! The rule table. Quotes marked `verbatim` are the PRM's sentences as Mesa's
-//! `brw_eu_validate.c` (Mesa 25.0.7) quotes them in its comments, or as GEN9-FACTS
-//! section 8 states them; the others summarise a rule whose PRM sentence we could not read
+//! `brw_eu_validate.c` (Mesa 25.0.7) quotes them in its comments, or as the Gen9 fact sheet the
+//! project started from stated them (docs/gen9.md section 8 lists every rule); the others summarise a rule whose PRM sentence we could not read
 //! (they say so in parentheses when printed).
 //!
 //! "Vol 2a" = Command Reference: Instructions; "Vol 7" = 3D-Media-GPGPU (EU chapter,
@@ -101,7 +101,7 @@ pub(super) static RULES: &[Rule] = &[
         "Conversion between Integer and HF (Half Float) must be DWord-aligned and strided by a DWord on the destination.",
         types::int_hf_dst_align),
     rule!("type.to-hf-word-location", OperandType, CHV_GEN9, "CHV/SKL+ PRM Vol 7, General Restrictions Based on Operand Types", true,
-        "There is a relaxed alignment rule for word destinations. When the destination type is word (UW, W, HF), destination data types can be aligned to either the lowest word or the second lowest word of the execution channel. This means the destination data words can be either all in the even word locations or all in the odd word locations. (Enforced as GEN9-FACTS 8.2.5 and DESIGN.md state it: a conversion to HF has destination stride 2, unless mixed-float with a packed, 16-byte-aligned destination.)",
+        "There is a relaxed alignment rule for word destinations. When the destination type is word (UW, W, HF), destination data types can be aligned to either the lowest word or the second lowest word of the execution channel. This means the destination data words can be either all in the even word locations or all in the odd word locations. (Enforced as docs/gen9.md 8.2.5 and docs/architecture.md state it: a conversion to HF has destination stride 2, unless mixed-float with a packed, 16-byte-aligned destination.)",
         types::to_hf_word_location),
     rule!("type.dst-stride-exec-ratio", OperandType, ALL, RRR_TYPES, true,
         "When the Execution Data Type is wider than the destination data type, the destination must be aligned as required by the wider execution data type and specify a HorzStride equal to the ratio in sizes of the two data types. For example, a mov with a D source and B destination must use a 4-byte aligned destination and a Dst.HorzStride of 4.",
@@ -281,7 +281,7 @@ pub static AMBIGUITIES: &[(&str, &str)] = &[
       channel there is no stride. They are not applied to ExecSize 1 (Mesa does the same)."),
     ("type.to-hf-word-location",
      "The PRM sentence is an alignment *relaxation*; Mesa notes hardware contradicts a literal \
-      reading (packed HF works). Enforced as DESIGN.md/GEN9-FACTS 8.2.5 state it."),
+      reading (packed HF works). Enforced as docs/gen9.md 8.2.5 states it."),
     ("math.intdiv / float math types",
      "The Extended Math type tables were not available to us; operand types of MATH functions \
       are not checked (only the INT DIV source-modifier sentence)."),
