@@ -7,7 +7,6 @@ pub mod backend;
 pub mod eval;
 pub mod float_controls;
 pub mod frontend;
-mod glsl;
 pub mod interp;
 pub mod ir;
 pub mod parse;
