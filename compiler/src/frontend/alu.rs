@@ -581,3 +581,89 @@ impl Fe<'_> {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_err, check_ir};
+
+    /// Arithmetic, signed compares and OpDot map to IR ALU ops (OpDot: a multiply and a sum
+    /// of the components).
+    #[test]
+    fn arithmetic_compare_and_dot_map_to_alu_ops() {
+        check_ir(
+            "arithmetic_compare_and_dot_map_to_alu_ops",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_f = OpTypePointer Function %f32
+            %ptr_b = OpTypePointer Function %bool
+            %c3 = OpConstant %i32 3
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %y = OpVariable %ptr_b Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %s = OpBitcast %i32 %i
+            %lt = OpSLessThan %bool %s %c3
+            OpStore %y %lt
+            %f = OpConvertSToF %f32 %s
+            %v = OpCompositeConstruct %v2f32 %f %f
+            %w = OpFMul %v2f32 %v %v
+            %d = OpDot %f32 %w %v
+            OpStore %x %d
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32
+                var $1:b1
+                loop {
+                    %0:f32 = const 0.0
+                    store_var $0, %0
+                    %1:b1 = const false
+                    store_var $1, %1
+                    %2:i32x3 = sysval global_invocation_id
+                    %3:i32 = extract %2, 0
+                    %4:i32 = bitcast %3
+                    %5:i32 = const 3
+                    %6:b1 = ilt %4, %5
+                    store_var $1, %6
+                    %7:f32 = i2f %4
+                    %8:f32x2 = vec %7, %7
+                    %9:f32x2 = fmul %8, %8
+                    %10:f32x2 = fmul %9, %8
+                    %11:f32 = extract %10, 0
+                    %12:f32 = extract %10, 1
+                    %13:f32 = fadd %11, %12
+                    store_var $0, %13
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn mismatched_operand_types_are_rejected() {
+        check_err(
+            "mismatched_operand_types_are_rejected",
+            "
+            %ptr_f = OpTypePointer Function %f32
+            %one = OpConstant %f32 1
+            %two = OpConstant %u32 2
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %s = OpFAdd %f32 %one %two
+            OpStore %x %s
+            OpReturn
+            OpFunctionEnd
+            ",
+            "operand types of fadd do not match",
+        );
+    }
+}

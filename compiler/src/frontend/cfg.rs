@@ -620,3 +620,250 @@ impl Fe<'_> {
         self.region_ex(start, None, None, true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// OpSelectionMerge + OpBranchConditional become an `if`/`else`; the phi at the merge
+    /// becomes a variable stored on each edge.
+    #[test]
+    fn selection_with_phi_becomes_if_else_and_variable() {
+        check_ir(
+            "selection_with_phi_becomes_if_else_and_variable",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %c0 = OpConstant %u32 0
+            %c5 = OpConstant %u32 5
+            %c9 = OpConstant %u32 9
+            %ptr_f = OpTypePointer Function %u32
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %c = OpIEqual %bool %i %c0
+            OpSelectionMerge %merge None
+            OpBranchConditional %c %then %else
+            %then = OpLabel
+            OpBranch %merge
+            %else = OpLabel
+            OpBranch %merge
+            %merge = OpLabel
+            %r = OpPhi %u32 %c5 %then %c9 %else
+            OpStore %x %r
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32
+                var $1:i32
+                loop {
+                    %0:i32 = const 0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:i32 = const 0
+                    %4:b1 = ieq %2, %3
+                    if %4 {
+                        %5:i32 = const 5
+                        store_var $1, %5
+                    } else {
+                        %6:i32 = const 9
+                        store_var $1, %6
+                    }
+                    %7:i32 = load_var $1
+                    store_var $0, %7
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// OpLoopMerge becomes a `loop` whose exit is a `break`; the continue construct is
+    /// emitted at the branch to it.
+    #[test]
+    fn structured_loop_becomes_loop_with_break() {
+        check_ir(
+            "structured_loop_becomes_loop_with_break",
+            "
+            %c0 = OpConstant %u32 0
+            %c1 = OpConstant %u32 1
+            %c4 = OpConstant %u32 4
+            %ptr_f = OpTypePointer Function %u32
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %n = OpVariable %ptr_f Function %c0
+            OpBranch %header
+            %header = OpLabel
+            OpLoopMerge %merge %cont None
+            OpBranch %body
+            %body = OpLabel
+            %v = OpLoad %u32 %n
+            %c = OpULessThan %bool %v %c4
+            OpBranchConditional %c %cont %merge
+            %cont = OpLabel
+            %w = OpIAdd %u32 %v %c1
+            OpStore %n %w
+            OpBranch %header
+            %merge = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32
+                var $1:i32
+                loop {
+                    %0:i32 = const 0
+                    store_var $0, %0
+                    loop {
+                        %1:i32 = load_var $0
+                        store_var $1, %1
+                        %2:i32 = const 4
+                        %3:b1 = ult %1, %2
+                        if %3 {
+                            %4:i32 = load_var $1
+                            %5:i32 = const 1
+                            %6:i32 = iadd %4, %5
+                            store_var $0, %6
+                            continue
+                        } else {
+                            break
+                        }
+                        break
+                    }
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// OpSwitch becomes a one-trip `loop` of guarded cases.
+    #[test]
+    fn switch_becomes_one_trip_loop_of_guarded_cases() {
+        check_ir(
+            "switch_becomes_one_trip_loop_of_guarded_cases",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %c1 = OpConstant %u32 1
+            %c2 = OpConstant %u32 2
+            %ptr_f = OpTypePointer Function %u32
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            OpSelectionMerge %merge None
+            OpSwitch %i %default 3 %case3
+            %case3 = OpLabel
+            OpStore %x %c1
+            OpBranch %merge
+            %default = OpLabel
+            OpStore %x %c2
+            OpBranch %merge
+            %merge = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32
+                var $1:b1
+                loop {
+                    %0:i32 = const 0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:b1 = const false
+                    store_var $1, %3
+                    loop {
+                        %4:i32 = const 3
+                        %5:b1 = ieq %2, %4
+                        %6:b1 = load_var $1
+                        %7:b1 = ior %6, %5
+                        if %7 {
+                            %8:b1 = const false
+                            store_var $1, %8
+                            %9:i32 = const 1
+                            store_var $0, %9
+                            break
+                        }
+                        %10:i32 = const 3
+                        %11:b1 = ieq %2, %10
+                        %12:b1 = inot %11
+                        %13:b1 = load_var $1
+                        %14:b1 = ior %13, %12
+                        if %14 {
+                            %15:b1 = const false
+                            store_var $1, %15
+                            %16:i32 = const 2
+                            store_var $0, %16
+                            break
+                        }
+                        break
+                    }
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A called function is inlined in a one-trip `loop` whose `break` is its return.
+    #[test]
+    fn function_call_is_inlined() {
+        check_ir(
+            "function_call_is_inlined",
+            "
+            %fn_u32 = OpTypeFunction %u32 %u32
+            %c1 = OpConstant %u32 1
+            %ptr_f = OpTypePointer Function %u32
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %r = OpFunctionCall %u32 %inc %c1
+            OpStore %x %r
+            OpReturn
+            OpFunctionEnd
+            %inc = OpFunction %u32 None %fn_u32
+            %a = OpFunctionParameter %u32
+            %inc_entry = OpLabel
+            %b = OpIAdd %u32 %a %c1
+            OpReturnValue %b
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32
+                var $1:i32
+                loop {
+                    %0:i32 = const 0
+                    store_var $0, %0
+                    %1:i32 = const 1
+                    loop {
+                        %2:i32 = const 1
+                        %3:i32 = iadd %1, %2
+                        store_var $1, %3
+                        break
+                    }
+                    %4:i32 = load_var $1
+                    store_var $0, %4
+                    break
+                }
+            }
+            ",
+        );
+    }
+}

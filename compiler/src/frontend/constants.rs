@@ -352,3 +352,123 @@ impl Fe<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_ir, check_ir_specialized};
+
+    /// Without a specialization value a spec constant takes its default, and
+    /// OpSpecConstantOp is folded with the IR's op semantics.
+    #[test]
+    fn spec_constant_op_folds_defaults() {
+        check_ir(
+            "spec_constant_op_folds_defaults",
+            "
+            OpDecorate %s SpecId 0
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 0
+            %Buf = OpTypeStruct %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_u32 = OpTypePointer Uniform %u32
+            %buf = OpVariable %ptr_buf Uniform
+            %c0 = OpConstant %i32 0
+            %s = OpSpecConstant %u32 20
+            %c3 = OpConstant %u32 3
+            %sum = OpSpecConstantOp %u32 IMul %s %c3
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %p = OpAccessChain %ptr_u32 %buf %c0
+            OpStore %p %sum
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = const 60
+                    %1:i32 = const 0
+                    store ssbo[0] %1, %0 align 16
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn null_and_composite_constants_become_const_and_vec() {
+        check_ir(
+            "null_and_composite_constants_become_const_and_vec",
+            "
+            %ptr_v = OpTypePointer Function %v2f32
+            %null = OpConstantNull %v2f32
+            %one = OpConstant %f32 1
+            %two = OpConstant %f32 2
+            %v = OpConstantComposite %v2f32 %one %two
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_v Function %null
+            OpStore %x %v
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32x2
+                loop {
+                    %0:f32x2 = const 0.0, 0.0
+                    store_var $0, %0
+                    %1:f32x2 = const 1.0, 2.0
+                    store_var $0, %1
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A specialization value replaces the default before OpSpecConstantOp is folded.
+    #[test]
+    fn specialization_value_feeds_spec_constant_op() {
+        check_ir_specialized(
+            "specialization_value_feeds_spec_constant_op",
+            "
+            OpDecorate %s SpecId 5
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 0
+            %Buf = OpTypeStruct %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_u32 = OpTypePointer Uniform %u32
+            %buf = OpVariable %ptr_buf Uniform
+            %c0 = OpConstant %i32 0
+            %s = OpSpecConstant %u32 20
+            %c3 = OpConstant %u32 3
+            %sum = OpSpecConstantOp %u32 IMul %s %c3
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %p = OpAccessChain %ptr_u32 %buf %c0
+            OpStore %p %sum
+            OpReturn
+            OpFunctionEnd
+            ",
+            &[(5, 7u32.to_le_bytes().to_vec())],
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = const 21
+                    %1:i32 = const 0
+                    store ssbo[0] %1, %0 align 16
+                    break
+                }
+            }
+            ",
+        );
+    }
+}

@@ -642,3 +642,62 @@ pub(super) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
     let _ = g.ic(v, 0);
     Ok(FVal::V(v))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// FClamp is a max and a min; Exp is exp2 of x * log2(e); Sqrt is one op.
+    #[test]
+    fn clamp_exp_and_sqrt_expand_to_alu_ops() {
+        check_ir(
+            "clamp_exp_and_sqrt_expand_to_alu_ops",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_f = OpTypePointer Function %f32
+            %zero = OpConstant %f32 0
+            %one = OpConstant %f32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %f = OpConvertUToF %f32 %i
+            %c = OpExtInst %f32 %glsl FClamp %f %zero %one
+            %e = OpExtInst %f32 %glsl Exp %c
+            %r = OpExtInst %f32 %glsl Sqrt %e
+            OpStore %x %r
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32
+                loop {
+                    %0:f32 = const 0.0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:f32 = u2f %2
+                    %4:f32 = const 0.0
+                    %5:f32 = const 1.0
+                    %6:f32 = fmax %3, %4
+                    %7:f32 = fmin %6, %5
+                    %8:f32 = const 0.0
+                    %9:f32 = const 1.442695
+                    %10:f32 = fmul %7, %9
+                    %11:f32 = fexp2 %10
+                    %12:f32 = const 0.0
+                    %13:f32 = fsqrt %11
+                    %14:f32 = const 0.0
+                    store_var $0, %13
+                    break
+                }
+            }
+            ",
+        );
+    }
+}

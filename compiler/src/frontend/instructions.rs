@@ -306,3 +306,91 @@ impl Fe<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// An atomic on a buffer becomes an IR atomic with the buffer's slot and byte offset.
+    #[test]
+    fn buffer_atomic_add_becomes_atomic_op() {
+        check_ir(
+            "buffer_atomic_add_becomes_atomic_op",
+            "
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpMemberDecorate %Buf 1 Offset 4
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 0
+            %Buf = OpTypeStruct %u32 %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_u32 = OpTypePointer Uniform %u32
+            %buf = OpVariable %ptr_buf Uniform
+            %c1 = OpConstant %i32 1
+            %u1 = OpConstant %u32 1
+            %device = OpConstant %u32 1
+            %relaxed = OpConstant %u32 0
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %p = OpAccessChain %ptr_u32 %buf %c1
+            %old = OpAtomicIAdd %u32 %p %device %relaxed %u1
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = const 4
+                    %1:i32 = const 1
+                    %2:i32 = atomic_add ssbo[0] %0, %1
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// Composite construction and extraction work on front-end values: a vector is built
+    /// with `vec` and read back with `extract`.
+    #[test]
+    fn composite_construct_and_extract() {
+        check_ir(
+            "composite_construct_and_extract",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_f = OpTypePointer Function %f32
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 1
+            %f = OpConvertUToF %f32 %i
+            %v = OpCompositeConstruct %v2f32 %f %f
+            %e = OpCompositeExtract %f32 %v 1
+            OpStore %x %e
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32
+                loop {
+                    %0:f32 = const 0.0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 1
+                    %3:f32 = u2f %2
+                    %4:f32x2 = vec %3, %3
+                    %5:f32 = extract %4, 1
+                    store_var $0, %5
+                    break
+                }
+            }
+            ",
+        );
+    }
+}

@@ -805,3 +805,105 @@ impl Fe<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// An access chain into a runtime array scales the index by the ArrayStride decoration
+    /// and adds the member's Offset.
+    #[test]
+    fn access_chain_uses_array_stride_and_offset() {
+        check_ir(
+            "access_chain_uses_array_stride_and_offset",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            OpDecorate %arr ArrayStride 16
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpMemberDecorate %Buf 1 Offset 32
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 0
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %arr = OpTypeRuntimeArray %v4f32
+            %Buf = OpTypeStruct %u32 %arr
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_f32 = OpTypePointer Uniform %f32
+            %buf = OpVariable %ptr_buf Uniform
+            %c1 = OpConstant %i32 1
+            %c2 = OpConstant %i32 2
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %p = OpAccessChain %ptr_f32 %buf %c1 %i %c2
+            %v = OpLoad %f32 %p
+            %w = OpFAdd %f32 %v %v
+            OpStore %p %w
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32x3 = sysval global_invocation_id
+                    %1:i32 = extract %0, 0
+                    %2:i32 = const 16
+                    %3:i32 = imul %1, %2
+                    %4:i32 = const 40
+                    %5:i32 = iadd %3, %4
+                    %6:f32 = load ssbo[0] %5 align 8
+                    %7:f32 = fadd %6, %6
+                    %8:i32 = const 40
+                    %9:i32 = iadd %3, %8
+                    store ssbo[0] %9, %7 align 8
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A Function array indexed with a non-constant index lives in local memory.
+    #[test]
+    fn dynamically_indexed_function_array_goes_to_local_memory() {
+        check_ir(
+            "dynamically_indexed_function_array_goes_to_local_memory",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %c4 = OpConstant %u32 4
+            %arr = OpTypeArray %f32 %c4
+            %ptr_arr = OpTypePointer Function %arr
+            %ptr_f = OpTypePointer Function %f32
+            %one = OpConstant %f32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %a = OpVariable %ptr_arr Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %p = OpAccessChain %ptr_f %a %i
+            OpStore %p %one
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 16 push 0
+            fn main {
+                loop {
+                    %0:i32x3 = sysval global_invocation_id
+                    %1:i32 = extract %0, 0
+                    %2:i32 = const 4
+                    %3:i32 = imul %1, %2
+                    %4:f32 = const 1.0
+                    store local %3, %4 align 4
+                    break
+                }
+            }
+            ",
+        );
+    }
+}

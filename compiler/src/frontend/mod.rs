@@ -35,6 +35,9 @@ mod module;
 mod types;
 mod values;
 
+#[cfg(test)]
+mod testing;
+
 use crate::ir::{self, Block, Function};
 use crate::{BindingSlot, BindingUse, Target};
 use cfg::Frame;

@@ -702,3 +702,99 @@ impl Fe<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_err, check_ir};
+
+    #[test]
+    fn workgroup_size_constant_overrides_local_size() {
+        check_ir(
+            "workgroup_size_constant_overrides_local_size",
+            "
+            OpDecorate %wgs BuiltIn WorkgroupSize
+            %c4 = OpConstant %u32 4
+            %c2 = OpConstant %u32 2
+            %c1 = OpConstant %u32 1
+            %wgs = OpConstantComposite %v3u32 %c4 %c2 %c1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 4 2 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn storage_buffer_and_push_constant_get_slots_and_size() {
+        check_ir(
+            "storage_buffer_and_push_constant_get_slots_and_size",
+            "
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 3
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpDecorate %Push Block
+            OpMemberDecorate %Push 0 Offset 0
+            OpMemberDecorate %Push 1 Offset 4
+            %Buf = OpTypeStruct %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_u32 = OpTypePointer Uniform %u32
+            %buf = OpVariable %ptr_buf Uniform
+            %Push = OpTypeStruct %u32 %u32
+            %ptr_push = OpTypePointer PushConstant %Push
+            %ptr_push_u32 = OpTypePointer PushConstant %u32
+            %push = OpVariable %ptr_push PushConstant
+            %c0 = OpConstant %i32 0
+            %c1 = OpConstant %i32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %pp = OpAccessChain %ptr_push_u32 %push %c1
+            %x = OpLoad %u32 %pp
+            %pb = OpAccessChain %ptr_u32 %buf %c0
+            OpStore %pb %x
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 8
+            fn main {
+                loop {
+                    %0:i32 = const 4
+                    %1:i32 = load push %0 align 4
+                    %2:i32 = const 0
+                    store ssbo[0] %2, %1 align 16
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn buffer_without_binding_is_rejected() {
+        check_err(
+            "buffer_without_binding_is_rejected",
+            "
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            %Buf = OpTypeStruct %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %buf = OpVariable %ptr_buf Uniform
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "has no Binding",
+        );
+    }
+}

@@ -230,3 +230,57 @@ impl Fe<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_err, check_ir};
+
+    /// A Workgroup struct without explicit layout takes the natural layout: the vec3 is
+    /// aligned to 16 bytes and the struct is padded to its alignment.
+    #[test]
+    fn workgroup_struct_takes_natural_layout() {
+        check_ir(
+            "workgroup_struct_takes_natural_layout",
+            "
+            %S = OpTypeStruct %f32 %v3u32 %u32
+            %ptr_s = OpTypePointer Workgroup %S
+            %ptr_u32 = OpTypePointer Workgroup %u32
+            %shared = OpVariable %ptr_s Workgroup
+            %c2 = OpConstant %i32 2
+            %c7 = OpConstant %u32 7
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %p = OpAccessChain %ptr_u32 %shared %c2
+            OpStore %p %c7
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 32 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = const 7
+                    %1:i32 = const 28
+                    store shared %1, %0 align 4
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn wide_integers_are_rejected() {
+        check_err(
+            "wide_integers_are_rejected",
+            "
+            %u128 = OpTypeInt 128 0
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "unsupported: 128-bit integers",
+        );
+    }
+}

@@ -386,3 +386,54 @@ impl Fe<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// A value defined in one block and used in another goes through a function variable
+    /// (stored where it is defined, loaded where it is used).
+    #[test]
+    fn value_used_in_another_block_is_demoted_to_a_variable() {
+        check_ir(
+            "value_used_in_another_block_is_demoted_to_a_variable",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_f = OpTypePointer Function %u32
+            %c1 = OpConstant %u32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %id = OpLoad %v3u32 %gid
+            %id0 = OpCompositeExtract %u32 %id 0
+            %y = OpIAdd %u32 %id0 %c1
+            OpBranch %next
+            %next = OpLabel
+            OpStore %x %y
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32
+                var $1:i32
+                loop {
+                    %0:i32 = const 0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:i32 = const 1
+                    %4:i32 = iadd %2, %3
+                    store_var $1, %4
+                    %5:i32 = load_var $1
+                    store_var $0, %5
+                    break
+                }
+            }
+            ",
+        );
+    }
+}
