@@ -39,11 +39,12 @@ impl Fe<'_> {
         args: &[FVal],
         ret_ty: Option<u32>,
     ) -> Res<Option<FVal>> {
-        if self.call_depth > 64 {
+        if self.flow.call_depth > 64 {
             return unsupported("function calls nested more than 64 deep (recursion?)");
         }
         let (params, entry_block) = {
             let f = self
+                .code
                 .funcs
                 .get(&fid)
                 .ok_or_else(|| FrontendError::Invalid(format!("%{fid} is not a function")))?;
@@ -57,21 +58,22 @@ impl Fe<'_> {
         if params.len() != args.len() {
             return invalid("wrong number of call arguments");
         }
-        self.param_vals
+        self.flow
+            .param_vals
             .push(params.iter().copied().zip(args.iter().cloned()).collect());
         let ret_tree = match ret_ty {
-            Some(t) if !matches!(self.types.get(&t), Some(SType::Void)) => {
+            Some(t) if !matches!(self.decl.types.get(&t), Some(SType::Void)) => {
                 Some(self.type_tree(t, 0)?)
             }
             _ => None,
         };
-        self.ret_vars.push(ret_tree.clone());
-        self.call_depth += 1;
+        self.flow.ret_vars.push(ret_tree.clone());
+        self.flow.call_depth += 1;
         // Function-scope variables are declared in the first block.
         self.in_loop_frame(FrameKind::Func, |this| this.region(entry_block, None, None))?;
-        self.call_depth -= 1;
-        self.ret_vars.pop();
-        self.param_vals.pop();
+        self.flow.call_depth -= 1;
+        self.flow.ret_vars.pop();
+        self.flow.param_vals.pop();
         match ret_tree {
             Some(t) => Ok(Some(self.load_tree(&t)?)),
             None => Ok(None),
@@ -85,7 +87,7 @@ impl Fe<'_> {
         kind: FrameKind,
         body: impl FnOnce(&mut Self) -> Res<()>,
     ) -> Res<()> {
-        self.frames.push(Frame {
+        self.flow.frames.push(Frame {
             kind,
             esc: None,
             escapes: vec![],
@@ -95,7 +97,7 @@ impl Fe<'_> {
             // A frame whose body falls off its end leaves the one-trip loop.
             this.push(Node::Break(vec![]))
         });
-        let frame = self.frames.pop().unwrap();
+        let frame = self.flow.frames.pop().unwrap();
         let mut blk = blk?;
         // A body ending in a jump already has its exit; drop the unreachable break we added.
         if blk.len() >= 2 && blk[blk.len() - 2].is_jump() {
@@ -129,7 +131,7 @@ impl Fe<'_> {
     }
 
     pub(super) fn is_frame_target(&self, b: u32) -> bool {
-        self.frames.iter().any(|f| match &f.kind {
+        self.flow.frames.iter().any(|f| match &f.kind {
             FrameKind::Loop {
                 header,
                 merge,
@@ -143,11 +145,11 @@ impl Fe<'_> {
     /// Emits a jump to a frame target (break, continue, continue construct, switch exit,
     /// fall-through, return), escaping through inner frames when needed.
     pub(super) fn jump(&mut self, target: u32) -> Res<()> {
-        let n = self.frames.len();
+        let n = self.flow.frames.len();
         // Find the frame the target belongs to.
         let mut found = None;
         for k in (0..n).rev() {
-            let hit = match &self.frames[k].kind {
+            let hit = match &self.flow.frames[k].kind {
                 FrameKind::Loop {
                     header,
                     merge,
@@ -168,7 +170,7 @@ impl Fe<'_> {
         };
         if k != n - 1 {
             // Escape the innermost frame; its parent level re-dispatches.
-            let fr = self.frames.last_mut().unwrap();
+            let fr = self.flow.frames.last_mut().unwrap();
             let code = match fr.escapes.iter().position(|t| *t == target) {
                 Some(p) => p as u32 + 1,
                 None => {
@@ -180,7 +182,7 @@ impl Fe<'_> {
                 Some(e) => e,
                 None => {
                     let e = self.f.new_var(Type::I32);
-                    self.frames.last_mut().unwrap().esc = Some(e);
+                    self.flow.frames.last_mut().unwrap().esc = Some(e);
                     e
                 }
             };
@@ -188,7 +190,7 @@ impl Fe<'_> {
             self.emit_void(Op::StoreVar(esc, c))?;
             return self.push(Node::Break(vec![]));
         }
-        match self.frames[k].kind.clone() {
+        match self.flow.frames[k].kind.clone() {
             FrameKind::Loop {
                 header,
                 merge,
@@ -219,23 +221,23 @@ impl Fe<'_> {
     pub(super) fn continue_construct(&mut self, cont: u32, header: u32) -> Res<()> {
         // While emitting the continue construct, a branch to the continue target itself is
         // impossible; mark the frame so region() treats `cont` as a normal block.
-        let k = self.frames.len() - 1;
-        let saved = self.frames[k].kind.clone();
+        let k = self.flow.frames.len() - 1;
+        let saved = self.flow.frames[k].kind.clone();
         if let FrameKind::Loop { merge, .. } = saved {
-            self.frames[k].kind = FrameKind::Loop {
+            self.flow.frames[k].kind = FrameKind::Loop {
                 header,
                 merge,
                 cont: header,
             };
         }
         let r = self.region(cont, None, None);
-        self.frames[k].kind = saved;
+        self.flow.frames[k].kind = saved;
         r
     }
 
     /// Phi stores for the CFG edge `from -> to`.
     pub(super) fn take_edge(&mut self, from: u32, to: u32) -> Res<()> {
-        let Some(b) = self.blocks.get(&to) else {
+        let Some(b) = self.code.blocks.get(&to) else {
             return Ok(());
         };
         let phis: Vec<(u32, u32, u32)> = b
@@ -274,6 +276,7 @@ impl Fe<'_> {
 
     pub(super) fn merge_of(&self, b: u32) -> Res<Option<(spirv::Op, u32, Option<u32>)>> {
         let insts = &self
+            .code
             .blocks
             .get(&b)
             .ok_or_else(|| FrontendError::Invalid(format!("%{b} is not a block")))?
@@ -304,12 +307,12 @@ impl Fe<'_> {
     ) -> Res<()> {
         // Malformed (unstructured or cyclic) control flow could recurse or loop without
         // bound; structured shaders stay far below both limits.
-        if self.depth > MAX_DEPTH {
+        if self.flow.depth > MAX_DEPTH {
             return unsupported("control flow nested too deep (or not structured)");
         }
-        self.depth += 1;
+        self.flow.depth += 1;
         let r = self.region_inner(start, end, from, entry);
-        self.depth -= 1;
+        self.flow.depth -= 1;
         r
     }
 
@@ -329,11 +332,11 @@ impl Fe<'_> {
             if Some(block) == end {
                 return Ok(());
             }
-            self.steps += 1;
-            if self.steps > MAX_STEPS {
+            self.flow.steps += 1;
+            if self.flow.steps > MAX_STEPS {
                 return unsupported("control flow too large to structure (or not structured)");
             }
-            if !self.blocks.contains_key(&block) {
+            if !self.code.blocks.contains_key(&block) {
                 return invalid(format!(
                     "branch to %{block}, which is not a block of this function"
                 ));
@@ -343,7 +346,7 @@ impl Fe<'_> {
             }
             first = false;
             if let Some((spirv::Op::LoopMerge, merge, Some(cont))) = self.merge_of(block)? {
-                if !self.blocks.contains_key(&merge) || !self.blocks.contains_key(&cont) {
+                if !self.code.blocks.contains_key(&merge) || !self.code.blocks.contains_key(&cont) {
                     return invalid("loop merge or continue target is not a block");
                 }
                 let hdr = block;
@@ -374,6 +377,7 @@ impl Fe<'_> {
     /// continues, or None if it ended in a jump.
     pub(super) fn block_body(&mut self, b: u32) -> Res<Option<u32>> {
         let insts = self
+            .code
             .blocks
             .get(&b)
             .ok_or_else(|| FrontendError::Invalid(format!("%{b} is not a block")))?
@@ -471,7 +475,7 @@ impl Fe<'_> {
             }
             O::ReturnValue => {
                 let v = self.get(op_id(term, 0)?, b)?;
-                let Some(Some(tree)) = self.ret_vars.last().cloned() else {
+                let Some(Some(tree)) = self.flow.ret_vars.last().cloned() else {
                     return invalid("OpReturnValue in a void function");
                 };
                 self.store_tree(&tree, &v)?;
@@ -521,7 +525,7 @@ impl Fe<'_> {
             .chain(std::iter::once(default))
             .filter(|t| *t != merge)
             .collect();
-        targets.sort_by_key(|t| self.block_order.get(t).copied().unwrap_or(usize::MAX));
+        targets.sort_by_key(|t| self.code.block_order.get(t).copied().unwrap_or(usize::MAX));
         targets.dedup();
         let ft = self.f.new_var(Type::B1);
         let fal = self.konst(Type::B1, 0)?;
@@ -580,6 +584,7 @@ impl Fe<'_> {
                     this.emit_void(Op::StoreVar(ft, fal))?;
                     // The edge from the switch block; a fall-through edge was taken at its source.
                     let has_phi = this
+                        .code
                         .blocks
                         .get(&t)
                         .ok_or_else(|| {

@@ -31,8 +31,8 @@ impl Fe<'_> {
         let id = rid(i)?;
         self.check_type(t)?;
         self.check_const_shape(t, &c, 0)?;
-        self.result_types.insert(id, t);
-        self.consts.insert(id, (t, c));
+        self.decl.result_types.insert(id, t);
+        self.decl.consts.insert(id, (t, c));
         Ok(())
     }
 
@@ -40,7 +40,7 @@ impl Fe<'_> {
         if depth > 16 {
             return invalid("constant nested too deep");
         }
-        let ok = match (self.types.get(&t), c) {
+        let ok = match (self.decl.types.get(&t), c) {
             (Some(SType::Bool | SType::Int(_) | SType::Float(_)), Const::Scalar(_)) => true,
             (Some(SType::Vector(e, n)), Const::Comp(v)) => {
                 v.len() == usize::from(*n)
@@ -76,7 +76,7 @@ impl Fe<'_> {
         if depth > 16 {
             return invalid("type nested too deep");
         }
-        Ok(match self.types.get(&t) {
+        Ok(match self.decl.types.get(&t) {
             Some(SType::Bool | SType::Int(_) | SType::Float(_)) => Const::Scalar(0),
             Some(SType::Vector(e, n)) | Some(SType::Matrix(e, n)) => {
                 Const::Comp(vec![self.null_const(*e, depth + 1)?; usize::from(*n)])
@@ -97,7 +97,7 @@ impl Fe<'_> {
     }
 
     pub(super) fn const_u32(&self, id: u32) -> Res<u32> {
-        match self.consts.get(&id) {
+        match self.decl.consts.get(&id) {
             Some((_, Const::Scalar(v))) => Ok(*v as u32),
             _ => invalid(format!("%{id} is not a scalar constant")),
         }
@@ -119,7 +119,8 @@ impl Fe<'_> {
             let id = *ids
                 .get(k)
                 .ok_or_else(|| FrontendError::Invalid("OpSpecConstantOp operand".into()))?;
-            self.consts
+            self.decl
+                .consts
                 .get(&id)
                 .cloned()
                 .ok_or_else(|| FrontendError::Invalid(format!("%{id} is not a constant")))
@@ -321,7 +322,8 @@ impl Fe<'_> {
                 for k in 0..i.operands.len() {
                     let id = op_id(i, k)?;
                     c.push(
-                        self.consts
+                        self.decl
+                            .consts
                             .get(&id)
                             .ok_or_else(|| {
                                 FrontendError::Invalid(format!("%{id} is not a constant"))

@@ -330,7 +330,7 @@ pub(super) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         };
         return Ok(FVal::C(vec![FVal::V(a), FVal::V(b)]));
     }
-    if !matches!(fe.types.get(&rt), Some(SType::Struct(_))) {
+    if !matches!(fe.decl.types.get(&rt), Some(SType::Struct(_))) {
         fe.ir_type(rt)?;
     }
     let mut g = G { fe };

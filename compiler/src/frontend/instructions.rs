@@ -37,7 +37,8 @@ impl Fe<'_> {
             }
             O::Variable => {
                 let r = rid(i)?;
-                let Some(SType::Pointer(_, pointee)) = self.types.get(&rty(i)?).cloned() else {
+                let Some(SType::Pointer(_, pointee)) = self.decl.types.get(&rty(i)?).cloned()
+                else {
                     return invalid("variable type");
                 };
                 let p = self.alloc_var(r, pointee)?;
@@ -153,7 +154,7 @@ impl Fe<'_> {
             | O::AtomicXor => self.atomic(i, b)?,
             O::ExtInst => {
                 let set = op_id(i, 0)?;
-                if !self.ext_glsl.contains(&set) {
+                if !self.decl.ext_glsl.contains(&set) {
                     // NonSemantic instructions carry no meaning.
                     return Ok(());
                 }

@@ -47,10 +47,10 @@ pub(super) enum Ptr {
 
 impl Fe<'_> {
     pub(super) fn alloc_var(&mut self, id: u32, pointee: u32) -> Res<Ptr> {
-        if self.dyn_roots.contains(&id) {
+        if self.code.dyn_roots.contains(&id) {
             let (s, a) = self.natural(pointee, 0)?;
-            let off = self.local_size_mem.next_multiple_of(a.max(4));
-            self.local_size_mem =
+            let off = self.iface.local_size_mem.next_multiple_of(a.max(4));
+            self.iface.local_size_mem =
                 off.checked_add(s)
                     .filter(|x| *x <= 1 << 20)
                     .ok_or_else(|| {
@@ -296,6 +296,7 @@ impl Fe<'_> {
                 for (k, mt) in m.iter().enumerate() {
                     let off = self.member_offset(ty, k as u32)?;
                     let md = self
+                        .decl
                         .member_decos
                         .get(&(ty, k as u32))
                         .copied()
@@ -521,6 +522,7 @@ impl Fe<'_> {
                 for (k, mt) in m.iter().enumerate() {
                     let off = self.member_offset(ty, k as u32)?;
                     let md = self
+                        .decl
                         .member_decos
                         .get(&(ty, k as u32))
                         .copied()
@@ -585,7 +587,7 @@ impl Fe<'_> {
             BuiltIn::SubgroupLocalInvocationId => SysVal::SubgroupInvocation,
             BuiltIn::NumSubgroups => SysVal::NumSubgroups,
             BuiltIn::WorkgroupSize => {
-                let ls = self.local_size;
+                let ls = self.iface.local_size;
                 let v = self.emit(
                     Type::I32.vec(3),
                     Op::Const(ls.iter().map(|x| u64::from(*x)).collect()),
@@ -600,7 +602,7 @@ impl Fe<'_> {
     pub(super) fn access_chain(&mut self, base: Ptr, idx: &[u32], blk: u32) -> Res<Ptr> {
         let mut p = base;
         for &id in idx {
-            let c = self.consts.get(&id).and_then(|(_, c)| {
+            let c = self.decl.consts.get(&id).and_then(|(_, c)| {
                 if let Const::Scalar(v) = c {
                     Some(*v as u32)
                 } else {
@@ -704,7 +706,12 @@ impl Fe<'_> {
                                 FrontendError::Invalid("member index out of range".into())
                             })?;
                             let off = self.member_offset(ty, c)?;
-                            let md = self.member_decos.get(&(ty, c)).copied().unwrap_or_default();
+                            let md = self
+                                .decl
+                                .member_decos
+                                .get(&(ty, c))
+                                .copied()
+                                .unwrap_or_default();
                             *k = k
                                 .checked_add(off)
                                 .ok_or_else(|| FrontendError::Invalid("offset overflow".into()))?;

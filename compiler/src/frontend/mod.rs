@@ -102,42 +102,72 @@ const MAX_EMIT: usize = 1 << 20;
 const MAX_DEPTH: usize = 64;
 const MAX_STEPS: usize = 1 << 18;
 
-/// The translation state of one module: what the module declares, then the emission state.
+/// The translation state of one module.
 pub(crate) struct Fe<'a> {
     input: &'a FrontendInput<'a>,
+    decl: Decls,
+    code: Code,
+    iface: Interface,
+    flow: Flow,
+    // Emission state
+    f: Function,
+    stack: Vec<Block>,
+    /// Nodes emitted so far (bounded by `MAX_EMIT`).
+    emitted: usize,
+    vals: HashMap<u32, FVal>,
+    demoted: HashMap<u32, Demoted>,
+    phi_vars: HashMap<u32, VarTree>,
+}
+
+/// What the module declares: types, decorations, constants and global variables
+/// (filled by `module`, `types` and `constants` before any code is emitted).
+#[derive(Default)]
+struct Decls {
     types: HashMap<u32, SType>,
-    names_ok: HashSet<u32>,
     decos: HashMap<u32, Vec<(Decoration, Vec<u32>)>>,
     member_decos: HashMap<(u32, u32), MemberDeco>,
     consts: HashMap<u32, (u32, Const)>,
     globals: HashMap<u32, (StorageClass, u32)>,
-    global_ptrs: HashMap<u32, Ptr>,
+    /// The result type of every id that has one.
+    result_types: HashMap<u32, u32>,
+    /// The ids of GLSL.std.450 imports.
     ext_glsl: HashSet<u32>,
+}
+
+/// The module's functions and blocks, and what the analyses before emission found.
+#[derive(Default)]
+struct Code {
     funcs: HashMap<u32, SpvFunc>,
     blocks: HashMap<u32, SpvBlock>,
     block_order: HashMap<u32, usize>,
+    /// The block that defines each id.
     def_block: HashMap<u32, u32>,
+    /// Ids used outside their block: kept in IR variables.
     demote: HashSet<u32>,
+    /// Function variables reached by a dynamic index: kept in local memory.
     dyn_roots: HashSet<u32>,
-    result_types: HashMap<u32, u32>,
-    // Emission state
-    f: Function,
-    stack: Vec<Block>,
-    vals: HashMap<u32, FVal>,
-    demoted: HashMap<u32, Demoted>,
-    phi_vars: HashMap<u32, VarTree>,
+}
+
+/// The entry point's interface: global pointers, binding-table slots and the sizes the
+/// kernel needs (push constants, shared and local memory, workgroup size).
+struct Interface {
+    global_ptrs: HashMap<u32, Ptr>,
+    bindings: Vec<BindingUse>,
+    push_size: u32,
+    shared_size: u32,
+    local_size_mem: u32,
+    local_size: [u32; 3],
+}
+
+/// Structured control flow and inlining state (`cfg`).
+#[derive(Default)]
+struct Flow {
     frames: Vec<Frame>,
     ret_vars: Vec<Option<VarTree>>,
     param_vals: Vec<HashMap<u32, FVal>>,
     call_depth: usize,
-    emitted: usize,
     depth: usize,
     steps: usize,
-    shared_size: u32,
-    local_size_mem: u32,
-    push_size: u32,
-    bindings: Vec<BindingUse>,
-    local_size: [u32; 3],
 }
 
 fn lit(o: &Operand) -> Res<u32> {
@@ -208,50 +238,34 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         .map_err(|e| FrontendError::Parse(e.to_string()))?;
     let mut fe = Fe {
         input,
-        types: HashMap::new(),
-        names_ok: HashSet::new(),
-        decos: HashMap::new(),
-        member_decos: HashMap::new(),
-        consts: HashMap::new(),
-        globals: HashMap::new(),
-        global_ptrs: HashMap::new(),
-        ext_glsl: HashSet::new(),
-        funcs: HashMap::new(),
-        blocks: HashMap::new(),
-        block_order: HashMap::new(),
-        def_block: HashMap::new(),
-        demote: HashSet::new(),
-        dyn_roots: HashSet::new(),
-        result_types: HashMap::new(),
+        decl: Decls::default(),
+        code: Code::default(),
+        iface: Interface {
+            global_ptrs: HashMap::new(),
+            bindings: vec![],
+            push_size: 0,
+            shared_size: 0,
+            local_size_mem: 0,
+            local_size: [1, 1, 1],
+        },
+        flow: Flow::default(),
         f: Function::new(input.entry),
         stack: vec![vec![]],
+        emitted: 0,
         vals: HashMap::new(),
         demoted: HashMap::new(),
         phi_vars: HashMap::new(),
-        frames: vec![],
-        ret_vars: vec![],
-        param_vals: vec![],
-        call_depth: 0,
-        emitted: 0,
-        depth: 0,
-        steps: 0,
-        shared_size: 0,
-        local_size_mem: 0,
-        push_size: 0,
-        bindings: vec![],
-        local_size: [1, 1, 1],
     };
-    let _ = &fe.names_ok;
     fe.module(&module)?;
     Ok(FrontendOutput {
         shader: ir::Shader {
             func: fe.f,
-            local_size: fe.local_size,
-            shared_size: fe.shared_size,
-            local_mem_size: fe.local_size_mem,
-            push_size: fe.push_size,
+            local_size: fe.iface.local_size,
+            shared_size: fe.iface.shared_size,
+            local_mem_size: fe.iface.local_size_mem,
+            push_size: fe.iface.push_size,
         },
-        bindings: fe.bindings,
+        bindings: fe.iface.bindings,
         spirv_version: version,
     })
 }

@@ -168,7 +168,7 @@ impl Fe<'_> {
         for e in &m.ext_inst_imports {
             match e.operands.first() {
                 Some(Operand::LiteralString(s)) if s == "GLSL.std.450" => {
-                    self.ext_glsl.insert(rid(e)?);
+                    self.decl.ext_glsl.insert(rid(e)?);
                 }
                 Some(Operand::LiteralString(s)) if s.starts_with("NonSemantic.") => {}
                 Some(Operand::LiteralString(s)) => {
@@ -217,7 +217,7 @@ impl Fe<'_> {
                             _ => 0,
                         })
                         .collect();
-                    self.decos.entry(target).or_default().push((*d, args));
+                    self.decl.decos.entry(target).or_default().push((*d, args));
                 }
                 spirv::Op::MemberDecorate | spirv::Op::MemberDecorateString => {
                     let target = op_id(a, 0)?;
@@ -225,7 +225,7 @@ impl Fe<'_> {
                     let Some(Operand::Decoration(d)) = a.operands.get(2) else {
                         return invalid("OpMemberDecorate without decoration");
                     };
-                    let md = self.member_decos.entry((target, member)).or_default();
+                    let md = self.decl.member_decos.entry((target, member)).or_default();
                     match d {
                         Decoration::Offset => md.offset = Some(op_lit(a, 3)?),
                         Decoration::MatrixStride => md.matrix_stride = Some(op_lit(a, 3)?),
@@ -258,7 +258,7 @@ impl Fe<'_> {
             }
             match em.operands.get(1) {
                 Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) => {
-                    self.local_size = [op_lit(em, 2)?, op_lit(em, 3)?, op_lit(em, 4)?];
+                    self.iface.local_size = [op_lit(em, 2)?, op_lit(em, 3)?, op_lit(em, 4)?];
                     local_size_set = true;
                 }
                 Some(Operand::ExecutionMode(ExecutionMode::LocalSizeId)) => {
@@ -268,7 +268,7 @@ impl Fe<'_> {
                             Some(Operand::LiteralBit32(v)) => *v,
                             _ => return invalid("LocalSizeId operand"),
                         };
-                        self.local_size[k] = self.const_u32(id)?;
+                        self.iface.local_size[k] = self.const_u32(id)?;
                     }
                     local_size_set = true;
                 }
@@ -287,6 +287,7 @@ impl Fe<'_> {
         }
         // A constant decorated WorkgroupSize overrides the execution mode.
         let ws: Vec<u32> = self
+            .decl
             .decos
             .iter()
             .filter(|(_, d)| {
@@ -297,11 +298,11 @@ impl Fe<'_> {
             .map(|(id, _)| *id)
             .collect();
         for id in ws {
-            if let Some((_, Const::Comp(c))) = self.consts.get(&id) {
+            if let Some((_, Const::Comp(c))) = self.decl.consts.get(&id) {
                 if c.len() == 3 {
                     for k in 0..3 {
                         if let Const::Scalar(v) = c[k] {
-                            self.local_size[k] = v as u32;
+                            self.iface.local_size[k] = v as u32;
                         }
                     }
                     local_size_set = true;
@@ -311,13 +312,18 @@ impl Fe<'_> {
         if !local_size_set {
             return invalid("entry point has no LocalSize");
         }
-        let n: u64 = self.local_size.iter().map(|x| u64::from(*x)).product();
+        let n: u64 = self
+            .iface
+            .local_size
+            .iter()
+            .map(|x| u64::from(*x))
+            .product();
         if n == 0 || n > u64::from(self.input.target.max_workgroup_invocations) {
             return unsupported(format!(
                 "workgroup size {}x{}x{} (limit {} invocations)",
-                self.local_size[0],
-                self.local_size[1],
-                self.local_size[2],
+                self.iface.local_size[0],
+                self.iface.local_size[1],
+                self.iface.local_size[2],
                 self.input.target.max_workgroup_invocations
             ));
         }
@@ -332,7 +338,7 @@ impl Fe<'_> {
             for p in &func.parameters {
                 let id = rid(p)?;
                 params.push(id);
-                self.result_types.insert(id, rty(p)?);
+                self.decl.result_types.insert(id, rty(p)?);
             }
             let mut blocks = Vec::new();
             for (bi, b) in func.blocks.iter().enumerate() {
@@ -340,7 +346,7 @@ impl Fe<'_> {
                     .label
                     .as_ref()
                     .ok_or_else(|| FrontendError::Invalid("block without label".into()))?)?;
-                if self.blocks.contains_key(&label) {
+                if self.code.blocks.contains_key(&label) {
                     return invalid(format!("label %{label} defined twice"));
                 }
                 if b.instructions.is_empty() {
@@ -348,24 +354,29 @@ impl Fe<'_> {
                 }
                 for i in &b.instructions {
                     if let Some(r) = i.result_id {
-                        if self.def_block.insert(r, label).is_some() {
+                        if self.code.def_block.insert(r, label).is_some() {
                             return invalid(format!("%{r} defined twice"));
                         }
                         if let Some(t) = i.result_type {
-                            self.result_types.insert(r, t);
+                            self.decl.result_types.insert(r, t);
                         }
                     }
                 }
-                self.block_order.insert(label, fi * 1_000_000 + bi);
+                self.code.block_order.insert(label, fi * 1_000_000 + bi);
                 blocks.push(label);
-                self.blocks.insert(
+                self.code.blocks.insert(
                     label,
                     SpvBlock {
                         insts: b.instructions.clone(),
                     },
                 );
             }
-            if self.funcs.insert(fid, SpvFunc { params, blocks }).is_some() {
+            if self
+                .code
+                .funcs
+                .insert(fid, SpvFunc { params, blocks })
+                .is_some()
+            {
                 return invalid(format!("function %{fid} defined twice"));
             }
         }
@@ -382,7 +393,8 @@ impl Fe<'_> {
     }
 
     pub(super) fn deco(&self, id: u32, d: Decoration) -> Option<&Vec<u32>> {
-        self.decos
+        self.decl
+            .decos
             .get(&id)?
             .iter()
             .find(|(k, _)| *k == d)
@@ -425,11 +437,11 @@ impl Fe<'_> {
                 let Some(Operand::StorageClass(sc)) = i.operands.first() else {
                     return invalid("variable without storage class");
                 };
-                let Some(SType::Pointer(_, pointee)) = self.types.get(&t).cloned() else {
+                let Some(SType::Pointer(_, pointee)) = self.decl.types.get(&t).cloned() else {
                     return invalid("variable type is not a pointer");
                 };
-                self.result_types.insert(id, t);
-                self.globals.insert(id, (*sc, pointee));
+                self.decl.result_types.insert(id, t);
+                self.decl.globals.insert(id, (*sc, pointee));
                 self.global_var(id, *sc, pointee)?;
             }
             O::String | O::Line | O::NoLine | O::ExtInst => {}
@@ -468,12 +480,19 @@ impl Fe<'_> {
             })?;
         let bti = if self.input.bindings.is_empty() {
             match self
+                .iface
                 .bindings
                 .iter()
                 .find(|b| b.set == set && b.binding == binding)
             {
                 Some(b) => b.bti,
-                None => self.bindings.iter().map(|b| b.bti + 1).max().unwrap_or(0),
+                None => self
+                    .iface
+                    .bindings
+                    .iter()
+                    .map(|b| b.bti + 1)
+                    .max()
+                    .unwrap_or(0),
             }
         } else {
             self.input
@@ -484,13 +503,14 @@ impl Fe<'_> {
                 .ok_or(FrontendError::NoBinding { set, binding })?
         };
         if !self
+            .iface
             .bindings
             .iter()
             .any(|b| b.set == set && b.binding == binding)
         {
             // A descriptor array takes `count` consecutive entries (the dispatch contract).
             for k in 0..count {
-                self.bindings.push(BindingUse {
+                self.iface.bindings.push(BindingUse {
                     set,
                     binding,
                     bti: bti + k,
@@ -535,13 +555,13 @@ impl Fe<'_> {
             }
             StorageClass::PushConstant => {
                 let (s, _) = self.natural(pointee, 0)?;
-                self.push_size = self.push_size.max(s);
+                self.iface.push_size = self.iface.push_size.max(s);
                 mem(Space::Push, pointee)
             }
             StorageClass::Workgroup => {
                 let (s, a) = self.natural(pointee, 0)?;
-                let off = self.shared_size.next_multiple_of(a.max(4));
-                self.shared_size = off
+                let off = self.iface.shared_size.next_multiple_of(a.max(4));
+                self.iface.shared_size = off
                     .checked_add(s)
                     .filter(|x| *x <= self.input.target.max_shared_size)
                     .ok_or_else(|| {
@@ -579,7 +599,7 @@ impl Fe<'_> {
             StorageClass::Output => return Ok(()),
             other => return unsupported(format!("storage class {other:?}")),
         };
-        self.global_ptrs.insert(id, ptr);
+        self.iface.global_ptrs.insert(id, ptr);
         Ok(())
     }
 
@@ -589,11 +609,11 @@ impl Fe<'_> {
                 continue;
             }
             let id = rid(i)?;
-            if let Some((StorageClass::Private, pointee)) = self.globals.get(&id).copied() {
+            if let Some((StorageClass::Private, pointee)) = self.decl.globals.get(&id).copied() {
                 let init = i.operands.get(1).map(idref).transpose()?;
                 let p = self.alloc_var(id, pointee)?;
                 self.init_var(&p, pointee, init)?;
-                self.global_ptrs.insert(id, p);
+                self.iface.global_ptrs.insert(id, p);
             }
         }
         Ok(())
@@ -601,12 +621,12 @@ impl Fe<'_> {
 
     pub(super) fn find_demotions(&mut self) -> Res<()> {
         let mut demote = HashSet::new();
-        for (label, b) in &self.blocks {
+        for (label, b) in &self.code.blocks {
             for i in &b.insts {
                 if i.class.opcode == spirv::Op::Phi {
                     for pair in i.operands.chunks(2) {
                         if let [Operand::IdRef(v), Operand::IdRef(p)] = pair {
-                            if self.def_block.get(v).is_some_and(|d| d != p) {
+                            if self.code.def_block.get(v).is_some_and(|d| d != p) {
                                 demote.insert(*v);
                             }
                         }
@@ -615,14 +635,14 @@ impl Fe<'_> {
                 }
                 for o in &i.operands {
                     if let Operand::IdRef(v) = o {
-                        if self.def_block.get(v).is_some_and(|d| d != label) {
+                        if self.code.def_block.get(v).is_some_and(|d| d != label) {
                             demote.insert(*v);
                         }
                     }
                 }
             }
         }
-        self.demote = demote;
+        self.code.demote = demote;
         Ok(())
     }
 
@@ -631,25 +651,29 @@ impl Fe<'_> {
     pub(super) fn find_dynamic_roots(&mut self) -> Res<()> {
         let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut dynamic = Vec::new();
-        for b in self.blocks.values() {
+        for b in self.code.blocks.values() {
             for i in &b.insts {
                 match i.class.opcode {
                     spirv::Op::AccessChain | spirv::Op::InBoundsAccessChain => {
                         let r = rid(i)?;
                         let base = op_id(i, 0)?;
                         parent.entry(r).or_default().push(base);
-                        let mut t =
-                            match self.result_types.get(&base).and_then(|t| self.types.get(t)) {
-                                Some(SType::Pointer(_, p)) => *p,
-                                _ => match self.globals.get(&base) {
-                                    Some((_, p)) => *p,
-                                    None => continue,
-                                },
-                            };
+                        let mut t = match self
+                            .decl
+                            .result_types
+                            .get(&base)
+                            .and_then(|t| self.decl.types.get(t))
+                        {
+                            Some(SType::Pointer(_, p)) => *p,
+                            _ => match self.decl.globals.get(&base) {
+                                Some((_, p)) => *p,
+                                None => continue,
+                            },
+                        };
                         for k in 1..i.operands.len() {
                             let idx = op_id(i, k)?;
-                            let is_const = self.consts.contains_key(&idx);
-                            match self.types.get(&t).cloned() {
+                            let is_const = self.decl.consts.contains_key(&idx);
+                            match self.decl.types.get(&t).cloned() {
                                 Some(SType::Struct(m)) => {
                                     let Ok(c) = self.const_u32(idx) else { break };
                                     match m.get(c as usize) {
@@ -674,7 +698,7 @@ impl Fe<'_> {
                     }
                     spirv::Op::FunctionCall => {
                         let callee = op_id(i, 0)?;
-                        if let Some(f) = self.funcs.get(&callee) {
+                        if let Some(f) = self.code.funcs.get(&callee) {
                             for (k, p) in f.params.iter().enumerate() {
                                 if let Ok(a) = op_id(i, k + 1) {
                                     parent.entry(*p).or_default().push(a);
@@ -694,7 +718,7 @@ impl Fe<'_> {
             if !seen.insert(x) {
                 continue;
             }
-            self.dyn_roots.insert(x);
+            self.code.dyn_roots.insert(x);
             if let Some(ps) = parent.get(&x) {
                 dynamic.extend(ps.iter().copied());
             }

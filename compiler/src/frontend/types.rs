@@ -33,7 +33,7 @@ pub(super) struct MemberDeco {
 
 impl Fe<'_> {
     pub(super) fn check_type(&self, t: u32) -> Res<()> {
-        match self.types.get(&t) {
+        match self.decl.types.get(&t) {
             Some(SType::Void | SType::Function | SType::Pointer(..)) | None => {
                 invalid(format!("%{t} is not a data type"))
             }
@@ -43,14 +43,14 @@ impl Fe<'_> {
 
     pub(super) fn add_type(&mut self, i: &dr::Instruction, t: SType) -> Res<()> {
         let id = rid(i)?;
-        if self.types.insert(id, t).is_some() {
+        if self.decl.types.insert(id, t).is_some() {
             return invalid(format!("type %{id} defined twice"));
         }
         Ok(())
     }
 
     pub(super) fn scalar_ir_type(&self, t: u32) -> Res<Type> {
-        Ok(match self.types.get(&t) {
+        Ok(match self.decl.types.get(&t) {
             Some(SType::Bool) => Type::B1,
             Some(SType::Int(b)) => Type::int(*b),
             Some(SType::Float(b)) => Type::float(*b),
@@ -60,14 +60,15 @@ impl Fe<'_> {
 
     /// IR type of a scalar or vector SPIR-V type.
     pub(super) fn ir_type(&self, t: u32) -> Res<Type> {
-        match self.types.get(&t) {
+        match self.decl.types.get(&t) {
             Some(SType::Vector(e, n)) => Ok(self.scalar_ir_type(*e)?.vec(*n)),
             _ => self.scalar_ir_type(t),
         }
     }
 
     pub(super) fn stype(&self, t: u32) -> Res<SType> {
-        self.types
+        self.decl
+            .types
             .get(&t)
             .cloned()
             .ok_or_else(|| FrontendError::Invalid(format!("%{t} is not a type")))
@@ -110,7 +111,12 @@ impl Fe<'_> {
                 for (k, mt) in m.iter().enumerate() {
                     let (s, a) = self.natural(*mt, depth + 1)?;
                     al = al.max(a);
-                    off = match self.member_decos.get(&(t, k as u32)).and_then(|d| d.offset) {
+                    off = match self
+                        .decl
+                        .member_decos
+                        .get(&(t, k as u32))
+                        .and_then(|d| d.offset)
+                    {
                         Some(o) => o,
                         None => off.next_multiple_of(a),
                     };
@@ -130,7 +136,7 @@ impl Fe<'_> {
     }
 
     pub(super) fn member_offset(&self, st: u32, k: u32) -> Res<u32> {
-        if let Some(o) = self.member_decos.get(&(st, k)).and_then(|d| d.offset) {
+        if let Some(o) = self.decl.member_decos.get(&(st, k)).and_then(|d| d.offset) {
             return Ok(o);
         }
         let SType::Struct(m) = self.stype(st)? else {
@@ -140,6 +146,7 @@ impl Fe<'_> {
         for (i, mt) in m.iter().enumerate() {
             let (s, a) = self.natural(*mt, 0)?;
             off = self
+                .decl
                 .member_decos
                 .get(&(st, i as u32))
                 .and_then(|d| d.offset)
@@ -178,7 +185,7 @@ impl Fe<'_> {
                 if !(2..=4).contains(&n) {
                     return unsupported(format!("vectors of {n} components"));
                 }
-                match self.types.get(&e) {
+                match self.decl.types.get(&e) {
                     Some(SType::Bool | SType::Int(_) | SType::Float(_)) => {}
                     _ => return invalid("vector of non-scalar"),
                 }
@@ -186,7 +193,9 @@ impl Fe<'_> {
             }
             O::TypeMatrix => {
                 let (c, n) = (op_id(i, 0)?, op_lit(i, 1)?);
-                if !(2..=4).contains(&n) || !matches!(self.types.get(&c), Some(SType::Vector(..))) {
+                if !(2..=4).contains(&n)
+                    || !matches!(self.decl.types.get(&c), Some(SType::Vector(..)))
+                {
                     return invalid("bad matrix type");
                 }
                 self.add_type(i, SType::Matrix(c, n as u8))?

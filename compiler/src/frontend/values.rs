@@ -221,16 +221,16 @@ impl Fe<'_> {
 
     /// The value of a SPIR-V id as seen from `use_block`.
     pub(super) fn get(&mut self, id: u32, use_block: u32) -> Res<FVal> {
-        if let Some((t, c)) = self.consts.get(&id).cloned() {
+        if let Some((t, c)) = self.decl.consts.get(&id).cloned() {
             return self.const_fval(t, &c, 0);
         }
-        if let Some(p) = self.global_ptrs.get(&id) {
+        if let Some(p) = self.iface.global_ptrs.get(&id) {
             return Ok(FVal::P(Box::new(p.clone())));
         }
-        if let Some(p) = self.param_vals.last().and_then(|m| m.get(&id)) {
+        if let Some(p) = self.flow.param_vals.last().and_then(|m| m.get(&id)) {
             return Ok(p.clone());
         }
-        let db = self.def_block.get(&id).copied();
+        let db = self.code.def_block.get(&id).copied();
         if db == Some(use_block) || db.is_none() {
             return self
                 .vals
@@ -330,7 +330,7 @@ impl Fe<'_> {
 
     /// Records the value of an id; stores it for other blocks when it is demoted.
     pub(super) fn define(&mut self, id: u32, v: FVal) -> Res<()> {
-        if self.demote.contains(&id) {
+        if self.code.demote.contains(&id) {
             match &v {
                 FVal::P(p) => {
                     let mut p2 = (**p).clone();
@@ -365,19 +365,19 @@ impl Fe<'_> {
                     self.demoted.insert(id, Demoted::Ptr(Box::new(p2), var));
                 }
                 _ => {
-                    let tree = match self.demoted.get(&id) {
-                        Some(Demoted::Val(t)) => t.clone(),
-                        _ => {
-                            let t = self
-                                .result_types
-                                .get(&id)
-                                .copied()
-                                .ok_or_else(|| FrontendError::Invalid("untyped id".into()))?;
-                            let tree = self.type_tree(t, 0)?;
-                            self.demoted.insert(id, Demoted::Val(tree.clone()));
-                            tree
-                        }
-                    };
+                    let tree =
+                        match self.demoted.get(&id) {
+                            Some(Demoted::Val(t)) => t.clone(),
+                            _ => {
+                                let t =
+                                    self.decl.result_types.get(&id).copied().ok_or_else(|| {
+                                        FrontendError::Invalid("untyped id".into())
+                                    })?;
+                                let tree = self.type_tree(t, 0)?;
+                                self.demoted.insert(id, Demoted::Val(tree.clone()));
+                                tree
+                            }
+                        };
                     self.store_tree(&tree, &v)?;
                 }
             }
