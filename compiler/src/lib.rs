@@ -4,6 +4,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod backend;
+pub mod builder;
 pub mod eval;
 pub mod float_controls;
 pub mod frontend;

@@ -4,7 +4,7 @@
 use super::types::SType;
 use super::values::FVal;
 use super::{invalid, lit, op_id, rty, unsupported, Fe, FrontendError, Res};
-use crate::ir::{self, AluOp, Instr, Kind, Op, Type, Value};
+use crate::ir::{self, AluOp, Kind, Op, Type, Value};
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
 
@@ -113,13 +113,6 @@ impl Fe<'_> {
     /// Emits an ALU op after checking operand types (invalid SPIR-V must not reach the IR).
     pub(super) fn alu_checked(&mut self, op: AluOp, t: Type, srcs: &[Value]) -> Res<Value> {
         let tys: Vec<Type> = srcs.iter().map(|s| self.ty(*s)).collect();
-        let f = &self.f;
-        let instr = Instr {
-            dst: None,
-            op: Op::Alu(op, srcs.to_vec()),
-        };
-        let _ = f;
-        let _ = instr;
         let ok = srcs.len() == op.num_srcs()
             && match op.class() {
                 ir::AluClass::Same => {

@@ -4,7 +4,8 @@
 use super::memory::Ptr;
 use super::types::SType;
 use super::{invalid, unsupported, Fe, FrontendError, Res, MAX_EMIT};
-use crate::ir::{AluOp, Block, Instr, Kind, Node, Op, Type, Value, Var};
+use crate::builder::Builder;
+use crate::ir::{AluOp, Block, Kind, Node, Op, Type, Value, Var};
 
 #[derive(Clone, Debug)]
 pub(super) enum VarTree {
@@ -54,45 +55,50 @@ pub(super) enum Demoted {
 }
 
 impl Fe<'_> {
-    pub(super) fn push(&mut self, n: Node) -> Res<()> {
+    /// The IR builder at the current insertion point (the innermost open block).
+    fn builder(&mut self) -> Builder<'_> {
+        Builder::new(&mut self.f.values, self.stack.last_mut().unwrap())
+    }
+
+    /// Counts one emitted node against `MAX_EMIT`.
+    fn count_emitted(&mut self) -> Res<()> {
         self.emitted += 1;
         if self.emitted > MAX_EMIT {
             return unsupported("shader too large after inlining");
         }
-        self.stack.last_mut().unwrap().push(n);
+        Ok(())
+    }
+
+    pub(super) fn push(&mut self, n: Node) -> Res<()> {
+        self.count_emitted()?;
+        self.builder().push(n);
         Ok(())
     }
 
     pub(super) fn emit(&mut self, ty: Type, op: Op) -> Res<Value> {
-        let d = self.f.new_value(ty);
-        self.push(Node::Instr(Instr { dst: Some(d), op }))?;
-        Ok(d)
+        self.count_emitted()?;
+        Ok(self.builder().emit(ty, op))
     }
 
     pub(super) fn emit_void(&mut self, op: Op) -> Res<()> {
-        self.push(Node::Instr(Instr { dst: None, op }))
+        self.count_emitted()?;
+        self.builder().emit_void(op);
+        Ok(())
     }
 
     pub(super) fn alu(&mut self, op: AluOp, ty: Type, srcs: &[Value]) -> Res<Value> {
-        self.emit(ty, Op::Alu(op, srcs.to_vec()))
+        self.count_emitted()?;
+        Ok(self.builder().alu(op, ty, srcs))
     }
 
     pub(super) fn konst(&mut self, ty: Type, bits: u64) -> Res<Value> {
-        let b = if ty.is_bool() && bits != 0 {
-            ty.mask()
-        } else {
-            bits & ty.mask()
-        };
-        self.emit(ty, Op::Const(vec![b; usize::from(ty.comps)]))
+        self.count_emitted()?;
+        Ok(self.builder().konst(ty, bits))
     }
 
     pub(super) fn fconst(&mut self, ty: Type, v: f64) -> Res<Value> {
-        let bits = match ty.bits {
-            16 => u64::from(half::f16::from_f64(v).to_bits()),
-            32 => u64::from((v as f32).to_bits()),
-            _ => v.to_bits(),
-        };
-        self.konst(ty, bits)
+        self.count_emitted()?;
+        Ok(self.builder().fconst(ty, v))
     }
 
     pub(super) fn i32c(&mut self, v: u32) -> Res<Value> {
@@ -104,11 +110,11 @@ impl Fe<'_> {
     }
 
     pub(super) fn extract(&mut self, v: Value, c: u8) -> Res<Value> {
-        let t = self.ty(v);
-        if t.comps == 1 {
+        if self.ty(v).comps == 1 {
             return Ok(v);
         }
-        self.emit(t.scalar_type(), Op::Extract(v, c))
+        self.count_emitted()?;
+        Ok(self.builder().extract(v, c))
     }
 
     /// OpBitcast between vectors of different component counts (same total bits): the
