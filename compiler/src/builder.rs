@@ -36,6 +36,12 @@ impl<'a> Builder<'a> {
         self.block.push(n);
     }
 
+    /// The last node of the insertion block (a pass may retarget the instruction it just
+    /// emitted).
+    pub fn last_mut(&mut self) -> Option<&mut Node> {
+        self.block.last_mut()
+    }
+
     /// Appends `op` defining a new value of type `t`.
     pub fn emit(&mut self, t: Type, op: Op) -> Value {
         let d = self.new_value(t);
