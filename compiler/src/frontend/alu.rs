@@ -659,4 +659,47 @@ mod tests {
             "operand types of fadd do not match",
         );
     }
+
+    /// Shift counts are 32-bit in the IR: a 16-bit count is converted first.
+    #[test]
+    fn narrow_shift_count_is_widened_to_32_bits() {
+        check_ir(
+            "narrow_shift_count_is_widened_to_32_bits",
+            "
+            OpCapability Int16
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %u16 = OpTypeInt 16 0
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_u = OpTypePointer Function %u32
+            %c3 = OpConstant %u16 3
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_u Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %s = OpShiftLeftLogical %u32 %i %c3
+            OpStore %x %s
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32
+                loop {
+                    %0:i32 = const 0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:i16 = const 3
+                    %4:i32 = u2u %3
+                    %5:i32 = ishl %2, %4
+                    store_var $0, %5
+                    break
+                }
+            }
+            ",
+        );
+    }
 }

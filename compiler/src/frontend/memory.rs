@@ -913,4 +913,54 @@ mod tests {
             ",
         );
     }
+
+    /// A column of a row-major matrix in a uniform buffer is read component by component,
+    /// MatrixStride bytes apart.
+    #[test]
+    fn row_major_matrix_column_is_read_with_matrix_stride() {
+        check_ir(
+            "row_major_matrix_column_is_read_with_matrix_stride",
+            "
+            OpDecorate %Ubo Block
+            OpMemberDecorate %Ubo 0 Offset 0
+            OpMemberDecorate %Ubo 0 RowMajor
+            OpMemberDecorate %Ubo 0 MatrixStride 16
+            OpDecorate %ubo DescriptorSet 0
+            OpDecorate %ubo Binding 0
+            %mat = OpTypeMatrix %v2f32 2
+            %Ubo = OpTypeStruct %mat
+            %ptr_ubo = OpTypePointer Uniform %Ubo
+            %ptr_col = OpTypePointer Uniform %v2f32
+            %ubo = OpVariable %ptr_ubo Uniform
+            %ptr_v = OpTypePointer Function %v2f32
+            %c0 = OpConstant %i32 0
+            %c1 = OpConstant %i32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_v Function
+            %p = OpAccessChain %ptr_col %ubo %c0 %c1
+            %col = OpLoad %v2f32 %p
+            OpStore %x %col
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32x2
+                loop {
+                    %0:f32x2 = const 0.0, 0.0
+                    store_var $0, %0
+                    %1:i32 = const 4
+                    %2:f32 = load ubo[0] %1 align 4
+                    %3:i32 = const 20
+                    %4:f32 = load ubo[0] %3 align 4
+                    %5:f32x2 = vec %2, %4
+                    store_var $0, %5
+                    break
+                }
+            }
+            ",
+        );
+    }
 }

@@ -821,4 +821,19 @@ mod tests {
             "has no Binding",
         );
     }
+
+    #[test]
+    fn kernel_capability_is_rejected() {
+        check_err(
+            "kernel_capability_is_rejected",
+            "
+            OpCapability Kernel
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "unsupported SPIR-V capability Kernel",
+        );
+    }
 }

@@ -4,8 +4,9 @@
 //!
 //! The preamble declares the GLCompute entry point `%main` (local size 1x1x1), imports
 //! GLSL.std.450 as `%glsl` and declares the types most snippets need: `%void`, `%fn_void`,
-//! `%bool`, `%u32`, `%i32`, `%f32`, `%v2f32`, `%v3u32`, `%v4f32`. A snippet adds its
-//! decorations first, then its own types, constants, variables and `%main`'s body.
+//! `%bool`, `%u32`, `%i32`, `%f32`, `%v2f32`, `%v3u32`, `%v4f32`. A snippet holds its extra
+//! capabilities, its decorations, then its own types, constants, variables and `%main`'s
+//! body; the capabilities and decorations are moved to where a module has them.
 
 use super::{translate, FrontendError, FrontendInput};
 use crate::Target;
@@ -67,18 +68,29 @@ fn spirv_as(test: &str, text: &str) -> Option<Vec<u32>> {
     )
 }
 
-/// Where a snippet's decorations end and its declarations begin: decorations must precede
-/// the preamble's types in a module.
+/// The module around a snippet: its OpCapability lines go first, its decorations after the
+/// entry point (they must precede the preamble's types), and the rest after the types.
 fn module_text(snippet: &str) -> String {
-    let (decos, rest): (Vec<&str>, Vec<&str>) = snippet
+    let lines: Vec<&str> = snippet
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .partition(|l| l.starts_with("OpDecorate") || l.starts_with("OpMemberDecorate"));
+        .collect();
+    let pick = |f: &dyn Fn(&str) -> bool| -> String {
+        lines
+            .iter()
+            .filter(|l| f(l))
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let is_cap = |l: &str| l.starts_with("OpCapability");
+    let is_deco = |l: &str| l.starts_with("OpDecorate") || l.starts_with("OpMemberDecorate");
     format!(
-        "{PREAMBLE}{}\n{TYPES}{}\n",
-        decos.join("\n"),
-        rest.join("\n")
+        "{}\n{PREAMBLE}{}\n{TYPES}{}\n",
+        pick(&is_cap),
+        pick(&is_deco),
+        pick(&|l| !is_cap(l) && !is_deco(l))
     )
 }
 

@@ -442,4 +442,55 @@ mod tests {
             ",
         );
     }
+
+    /// OpBitcast between a double and two 32-bit words goes through a 64-bit integer, in the
+    /// shape of packDouble2x32 (low word first).
+    #[test]
+    fn bitcast_of_two_words_to_double_regroups_them() {
+        check_ir(
+            "bitcast_of_two_words_to_double_regroups_them",
+            "
+            OpCapability Float64
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %f64 = OpTypeFloat 64
+            %v2u32 = OpTypeVector %u32 2
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_d = OpTypePointer Function %f64
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_d Function
+            %id = OpLoad %v3u32 %gid
+            %w = OpVectorShuffle %v2u32 %id %id 0 1
+            %d = OpBitcast %f64 %w
+            OpStore %x %d
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f64
+                loop {
+                    %0:f64 = const 0.0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:i32 = extract %1, 1
+                    %4:i32x2 = vec %2, %3
+                    %5:i32 = extract %4, 0
+                    %6:i32 = extract %4, 1
+                    %7:i64 = u2u %5
+                    %8:i64 = u2u %6
+                    %9:i32 = const 32
+                    %10:i64 = ishl %8, %9
+                    %11:i64 = ior %7, %10
+                    %12:f64 = bitcast %11
+                    store_var $0, %12
+                    break
+                }
+            }
+            ",
+        );
+    }
 }
