@@ -8,6 +8,7 @@
 
 use crate::ir::{AluOp, Block, Instr, Node, Op, Type, Value};
 
+/// Emits IR into one block of a function; see the module documentation.
 pub struct Builder<'a> {
     values: &'a mut Vec<Type>,
     block: &'a mut Block,
