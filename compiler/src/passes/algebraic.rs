@@ -3,6 +3,7 @@
 //! comparison (NaN-correct: !(a < b) is `fgeu`), `bcsel` on booleans, and `if` arms
 //! swapped so a condition's empty `then` disappears.
 
+use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
@@ -143,15 +144,14 @@ impl Ctx {
                     self.block(&mut i.else_);
                     if i.then_.is_empty() && !i.else_.is_empty() && i.results.is_empty() {
                         let ct = self.values[i.cond.0 as usize];
-                        let nc = self.new_value(ct);
                         let op = match self.defs.get(&i.cond) {
                             Some(Op::Alu(cmp, s)) if cmp.inverse().is_some() => {
                                 Op::Alu(cmp.inverse().unwrap(), s.clone())
                             }
                             _ => Op::Alu(AluOp::Inot, vec![i.cond]),
                         };
-                        self.defs.insert(nc, op.clone());
-                        b.push(Node::Instr(Instr { dst: Some(nc), op }));
+                        let nc = Builder::new(&mut self.values, b).emit(ct, op.clone());
+                        self.defs.insert(nc, op);
                         i.cond = nc;
                         std::mem::swap(&mut i.then_, &mut i.else_);
                         self.changed = true;

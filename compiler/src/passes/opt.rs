@@ -1,6 +1,7 @@
 //! Scalar optimizations and lowering: DCE, constant folding, copy propagation, CSE,
 //! scalarization, integer division lowering.
 
+use crate::builder::Builder;
 use crate::eval::eval_alu_vec;
 use crate::ir::*;
 use std::collections::HashMap;
@@ -439,29 +440,13 @@ pub fn scalarize(f: &mut Function) -> bool {
                     *changed = true;
                     let d = i.dst.unwrap();
                     let dt = f_values[d.0 as usize];
-                    fn new_value(f_values: &mut Vec<Type>, t: Type) -> Value {
-                        f_values.push(t);
-                        Value(f_values.len() as u32 - 1)
-                    }
+                    let mut bd = Builder::new(f_values, b);
                     let mut comps = Vec::new();
                     for c in 0..dt.comps {
                         let scalar = match &i.op {
+                            // A scalar source is used as it is in every component.
                             Op::Alu(op, srcs) => {
-                                let mut ss = Vec::new();
-                                for s in srcs {
-                                    let st = f_values[s.0 as usize];
-                                    if st.comps == 1 {
-                                        ss.push(*s);
-                                    } else {
-                                        let e = new_value(f_values, st.scalar_type());
-                                        b.push(Node::Instr(Instr {
-                                            dst: Some(e),
-                                            op: Op::Extract(*s, c),
-                                        }));
-                                        ss.push(e);
-                                    }
-                                }
-                                Op::Alu(*op, ss)
+                                Op::Alu(*op, srcs.iter().map(|s| bd.extract(*s, c)).collect())
                             }
                             Op::Swizzle(v, idx) => Op::Extract(*v, idx[usize::from(c)]),
                             Op::Insert(v, s, k) => {
@@ -473,17 +458,9 @@ pub fn scalarize(f: &mut Function) -> bool {
                             }
                             _ => unreachable!(),
                         };
-                        let r = new_value(f_values, dt.scalar_type());
-                        b.push(Node::Instr(Instr {
-                            dst: Some(r),
-                            op: scalar,
-                        }));
-                        comps.push(r);
+                        comps.push(bd.emit(dt.scalar_type(), scalar));
                     }
-                    b.push(Node::Instr(Instr {
-                        dst: Some(d),
-                        op: Op::Vec(comps),
-                    }));
+                    bd.emit_to(d, Op::Vec(comps));
                 }
                 Node::If(mut i) => {
                     walk(&mut i.then_, f_values, changed);
@@ -521,15 +498,7 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                         continue;
                     };
                     let t = vals[d.0 as usize];
-                    let nv = |vals: &mut Vec<Type>, t: Type| {
-                        vals.push(t);
-                        Value(vals.len() as u32 - 1)
-                    };
-                    let emit = |b: &mut Block, vals: &mut Vec<Type>, t: Type, op: Op| {
-                        let v = nv(vals, t);
-                        b.push(Node::Instr(Instr { dst: Some(v), op }));
-                        v
-                    };
+                    let mut bd = Builder::new(vals, b);
                     let pow2 = srcs
                         .get(1)
                         .and_then(|s| consts.splat(*s))
@@ -538,91 +507,64 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                     let shift_t = Type::I32.vec(t.comps);
                     match (op, pow2) {
                         (AluOp::Udiv, Some(k)) => {
-                            let sh = emit(
-                                b,
-                                vals,
-                                shift_t,
-                                Op::Const(vec![u64::from(k); usize::from(t.comps)]),
-                            );
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Ushr, vec![srcs[0], sh]),
-                            }));
+                            let sh = bd
+                                .emit(shift_t, Op::Const(vec![u64::from(k); usize::from(t.comps)]));
+                            bd.emit_to(d, Op::Alu(AluOp::Ushr, vec![srcs[0], sh]));
                             *changed = true;
                         }
                         (AluOp::Umod, Some(k)) => {
-                            let m = emit(
-                                b,
-                                vals,
-                                t,
-                                Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]),
-                            );
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Iand, vec![srcs[0], m]),
-                            }));
+                            let m =
+                                bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
+                            bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
                             *changed = true;
                         }
                         (AluOp::Imod, _) => {
                             // r = a rem b; if r != 0 and sign(r) != sign(b): r += b
                             let (a, bb) = (srcs[0], srcs[1]);
                             let bt = Type::B1.vec(t.comps);
-                            let r = emit(b, vals, t, Op::Alu(AluOp::Irem, vec![a, bb]));
-                            let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
-                            let nz = emit(b, vals, bt, Op::Alu(AluOp::Ine, vec![r, z]));
-                            let x = emit(b, vals, t, Op::Alu(AluOp::Ixor, vec![r, bb]));
-                            let neg = emit(b, vals, bt, Op::Alu(AluOp::Ilt, vec![x, z]));
-                            let fix = emit(b, vals, bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
-                            let s = emit(b, vals, t, Op::Alu(AluOp::Iadd, vec![r, bb]));
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Bcsel, vec![fix, s, r]),
-                            }));
+                            let r = bd.emit(t, Op::Alu(AluOp::Irem, vec![a, bb]));
+                            let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
+                            let nz = bd.emit(bt, Op::Alu(AluOp::Ine, vec![r, z]));
+                            let x = bd.emit(t, Op::Alu(AluOp::Ixor, vec![r, bb]));
+                            let neg = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![x, z]));
+                            let fix = bd.emit(bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
+                            let s = bd.emit(t, Op::Alu(AluOp::Iadd, vec![r, bb]));
+                            bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![fix, s, r]));
                             *changed = true;
                         }
                         (AluOp::Fmod | AluOp::Frem, _) => {
                             // The IR defines them as x - y*floor(x/y) and x - y*trunc(x/y),
                             // so this expansion is exact.
                             let (x, y) = (srcs[0], srcs[1]);
-                            let q = emit(b, vals, t, Op::Alu(AluOp::Fdiv, vec![x, y]));
+                            let q = bd.emit(t, Op::Alu(AluOp::Fdiv, vec![x, y]));
                             let round = if *op == AluOp::Fmod {
                                 AluOp::Ffloor
                             } else {
                                 AluOp::Ftrunc
                             };
-                            let r = emit(b, vals, t, Op::Alu(round, vec![q]));
-                            let m = emit(b, vals, t, Op::Alu(AluOp::Fmul, vec![y, r]));
+                            let r = bd.emit(t, Op::Alu(round, vec![q]));
+                            let m = bd.emit(t, Op::Alu(AluOp::Fmul, vec![y, r]));
                             if t.bits == 64 {
                                 // docs/architecture.md, "Design rules": a 64-bit mod returns 0 where the result
                                 // would equal y (x/y rounded up to an integer).
                                 let bt = Type::B1.vec(t.comps);
-                                let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
-                                let r = emit(b, vals, t, Op::Alu(AluOp::Fsub, vec![x, m]));
-                                let eq = emit(b, vals, bt, Op::Alu(AluOp::Feq, vec![r, y]));
-                                b.push(Node::Instr(Instr {
-                                    dst: Some(d),
-                                    op: Op::Alu(AluOp::Bcsel, vec![eq, z, r]),
-                                }));
+                                let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
+                                let r = bd.emit(t, Op::Alu(AluOp::Fsub, vec![x, m]));
+                                let eq = bd.emit(bt, Op::Alu(AluOp::Feq, vec![r, y]));
+                                bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![eq, z, r]));
                             } else {
-                                b.push(Node::Instr(Instr {
-                                    dst: Some(d),
-                                    op: Op::Alu(AluOp::Fsub, vec![x, m]),
-                                }));
+                                bd.emit_to(d, Op::Alu(AluOp::Fsub, vec![x, m]));
                             }
                             *changed = true;
                         }
                         (AluOp::Isign, _) => {
-                            let m1 =
-                                emit(b, vals, t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
-                            let one = emit(b, vals, t, Op::Const(vec![1; usize::from(t.comps)]));
-                            let x = emit(b, vals, t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Imin, vec![x, one]),
-                            }));
+                            let m1 = bd.emit(t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
+                            let one = bd.emit(t, Op::Const(vec![1; usize::from(t.comps)]));
+                            let x = bd.emit(t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
+                            bd.emit_to(d, Op::Alu(AluOp::Imin, vec![x, one]));
                             *changed = true;
                         }
-                        _ => b.push(Node::Instr(i)),
+                        _ => bd.push(Node::Instr(i)),
                     }
                 }
                 Node::If(mut i) => {
