@@ -135,15 +135,20 @@ void main() {
     x[i] = packDouble2x32(uvec2(u.y, u.x));
 }";
 
+/// GLSL's mod(a, b) = a - b * floor(a / b), except that a result equal to b is 0: the
+/// result lies in [0, b) (or (b, 0]), so where the rounded formula gives b (a negative
+/// a of tiny magnitude, or a quotient rounded down at an exact multiple) it must be 0.
+fn mod_reference(a: f64, b: f64) -> f64 {
+    let r = a - b * (a / b).floor();
+    if r == b {
+        0.0
+    } else {
+        r
+    }
+}
+
 fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
-    let m = {
-        let r = a - b * (a / b).floor();
-        if r == b {
-            0.0
-        } else {
-            r
-        }
-    };
+    let m = mod_reference(a, b);
     let (fr_sig, _) = frexp(a);
     let finite = a.is_finite();
     [
@@ -159,7 +164,7 @@ fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
         Some(a.trunc()),
         Some(a.round_ties_even()),
         Some(a - a.floor()),
-        Some(m), // mod: checked with a tolerance
+        Some(m),
         Some(if a.is_nan() {
             b
         } else if b.is_nan() || a < b {
@@ -238,26 +243,15 @@ fn fp64_ops_match_reference() {
                 };
                 for (j, w) in want.iter().enumerate() {
                     if let Some(w) = w {
-                        if j == 12 {
-                            // mod: a - b * floor(a / b) with a division within ULPS: the
-                            // floor may step at an integer quotient, then the result moves by b.
-                            let ok = same(got[j], *w)
-                                || (got[j] - w).abs() <= a.abs() * 1e-15
-                                || (got[j] - w - b).abs() <= a.abs() * 1e-15
-                                || (got[j] - w + b).abs() <= a.abs() * 1e-15
-                                || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
-                            assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
-                        } else {
-                            assert!(
-                                same(got[j], *w),
-                                "{}: got {:e} ({:#x}) want {:e} ({:#x})",
-                                ctx(j),
-                                got[j],
-                                got[j].to_bits(),
-                                w,
-                                w.to_bits()
-                            );
-                        }
+                        assert!(
+                            same(got[j], *w),
+                            "{}: got {:e} ({:#x}) want {:e} ({:#x})",
+                            ctx(j),
+                            got[j],
+                            got[j].to_bits(),
+                            w,
+                            w.to_bits()
+                        );
                     }
                 }
                 for (slot, want, wi) in [
@@ -317,6 +311,117 @@ fn fp64_ops_match_reference() {
     eprintln!(
         "worst ULPs: div {} sqrt {} rsq {} rcp {}",
         worst[0], worst[1], worst[2], worst[3]
+    );
+}
+
+const FP64_MOD: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[2u * i] = mod(x[i], y[i]);
+    // A divisor known at compile time (the lowering sees a constant).
+    o[2u * i + 1u] = mod(x[i], 0.1LF);
+}";
+
+/// (x, y) pairs for mod: exact multiples of every sign, tiny x against y of the other
+/// sign (where the formula rounds to y), y = +-inf, and ordinary pairs.
+fn mod_pairs() -> Vec<(f64, f64)> {
+    let mut v = vec![
+        (6.0, 3.0),
+        (-6.0, 3.0),
+        (6.0, -3.0),
+        (-6.0, -3.0),
+        (0.3, 0.1),
+        (-0.3, 0.1),
+        (0.7, 0.1),
+        (1.0, 0.1),
+        (7.5, 2.5),
+        (-7.5, 2.5),
+        (7.5, -2.5),
+        (1e300, 1e-8),
+        (0.0, 3.0),
+        (-0.0, 3.0),
+        (-1e-20, 1.0),
+        (1e-20, -1.0),
+        (-1e-300, 3.0),
+        (-4.9e-324, 1.0),
+        (5.0, f64::INFINITY),
+        (-5.0, f64::INFINITY),
+        (5.0, f64::NEG_INFINITY),
+        (-5.0, f64::NEG_INFINITY),
+        (f64::INFINITY, 3.0),
+        (f64::NAN, 3.0),
+        (3.0, 0.0),
+        (1.5, -0.75),
+        (-2.25, 0.75),
+        (123456789.0, 3.0),
+        (-123456789.0, 9.0),
+        (9007199254740992.0, 7.0),
+    ];
+    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    while v.len() < 64 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let k = (s % 2001) as f64 - 1000.0;
+        let y = ((s >> 16) % 97 + 1) as f64 * if s & 2 == 2 { -0.125 } else { 0.375 };
+        // Every other pair an exact multiple k * y.
+        let x = if v.len() % 2 == 0 {
+            k * y
+        } else {
+            k * y + ((s >> 40) % 1000) as f64 * 1e-3
+        };
+        v.push((x, y));
+    }
+    v
+}
+
+#[test]
+fn df_mod_is_exact_and_zero_where_the_formula_gives_y() {
+    let pairs = mod_pairs();
+    let n = pairs.len();
+    let xs: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let init = [f64_words(&xs), f64_words(&ys), vec![0; n * 2 * 2]];
+    let check = |what: &str, simd: u32, bufs: &[Vec<u32>]| {
+        let out = words_f64(&bufs[2]);
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            for (slot, b) in [(0usize, b), (1, 0.1)] {
+                let want = mod_reference(a, b);
+                let got = out[2 * i + slot];
+                assert!(
+                    same(got, want),
+                    "{what} SIMD{simd} lane {i}: mod({a:e} ({:#x}), {b:e}) got {got:e} ({:#x}) \
+                     want {want:e} ({:#x})",
+                    a.to_bits(),
+                    got.to_bits(),
+                    want.to_bits()
+                );
+            }
+        }
+    };
+    at_each_simd(
+        "fp64_mod",
+        FP64_MOD,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| check("DF", simd, bufs),
+    );
+    at_simds(
+        &[16],
+        "fp64_mod_soft",
+        FP64_MOD,
+        &Build {
+            soft64: true,
+            ..Build::default()
+        },
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| check("soft64", simd, bufs),
     );
 }
 
