@@ -1270,3 +1270,250 @@ fn df_division_is_correctly_rounded_for_normal_quotients() {
         },
     );
 }
+
+/// Seeded doubles in [-lim, lim) with all mantissa bits busy (both dwords matter).
+fn doubles_in(n: usize, seed: u64, lim: f64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let unit = (s >> 11) as f64 / (1u64 << 53) as f64;
+            (unit * 2.0 - 1.0) * lim
+        })
+        .collect()
+}
+
+const DF_DIVERGENT: &str = "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+layout(set=0, binding=3) buffer N { int64_t n[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    double b = y[i];
+    double r;
+    if (a < b) {
+        r = a * b;
+    } else if (a > 2.0LF * b) {
+        r = a - b;
+    } else {
+        r = -a;
+    }
+    double acc = a;
+    int64_t q = (int64_t(i) << 33) | 5l;
+    int k = 0;
+    for (; k < 64; k++) {
+        acc = acc * 1.25LF;
+        acc = acc + b;
+        q = q * 3l + int64_t(k);
+        if (abs(acc) > 1e4LF) {
+            break;
+        }
+        if (((k + int(i)) & 3) == 0) {
+            continue;
+        }
+        acc = acc - 0.5LF;
+    }
+    o[2u * i] = r;
+    o[2u * i + 1u] = acc;
+    n[2u * i] = q;
+    n[2u * i + 1u] = int64_t(k);
+}";
+
+fn df_divergent_reference(i: usize, a: f64, b: f64) -> (f64, f64, i64, i64) {
+    let r = if a < b {
+        a * b
+    } else if a > 2.0 * b {
+        a - b
+    } else {
+        -a
+    };
+    let mut acc = a;
+    let mut q = ((i as i64) << 33) | 5;
+    let mut k = 0i64;
+    while k < 64 {
+        acc *= 1.25;
+        acc += b;
+        q = q.wrapping_mul(3).wrapping_add(k);
+        if acc.abs() > 1e4 {
+            break;
+        }
+        if (k + i as i64) & 3 != 0 {
+            acc -= 0.5;
+        }
+        k += 1;
+    }
+    (r, acc, q, k)
+}
+
+/// DF and Q arithmetic where lanes disagree: an if/else-if/else on DF compares, and a
+/// loop whose lanes leave at different iterations (break) and skip its tail (continue).
+/// A 64-bit instruction runs as several narrower pieces; each piece must take the
+/// execution mask of its own channels, which only divergent lanes show.
+#[test]
+fn df_arithmetic_under_divergent_control_flow_matches_reference() {
+    let n = 64;
+    let xs = doubles_in(n, 0x51ED_2701_AB39_0C11, 12.0);
+    let mut ys = doubles_in(n, 0x0DDB_A11C_0FFE_E123, 3.0);
+    // Lanes that start on the loop's fixed point (acc = 2 - 4b) run all 64 iterations.
+    for i in [3, 21, 40] {
+        ys[i] = (2.0 - xs[i]) / 4.0;
+    }
+    let init = [
+        f64_words(&xs),
+        f64_words(&ys),
+        vec![0; n * 4],
+        vec![0; n * 4],
+    ];
+    let mut trips = std::collections::BTreeSet::new();
+    at_each_simd(
+        "df_divergent",
+        DF_DIVERGENT,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            let ints = words_u64(&bufs[3]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let (r, acc, q, k) = df_divergent_reference(i, a, b);
+                trips.insert(k);
+                let got = (
+                    out[2 * i],
+                    out[2 * i + 1],
+                    ints[2 * i] as i64,
+                    ints[2 * i + 1] as i64,
+                );
+                assert!(
+                    same(got.0, r) && same(got.1, acc) && got.2 == q && got.3 == k,
+                    "SIMD{simd} lane {i}: a={a:e} b={b:e}: got (r {:e}, acc {:e}, q {:#x}, k {}) \
+                     want (r {r:e}, acc {acc:e}, q {q:#x}, k {k})",
+                    got.0,
+                    got.1,
+                    got.2,
+                    got.3
+                );
+            }
+        },
+    );
+    assert!(
+        trips.len() > 3,
+        "the inputs must diverge: trip counts {trips:?}"
+    );
+}
+
+/// Live doubles and int64s per invocation in the spill test: at SIMD8 each takes 2 GRFs,
+/// so 2 * 2 * SPILL64_LIVE GRFs exceed the register file at SIMD8 and SIMD16.
+const SPILL64_LIVE: usize = 36;
+
+fn spill64_source() -> String {
+    let n = SPILL64_LIVE;
+    let mut s = format!(
+        "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X {{ double x[]; }};
+layout(set=0, binding=1) buffer Q {{ int64_t q[]; }};
+layout(set=0, binding=2) buffer O {{ double o[]; }};
+layout(set=0, binding=3) buffer P {{ int64_t p[]; }};
+void main() {{
+    uint i = gl_GlobalInvocationID.x;
+    uint b = i * {n}u;
+"
+    );
+    for k in 0..n {
+        s += &format!("    double d{k} = x[b + {k}u];\n    int64_t q{k} = q[b + {k}u];\n");
+    }
+    // A loop with a lane-dependent trip count: every value above is live across it, and
+    // the loop carries a double and an int64 of its own.
+    s += "    double acc = 0.0LF;
+    int64_t iacc = 0l;
+    for (uint k = 0u; k < (i & 7u) + 1u; k++) {
+        acc = acc * 0.5LF + x[b + k];
+        iacc = (iacc << 3) ^ q[b + k];
+    }
+";
+    for k in (0..n).rev() {
+        s += &format!("    o[b + {k}u] = d{k} + acc;\n    p[b + {k}u] = q{k} ^ iacc;\n");
+    }
+    s += "}\n";
+    s
+}
+
+/// 64-bit values spilled to scratch and filled back at SIMD8 and SIMD16: both dwords
+/// (both GRFs per SIMD8 half) of every DF and Q value must come back, also for values
+/// live across a loop.
+#[test]
+fn spilled_df_and_q_values_come_back_whole() {
+    let n = SPILL64_LIVE;
+    let lanes = 64;
+    let xs = doubles_in(lanes * n, 0x7A11_5EED_0000_0001, 1e6);
+    let mut s = 0x0123_4567_89AB_CDEFu64;
+    let qs: Vec<u64> = (0..lanes * n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        })
+        .collect();
+    let init = [
+        f64_words(&xs),
+        u64_words(&qs),
+        vec![0; lanes * n * 2],
+        vec![0; lanes * n * 2],
+    ];
+    let src = spill64_source();
+    at_simds(
+        &[8, 16],
+        "spill64",
+        &src,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, k, bufs| {
+            assert!(
+                k.stats.spills > 0 && k.stats.fills > 0,
+                "SIMD{simd}: the test needs spills (spills {}, fills {})",
+                k.stats.spills,
+                k.stats.fills
+            );
+            let out = words_f64(&bufs[2]);
+            let ints = words_u64(&bufs[3]);
+            for i in 0..lanes {
+                let b = i * n;
+                let mut acc = 0.0f64;
+                let mut iacc = 0u64;
+                for k in 0..(i & 7) + 1 {
+                    acc = acc * 0.5 + xs[b + k];
+                    iacc = (iacc << 3) ^ qs[b + k];
+                }
+                for j in 0..n {
+                    let want = xs[b + j] + acc;
+                    let got = out[b + j];
+                    assert!(
+                        same(got, want),
+                        "SIMD{simd} lane {i} double {j}: x={:e} acc={acc:e}: got {got:e} \
+                         ({:#x}) want {want:e} ({:#x})",
+                        xs[b + j],
+                        got.to_bits(),
+                        want.to_bits()
+                    );
+                    let want = qs[b + j] ^ iacc;
+                    assert_eq!(
+                        ints[b + j],
+                        want,
+                        "SIMD{simd} lane {i} int64 {j}: q={:#x} iacc={iacc:#x}",
+                        qs[b + j]
+                    );
+                }
+            }
+        },
+    );
+}
