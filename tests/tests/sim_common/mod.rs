@@ -193,6 +193,17 @@ pub fn run_buffers_counted(
     groups: [u32; 3],
     init: &[Vec<u32>],
 ) -> (Vec<Vec<u32>>, u64) {
+    run_buffers_push(k, groups, init, &[])
+}
+
+/// As [`run_buffers_counted`], with the client push constants `push` (dwords from push
+/// offset 0) in the CURBE registers before the driver register.
+pub fn run_buffers_push(
+    k: &Kernel,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+    push: &[u32],
+) -> (Vec<Vec<u32>>, u64) {
     let mut sizes: Vec<u64> = init.iter().map(|v| v.len() as u64 * 4).collect();
     // Scratch after the buffers: a generous bound on the simulator's threads in flight.
     if k.scratch_size > 0 {
@@ -206,7 +217,7 @@ pub fn run_buffers_counted(
     // compute_setup puts buffer i at 0x100_0000 * (i + 1).
     let scratch = 0x100_0000 * (init.len() as u64 + 1);
     let before = g.sim.stats().instructions.load(Ordering::Relaxed);
-    dispatch_scratch(&g, k, groups, &bufs[..init.len()], scratch);
+    dispatch_push(&g, k, groups, &bufs[..init.len()], scratch, push);
     let executed = g.sim.stats().instructions.load(Ordering::Relaxed) - before;
     let out = data
         .iter()
@@ -287,7 +298,28 @@ pub fn dispatch_scratch(
     buffers: &[(usize, u64)],
     scratch: u64,
 ) {
-    assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
+    dispatch_push(g, k, groups, buffers, scratch, &[])
+}
+
+/// As [`dispatch_scratch`], with the client push constants `push` (dwords from push
+/// offset 0) in the CURBE registers g1.. before the driver register.
+pub fn dispatch_push(
+    g: &Gpu,
+    k: &Kernel,
+    groups: [u32; 3],
+    buffers: &[(usize, u64)],
+    scratch: u64,
+    push: &[u32],
+) {
+    assert_eq!(
+        k.push_regs as usize,
+        push.len().div_ceil(8),
+        "push registers of the kernel vs push dwords given"
+    );
+    assert!(
+        k.push_bti.is_none(),
+        "the harness has no push-constant surface"
+    );
     let d = Dispatch {
         asm: EOT,
         simd: k.simd,
@@ -296,6 +328,7 @@ pub fn dispatch_scratch(
         slm_bytes: k.slm_size,
         barrier: k.uses_barrier,
         // The cross-thread driver register: num_workgroups, base_workgroup_id = 0.
+        client_push: push,
         push: [groups[0], groups[1], groups[2], 0, 0, 0, 0, 0],
         buffers,
         scratch: (k.scratch_size > 0)
