@@ -1517,3 +1517,186 @@ fn spilled_df_and_q_values_come_back_whole() {
         },
     );
 }
+
+const DOUBLES_AFTER_32BIT: &str = "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+struct S { float a; double b; };
+// std430 (push constants): 8-byte doubles right after 4-byte members.
+layout(push_constant) uniform P {
+    float f;      // 0
+    double d;     // 8
+    int i;        // 16
+    dvec2 v;      // 32
+    uint u;       // 48
+    double e;     // 56
+    float g;      // 64
+    int64_t q;    // 72
+    dvec3 w;      // 96
+} pc;
+layout(std140, set=0, binding=0) uniform U {
+    float f;        // 0
+    double d;       // 8
+    int i;          // 16
+    double arr[3];  // 32, 48, 64 (std140 array stride 16)
+    float g;        // 80
+    dvec2 v;        // 96
+    uint u;         // 112
+    double e;       // 120
+    S s;            // 128: a 128, b 136
+} ub;
+layout(std430, set=0, binding=1) buffer B {
+    float f;        // 0
+    double d;       // 8
+    int i;          // 16
+    double arr[3];  // 24, 32, 40 (std430 array stride 8)
+    float g;        // 48
+    dvec3 w;        // 64
+    uint u;         // 88
+    double e;       // 96
+    S s;            // 104: a 104, b 112
+    double back[3]; // 120, 128, 136: written by lane 0
+} sb;
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double k = double(i + 1u);
+    uint b = i * 32u;
+    o[b + 0u] = pc.d * k;
+    o[b + 1u] = pc.v.x * k;
+    o[b + 2u] = pc.v.y * k;
+    o[b + 3u] = pc.e * k;
+    o[b + 4u] = double(pc.q) * k;
+    o[b + 5u] = pc.w.x * k;
+    o[b + 6u] = pc.w.y * k;
+    o[b + 7u] = pc.w.z * k;
+    o[b + 8u] = double(pc.f) + double(pc.i) + double(pc.u) + double(pc.g);
+    o[b + 9u] = ub.d * k;
+    o[b + 10u] = ub.arr[0] * k;
+    o[b + 11u] = ub.arr[1] * k;
+    o[b + 12u] = ub.arr[2] * k;
+    o[b + 13u] = ub.v.x * k;
+    o[b + 14u] = ub.v.y * k;
+    o[b + 15u] = ub.e * k;
+    o[b + 16u] = ub.s.b * k;
+    o[b + 17u] = double(ub.f) + double(ub.i) + double(ub.u) + double(ub.g) + double(ub.s.a);
+    o[b + 18u] = sb.d * k;
+    o[b + 19u] = sb.arr[0] * k;
+    o[b + 20u] = sb.arr[1] * k;
+    o[b + 21u] = sb.arr[2] * k;
+    o[b + 22u] = sb.w.x * k;
+    o[b + 23u] = sb.w.y * k;
+    o[b + 24u] = sb.w.z * k;
+    o[b + 25u] = sb.e * k;
+    o[b + 26u] = sb.s.b * k;
+    o[b + 27u] = double(sb.f) + double(sb.i) + double(sb.u) + double(sb.g) + double(sb.s.a);
+    // A dynamic index into the std140 double array (stride 16).
+    o[b + 28u] = ub.arr[i % 3u];
+    if (i == 0u) {
+        sb.back[0] = pc.d;
+        sb.back[1] = ub.d;
+        sb.back[2] = sb.d + 1.0LF;
+    }
+}";
+
+/// Writes `v` as little-endian bytes at byte `at` of the dword buffer `w`.
+fn put(w: &mut [u32], at: usize, v: &[u8]) {
+    for (k, b) in v.iter().enumerate() {
+        let (i, s) = ((at + k) / 4, 8 * ((at + k) % 4));
+        w[i] = (w[i] & !(0xFF << s)) | (u32::from(*b) << s);
+    }
+}
+
+/// Doubles right after 32-bit members (8-byte alignment, std430/std140 offsets) in push
+/// constants, a std140 uniform block and a std430 storage block, read at SIMD8/16/32 and
+/// written back. The inputs sit at the offsets the layout rules give (in the comments of
+/// the shader), so a double read from a 4-byte-packed or 16-byte-rounded offset shows.
+#[test]
+fn doubles_after_32bit_members_in_push_std140_and_std430() {
+    let dd = |k: u32| 1.0 + f64::from(k) * 0.001 + 1e-12 * f64::from(k * k + 7);
+    let mut push = vec![0u32; 32];
+    put(&mut push, 0, &1.5f32.to_le_bytes());
+    put(&mut push, 8, &dd(1).to_le_bytes());
+    put(&mut push, 16, &(-7i32).to_le_bytes());
+    put(&mut push, 32, &dd(2).to_le_bytes());
+    put(&mut push, 40, &dd(3).to_le_bytes());
+    put(&mut push, 48, &9u32.to_le_bytes());
+    put(&mut push, 56, &dd(4).to_le_bytes());
+    put(&mut push, 64, &0.25f32.to_le_bytes());
+    put(&mut push, 72, &(-0x1_2345_6789i64).to_le_bytes());
+    for (c, at) in [96, 104, 112].into_iter().enumerate() {
+        put(&mut push, at, &dd(5 + c as u32).to_le_bytes());
+    }
+    let mut ubo = vec![0u32; 40];
+    put(&mut ubo, 0, &2.5f32.to_le_bytes());
+    put(&mut ubo, 8, &dd(10).to_le_bytes());
+    put(&mut ubo, 16, &3i32.to_le_bytes());
+    for (c, at) in [32, 48, 64].into_iter().enumerate() {
+        put(&mut ubo, at, &dd(11 + c as u32).to_le_bytes());
+    }
+    put(&mut ubo, 80, &(-0.5f32).to_le_bytes());
+    put(&mut ubo, 96, &dd(14).to_le_bytes());
+    put(&mut ubo, 104, &dd(15).to_le_bytes());
+    put(&mut ubo, 112, &11u32.to_le_bytes());
+    put(&mut ubo, 120, &dd(16).to_le_bytes());
+    put(&mut ubo, 128, &4.0f32.to_le_bytes());
+    put(&mut ubo, 136, &dd(17).to_le_bytes());
+    let mut ssbo = vec![0u32; 40];
+    put(&mut ssbo, 0, &0.75f32.to_le_bytes());
+    put(&mut ssbo, 8, &dd(20).to_le_bytes());
+    put(&mut ssbo, 16, &(-2i32).to_le_bytes());
+    for (c, at) in [24, 32, 40].into_iter().enumerate() {
+        put(&mut ssbo, at, &dd(21 + c as u32).to_le_bytes());
+    }
+    put(&mut ssbo, 48, &8.0f32.to_le_bytes());
+    for (c, at) in [64, 72, 80].into_iter().enumerate() {
+        put(&mut ssbo, at, &dd(24 + c as u32).to_le_bytes());
+    }
+    put(&mut ssbo, 88, &5u32.to_le_bytes());
+    put(&mut ssbo, 96, &dd(27).to_le_bytes());
+    put(&mut ssbo, 104, &(-1.25f32).to_le_bytes());
+    put(&mut ssbo, 112, &dd(28).to_le_bytes());
+    let lanes = 64usize;
+    let init = [ubo, ssbo.clone(), vec![0; lanes * 32 * 2]];
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("doubles_after_32bit", DOUBLES_AFTER_32BIT, simd) else {
+            return;
+        };
+        let (bufs, _) = run_buffers_push(&k, [4, 1, 1], &init, &push);
+        let out = words_f64(&bufs[2]);
+        for i in 0..lanes {
+            let kf = (i + 1) as f64;
+            let scaled = [
+                dd(1),
+                dd(2),
+                dd(3),
+                dd(4),
+                -0x1_2345_6789i64 as f64,
+                dd(5),
+                dd(6),
+                dd(7),
+            ];
+            let mut want: Vec<f64> = scaled.iter().map(|v| v * kf).collect();
+            want.push(1.5 - 7.0 + 9.0 + 0.25);
+            want.extend([10, 11, 12, 13, 14, 15, 16, 17].map(|c| dd(c) * kf));
+            want.push(2.5 + 3.0 + 11.0 - 0.5 + 4.0);
+            want.extend([20, 21, 22, 23, 24, 25, 26, 27, 28].map(|c| dd(c) * kf));
+            want.push(0.75 - 2.0 + 5.0 + 8.0 - 1.25);
+            want.push(dd(11 + (i % 3) as u32));
+            for (j, w) in want.iter().enumerate() {
+                let got = out[i * 32 + j];
+                assert!(
+                    same(got, *w),
+                    "SIMD{simd} lane {i} value {j}: got {got:e} ({:#x}) want {w:e} ({:#x})",
+                    got.to_bits(),
+                    w.to_bits()
+                );
+            }
+        }
+        let back = words_f64(&bufs[1][30..36]);
+        let want = [dd(1), dd(10), dd(20) + 1.0];
+        for (j, (g, w)) in back.iter().zip(want).enumerate() {
+            assert!(same(*g, w), "SIMD{simd} sb.back[{j}]: got {g:e} want {w:e}");
+        }
+    }
+}
