@@ -838,3 +838,58 @@ fn mixed_width_booleans_match_reference() {
         }
     }
 }
+
+/// A 16-bit boolean widened to 32 and 64 bits (IR text straight into the back end: the
+/// boolean pass itself only ever narrows, so no GLSL reaches this conversion) and then
+/// inverted by XOR with `true`: a widening that does not sign-extend the 0 / 0xFFFF word
+/// over the whole slot leaves stray bits that XOR turns into a wrong `true`.
+const WIDEN_B16: &str = "shader local_size 16 1 1 shared 0 local 0 push 0
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 2
+    %2:i32 = ishl %0, %1
+    %3:i32 = load ssbo[1] %2 align 4
+    %4:i16 = i2i %3
+    %5:i16 = const 7
+    %6:b16 = ilt %4, %5
+    %7:b32 = b2b %6
+    %8:b32 = const true
+    %9:b32 = ixor %7, %8
+    %10:i32 = b2i %9
+    %11:b64 = b2b %6
+    %12:b64 = const true
+    %13:b64 = ixor %11, %12
+    %14:i32 = b2i %13
+    %15:i32 = const 3
+    %16:i32 = ishl %0, %15
+    store ssbo[2] %16, %10 align 4
+    %17:i32 = const 4
+    %18:i32 = iadd %16, %17
+    store ssbo[2] %18, %14 align 4";
+
+#[test]
+fn sixteen_bit_booleans_widen_by_sign_extension() {
+    let shader = ferrite_compiler::parse::parse_shader(WIDEN_B16).expect("IR parses");
+    let xs: Vec<u32> = (0..16i32).map(|i| (i * 3 - 20) as u32).collect();
+    for simd in [8, 16] {
+        let opts = BackendOptions {
+            no8: simd != 8,
+            no16: simd != 16,
+            no32: true,
+            validate: true,
+            ..BackendOptions::gen9()
+        };
+        let k = backend::compile(&shader, &opts).expect("compiles");
+        assert_eq!(k.simd, simd);
+        let out = run_buffers(&k, [1, 1, 1], &[xs.clone(), vec![0; 32]]);
+        for (i, &x) in xs.iter().enumerate() {
+            let want = u32::from((x as i32 as i16) >= 7);
+            assert_eq!(
+                (out[1][2 * i], out[1][2 * i + 1]),
+                (want, want),
+                "SIMD{simd} lane {i}: x={}: !(x < 7) through b32 and b64\n{}",
+                x as i32,
+                k.asm
+            );
+        }
+    }
+}
