@@ -30,10 +30,6 @@ fn ulps(a: f64, b: f64) -> u64 {
     a.to_bits().abs_diff(b.to_bits())
 }
 
-fn same(a: f64, b: f64) -> bool {
-    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
-}
-
 /// Deterministic inputs: edge values first, then seeded random doubles with exponents in
 /// [-80, 80] (no denormals, products stay normal).
 fn doubles(n: usize, seed: u64) -> Vec<f64> {
@@ -244,7 +240,7 @@ fn fp64_ops_match_reference() {
                 for (j, w) in want.iter().enumerate() {
                     if let Some(w) = w {
                         assert!(
-                            same(got[j], *w),
+                            same_f64(got[j], *w),
                             "{}: got {:e} ({:#x}) want {:e} ({:#x})",
                             ctx(j),
                             got[j],
@@ -393,7 +389,7 @@ fn df_mod_is_exact_and_zero_where_the_formula_gives_y() {
                 let want = mod_reference(a, b);
                 let got = out[2 * i + slot];
                 assert!(
-                    same(got, want),
+                    same_f64(got, want),
                     "{what} SIMD{simd} lane {i}: mod({a:e} ({:#x}), {b:e}) got {got:e} ({:#x}) \
                      want {want:e} ({:#x})",
                     a.to_bits(),
@@ -859,7 +855,7 @@ fn bitcast_check(simd: u32, soft64: bool, xs: &[u32], ds: &[f64], bufs: &[Vec<u3
             assert_eq!(q[2 * i + j], wq[j], "{ctx}: q[{j}]");
             let (got, want) = (f64::from_bits(e[2 * i + j]), f64::from_bits(we[j]));
             assert!(
-                same(got, want),
+                same_f64(got, want),
                 "{ctx}: e[{j}] {:#x} want {:#x}",
                 e[2 * i + j],
                 we[j]
@@ -1391,7 +1387,7 @@ fn df_arithmetic_under_divergent_control_flow_matches_reference() {
                     ints[2 * i + 1] as i64,
                 );
                 assert!(
-                    same(got.0, r) && same(got.1, acc) && got.2 == q && got.3 == k,
+                    same_f64(got.0, r) && same_f64(got.1, acc) && got.2 == q && got.3 == k,
                     "SIMD{simd} lane {i}: a={a:e} b={b:e}: got (r {:e}, acc {:e}, q {:#x}, k {}) \
                      want (r {r:e}, acc {acc:e}, q {q:#x}, k {k})",
                     got.0,
@@ -1498,7 +1494,7 @@ fn spilled_df_and_q_values_come_back_whole() {
                     let want = xs[b + j] + acc;
                     let got = out[b + j];
                     assert!(
-                        same(got, want),
+                        same_f64(got, want),
                         "SIMD{simd} lane {i} double {j}: x={:e} acc={acc:e}: got {got:e} \
                          ({:#x}) want {want:e} ({:#x})",
                         xs[b + j],
@@ -1686,7 +1682,7 @@ fn doubles_after_32bit_members_in_push_std140_and_std430() {
             for (j, w) in want.iter().enumerate() {
                 let got = out[i * 32 + j];
                 assert!(
-                    same(got, *w),
+                    same_f64(got, *w),
                     "SIMD{simd} lane {i} value {j}: got {got:e} ({:#x}) want {w:e} ({:#x})",
                     got.to_bits(),
                     w.to_bits()
@@ -1696,7 +1692,10 @@ fn doubles_after_32bit_members_in_push_std140_and_std430() {
         let back = words_f64(&bufs[1][30..36]);
         let want = [dd(1), dd(10), dd(20) + 1.0];
         for (j, (g, w)) in back.iter().zip(want).enumerate() {
-            assert!(same(*g, w), "SIMD{simd} sb.back[{j}]: got {g:e} want {w:e}");
+            assert!(
+                same_f64(*g, w),
+                "SIMD{simd} sb.back[{j}]: got {g:e} want {w:e}"
+            );
         }
     }
 }

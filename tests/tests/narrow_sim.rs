@@ -40,19 +40,7 @@ fn run_all(
     let mut out = Vec::new();
     for simd in [8, 16, 32] {
         let k = kernel(name, src, simd)?;
-        let sizes: Vec<u64> = bufs.iter().map(|b| b.len() as u64 * 4).collect();
-        let (g, data) = compute_setup(&sizes);
-        for (b, words) in data.iter().zip(bufs) {
-            g.write_u32s(*b, 0, words);
-        }
-        let list: Vec<(usize, u64)> = data.iter().zip(&sizes).map(|(d, s)| (*d, *s)).collect();
-        dispatch(&g, &k, [groups, 1, 1], &list);
-        let res = data
-            .iter()
-            .zip(bufs)
-            .map(|(d, b)| g.read_u32s(*d, 0, b.len()))
-            .collect();
-        out.push((simd, res));
+        out.push((simd, run_buffers(&k, [groups, 1, 1], bufs)));
     }
     Some(out)
 }
@@ -161,13 +149,9 @@ fn int16_ops_match_reference() {
                 !x ^ y,
                 (ux >> (uy & 15)) as i16,
             ];
-            for (k, w) in want16.iter().enumerate() {
-                assert_eq!(
-                    o[12 * i + k] as i16,
-                    *w,
-                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(simd, i, "op", format_args!("x={x} y={y}"), &want16, |k| {
+                o[12 * i + k] as i16
+            });
             let want32: [i32; 8] = [
                 x as i32,
                 ux as i32,
@@ -181,13 +165,14 @@ fn int16_ops_match_reference() {
                 ux.min(uy) as i32,
                 x as i32 * y as i32,
             ];
-            for (k, w) in want32.iter().enumerate() {
-                assert_eq!(
-                    r[8 * i + k] as i32,
-                    *w,
-                    "SIMD{simd} element {i} 32-bit result {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(
+                simd,
+                i,
+                "32-bit result",
+                format_args!("x={x} y={y}"),
+                &want32,
+                |k| r[8 * i + k] as i32,
+            );
         }
     }
 }
@@ -274,13 +259,9 @@ fn int8_ops_match_reference() {
             ];
             // Every byte is written by one lane: neighbours written by other lanes in the
             // same message survive (byte scattered writes, no read-modify-write).
-            for (k, w) in want8.iter().enumerate() {
-                assert_eq!(
-                    o[12 * i + k] as i8,
-                    *w,
-                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(simd, i, "op", format_args!("x={x} y={y}"), &want8, |k| {
+                o[12 * i + k] as i8
+            });
             let want32: [i32; 6] = [
                 x as i32,
                 ux as i32,
@@ -289,13 +270,14 @@ fn int8_ops_match_reference() {
                 (ux as f32).to_bits() as i32,
                 (y as f32 * 0.5) as i8 as i32,
             ];
-            for (k, w) in want32.iter().enumerate() {
-                assert_eq!(
-                    r[6 * i + k] as i32,
-                    *w,
-                    "SIMD{simd} element {i} 32-bit result {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(
+                simd,
+                i,
+                "32-bit result",
+                format_args!("x={x} y={y}"),
+                &want32,
+                |k| r[6 * i + k] as i32,
+            );
         }
     }
 }
@@ -541,13 +523,9 @@ fn int16_native_ops_match_reference() {
                 ux.min(1000) as i16,
                 (ux.wrapping_mul(uy) as i16) ^ 0x5555,
             ];
-            for (k, w) in want.iter().enumerate() {
-                assert_eq!(
-                    o[14 * i + k] as i16,
-                    *w,
-                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(simd, i, "op", format_args!("x={x} y={y}"), &want, |k| {
+                o[14 * i + k] as i16
+            });
             let flags = (x < 5) as i32
                 | ((5 < x) as i32) << 1
                 | ((ux >= uy) as i32) << 2
@@ -871,14 +849,7 @@ fn sixteen_bit_booleans_widen_by_sign_extension() {
     let shader = ferrite_compiler::parse::parse_shader(WIDEN_B16).expect("IR parses");
     let xs: Vec<u32> = (0..16i32).map(|i| (i * 3 - 20) as u32).collect();
     for simd in [8, 16] {
-        let opts = BackendOptions {
-            no8: simd != 8,
-            no16: simd != 16,
-            no32: true,
-            validate: true,
-            ..BackendOptions::gen9()
-        };
-        let k = backend::compile(&shader, &opts).expect("compiles");
+        let k = backend::compile(&shader, &options_at(simd)).expect("compiles");
         assert_eq!(k.simd, simd);
         let out = run_buffers(&k, [1, 1, 1], &[xs.clone(), vec![0; 32]]);
         for (i, &x) in xs.iter().enumerate() {
