@@ -239,15 +239,7 @@ fn fp64_ops_match_reference() {
                 };
                 for (j, w) in want.iter().enumerate() {
                     if let Some(w) = w {
-                        assert!(
-                            same_f64(got[j], *w),
-                            "{}: got {:e} ({:#x}) want {:e} ({:#x})",
-                            ctx(j),
-                            got[j],
-                            got[j].to_bits(),
-                            w,
-                            w.to_bits()
-                        );
+                        expect_f64(got[j], *w, format_args!("{}", ctx(j)));
                     }
                 }
                 for (slot, want, wi) in [
@@ -388,13 +380,13 @@ fn df_mod_is_exact_and_zero_where_the_formula_gives_y() {
             for (slot, b) in [(0usize, b), (1, 0.1)] {
                 let want = mod_reference(a, b);
                 let got = out[2 * i + slot];
-                assert!(
-                    same_f64(got, want),
-                    "{what} SIMD{simd} lane {i}: mod({a:e} ({:#x}), {b:e}) got {got:e} ({:#x}) \
-                     want {want:e} ({:#x})",
-                    a.to_bits(),
-                    got.to_bits(),
-                    want.to_bits()
+                expect_f64(
+                    got,
+                    want,
+                    format_args!(
+                        "{what} SIMD{simd} lane {i}: mod({a:e} ({:#x}), {b:e})",
+                        a.to_bits()
+                    ),
                 );
             }
         }
@@ -1493,13 +1485,13 @@ fn spilled_df_and_q_values_come_back_whole() {
                 for j in 0..n {
                     let want = xs[b + j] + acc;
                     let got = out[b + j];
-                    assert!(
-                        same_f64(got, want),
-                        "SIMD{simd} lane {i} double {j}: x={:e} acc={acc:e}: got {got:e} \
-                         ({:#x}) want {want:e} ({:#x})",
-                        xs[b + j],
-                        got.to_bits(),
-                        want.to_bits()
+                    expect_f64(
+                        got,
+                        want,
+                        format_args!(
+                            "SIMD{simd} lane {i} double {j}: x={:e} acc={acc:e}",
+                            xs[b + j]
+                        ),
                     );
                     let want = qs[b + j] ^ iacc;
                     assert_eq!(
@@ -1681,21 +1673,13 @@ fn doubles_after_32bit_members_in_push_std140_and_std430() {
             want.push(dd(11 + (i % 3) as u32));
             for (j, w) in want.iter().enumerate() {
                 let got = out[i * 32 + j];
-                assert!(
-                    same_f64(got, *w),
-                    "SIMD{simd} lane {i} value {j}: got {got:e} ({:#x}) want {w:e} ({:#x})",
-                    got.to_bits(),
-                    w.to_bits()
-                );
+                expect_f64(got, *w, format_args!("SIMD{simd} lane {i} value {j}"));
             }
         }
         let back = words_f64(&bufs[1][30..36]);
         let want = [dd(1), dd(10), dd(20) + 1.0];
         for (j, (g, w)) in back.iter().zip(want).enumerate() {
-            assert!(
-                same_f64(*g, w),
-                "SIMD{simd} sb.back[{j}]: got {g:e} want {w:e}"
-            );
+            expect_f64(*g, w, format_args!("SIMD{simd} sb.back[{j}]"));
         }
     }
 }

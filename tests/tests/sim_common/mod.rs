@@ -291,6 +291,17 @@ pub fn same_f64(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
 }
 
+/// Asserts `got` equals `want` bit for bit (or both NaN); the message is `ctx` (width,
+/// lane, inputs) and both values with their bits.
+pub fn expect_f64(got: f64, want: f64, ctx: std::fmt::Arguments) {
+    assert!(
+        same_f64(got, want),
+        "{ctx}: got {got:e} ({:#x}) want {want:e} ({:#x})",
+        got.to_bits(),
+        want.to_bits()
+    );
+}
+
 /// The per-element comparison of the per-op tests: slot k of element `i` must be
 /// `want[k]`; a failure names the width, the element, the slot, the inputs, the expected
 /// and the actual value.
