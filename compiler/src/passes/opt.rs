@@ -795,4 +795,20 @@ mod tests {
             store ssbo[0] %0, %2 align 4",
         );
     }
+
+    #[test]
+    fn folded_f64_mod_is_zero_where_the_formula_gives_y() {
+        // Constant folding must agree with the lowering above: a 64-bit mod whose rounded
+        // formula gives y (a tiny x against y of the other sign) is 0.
+        let t = Type::scalar(crate::ir::Kind::Float, 64);
+        for (x, y) in [(-1e-20f64, 1.0f64), (1e-20, -1.0), (-1e-300, 3.0)] {
+            let r = crate::eval::eval_alu(AluOp::Fmod, t, &[t, t], &[x.to_bits(), y.to_bits()]);
+            assert_eq!(
+                f64::from_bits(r),
+                0.0,
+                "fmod({x:e}, {y:e}) folded to {:e}",
+                f64::from_bits(r)
+            );
+        }
+    }
 }

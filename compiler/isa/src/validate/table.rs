@@ -195,6 +195,12 @@ pub(super) static RULES: &[Rule] = &[
     rule!("math.intdiv-no-srcmod", Instruction, ALL, "Vol 2a, Extended Math Function", true,
         "INT DIV function does not support source modifiers.",
         insn::math_intdiv_no_srcmod),
+    rule!("math.operand-types", Instruction, ALL, "Vol 2a, Instructions, MATH (Extended Math Function), data types", false,
+        "The floating-point functions (INV, LOG, EXP, SQRT, RSQ, SIN, COS, FDIV, POW) take and produce F (and, from Gen9 on, HF); the INT DIV functions (quotient, remainder, both) take and produce D or UD. No MATH function takes DF or a 64-bit integer: there is no double-precision math unit.",
+        insn::math_types),
+    rule!("lrp.types", Instruction, ALL, "Vol 2a, Instructions, LRP", false,
+        "LRP (linear interpolation) operates on floats: the destination and every source are F (and, from Gen9 on, HF); it has no DF or integer form.",
+        insn::lrp_types),
     rule!("logic.acc-no-srcmod", Instruction, ALL, "Vol 2a, Instructions, AND / OR / XOR / NOT", true,
         "Source modifier is not allowed if source is an accumulator.",
         insn::logic_acc_no_srcmod),
@@ -282,9 +288,11 @@ pub static AMBIGUITIES: &[(&str, &str)] = &[
     ("type.to-hf-word-location",
      "The PRM sentence is an alignment *relaxation*; Mesa notes hardware contradicts a literal \
       reading (packed HF works). Enforced as docs/gen9.md 8.2.5 states it."),
-    ("math.intdiv / float math types",
-     "The Extended Math type tables were not available to us; operand types of MATH functions \
-      are not checked (only the INT DIV source-modifier sentence)."),
+    ("math.operand-types",
+     "The MATH type list is summarised from the instruction page, not quoted. INVM and RSQRTM \
+      (the IEEE macro steps, which the double-precision macros use) are not checked: which \
+      types they take is not settled here. W/UW integer division is rejected (only D/UD \
+      listed)."),
     ("jmpi/call/calla/ret",
      "Whether JMPI/CALL offsets count from the instruction or the next one is not settled \
       here; their targets are not checked."),
