@@ -4,73 +4,16 @@
 use super::types::SType;
 use super::values::FVal;
 use super::{invalid, lit, op_id, rty, unsupported, Fe, FrontendError, Res};
-use crate::ir::{self, AluOp, Kind, Op, Type, Value};
+use crate::ir::{self, AluOp, Kind, Op, Sign, SpirvAlu, Type, Value};
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
 
-/// SPIR-V ops that map one-to-one onto an ALU op: (op, operand count, signed).
+/// The ALU op a SPIR-V opcode computes on its operands in order (the op table's mapping),
+/// with its source count and whether it reads signed integers.
 pub(super) fn spirv_alu(op: spirv::Op) -> Option<(AluOp, usize, bool)> {
-    use spirv::Op as O;
-    use AluOp as A;
-    Some(match op {
-        O::IAdd => (A::Iadd, 2, false),
-        O::ISub => (A::Isub, 2, false),
-        O::IMul => (A::Imul, 2, false),
-        O::FAdd => (A::Fadd, 2, false),
-        O::FSub => (A::Fsub, 2, false),
-        O::FMul => (A::Fmul, 2, false),
-        O::FDiv => (A::Fdiv, 2, false),
-        O::FRem => (A::Frem, 2, false),
-        O::FMod => (A::Fmod, 2, false),
-        O::UDiv => (A::Udiv, 2, false),
-        O::SDiv => (A::Idiv, 2, true),
-        O::UMod => (A::Umod, 2, false),
-        O::SRem => (A::Irem, 2, true),
-        O::SMod => (A::Imod, 2, true),
-        O::ShiftLeftLogical => (A::Ishl, 2, false),
-        O::ShiftRightLogical => (A::Ushr, 2, false),
-        O::ShiftRightArithmetic => (A::Ishr, 2, true),
-        O::BitwiseAnd => (A::Iand, 2, false),
-        O::BitwiseOr => (A::Ior, 2, false),
-        O::BitwiseXor => (A::Ixor, 2, false),
-        O::BitFieldInsert => (A::BitfieldInsert, 4, false),
-        O::BitFieldSExtract => (A::IbitfieldExtract, 3, true),
-        O::BitFieldUExtract => (A::UbitfieldExtract, 3, false),
-        O::BitReverse => (A::BitfieldReverse, 1, false),
-        O::BitCount => (A::BitCount, 1, false),
-        O::LogicalAnd => (A::Iand, 2, false),
-        O::LogicalOr => (A::Ior, 2, false),
-        O::LogicalEqual => (A::Ieq, 2, false),
-        O::LogicalNotEqual => (A::Ine, 2, false),
-        O::IEqual => (A::Ieq, 2, false),
-        O::INotEqual => (A::Ine, 2, false),
-        O::SLessThan => (A::Ilt, 2, true),
-        O::SGreaterThanEqual => (A::Ige, 2, true),
-        O::ULessThan => (A::Ult, 2, false),
-        O::UGreaterThanEqual => (A::Uge, 2, false),
-        O::FOrdEqual => (A::Feq, 2, false),
-        O::FOrdNotEqual => (A::Fne, 2, false),
-        O::FOrdLessThan => (A::Flt, 2, false),
-        O::FOrdLessThanEqual => (A::Fle, 2, false),
-        O::FOrdGreaterThan => (A::Fgt, 2, false),
-        O::FOrdGreaterThanEqual => (A::Fge, 2, false),
-        O::FUnordEqual => (A::Fequ, 2, false),
-        O::FUnordNotEqual => (A::Fneu, 2, false),
-        O::FUnordLessThan => (A::Fltu, 2, false),
-        O::FUnordLessThanEqual => (A::Fleu, 2, false),
-        O::FUnordGreaterThan => (A::Fgtu, 2, false),
-        O::FUnordGreaterThanEqual => (A::Fgeu, 2, false),
-        O::IsNan => (A::IsNan, 1, false),
-        O::IsInf => (A::IsInf, 1, false),
-        O::ConvertFToU => (A::F2u, 1, false),
-        O::ConvertFToS => (A::F2i, 1, true),
-        O::ConvertSToF => (A::I2f, 1, true),
-        O::ConvertUToF => (A::U2f, 1, false),
-        O::UConvert => (A::U2u, 1, false),
-        O::SConvert => (A::I2i, 1, true),
-        O::FConvert => (A::F2f, 1, false),
-        _ => return None,
-    })
+    AluOp::from_spirv(op)
+        .filter(|a| !a.swapped)
+        .map(|a| (a.op, a.op.num_srcs(), a.op.sign() == Sign::Signed))
 }
 
 impl Fe<'_> {
@@ -184,14 +127,9 @@ impl Fe<'_> {
                 }
             }
         }
-        let swapped = match op {
-            O::SGreaterThan => Some(AluOp::Ilt),
-            O::SLessThanEqual => Some(AluOp::Ige),
-            O::UGreaterThan => Some(AluOp::Ult),
-            O::ULessThanEqual => Some(AluOp::Uge),
-            _ => None,
-        };
-        if let Some(alu) = swapped {
+        // Orderings the table maps onto the op of the swapped operands (a > b is b < a).
+        let swapped = AluOp::from_spirv(op).filter(|a| a.swapped);
+        if let Some(SpirvAlu { op: alu, .. }) = swapped {
             if args.len() != 2 {
                 return invalid(format!("{op:?} operand count"));
             }
