@@ -10,6 +10,7 @@ pub mod frontend;
 mod glsl;
 pub mod interp;
 pub mod ir;
+pub mod kernel;
 pub mod parse;
 pub mod passes;
 pub mod validate;
@@ -34,6 +35,8 @@ pub struct Target {
     pub max_shared_size: u32,
     /// Most invocations in one workgroup.
     pub max_workgroup_invocations: u32,
+    /// Most hardware threads in one workgroup (bounds the SIMD-width choice).
+    pub max_threads_per_group: u32,
 }
 
 impl Target {
@@ -50,6 +53,7 @@ impl Target {
             max_spirv_version: 0x0001_0600,
             max_shared_size: 64 * 1024,
             max_workgroup_invocations: 1024,
+            max_threads_per_group: 56,
         }
     }
 }
@@ -90,4 +94,5 @@ impl fmt::Display for BindingUse {
 
 pub mod pipeline;
 pub use frontend::FrontendError;
-pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, Kernel, Statistics};
+pub use kernel::{CurbeLayout, Kernel, Statistics};
+pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags};

@@ -353,9 +353,9 @@ fn push_constants_in_curbe_layout() {
         return;
     };
     let k = backend::compile(&shader, &BackendOptions::gen9()).unwrap();
-    assert_eq!(k.push_regs, 1);
-    assert_eq!(k.cross_thread_regs, 2);
-    assert_eq!(k.per_thread_regs, 1);
+    assert_eq!(k.layout.push_regs, 1);
+    assert_eq!(k.layout.cross_thread_regs(), 2);
+    assert_eq!(k.layout.per_thread_regs(), 1);
     // The push constant is read from g1.0 (first CURBE register).
     assert!(
         k.asm.contains("g1<0,1,0>F") || k.asm.contains("g1.0<0,1,0>F"),
@@ -388,9 +388,12 @@ fn buffer_sizes_follow_the_driver_register() {
         check(&k, w);
         assert_eq!(k.btis, vec![0, 1, 3]);
         // One dword per BTI, in BTI order, in the register after the driver register (g2).
-        assert_eq!(k.size_btis, vec![1, 3]);
-        assert_eq!((k.push_regs, k.cross_thread_regs), (1, 3));
-        assert_eq!(k.push_bti, None, "constant push offsets stay in the CURBE");
+        assert_eq!(k.layout.size_btis, vec![1, 3]);
+        assert_eq!((k.layout.push_regs, k.layout.cross_thread_regs()), (1, 3));
+        assert_eq!(
+            k.layout.push_bti, None,
+            "constant push offsets stay in the CURBE"
+        );
         assert!(k.asm.contains("g3<0,1,0>UD"), "{}", k.asm);
         assert!(k.asm.contains("g3.1<0,1,0>UD"), "{}", k.asm);
         // The per-thread register (subgroup id in dword 7) moves behind the size register.
@@ -416,9 +419,9 @@ fn dynamic_push_offsets_read_the_push_surface() {
         check(&k, w);
         assert_eq!(k.btis, vec![2]);
         // The push surface is the BTI after the highest descriptor BTI the kernel uses.
-        assert_eq!(k.push_bti, Some(3));
-        assert_eq!(k.size_btis, Vec::<u32>::new());
-        assert_eq!((k.push_regs, k.cross_thread_regs), (2, 3));
+        assert_eq!(k.layout.push_bti, Some(3));
+        assert_eq!(k.layout.size_btis, Vec::<u32>::new());
+        assert_eq!((k.layout.push_regs, k.layout.cross_thread_regs()), (2, 3));
         // Push read, store, EOT; SIMD32 splits the two untyped messages into halves.
         let sends = if w == 32 { 5 } else { 3 };
         assert_eq!(k.stats.sends, sends, "{}", k.asm);
@@ -439,7 +442,7 @@ fn dynamic_push_offsets_of_every_width_compile() {
             let k =
                 backend::compile(&shader, &opts(w)).unwrap_or_else(|e| panic!("{t} SIMD{w}: {e}"));
             check(&k, w);
-            assert_eq!(k.push_bti, Some(3), "{t}");
+            assert_eq!(k.layout.push_bti, Some(3), "{t}");
         }
     }
 }

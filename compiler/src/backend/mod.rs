@@ -11,7 +11,7 @@
 //! ops with byte offsets on `ssbo[bti]`/`ubo[bti]`/`push`/`shared`, no function variables.
 //! Vectors are accepted (no scalarization needed). Push-constant loads at constant
 //! offsets read the CURBE registers; at dynamic offsets they read the push-constant surface
-//! (`Kernel::push_bti`). `local` memory lives in scratch (per lane, stateless BTI 255),
+//! (`CurbeLayout::push_bti`). `local` memory lives in scratch (per lane, stateless BTI 255),
 //! before the spill slots. 8/16-bit values (after `passes::lower_narrow`: only moves,
 //! conversions to and from 32 bits, `bcsel`, loads and stores) live in dword slots, see
 //! [`narrow`]; 64-bit values in qword slots, see `wide`. Not yet: the ops listed in
@@ -19,7 +19,7 @@
 //!
 //! Dispatch follows docs/dispatch-contract.md: g0 = R0, g1.. = push constants
 //! (`push_regs`), then the driver register (num_workgroups, base_workgroup_id), then the
-//! buffer-size registers (`Kernel::size_btis`, one dword each), then the per-thread
+//! buffer-size registers (`CurbeLayout::size_btis`, one dword each), then the per-thread
 //! register whose dword 7 is the subgroup id.
 
 pub mod emit;
@@ -32,7 +32,8 @@ pub mod sched;
 pub mod wide;
 
 use crate::ir;
-use std::fmt;
+use crate::pipeline::DebugFlags;
+use crate::Target;
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
@@ -62,117 +63,27 @@ pub struct BackendOptions {
 }
 
 impl BackendOptions {
-    pub fn gen9() -> BackendOptions {
+    /// The options for `target` with the `FERRITE_DEBUG` switches: the widths the target
+    /// lacks or the switches exclude are off.
+    pub fn new(target: &Target, debug: &DebugFlags) -> BackendOptions {
+        let allowed = |w: u32| target.simd_widths.contains(&w);
         BackendOptions {
-            max_threads: 56,
-            ..Default::default()
+            no8: debug.no8 || !allowed(8),
+            no16: debug.no16 || !allowed(16),
+            no32: debug.no32 || !allowed(32),
+            validate: debug.validate,
+            no_sched: false,
+            max_threads: target.max_threads_per_group,
         }
     }
-}
 
-/// CURBE register layout per the dispatch contract: g1.. push registers, the driver
-/// register, the buffer-size registers, then the per-thread register.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
-    pub push_regs: u8,
-    /// Binding-table indices whose bound range size (bytes) the driver pushes, one dword
-    /// each in order, after the driver register (8 per register).
-    pub size_btis: Vec<u32>,
-    /// Binding-table index of the push-constant surface (push constants read at dynamic
-    /// offsets), when the kernel has such loads.
-    pub push_bti: Option<u32>,
-}
-
-impl Layout {
-    pub fn driver_reg(&self) -> u8 {
-        1 + self.push_regs
-    }
-    /// Registers holding the buffer sizes (ceil(size_btis / 8)).
-    pub fn size_regs(&self) -> u8 {
-        self.size_btis.len().div_ceil(8) as u8
-    }
-    /// The register and byte of the size dword of `bti`, when the layout has one.
-    pub fn size_slot(&self, bti: u32) -> Option<(u8, u32)> {
-        let k = self.size_btis.iter().position(|&b| b == bti)?;
-        Some((self.driver_reg() + 1 + (k / 8) as u8, 4 * (k % 8) as u32))
-    }
-    pub fn per_thread_reg(&self) -> u8 {
-        2 + self.push_regs + self.size_regs()
-    }
-    pub fn first_free(&self) -> u8 {
-        3 + self.push_regs + self.size_regs()
-    }
-    pub fn cross_thread_regs(&self) -> u32 {
-        self.push_regs as u32 + 1 + self.size_regs() as u32
+    /// The options for [`Target::gen9`] without debug switches.
+    pub fn gen9() -> BackendOptions {
+        BackendOptions::new(&Target::gen9(), &DebugFlags::default())
     }
 }
 
-/// Statistics, named as Mesa's pipeline executable statistics.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Stats {
-    pub instructions: u32,
-    pub sends: u32,
-    pub loops: u32,
-    pub cycles: u64,
-    pub spills: u32,
-    pub fills: u32,
-    pub max_dispatch_width: u32,
-    pub compile_time_us: u64,
-    pub grf_used: u32,
-}
-
-impl Stats {
-    /// (name, value) pairs with the names Vulkan tools read.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("Instruction Count", self.instructions as u64),
-            ("SEND Count", self.sends as u64),
-            ("Loop Count", self.loops as u64),
-            ("Cycle Count", self.cycles),
-            ("Spill Count", self.spills as u64),
-            ("Fill Count", self.fills as u64),
-            ("Max dispatch width", self.max_dispatch_width as u64),
-        ]
-    }
-}
-
-impl fmt::Display for Stats {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        for (n, v) in self.named() {
-            writeln!(f, "{n}: {v}")?;
-        }
-        writeln!(f, "Compile time (us): {}", self.compile_time_us)
-    }
-}
-
-/// A compiled kernel, ready for the driver.
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    pub binary: Vec<u8>,
-    pub simd: u32,
-    pub local_size: [u32; 3],
-    pub push_regs: u32,
-    pub cross_thread_regs: u32,
-    pub per_thread_regs: u32,
-    /// Byte range [start, end) of push-constant data the kernel reads.
-    pub push_range: (u32, u32),
-    pub slm_size: u32,
-    /// Per-thread scratch bytes (0, or a power of two >= 1 KB).
-    pub scratch_size: u32,
-    pub uses_barrier: bool,
-    /// Binding-table indices the kernel accesses.
-    pub btis: Vec<u32>,
-    /// Binding-table indices whose bound range size in bytes the driver writes into the
-    /// cross-thread block after the driver register, one dword each, in this order.
-    pub size_btis: Vec<u32>,
-    /// Binding-table index where the driver binds the push-constant bytes as a RAW buffer
-    /// (for push-constant loads at dynamic offsets); not one of `btis`.
-    pub push_bti: Option<u32>,
-    pub threads_per_group: u32,
-    pub stats: Stats,
-    /// Disassembly with offsets.
-    pub asm: String,
-}
+pub use crate::kernel::{CurbeLayout, Kernel, Statistics};
 
 /// One attempt at a width.
 struct Compiled {
@@ -265,7 +176,7 @@ fn compile_one(
             "no binding-table index left for the push-constant surface".into(),
         ));
     }
-    let layout = Layout {
+    let layout = CurbeLayout {
         push_regs: shader.push_size.div_ceil(32) as u8,
         size_btis: collect_size_btis(&shader.func),
         push_bti,
@@ -310,7 +221,7 @@ fn compile_one(
         .map_err(|e| BackendError::Internal(format!("encode: {e}")))?;
     let asm = emit::disassemble(&binary)?;
     let total = shader.local_size.iter().product::<u32>().max(1);
-    let stats = Stats {
+    let stats = Statistics {
         instructions: insts.len() as u32,
         sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
         loops: insts
@@ -334,19 +245,16 @@ fn compile_one(
             binary,
             simd,
             local_size: shader.local_size,
-            push_regs: layout.push_regs as u32,
-            cross_thread_regs: layout.cross_thread_regs(),
-            per_thread_regs: 1,
-            push_range: (0, shader.push_size),
+            layout,
             slm_size: shader.shared_size,
             scratch_size,
             uses_barrier,
             btis,
-            size_btis: layout.size_btis.clone(),
-            push_bti: layout.push_bti,
             threads_per_group: total.div_ceil(simd),
             stats,
             asm,
+            ir: String::new(),
+            bindings: Vec::new(),
         },
     })
 }

@@ -103,13 +103,9 @@ fn main() -> ExitCode {
         print!("{shader}");
         println!("// IR instructions: {}", shader.func.instr_count());
     }
-    let allowed = |w: u32| target.simd_widths.contains(&w);
     let bopts = BackendOptions {
-        no8: opts.debug.no8 || !allowed(8),
-        no16: opts.debug.no16 || !allowed(16),
-        no32: opts.debug.no32 || !allowed(32),
         validate: true,
-        ..BackendOptions::gen9()
+        ..BackendOptions::new(&target, &opts.debug)
     };
     let kernel = match backend::compile(&shader, &bopts) {
         Ok(k) => k,
@@ -133,7 +129,7 @@ fn main() -> ExitCode {
         println!();
     }
     println!("// Statistics");
-    for (name, value) in kernel.stats.named() {
+    for (name, value) in kernel.mesa_statistics() {
         println!("{name}: {value}");
     }
     println!("Compile time (us): {}", elapsed.as_micros());

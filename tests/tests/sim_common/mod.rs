@@ -287,7 +287,10 @@ pub fn dispatch_scratch(
     buffers: &[(usize, u64)],
     scratch: u64,
 ) {
-    assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
+    assert_eq!(
+        k.layout.push_regs, 0,
+        "the harness has one cross-thread register"
+    );
     let d = Dispatch {
         asm: EOT,
         simd: k.simd,
