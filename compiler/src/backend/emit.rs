@@ -523,7 +523,10 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, BackendError> {
         .map_err(|e| BackendError::Internal(format!("decode: {e}")))?;
     let mut s = String::new();
     for p in prog {
-        s.push_str(&format!("0x{:05x}: {}\n", p.offset, p.inst));
+        // Branch offsets print as byte distances: the `compacted` marker keeps every
+        // instruction's size, so `ferrite-asm` on this text rebuilds the same binary.
+        let text = ferrite_isa::disasm::format_instruction(&p.inst, None, p.compacted);
+        s.push_str(&format!("0x{:05x}: {text}\n", p.offset));
     }
     Ok(s)
 }
