@@ -17,7 +17,7 @@ use kernel_iface::genxml::*;
 use crate::bo::{GemBo, Heap, INSTRUCTION_BASE};
 use crate::debug::{self, Flag};
 use crate::descriptor::DescriptorSet;
-use crate::device::{Core, Device};
+use crate::device::{dev, Core};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles::{self, Dispatchable};
@@ -687,13 +687,6 @@ impl Drop for CommandPool {
             drop(unsafe { handles::take::<CommandBuffer>(raw as *mut u8) });
         }
     }
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 pub(crate) unsafe extern "system" fn create_command_pool(

@@ -18,7 +18,7 @@ use kernel_iface::DeviceInfo;
 
 use crate::bo::{GemBo, Heap};
 use crate::descriptor::SetLayout;
-use crate::device::{Core, Device};
+use crate::device::{dev, Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::physical::pipeline_cache_uuid;
@@ -406,13 +406,6 @@ impl Pipeline {
 /// Hardware threads of the device (scratch is sized for all of them).
 pub fn total_threads(info: &DeviceInfo) -> u32 {
     info.eu_total * info.threads_per_eu
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 pub(crate) unsafe extern "system" fn create_shader_module(
