@@ -13,6 +13,7 @@ pub mod ir;
 pub mod kernel;
 pub mod parse;
 pub mod passes;
+pub mod testing;
 pub mod validate;
 
 use std::fmt;

@@ -7,7 +7,6 @@ use ferrite_compiler::backend::{self, BackendOptions, Kernel};
 use ferrite_compiler::parse::parse_shader;
 use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
 use ferrite_compiler::{BindingSlot, Target};
-use std::process::Command;
 
 fn opts(width: u32) -> BackendOptions {
     BackendOptions {
@@ -158,35 +157,7 @@ fn control_flow_kernel() {
 }
 
 fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-be-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let out = match Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.1", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            eprintln!("glslangValidator not installed: skipping {name}");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let bytes = std::fs::read(&output).unwrap();
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    ferrite_compiler::testing::glsl_for_test(name, src, "vulkan1.1")
 }
 
 fn ir_of(name: &str, src: &str) -> Option<ferrite_compiler::ir::Shader> {

@@ -78,10 +78,7 @@ fn main() -> ExitCode {
         eprintln!("ferrite-cc: {path}: size is not a multiple of 4 bytes");
         return ExitCode::FAILURE;
     }
-    let words: Vec<u32> = bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let words = ferrite_compiler::testing::spirv_words(&bytes);
     let debug = std::env::var("FERRITE_DEBUG")
         .ok()
         .map(|s| DebugFlags::parse(&s))

@@ -21,35 +21,7 @@ pub fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
 
 /// As [`glsl`], for the given `--target-env`.
 pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
-    let dir = ferrite_tests::fresh_temp_dir("ferrite-simtest").unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let out = match Command::new("glslangValidator")
-        .args(["-V", "--target-env", env, "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            eprintln!("glslangValidator not installed: skipping {name}");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let bytes = std::fs::read(&output).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    ferrite_compiler::testing::glsl_for_test(name, src, env)
 }
 
 /// How [`kernel_with`] builds a test kernel.
