@@ -8,6 +8,7 @@ pub mod eval;
 pub mod float_controls;
 pub mod frontend;
 mod glsl;
+pub mod hw;
 pub mod interp;
 pub mod ir;
 pub mod kernel;
@@ -36,8 +37,8 @@ pub struct Target {
     pub max_shared_size: u32,
     /// Most invocations in one workgroup.
     pub max_workgroup_invocations: u32,
-    /// Most hardware threads in one workgroup (bounds the SIMD-width choice).
-    pub max_threads_per_group: u32,
+    /// The hardware facts of the generation (and the device's thread limit).
+    pub hw: hw::HwFacts,
 }
 
 impl Target {
@@ -45,7 +46,7 @@ impl Target {
     pub fn gen9() -> Target {
         Target {
             gen: 9,
-            simd_widths: vec![8, 16, 32],
+            simd_widths: hw::GEN9.simd_widths.to_vec(),
             has_fp64: true,
             has_int64: true,
             has_fp16: true,
@@ -54,7 +55,7 @@ impl Target {
             max_spirv_version: 0x0001_0600,
             max_shared_size: 64 * 1024,
             max_workgroup_invocations: 1024,
-            max_threads_per_group: 56,
+            hw: hw::GEN9,
         }
     }
 }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use ash::vk::Handle;
+use ferrite_compiler::hw::{HwFacts, GEN9};
 use ferrite_compiler::kernel::{CurbeLayout, Statistic, Statistics, STATISTICS};
 use ferrite_compiler::pipeline::{CompileOptions, DebugFlags};
 use ferrite_compiler::{BindingSlot, Kernel, Target};
@@ -254,7 +255,10 @@ pub fn target(info: &DeviceInfo) -> Target {
         has_fp64: info.has_fp64,
         has_int64: info.has_int64,
         max_shared_size: info.slm_size_per_group,
-        max_threads_per_group: info.max_threads_per_group,
+        hw: HwFacts {
+            max_threads_per_group: info.max_threads_per_group,
+            ..GEN9
+        },
         ..Target::gen9()
     }
 }

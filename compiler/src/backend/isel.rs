@@ -7,6 +7,7 @@
 
 use super::lir::*;
 use super::{narrow, wide, BackendError};
+use crate::hw::HwFacts;
 use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
 use crate::kernel::CurbeLayout;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
@@ -22,6 +23,7 @@ pub struct Isel<'a> {
     pub prog: Program,
     pub w: u8,
     pub layout: &'a CurbeLayout,
+    pub hw: &'a HwFacts,
     pub local_size: [u32; 3],
     /// Bytes of private (`local`) memory per invocation.
     pub local_mem_size: u32,
@@ -59,11 +61,17 @@ pub fn hw_ty(t: ir::Type) -> Res<Type> {
 }
 
 impl<'a> Isel<'a> {
-    pub fn new(shader: &'a ir::Shader, w: u8, layout: &'a CurbeLayout) -> Isel<'a> {
+    pub fn new(
+        shader: &'a ir::Shader,
+        w: u8,
+        layout: &'a CurbeLayout,
+        hw: &'a HwFacts,
+    ) -> Isel<'a> {
         Isel {
             prog: Program::default(),
             w,
             layout,
+            hw,
             local_size: shader.local_size,
             local_mem_size: shader.local_mem_size.next_multiple_of(4),
             func: &shader.func,
@@ -418,17 +426,19 @@ impl<'a> Isel<'a> {
 
     fn surface(&self, s: Space) -> Res<Surface> {
         match s {
-            Space::Ssbo(b) | Space::Ubo(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+            Space::Ssbo(b) | Space::Ubo(b) if b <= self.hw.max_buffer_bti => {
+                Ok(Surface::Bti(b as u8))
+            }
             // Push constants at dynamic offsets (docs/dispatch-contract.md).
             Space::Push => match self.layout.push_bti {
-                Some(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+                Some(b) if b <= self.hw.max_buffer_bti => Ok(Surface::Bti(b as u8)),
                 _ => Err(BackendError::Internal(
                     "dynamic push-constant load without a push surface".into(),
                 )),
             },
-            Space::Shared => Ok(Surface::Bti(254)),
+            Space::Shared => Ok(Surface::Bti(self.hw.bti_slm)),
             // Private memory lives in the thread's scratch, addressed statelessly.
-            Space::Local => Ok(Surface::Bti(255)),
+            Space::Local => Ok(Surface::Bti(self.hw.bti_stateless)),
             other => Err(unsupported(format!("memory access to {other}"))),
         }
     }

@@ -2,6 +2,7 @@
 //! width limits), logical sends to payload + SEND (one pass), regioning legalization.
 
 use super::lir::*;
+use crate::hw::GEN9;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 
 /// Gen9 width limits, as a table: (what, widest exec size).
@@ -117,6 +118,9 @@ fn payload(b: &mut Builder, o: Opnd, comps: u8, stride: u32) -> Opnd {
 fn regs(exec: u8) -> u32 {
     (exec as u32).div_ceil(8)
 }
+
+/// The scratch surface of the spill and fill messages.
+const SCRATCH_BTI: u32 = GEN9.bti_scratch as u32;
 
 /// Lowers every logical message to its payload and SEND/SENDS in one pass.
 pub fn lower_sends(prog: &mut Program) {
@@ -313,7 +317,7 @@ pub fn lower_sends(prog: &mut Program) {
             }
             LOp::Eot => {
                 let mut b8 = b.at(8, 0, true);
-                let p = Opnd::g(127, 0, Type::UD, 1);
+                let p = Opnd::g(GEN9.eot_payload_grf, 0, Type::UD, 1);
                 b8.mov(p, Opnd::g(0, 0, Type::UD, 1));
                 b8.inst(
                     LOp::Send {
@@ -334,7 +338,7 @@ pub fn lower_sends(prog: &mut Program) {
                 b.at(8, 0, true).inst(
                     LOp::Send {
                         sfid: Sfid::DpDc0,
-                        desc: desc(1, regs as u32, true, 253 | (oword_code(regs) << 8)),
+                        desc: desc(1, regs as u32, true, SCRATCH_BTI | (oword_code(regs) << 8)),
                         ex_desc: 0,
                         mlen: 1,
                         ex_mlen: 0,
@@ -347,7 +351,7 @@ pub fn lower_sends(prog: &mut Program) {
             }
             LOp::ScratchWrite { offset, regs } => {
                 let hdr = scratch_header(&mut b, offset);
-                let fc = (0x08 << 14) | (oword_code(regs) << 8) | 253;
+                let fc = (0x08 << 14) | (oword_code(regs) << 8) | SCRATCH_BTI;
                 b.at(8, 0, true).inst(
                     LOp::Send {
                         sfid: Sfid::DpDc0,

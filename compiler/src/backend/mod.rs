@@ -31,6 +31,7 @@ pub mod ra;
 pub mod sched;
 pub mod wide;
 
+use crate::hw::HwFacts;
 use crate::ir;
 use crate::pipeline::DebugFlags;
 use crate::Target;
@@ -48,8 +49,8 @@ pub enum BackendError {
     Internal(String),
 }
 
-/// Options the back end honours (from `FERRITE_DEBUG`).
-#[derive(Clone, Debug, Default)]
+/// Options the back end honours (from `FERRITE_DEBUG`) and the hardware facts it compiles for.
+#[derive(Clone, Debug)]
 pub struct BackendOptions {
     pub no8: bool,
     pub no16: bool,
@@ -58,8 +59,15 @@ pub struct BackendOptions {
     pub validate: bool,
     /// Skip list scheduling (keeps program order).
     pub no_sched: bool,
-    /// Threads a workgroup may use (56 on Gen9).
-    pub max_threads: u32,
+    /// The target's hardware facts (GRF count, special binding-table indices, threads per
+    /// workgroup).
+    pub hw: HwFacts,
+}
+
+impl Default for BackendOptions {
+    fn default() -> BackendOptions {
+        BackendOptions::gen9()
+    }
 }
 
 impl BackendOptions {
@@ -73,7 +81,7 @@ impl BackendOptions {
             no32: debug.no32 || !allowed(32),
             validate: debug.validate,
             no_sched: false,
-            max_threads: target.max_threads_per_group,
+            hw: target.hw,
         }
     }
 
@@ -171,7 +179,7 @@ fn compile_one(
     let t0 = Instant::now();
     let btis = collect_btis(&shader.func);
     let push_bti = has_dynamic_push_load(&shader.func).then(|| btis.last().map_or(0, |m| m + 1));
-    if push_bti.is_some_and(|b| b > 251) {
+    if push_bti.is_some_and(|b| b > opts.hw.max_buffer_bti) {
         return Err(BackendError::Unsupported(
             "no binding-table index left for the push-constant surface".into(),
         ));
@@ -181,12 +189,12 @@ fn compile_one(
         size_btis: collect_size_btis(&shader.func),
         push_bti,
     };
-    if layout.first_free() as u32 + 8 > 127 {
+    if layout.first_free() as u32 + 8 > u32::from(opts.hw.eot_payload_grf) {
         return Err(BackendError::Unsupported(
             "push constants and buffer sizes larger than the GRF file".into(),
         ));
     }
-    let mut sel = isel::Isel::new(shader, simd as u8, &layout);
+    let mut sel = isel::Isel::new(shader, simd as u8, &layout, &opts.hw);
     sel.run()?;
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;
@@ -196,7 +204,7 @@ fn compile_one(
     lower::legalize(&mut prog);
     let file = ra::RegFile {
         first: layout.first_free(),
-        end: 127,
+        end: opts.hw.allocatable_end(),
     };
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
@@ -260,14 +268,10 @@ fn compile_one(
 }
 
 /// The widths Mesa's policy compiles for a group of `total` invocations: SIMD8, SIMD16
-/// for groups over 8, skipping widths that need more than `max_threads` threads; SIMD32
+/// for groups over 8, skipping widths that need more than `hw.max_threads_per_group` threads; SIMD32
 /// only when neither fits. Options remove widths.
 pub fn candidate_widths(total: u32, opts: &BackendOptions) -> Vec<u32> {
-    let max_threads = if opts.max_threads == 0 {
-        56
-    } else {
-        opts.max_threads
-    };
+    let max_threads = opts.hw.max_threads_per_group;
     let fits = |w: u32| total.div_ceil(w) <= max_threads;
     let allowed = |w: u32| match w {
         8 => !opts.no8,
