@@ -2,10 +2,14 @@
 //! to it through [`crate::Target::hw`]. docs/dispatch-contract.md ("Hardware facts the back
 //! end uses") says where each number comes from.
 
+use ferrite_isa::Gen;
+
 /// Facts of one GPU generation (and, for the per-device ones, of one device: the driver
 /// overrides them from its device table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HwFacts {
+    /// The ISA generation the back end encodes for.
+    pub gen: Gen,
     /// General registers per EU thread, 32 bytes each (g0 .. g(grf_count - 1)).
     pub grf_count: u8,
     /// The register the end-of-thread message's payload (a copy of R0) goes in: the last
@@ -29,6 +33,7 @@ pub struct HwFacts {
 
 /// Gen9 (Skylake, Kaby Lake, Coffee Lake; GT2 values for the per-device ones).
 pub const GEN9: HwFacts = HwFacts {
+    gen: Gen::Gen9,
     grf_count: 128,
     eot_payload_grf: 127,
     max_buffer_bti: 251,

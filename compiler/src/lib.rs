@@ -22,8 +22,6 @@ use std::fmt;
 /// What the compiler may assume about the GPU; built by the driver from its device table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
-    /// Generation (9 = Skylake/Kaby Lake/Coffee Lake).
-    pub gen: u32,
     /// SIMD widths the back end may choose from.
     pub simd_widths: Vec<u32>,
     pub has_fp64: bool,
@@ -45,7 +43,6 @@ impl Target {
     /// A Gen9 GT2 as the simulated device exposes it.
     pub fn gen9() -> Target {
         Target {
-            gen: 9,
             simd_widths: hw::GEN9.simd_widths.to_vec(),
             has_fp64: true,
             has_int64: true,

@@ -47,6 +47,12 @@ pub enum BackendError {
     Validation(String),
     #[error("internal back-end error: {0}")]
     Internal(String),
+    #[error("internal back-end error: {what}: {err}")]
+    Isa {
+        what: &'static str,
+        #[source]
+        err: ferrite_isa::IsaError,
+    },
 }
 
 /// Options the back end honours (from `FERRITE_DEBUG`) and the hardware facts it compiles for.
@@ -225,8 +231,12 @@ fn compile_one(
     if cfg!(debug_assertions) || opts.validate {
         emit::validate(&insts)?;
     }
-    let binary = ferrite_isa::encode_program(&insts, ferrite_isa::Gen::Gen9, true)
-        .map_err(|e| BackendError::Internal(format!("encode: {e}")))?;
+    let binary = ferrite_isa::encode_program(&insts, opts.hw.gen, true).map_err(|err| {
+        BackendError::Isa {
+            what: "encode",
+            err,
+        }
+    })?;
     let asm = emit::disassemble(&binary)?;
     let total = shader.local_size.iter().product::<u32>().max(1);
     let stats = Statistics {
