@@ -29,6 +29,24 @@ pub struct HwFacts {
     pub max_threads_per_group: u32,
     /// SIMD widths a compute kernel may be dispatched at.
     pub simd_widths: &'static [u32],
+    /// The widest exec size of each kind of instruction (the back end's SIMD-width lowering
+    /// splits wider ones); kinds not listed allow 32.
+    pub width_limits: &'static [(WidthClass, u8)],
+}
+
+/// Kinds of instruction with their own SIMD-width limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WidthClass {
+    /// ALU instructions (further limited to two GRFs per operand by the back end).
+    Alu32,
+    /// Float math-unit functions.
+    MathFloat,
+    /// Integer division and remainder on the math unit.
+    MathIntDiv,
+    /// Untyped surface read/write/atomic and byte scattered messages.
+    Untyped,
+    /// Everything else.
+    Unlimited,
 }
 
 /// Gen9 (Skylake, Kaby Lake, Coffee Lake; GT2 values for the per-device ones).
@@ -42,9 +60,27 @@ pub const GEN9: HwFacts = HwFacts {
     bti_stateless: 255,
     max_threads_per_group: 56,
     simd_widths: &[8, 16, 32],
+    // ALU and float math: an operand may span at most 2 GRFs, so 16 channels of 32-bit
+    // data; integer division on the math unit: SIMD8 only; untyped surface and byte
+    // scattered messages exist as SIMD8 and SIMD16 (SIMD32 kernels send two halves).
+    width_limits: &[
+        (WidthClass::Alu32, 16),
+        (WidthClass::MathFloat, 16),
+        (WidthClass::MathIntDiv, 8),
+        (WidthClass::Untyped, 16),
+        (WidthClass::Unlimited, 32),
+    ],
 };
 
 impl HwFacts {
+    /// The widest exec size of an instruction of kind `c`.
+    pub fn width_limit(&self, c: WidthClass) -> u8 {
+        self.width_limits
+            .iter()
+            .find(|(k, _)| *k == c)
+            .map_or(32, |(_, w)| *w)
+    }
+
     /// One past the last GRF the register allocator may hand out: the EOT payload register
     /// and the ones after it are reserved.
     pub fn allocatable_end(&self) -> u8 {

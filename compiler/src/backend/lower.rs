@@ -1,30 +1,12 @@
-//! LIR lowering passes: SIMD-width lowering (the one place holding the per-generation
-//! width limits), logical sends to payload + SEND (one pass), regioning legalization.
+//! LIR lowering passes: SIMD-width lowering (the one place applying the per-generation
+//! width limits, `hw::HwFacts::width_limits`), logical sends to payload + SEND (one pass),
+//! regioning legalization.
 
 use super::lir::*;
 use crate::hw::GEN9;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 
-/// Gen9 width limits, as a table: (what, widest exec size).
-/// * ALU and MATH: an operand may span at most 2 GRFs, so 16 channels of 32-bit data.
-/// * Integer division/remainder on the math unit: SIMD8 only.
-/// * Untyped surface read/write/atomic and byte scattered messages: SIMD8 or SIMD16.
-pub const WIDTH_LIMITS: &[(WidthClass, u8)] = &[
-    (WidthClass::Alu32, 16),
-    (WidthClass::MathFloat, 16),
-    (WidthClass::MathIntDiv, 8),
-    (WidthClass::Untyped, 16),
-    (WidthClass::Unlimited, 32),
-];
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WidthClass {
-    Alu32,
-    MathFloat,
-    MathIntDiv,
-    Untyped,
-    Unlimited,
-}
+pub use crate::hw::WidthClass;
 
 pub fn width_class(i: &LInst) -> WidthClass {
     match i.op {
@@ -44,10 +26,7 @@ pub fn width_class(i: &LInst) -> WidthClass {
 
 pub fn max_width(i: &LInst) -> u8 {
     let c = width_class(i);
-    let mut w = WIDTH_LIMITS
-        .iter()
-        .find(|(k, _)| *k == c)
-        .map_or(32, |(_, w)| *w);
+    let mut w = GEN9.width_limit(c);
     if c == WidthClass::Alu32 || c == WidthClass::MathFloat {
         // 64 bytes per operand.
         let size = std::iter::once(&i.dst)
