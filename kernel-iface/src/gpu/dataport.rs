@@ -243,9 +243,10 @@ enum AtomicData {
 }
 
 /// Atomic `op` on `old` with operands `a`, `b` (values of `data`'s width, zero-extended):
-/// the new value (None = no write) and the value returned. Integer operations as GEN9-FACTS
-/// 4.2 lists them, the same for 32 and 64 bits; float FMAX 1, FMIN 2, FCMPWR 3 with IEEE
-/// min/max (a NaN operand loses).
+/// the new value (None = no write) and the value returned. Integer operations by the data
+/// port's atomic operation code (1 AND, 2 OR, 3 XOR, 4 MOV, 5 INC, 6 DEC, 7 ADD, 8 SUB,
+/// 9 REVSUB, 10 IMAX, 11 IMIN, 12 UMAX, 13 UMIN, 14 CMPWR, 15 PREDEC), the same for 32 and
+/// 64 bits; float FMAX 1, FMIN 2, FCMPWR 3 with IEEE min/max (a NaN operand loses).
 fn atomic(op: u32, data: AtomicData, old: u64, a: u64, b: u64) -> AtomicResult {
     if data == AtomicData::Float32 {
         let (fo, fa) = (f32::from_bits(old as u32), f32::from_bits(a as u32));
