@@ -6,18 +6,8 @@
 use ferrite_isa::Gen;
 use std::process::Command;
 
-const KERNELS: &[(&str, &[u8])] = &[
-    (
-        "control",
-        include_bytes!("../fuzz/corpus/frontend/control.spv"),
-    ),
-    (
-        "shared",
-        include_bytes!("../fuzz/corpus/frontend/shared.spv"),
-    ),
-    ("float", include_bytes!("../fuzz/corpus/frontend/float.spv")),
-    ("t1", include_bytes!("../fuzz/corpus/frontend/t1.spv")),
-];
+mod corpus;
+use corpus::CORPUS as KERNELS;
 
 #[test]
 fn assembling_the_listing_reproduces_the_binary() {

@@ -5,18 +5,8 @@ use ferrite_compiler::pipeline::{compile_to_ir, DebugFlags};
 use ferrite_compiler::testing::{spirv_words as words, validating_options as opts};
 use ferrite_compiler::{CompileError, Target};
 
-const CORPUS: &[(&str, &[u8])] = &[
-    (
-        "control",
-        include_bytes!("../fuzz/corpus/frontend/control.spv"),
-    ),
-    (
-        "shared",
-        include_bytes!("../fuzz/corpus/frontend/shared.spv"),
-    ),
-    ("float", include_bytes!("../fuzz/corpus/frontend/float.spv")),
-    ("t1", include_bytes!("../fuzz/corpus/frontend/t1.spv")),
-];
+mod corpus;
+use corpus::CORPUS;
 
 fn check(name: &str, seed: u64, w: &[u32]) {
     if let Err(CompileError::Validation { pass, err }) = compile_to_ir(w, &Target::gen9(), &opts())
