@@ -1,6 +1,6 @@
 //! The shared functions an EU thread talks to with SEND: the data port (HDC, SFIDs 10 and
 //! 12), the message gateway (SFID 3, barriers) and the thread spawner (SFID 7, end of
-//! thread). Descriptor and payload layouts: GEN9-FACTS.md section 4.
+//! thread). Descriptor and payload layouts: docs/gen9.md section 4.
 //!
 //! Buffer surfaces come from the binding table (RENDER_SURFACE_STATE, section 6) and are
 //! bounds-checked at dword granularity: reads outside return 0, writes and atomics outside
