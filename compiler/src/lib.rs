@@ -8,10 +8,13 @@ pub mod builder;
 pub mod eval;
 pub mod float_controls;
 pub mod frontend;
+pub mod hw;
 pub mod interp;
 pub mod ir;
+pub mod kernel;
 pub mod parse;
 pub mod passes;
+pub mod testing;
 pub mod validate;
 
 use std::fmt;
@@ -19,8 +22,6 @@ use std::fmt;
 /// What the compiler may assume about the GPU; built by the driver from its device table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
-    /// Generation (9 = Skylake/Kaby Lake/Coffee Lake).
-    pub gen: u32,
     /// SIMD widths the back end may choose from.
     pub simd_widths: Vec<u32>,
     pub has_fp64: bool,
@@ -34,14 +35,15 @@ pub struct Target {
     pub max_shared_size: u32,
     /// Most invocations in one workgroup.
     pub max_workgroup_invocations: u32,
+    /// The hardware facts of the generation (and the device's thread limit).
+    pub hw: hw::HwFacts,
 }
 
 impl Target {
     /// A Gen9 GT2 as the simulated device exposes it.
     pub fn gen9() -> Target {
         Target {
-            gen: 9,
-            simd_widths: vec![8, 16, 32],
+            simd_widths: hw::GEN9.simd_widths.to_vec(),
             has_fp64: true,
             has_int64: true,
             has_fp16: true,
@@ -50,6 +52,7 @@ impl Target {
             max_spirv_version: 0x0001_0600,
             max_shared_size: 64 * 1024,
             max_workgroup_invocations: 1024,
+            hw: hw::GEN9,
         }
     }
 }
@@ -90,4 +93,5 @@ impl fmt::Display for BindingUse {
 
 pub mod pipeline;
 pub use frontend::FrontendError;
-pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, Kernel, Statistics};
+pub use kernel::{CurbeLayout, Kernel, Statistics};
+pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags};

@@ -23,10 +23,11 @@
 
 use crate::frontend::{self, FrontendError, FrontendInput};
 use crate::ir::Shader;
+use crate::kernel::Kernel;
 use crate::passes;
 use crate::validate::{validate, ValidationError};
 use crate::{BindingSlot, BindingUse, Target};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
@@ -39,6 +40,8 @@ pub enum CompileError {
     },
     #[error("unsupported: {0}")]
     Unsupported(String),
+    #[error(transparent)]
+    Backend(#[from] crate::backend::BackendError),
     #[error("cannot write dump: {0}")]
     Dump(String),
 }
@@ -117,50 +120,8 @@ pub struct CompileOptions {
     pub debug: DebugFlags,
     /// When set, dumps go to files here instead of the log.
     pub dump_dir: Option<std::path::PathBuf>,
-}
-
-/// Mesa-named statistics.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Statistics {
-    pub instruction_count: u32,
-    pub send_count: u32,
-    pub loop_count: u32,
-    pub cycle_count: u32,
-    pub spill_count: u32,
-    pub fill_count: u32,
-    pub max_dispatch_width: u32,
-    pub compile_time: Duration,
-}
-
-impl Statistics {
-    /// (name, value) pairs with the names Vulkan tools read from Mesa.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("Instruction Count", u64::from(self.instruction_count)),
-            ("SEND Count", u64::from(self.send_count)),
-            ("Loop Count", u64::from(self.loop_count)),
-            ("Cycle Count", u64::from(self.cycle_count)),
-            ("Spill Count", u64::from(self.spill_count)),
-            ("Fill Count", u64::from(self.fill_count)),
-            ("Max dispatch width", u64::from(self.max_dispatch_width)),
-        ]
-    }
-}
-
-/// A compiled kernel and what dispatch needs.
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    pub binary: Vec<u8>,
-    pub simd_width: u32,
-    pub local_size: [u32; 3],
-    /// Bytes of push-constant data in the CURBE.
-    pub push_size: u32,
-    pub shared_size: u32,
-    pub scratch_size: u32,
-    pub bindings: Vec<BindingUse>,
-    /// The kernel uses a workgroup barrier (IDD BarrierEnable).
-    pub uses_barrier: bool,
-    pub stats: Statistics,
+    /// Keep the optimized IR text in [`Kernel::ir`].
+    pub keep_ir: bool,
 }
 
 fn dump(opts: &CompileOptions, name: &str, text: &str) -> Result<(), CompileError> {
@@ -337,41 +298,18 @@ pub fn compile(
             ),
         )?;
     }
-    let allowed = |w: u32| target.simd_widths.contains(&w);
-    let bopts = crate::backend::BackendOptions {
-        no8: opts.debug.no8 || !allowed(8),
-        no16: opts.debug.no16 || !allowed(16),
-        no32: opts.debug.no32 || !allowed(32),
-        validate: opts.debug.validate,
-        ..crate::backend::BackendOptions::gen9()
-    };
-    let k = crate::backend::compile(&shader, &bopts)
-        .map_err(|e| CompileError::Unsupported(e.to_string()))?;
+    let bopts = crate::backend::BackendOptions::new(target, &opts.debug);
+    let mut k = crate::backend::compile(&shader, &bopts)?;
+    k.stats.compile_time_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+    k.bindings = bindings;
+    if opts.keep_ir {
+        k.ir = shader.to_string();
+    }
     if opts.debug.asm {
         dump(opts, "kernel.asm", &k.asm)?;
     }
     if opts.debug.stats {
-        dump(opts, "kernel-stats.txt", &k.stats.to_string())?;
+        dump(opts, "kernel-stats.txt", &k.to_string())?;
     }
-    let st = &k.stats;
-    Ok(Kernel {
-        binary: k.binary,
-        simd_width: k.simd,
-        local_size: k.local_size,
-        push_size: k.push_regs * 32,
-        shared_size: k.slm_size,
-        scratch_size: k.scratch_size,
-        bindings,
-        uses_barrier: k.uses_barrier,
-        stats: Statistics {
-            instruction_count: st.instructions,
-            send_count: st.sends,
-            loop_count: st.loops,
-            cycle_count: st.cycles.min(u64::from(u32::MAX)) as u32,
-            spill_count: st.spills,
-            fill_count: st.fills,
-            max_dispatch_width: st.max_dispatch_width,
-            compile_time: start.elapsed(),
-        },
-    })
+    Ok(k)
 }

@@ -7,7 +7,6 @@ use ferrite_compiler::backend::{self, BackendOptions, Kernel};
 use ferrite_compiler::parse::parse_shader;
 use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
 use ferrite_compiler::{BindingSlot, Target};
-use std::process::Command;
 
 fn opts(width: u32) -> BackendOptions {
     BackendOptions {
@@ -158,35 +157,7 @@ fn control_flow_kernel() {
 }
 
 fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-be-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let out = match Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.1", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            eprintln!("glslangValidator not installed: skipping {name}");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let bytes = std::fs::read(&output).unwrap();
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    ferrite_compiler::testing::glsl_for_test(name, src, "vulkan1.1")
 }
 
 fn ir_of(name: &str, src: &str) -> Option<ferrite_compiler::ir::Shader> {
@@ -353,9 +324,9 @@ fn push_constants_in_curbe_layout() {
         return;
     };
     let k = backend::compile(&shader, &BackendOptions::gen9()).unwrap();
-    assert_eq!(k.push_regs, 1);
-    assert_eq!(k.cross_thread_regs, 2);
-    assert_eq!(k.per_thread_regs, 1);
+    assert_eq!(k.layout.push_regs, 1);
+    assert_eq!(k.layout.cross_thread_regs(), 2);
+    assert_eq!(k.layout.per_thread_regs(), 1);
     // The push constant is read from g1.0 (first CURBE register).
     assert!(
         k.asm.contains("g1<0,1,0>F") || k.asm.contains("g1.0<0,1,0>F"),
@@ -388,9 +359,12 @@ fn buffer_sizes_follow_the_driver_register() {
         check(&k, w);
         assert_eq!(k.btis, vec![0, 1, 3]);
         // One dword per BTI, in BTI order, in the register after the driver register (g2).
-        assert_eq!(k.size_btis, vec![1, 3]);
-        assert_eq!((k.push_regs, k.cross_thread_regs), (1, 3));
-        assert_eq!(k.push_bti, None, "constant push offsets stay in the CURBE");
+        assert_eq!(k.layout.size_btis, vec![1, 3]);
+        assert_eq!((k.layout.push_regs, k.layout.cross_thread_regs()), (1, 3));
+        assert_eq!(
+            k.layout.push_bti, None,
+            "constant push offsets stay in the CURBE"
+        );
         assert!(k.asm.contains("g3<0,1,0>UD"), "{}", k.asm);
         assert!(k.asm.contains("g3.1<0,1,0>UD"), "{}", k.asm);
         // The per-thread register (subgroup id in dword 7) moves behind the size register.
@@ -416,9 +390,9 @@ fn dynamic_push_offsets_read_the_push_surface() {
         check(&k, w);
         assert_eq!(k.btis, vec![2]);
         // The push surface is the BTI after the highest descriptor BTI the kernel uses.
-        assert_eq!(k.push_bti, Some(3));
-        assert_eq!(k.size_btis, Vec::<u32>::new());
-        assert_eq!((k.push_regs, k.cross_thread_regs), (2, 3));
+        assert_eq!(k.layout.push_bti, Some(3));
+        assert_eq!(k.layout.size_btis, Vec::<u32>::new());
+        assert_eq!((k.layout.push_regs, k.layout.cross_thread_regs()), (2, 3));
         // Push read, store, EOT; SIMD32 splits the two untyped messages into halves.
         let sends = if w == 32 { 5 } else { 3 };
         assert_eq!(k.stats.sends, sends, "{}", k.asm);
@@ -439,7 +413,7 @@ fn dynamic_push_offsets_of_every_width_compile() {
             let k =
                 backend::compile(&shader, &opts(w)).unwrap_or_else(|e| panic!("{t} SIMD{w}: {e}"));
             check(&k, w);
-            assert_eq!(k.push_bti, Some(3), "{t}");
+            assert_eq!(k.layout.push_bti, Some(3), "{t}");
         }
     }
 }

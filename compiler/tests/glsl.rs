@@ -7,38 +7,9 @@ use ferrite_compiler::interp::{run, Memory};
 use ferrite_compiler::pipeline::{run_pipeline, CompileOptions};
 use ferrite_compiler::validate::validate;
 use ferrite_compiler::{BindingSlot, Target};
-use std::process::Command;
 
 fn glsl_to_spirv(name: &str, src: &str) -> Option<Vec<u32>> {
-    let dir = std::env::temp_dir().join(format!("ferrite-cc-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let out = match Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.1", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            eprintln!("glslangValidator not installed: skipping {name}");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let bytes = std::fs::read(&output).unwrap();
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    ferrite_compiler::testing::glsl_for_test(name, src, "vulkan1.1")
 }
 
 fn words_u32(m: &Memory, bti: u32) -> Vec<u32> {

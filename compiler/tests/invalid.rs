@@ -1,38 +1,12 @@
 //! Invalid SPIR-V must give an error, never a panic: deterministic mutations of the fuzz
 //! corpus (fixed seed) through the front end and the pipeline (validated after every pass).
 
-use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
+use ferrite_compiler::pipeline::{compile_to_ir, DebugFlags};
+use ferrite_compiler::testing::{spirv_words as words, validating_options as opts};
 use ferrite_compiler::{CompileError, Target};
 
-const CORPUS: &[(&str, &[u8])] = &[
-    (
-        "control",
-        include_bytes!("../fuzz/corpus/frontend/control.spv"),
-    ),
-    (
-        "shared",
-        include_bytes!("../fuzz/corpus/frontend/shared.spv"),
-    ),
-    ("float", include_bytes!("../fuzz/corpus/frontend/float.spv")),
-    ("t1", include_bytes!("../fuzz/corpus/frontend/t1.spv")),
-];
-
-fn words(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn opts() -> CompileOptions {
-    CompileOptions {
-        entry_point: "main".into(),
-        debug: DebugFlags {
-            validate: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
+mod corpus;
+use corpus::CORPUS;
 
 fn check(name: &str, seed: u64, w: &[u32]) {
     if let Err(CompileError::Validation { pass, err }) = compile_to_ir(w, &Target::gen9(), &opts())

@@ -17,13 +17,14 @@ use kernel_iface::genxml::*;
 use crate::bo::{GemBo, Heap, INSTRUCTION_BASE};
 use crate::debug::{self, Flag};
 use crate::descriptor::DescriptorSet;
-use crate::device::{Core, Device};
+use crate::device::{dev, Core};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles::{self, Dispatchable};
 use crate::memory::Memory;
 use crate::pipeline::{total_threads, Pipeline};
 use crate::query::{Event, QueryPool};
+use ferrite_compiler::kernel::{CurbeValues, Kernel};
 
 /// Size of one state block.
 pub const STATE_BLOCK: u64 = 64 * 1024;
@@ -92,6 +93,9 @@ impl Executable {
         }
     }
 }
+
+/// (BTI, bound range size in bytes) of each descriptor a dispatch uses.
+type BoundSizes = Vec<(u32, u32)>;
 
 /// Descriptor sets bound at one set index, with their dynamic offsets.
 #[derive(Clone)]
@@ -302,22 +306,59 @@ impl Recorder {
             return Ok(());
         }
         let k = &p.kernel;
-        let threads = k.threads_per_group;
-        let n_bt = k.btis.iter().chain(&k.push_bti).max().map_or(0, |m| m + 1);
-        let bt_bytes = u64::from(n_bt) * 4;
-        let cross = k.cross_thread_regs;
-        let per_thread = k.per_thread_regs;
-        let curbe_regs = cross + per_thread * threads;
-        let curbe_bytes = (u64::from(curbe_regs) * 32).div_ceil(64) * 64;
-        let surfaces = k.btis.len() as u64 + u64::from(k.push_bti.is_some());
-        let need = bt_bytes.div_ceil(64) * 64 + 64 * surfaces + curbe_bytes + 64;
-        // Make sure everything of this dispatch lands in one block.
+        self.reserve_dispatch_state(k);
+        let (mut bt, sizes) = self.descriptor_surfaces(core, &p)?;
+        let curbe_bytes = curbe_bytes(k);
+        let curbe_off = self.alloc_state(core, curbe_bytes)?;
+        self.push_surface(core, k, curbe_off, &mut bt)?;
+        let bt_off = self.alloc_state(core, (bt.len() as u64 * 4).max(32))?;
+        self.write_state(bt_off, &bt);
+        self.write_curbe(k, curbe_off, curbe_bytes, groups, base, &sizes);
+        let idd_off = self.write_idd(core, &p, bt_off)?;
+        self.emit_compute_state(core, &p);
+        if let Some(addr) = indirect {
+            let counts = self.block().va + curbe_off + k.layout.num_workgroups_offset();
+            self.load_indirect_counts(addr, counts);
+        }
+        self.emit(
+            MediaCurbeLoad {
+                curbe_total_data_length: curbe_bytes,
+                curbe_data_start_address: curbe_off,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.emit(
+            MediaInterfaceDescriptorLoad {
+                interface_descriptor_total_length: 32,
+                interface_descriptor_data_start_address: idd_off,
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+        self.emit(walker(k, groups, indirect.is_some()).to_dwords());
+        self.emit(MediaStateFlush::default().to_dwords());
+        Ok(())
+    }
+
+    /// Makes sure all the state of one dispatch lands in one block (opens a new one when the
+    /// current block lacks the room).
+    fn reserve_dispatch_state(&mut self, k: &Kernel) {
+        let n_bt = u64::from(k.binding_table_entries());
+        let surfaces = k.btis.len() as u64 + u64::from(k.layout.push_bti.is_some());
+        let need = (n_bt * 4).div_ceil(64) * 64 + 64 * surfaces + curbe_bytes(k) + 64;
         if self.blocks.is_empty() || self.used.div_ceil(64) * 64 + need + 64 * 4 > STATE_BLOCK {
             self.used = STATE_BLOCK;
         }
-        // Surface states and the binding table; the bound range size of every BTI (the
-        // size the surface state holds, 0 for a NULL descriptor) for the size dwords.
-        let mut bt = vec![0u32; n_bt as usize];
+    }
+
+    /// A RENDER_SURFACE_STATE per descriptor the kernel uses, and the binding table pointing
+    /// at them (the push-constant surface's entry still 0). Also returns the bound range
+    /// size of every BTI (the size the surface state holds, 0 for a NULL descriptor), for the
+    /// CURBE's size dwords.
+    fn descriptor_surfaces(&mut self, core: &Core, p: &Pipeline) -> Result<(Vec<u32>, BoundSizes)> {
+        let k = &p.kernel;
+        let mut bt = vec![0u32; k.binding_table_entries() as usize];
         let mut sizes = Vec::with_capacity(k.btis.len());
         for &bti in &k.btis {
             let (set, slot) = p.layout.slot_of_bti(bti).ok_or_else(|| {
@@ -329,15 +370,7 @@ impl Recorder {
             let layout = &bound.set.layout;
             let desc = bound.set.lock()[slot as usize].clone();
             let (ss, size) = match desc {
-                None => (
-                    RenderSurfaceState {
-                        surface_type: 7,
-                        surface_format: 0x1FF,
-                        ..Default::default()
-                    }
-                    .to_dwords(),
-                    0,
-                ),
+                None => (null_surface(), 0),
                 Some(desc) => {
                     // Dynamic offsets in set-layout order.
                     let dyn_index = layout.dynamic_slots().position(|s| s == slot);
@@ -357,54 +390,68 @@ impl Recorder {
                 }
             };
             sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX)));
-            let off = self.alloc_state(core, 64)?;
-            self.write_state(off, &ss);
-            bt[bti as usize] = BindingTableState {
-                surface_state_pointer: off,
-            }
-            .to_dwords()[0];
+            bt[bti as usize] = self.surface_state(core, &ss)?;
         }
-        let curbe_off = self.alloc_state(core, curbe_bytes)?;
-        if let Some(bti) = k.push_bti {
-            // The push constants read at dynamic offsets: a RAW buffer over the push bytes
-            // of this dispatch's CURBE.
-            let ss = match k.push_regs {
-                0 => RenderSurfaceState {
-                    surface_type: 7,
-                    surface_format: 0x1FF,
-                    ..Default::default()
-                }
-                .to_dwords(),
-                n => buffer_surface(self.block().va + curbe_off, u64::from(n) * 32),
-            };
-            let off = self.alloc_state(core, 64)?;
-            self.write_state(off, &ss);
-            bt[bti as usize] = BindingTableState {
-                surface_state_pointer: off,
-            }
-            .to_dwords()[0];
+        Ok((bt, sizes))
+    }
+
+    /// Writes one surface state; returns its binding-table entry.
+    fn surface_state(&mut self, core: &Core, ss: &[u32]) -> Result<u32> {
+        let off = self.alloc_state(core, 64)?;
+        self.write_state(off, ss);
+        Ok(BindingTableState {
+            surface_state_pointer: off,
         }
-        let bt_off = self.alloc_state(core, bt_bytes.max(32))?;
-        self.write_state(bt_off, &bt);
-        // CURBE: push registers, the driver register, the buffer sizes, then one register
-        // per thread.
-        let mut curbe = vec![0u32; (curbe_bytes / 4) as usize];
-        let push_dw = (k.push_regs * 8) as usize;
-        for (i, dw) in curbe.iter_mut().take(push_dw.min(MAX_PUSH / 4)).enumerate() {
-            *dw = u32::from_le_bytes(self.push[4 * i..4 * i + 4].try_into().unwrap_or_default());
-        }
-        let drv = push_dw;
-        curbe[drv..drv + 6]
-            .copy_from_slice(&[groups[0], groups[1], groups[2], base[0], base[1], base[2]]);
-        for (i, bti) in k.size_btis.iter().enumerate() {
-            let size = sizes.iter().find(|(b, _)| b == bti).map_or(0, |s| s.1);
-            curbe[drv + 8 + i] = size;
-        }
-        for t in 0..threads {
-            let r = (cross + t * per_thread) as usize * 8;
-            curbe[r + 7] = t;
-        }
+        .to_dwords()[0])
+    }
+
+    /// The push constants read at dynamic offsets: a RAW buffer over the push bytes of this
+    /// dispatch's CURBE (at `curbe_off`), when the kernel has a push-constant surface.
+    fn push_surface(
+        &mut self,
+        core: &Core,
+        k: &Kernel,
+        curbe_off: u64,
+        bt: &mut [u32],
+    ) -> Result<()> {
+        let Some(bti) = k.layout.push_bti else {
+            return Ok(());
+        };
+        let ss = match k.layout.push_bytes() {
+            0 => null_surface(),
+            n => buffer_surface(self.block().va + curbe_off, u64::from(n)),
+        };
+        bt[bti as usize] = self.surface_state(core, &ss)?;
+        Ok(())
+    }
+
+    /// The CURBE data as the kernel's layout places it: push constants, the driver values,
+    /// the buffer sizes, one register per thread.
+    fn write_curbe(
+        &self,
+        k: &Kernel,
+        curbe_off: u64,
+        curbe_bytes: u64,
+        groups: [u32; 3],
+        base: [u32; 3],
+        sizes: &[(u32, u32)],
+    ) {
+        let values = CurbeValues {
+            push: &self.push,
+            num_workgroups: groups,
+            base_workgroup: base,
+            threads: k.threads_per_group,
+        };
+        let mut curbe = k.layout.curbe_data(&values, |bti| {
+            sizes.iter().find(|(b, _)| *b == bti).map_or(0, |s| s.1)
+        });
+        curbe.resize((curbe_bytes / 4) as usize, 0);
         self.write_state(curbe_off, &curbe);
+    }
+
+    /// INTERFACE_DESCRIPTOR_DATA of the pipeline's kernel; returns its offset.
+    fn write_idd(&mut self, core: &Core, p: &Pipeline, bt_off: u64) -> Result<u64> {
+        let k = &p.kernel;
         let slm_code = match k.slm_size {
             0 => 0,
             b => u64::from(b.max(1024).next_power_of_two().trailing_zeros() - 10 + 1),
@@ -412,17 +459,23 @@ impl Recorder {
         let idd = InterfaceDescriptorData {
             kernel_start_pointer: p.kernel_offset(),
             binding_table_pointer: bt_off,
-            binding_table_entry_count: u64::from(n_bt.min(30)),
-            constant_urb_entry_read_length: u64::from(per_thread),
-            cross_thread_constant_data_read_length: u64::from(cross),
-            number_of_threads_in_gpgpu_thread_group: u64::from(threads),
+            binding_table_entry_count: u64::from(k.binding_table_entries().min(30)),
+            constant_urb_entry_read_length: u64::from(k.layout.per_thread_regs()),
+            cross_thread_constant_data_read_length: u64::from(k.layout.cross_thread_regs()),
+            number_of_threads_in_gpgpu_thread_group: u64::from(k.threads_per_group),
             shared_local_memory_size: slm_code,
             barrier_enable: k.uses_barrier,
             ..Default::default()
         };
         let idd_off = self.alloc_state(core, 64)?;
         self.write_state(idd_off, &idd.to_dwords());
+        Ok(idd_off)
+    }
 
+    /// The GPGPU pipeline state the dispatch needs: PIPELINE_SELECT, the L3 (SLM) split,
+    /// base addresses, then MEDIA_VFE_STATE (threads, CURBE size, scratch).
+    fn emit_compute_state(&mut self, core: &Core, p: &Arc<Pipeline>) {
+        let k = &p.kernel;
         if !self.gpgpu {
             self.select_gpgpu();
         }
@@ -430,7 +483,7 @@ impl Recorder {
         if !self.sba_valid {
             self.emit_sba();
         }
-        if !self.pipelines.iter().any(|q| Arc::ptr_eq(q, &p)) {
+        if !self.pipelines.iter().any(|q| Arc::ptr_eq(q, p)) {
             self.pipelines.push(p.clone());
         }
         let info = core.adapter.info;
@@ -446,6 +499,7 @@ impl Recorder {
             command_streamer_stall_enable: true,
             ..Default::default()
         });
+        let curbe_regs = k.layout.curbe_regs(k.threads_per_group);
         self.emit(
             MediaVfeState {
                 maximum_number_of_threads: u64::from(
@@ -461,70 +515,29 @@ impl Recorder {
             }
             .to_dwords(),
         );
-        if let Some(addr) = indirect {
-            let curbe_va = self.block().va + curbe_off + 4 * drv as u64;
-            for (i, reg) in GPGPU_DISPATCHDIM.iter().enumerate() {
-                self.emit(
-                    MiLoadRegisterMem {
-                        register_address: u64::from(*reg),
-                        memory_address: addr + 4 * i as u64,
-                        ..Default::default()
-                    }
-                    .to_dwords(),
-                );
-                self.emit(
-                    MiStoreRegisterMem {
-                        register_address: u64::from(*reg),
-                        memory_address: curbe_va + 4 * i as u64,
-                        ..Default::default()
-                    }
-                    .to_dwords(),
-                );
-            }
+    }
+
+    /// Indirect dispatch: the group counts at `addr` go to the walker's MMIO registers and
+    /// into the CURBE's num_workgroups dwords at GPU address `counts`.
+    fn load_indirect_counts(&mut self, addr: u64, counts: u64) {
+        for (i, reg) in GPGPU_DISPATCHDIM.iter().enumerate() {
+            self.emit(
+                MiLoadRegisterMem {
+                    register_address: u64::from(*reg),
+                    memory_address: addr + 4 * i as u64,
+                    ..Default::default()
+                }
+                .to_dwords(),
+            );
+            self.emit(
+                MiStoreRegisterMem {
+                    register_address: u64::from(*reg),
+                    memory_address: counts + 4 * i as u64,
+                    ..Default::default()
+                }
+                .to_dwords(),
+            );
         }
-        self.emit(
-            MediaCurbeLoad {
-                curbe_total_data_length: curbe_bytes,
-                curbe_data_start_address: curbe_off,
-                ..Default::default()
-            }
-            .to_dwords(),
-        );
-        self.emit(
-            MediaInterfaceDescriptorLoad {
-                interface_descriptor_total_length: 32,
-                interface_descriptor_data_start_address: idd_off,
-                ..Default::default()
-            }
-            .to_dwords(),
-        );
-        let group = k.local_size.iter().product::<u32>();
-        let rem = group % k.simd;
-        let right_mask = if rem == 0 {
-            (1u64 << k.simd) - 1
-        } else {
-            (1u64 << rem) - 1
-        };
-        self.emit(
-            GpgpuWalker {
-                indirect_parameter_enable: indirect.is_some(),
-                simd_size: match k.simd {
-                    8 => 0,
-                    16 => 1,
-                    _ => 2,
-                },
-                thread_width_counter_maximum: u64::from(threads - 1),
-                thread_group_id_x_dimension: u64::from(groups[0]),
-                thread_group_id_y_dimension: u64::from(groups[1]),
-                thread_group_id_z_dimension: u64::from(groups[2]),
-                right_execution_mask: right_mask,
-                bottom_execution_mask: 0xFFFF_FFFF,
-                ..Default::default()
-            }
-            .to_dwords(),
-        );
-        self.emit(MediaStateFlush::default().to_dwords());
-        Ok(())
     }
 
     /// A dword store by the command streamer.
@@ -553,6 +566,48 @@ impl Recorder {
             self.emit(MiNoop::default().to_dwords());
         }
     }
+}
+
+/// Bytes of CURBE data of one dispatch of `k`, rounded up to 64 (MEDIA_CURBE_LOAD).
+fn curbe_bytes(k: &Kernel) -> u64 {
+    (u64::from(k.layout.curbe_regs(k.threads_per_group)) * 32).div_ceil(64) * 64
+}
+
+/// GPGPU_WALKER of one dispatch: `groups` groups of `k.threads_per_group` threads; the last
+/// thread of each group runs only the channels of the invocations left (RightExecutionMask).
+fn walker(k: &Kernel, groups: [u32; 3], indirect: bool) -> GpgpuWalker {
+    let group = k.local_size.iter().product::<u32>();
+    let rem = group % k.simd;
+    let right_mask = if rem == 0 {
+        (1u64 << k.simd) - 1
+    } else {
+        (1u64 << rem) - 1
+    };
+    GpgpuWalker {
+        indirect_parameter_enable: indirect,
+        simd_size: match k.simd {
+            8 => 0,
+            16 => 1,
+            _ => 2,
+        },
+        thread_width_counter_maximum: u64::from(k.threads_per_group - 1),
+        thread_group_id_x_dimension: u64::from(groups[0]),
+        thread_group_id_y_dimension: u64::from(groups[1]),
+        thread_group_id_z_dimension: u64::from(groups[2]),
+        right_execution_mask: right_mask,
+        bottom_execution_mask: 0xFFFF_FFFF,
+        ..Default::default()
+    }
+}
+
+/// RENDER_SURFACE_STATE dwords of a NULL surface (every access out of bounds).
+fn null_surface() -> Vec<u32> {
+    RenderSurfaceState {
+        surface_type: 7,
+        surface_format: 0x1FF,
+        ..Default::default()
+    }
+    .to_dwords()
 }
 
 /// RENDER_SURFACE_STATE dwords of a RAW buffer (a NULL surface when `size` is 0).
@@ -632,13 +687,6 @@ impl Drop for CommandPool {
             drop(unsafe { handles::take::<CommandBuffer>(raw as *mut u8) });
         }
     }
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 pub(crate) unsafe extern "system" fn create_command_pool(

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use ash::vk::Handle;
 
-use crate::device::Device;
+use crate::device::{dev, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::memory::Memory;
@@ -130,13 +130,6 @@ pub struct DescriptorPool {
     max_sets: u32,
     can_free: bool,
     sets: Mutex<Vec<u64>>,
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 pub(crate) unsafe extern "system" fn create_descriptor_set_layout(

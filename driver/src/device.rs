@@ -65,6 +65,15 @@ impl std::ops::Deref for Device {
     }
 }
 
+/// The device behind a `VkDevice` handle, for the entry points.
+///
+/// # Safety
+/// `device` must be null or a live device.
+pub(crate) unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
+    // SAFETY: forwarded caller contract.
+    unsafe { Device::from_handle(device) }
+}
+
 impl Device {
     /// # Safety
     /// `h` must be null or a device made by vkCreateDevice and not yet destroyed.
@@ -137,22 +146,13 @@ fn check_create_info(adapter: &Adapter, info: &vk::DeviceCreateInfo<'_>) -> Resu
         }
     }
     // SAFETY: ppEnabledExtensionNames holds enabledExtensionCount strings per the spec.
-    let names = unsafe {
-        ffi::slice(
+    let enabled = unsafe {
+        ffi::enabled_extensions(
             info.pp_enabled_extension_names,
             info.enabled_extension_count,
-            "ppEnabledExtensionNames",
+            DEVICE_EXTENSIONS,
         )
     }?;
-    let mut enabled = Vec::new();
-    for &p in names {
-        // SAFETY: each is a NUL-terminated string.
-        let name = unsafe { ffi::cstr(p, "extension name") }?;
-        if !DEVICE_EXTENSIONS.iter().any(|(n, _)| *n == name) {
-            return Err(DriverError::ExtensionNotPresent(name.to_string()));
-        }
-        enabled.push(name.to_string());
-    }
     // Features come either in pEnabledFeatures or in a chained VkPhysicalDeviceFeatures2.
     // SAFETY: pEnabledFeatures is null or valid; the pNext chain is valid per the spec.
     let requested = match unsafe { ffi::read_opt(info.p_enabled_features) } {

@@ -30,7 +30,7 @@ pub enum DriverError {
     #[error("device lost: {0}")]
     DeviceLost(String),
     #[error("compile failed: {0}")]
-    Compile(String),
+    Compile(#[from] ferrite_compiler::CompileError),
     #[error("panic: {0}")]
     Panic(String),
 }
@@ -190,7 +190,9 @@ mod tests {
 
     #[test]
     fn compile_errors_are_a_listed_code_of_pipeline_creation_and_logged_as_errors() {
-        let e = DriverError::Compile("unsupported capability".into());
+        let e = DriverError::Compile(ferrite_compiler::CompileError::Unsupported(
+            "unsupported capability".into(),
+        ));
         for command in ["vkCreateComputePipelines", "vkCreateShaderModule"] {
             assert_eq!(e.result_in(command), vk::Result::ERROR_OUT_OF_HOST_MEMORY);
         }

@@ -113,6 +113,31 @@ pub unsafe fn cstr<'a>(p: *const c_char, what: &'static str) -> Result<&'a str> 
         .map_err(|_| DriverError::InvalidArgument(format!("{what} is not UTF-8")))
 }
 
+/// The extension names of a create info (`ppEnabledExtensionNames`, `count` of them), each
+/// one of `supported` (else `ExtensionNotPresent`): what vkCreateInstance and vkCreateDevice
+/// enable.
+///
+/// # Safety
+/// `names` must hold `count` NUL-terminated strings (or `count` be 0).
+pub unsafe fn enabled_extensions(
+    names: *const *const c_char,
+    count: u32,
+    supported: &[(&str, u32)],
+) -> Result<Vec<String>> {
+    // SAFETY: forwarded caller contract.
+    let names = unsafe { slice(names, count, "ppEnabledExtensionNames") }?;
+    let mut enabled = Vec::with_capacity(names.len());
+    for &p in names {
+        // SAFETY: each element is a NUL-terminated string by the caller's contract.
+        let name = unsafe { cstr(p, "extension name") }?;
+        if !supported.iter().any(|(n, _)| *n == name) {
+            return Err(DriverError::ExtensionNotPresent(name.to_string()));
+        }
+        enabled.push(name.to_string());
+    }
+    Ok(enabled)
+}
+
 /// The Vulkan "two-call" idiom: with a null `p_items` store the count, otherwise copy up to
 /// `*p_count` items, store how many were written and return `VK_INCOMPLETE` if that was not all.
 ///

@@ -133,22 +133,13 @@ pub(crate) unsafe extern "system" fn create_instance(
             unsafe { ffi::read_opt(info.p_application_info) }.map_or(0, |a| a.api_version);
         check_api_version(entry::negotiated_interface_version(), requested)?;
         // SAFETY: ppEnabledExtensionNames holds enabledExtensionCount valid strings.
-        let names = unsafe {
-            ffi::slice(
+        let enabled_extensions = unsafe {
+            ffi::enabled_extensions(
                 info.pp_enabled_extension_names,
                 info.enabled_extension_count,
-                "ppEnabledExtensionNames",
+                INSTANCE_EXTENSIONS,
             )
         }?;
-        let mut enabled_extensions = Vec::new();
-        for &p in names {
-            // SAFETY: each element is a NUL-terminated string.
-            let name = unsafe { ffi::cstr(p, "extension name") }?;
-            if !INSTANCE_EXTENSIONS.iter().any(|(n, _)| *n == name) {
-                return Err(DriverError::ExtensionNotPresent(name.to_string()));
-            }
-            enabled_extensions.push(name.to_string());
-        }
         let instance = Dispatchable::new(Instance {
             enabled_extensions,
             physical_devices: OnceLock::new(),

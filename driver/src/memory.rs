@@ -8,7 +8,7 @@ use ash::vk::Handle;
 use kernel_iface::{DrmDevice, KernelError, Mapping};
 
 use crate::debug::{self, Flag};
-use crate::device::Device;
+use crate::device::{dev, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::physical::memory_types;
@@ -134,13 +134,6 @@ impl Buffer {
         });
         Ok(())
     }
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 fn allocate(device: &Device, info: &vk::MemoryAllocateInfo<'_>) -> Result<u64> {

@@ -385,77 +385,116 @@ pub fn narrow_features(_info: &DeviceInfo) -> [(vk::StructureType, &'static str,
     ]
 }
 
+/// Where the Bool32 of each 8/16-bit feature member lives: (member, structure type, byte
+/// offset in that structure). The core structures (VkPhysicalDeviceVulkan11Features,
+/// Vulkan12Features) carry the extension structures' members under the same names.
+const NARROW_MEMBERS: &[(&str, vk::StructureType, usize)] = {
+    use std::mem::offset_of;
+    use vk::PhysicalDevice16BitStorageFeatures as S16;
+    use vk::PhysicalDevice8BitStorageFeatures as S8;
+    use vk::PhysicalDeviceShaderFloat16Int8Features as F16I8;
+    use vk::PhysicalDeviceVulkan11Features as V11;
+    use vk::PhysicalDeviceVulkan12Features as V12;
+    use vk::StructureType as S;
+    let (f16i8, s8, s16) = (
+        S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+        S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+    );
+    let (v11, v12) = (
+        S::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        S::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+    );
+    &[
+        ("shaderFloat16", f16i8, offset_of!(F16I8, shader_float16)),
+        ("shaderInt8", f16i8, offset_of!(F16I8, shader_int8)),
+        ("shaderFloat16", v12, offset_of!(V12, shader_float16)),
+        ("shaderInt8", v12, offset_of!(V12, shader_int8)),
+        (
+            "storageBuffer8BitAccess",
+            s8,
+            offset_of!(S8, storage_buffer8_bit_access),
+        ),
+        (
+            "uniformAndStorageBuffer8BitAccess",
+            s8,
+            offset_of!(S8, uniform_and_storage_buffer8_bit_access),
+        ),
+        (
+            "storagePushConstant8",
+            s8,
+            offset_of!(S8, storage_push_constant8),
+        ),
+        (
+            "storageBuffer8BitAccess",
+            v12,
+            offset_of!(V12, storage_buffer8_bit_access),
+        ),
+        (
+            "uniformAndStorageBuffer8BitAccess",
+            v12,
+            offset_of!(V12, uniform_and_storage_buffer8_bit_access),
+        ),
+        (
+            "storagePushConstant8",
+            v12,
+            offset_of!(V12, storage_push_constant8),
+        ),
+        (
+            "storageBuffer16BitAccess",
+            s16,
+            offset_of!(S16, storage_buffer16_bit_access),
+        ),
+        (
+            "uniformAndStorageBuffer16BitAccess",
+            s16,
+            offset_of!(S16, uniform_and_storage_buffer16_bit_access),
+        ),
+        (
+            "storagePushConstant16",
+            s16,
+            offset_of!(S16, storage_push_constant16),
+        ),
+        (
+            "storageInputOutput16",
+            s16,
+            offset_of!(S16, storage_input_output16),
+        ),
+        (
+            "storageBuffer16BitAccess",
+            v11,
+            offset_of!(V11, storage_buffer16_bit_access),
+        ),
+        (
+            "uniformAndStorageBuffer16BitAccess",
+            v11,
+            offset_of!(V11, uniform_and_storage_buffer16_bit_access),
+        ),
+        (
+            "storagePushConstant16",
+            v11,
+            offset_of!(V11, storage_push_constant16),
+        ),
+        (
+            "storageInputOutput16",
+            v11,
+            offset_of!(V11, storage_input_output16),
+        ),
+    ]
+};
+
 /// The Bool32 of `member` in a feature structure of type `ty`, or None for other names.
 fn narrow_member<'a>(
     base: *mut vk::BaseOutStructure<'static>,
     ty: vk::StructureType,
     member: &str,
 ) -> Option<&'a mut vk::Bool32> {
-    use vk::StructureType as S;
+    let &(_, _, offset) = NARROW_MEMBERS
+        .iter()
+        .find(|(m, t, _)| *m == member && *t == ty)?;
     // SAFETY: the caller found `base` in a feature chain with sType `ty`, so it is a valid
-    // structure of the type that sType names.
-    unsafe {
-        match ty {
-            S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES => {
-                let f = &mut *(base as *mut vk::PhysicalDeviceShaderFloat16Int8Features);
-                match member {
-                    "shaderFloat16" => Some(&mut f.shader_float16),
-                    "shaderInt8" => Some(&mut f.shader_int8),
-                    _ => None,
-                }
-            }
-            S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES => {
-                let f = &mut *(base as *mut vk::PhysicalDevice8BitStorageFeatures);
-                match member {
-                    "storageBuffer8BitAccess" => Some(&mut f.storage_buffer8_bit_access),
-                    "uniformAndStorageBuffer8BitAccess" => {
-                        Some(&mut f.uniform_and_storage_buffer8_bit_access)
-                    }
-                    "storagePushConstant8" => Some(&mut f.storage_push_constant8),
-                    _ => None,
-                }
-            }
-            // The core structures carry the same members under the same names.
-            S::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => {
-                let f = &mut *(base as *mut vk::PhysicalDeviceVulkan11Features);
-                match member {
-                    "storageBuffer16BitAccess" => Some(&mut f.storage_buffer16_bit_access),
-                    "uniformAndStorageBuffer16BitAccess" => {
-                        Some(&mut f.uniform_and_storage_buffer16_bit_access)
-                    }
-                    "storagePushConstant16" => Some(&mut f.storage_push_constant16),
-                    "storageInputOutput16" => Some(&mut f.storage_input_output16),
-                    _ => None,
-                }
-            }
-            S::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
-                let f = &mut *(base as *mut vk::PhysicalDeviceVulkan12Features);
-                match member {
-                    "shaderFloat16" => Some(&mut f.shader_float16),
-                    "shaderInt8" => Some(&mut f.shader_int8),
-                    "storageBuffer8BitAccess" => Some(&mut f.storage_buffer8_bit_access),
-                    "uniformAndStorageBuffer8BitAccess" => {
-                        Some(&mut f.uniform_and_storage_buffer8_bit_access)
-                    }
-                    "storagePushConstant8" => Some(&mut f.storage_push_constant8),
-                    _ => None,
-                }
-            }
-            S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES => {
-                let f = &mut *(base as *mut vk::PhysicalDevice16BitStorageFeatures);
-                match member {
-                    "storageBuffer16BitAccess" => Some(&mut f.storage_buffer16_bit_access),
-                    "uniformAndStorageBuffer16BitAccess" => {
-                        Some(&mut f.uniform_and_storage_buffer16_bit_access)
-                    }
-                    "storagePushConstant16" => Some(&mut f.storage_push_constant16),
-                    "storageInputOutput16" => Some(&mut f.storage_input_output16),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
-    }
+    // structure of the type that sType names, and `offset` is that type's Bool32 member.
+    Some(unsafe { &mut *base.cast::<u8>().add(offset).cast::<vk::Bool32>() })
 }
 
 /// VkPhysicalDeviceVulkan11Features / Vulkan12Features: they hold the extension structures'

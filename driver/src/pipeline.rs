@@ -11,14 +11,15 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use ash::vk::Handle;
-use ferrite_compiler::backend::{self, BackendOptions};
-use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
-use ferrite_compiler::{BindingSlot, Target};
+use ferrite_compiler::hw::{HwFacts, GEN9};
+use ferrite_compiler::kernel::{CurbeLayout, Statistic, Statistics, STATISTICS};
+use ferrite_compiler::pipeline::{CompileOptions, DebugFlags};
+use ferrite_compiler::{BindingSlot, Kernel, Target};
 use kernel_iface::DeviceInfo;
 
 use crate::bo::{GemBo, Heap};
 use crate::descriptor::SetLayout;
-use crate::device::{Core, Device};
+use crate::device::{dev, Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::physical::pipeline_cache_uuid;
@@ -86,102 +87,6 @@ impl PipelineLayout {
     }
 }
 
-/// The compiled kernel as dispatch and the cache need it (a plain copy of the back end's
-/// result, serializable).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KernelInfo {
-    pub binary: Vec<u8>,
-    pub simd: u32,
-    pub local_size: [u32; 3],
-    pub push_regs: u32,
-    pub cross_thread_regs: u32,
-    pub per_thread_regs: u32,
-    pub slm_size: u32,
-    pub scratch_size: u32,
-    pub uses_barrier: bool,
-    pub btis: Vec<u32>,
-    /// BTIs whose bound range size the CURBE carries (dispatch contract, buffer sizes).
-    pub size_btis: Vec<u32>,
-    /// BTI of the push-constant surface, when the kernel reads push constants at dynamic
-    /// offsets.
-    pub push_bti: Option<u32>,
-    pub threads_per_group: u32,
-    /// (statistic name as Mesa's anv names it, value); see [`STATISTICS`].
-    pub stats: Vec<(String, u64)>,
-    /// Gen9 assembly and the optimized Ferrite IR: only kept (and cached) when a pipeline asked
-    /// for VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR; empty otherwise.
-    pub asm: String,
-    pub ir: String,
-}
-
-/// Every statistic `vkGetPipelineExecutableStatisticsKHR` reports, in order, with its
-/// description. The first seven are anv's names and meanings (Mesa's
-/// `anv_GetPipelineExecutableStatisticsKHR`), so tools that read anv's statistics read Ferrite's;
-/// all are `VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR`.
-pub const STATISTICS: &[(&str, &str)] = &[
-    (
-        "Instruction Count",
-        "Number of GEN instructions in the final generated shader executable.",
-    ),
-    (
-        "SEND Count",
-        "Number of instructions in the final generated shader executable which access external \
-         units such as the constant cache or the sampler.",
-    ),
-    (
-        "Loop Count",
-        "Number of loops (not unrolled) in the final generated shader executable.",
-    ),
-    (
-        "Cycle Count",
-        "Estimate of the number of EU cycles required to execute the final generated \
-         executable.  This is an estimate only (Ferrite's static model) and may vary greatly \
-         from actual run-time performance.",
-    ),
-    (
-        "Spill Count",
-        "Number of scratch spill operations.  This gives a rough estimate of the cost incurred \
-         due to spilling temporary values to memory.  If this is non-zero, you may want to \
-         adjust your shader to reduce register pressure.",
-    ),
-    (
-        "Fill Count",
-        "Number of scratch fill operations.  This gives a rough estimate of the cost incurred \
-         due to spilling temporary values to memory.  If this is non-zero, you may want to \
-         adjust your shader to reduce register pressure.",
-    ),
-    ("Max dispatch width", "Largest SIMD dispatch width."),
-    (
-        "Scratch Memory Size",
-        "Number of bytes of scratch memory required by the generated shader executable (per \
-         hardware thread).  If this is non-zero, you may want to adjust your shader to reduce \
-         register pressure.",
-    ),
-    (
-        "Workgroup Memory Size",
-        "Number of bytes of workgroup shared memory used by this shader including any padding.",
-    ),
-    (
-        "GRF Registers",
-        "Number of general registers (of 128) the kernel uses: the highest one allocated plus \
-         one, thread payload included.",
-    ),
-    (
-        "Compile Time (us)",
-        "Microseconds Ferrite's compiler took to produce this executable from SPIR-V (front \
-         end, passes and back end).  On a pipeline-cache hit: the time of the original \
-         compilation.",
-    ),
-];
-
-/// The description of a statistic of [`STATISTICS`] ("" for an unknown name).
-pub fn statistic_description(name: &str) -> &'static str {
-    STATISTICS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or("", |(_, d)| d)
-}
-
 struct Writer(Vec<u8>);
 impl Writer {
     fn u32(&mut self, v: u32) {
@@ -221,82 +126,127 @@ impl<'a> Reader<'a> {
     }
 }
 
-impl KernelInfo {
-    pub fn serialize(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::new());
-        w.bytes(&self.binary);
-        for v in [
-            self.simd,
-            self.local_size[0],
-            self.local_size[1],
-            self.local_size[2],
-            self.push_regs,
-            self.cross_thread_regs,
-            self.per_thread_regs,
-            self.slm_size,
-            self.scratch_size,
-            self.uses_barrier as u32,
-            self.threads_per_group,
-        ] {
-            w.u32(v);
-        }
-        for list in [&self.btis, &self.size_btis] {
-            w.u32(list.len() as u32);
-            for &b in list {
-                w.u32(b);
-            }
-        }
-        w.u32(self.push_bti.map_or(u32::MAX, |b| b));
-        w.u32(self.stats.len() as u32);
-        for (n, v) in &self.stats {
-            w.bytes(n.as_bytes());
-            w.u64(*v);
-        }
-        w.bytes(self.asm.as_bytes());
-        w.bytes(self.ir.as_bytes());
-        w.0
+/// The pipeline-cache form of a kernel. Every field of [`Kernel`], [`CurbeLayout`] and
+/// [`Statistics`] is named here (destructured, no `..`), so a field added to the contract
+/// does not compile until the cache stores it.
+pub fn serialize_kernel(k: &Kernel) -> Vec<u8> {
+    let Kernel {
+        binary,
+        simd,
+        local_size,
+        layout:
+            CurbeLayout {
+                push_regs,
+                size_btis,
+                push_bti,
+            },
+        slm_size,
+        scratch_size,
+        uses_barrier,
+        btis,
+        threads_per_group,
+        stats:
+            Statistics {
+                instructions,
+                sends,
+                loops,
+                cycles,
+                spills,
+                fills,
+                max_dispatch_width,
+                compile_time_us,
+                grf_used,
+            },
+        asm,
+        ir,
+        bindings: _,
+    } = k;
+    let mut w = Writer(Vec::new());
+    w.bytes(binary);
+    for v in [
+        *simd,
+        local_size[0],
+        local_size[1],
+        local_size[2],
+        u32::from(*push_regs),
+        *slm_size,
+        *scratch_size,
+        u32::from(*uses_barrier),
+        *threads_per_group,
+        *instructions,
+        *sends,
+        *loops,
+        *spills,
+        *fills,
+        *max_dispatch_width,
+        *grf_used,
+    ] {
+        w.u32(v);
     }
+    w.u64(*cycles);
+    w.u64(*compile_time_us);
+    for list in [btis, size_btis] {
+        w.u32(list.len() as u32);
+        for &b in list {
+            w.u32(b);
+        }
+    }
+    w.u32(push_bti.unwrap_or(u32::MAX));
+    w.bytes(asm.as_bytes());
+    w.bytes(ir.as_bytes());
+    w.0
+}
 
-    pub fn deserialize(data: &[u8]) -> Option<KernelInfo> {
-        let mut r = Reader(data);
-        let binary = r.bytes()?.to_vec();
-        let mut f = [0u32; 11];
-        for v in &mut f {
-            *v = r.u32()?;
-        }
-        let nb = r.u32()? as usize;
-        let btis = (0..nb).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
-        let ns = r.u32()? as usize;
-        let size_btis = (0..ns).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
-        let push_bti = Some(r.u32()?).filter(|&b| b != u32::MAX);
-        let ns = r.u32()? as usize;
-        let stats = (0..ns)
-            .map(|_| Some((r.string()?, r.u64()?)))
-            .collect::<Option<Vec<_>>>()?;
-        let asm = r.string()?;
-        let ir = r.string()?;
-        if !r.0.is_empty() {
-            return None;
-        }
-        Some(KernelInfo {
-            binary,
-            simd: f[0],
-            local_size: [f[1], f[2], f[3]],
-            push_regs: f[4],
-            cross_thread_regs: f[5],
-            per_thread_regs: f[6],
-            slm_size: f[7],
-            scratch_size: f[8],
-            uses_barrier: f[9] != 0,
-            threads_per_group: f[10],
-            btis,
+/// The kernel of [`serialize_kernel`]'s bytes; None when they are truncated or too long.
+/// The descriptor list (`bindings`) is not cached: dispatch reads `btis`.
+pub fn deserialize_kernel(data: &[u8]) -> Option<Kernel> {
+    let mut r = Reader(data);
+    let binary = r.bytes()?.to_vec();
+    let mut f = [0u32; 16];
+    for v in &mut f {
+        *v = r.u32()?;
+    }
+    let cycles = r.u64()?;
+    let compile_time_us = r.u64()?;
+    let nb = r.u32()? as usize;
+    let btis = (0..nb).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+    let ns = r.u32()? as usize;
+    let size_btis = (0..ns).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+    let push_bti = Some(r.u32()?).filter(|&b| b != u32::MAX);
+    let asm = r.string()?;
+    let ir = r.string()?;
+    if !r.0.is_empty() {
+        return None;
+    }
+    Some(Kernel {
+        binary,
+        simd: f[0],
+        local_size: [f[1], f[2], f[3]],
+        layout: CurbeLayout {
+            push_regs: u8::try_from(f[4]).ok()?,
             size_btis,
             push_bti,
-            stats,
-            asm,
-            ir,
-        })
-    }
+        },
+        slm_size: f[5],
+        scratch_size: f[6],
+        uses_barrier: f[7] != 0,
+        threads_per_group: f[8],
+        btis,
+        stats: Statistics {
+            instructions: f[9],
+            sends: f[10],
+            loops: f[11],
+            cycles,
+            spills: f[12],
+            fills: f[13],
+            max_dispatch_width: f[14],
+            compile_time_us,
+            grf_used: f[15],
+        },
+        asm,
+        ir,
+        bindings: Vec::new(),
+    })
 }
 
 /// The compiler's target for a device.
@@ -305,6 +255,10 @@ pub fn target(info: &DeviceInfo) -> Target {
         has_fp64: info.has_fp64,
         has_int64: info.has_int64,
         max_shared_size: info.slm_size_per_group,
+        hw: HwFacts {
+            max_threads_per_group: info.max_threads_per_group,
+            ..GEN9
+        },
         ..Target::gen9()
     }
 }
@@ -341,86 +295,35 @@ fn fnv128(parts: &[&[u8]]) -> [u8; 16] {
 }
 
 /// The cache key: SPIR-V, every compile option and the target.
-pub fn cache_key(
-    words: &[u32],
-    opts: &CompileOptions,
-    bopts: &BackendOptions,
-    t: &Target,
-) -> [u8; 16] {
+/// (`keep_ir` and `dump_dir` are not part of it: they change no kernel.)
+pub fn cache_key(words: &[u32], opts: &CompileOptions, t: &Target) -> [u8; 16] {
     let spirv: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let o = format!(
-        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{}|{:?}|{:?}|{:?}|{:?}|{:?}",
         opts.entry_point,
         opts.specialization,
         opts.bindings,
         opts.push_constant_range,
         opts.debug,
-        bopts,
         t
     );
     fnv128(&[&spirv, o.as_bytes()])
 }
 
 /// Compiles SPIR-V for a device: front end, passes and the Gen9 back end. The assembly and IR
-/// text are kept only with `capture_ir` (statistics always: they cost nothing).
-pub fn compile(
-    info: &DeviceInfo,
-    words: &[u32],
-    opts: &CompileOptions,
-    bopts: &BackendOptions,
-    capture_ir: bool,
-) -> Result<KernelInfo> {
-    let t0 = std::time::Instant::now();
-    let t = target(info);
-    let (shader, _) =
-        compile_to_ir(words, &t, opts).map_err(|e| DriverError::Compile(e.to_string()))?;
-    let k = backend::compile(&shader, bopts).map_err(|e| DriverError::Compile(e.to_string()))?;
-    let compile_us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-    if opts.debug.asm {
-        log::info!("assembly (SIMD{}):\n{}", k.simd, k.asm);
+/// text are kept only with `opts.keep_ir` (statistics always: they cost nothing).
+pub fn compile(info: &DeviceInfo, words: &[u32], opts: &CompileOptions) -> Result<Kernel> {
+    let mut k = ferrite_compiler::compile(words, &target(info), opts)?;
+    if !opts.keep_ir {
+        k.asm.clear();
     }
-    if opts.debug.stats {
-        log::info!("statistics:\n{}", k.stats);
-    }
-    Ok(KernelInfo {
-        binary: k.binary,
-        simd: k.simd,
-        local_size: k.local_size,
-        push_regs: k.push_regs,
-        cross_thread_regs: k.cross_thread_regs,
-        per_thread_regs: k.per_thread_regs,
-        slm_size: k.slm_size,
-        scratch_size: k.scratch_size,
-        uses_barrier: k.uses_barrier,
-        btis: k.btis,
-        size_btis: k.size_btis,
-        push_bti: k.push_bti,
-        threads_per_group: k.threads_per_group,
-        stats: k
-            .stats
-            .named()
-            .into_iter()
-            .chain([
-                ("Scratch Memory Size", u64::from(k.scratch_size)),
-                ("Workgroup Memory Size", u64::from(k.slm_size)),
-                ("GRF Registers", u64::from(k.stats.grf_used)),
-                ("Compile Time (us)", compile_us),
-            ])
-            .map(|(n, v)| (n.to_string(), v))
-            .collect(),
-        asm: if capture_ir { k.asm } else { String::new() },
-        ir: if capture_ir {
-            shader.to_string()
-        } else {
-            String::new()
-        },
-    })
+    Ok(k)
 }
 
 /// VkPipelineCache: compiled kernels by key.
 #[derive(Default)]
 pub struct PipelineCache {
-    pub entries: Mutex<HashMap<[u8; 16], Arc<KernelInfo>>>,
+    pub entries: Mutex<HashMap<[u8; 16], Arc<Kernel>>>,
     /// Lookups answered from the cache (tests and benchmarks read it through the log).
     pub hits: std::sync::atomic::AtomicU64,
 }
@@ -428,7 +331,7 @@ pub struct PipelineCache {
 const HEADER_SIZE: usize = 32;
 
 impl PipelineCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 16], Arc<KernelInfo>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 16], Arc<Kernel>>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -446,7 +349,7 @@ impl PipelineCache {
         w.u32(keys.len() as u32);
         for k in keys {
             w.0.extend_from_slice(&k);
-            w.bytes(&entries[&k].serialize());
+            w.bytes(&serialize_kernel(&entries[&k]));
         }
         w.0
     }
@@ -476,7 +379,7 @@ impl PipelineCache {
         let mut entries = self.lock();
         for _ in 0..n {
             let Some(key) = r.take(16) else { return };
-            let Some(k) = r.bytes().and_then(KernelInfo::deserialize) else {
+            let Some(k) = r.bytes().and_then(deserialize_kernel) else {
                 log::warn!("corrupt pipeline cache entry; rest ignored");
                 return;
             };
@@ -488,7 +391,7 @@ impl PipelineCache {
 }
 
 pub struct Pipeline {
-    pub kernel: Arc<KernelInfo>,
+    pub kernel: Arc<Kernel>,
     /// The create flags (CAPTURE_STATISTICS / CAPTURE_INTERNAL_REPRESENTATIONS decide what
     /// VK_KHR_pipeline_executable_properties reports).
     pub flags: vk::PipelineCreateFlags,
@@ -507,13 +410,6 @@ impl Pipeline {
 /// Hardware threads of the device (scratch is sized for all of them).
 pub fn total_threads(info: &DeviceInfo) -> u32 {
     info.eu_total * info.threads_per_eu
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 pub(crate) unsafe extern "system" fn create_shader_module(
@@ -742,33 +638,24 @@ fn create_one(
             specialization.push((e.constant_id, bytes.to_vec()));
         }
     }
-    let debug = compiler_debug();
     let opts = CompileOptions {
         entry_point: entry.to_string(),
         specialization,
         bindings: layout.binding_slots(),
         push_constant_range: (0, layout.push_size),
-        debug: debug.clone(),
+        debug: compiler_debug(),
         dump_dir: std::env::var_os("FERRITE_DUMP_DIR").map(Into::into),
+        keep_ir: info
+            .flags
+            .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR),
     };
     let dinfo = core.adapter.info;
-    let bopts = BackendOptions {
-        no8: debug.no8,
-        no16: debug.no16,
-        no32: debug.no32,
-        validate: debug.validate,
-        max_threads: dinfo.max_threads_per_group,
-        ..BackendOptions::gen9()
-    };
-    let key = cache_key(&module.words, &opts, &bopts, &target(dinfo));
-    let capture_ir = info
-        .flags
-        .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR);
+    let key = cache_key(&module.words, &opts, &target(dinfo));
     // An entry compiled without its assembly/IR text cannot serve a pipeline that wants them:
     // compile again (the new entry, with the text, replaces it).
     let cached = cache
         .and_then(|c| c.lock().get(&key).cloned())
-        .filter(|k| !capture_ir || !k.asm.is_empty());
+        .filter(|k| !opts.keep_ir || !k.asm.is_empty());
     let kernel = match cached {
         Some(k) => {
             if let Some(c) = cache {
@@ -778,7 +665,7 @@ fn create_one(
             k
         }
         None => {
-            let k = Arc::new(compile(dinfo, &module.words, &opts, &bopts, capture_ir)?);
+            let k = Arc::new(compile(dinfo, &module.words, &opts)?);
             if let Some(c) = cache {
                 c.lock().insert(key, k.clone());
             }
@@ -865,13 +752,13 @@ pub(crate) unsafe extern "system" fn destroy_pipeline(
 
 /// The one executable of a compute pipeline: name and description as anv writes them for a
 /// compute shader ("compute", "SIMD16 compute shader").
-fn executable_properties(k: &KernelInfo) -> (String, String) {
+fn executable_properties(k: &Kernel) -> (String, String) {
     ("compute".into(), format!("SIMD{} compute shader", k.simd))
 }
 
 /// The internal representations of a pipeline created with
 /// CAPTURE_INTERNAL_REPRESENTATIONS: (name, description, NUL-less text).
-fn internal_representations(k: &KernelInfo) -> Vec<(&'static str, &'static str, &str)> {
+fn internal_representations(k: &Kernel) -> Vec<(&'static str, &'static str, &str)> {
     if k.asm.is_empty() {
         return Vec::new();
     }
@@ -964,11 +851,11 @@ pub(crate) unsafe extern "system" fn get_pipeline_executable_statistics(
         // SAFETY: live device and valid executable info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pExecutableInfo")?) };
         let p = executable_pipeline(d, info)?;
-        let stats: &[(String, u64)] = if p
+        let stats: &[Statistic] = if p
             .flags
             .contains(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR)
         {
-            &p.kernel.stats
+            STATISTICS
         } else {
             log::warn!(
                 "vkGetPipelineExecutableStatisticsKHR: the pipeline was created without \
@@ -980,14 +867,16 @@ pub(crate) unsafe extern "system" fn get_pipeline_executable_statistics(
         let Some(n) = (unsafe { out_count(p_count, !p_stats.is_null(), stats.len()) })? else {
             return Ok(vk::Result::SUCCESS);
         };
-        for (i, (name, value)) in stats.iter().take(n).enumerate() {
+        for (i, s) in stats.iter().take(n).enumerate() {
             // SAFETY: p_stats holds at least n structures per the spec; only output members
             // are written.
             let out = unsafe { &mut *p_stats.add(i) };
-            out.name = ffi::name_array(name);
-            out.description = ffi::name_array(statistic_description(name));
+            out.name = ffi::name_array(s.name);
+            out.description = ffi::name_array(s.description);
             out.format = vk::PipelineExecutableStatisticFormatKHR::UINT64;
-            out.value = vk::PipelineExecutableStatisticValueKHR { u64: *value };
+            out.value = vk::PipelineExecutableStatisticValueKHR {
+                u64: (s.value)(&p.kernel),
+            };
         }
         Ok(if n < stats.len() {
             vk::Result::INCOMPLETE
@@ -1083,58 +972,73 @@ pub unsafe fn fill_features_chain(p_next: *mut c_void) {
 mod tests {
     use super::*;
 
-    fn sample() -> KernelInfo {
-        KernelInfo {
+    fn sample() -> Kernel {
+        Kernel {
             binary: vec![1, 2, 3, 4],
             simd: 16,
             local_size: [64, 1, 1],
-            push_regs: 1,
-            cross_thread_regs: 2,
-            per_thread_regs: 1,
+            layout: CurbeLayout {
+                push_regs: 1,
+                size_btis: vec![2],
+                push_bti: Some(3),
+            },
             slm_size: 256,
             scratch_size: 0,
             uses_barrier: true,
             btis: vec![0, 2],
-            size_btis: vec![2],
-            push_bti: Some(3),
             threads_per_group: 4,
-            stats: vec![("Instruction Count".into(), 42)],
+            stats: Statistics {
+                instructions: 42,
+                cycles: 1 << 40,
+                compile_time_us: 7,
+                grf_used: 20,
+                ..Default::default()
+            },
             asm: "mov".into(),
             ir: "ir".into(),
+            bindings: Vec::new(),
         }
     }
 
     #[test]
     fn kernel_info_round_trips_and_rejects_truncation() {
         let k = sample();
-        let s = k.serialize();
-        assert_eq!(KernelInfo::deserialize(&s), Some(k));
-        assert_eq!(KernelInfo::deserialize(&s[..s.len() - 1]), None);
+        let s = serialize_kernel(&k);
+        assert_eq!(deserialize_kernel(&s), Some(k));
+        assert_eq!(deserialize_kernel(&s[..s.len() - 1]), None);
     }
 
     #[test]
     fn kernel_info_without_push_surface_round_trips() {
-        let k = KernelInfo {
-            size_btis: vec![],
-            push_bti: None,
-            ..sample()
-        };
-        assert_eq!(KernelInfo::deserialize(&k.serialize()), Some(k));
+        let mut k = sample();
+        k.layout.size_btis = vec![];
+        k.layout.push_bti = None;
+        assert_eq!(deserialize_kernel(&serialize_kernel(&k)), Some(k));
     }
 
     #[test]
     fn every_reported_statistic_has_a_description() {
-        let names = backend::Stats::default().named();
+        let names: Vec<_> = sample().statistics().iter().map(|(n, _)| *n).collect();
         assert_eq!(
-            names.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
-            STATISTICS[..7].iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            names[..7],
+            [
+                "Instruction Count",
+                "SEND Count",
+                "Loop Count",
+                "Cycle Count",
+                "Spill Count",
+                "Fill Count",
+                "Max dispatch width"
+            ],
             "anv's order and names"
         );
-        for (n, d) in STATISTICS {
-            assert!(!d.is_empty() && d.len() < vk::MAX_DESCRIPTION_SIZE, "{n}");
-            assert_eq!(statistic_description(n), *d);
+        for s in STATISTICS {
+            assert!(
+                !s.description.is_empty() && s.description.len() < vk::MAX_DESCRIPTION_SIZE,
+                "{}",
+                s.name
+            );
         }
-        assert_eq!(statistic_description("No Such Statistic"), "");
     }
 
     #[test]
@@ -1146,7 +1050,7 @@ mod tests {
             ["Ferrite IR", "GEN Assembly"]
         );
         assert_eq!(reps[1].2, "mov");
-        let bare = KernelInfo {
+        let bare = Kernel {
             asm: String::new(),
             ir: String::new(),
             ..k
@@ -1162,15 +1066,14 @@ mod tests {
     fn cache_key_depends_on_code_and_options() {
         let t = Target::gen9();
         let o = CompileOptions::default();
-        let b = BackendOptions::gen9();
-        let k1 = cache_key(&[1, 2, 3], &o, &b, &t);
-        assert_eq!(k1, cache_key(&[1, 2, 3], &o, &b, &t));
-        assert_ne!(k1, cache_key(&[1, 2, 4], &o, &b, &t));
+        let k1 = cache_key(&[1, 2, 3], &o, &t);
+        assert_eq!(k1, cache_key(&[1, 2, 3], &o, &t));
+        assert_ne!(k1, cache_key(&[1, 2, 4], &o, &t));
         let o2 = CompileOptions {
             specialization: vec![(0, vec![1, 0, 0, 0])],
             ..Default::default()
         };
-        assert_ne!(k1, cache_key(&[1, 2, 3], &o2, &b, &t));
+        assert_ne!(k1, cache_key(&[1, 2, 3], &o2, &t));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use ash::vk;
 use ash::vk::Handle;
 
 use crate::bo::{GemBo, Heap};
-use crate::device::Device;
+use crate::device::dev;
 use crate::error::{DriverError, Result};
 use crate::ffi;
 
@@ -54,13 +54,6 @@ impl Event {
     fn set(&self, v: u32) {
         self.bo.write(0, &v.to_le_bytes());
     }
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 pub(crate) unsafe extern "system" fn create_query_pool(

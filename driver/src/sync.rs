@@ -14,7 +14,7 @@ use kernel_iface::uapi::{
 };
 use kernel_iface::{monotonic_ns, DrmDevice, KernelError};
 
-use crate::device::Device;
+use crate::device::{dev, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 
@@ -29,13 +29,6 @@ impl Drop for Fence {
             log::error!("SYNCOBJ_DESTROY of {}: {e}", self.syncobj);
         }
     }
-}
-
-/// # Safety
-/// `device` must be null or a live device.
-unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
-    // SAFETY: forwarded caller contract.
-    unsafe { Device::from_handle(device) }
 }
 
 /// The syncobjs behind `count` fences.

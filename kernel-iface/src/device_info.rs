@@ -6,14 +6,7 @@
 //! Ferrite compiles for Gen9 only so far.
 
 use crate::KernelError;
-
-/// GPU generation ("gfx version").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Gen {
-    Gen9,
-    Gen11,
-    Gen12,
-}
+use ferrite_isa::Gen;
 
 /// Platform (code name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,7 +48,11 @@ pub struct DeviceInfo {
     /// Marketing name, e.g. "Intel(R) HD Graphics 530".
     pub marketing_name: &'static str,
     pub platform: Platform,
-    pub gen: Gen,
+    /// Graphics version x 10 as Mesa counts it (90 Gen9, 110 Gen11, 120 Gen12).
+    pub verx10: u32,
+    /// The ISA generation Ferrite compiles for on this device (the ISA layer's `Gen`); None
+    /// for generations it has no ISA tables for.
+    pub gen: Option<Gen>,
     pub gt: u8,
     pub slices: u32,
     /// Subslices in total (all slices).
@@ -97,7 +94,8 @@ const GEN9: DeviceInfo = DeviceInfo {
     name: "",
     marketing_name: "",
     platform: Platform::Skl,
-    gen: Gen::Gen9,
+    verx10: 90,
+    gen: Some(Gen::Gen9),
     gt: 0,
     slices: 0,
     subslices: 0,
@@ -145,7 +143,8 @@ const CFL_GT3: DeviceInfo = gen9(Platform::Cfl, 3, 2, 3, 8);
 
 /// Gen11 placeholder (GFX11_FEATURES): no fp64/int64, 8 EUs per subslice.
 const ICL_GT2: DeviceInfo = DeviceInfo {
-    gen: Gen::Gen11,
+    verx10: 110,
+    gen: None,
     has_fp64: false,
     has_int64: false,
     // Mesa's table keeps the Gen8 default; the kernel reports the real value.
@@ -161,7 +160,8 @@ const ICL_GT1: DeviceInfo = DeviceInfo {
 };
 /// Gen12 placeholder (GFX12_FEATURES): dual subslices of 16 EUs, 112 CS threads per DSS.
 const TGL_GT2: DeviceInfo = DeviceInfo {
-    gen: Gen::Gen12,
+    verx10: 120,
+    gen: None,
     platform: Platform::Tgl,
     gt: 2,
     slices: 1,
@@ -359,7 +359,7 @@ mod tests {
         let d = lookup_pci_id(0x1912).unwrap();
         assert_eq!(d.name, "SKL GT2");
         assert_eq!(d.platform, Platform::Skl);
-        assert_eq!(d.gen, Gen::Gen9);
+        assert_eq!(d.gen, Some(Gen::Gen9));
         assert_eq!(d.gt, 2);
         assert_eq!(
             (d.slices, d.subslices, d.eus_per_subslice, d.eu_total),
@@ -379,7 +379,7 @@ mod tests {
             assert!(ids.insert(d.pci_id), "duplicate PCI id 0x{:04x}", d.pci_id);
             assert_eq!(d.eu_total, d.subslices * d.eus_per_subslice, "{}", d.name);
             assert_eq!(d.subslices % d.slices, 0, "{}", d.name);
-            assert_eq!(d.supported, d.gen == Gen::Gen9, "{}", d.name);
+            assert_eq!(d.supported, d.gen == Some(Gen::Gen9), "{}", d.name);
             assert!(!d.name.is_empty() && !d.marketing_name.is_empty());
         }
     }

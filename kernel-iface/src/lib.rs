@@ -12,8 +12,8 @@ pub mod sim;
 pub mod uapi;
 
 pub use device_info::{
-    lookup_pci_id, lookup_platform, parse_device_selection, DeviceInfo, DeviceSelection, Gen,
-    Platform, DEFAULT_SIM_PCI_ID,
+    lookup_pci_id, lookup_platform, parse_device_selection, DeviceInfo, DeviceSelection, Platform,
+    DEFAULT_SIM_PCI_ID,
 };
 pub use drm_device::{
     missing_kernel_requirements, monotonic_ns, DrmDevice, Mapping, Probe, RenderNode,

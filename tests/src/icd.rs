@@ -349,3 +349,47 @@ pub fn run_with_loader_env(
     );
     (out.status.success(), text)
 }
+
+/// A descriptor set layout of `buffers` storage buffers (bindings 0..buffers, compute stage)
+/// and a pipeline layout over it with `push_bytes` of push constants: the layout of the
+/// SAXPY-like kernels the benchmarks and stress tests dispatch.
+///
+/// # Safety
+/// `dev` must be a live device.
+pub unsafe fn storage_buffer_layout(
+    dev: &ash::Device,
+    buffers: u32,
+    push_bytes: u32,
+) -> ash::prelude::VkResult<(vk::DescriptorSetLayout, vk::PipelineLayout)> {
+    let bindings: Vec<_> = (0..buffers)
+        .map(|b| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(b)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        })
+        .collect();
+    // SAFETY: a live device (caller contract) and valid create infos.
+    unsafe {
+        let set_layout = dev.create_descriptor_set_layout(
+            &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+            None,
+        )?;
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .size(push_bytes)];
+        let ranges = if push_bytes == 0 {
+            &[][..]
+        } else {
+            &ranges[..]
+        };
+        let layout = dev.create_pipeline_layout(
+            &vk::PipelineLayoutCreateInfo::default()
+                .set_layouts(&[set_layout])
+                .push_constant_ranges(ranges),
+            None,
+        )?;
+        Ok((set_layout, layout))
+    }
+}

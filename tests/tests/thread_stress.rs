@@ -60,33 +60,8 @@ unsafe fn make_round(
         let module = dev
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(code), None)
             .unwrap();
-        let bindings: Vec<_> = (0..2)
-            .map(|b| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let set_layout = dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                None,
-            )
-            .unwrap();
+        let (set_layout, layout) = ferrite_tests::icd::storage_buffer_layout(dev, 2, 8).unwrap();
         let sls = [set_layout];
-        let ranges = [vk::PushConstantRange::default()
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            .size(8)];
-        let layout = dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default()
-                    .set_layouts(&sls)
-                    .push_constant_ranges(&ranges),
-                None,
-            )
-            .unwrap();
         let entries = [vk::SpecializationMapEntry {
             constant_id: 0,
             offset: 0,

@@ -2,25 +2,15 @@
 //! validator) must give a kernel or an error, never a panic.
 #![no_main]
 
-use ferrite_compiler::pipeline::{compile, CompileOptions, DebugFlags};
-use ferrite_compiler::Target;
+use ferrite_compiler::pipeline::compile;
+use ferrite_compiler::testing::{spirv_words, validating_options};
+use ferrite_compiler::{CompileError, Target};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let words: Vec<u32> = data
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    let opts = CompileOptions {
-        entry_point: "main".into(),
-        debug: DebugFlags {
-            validate: true,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    if let Err(ferrite_compiler::CompileError::Validation { pass, err }) =
-        compile(&words, &Target::gen9(), &opts)
+    let words = spirv_words(data);
+    if let Err(CompileError::Validation { pass, err }) =
+        compile(&words, &Target::gen9(), &validating_options())
     {
         panic!("IR invalid after {pass}: {err}");
     }

@@ -197,7 +197,7 @@ fn matching(insts: &[LInst], p: usize, want: &[LOp]) -> Option<usize> {
 
 fn wait_instruction() -> Result<Instruction, BackendError> {
     let p = ferrite_isa::asm::parse_program("wait(1) n0<1>UD { align1 WE_all 1N };", Gen::Gen9)
-        .map_err(|e| BackendError::Internal(format!("wait: {e}")))?;
+        .map_err(|err| BackendError::Isa { what: "wait", err })?;
     p.first()
         .map(|a| a.inst)
         .ok_or_else(|| BackendError::Internal("wait: empty".into()))
@@ -502,8 +502,10 @@ pub fn cr0_write(mask: u32, value: u32) -> Result<Vec<Instruction>, BackendError
             "or(1) cr0.0<1>UD cr0.0<0,1,0>UD 0x{value:08x}UD {{ align1 WE_all 1N switch }};\n"
         );
     }
-    let p = ferrite_isa::asm::parse_program(&text, Gen::Gen9)
-        .map_err(|e| BackendError::Internal(format!("cr0 write: {e}")))?;
+    let p = ferrite_isa::asm::parse_program(&text, Gen::Gen9).map_err(|err| BackendError::Isa {
+        what: "cr0 write",
+        err,
+    })?;
     Ok(p.into_iter().map(|a| a.inst).collect())
 }
 
@@ -519,11 +521,16 @@ pub fn validate(insts: &[Instruction]) -> Result<(), BackendError> {
 
 /// Disassembly with byte offsets.
 pub fn disassemble(bytes: &[u8]) -> Result<String, BackendError> {
-    let prog = ferrite_isa::decode_program(bytes, Gen::Gen9)
-        .map_err(|e| BackendError::Internal(format!("decode: {e}")))?;
+    let prog = ferrite_isa::decode_program(bytes, Gen::Gen9).map_err(|err| BackendError::Isa {
+        what: "decode",
+        err,
+    })?;
     let mut s = String::new();
     for p in prog {
-        s.push_str(&format!("0x{:05x}: {}\n", p.offset, p.inst));
+        // Branch offsets print as byte distances: the `compacted` marker keeps every
+        // instruction's size, so `ferrite-asm` on this text rebuilds the same binary.
+        let text = ferrite_isa::disasm::format_instruction(&p.inst, None, p.compacted);
+        s.push_str(&format!("0x{:05x}: {text}\n", p.offset));
     }
     Ok(s)
 }

@@ -6,8 +6,10 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
-use super::{narrow, wide, BackendError, Layout};
+use super::{narrow, wide, BackendError};
+use crate::hw::HwFacts;
 use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
+use crate::kernel::CurbeLayout;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
 
 #[derive(Clone, Debug)]
@@ -20,7 +22,8 @@ enum Val {
 pub struct Isel<'a> {
     pub prog: Program,
     pub w: u8,
-    pub layout: &'a Layout,
+    pub layout: &'a CurbeLayout,
+    pub hw: &'a HwFacts,
     pub local_size: [u32; 3],
     /// Bytes of private (`local`) memory per invocation.
     pub local_mem_size: u32,
@@ -58,11 +61,17 @@ pub fn hw_ty(t: ir::Type) -> Res<Type> {
 }
 
 impl<'a> Isel<'a> {
-    pub fn new(shader: &'a ir::Shader, w: u8, layout: &'a Layout) -> Isel<'a> {
+    pub fn new(
+        shader: &'a ir::Shader,
+        w: u8,
+        layout: &'a CurbeLayout,
+        hw: &'a HwFacts,
+    ) -> Isel<'a> {
         Isel {
             prog: Program::default(),
             w,
             layout,
+            hw,
             local_size: shader.local_size,
             local_mem_size: shader.local_mem_size.next_multiple_of(4),
             func: &shader.func,
@@ -273,10 +282,16 @@ impl<'a> Isel<'a> {
         lane
     }
 
+    /// The subgroup id: the last dword of the per-thread CURBE register.
+    fn subgroup_id(&self) -> Opnd {
+        let byte = 4 * CurbeLayout::SUBGROUP_ID_DWORD;
+        Opnd::g(self.layout.per_thread_reg(), byte, Type::D, 0)
+    }
+
     fn sysval(&mut self, s: SysVal, dst: ir::Value) -> Res<()> {
         let w = self.w as u32;
         let drv = self.layout.driver_reg();
-        let sgid = Opnd::g(self.layout.per_thread_reg(), 28, Type::D, 0);
+        let sgid = self.subgroup_id();
         let [sx, sy, sz] = self.local_size;
         match s {
             SysVal::SubgroupSize => {
@@ -301,9 +316,10 @@ impl<'a> Isel<'a> {
                 self.b().mov(d, l);
             }
             SysVal::NumWorkgroups => {
+                const NUM: u32 = CurbeLayout::NUM_WORKGROUPS_DWORD;
                 for c in 0..3 {
                     self.b()
-                        .mov(d.offset(c * st), Opnd::g(drv, 4 * c, Type::D, 0));
+                        .mov(d.offset(c * st), Opnd::g(drv, 4 * (NUM + c), Type::D, 0));
                 }
             }
             SysVal::WorkgroupId => self.workgroup_id(d)?,
@@ -345,7 +361,7 @@ impl<'a> Isel<'a> {
                 Opcode::Add,
                 d.offset(c * st),
                 Opnd::g(0, 4 * dw, Type::D, 0),
-                Opnd::g(drv, 12 + 4 * c, Type::D, 0),
+                Opnd::g(drv, 4 * (CurbeLayout::BASE_WORKGROUP_DWORD + c), Type::D, 0),
             );
         }
         Ok(())
@@ -353,7 +369,7 @@ impl<'a> Isel<'a> {
 
     fn local_index(&mut self, d: Opnd) {
         let w = self.w as u32;
-        let sgid = Opnd::g(self.layout.per_thread_reg(), 28, Type::D, 0);
+        let sgid = self.subgroup_id();
         let lane = self.lane();
         let mut b = self.b();
         b.alu2(Opcode::Shl, d, sgid, Opnd::d(w.trailing_zeros() as i32));
@@ -410,17 +426,19 @@ impl<'a> Isel<'a> {
 
     fn surface(&self, s: Space) -> Res<Surface> {
         match s {
-            Space::Ssbo(b) | Space::Ubo(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+            Space::Ssbo(b) | Space::Ubo(b) if b <= self.hw.max_buffer_bti => {
+                Ok(Surface::Bti(b as u8))
+            }
             // Push constants at dynamic offsets (docs/dispatch-contract.md).
             Space::Push => match self.layout.push_bti {
-                Some(b) if b <= 251 => Ok(Surface::Bti(b as u8)),
+                Some(b) if b <= self.hw.max_buffer_bti => Ok(Surface::Bti(b as u8)),
                 _ => Err(BackendError::Internal(
                     "dynamic push-constant load without a push surface".into(),
                 )),
             },
-            Space::Shared => Ok(Surface::Bti(254)),
+            Space::Shared => Ok(Surface::Bti(self.hw.bti_slm)),
             // Private memory lives in the thread's scratch, addressed statelessly.
-            Space::Local => Ok(Surface::Bti(255)),
+            Space::Local => Ok(Surface::Bti(self.hw.bti_stateless)),
             other => Err(unsupported(format!("memory access to {other}"))),
         }
     }

@@ -1,29 +1,12 @@
-//! LIR lowering passes: SIMD-width lowering (the one place holding the per-generation
-//! width limits), logical sends to payload + SEND (one pass), regioning legalization.
+//! LIR lowering passes: SIMD-width lowering (the one place applying the per-generation
+//! width limits, `hw::HwFacts::width_limits`), logical sends to payload + SEND (one pass),
+//! regioning legalization.
 
 use super::lir::*;
+use crate::hw::GEN9;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 
-/// Gen9 width limits, as a table: (what, widest exec size).
-/// * ALU and MATH: an operand may span at most 2 GRFs, so 16 channels of 32-bit data.
-/// * Integer division/remainder on the math unit: SIMD8 only.
-/// * Untyped surface read/write/atomic and byte scattered messages: SIMD8 or SIMD16.
-pub const WIDTH_LIMITS: &[(WidthClass, u8)] = &[
-    (WidthClass::Alu32, 16),
-    (WidthClass::MathFloat, 16),
-    (WidthClass::MathIntDiv, 8),
-    (WidthClass::Untyped, 16),
-    (WidthClass::Unlimited, 32),
-];
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WidthClass {
-    Alu32,
-    MathFloat,
-    MathIntDiv,
-    Untyped,
-    Unlimited,
-}
+pub use crate::hw::WidthClass;
 
 pub fn width_class(i: &LInst) -> WidthClass {
     match i.op {
@@ -43,10 +26,7 @@ pub fn width_class(i: &LInst) -> WidthClass {
 
 pub fn max_width(i: &LInst) -> u8 {
     let c = width_class(i);
-    let mut w = WIDTH_LIMITS
-        .iter()
-        .find(|(k, _)| *k == c)
-        .map_or(32, |(_, w)| *w);
+    let mut w = GEN9.width_limit(c);
     if c == WidthClass::Alu32 || c == WidthClass::MathFloat {
         // 64 bytes per operand.
         let size = std::iter::once(&i.dst)
@@ -180,6 +160,9 @@ fn payload(b: &mut Builder, o: Opnd, comps: u8, stride: u32) -> Opnd {
 fn regs(exec: u8) -> u32 {
     (exec as u32).div_ceil(8)
 }
+
+/// The scratch surface of the spill and fill messages.
+const SCRATCH_BTI: u32 = GEN9.bti_scratch as u32;
 
 /// Lowers every logical message to its payload and SEND/SENDS in one pass.
 pub fn lower_sends(prog: &mut Program) {
@@ -376,7 +359,7 @@ pub fn lower_sends(prog: &mut Program) {
             }
             LOp::Eot => {
                 let mut b8 = b.at(8, 0, true);
-                let p = Opnd::g(127, 0, Type::UD, 1);
+                let p = Opnd::g(GEN9.eot_payload_grf, 0, Type::UD, 1);
                 b8.mov(p, Opnd::g(0, 0, Type::UD, 1));
                 b8.inst(
                     LOp::Send {
@@ -397,7 +380,7 @@ pub fn lower_sends(prog: &mut Program) {
                 b.at(8, 0, true).inst(
                     LOp::Send {
                         sfid: Sfid::DpDc0,
-                        desc: desc(1, regs as u32, true, 253 | (oword_code(regs) << 8)),
+                        desc: desc(1, regs as u32, true, SCRATCH_BTI | (oword_code(regs) << 8)),
                         ex_desc: 0,
                         mlen: 1,
                         ex_mlen: 0,
@@ -410,7 +393,7 @@ pub fn lower_sends(prog: &mut Program) {
             }
             LOp::ScratchWrite { offset, regs } => {
                 let hdr = scratch_header(&mut b, offset);
-                let fc = (0x08 << 14) | (oword_code(regs) << 8) | 253;
+                let fc = (0x08 << 14) | (oword_code(regs) << 8) | SCRATCH_BTI;
                 b.at(8, 0, true).inst(
                     LOp::Send {
                         sfid: Sfid::DpDc0,

@@ -11,7 +11,7 @@
 //! ops with byte offsets on `ssbo[bti]`/`ubo[bti]`/`push`/`shared`, no function variables.
 //! Vectors are accepted (no scalarization needed). Push-constant loads at constant
 //! offsets read the CURBE registers; at dynamic offsets they read the push-constant surface
-//! (`Kernel::push_bti`). `local` memory lives in scratch (per lane, stateless BTI 255),
+//! (`CurbeLayout::push_bti`). `local` memory lives in scratch (per lane, stateless BTI 255),
 //! before the spill slots. 8/16-bit values (after `passes::lower_narrow`: only moves,
 //! conversions to and from 32 bits, `bcsel`, loads and stores) live in dword slots, see
 //! [`narrow`]; 64-bit values in qword slots, see `wide`. Not yet: the ops listed in
@@ -19,7 +19,7 @@
 //!
 //! Dispatch follows docs/dispatch-contract.md: g0 = R0, g1.. = push constants
 //! (`push_regs`), then the driver register (num_workgroups, base_workgroup_id), then the
-//! buffer-size registers (`Kernel::size_btis`, one dword each), then the per-thread
+//! buffer-size registers (`CurbeLayout::size_btis`, one dword each), then the per-thread
 //! register whose dword 7 is the subgroup id.
 
 pub mod emit;
@@ -31,8 +31,10 @@ pub mod ra;
 pub mod sched;
 pub mod wide;
 
+use crate::hw::HwFacts;
 use crate::ir;
-use std::fmt;
+use crate::pipeline::DebugFlags;
+use crate::Target;
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,10 +47,16 @@ pub enum BackendError {
     Validation(String),
     #[error("internal back-end error: {0}")]
     Internal(String),
+    #[error("internal back-end error: {what}: {err}")]
+    Isa {
+        what: &'static str,
+        #[source]
+        err: ferrite_isa::IsaError,
+    },
 }
 
-/// Options the back end honours (from `FERRITE_DEBUG`).
-#[derive(Clone, Debug, Default)]
+/// Options the back end honours (from `FERRITE_DEBUG`) and the hardware facts it compiles for.
+#[derive(Clone, Debug)]
 pub struct BackendOptions {
     pub no8: bool,
     pub no16: bool,
@@ -57,122 +65,39 @@ pub struct BackendOptions {
     pub validate: bool,
     /// Skip list scheduling (keeps program order).
     pub no_sched: bool,
-    /// Threads a workgroup may use (56 on Gen9).
-    pub max_threads: u32,
+    /// The target's hardware facts (GRF count, special binding-table indices, threads per
+    /// workgroup).
+    pub hw: HwFacts,
+}
+
+impl Default for BackendOptions {
+    fn default() -> BackendOptions {
+        BackendOptions::gen9()
+    }
 }
 
 impl BackendOptions {
-    pub fn gen9() -> BackendOptions {
+    /// The options for `target` with the `FERRITE_DEBUG` switches: the widths the target
+    /// lacks or the switches exclude are off.
+    pub fn new(target: &Target, debug: &DebugFlags) -> BackendOptions {
+        let allowed = |w: u32| target.simd_widths.contains(&w);
         BackendOptions {
-            max_threads: 56,
-            ..Default::default()
+            no8: debug.no8 || !allowed(8),
+            no16: debug.no16 || !allowed(16),
+            no32: debug.no32 || !allowed(32),
+            validate: debug.validate,
+            no_sched: false,
+            hw: target.hw,
         }
     }
-}
 
-/// CURBE register layout per the dispatch contract: g1.. push registers, the driver
-/// register, the buffer-size registers, then the per-thread register.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
-    pub push_regs: u8,
-    /// Binding-table indices whose bound range size (bytes) the driver pushes, one dword
-    /// each in order, after the driver register (8 per register).
-    pub size_btis: Vec<u32>,
-    /// Binding-table index of the push-constant surface (push constants read at dynamic
-    /// offsets), when the kernel has such loads.
-    pub push_bti: Option<u32>,
-}
-
-impl Layout {
-    pub fn driver_reg(&self) -> u8 {
-        1 + self.push_regs
-    }
-    /// Registers holding the buffer sizes (ceil(size_btis / 8)).
-    pub fn size_regs(&self) -> u8 {
-        self.size_btis.len().div_ceil(8) as u8
-    }
-    /// The register and byte of the size dword of `bti`, when the layout has one.
-    pub fn size_slot(&self, bti: u32) -> Option<(u8, u32)> {
-        let k = self.size_btis.iter().position(|&b| b == bti)?;
-        Some((self.driver_reg() + 1 + (k / 8) as u8, 4 * (k % 8) as u32))
-    }
-    pub fn per_thread_reg(&self) -> u8 {
-        2 + self.push_regs + self.size_regs()
-    }
-    pub fn first_free(&self) -> u8 {
-        3 + self.push_regs + self.size_regs()
-    }
-    pub fn cross_thread_regs(&self) -> u32 {
-        self.push_regs as u32 + 1 + self.size_regs() as u32
+    /// The options for [`Target::gen9`] without debug switches.
+    pub fn gen9() -> BackendOptions {
+        BackendOptions::new(&Target::gen9(), &DebugFlags::default())
     }
 }
 
-/// Statistics, named as Mesa's pipeline executable statistics.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Stats {
-    pub instructions: u32,
-    pub sends: u32,
-    pub loops: u32,
-    pub cycles: u64,
-    pub spills: u32,
-    pub fills: u32,
-    pub max_dispatch_width: u32,
-    pub compile_time_us: u64,
-    pub grf_used: u32,
-}
-
-impl Stats {
-    /// (name, value) pairs with the names Vulkan tools read.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("Instruction Count", self.instructions as u64),
-            ("SEND Count", self.sends as u64),
-            ("Loop Count", self.loops as u64),
-            ("Cycle Count", self.cycles),
-            ("Spill Count", self.spills as u64),
-            ("Fill Count", self.fills as u64),
-            ("Max dispatch width", self.max_dispatch_width as u64),
-        ]
-    }
-}
-
-impl fmt::Display for Stats {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        for (n, v) in self.named() {
-            writeln!(f, "{n}: {v}")?;
-        }
-        writeln!(f, "Compile time (us): {}", self.compile_time_us)
-    }
-}
-
-/// A compiled kernel, ready for the driver.
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    pub binary: Vec<u8>,
-    pub simd: u32,
-    pub local_size: [u32; 3],
-    pub push_regs: u32,
-    pub cross_thread_regs: u32,
-    pub per_thread_regs: u32,
-    /// Byte range [start, end) of push-constant data the kernel reads.
-    pub push_range: (u32, u32),
-    pub slm_size: u32,
-    /// Per-thread scratch bytes (0, or a power of two >= 1 KB).
-    pub scratch_size: u32,
-    pub uses_barrier: bool,
-    /// Binding-table indices the kernel accesses.
-    pub btis: Vec<u32>,
-    /// Binding-table indices whose bound range size in bytes the driver writes into the
-    /// cross-thread block after the driver register, one dword each, in this order.
-    pub size_btis: Vec<u32>,
-    /// Binding-table index where the driver binds the push-constant bytes as a RAW buffer
-    /// (for push-constant loads at dynamic offsets); not one of `btis`.
-    pub push_bti: Option<u32>,
-    pub threads_per_group: u32,
-    pub stats: Stats,
-    /// Disassembly with offsets.
-    pub asm: String,
-}
+pub use crate::kernel::{CurbeLayout, Kernel, Statistics};
 
 /// One attempt at a width.
 struct Compiled {
@@ -258,22 +183,22 @@ fn compile_one(
     let t0 = Instant::now();
     let btis = collect_btis(&shader.func);
     let push_bti = has_dynamic_push_load(&shader.func).then(|| btis.last().map_or(0, |m| m + 1));
-    if push_bti.is_some_and(|b| b > 251) {
+    if push_bti.is_some_and(|b| b > opts.hw.max_buffer_bti) {
         return Err(BackendError::Unsupported(
             "no binding-table index left for the push-constant surface".into(),
         ));
     }
-    let layout = Layout {
+    let layout = CurbeLayout {
         push_regs: shader.push_size.div_ceil(32) as u8,
         size_btis: collect_size_btis(&shader.func),
         push_bti,
     };
-    if layout.first_free() as u32 + 8 > 127 {
+    if layout.first_free() as u32 + 8 > u32::from(opts.hw.eot_payload_grf) {
         return Err(BackendError::Unsupported(
             "push constants and buffer sizes larger than the GRF file".into(),
         ));
     }
-    let mut sel = isel::Isel::new(shader, simd as u8, &layout);
+    let mut sel = isel::Isel::new(shader, simd as u8, &layout, &opts.hw);
     sel.run()?;
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;
@@ -283,7 +208,7 @@ fn compile_one(
     lower::legalize(&mut prog);
     let file = ra::RegFile {
         first: layout.first_free(),
-        end: 127,
+        end: opts.hw.allocatable_end(),
     };
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
@@ -304,11 +229,15 @@ fn compile_one(
     if cfg!(debug_assertions) || opts.validate {
         emit::validate(&insts)?;
     }
-    let binary = ferrite_isa::encode_program(&insts, ferrite_isa::Gen::Gen9, true)
-        .map_err(|e| BackendError::Internal(format!("encode: {e}")))?;
+    let binary = ferrite_isa::encode_program(&insts, opts.hw.gen, true).map_err(|err| {
+        BackendError::Isa {
+            what: "encode",
+            err,
+        }
+    })?;
     let asm = emit::disassemble(&binary)?;
     let total = shader.local_size.iter().product::<u32>().max(1);
-    let stats = Stats {
+    let stats = Statistics {
         instructions: insts.len() as u32,
         sends: insts.iter().filter(|i| i.opcode.is_send()).count() as u32,
         loops: insts
@@ -332,32 +261,25 @@ fn compile_one(
             binary,
             simd,
             local_size: shader.local_size,
-            push_regs: layout.push_regs as u32,
-            cross_thread_regs: layout.cross_thread_regs(),
-            per_thread_regs: 1,
-            push_range: (0, shader.push_size),
+            layout,
             slm_size: shader.shared_size,
             scratch_size,
             uses_barrier,
             btis,
-            size_btis: layout.size_btis.clone(),
-            push_bti: layout.push_bti,
             threads_per_group: total.div_ceil(simd),
             stats,
             asm,
+            ir: String::new(),
+            bindings: Vec::new(),
         },
     })
 }
 
 /// The widths Mesa's policy compiles for a group of `total` invocations: SIMD8, SIMD16
-/// for groups over 8, skipping widths that need more than `max_threads` threads; SIMD32
+/// for groups over 8, skipping widths that need more than `hw.max_threads_per_group` threads; SIMD32
 /// only when neither fits. Options remove widths.
 pub fn candidate_widths(total: u32, opts: &BackendOptions) -> Vec<u32> {
-    let max_threads = if opts.max_threads == 0 {
-        56
-    } else {
-        opts.max_threads
-    };
+    let max_threads = opts.hw.max_threads_per_group;
     let fits = |w: u32| total.div_ceil(w) <= max_threads;
     let allowed = |w: u32| match w {
         8 => !opts.no8,

@@ -1,7 +1,9 @@
-//! `ferrite-cc shader.spv [--entry main] [--simd 16] [--gen 9] [--ir]`: compiles a compute
-//! shader through the front end, the middle passes and the Gen9 back end and prints the final
-//! assembly (with byte offsets), the binding-table entries and the statistics (Mesa's names
-//! plus compile time). `--ir` prints the optimized IR first.
+//! `ferrite-cc shader.spv [--entry main] [--simd 16] [--gen 9] [--ir] [-o OUT.bin]`: compiles
+//! a compute shader through the front end, the middle passes and the Gen9 back end and prints
+//! the final assembly (with byte offsets and the `compacted` marker), the binding-table entries
+//! and the statistics (Mesa's names plus compile time) as `//` comments. `--ir` prints the
+//! optimized IR first. `-o` writes the kernel binary; without `--ir`, `ferrite-asm` on the
+//! printed listing assembles the same bytes.
 
 use ferrite_compiler::backend::{self, BackendOptions};
 use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
@@ -9,7 +11,8 @@ use ferrite_compiler::Target;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9] [--ir]";
+const USAGE: &str =
+    "usage: ferrite-cc shader.spv [--entry main] [--simd 8|16|32] [--gen 9] [--ir] [-o OUT.bin]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,6 +21,7 @@ fn main() -> ExitCode {
     let mut gen = 9;
     let mut simd = None;
     let mut print_ir = false;
+    let mut output = None;
     let mut k = 0;
     while k < args.len() {
         let next = |k: usize| args.get(k + 1).cloned();
@@ -32,6 +36,10 @@ fn main() -> ExitCode {
             }
             "--simd" => {
                 simd = next(k).and_then(|s| s.parse::<u32>().ok());
+                k += 1;
+            }
+            "-o" => {
+                output = next(k);
                 k += 1;
             }
             "--ir" => print_ir = true,
@@ -70,10 +78,7 @@ fn main() -> ExitCode {
         eprintln!("ferrite-cc: {path}: size is not a multiple of 4 bytes");
         return ExitCode::FAILURE;
     }
-    let words: Vec<u32> = bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let words = ferrite_compiler::testing::spirv_words(&bytes);
     let debug = std::env::var("FERRITE_DEBUG")
         .ok()
         .map(|s| DebugFlags::parse(&s))
@@ -103,13 +108,9 @@ fn main() -> ExitCode {
         print!("{shader}");
         println!("// IR instructions: {}", shader.func.instr_count());
     }
-    let allowed = |w: u32| target.simd_widths.contains(&w);
     let bopts = BackendOptions {
-        no8: opts.debug.no8 || !allowed(8),
-        no16: opts.debug.no16 || !allowed(16),
-        no32: opts.debug.no32 || !allowed(32),
         validate: true,
-        ..BackendOptions::gen9()
+        ..BackendOptions::new(&target, &opts.debug)
     };
     let kernel = match backend::compile(&shader, &bopts) {
         Ok(k) => k,
@@ -133,9 +134,15 @@ fn main() -> ExitCode {
         println!();
     }
     println!("// Statistics");
-    for (name, value) in kernel.stats.named() {
-        println!("{name}: {value}");
+    for (name, value) in kernel.mesa_statistics() {
+        println!("// {name}: {value}");
     }
-    println!("Compile time (us): {}", elapsed.as_micros());
+    println!("// Compile time (us): {}", elapsed.as_micros());
+    if let Some(out) = output {
+        if let Err(e) = std::fs::write(&out, &kernel.binary) {
+            eprintln!("ferrite-cc: {out}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     ExitCode::SUCCESS
 }

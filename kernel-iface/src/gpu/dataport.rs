@@ -234,65 +234,108 @@ fn wr32(b: &mut [u8], i: usize, v: u32) {
     b[i..i + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Integer atomic `op` (docs/gen9.md 4.2) on `old` with operands `a`, `b`: the new value (None
-/// = no write) and the value returned.
-fn atomic_int32(op: u32, old: u32, a: u32, b: u32) -> Result<(Option<u32>, u32), String> {
-    Ok(match op {
-        1 => (Some(old & a), old),
-        2 => (Some(old | a), old),
-        3 => (Some(old ^ a), old),
-        4 => (Some(a), old),
-        5 => (Some(old.wrapping_add(1)), old),
-        6 => (Some(old.wrapping_sub(1)), old),
-        7 => (Some(old.wrapping_add(a)), old),
-        8 => (Some(old.wrapping_sub(a)), old),
-        9 => (Some(a.wrapping_sub(old)), old),
-        10 => (Some((old as i32).max(a as i32) as u32), old),
-        11 => (Some((old as i32).min(a as i32) as u32), old),
-        12 => (Some(old.max(a)), old),
-        13 => (Some(old.min(a)), old),
-        14 => (if old == a { Some(b) } else { None }, old),
-        15 => {
-            let n = old.wrapping_sub(1);
-            (Some(n), n)
-        }
-        _ => return Err(format!("untyped atomic with invalid operation {op}")),
-    })
+/// The values an atomic operates on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AtomicData {
+    Int32,
+    Int64,
+    Float32,
 }
 
-fn atomic_int64(op: u32, old: u64, a: u64, b: u64) -> Result<(Option<u64>, u64), String> {
-    Ok(match op {
-        1 => (Some(old & a), old),
-        2 => (Some(old | a), old),
-        3 => (Some(old ^ a), old),
-        4 => (Some(a), old),
-        5 => (Some(old.wrapping_add(1)), old),
-        6 => (Some(old.wrapping_sub(1)), old),
-        7 => (Some(old.wrapping_add(a)), old),
-        8 => (Some(old.wrapping_sub(a)), old),
-        9 => (Some(a.wrapping_sub(old)), old),
-        10 => (Some((old as i64).max(a as i64) as u64), old),
-        11 => (Some((old as i64).min(a as i64) as u64), old),
-        12 => (Some(old.max(a)), old),
-        13 => (Some(old.min(a)), old),
-        14 => (if old == a { Some(b) } else { None }, old),
-        15 => {
-            let n = old.wrapping_sub(1);
-            (Some(n), n)
+/// Atomic `op` on `old` with operands `a`, `b` (values of `data`'s width, zero-extended):
+/// the new value (None = no write) and the value returned. Integer operations by the data
+/// port's atomic operation code (1 AND, 2 OR, 3 XOR, 4 MOV, 5 INC, 6 DEC, 7 ADD, 8 SUB,
+/// 9 REVSUB, 10 IMAX, 11 IMIN, 12 UMAX, 13 UMIN, 14 CMPWR, 15 PREDEC), the same for 32 and
+/// 64 bits; float FMAX 1, FMIN 2, FCMPWR 3 with IEEE min/max (a NaN operand loses).
+fn atomic(op: u32, data: AtomicData, old: u64, a: u64, b: u64) -> AtomicResult {
+    if data == AtomicData::Float32 {
+        let (fo, fa) = (f32::from_bits(old as u32), f32::from_bits(a as u32));
+        return Ok(match op {
+            1 => (Some(u64::from(fo.max(fa).to_bits())), old),
+            2 => (Some(u64::from(fo.min(fa).to_bits())), old),
+            3 => (if fo == fa { Some(b) } else { None }, old),
+            _ => return Err(format!("float atomic with invalid operation {op}")),
+        });
+    }
+    let wide = data == AtomicData::Int64;
+    let mask = if wide { u64::MAX } else { u64::from(u32::MAX) };
+    let signed = |v: u64| {
+        if wide {
+            v as i64
+        } else {
+            i64::from(v as u32 as i32)
         }
-        _ => return Err(format!("64-bit atomic with invalid operation {op}")),
-    })
+    };
+    let new = match op {
+        1 => old & a,
+        2 => old | a,
+        3 => old ^ a,
+        4 => a,
+        5 => old.wrapping_add(1),
+        6 => old.wrapping_sub(1),
+        7 => old.wrapping_add(a),
+        8 => old.wrapping_sub(a),
+        9 => a.wrapping_sub(old),
+        10 => {
+            if signed(a) > signed(old) {
+                a
+            } else {
+                old
+            }
+        }
+        11 => {
+            if signed(a) < signed(old) {
+                a
+            } else {
+                old
+            }
+        }
+        12 => old.max(a),
+        13 => old.min(a),
+        14 => return Ok((if old == a { Some(b) } else { None }, old)),
+        15 => {
+            let n = old.wrapping_sub(1) & mask;
+            return Ok((Some(n), n));
+        }
+        _ => {
+            let bits = if wide { 64 } else { 32 };
+            return Err(format!("{bits}-bit atomic with invalid operation {op}"));
+        }
+    } & mask;
+    Ok((Some(new), old))
 }
 
-/// Float atomic (FMAX 1, FMIN 2, FCMPWR 3) with IEEE min/max (a NaN operand loses).
-fn atomic_float32(op: u32, old: u32, a: u32, b: u32) -> Result<(Option<u32>, u32), String> {
-    let (fo, fa) = (f32::from_bits(old), f32::from_bits(a));
-    Ok(match op {
-        1 => (Some(fo.max(fa).to_bits()), old),
-        2 => (Some(fo.min(fa).to_bits()), old),
-        3 => (if fo == fa { Some(b) } else { None }, old),
-        _ => return Err(format!("float atomic with invalid operation {op}")),
-    })
+/// What [`atomic`] gives: the value to write (None: none) and the value returned.
+type AtomicResult = Result<(Option<u64>, u64), String>;
+
+/// [`atomic`] on the 4 or 8 bytes of `data` at GPU address `addr` (one locked
+/// read-modify-write); returns the atomic's return value.
+fn memory_atomic(
+    mem: &GpuMemory,
+    addr: u64,
+    op: u32,
+    data: AtomicData,
+    a: u64,
+    b: u64,
+) -> Result<u64, String> {
+    let mut out = Ok(0);
+    let mut apply = |old: u64| match atomic(op, data, old, a, b) {
+        Ok((new, ret)) => {
+            out = Ok(ret);
+            new
+        }
+        Err(e) => {
+            out = Err(e);
+            None
+        }
+    };
+    if data == AtomicData::Int64 {
+        mem.atomic_u64(addr, apply).map_err(|e| e.to_string())?;
+    } else {
+        mem.atomic_u32(addr, |old| apply(u64::from(old)).map(|n| n as u32))
+            .map_err(|e| e.to_string())?;
+    }
+    out
 }
 
 /// Number of data operands of an atomic.
@@ -506,64 +549,22 @@ impl Port<'_> {
             } else {
                 self.target(bti, rd32(payload, 4 * l), dsize as u32)?
             };
-            let mut err = None;
+            let data = match (float, wide) {
+                (true, _) => AtomicData::Float32,
+                (false, true) => AtomicData::Int64,
+                (false, false) => AtomicData::Int32,
+            };
             let result: u64 = match t {
                 Target::Oob => 0,
                 Target::Slm(o) => {
-                    let old = rd32(self.slm, o);
-                    let (new, r) = if float {
-                        atomic_float32(op, old, a as u32, b as u32)?
-                    } else {
-                        atomic_int32(op, old, a as u32, b as u32)?
-                    };
+                    let (new, r) = atomic(op, data, u64::from(rd32(self.slm, o)), a, b)?;
                     if let Some(n) = new {
-                        wr32(self.slm, o, n);
+                        wr32(self.slm, o, n as u32);
                     }
-                    r as u64
-                }
-                Target::Mem(addr) if wide => {
-                    let mut r = 0;
-                    self.mem
-                        .atomic_u64(addr, |old| match atomic_int64(op, old, a, b) {
-                            Ok((n, rv)) => {
-                                r = rv;
-                                n
-                            }
-                            Err(e) => {
-                                err = Some(e);
-                                None
-                            }
-                        })
-                        .map_err(|e| e.to_string())?;
                     r
                 }
-                Target::Mem(addr) => {
-                    let mut r = 0;
-                    self.mem
-                        .atomic_u32(addr, |old| {
-                            let res = if float {
-                                atomic_float32(op, old, a as u32, b as u32)
-                            } else {
-                                atomic_int32(op, old, a as u32, b as u32)
-                            };
-                            match res {
-                                Ok((n, rv)) => {
-                                    r = rv;
-                                    n
-                                }
-                                Err(e) => {
-                                    err = Some(e);
-                                    None
-                                }
-                            }
-                        })
-                        .map_err(|e| e.to_string())?;
-                    r as u64
-                }
+                Target::Mem(addr) => memory_atomic(self.mem, addr, op, data, a, b)?,
             };
-            if let Some(e) = err {
-                return Err(e);
-            }
             if ret {
                 let at = dsize * l;
                 response[at..at + dsize].copy_from_slice(&result.to_le_bytes()[..dsize]);
@@ -858,22 +859,8 @@ impl Port<'_> {
                     };
                     let mut ret = 0;
                     if inside {
-                        let mut err = None;
-                        self.mem
-                            .atomic_u32(addr, |old| match atomic_int32(op, old, a, b) {
-                                Ok((n, r)) => {
-                                    ret = r;
-                                    n
-                                }
-                                Err(e) => {
-                                    err = Some(e);
-                                    None
-                                }
-                            })
-                            .map_err(|e| e.to_string())?;
-                        if let Some(e) = err {
-                            return Err(e);
-                        }
+                        let data = AtomicData::Int32;
+                        ret = memory_atomic(self.mem, addr, op, data, a.into(), b.into())? as u32;
                     }
                     if mc & 0x20 != 0 && response.len() >= 32 {
                         wr32(response, 4 * l, ret);
@@ -983,27 +970,50 @@ mod tests {
 
     #[test]
     fn atomic_ops_follow_the_table() {
-        assert_eq!(atomic_int32(7, 5, 3, 0), Ok((Some(8), 5)));
+        // 32-bit operations, values as the dword they are.
+        let int32 = |op, old: u32, a: u32, b: u32| -> Result<(Option<u32>, u32), String> {
+            let (new, ret) = atomic(op, AtomicData::Int32, old.into(), a.into(), b.into())?;
+            Ok((new.map(|n| n as u32), ret as u32))
+        };
+        let float32 = |op, old: u32, a: u32, b: u32| -> Result<(Option<u32>, u32), String> {
+            let (new, ret) = atomic(op, AtomicData::Float32, old.into(), a.into(), b.into())?;
+            Ok((new.map(|n| n as u32), ret as u32))
+        };
+        assert_eq!(int32(7, 5, 3, 0), Ok((Some(8), 5)));
+        assert_eq!(int32(9, 5, 3, 0), Ok((Some(3u32.wrapping_sub(5)), 5)));
         assert_eq!(
-            atomic_int32(9, 5, 3, 0),
-            Ok((Some(3u32.wrapping_sub(5)), 5))
-        );
-        assert_eq!(
-            atomic_int32(10, (-2i32) as u32, 1, 0),
+            int32(10, (-2i32) as u32, 1, 0),
             Ok((Some(1), (-2i32) as u32))
         );
         assert_eq!(
-            atomic_int32(12, (-2i32) as u32, 1, 0),
+            int32(12, (-2i32) as u32, 1, 0),
             Ok((Some((-2i32) as u32), (-2i32) as u32))
         );
-        assert_eq!(atomic_int32(14, 5, 5, 9), Ok((Some(9), 5)));
-        assert_eq!(atomic_int32(14, 5, 4, 9), Ok((None, 5)));
-        assert_eq!(atomic_int32(15, 5, 0, 0), Ok((Some(4), 4)));
-        assert!(atomic_int32(0, 5, 0, 0).is_err());
+        assert_eq!(int32(14, 5, 5, 9), Ok((Some(9), 5)));
+        assert_eq!(int32(14, 5, 4, 9), Ok((None, 5)));
+        assert_eq!(int32(15, 5, 0, 0), Ok((Some(4), 4)));
+        assert!(int32(0, 5, 0, 0).is_err());
         assert_eq!(
-            atomic_float32(1, 1.0f32.to_bits(), 2.0f32.to_bits(), 0),
+            float32(1, 1.0f32.to_bits(), 2.0f32.to_bits(), 0),
             Ok((Some(2.0f32.to_bits()), 1.0f32.to_bits()))
         );
+        // The same operations on 64 bits: no truncation to 32, signed compares on 64.
+        let int64 = |op, old: u64, a: u64| atomic(op, AtomicData::Int64, old, a, 0);
+        assert_eq!(
+            int64(7, u64::from(u32::MAX), 1),
+            Ok((Some(1 << 32), u64::from(u32::MAX)))
+        );
+        assert_eq!(int64(6, 0, 0), Ok((Some(u64::MAX), 0)));
+        assert_eq!(
+            int64(10, (-2i64) as u64, 1 << 40),
+            Ok((Some(1 << 40), (-2i64) as u64))
+        );
+        assert_eq!(
+            int64(11, (-2i64) as u64, 1 << 40),
+            Ok((Some((-2i64) as u64), (-2i64) as u64))
+        );
+        // Wrapping in 32 bits stays in 32 bits.
+        assert_eq!(int32(6, 0, 0, 0), Ok((Some(u32::MAX), 0)));
         assert_eq!(atomic_operands(5, false), 0);
         assert_eq!(atomic_operands(14, false), 2);
         assert_eq!(atomic_operands(7, false), 1);

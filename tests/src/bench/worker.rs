@@ -110,9 +110,9 @@ pub fn run_compiler(a: &WorkerArgs) -> Json {
             }
             Ok(Err(err)) => s.set("error", err.to_string()),
             Ok(Ok(k)) => {
-                s.set("simd", k.simd_width);
+                s.set("simd", k.simd);
                 let mut st = Json::obj();
-                for (n, v) in k.stats.named() {
+                for (n, v) in k.mesa_statistics() {
                     st.set(n, v);
                 }
                 s.set("stats", st);

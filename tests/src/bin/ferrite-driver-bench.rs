@@ -8,34 +8,20 @@
 //! The environment chooses the library like the tests do (FERRITE_ICD_LIB or next to the
 //! executable); FERRITE_DEVICE=sim is set here.
 
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use ash::vk;
 use ferrite_tests::bench::report::spread;
-use ferrite_tests::icd::{workspace_root, Harness};
+use ferrite_tests::icd::{storage_buffer_layout, workspace_root, Harness};
 
 /// Dispatches recorded per sample (the per-dispatch figure is the sample over this).
 const DISPATCHES_PER_SAMPLE: u32 = 100;
 
 fn saxpy_spirv() -> Result<Vec<u32>, String> {
-    let src = workspace_root().join("tests/shaders/saxpy.comp");
-    let out = std::env::temp_dir().join(format!("ferrite-driver-bench-{}.spv", std::process::id()));
-    let r = Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.0", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .map_err(|e| format!("glslangValidator: {e}"))?;
-    if !r.status.success() {
-        return Err(String::from_utf8_lossy(&r.stdout).into_owned());
-    }
-    let bytes = std::fs::read(&out).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&out);
-    Ok(bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap_or_default()))
-        .collect())
+    let path = workspace_root().join("tests/shaders/saxpy.comp");
+    let src = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    ferrite_compiler::testing::glsl_to_spirv("saxpy", &src, "vulkan1.0").map_err(|e| e.to_string())
 }
 
 fn print(name: &str, samples: &[f64]) {
@@ -84,33 +70,8 @@ fn run(samples: usize) -> Result<(), String> {
     let dev = h.create_device(pd);
     // SAFETY: valid create infos on a live device; everything is destroyed at the end.
     unsafe {
-        let bindings: Vec<_> = (0..2)
-            .map(|b| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let set_layout = dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                None,
-            )
-            .map_err(|e| e.to_string())?;
+        let (set_layout, layout) = storage_buffer_layout(&dev, 2, 8).map_err(|e| e.to_string())?;
         let sls = [set_layout];
-        let ranges = [vk::PushConstantRange::default()
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            .size(8)];
-        let layout = dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default()
-                    .set_layouts(&sls)
-                    .push_constant_ranges(&ranges),
-                None,
-            )
-            .map_err(|e| e.to_string())?;
         let module = dev
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
             .map_err(|e| e.to_string())?;

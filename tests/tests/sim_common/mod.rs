@@ -21,38 +21,7 @@ pub fn glsl(name: &str, src: &str) -> Option<Vec<u32>> {
 
 /// As [`glsl`], for the given `--target-env`.
 pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
-    let dir = ferrite_tests::fresh_temp_dir("ferrite-simtest").unwrap();
-    let input = dir.join(format!("{name}.comp"));
-    let output = dir.join(format!("{name}.spv"));
-    std::fs::write(&input, src).unwrap();
-    let out = match Command::new("glslangValidator")
-        .args(["-V", "--target-env", env, "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-    {
-        Ok(o) => o,
-        Err(_) => {
-            eprintln!("glslangValidator not installed: skipping {name}");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    Some(take_words(&dir, &output))
-}
-
-/// The SPIR-V words of `file`, then the temporary `dir` removed.
-fn take_words(dir: &std::path::Path, file: &std::path::Path) -> Vec<u32> {
-    let bytes = std::fs::read(file).unwrap();
-    let _ = std::fs::remove_dir_all(dir);
-    bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    ferrite_compiler::testing::glsl_for_test(name, src, env)
 }
 
 /// How [`kernel_with`] builds a test kernel.
@@ -137,7 +106,9 @@ pub fn spirv_as(name: &str, text: &str, env: &str) -> Option<Vec<u32>> {
             String::from_utf8_lossy(&val.stderr)
         );
     }
-    Some(take_words(&dir, &output))
+    let words = ferrite_compiler::testing::spirv_words(&std::fs::read(&output).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(words)
 }
 
 /// As [`kernel_with`], from SPIR-V words.
@@ -374,12 +345,12 @@ pub fn dispatch_push(
     push: &[u32],
 ) {
     assert_eq!(
-        k.push_regs as usize,
+        k.layout.push_regs as usize,
         push.len().div_ceil(8),
         "push registers of the kernel vs push dwords given"
     );
     assert!(
-        k.push_bti.is_none(),
+        k.layout.push_bti.is_none(),
         "the harness has no push-constant surface"
     );
     let d = Dispatch {

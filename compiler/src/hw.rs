@@ -1,0 +1,103 @@
+//! Hardware facts the back end relies on, as one value per generation ([`HwFacts`]), handed
+//! to it through [`crate::Target::hw`]. docs/dispatch-contract.md ("Hardware facts the back
+//! end uses") says where each number comes from.
+
+use ferrite_isa::Gen;
+
+/// Facts of one GPU generation (and, for the per-device ones, of one device: the driver
+/// overrides them from its device table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HwFacts {
+    /// The ISA generation the back end encodes for.
+    pub gen: Gen,
+    /// General registers per EU thread, 32 bytes each (g0 .. g(grf_count - 1)).
+    pub grf_count: u8,
+    /// The register the end-of-thread message's payload (a copy of R0) goes in: the last
+    /// GRF, inside the range g112-g127 an EOT payload must come from.
+    pub eot_payload_grf: u8,
+    /// Highest binding-table index a buffer may use; the indices above it are the data
+    /// port's special surfaces.
+    pub max_buffer_bti: u32,
+    /// Stateless surface relative to General State Base: spill and fill OWord blocks.
+    pub bti_scratch: u8,
+    /// Shared local memory surface.
+    pub bti_slm: u8,
+    /// Stateless surface (flat A32 addresses): private memory in scratch.
+    pub bti_stateless: u8,
+    /// Most hardware threads one workgroup may use (per device; the generation's usual
+    /// value here).
+    pub max_threads_per_group: u32,
+    /// SIMD widths a compute kernel may be dispatched at.
+    pub simd_widths: &'static [u32],
+    /// The widest exec size of each kind of instruction (the back end's SIMD-width lowering
+    /// splits wider ones); kinds not listed allow 32.
+    pub width_limits: &'static [(WidthClass, u8)],
+}
+
+/// Kinds of instruction with their own SIMD-width limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WidthClass {
+    /// ALU instructions (further limited to two GRFs per operand by the back end).
+    Alu32,
+    /// Float math-unit functions.
+    MathFloat,
+    /// Integer division and remainder on the math unit.
+    MathIntDiv,
+    /// Untyped surface read/write/atomic and byte scattered messages.
+    Untyped,
+    /// Everything else.
+    Unlimited,
+}
+
+/// Gen9 (Skylake, Kaby Lake, Coffee Lake; GT2 values for the per-device ones).
+pub const GEN9: HwFacts = HwFacts {
+    gen: Gen::Gen9,
+    grf_count: 128,
+    eot_payload_grf: 127,
+    max_buffer_bti: 251,
+    bti_scratch: 253,
+    bti_slm: 254,
+    bti_stateless: 255,
+    max_threads_per_group: 56,
+    simd_widths: &[8, 16, 32],
+    // ALU and float math: an operand may span at most 2 GRFs, so 16 channels of 32-bit
+    // data; integer division on the math unit: SIMD8 only; untyped surface and byte
+    // scattered messages exist as SIMD8 and SIMD16 (SIMD32 kernels send two halves).
+    width_limits: &[
+        (WidthClass::Alu32, 16),
+        (WidthClass::MathFloat, 16),
+        (WidthClass::MathIntDiv, 8),
+        (WidthClass::Untyped, 16),
+        (WidthClass::Unlimited, 32),
+    ],
+};
+
+impl HwFacts {
+    /// The widest exec size of an instruction of kind `c`.
+    pub fn width_limit(&self, c: WidthClass) -> u8 {
+        self.width_limits
+            .iter()
+            .find(|(k, _)| *k == c)
+            .map_or(32, |(_, w)| *w)
+    }
+
+    /// One past the last GRF the register allocator may hand out: the EOT payload register
+    /// and the ones after it are reserved.
+    pub fn allocatable_end(&self) -> u8 {
+        self.eot_payload_grf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gen9_special_surfaces_sit_above_the_buffer_range() {
+        let h = GEN9;
+        assert!(h.max_buffer_bti < u32::from(h.bti_scratch));
+        assert!(h.bti_scratch < h.bti_slm && h.bti_slm < h.bti_stateless);
+        // The EOT payload must come from g112-g127.
+        assert!((112..h.grf_count).contains(&h.eot_payload_grf));
+    }
+}
