@@ -12,6 +12,7 @@ pub mod interp;
 pub mod ir;
 pub mod parse;
 pub mod passes;
+pub mod specconst;
 pub mod validate;
 
 use std::fmt;
