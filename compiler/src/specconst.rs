@@ -288,6 +288,67 @@ fn eval(op: AluOp, dt: Type, srcs: &[(&Const, Type)]) -> Res<Const> {
     })
 }
 
+/// `rspirv::dr::load_words`, but for `OpSpecConstantOp` with more than one literal operand.
+///
+/// rspirv 0.12 reads the inner opcode's operands one logical operand at a time and ignores
+/// their `*` quantifier, so `OpSpecConstantOp %v2 VectorShuffle %a %b 1 0` (or a
+/// CompositeExtract/CompositeInsert with a multi-level index) fails with "found extra
+/// operands". The literal lists are cut to one word for rspirv and put back afterwards.
+pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::ParseState> {
+    use std::collections::HashMap;
+    const SPEC_CONSTANT_OP: u32 = 52;
+    let mut out = Vec::with_capacity(words.len());
+    let mut lists: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut i = 5.min(words.len());
+    out.extend_from_slice(&words[..i]);
+    while i < words.len() {
+        let wc = (words[i] >> 16) as usize;
+        if wc == 0 || i + wc > words.len() {
+            // Malformed framing: let rspirv report it.
+            out.extend_from_slice(&words[i..]);
+            break;
+        }
+        let inst = &words[i..i + wc];
+        let ids = match inst.get(3).map(|o| Op::from_u32(*o)) {
+            _ if inst[0] & 0xffff != SPEC_CONSTANT_OP => None,
+            Some(Some(Op::VectorShuffle)) => Some(2),
+            Some(Some(Op::CompositeExtract)) => Some(1),
+            Some(Some(Op::CompositeInsert)) => Some(2),
+            _ => None,
+        };
+        match ids {
+            Some(n) if wc > 4 + n + 1 => {
+                lists.insert(inst[2], inst[4 + n..].to_vec());
+                let keep = 4 + n + 1;
+                out.push(((keep as u32) << 16) | SPEC_CONSTANT_OP);
+                out.extend_from_slice(&inst[1..keep]);
+            }
+            _ => out.extend_from_slice(inst),
+        }
+        i += wc;
+    }
+    let mut module = rspirv::dr::load_words(&out)?;
+    if !lists.is_empty() {
+        for inst in &mut module.types_global_values {
+            let Some(lits) = inst.result_id.and_then(|id| lists.get(&id)) else {
+                continue;
+            };
+            if inst.class.opcode != Op::SpecConstantOp {
+                continue;
+            }
+            let n = inst
+                .operands
+                .iter()
+                .take_while(|o| !matches!(o, rspirv::dr::Operand::LiteralBit32(_)))
+                .count();
+            inst.operands.truncate(n);
+            inst.operands
+                .extend(lits.iter().map(|l| rspirv::dr::Operand::LiteralBit32(*l)));
+        }
+    }
+    Ok(module)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -568,6 +629,51 @@ mod tests {
                 Const::Scalar(3)
             ])
         );
+    }
+
+    #[test]
+    fn load_words_keeps_every_shuffle_and_index_literal() {
+        // %1 = int, %2 = v3int, %3 = 5, %4 = 6, %5 = 7, %6 = {5,6,7},
+        // %7 = shuffle %6 %6 2 0 4, %8 = extract %6 1, %9 = insert %3 %6 0.
+        let op = |code: u32, words: &[u32]| {
+            let mut v = vec![((words.len() as u32 + 1) << 16) | code];
+            v.extend_from_slice(words);
+            v
+        };
+        let mut w = vec![0x0723_0203, 0x0001_0000, 0, 10, 0];
+        w.extend(op(17, &[1])); // OpCapability Shader
+        w.extend(op(14, &[0, 1])); // OpMemoryModel Logical GLSL450
+        w.extend(op(21, &[1, 32, 1])); // OpTypeInt
+        w.extend(op(23, &[2, 1, 3])); // OpTypeVector
+        for (id, val) in [(3, 5), (4, 6), (5, 7)] {
+            w.extend(op(50, &[1, id, val])); // OpSpecConstant
+        }
+        w.extend(op(51, &[2, 6, 3, 4, 5])); // OpSpecConstantComposite
+        w.extend(op(52, &[2, 7, Op::VectorShuffle as u32, 6, 6, 2, 0, 4]));
+        w.extend(op(52, &[1, 8, Op::CompositeExtract as u32, 6, 1]));
+        w.extend(op(52, &[2, 9, Op::CompositeInsert as u32, 3, 6, 0]));
+        assert!(
+            rspirv::dr::load_words(&w).is_err(),
+            "rspirv was fixed: drop the workaround"
+        );
+        let m = load_words(&w).unwrap();
+        let lits = |id: u32| -> Vec<u32> {
+            let inst = m
+                .types_global_values
+                .iter()
+                .find(|i| i.result_id == Some(id))
+                .unwrap();
+            inst.operands
+                .iter()
+                .filter_map(|o| match o {
+                    rspirv::dr::Operand::LiteralBit32(v) => Some(*v),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(lits(7), vec![2, 0, 4]);
+        assert_eq!(lits(8), vec![1]);
+        assert_eq!(lits(9), vec![0]);
     }
 
     #[test]
