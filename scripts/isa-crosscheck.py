@@ -595,7 +595,7 @@ def assemble_direction(ctx, batch, form):
 NOT_EXPRESSIBLE = {"Mesa ignores 3-src HF/odd-word bits", "HF immediate printed as `Half Float IMM`",
                    "bare tdr0/ip", "SIMD16/32 quarter printed as 1H/2H/none"}
 
-# Gen9 native field names by bit (PRM / GEN9-FACTS), for the round-trip-loss summary only.
+# Gen9 native field names by bit (PRM / docs/gen9.md), for the round-trip-loss summary only.
 FIELDS_COMMON = [(0, 6, "opcode"), (8, 8, "access mode"), (9, 10, "dep ctrl"), (11, 11, "nib ctrl"),
                  (12, 13, "qtr ctrl"), (14, 15, "thread ctrl"), (16, 19, "pred ctrl"), (20, 20, "pred inv"),
                  (21, 23, "exec size"), (24, 27, "cond mod"), (28, 28, "acc wr/branch ctrl"),

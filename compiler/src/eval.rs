@@ -52,8 +52,14 @@ fn boolv(t: Type, v: bool) -> u64 {
 fn fmod32(x: f32, y: f32) -> f32 {
     x - y * (x / y).floor()
 }
+/// As the 64-bit lowering (`lower_int_div`): a result equal to y is 0 (docs/seed-lessons.md).
 fn fmod64(x: f64, y: f64) -> f64 {
-    x - y * (x / y).floor()
+    let r = x - y * (x / y).floor();
+    if r == y {
+        0.0
+    } else {
+        r
+    }
 }
 fn frem32(x: f32, y: f32) -> f32 {
     x - y * (x / y).trunc()

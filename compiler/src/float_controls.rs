@@ -4,7 +4,7 @@
 //! `VkPhysicalDeviceFloatControlsProperties`.
 //!
 //! How each mode is honoured (docs/float-controls.md has the whole picture):
-//! * cr0.0 is written at kernel start (GEN9-FACTS 2.10): bits 5:4 rounding (one field for
+//! * cr0.0 is written at kernel start (docs/gen9.md 2.10): bits 5:4 rounding (one field for
 //!   every width, hence rounding-mode independence NONE), bits 10/7/6 keep fp16/fp32/fp64
 //!   denormals (one bit per width, hence denormal independence ALL).
 //! * fp16 is computed in f32 and every result is rounded back with `mov HF <- F`, which

@@ -14,7 +14,11 @@
 //! * Memory is explicit: `load`/`store`/`atomic` name an address space and a byte offset.
 //!   Function-local scalar and vector variables (`var $N`) exist only until vars-to-SSA.
 
+use std::collections::HashMap;
 use std::fmt;
+
+mod alu;
+pub use alu::{AluClass, AluInfo, AluOp, Domain, Sign, SpirvAlu};
 
 /// An SSA value, printed `%N`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -113,181 +117,6 @@ impl fmt::Display for Value {
 impl fmt::Display for Var {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "${}", self.0)
-    }
-}
-
-macro_rules! alu_ops {
-    ($( $variant:ident = $name:literal, $nsrc:literal, $class:ident; )*) => {
-        /// ALU operations. Integer ops do not carry signedness in the type: the op says it
-        /// (`idiv` vs `udiv`). Booleans use the integer bitwise ops (`iand`, `ior`, `ixor`,
-        /// `inot`, `ieq`, `ine`).
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-        pub enum AluOp { $( $variant, )* }
-
-        impl AluOp {
-            pub const ALL: &'static [AluOp] = &[ $( AluOp::$variant, )* ];
-            pub fn name(self) -> &'static str {
-                match self { $( AluOp::$variant => $name, )* }
-            }
-            pub fn num_srcs(self) -> usize {
-                match self { $( AluOp::$variant => $nsrc, )* }
-            }
-            pub fn class(self) -> AluClass {
-                match self { $( AluOp::$variant => AluClass::$class, )* }
-            }
-            pub fn from_name(s: &str) -> Option<AluOp> {
-                match s { $( $name => Some(AluOp::$variant), )* _ => None }
-            }
-        }
-    };
-}
-
-/// How an ALU op relates its source and destination types.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum AluClass {
-    /// Sources and destination have the same type.
-    Same,
-    /// A comparison: sources share a type, destination is a boolean.
-    Compare,
-    /// A conversion: one source of any type.
-    Convert,
-    /// `bcsel`: a boolean condition, then two sources of the destination's type.
-    Select,
-    /// Shifts and bitfield ops whose extra sources (shift count, offset, bits) are 32-bit ints.
-    Shift,
-    /// A float-to-bool test (`isnan`, `isinf`).
-    Test,
-}
-
-alu_ops! {
-    Mov = "mov", 1, Same;
-    Iadd = "iadd", 2, Same;
-    Isub = "isub", 2, Same;
-    Imul = "imul", 2, Same;
-    ImulHigh = "imul_high", 2, Same;
-    UmulHigh = "umul_high", 2, Same;
-    Idiv = "idiv", 2, Same;
-    Udiv = "udiv", 2, Same;
-    Irem = "irem", 2, Same;
-    Imod = "imod", 2, Same;
-    Umod = "umod", 2, Same;
-    Ineg = "ineg", 1, Same;
-    Iabs = "iabs", 1, Same;
-    Isign = "isign", 1, Same;
-    Imin = "imin", 2, Same;
-    Imax = "imax", 2, Same;
-    Umin = "umin", 2, Same;
-    Umax = "umax", 2, Same;
-    Iand = "iand", 2, Same;
-    Ior = "ior", 2, Same;
-    Ixor = "ixor", 2, Same;
-    Inot = "inot", 1, Same;
-    Ishl = "ishl", 2, Shift;
-    Ishr = "ishr", 2, Shift;
-    Ushr = "ushr", 2, Shift;
-    BitfieldInsert = "bitfield_insert", 4, Shift;
-    IbitfieldExtract = "ibitfield_extract", 3, Shift;
-    UbitfieldExtract = "ubitfield_extract", 3, Shift;
-    BitfieldReverse = "bitfield_reverse", 1, Same;
-    BitCount = "bit_count", 1, Same;
-    FindLsb = "find_lsb", 1, Same;
-    UfindMsb = "ufind_msb", 1, Same;
-    IfindMsb = "ifind_msb", 1, Same;
-    Fadd = "fadd", 2, Same;
-    Fsub = "fsub", 2, Same;
-    Fmul = "fmul", 2, Same;
-    Fdiv = "fdiv", 2, Same;
-    Fmod = "fmod", 2, Same;
-    Frem = "frem", 2, Same;
-    Fneg = "fneg", 1, Same;
-    Fabs = "fabs", 1, Same;
-    Fsign = "fsign", 1, Same;
-    Fmin = "fmin", 2, Same;
-    Fmax = "fmax", 2, Same;
-    Ffma = "ffma", 3, Same;
-    Ffloor = "ffloor", 1, Same;
-    Fceil = "fceil", 1, Same;
-    Ftrunc = "ftrunc", 1, Same;
-    FroundEven = "fround_even", 1, Same;
-    Ffract = "ffract", 1, Same;
-    Fsqrt = "fsqrt", 1, Same;
-    Frsq = "frsq", 1, Same;
-    Frcp = "frcp", 1, Same;
-    Fexp2 = "fexp2", 1, Same;
-    Flog2 = "flog2", 1, Same;
-    Fsin = "fsin", 1, Same;
-    Fcos = "fcos", 1, Same;
-    Fpow = "fpow", 2, Same;
-    Ldexp = "ldexp", 2, Shift;
-    FrexpSig = "frexp_sig", 1, Same;
-    FrexpExp = "frexp_exp", 1, Convert;
-    I2f = "i2f", 1, Convert;
-    U2f = "u2f", 1, Convert;
-    F2i = "f2i", 1, Convert;
-    F2u = "f2u", 1, Convert;
-    I2i = "i2i", 1, Convert;
-    U2u = "u2u", 1, Convert;
-    F2f = "f2f", 1, Convert;
-    B2i = "b2i", 1, Convert;
-    B2f = "b2f", 1, Convert;
-    I2b = "i2b", 1, Convert;
-    B2b = "b2b", 1, Convert;
-    Bitcast = "bitcast", 1, Convert;
-    Ieq = "ieq", 2, Compare;
-    Ine = "ine", 2, Compare;
-    Ilt = "ilt", 2, Compare;
-    Ige = "ige", 2, Compare;
-    Ult = "ult", 2, Compare;
-    Uge = "uge", 2, Compare;
-    Feq = "feq", 2, Compare;
-    Fne = "fne", 2, Compare;
-    Flt = "flt", 2, Compare;
-    Fle = "fle", 2, Compare;
-    Fgt = "fgt", 2, Compare;
-    Fge = "fge", 2, Compare;
-    Fequ = "fequ", 2, Compare;
-    Fneu = "fneu", 2, Compare;
-    Fltu = "fltu", 2, Compare;
-    Fleu = "fleu", 2, Compare;
-    Fgtu = "fgtu", 2, Compare;
-    Fgeu = "fgeu", 2, Compare;
-    IsNan = "isnan", 1, Test;
-    IsInf = "isinf", 1, Test;
-    Bcsel = "bcsel", 3, Select;
-}
-
-impl AluOp {
-    /// True for ops that compute on floats (sources of compares, or all operands).
-    pub fn is_float_op(self) -> bool {
-        self.name().starts_with('f') && self != AluOp::FindLsb
-    }
-
-    /// True for ops whose two sources may be swapped.
-    pub fn is_commutative(self) -> bool {
-        use AluOp::*;
-        matches!(
-            self,
-            Iadd | Imul
-                | ImulHigh
-                | UmulHigh
-                | Imin
-                | Imax
-                | Umin
-                | Umax
-                | Iand
-                | Ior
-                | Ixor
-                | Fadd
-                | Fmul
-                | Fmin
-                | Fmax
-                | Ieq
-                | Ine
-                | Feq
-                | Fne
-                | Fequ
-                | Fneu
-        )
     }
 }
 
@@ -989,6 +818,64 @@ impl Function {
     }
 }
 
+/// The constants of a function: every value a `const` instruction defines, with its
+/// components. Passes that read constant operands collect them with
+/// [`Function::consts`] and ask here.
+#[derive(Clone, Debug, Default)]
+pub struct Consts(HashMap<Value, Vec<u64>>);
+
+impl Consts {
+    /// The components of a constant value.
+    pub fn get(&self, v: Value) -> Option<&[u64]> {
+        self.0.get(&v).map(Vec::as_slice)
+    }
+    pub fn contains(&self, v: Value) -> bool {
+        self.0.contains_key(&v)
+    }
+    /// The component every component of a constant value shares (a scalar, or a vector
+    /// with all components equal).
+    pub fn splat(&self, v: Value) -> Option<u64> {
+        self.get(v).and_then(splat)
+    }
+    /// Records a value found to be constant (by folding).
+    pub fn insert(&mut self, v: Value, c: Vec<u64>) {
+        self.0.insert(v, c);
+    }
+}
+
+/// The component all of `c` shares, if the components are equal.
+pub fn splat(c: &[u64]) -> Option<u64> {
+    let first = *c.first()?;
+    c.iter().all(|x| *x == first).then_some(first)
+}
+
+impl Op {
+    /// For a `const`, the component all its components share (see [`splat`]).
+    pub fn const_splat(&self) -> Option<u64> {
+        match self {
+            Op::Const(c) => splat(c),
+            _ => None,
+        }
+    }
+}
+
+impl Function {
+    /// Collects the values `const` instructions define.
+    pub fn consts(&self) -> Consts {
+        let mut m = Consts::default();
+        self.for_each_node(&mut |n| {
+            if let Node::Instr(Instr {
+                dst: Some(d),
+                op: Op::Const(c),
+            }) = n
+            {
+                m.insert(*d, c.clone());
+            }
+        });
+        m
+    }
+}
+
 /// A compute shader: the entry function plus what dispatch needs.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Shader {
@@ -1220,5 +1107,34 @@ impl fmt::Display for Shader {
             self.push_size
         )?;
         write!(f, "{}", self.func)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consts_collects_constants_at_any_depth() {
+        let s = crate::parse::parse_shader(
+            "shader local_size 1 1 1 shared 0 local 0 push 0
+            %0:i32 = const 4
+            %1:i32x2 = const 3, 5
+            %2:b1 = const true
+            %3:i32 = sysval local_invocation_index
+            if %2 {
+                %4:i32x2 = const 7, 7
+                store ssbo[0] %0, %4 align 4
+            }
+            store ssbo[0] %3, %1 align 4",
+        )
+        .unwrap();
+        let c = s.func.consts();
+        assert_eq!(c.get(Value(0)), Some(&[4u64][..]));
+        assert_eq!(c.get(Value(1)), Some(&[3u64, 5][..]));
+        assert_eq!(c.splat(Value(1)), None, "components differ");
+        assert_eq!(c.splat(Value(2)), Some(1));
+        assert!(!c.contains(Value(3)), "a sysval is not a constant");
+        assert_eq!(c.splat(Value(4)), Some(7), "defined inside the if");
     }
 }

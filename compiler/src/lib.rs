@@ -4,10 +4,10 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod backend;
+pub mod builder;
 pub mod eval;
 pub mod float_controls;
 pub mod frontend;
-mod glsl;
 pub mod interp;
 pub mod ir;
 pub mod parse;

@@ -45,59 +45,71 @@ fn invalid<T>(msg: impl Into<String>) -> Res<T> {
     )))
 }
 
+/// The opcodes that evaluate as one ALU op: the ones the specification allows in
+/// `OpSpecConstantOp` with the Shader capability, and the Kernel-only float ones accepted
+/// before (see the module comment). The op each computes comes from the op table.
+const ALU_OPCODES: &[Op] = &[
+    Op::IAdd,
+    Op::ISub,
+    Op::IMul,
+    Op::UDiv,
+    Op::SDiv,
+    Op::UMod,
+    Op::SRem,
+    Op::SMod,
+    Op::ShiftRightLogical,
+    Op::ShiftRightArithmetic,
+    Op::ShiftLeftLogical,
+    Op::BitwiseOr,
+    Op::BitwiseXor,
+    Op::BitwiseAnd,
+    Op::LogicalOr,
+    Op::LogicalAnd,
+    Op::LogicalEqual,
+    Op::LogicalNotEqual,
+    Op::IEqual,
+    Op::INotEqual,
+    Op::ULessThan,
+    Op::SLessThan,
+    Op::UGreaterThan,
+    Op::SGreaterThan,
+    Op::ULessThanEqual,
+    Op::SLessThanEqual,
+    Op::UGreaterThanEqual,
+    Op::SGreaterThanEqual,
+    Op::SConvert,
+    Op::UConvert,
+    Op::FConvert,
+    Op::FAdd,
+    Op::FSub,
+    Op::FMul,
+    Op::FDiv,
+    Op::FRem,
+    Op::FMod,
+    Op::ConvertFToS,
+    Op::ConvertSToF,
+    Op::ConvertFToU,
+    Op::ConvertUToF,
+];
+
 /// How an opcode maps onto the IR's ALU ops: the op, its source count, and whether the
 /// two sources are swapped (SPIR-V's `a > b` is the IR's `b < a`).
 fn alu_form(op: Op) -> Option<(AluOp, usize, bool)> {
-    use AluOp as A;
-    Some(match op {
-        Op::SNegate => (A::Ineg, 1, false),
-        Op::Not => (A::Inot, 1, false),
-        Op::IAdd => (A::Iadd, 2, false),
-        Op::ISub => (A::Isub, 2, false),
-        Op::IMul => (A::Imul, 2, false),
-        Op::UDiv => (A::Udiv, 2, false),
-        Op::SDiv => (A::Idiv, 2, false),
-        Op::UMod => (A::Umod, 2, false),
-        Op::SRem => (A::Irem, 2, false),
-        Op::SMod => (A::Imod, 2, false),
-        Op::ShiftRightLogical => (A::Ushr, 2, false),
-        Op::ShiftRightArithmetic => (A::Ishr, 2, false),
-        Op::ShiftLeftLogical => (A::Ishl, 2, false),
-        Op::BitwiseOr => (A::Ior, 2, false),
-        Op::BitwiseXor => (A::Ixor, 2, false),
-        Op::BitwiseAnd => (A::Iand, 2, false),
-        Op::LogicalOr => (A::Ior, 2, false),
-        Op::LogicalAnd => (A::Iand, 2, false),
-        Op::LogicalNot => (A::Inot, 1, false),
-        Op::LogicalEqual => (A::Ieq, 2, false),
-        Op::LogicalNotEqual => (A::Ine, 2, false),
-        Op::IEqual => (A::Ieq, 2, false),
-        Op::INotEqual => (A::Ine, 2, false),
-        Op::ULessThan => (A::Ult, 2, false),
-        Op::SLessThan => (A::Ilt, 2, false),
-        Op::UGreaterThan => (A::Ult, 2, true),
-        Op::SGreaterThan => (A::Ilt, 2, true),
-        Op::ULessThanEqual => (A::Uge, 2, true),
-        Op::SLessThanEqual => (A::Ige, 2, true),
-        Op::UGreaterThanEqual => (A::Uge, 2, false),
-        Op::SGreaterThanEqual => (A::Ige, 2, false),
-        Op::SConvert => (A::I2i, 1, false),
-        Op::UConvert => (A::U2u, 1, false),
-        Op::FConvert => (A::F2f, 1, false),
-        // Kernel-only in the specification; accepted (see the module comment).
-        Op::FNegate => (A::Fneg, 1, false),
-        Op::FAdd => (A::Fadd, 2, false),
-        Op::FSub => (A::Fsub, 2, false),
-        Op::FMul => (A::Fmul, 2, false),
-        Op::FDiv => (A::Fdiv, 2, false),
-        Op::FRem => (A::Frem, 2, false),
-        Op::FMod => (A::Fmod, 2, false),
-        Op::ConvertFToS => (A::F2i, 1, false),
-        Op::ConvertSToF => (A::I2f, 1, false),
-        Op::ConvertFToU => (A::F2u, 1, false),
-        Op::ConvertUToF => (A::U2f, 1, false),
-        _ => return None,
-    })
+    // The unary negations and `Not` are not in the op table's SPIR-V mapping (the front
+    // end emits them with their own type checks), so they are named here.
+    let unary = match op {
+        Op::SNegate => Some(AluOp::Ineg),
+        Op::Not | Op::LogicalNot => Some(AluOp::Inot),
+        Op::FNegate => Some(AluOp::Fneg),
+        _ => None,
+    };
+    if let Some(a) = unary {
+        return Some((a, 1, false));
+    }
+    if !ALU_OPCODES.contains(&op) {
+        return None;
+    }
+    AluOp::from_spirv(op).map(|m| (m.op, m.op.num_srcs(), m.swapped))
 }
 
 /// Evaluates `OpSpecConstantOp <op> <args>` whose result has IR type `result` (`None` for

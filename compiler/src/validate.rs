@@ -180,58 +180,7 @@ impl Ctx<'_> {
                 if srcs.len() != op.num_srcs() {
                     return bad("wrong number of sources");
                 }
-                let ok = match op.class() {
-                    AluClass::Same => {
-                        st.iter().all(|s| *s == t)
-                            && match op {
-                                AluOp::Mov => true,
-                                AluOp::Iand | AluOp::Ior | AluOp::Ixor | AluOp::Inot => {
-                                    t.kind != Kind::Float
-                                }
-                                _ if op.is_float_op() => t.kind == Kind::Float,
-                                _ => t.kind == Kind::Int,
-                            }
-                    }
-                    AluClass::Compare => {
-                        st[0] == st[1]
-                            && t.kind == Kind::Bool
-                            && t.comps == st[0].comps
-                            && (op.is_float_op() == (st[0].kind == Kind::Float))
-                    }
-                    AluClass::Convert => {
-                        let s = st[0];
-                        s.comps == t.comps
-                            && match op {
-                                AluOp::I2f | AluOp::U2f => s.kind == Kind::Int && t.is_float(),
-                                AluOp::F2i | AluOp::F2u => s.is_float() && t.kind == Kind::Int,
-                                AluOp::I2i | AluOp::U2u => {
-                                    s.kind == Kind::Int && t.kind == Kind::Int
-                                }
-                                AluOp::F2f => s.is_float() && t.is_float(),
-                                AluOp::B2i => s.is_bool() && t.kind == Kind::Int,
-                                AluOp::B2f => s.is_bool() && t.is_float(),
-                                AluOp::I2b => s.kind == Kind::Int && t.is_bool(),
-                                AluOp::B2b => s.is_bool() && t.is_bool(),
-                                AluOp::FrexpExp => s.is_float() && t.kind == Kind::Int,
-                                AluOp::Bitcast => s.bits == t.bits && !s.is_bool() && !t.is_bool(),
-                                _ => false,
-                            }
-                    }
-                    AluClass::Select => {
-                        st[0].is_bool()
-                            && (st[0].comps == t.comps || st[0].comps == 1)
-                            && st[1] == t
-                            && st[2] == t
-                    }
-                    AluClass::Shift => {
-                        st[0] == t
-                            && (t.kind == Kind::Int || *op == AluOp::Ldexp && t.is_float())
-                            && st[1..]
-                                .iter()
-                                .all(|s| s.kind == Kind::Int && s.bits == 32 && s.comps == t.comps)
-                    }
-                    AluClass::Test => st[0].is_float() && t.is_bool() && t.comps == st[0].comps,
-                };
+                let ok = op.types_fit(t, &st);
                 if !ok {
                     return bad("operand types do not fit the operation");
                 }

@@ -112,7 +112,7 @@ fn untyped_read_lowering_descriptor_and_copies() {
     };
     assert_eq!(sfid, Sfid::DpDc1);
     assert_eq!((mlen, rlen), (2, 4));
-    // GEN9-FACTS 4.3: 0x04205e01 = SIMD16 read of X from BTI 1; XY enables Y too.
+    // docs/gen9.md 4.3: 0x04205e01 = SIMD16 read of X from BTI 1; XY enables Y too.
     assert_eq!(desc, 0x0440_5c01);
     assert_eq!(p.insts.len(), 3, "response copied out per component: {p}");
     assert_eq!(p.insts[2].dst.off, 128);

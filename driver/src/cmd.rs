@@ -5,7 +5,7 @@
 //! interface descriptors) into 64 KB state blocks, GEM objects it owns. Each block is both the
 //! Surface State Base and the Dynamic State Base while it is current (binding-table pointers
 //! must be under 64 KB). Every address is final: objects are softpinned (see [`crate::bo`]).
-//! Batches follow docs/dispatch-contract.md and the Gen9 ordering rules (GEN9-FACTS 5.5).
+//! Batches follow docs/dispatch-contract.md and the Gen9 ordering rules (docs/gen9.md 5.5).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,7 +33,7 @@ pub const MAX_SETS: usize = 8;
 pub const MAX_PUSH: usize = 128;
 /// MMIO registers the walker reads indirect group counts from.
 const GPGPU_DISPATCHDIM: [u32; 3] = [0x2500, 0x2504, 0x2508];
-/// L3 configurations (GEN9-FACTS 5.5): with SLM (32,16,48,0,0) and without (0,48,48,0,0).
+/// L3 configurations (docs/gen9.md 5.5): with SLM (32,16,48,0,0) and without (0,48,48,0,0).
 const L3_SLM: u32 = 0x6000_0021;
 const L3_NO_SLM: u32 = 0x6000_0060;
 
@@ -1312,7 +1312,7 @@ mod tests {
 
     #[test]
     fn buffer_surface_encodes_the_size_trick() {
-        // The observed anv 1000-byte SSBO (GEN9-FACTS 6.1): DW2 0x00070067.
+        // The observed anv 1000-byte SSBO (docs/gen9.md 6.1): DW2 0x00070067.
         let ss = buffer_surface(0x1000, 1000);
         assert_eq!(ss[2], 0x0007_0067);
         let odd = RenderSurfaceState::unpack(&buffer_surface(0, 1001));

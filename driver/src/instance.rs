@@ -13,7 +13,7 @@ use crate::ffi;
 use crate::handles::{self, Dispatchable};
 use crate::physical::{Adapter, PhysicalDevice};
 
-/// The Vulkan version Ferrite implements completely. Claims rise with the code (DESIGN.md).
+/// The Vulkan version Ferrite implements completely. Claims rise with the code (docs/architecture.md, "Contracts").
 pub const API_VERSION: u32 = vk::API_VERSION_1_0;
 
 pub struct Instance {
@@ -50,7 +50,7 @@ impl Instance {
     }
 }
 
-/// Applies `FERRITE_DEVICE` (DESIGN.md, Contracts): unset = real i915 render nodes only,
+/// Applies `FERRITE_DEVICE` (docs/architecture.md, "Contracts"): unset = real i915 render nodes only,
 /// `sim[:<platform>|:0x<id>]` = one simulated device, anything else = no device and an error line.
 fn find_adapters() -> Vec<Adapter> {
     let value = std::env::var("FERRITE_DEVICE").ok();

@@ -308,7 +308,7 @@ pub enum DeviceSelection {
     Sim(&'static DeviceInfo),
 }
 
-/// Parses the value of `FERRITE_DEVICE` (see DESIGN.md, Contracts):
+/// Parses the value of `FERRITE_DEVICE` (see docs/architecture.md, "Contracts"):
 /// unset or `""` -> real render nodes only; `sim` -> SKL GT2 (0x1912); `sim:<platform>`
 /// (e.g. `sim:kbl`, `sim:cfl-gt3`) or `sim:0x<pci-id>` -> that table row. Anything else,
 /// and rows marked unsupported, are errors that name the value.

@@ -1,5 +1,5 @@
 //! The generated genxml packers/unpackers against encodings known from Mesa-driven hardware
-//! batches (GEN9-FACTS.md, observed anv batch) and the PRM opcode values.
+//! batches (docs/gen9.md 6.1, observed anv batch) and the PRM opcode values.
 
 use kernel_iface::genxml::*;
 
@@ -38,7 +38,7 @@ fn identify_gives_name_and_length() {
 
 #[test]
 fn buffer_surface_state_matches_the_observed_anv_encoding() {
-    // 1000-byte SSBO (GEN9-FACTS 6.1): DW0 0x87FD4000, DW1 0x04000000, DW2 0x00070067,
+    // 1000-byte SSBO (docs/gen9.md 6.1): DW0 0x87FD4000, DW1 0x04000000, DW2 0x00070067,
     // DW7 0x00010000.
     let n = 999u64;
     let ss = RenderSurfaceState {

@@ -681,14 +681,7 @@ fn descriptor_array_elements_are_separate_buffers() {
     btis.sort_unstable();
     assert_eq!(btis, [1, 2, 3, 4], "{uses:?}");
     for simd in [8, 16] {
-        let opts = BackendOptions {
-            no8: simd != 8,
-            no16: simd != 16,
-            no32: true,
-            validate: true,
-            ..BackendOptions::gen9()
-        };
-        let k = backend::compile(&shader, &opts).unwrap();
+        let k = backend::compile(&shader, &options_at(simd)).unwrap();
         let (g, data) = compute_setup(&[32, 32, 32, 96]);
         for (b, base) in [(0usize, 100i32), (1, -200), (2, 300)] {
             let v: Vec<u32> = (0..8).map(|i| (base + i * 7) as u32).collect();

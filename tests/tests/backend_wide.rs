@@ -30,10 +30,6 @@ fn ulps(a: f64, b: f64) -> u64 {
     a.to_bits().abs_diff(b.to_bits())
 }
 
-fn same(a: f64, b: f64) -> bool {
-    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
-}
-
 /// Deterministic inputs: edge values first, then seeded random doubles with exponents in
 /// [-80, 80] (no denormals, products stay normal).
 fn doubles(n: usize, seed: u64) -> Vec<f64> {
@@ -135,15 +131,20 @@ void main() {
     x[i] = packDouble2x32(uvec2(u.y, u.x));
 }";
 
+/// GLSL's mod(a, b) = a - b * floor(a / b), except that a result equal to b is 0: the
+/// result lies in [0, b) (or (b, 0]), so where the rounded formula gives b (a negative
+/// a of tiny magnitude, or a quotient rounded down at an exact multiple) it must be 0.
+fn mod_reference(a: f64, b: f64) -> f64 {
+    let r = a - b * (a / b).floor();
+    if r == b {
+        0.0
+    } else {
+        r
+    }
+}
+
 fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
-    let m = {
-        let r = a - b * (a / b).floor();
-        if r == b {
-            0.0
-        } else {
-            r
-        }
-    };
+    let m = mod_reference(a, b);
     let (fr_sig, _) = frexp(a);
     let finite = a.is_finite();
     [
@@ -159,7 +160,7 @@ fn fp64_reference(i: usize, a: f64, b: f64) -> [Option<f64>; 24] {
         Some(a.trunc()),
         Some(a.round_ties_even()),
         Some(a - a.floor()),
-        Some(m), // mod: checked with a tolerance
+        Some(m),
         Some(if a.is_nan() {
             b
         } else if b.is_nan() || a < b {
@@ -238,26 +239,7 @@ fn fp64_ops_match_reference() {
                 };
                 for (j, w) in want.iter().enumerate() {
                     if let Some(w) = w {
-                        if j == 12 {
-                            // mod: a - b * floor(a / b) with a division within ULPS: the
-                            // floor may step at an integer quotient, then the result moves by b.
-                            let ok = same(got[j], *w)
-                                || (got[j] - w).abs() <= a.abs() * 1e-15
-                                || (got[j] - w - b).abs() <= a.abs() * 1e-15
-                                || (got[j] - w + b).abs() <= a.abs() * 1e-15
-                                || got[j] == 0.0 && (w - b).abs() <= a.abs() * 1e-15;
-                            assert!(ok, "{}: got {:e} want {:e}", ctx(j), got[j], w);
-                        } else {
-                            assert!(
-                                same(got[j], *w),
-                                "{}: got {:e} ({:#x}) want {:e} ({:#x})",
-                                ctx(j),
-                                got[j],
-                                got[j].to_bits(),
-                                w,
-                                w.to_bits()
-                            );
-                        }
+                        expect_f64(got[j], *w, format_args!("{}", ctx(j)));
                     }
                 }
                 for (slot, want, wi) in [
@@ -317,6 +299,117 @@ fn fp64_ops_match_reference() {
     eprintln!(
         "worst ULPs: div {} sqrt {} rsq {} rcp {}",
         worst[0], worst[1], worst[2], worst[3]
+    );
+}
+
+const FP64_MOD: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[2u * i] = mod(x[i], y[i]);
+    // A divisor known at compile time (the lowering sees a constant).
+    o[2u * i + 1u] = mod(x[i], 0.1LF);
+}";
+
+/// (x, y) pairs for mod: exact multiples of every sign, tiny x against y of the other
+/// sign (where the formula rounds to y), y = +-inf, and ordinary pairs.
+fn mod_pairs() -> Vec<(f64, f64)> {
+    let mut v = vec![
+        (6.0, 3.0),
+        (-6.0, 3.0),
+        (6.0, -3.0),
+        (-6.0, -3.0),
+        (0.3, 0.1),
+        (-0.3, 0.1),
+        (0.7, 0.1),
+        (1.0, 0.1),
+        (7.5, 2.5),
+        (-7.5, 2.5),
+        (7.5, -2.5),
+        (1e300, 1e-8),
+        (0.0, 3.0),
+        (-0.0, 3.0),
+        (-1e-20, 1.0),
+        (1e-20, -1.0),
+        (-1e-300, 3.0),
+        (-4.9e-324, 1.0),
+        (5.0, f64::INFINITY),
+        (-5.0, f64::INFINITY),
+        (5.0, f64::NEG_INFINITY),
+        (-5.0, f64::NEG_INFINITY),
+        (f64::INFINITY, 3.0),
+        (f64::NAN, 3.0),
+        (3.0, 0.0),
+        (1.5, -0.75),
+        (-2.25, 0.75),
+        (123456789.0, 3.0),
+        (-123456789.0, 9.0),
+        (9007199254740992.0, 7.0),
+    ];
+    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    while v.len() < 64 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let k = (s % 2001) as f64 - 1000.0;
+        let y = ((s >> 16) % 97 + 1) as f64 * if s & 2 == 2 { -0.125 } else { 0.375 };
+        // Every other pair an exact multiple k * y.
+        let x = if v.len() % 2 == 0 {
+            k * y
+        } else {
+            k * y + ((s >> 40) % 1000) as f64 * 1e-3
+        };
+        v.push((x, y));
+    }
+    v
+}
+
+#[test]
+fn df_mod_is_exact_and_zero_where_the_formula_gives_y() {
+    let pairs = mod_pairs();
+    let n = pairs.len();
+    let xs: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let init = [f64_words(&xs), f64_words(&ys), vec![0; n * 2 * 2]];
+    let check = |what: &str, simd: u32, bufs: &[Vec<u32>]| {
+        let out = words_f64(&bufs[2]);
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            for (slot, b) in [(0usize, b), (1, 0.1)] {
+                let want = mod_reference(a, b);
+                let got = out[2 * i + slot];
+                expect_f64(
+                    got,
+                    want,
+                    format_args!(
+                        "{what} SIMD{simd} lane {i}: mod({a:e} ({:#x}), {b:e})",
+                        a.to_bits()
+                    ),
+                );
+            }
+        }
+    };
+    at_each_simd(
+        "fp64_mod",
+        FP64_MOD,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| check("DF", simd, bufs),
+    );
+    at_simds(
+        &[16],
+        "fp64_mod_soft",
+        FP64_MOD,
+        &Build {
+            soft64: true,
+            ..Build::default()
+        },
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| check("soft64", simd, bufs),
     );
 }
 
@@ -754,7 +847,7 @@ fn bitcast_check(simd: u32, soft64: bool, xs: &[u32], ds: &[f64], bufs: &[Vec<u3
             assert_eq!(q[2 * i + j], wq[j], "{ctx}: q[{j}]");
             let (got, want) = (f64::from_bits(e[2 * i + j]), f64::from_bits(we[j]));
             assert!(
-                same(got, want),
+                same_f64(got, want),
                 "{ctx}: e[{j}] {:#x} want {:#x}",
                 e[2 * i + j],
                 we[j]
@@ -1164,4 +1257,429 @@ fn df_division_is_correctly_rounded_for_normal_quotients() {
             );
         },
     );
+}
+
+/// Seeded doubles in [-lim, lim) with all mantissa bits busy (both dwords matter).
+fn doubles_in(n: usize, seed: u64, lim: f64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let unit = (s >> 11) as f64 / (1u64 << 53) as f64;
+            (unit * 2.0 - 1.0) * lim
+        })
+        .collect()
+}
+
+const DF_DIVERGENT: &str = "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=1) buffer Y { double y[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+layout(set=0, binding=3) buffer N { int64_t n[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    double b = y[i];
+    double r;
+    if (a < b) {
+        r = a * b;
+    } else if (a > 2.0LF * b) {
+        r = a - b;
+    } else {
+        r = -a;
+    }
+    double acc = a;
+    int64_t q = (int64_t(i) << 33) | 5l;
+    int k = 0;
+    for (; k < 64; k++) {
+        acc = acc * 1.25LF;
+        acc = acc + b;
+        q = q * 3l + int64_t(k);
+        if (abs(acc) > 1e4LF) {
+            break;
+        }
+        if (((k + int(i)) & 3) == 0) {
+            continue;
+        }
+        acc = acc - 0.5LF;
+    }
+    o[2u * i] = r;
+    o[2u * i + 1u] = acc;
+    n[2u * i] = q;
+    n[2u * i + 1u] = int64_t(k);
+}";
+
+fn df_divergent_reference(i: usize, a: f64, b: f64) -> (f64, f64, i64, i64) {
+    let r = if a < b {
+        a * b
+    } else if a > 2.0 * b {
+        a - b
+    } else {
+        -a
+    };
+    let mut acc = a;
+    let mut q = ((i as i64) << 33) | 5;
+    let mut k = 0i64;
+    while k < 64 {
+        acc *= 1.25;
+        acc += b;
+        q = q.wrapping_mul(3).wrapping_add(k);
+        if acc.abs() > 1e4 {
+            break;
+        }
+        if (k + i as i64) & 3 != 0 {
+            acc -= 0.5;
+        }
+        k += 1;
+    }
+    (r, acc, q, k)
+}
+
+/// DF and Q arithmetic where lanes disagree: an if/else-if/else on DF compares, and a
+/// loop whose lanes leave at different iterations (break) and skip its tail (continue).
+/// A 64-bit instruction runs as several narrower pieces; each piece must take the
+/// execution mask of its own channels, which only divergent lanes show.
+#[test]
+fn df_arithmetic_under_divergent_control_flow_matches_reference() {
+    let n = 64;
+    let xs = doubles_in(n, 0x51ED_2701_AB39_0C11, 12.0);
+    let mut ys = doubles_in(n, 0x0DDB_A11C_0FFE_E123, 3.0);
+    // Lanes that start on the loop's fixed point (acc = 2 - 4b) run all 64 iterations.
+    for i in [3, 21, 40] {
+        ys[i] = (2.0 - xs[i]) / 4.0;
+    }
+    let init = [
+        f64_words(&xs),
+        f64_words(&ys),
+        vec![0; n * 4],
+        vec![0; n * 4],
+    ];
+    let mut trips = std::collections::BTreeSet::new();
+    at_each_simd(
+        "df_divergent",
+        DF_DIVERGENT,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            let ints = words_u64(&bufs[3]);
+            for i in 0..n {
+                let (a, b) = (xs[i], ys[i]);
+                let (r, acc, q, k) = df_divergent_reference(i, a, b);
+                trips.insert(k);
+                let got = (
+                    out[2 * i],
+                    out[2 * i + 1],
+                    ints[2 * i] as i64,
+                    ints[2 * i + 1] as i64,
+                );
+                assert!(
+                    same_f64(got.0, r) && same_f64(got.1, acc) && got.2 == q && got.3 == k,
+                    "SIMD{simd} lane {i}: a={a:e} b={b:e}: got (r {:e}, acc {:e}, q {:#x}, k {}) \
+                     want (r {r:e}, acc {acc:e}, q {q:#x}, k {k})",
+                    got.0,
+                    got.1,
+                    got.2,
+                    got.3
+                );
+            }
+        },
+    );
+    assert!(
+        trips.len() > 3,
+        "the inputs must diverge: trip counts {trips:?}"
+    );
+}
+
+/// Live doubles and int64s per invocation in the spill test: at SIMD8 each takes 2 GRFs,
+/// so 2 * 2 * SPILL64_LIVE GRFs exceed the register file at SIMD8 and SIMD16.
+const SPILL64_LIVE: usize = 36;
+
+fn spill64_source() -> String {
+    let n = SPILL64_LIVE;
+    let mut s = format!(
+        "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer X {{ double x[]; }};
+layout(set=0, binding=1) buffer Q {{ int64_t q[]; }};
+layout(set=0, binding=2) buffer O {{ double o[]; }};
+layout(set=0, binding=3) buffer P {{ int64_t p[]; }};
+void main() {{
+    uint i = gl_GlobalInvocationID.x;
+    uint b = i * {n}u;
+"
+    );
+    for k in 0..n {
+        s += &format!("    double d{k} = x[b + {k}u];\n    int64_t q{k} = q[b + {k}u];\n");
+    }
+    // A loop with a lane-dependent trip count: every value above is live across it, and
+    // the loop carries a double and an int64 of its own.
+    s += "    double acc = 0.0LF;
+    int64_t iacc = 0l;
+    for (uint k = 0u; k < (i & 7u) + 1u; k++) {
+        acc = acc * 0.5LF + x[b + k];
+        iacc = (iacc << 3) ^ q[b + k];
+    }
+";
+    for k in (0..n).rev() {
+        s += &format!("    o[b + {k}u] = d{k} + acc;\n    p[b + {k}u] = q{k} ^ iacc;\n");
+    }
+    s += "}\n";
+    s
+}
+
+/// 64-bit values spilled to scratch and filled back at SIMD8 and SIMD16: both dwords
+/// (both GRFs per SIMD8 half) of every DF and Q value must come back, also for values
+/// live across a loop.
+#[test]
+fn spilled_df_and_q_values_come_back_whole() {
+    let n = SPILL64_LIVE;
+    let lanes = 64;
+    let xs = doubles_in(lanes * n, 0x7A11_5EED_0000_0001, 1e6);
+    let mut s = 0x0123_4567_89AB_CDEFu64;
+    let qs: Vec<u64> = (0..lanes * n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        })
+        .collect();
+    let init = [
+        f64_words(&xs),
+        u64_words(&qs),
+        vec![0; lanes * n * 2],
+        vec![0; lanes * n * 2],
+    ];
+    let src = spill64_source();
+    at_simds(
+        &[8, 16],
+        "spill64",
+        &src,
+        &Build::default(),
+        [4, 1, 1],
+        &init,
+        |simd, k, bufs| {
+            assert!(
+                k.stats.spills > 0 && k.stats.fills > 0,
+                "SIMD{simd}: the test needs spills (spills {}, fills {})",
+                k.stats.spills,
+                k.stats.fills
+            );
+            let out = words_f64(&bufs[2]);
+            let ints = words_u64(&bufs[3]);
+            for i in 0..lanes {
+                let b = i * n;
+                let mut acc = 0.0f64;
+                let mut iacc = 0u64;
+                for k in 0..(i & 7) + 1 {
+                    acc = acc * 0.5 + xs[b + k];
+                    iacc = (iacc << 3) ^ qs[b + k];
+                }
+                for j in 0..n {
+                    let want = xs[b + j] + acc;
+                    let got = out[b + j];
+                    expect_f64(
+                        got,
+                        want,
+                        format_args!(
+                            "SIMD{simd} lane {i} double {j}: x={:e} acc={acc:e}",
+                            xs[b + j]
+                        ),
+                    );
+                    let want = qs[b + j] ^ iacc;
+                    assert_eq!(
+                        ints[b + j],
+                        want,
+                        "SIMD{simd} lane {i} int64 {j}: q={:#x} iacc={iacc:#x}",
+                        qs[b + j]
+                    );
+                }
+            }
+        },
+    );
+}
+
+const DOUBLES_AFTER_32BIT: &str = "#version 450
+#extension GL_ARB_gpu_shader_int64 : require
+layout(local_size_x = 16) in;
+struct S { float a; double b; };
+// std430 (push constants): 8-byte doubles right after 4-byte members.
+layout(push_constant) uniform P {
+    float f;      // 0
+    double d;     // 8
+    int i;        // 16
+    dvec2 v;      // 32
+    uint u;       // 48
+    double e;     // 56
+    float g;      // 64
+    int64_t q;    // 72
+    dvec3 w;      // 96
+} pc;
+layout(std140, set=0, binding=0) uniform U {
+    float f;        // 0
+    double d;       // 8
+    int i;          // 16
+    double arr[3];  // 32, 48, 64 (std140 array stride 16)
+    float g;        // 80
+    dvec2 v;        // 96
+    uint u;         // 112
+    double e;       // 120
+    S s;            // 128: a 128, b 136
+} ub;
+layout(std430, set=0, binding=1) buffer B {
+    float f;        // 0
+    double d;       // 8
+    int i;          // 16
+    double arr[3];  // 24, 32, 40 (std430 array stride 8)
+    float g;        // 48
+    dvec3 w;        // 64
+    uint u;         // 88
+    double e;       // 96
+    S s;            // 104: a 104, b 112
+    double back[3]; // 120, 128, 136: written by lane 0
+} sb;
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double k = double(i + 1u);
+    uint b = i * 32u;
+    o[b + 0u] = pc.d * k;
+    o[b + 1u] = pc.v.x * k;
+    o[b + 2u] = pc.v.y * k;
+    o[b + 3u] = pc.e * k;
+    o[b + 4u] = double(pc.q) * k;
+    o[b + 5u] = pc.w.x * k;
+    o[b + 6u] = pc.w.y * k;
+    o[b + 7u] = pc.w.z * k;
+    o[b + 8u] = double(pc.f) + double(pc.i) + double(pc.u) + double(pc.g);
+    o[b + 9u] = ub.d * k;
+    o[b + 10u] = ub.arr[0] * k;
+    o[b + 11u] = ub.arr[1] * k;
+    o[b + 12u] = ub.arr[2] * k;
+    o[b + 13u] = ub.v.x * k;
+    o[b + 14u] = ub.v.y * k;
+    o[b + 15u] = ub.e * k;
+    o[b + 16u] = ub.s.b * k;
+    o[b + 17u] = double(ub.f) + double(ub.i) + double(ub.u) + double(ub.g) + double(ub.s.a);
+    o[b + 18u] = sb.d * k;
+    o[b + 19u] = sb.arr[0] * k;
+    o[b + 20u] = sb.arr[1] * k;
+    o[b + 21u] = sb.arr[2] * k;
+    o[b + 22u] = sb.w.x * k;
+    o[b + 23u] = sb.w.y * k;
+    o[b + 24u] = sb.w.z * k;
+    o[b + 25u] = sb.e * k;
+    o[b + 26u] = sb.s.b * k;
+    o[b + 27u] = double(sb.f) + double(sb.i) + double(sb.u) + double(sb.g) + double(sb.s.a);
+    // A dynamic index into the std140 double array (stride 16).
+    o[b + 28u] = ub.arr[i % 3u];
+    if (i == 0u) {
+        sb.back[0] = pc.d;
+        sb.back[1] = ub.d;
+        sb.back[2] = sb.d + 1.0LF;
+    }
+}";
+
+/// Writes `v` as little-endian bytes at byte `at` of the dword buffer `w`.
+fn put(w: &mut [u32], at: usize, v: &[u8]) {
+    for (k, b) in v.iter().enumerate() {
+        let (i, s) = ((at + k) / 4, 8 * ((at + k) % 4));
+        w[i] = (w[i] & !(0xFF << s)) | (u32::from(*b) << s);
+    }
+}
+
+/// Doubles right after 32-bit members (8-byte alignment, std430/std140 offsets) in push
+/// constants, a std140 uniform block and a std430 storage block, read at SIMD8/16/32 and
+/// written back. The inputs sit at the offsets the layout rules give (in the comments of
+/// the shader), so a double read from a 4-byte-packed or 16-byte-rounded offset shows.
+#[test]
+fn doubles_after_32bit_members_in_push_std140_and_std430() {
+    let dd = |k: u32| 1.0 + f64::from(k) * 0.001 + 1e-12 * f64::from(k * k + 7);
+    let mut push = vec![0u32; 32];
+    put(&mut push, 0, &1.5f32.to_le_bytes());
+    put(&mut push, 8, &dd(1).to_le_bytes());
+    put(&mut push, 16, &(-7i32).to_le_bytes());
+    put(&mut push, 32, &dd(2).to_le_bytes());
+    put(&mut push, 40, &dd(3).to_le_bytes());
+    put(&mut push, 48, &9u32.to_le_bytes());
+    put(&mut push, 56, &dd(4).to_le_bytes());
+    put(&mut push, 64, &0.25f32.to_le_bytes());
+    put(&mut push, 72, &(-0x1_2345_6789i64).to_le_bytes());
+    for (c, at) in [96, 104, 112].into_iter().enumerate() {
+        put(&mut push, at, &dd(5 + c as u32).to_le_bytes());
+    }
+    let mut ubo = vec![0u32; 40];
+    put(&mut ubo, 0, &2.5f32.to_le_bytes());
+    put(&mut ubo, 8, &dd(10).to_le_bytes());
+    put(&mut ubo, 16, &3i32.to_le_bytes());
+    for (c, at) in [32, 48, 64].into_iter().enumerate() {
+        put(&mut ubo, at, &dd(11 + c as u32).to_le_bytes());
+    }
+    put(&mut ubo, 80, &(-0.5f32).to_le_bytes());
+    put(&mut ubo, 96, &dd(14).to_le_bytes());
+    put(&mut ubo, 104, &dd(15).to_le_bytes());
+    put(&mut ubo, 112, &11u32.to_le_bytes());
+    put(&mut ubo, 120, &dd(16).to_le_bytes());
+    put(&mut ubo, 128, &4.0f32.to_le_bytes());
+    put(&mut ubo, 136, &dd(17).to_le_bytes());
+    let mut ssbo = vec![0u32; 40];
+    put(&mut ssbo, 0, &0.75f32.to_le_bytes());
+    put(&mut ssbo, 8, &dd(20).to_le_bytes());
+    put(&mut ssbo, 16, &(-2i32).to_le_bytes());
+    for (c, at) in [24, 32, 40].into_iter().enumerate() {
+        put(&mut ssbo, at, &dd(21 + c as u32).to_le_bytes());
+    }
+    put(&mut ssbo, 48, &8.0f32.to_le_bytes());
+    for (c, at) in [64, 72, 80].into_iter().enumerate() {
+        put(&mut ssbo, at, &dd(24 + c as u32).to_le_bytes());
+    }
+    put(&mut ssbo, 88, &5u32.to_le_bytes());
+    put(&mut ssbo, 96, &dd(27).to_le_bytes());
+    put(&mut ssbo, 104, &(-1.25f32).to_le_bytes());
+    put(&mut ssbo, 112, &dd(28).to_le_bytes());
+    let lanes = 64usize;
+    let init = [ubo, ssbo.clone(), vec![0; lanes * 32 * 2]];
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("doubles_after_32bit", DOUBLES_AFTER_32BIT, simd) else {
+            return;
+        };
+        let (bufs, _) = run_buffers_push(&k, [4, 1, 1], &init, &push);
+        let out = words_f64(&bufs[2]);
+        for i in 0..lanes {
+            let kf = (i + 1) as f64;
+            let scaled = [
+                dd(1),
+                dd(2),
+                dd(3),
+                dd(4),
+                -0x1_2345_6789i64 as f64,
+                dd(5),
+                dd(6),
+                dd(7),
+            ];
+            let mut want: Vec<f64> = scaled.iter().map(|v| v * kf).collect();
+            want.push(1.5 - 7.0 + 9.0 + 0.25);
+            want.extend([10, 11, 12, 13, 14, 15, 16, 17].map(|c| dd(c) * kf));
+            want.push(2.5 + 3.0 + 11.0 - 0.5 + 4.0);
+            want.extend([20, 21, 22, 23, 24, 25, 26, 27, 28].map(|c| dd(c) * kf));
+            want.push(0.75 - 2.0 + 5.0 + 8.0 - 1.25);
+            want.push(dd(11 + (i % 3) as u32));
+            for (j, w) in want.iter().enumerate() {
+                let got = out[i * 32 + j];
+                expect_f64(got, *w, format_args!("SIMD{simd} lane {i} value {j}"));
+            }
+        }
+        let back = words_f64(&bufs[1][30..36]);
+        let want = [dd(1), dd(10), dd(20) + 1.0];
+        for (j, (g, w)) in back.iter().zip(want).enumerate() {
+            expect_f64(*g, w, format_args!("SIMD{simd} sb.back[{j}]"));
+        }
+    }
 }

@@ -40,19 +40,7 @@ fn run_all(
     let mut out = Vec::new();
     for simd in [8, 16, 32] {
         let k = kernel(name, src, simd)?;
-        let sizes: Vec<u64> = bufs.iter().map(|b| b.len() as u64 * 4).collect();
-        let (g, data) = compute_setup(&sizes);
-        for (b, words) in data.iter().zip(bufs) {
-            g.write_u32s(*b, 0, words);
-        }
-        let list: Vec<(usize, u64)> = data.iter().zip(&sizes).map(|(d, s)| (*d, *s)).collect();
-        dispatch(&g, &k, [groups, 1, 1], &list);
-        let res = data
-            .iter()
-            .zip(bufs)
-            .map(|(d, b)| g.read_u32s(*d, 0, b.len()))
-            .collect();
-        out.push((simd, res));
+        out.push((simd, run_buffers(&k, [groups, 1, 1], bufs)));
     }
     Some(out)
 }
@@ -161,13 +149,9 @@ fn int16_ops_match_reference() {
                 !x ^ y,
                 (ux >> (uy & 15)) as i16,
             ];
-            for (k, w) in want16.iter().enumerate() {
-                assert_eq!(
-                    o[12 * i + k] as i16,
-                    *w,
-                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(simd, i, "op", format_args!("x={x} y={y}"), &want16, |k| {
+                o[12 * i + k] as i16
+            });
             let want32: [i32; 8] = [
                 x as i32,
                 ux as i32,
@@ -181,13 +165,14 @@ fn int16_ops_match_reference() {
                 ux.min(uy) as i32,
                 x as i32 * y as i32,
             ];
-            for (k, w) in want32.iter().enumerate() {
-                assert_eq!(
-                    r[8 * i + k] as i32,
-                    *w,
-                    "SIMD{simd} element {i} 32-bit result {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(
+                simd,
+                i,
+                "32-bit result",
+                format_args!("x={x} y={y}"),
+                &want32,
+                |k| r[8 * i + k] as i32,
+            );
         }
     }
 }
@@ -274,13 +259,9 @@ fn int8_ops_match_reference() {
             ];
             // Every byte is written by one lane: neighbours written by other lanes in the
             // same message survive (byte scattered writes, no read-modify-write).
-            for (k, w) in want8.iter().enumerate() {
-                assert_eq!(
-                    o[12 * i + k] as i8,
-                    *w,
-                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(simd, i, "op", format_args!("x={x} y={y}"), &want8, |k| {
+                o[12 * i + k] as i8
+            });
             let want32: [i32; 6] = [
                 x as i32,
                 ux as i32,
@@ -289,13 +270,14 @@ fn int8_ops_match_reference() {
                 (ux as f32).to_bits() as i32,
                 (y as f32 * 0.5) as i8 as i32,
             ];
-            for (k, w) in want32.iter().enumerate() {
-                assert_eq!(
-                    r[6 * i + k] as i32,
-                    *w,
-                    "SIMD{simd} element {i} 32-bit result {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(
+                simd,
+                i,
+                "32-bit result",
+                format_args!("x={x} y={y}"),
+                &want32,
+                |k| r[6 * i + k] as i32,
+            );
         }
     }
 }
@@ -541,13 +523,9 @@ fn int16_native_ops_match_reference() {
                 ux.min(1000) as i16,
                 (ux.wrapping_mul(uy) as i16) ^ 0x5555,
             ];
-            for (k, w) in want.iter().enumerate() {
-                assert_eq!(
-                    o[14 * i + k] as i16,
-                    *w,
-                    "SIMD{simd} element {i} op {k}: x={x} y={y}"
-                );
-            }
+            expect_slots(simd, i, "op", format_args!("x={x} y={y}"), &want, |k| {
+                o[14 * i + k] as i16
+            });
             let flags = (x < 5) as i32
                 | ((5 < x) as i32) << 1
                 | ((ux >= uy) as i32) << 2
@@ -835,6 +813,54 @@ fn mixed_width_booleans_match_reference() {
                     "SIMD{simd} element {i} result {k}: x={x} y={y} p={p} q={q} u={u}"
                 );
             }
+        }
+    }
+}
+
+/// A 16-bit boolean widened to 32 and 64 bits (IR text straight into the back end: the
+/// boolean pass itself only ever narrows, so no GLSL reaches this conversion) and then
+/// inverted by XOR with `true`: a widening that does not sign-extend the 0 / 0xFFFF word
+/// over the whole slot leaves stray bits that XOR turns into a wrong `true`.
+const WIDEN_B16: &str = "shader local_size 16 1 1 shared 0 local 0 push 0
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 2
+    %2:i32 = ishl %0, %1
+    %3:i32 = load ssbo[1] %2 align 4
+    %4:i16 = i2i %3
+    %5:i16 = const 7
+    %6:b16 = ilt %4, %5
+    %7:b32 = b2b %6
+    %8:b32 = const true
+    %9:b32 = ixor %7, %8
+    %10:i32 = b2i %9
+    %11:b64 = b2b %6
+    %12:b64 = const true
+    %13:b64 = ixor %11, %12
+    %14:i32 = b2i %13
+    %15:i32 = const 3
+    %16:i32 = ishl %0, %15
+    store ssbo[2] %16, %10 align 4
+    %17:i32 = const 4
+    %18:i32 = iadd %16, %17
+    store ssbo[2] %18, %14 align 4";
+
+#[test]
+fn sixteen_bit_booleans_widen_by_sign_extension() {
+    let shader = ferrite_compiler::parse::parse_shader(WIDEN_B16).expect("IR parses");
+    let xs: Vec<u32> = (0..16i32).map(|i| (i * 3 - 20) as u32).collect();
+    for simd in [8, 16] {
+        let k = backend::compile(&shader, &options_at(simd)).expect("compiles");
+        assert_eq!(k.simd, simd);
+        let out = run_buffers(&k, [1, 1, 1], &[xs.clone(), vec![0; 32]]);
+        for (i, &x) in xs.iter().enumerate() {
+            let want = u32::from((x as i32 as i16) >= 7);
+            assert_eq!(
+                (out[1][2 * i], out[1][2 * i + 1]),
+                (want, want),
+                "SIMD{simd} lane {i}: x={}: !(x < 7) through b32 and b64\n{}",
+                x as i32,
+                k.asm
+            );
         }
     }
 }

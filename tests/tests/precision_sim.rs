@@ -274,56 +274,61 @@ fn builtins_meet_vulkan_precision() {
         bindings: 3,
         ..Build::default()
     };
-    for simd in [8, 16] {
-        let Some(k) = kernel_with("precision", &src, simd, &build) else {
-            return;
-        };
-        assert_eq!(k.scratch_size, 0, "the precision kernel does not spill");
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let total = FUNCS.len() * N;
-        let mut xs = Vec::with_capacity(total);
-        let mut ys = Vec::with_capacity(total);
-        for (name, _) in FUNCS {
-            for (x, y) in inputs(name, &mut rng) {
-                xs.push(x);
-                ys.push(y);
-            }
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let total = FUNCS.len() * N;
+    let mut xs = Vec::with_capacity(total);
+    let mut ys = Vec::with_capacity(total);
+    for (name, _) in FUNCS {
+        for (x, y) in inputs(name, &mut rng) {
+            xs.push(x);
+            ys.push(y);
         }
-        let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-        let groups = (N / 64) as u32;
-        let bufs = run_buffers(&k, [groups, 1, 1], &[bits(&xs), bits(&ys), vec![0; total]]);
-        let out = &bufs[2];
-        let mut failures = Vec::new();
-        for (j, (name, _)) in FUNCS.iter().enumerate() {
-            // Worst error as a fraction of the bound, and in ULPs of the result.
-            let (mut worst, mut worst_ulps, mut at) = (0f64, 0f64, (0f32, 0f32));
-            for i in 0..N {
-                let (x, y) = (xs[j * N + i], ys[j * N + i]);
-                let got = f32::from_bits(out[j * N + i]) as f64;
-                let r = reference(name, x as f64, y as f64);
-                let err = (got - r).abs();
-                let b = bound(name, x as f64, y as f64, r);
-                let frac = if err.is_nan() { f64::INFINITY } else { err / b };
-                if frac > worst {
-                    (worst, at) = (frac, (x, y));
-                }
-                worst_ulps = worst_ulps.max(err / ulp(r));
-                if err.is_nan() || err > b {
-                    failures.push(format!(
+    }
+    let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let init = [bits(&xs), bits(&ys), vec![0; total]];
+    let groups = [(N / 64) as u32, 1, 1];
+    at_simds(
+        &[8, 16],
+        "precision",
+        &src,
+        &build,
+        groups,
+        &init,
+        |simd, k, bufs| {
+            assert_eq!(k.scratch_size, 0, "the precision kernel does not spill");
+            let out = &bufs[2];
+            let mut failures = Vec::new();
+            for (j, (name, _)) in FUNCS.iter().enumerate() {
+                // Worst error as a fraction of the bound, and in ULPs of the result.
+                let (mut worst, mut worst_ulps, mut at) = (0f64, 0f64, (0f32, 0f32));
+                for i in 0..N {
+                    let (x, y) = (xs[j * N + i], ys[j * N + i]);
+                    let got = f32::from_bits(out[j * N + i]) as f64;
+                    let r = reference(name, x as f64, y as f64);
+                    let err = (got - r).abs();
+                    let b = bound(name, x as f64, y as f64, r);
+                    let frac = if err.is_nan() { f64::INFINITY } else { err / b };
+                    if frac > worst {
+                        (worst, at) = (frac, (x, y));
+                    }
+                    worst_ulps = worst_ulps.max(err / ulp(r));
+                    if err.is_nan() || err > b {
+                        failures.push(format!(
                         "SIMD{simd} {name}({x:e}, {y:e}) = {got:e}, reference {r:e}: error {err:e} > bound {b:e}"
                     ));
+                    }
                 }
+                println!(
+                    "SIMD{simd} {name:12} worst {:6.3} of the bound at ({:e}, {:e}); max {:.3} ULP",
+                    worst, at.0, at.1, worst_ulps
+                );
             }
-            println!(
-                "SIMD{simd} {name:12} worst {:6.3} of the bound at ({:e}, {:e}); max {:.3} ULP",
-                worst, at.0, at.1, worst_ulps
+            assert!(
+                failures.is_empty(),
+                "{} inputs out of bounds:\n{}",
+                failures.len(),
+                failures[..failures.len().min(40)].join("\n")
             );
-        }
-        assert!(
-            failures.is_empty(),
-            "{} inputs out of bounds:\n{}",
-            failures.len(),
-            failures[..failures.len().min(40)].join("\n")
-        );
-    }
+        },
+    );
 }

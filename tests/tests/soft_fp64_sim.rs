@@ -141,32 +141,29 @@ fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
     (a, b)
 }
 
-fn same_bits(want: f64, got: f64) -> bool {
-    want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan())
-}
-
 #[test]
 fn soft64_doubles_match_rust_f64_on_the_simulated_gpu() {
     let n = 64;
     let (a, b) = inputs(n);
     for (case, expr) in CASES {
         let init = [f64_words(&a), f64_words(&b), vec![0; n * 2]];
-        for simd in [8, 16, 32] {
-            let Some(k) = kernel_with(case, &shader(expr), simd, &build(true)) else {
-                return;
-            };
-            let (out, executed) = run_buffers_counted(&k, [(n / 16) as u32, 1, 1], &init);
-            // `--nocapture` shows the cost of each case (EU instructions per thread).
-            println!(
-                "{case:10} SIMD{simd}: {} instructions, {} executed per thread",
-                k.asm.lines().filter(|l| l.starts_with("0x")).count(),
-                executed / (n as u64 / u64::from(simd))
-            );
-            let got = words_f64(&out[2]);
-            for i in 0..n {
-                let w = reference(case, a[i], b[i], i);
-                assert!(
-                    same_bits(w, got[i]),
+        let groups = [(n / 16) as u32, 1, 1];
+        let src = shader(expr);
+        at_simds_counted(
+            &[8, 16, 32],
+            case,
+            &src,
+            &build(true),
+            groups,
+            &init,
+            |simd, k, out, executed| {
+                // `--nocapture` shows the cost of each case (EU instructions per thread).
+                println!("{case:10} SIMD{simd}: {}", cost(k, executed, n as u64));
+                let got = words_f64(&out[2]);
+                for i in 0..n {
+                    let w = reference(case, a[i], b[i], i);
+                    assert!(
+                    same_f64(w, got[i]),
                     "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): want {w:e} ({:#x}) got {:e} ({:#x})",
                     a[i],
                     a[i].to_bits(),
@@ -176,8 +173,9 @@ fn soft64_doubles_match_rust_f64_on_the_simulated_gpu() {
                     got[i],
                     got[i].to_bits()
                 );
-            }
-        }
+                }
+            },
+        );
     }
 }
 
@@ -369,9 +367,8 @@ fn native_df_keeps_denormals_bit_identical_to_soft64() {
                 let (out, executed) = run_buffers_counted(&k, [(n / 16) as u32, 1, 1], &init);
                 // `--nocapture` shows the cost of each case (EU instructions per thread).
                 println!(
-                    "{case:10} SIMD{simd} soft64={soft64:5}: {} instructions, {} executed per thread",
-                    k.asm.lines().filter(|l| l.starts_with("0x")).count(),
-                    executed / (n as u64 / u64::from(simd))
+                    "{case:10} SIMD{simd} soft64={soft64:5}: {}",
+                    cost(&k, executed, n as u64)
                 );
                 outs.push(words_u64(&out[2]));
             }
@@ -382,7 +379,7 @@ fn native_df_keeps_denormals_bit_identical_to_soft64() {
                 }
                 let (native, soft) = (f64::from_bits(outs[0][i]), f64::from_bits(outs[1][i]));
                 assert!(
-                    same_bits(native, soft) && same_bits(w, soft),
+                    same_f64(native, soft) && same_f64(w, soft),
                     "{case} SIMD{simd} lane {i}: x = {:e} ({:#x}), y = {:e} ({:#x}): native {native:e} ({:#x}) soft64 {soft:e} ({:#x}) want {w:e} ({:#x})",
                     a[i],
                     a[i].to_bits(),

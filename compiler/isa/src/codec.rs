@@ -1,4 +1,4 @@
-//! Native 128-bit encoding and decoding (GEN9-FACTS section 1).
+//! Native 128-bit encoding and decoding (docs/gen9.md section 1).
 //!
 //! The bit positions live in the field tables below ([`ALIGN1_DST`], [`SRC0`], [`SRC1`],
 //! ...); Gen8 and Gen9 share the native layout (only SENDS/SENDSC are Gen9-only, which

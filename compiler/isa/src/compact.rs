@@ -1,4 +1,4 @@
-//! Compaction to the 64-bit form and back (GEN9-FACTS section 3; Gen9 uses the Gen8
+//! Compaction to the 64-bit form and back (docs/gen9.md section 3; Gen9 uses the Gen8
 //! tables, checked entry by entry against Mesa 25.0.7's `brw_eu_compact.c`).
 //!
 //! Both directions work on bits only: `uncompact(compact(n)) == n` for every native

@@ -1,4 +1,4 @@
-//! Disassembler: Mesa's assembly syntax (GEN9-FACTS 1.10; the syntax of Mesa's
+//! Disassembler: Mesa's assembly syntax (docs/gen9.md 1.10; the syntax of Mesa's
 //! `src/intel/compiler/tests/gen9/*.asm`).
 //!
 //! Message descriptors are printed in Mesa's form for the compute shared functions

@@ -3,7 +3,7 @@
 //! disassembly.
 //!
 //! * [`model`]: the typed instruction model ([`Instruction`], [`Operands`], [`Dst`], [`Src`],
-//!   [`Type`], [`Region`], ...), exact down to every encoded bit (GEN9-FACTS sections 1-2).
+//!   [`Type`], [`Region`], ...), exact down to every encoded bit (docs/gen9.md sections 1-2).
 //! * [`codec`]: native 128-bit [`encode`] / [`codec::decode_native`]; bit positions as tables.
 //! * [`compact`]: 64-bit compaction ([`compact()`], [`uncompact`]) with the Gen8/9 tables.
 //! * [`program`]: [`decode`], [`decode_program`], [`encode_program`] (compaction with

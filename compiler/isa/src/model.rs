@@ -1,7 +1,7 @@
 //! The typed instruction model: one value per hardware field, nothing inferred.
 //!
-//! Every field names the GEN9-FACTS section that defines it (`F1.1` = section 1.1 of
-//! `shared/GEN9-FACTS.md`, itself taken from Mesa 25.0.7's `brw_eu_inst.h`). The model is
+//! Every field names the section of `docs/gen9.md` that defines it (`F1.1` = section 1.1,
+//! whose layouts were checked against Mesa 25.0.7's `brw_eu_inst.h`). The model is
 //! *exact*: `decode(encode(i)) == i` and `encode(decode(bytes)) == bytes` for every
 //! instruction the decoder accepts; encodings the model cannot represent (reserved bits set,
 //! invalid enumerations) are decode errors, never silently dropped bits.

@@ -436,7 +436,7 @@ pub fn uses_df(i: &Instruction) -> bool {
     }
 }
 
-/// cr0.0 bits (GEN9-FACTS 2.10; Mesa's BRW_CR0_*): rounding mode field and the
+/// cr0.0 bits (docs/gen9.md 2.10): rounding mode field and the
 /// per-width denormal-preserve bits.
 pub const CR0_RND_MASK: u32 = 0x30;
 pub const CR0_RND_RTZ: u32 = 0x30;
@@ -488,7 +488,7 @@ pub fn cr0_float_mode(fc: &ir::FloatControls, uses_df: bool) -> (u32, u32) {
 /// The instructions that put cr0.0 = (cr0.0 & !mask) | value: `and(1)` when a bit is
 /// cleared, `or(1)` when one is set. A write of cr0 is a single channel with NoMask and
 /// the `switch` thread control, as the SKL PRM asks of instructions naming cr0 ("hardware
-/// does not ensure execution pipeline coherency", GEN9-FACTS 2.9).
+/// does not ensure execution pipeline coherency", docs/gen9.md 2.9).
 pub fn cr0_write(mask: u32, value: u32) -> Result<Vec<Instruction>, BackendError> {
     let mut text = String::new();
     if mask & !value != 0 {

@@ -730,7 +730,7 @@ impl<'a> Isel<'a> {
 
     /// A conversion between an 8/16-bit and a 64-bit type goes through the 32-bit type of
     /// the narrow side's kind (Gen9 has no direct B/UB or HF <-> 64-bit conversion,
-    /// GEN9-FACTS 8.2). fp16 <-> fp64 thus rounds twice, as Mesa's lowering does.
+    /// docs/gen9.md 8.2.4). fp16 <-> fp64 thus rounds twice, as Mesa's lowering does.
     fn narrow_wide_convert(
         &mut self,
         op: AluOp,
@@ -751,8 +751,8 @@ impl<'a> Isel<'a> {
                 _ => U2u,
             }
         };
-        let signed_src = matches!(op, I2i | I2f);
-        let signed_dst = matches!(op, I2i | F2i);
+        let signed_src = op.signed_srcs();
+        let signed_dst = op.signed_dst();
         if narrow::is_narrow(st) {
             let mid = ir::Type { bits: 32, ..st };
             let t = self.b().vreg(hw_ty(mid)?, 1);

@@ -177,7 +177,7 @@ pub enum LOp {
         comps: u8,
         comp_stride: u32,
     },
-    /// srcs: [address, data0, (data1)]; `hw_op` per GEN9-FACTS 4.2; dst null = no return.
+    /// srcs: [address, data0, (data1)]; `hw_op` per docs/gen9.md 4.2; dst null = no return.
     UntypedAtomic {
         surf: Surface,
         hw_op: u8,

@@ -71,6 +71,11 @@ pub fn lower_simd_width(prog: &mut Program) {
             prog.insts.push(i);
             continue;
         }
+        if cfg!(debug_assertions) {
+            if let Some(e) = split_overlap(&i, max) {
+                panic!("SIMD-width lowering of `{i}` at width {max}: {e}");
+            }
+        }
         let mut k = 0u32;
         while k < i.exec as u32 {
             let mut p = i.clone();
@@ -84,6 +89,64 @@ pub fn lower_simd_width(prog: &mut Program) {
             k += max as u32;
         }
     }
+}
+
+/// A virtual register (None: the fixed GRFs) and byte ranges [start, end) in it.
+type Footprint = (Option<u32>, Vec<(u32, u32)>);
+
+/// The register an operand lives in and the byte ranges its `exec` channels cover there
+/// (fixed GRFs as absolute bytes); None for immediates and null.
+fn footprint(o: &Opnd, exec: u32) -> Option<Footprint> {
+    let (reg, base) = match o.base {
+        Base::V(v) => (Some(v), 0),
+        Base::G(g) => (None, 32 * g as u32),
+        Base::Null | Base::Imm(_) => return None,
+    };
+    let size = o.ty.size();
+    let lanes = if o.stride == 0 { 1 } else { exec };
+    let ranges = (0..lanes)
+        .map(|l| {
+            let at = base + o.off + l * o.stride as u32 * size;
+            (at, at + size)
+        })
+        .collect();
+    Some((reg, ranges))
+}
+
+/// Splitting works in place: piece k of an instruction runs before piece k+1 and each
+/// reads its sources when it runs. That is only correct if no piece writes bytes a later
+/// piece still reads, which holds when a source that shares the destination's register
+/// has the destination's layout (same bytes per channel) and fails when the layouts
+/// differ (e.g. an in-place F -> DF conversion: piece 0's 64-bit results overwrite the
+/// 32-bit sources of piece 1, or a scalar source overwritten by piece 0). Returns the
+/// first such overlap.
+pub fn split_overlap(i: &LInst, max: u8) -> Option<String> {
+    let max = max as u32;
+    let pieces = (i.exec as u32).div_ceil(max);
+    for j in 0..pieces {
+        let Some((dreg, dbytes)) = footprint(&i.dst.lane_offset(j * max), max) else {
+            continue;
+        };
+        for l in j + 1..pieces {
+            for (k, s) in i.srcs.iter().enumerate() {
+                let Some((sreg, sbytes)) = footprint(&s.lane_offset(l * max), max) else {
+                    continue;
+                };
+                let hit = dreg == sreg
+                    && dbytes
+                        .iter()
+                        .any(|d| sbytes.iter().any(|s| d.0 < s.1 && s.0 < d.1));
+                if hit {
+                    return Some(format!(
+                        "piece {j} writes {} where piece {l} reads src{k} {}",
+                        i.dst.lane_offset(j * max),
+                        s.lane_offset(l * max)
+                    ));
+                }
+            }
+        }
+    }
+    None
 }
 
 fn desc(mlen: u32, rlen: u32, header: bool, fc: u32) -> u32 {
@@ -396,7 +459,7 @@ fn oword_code(regs: u8) -> u32 {
     }
 }
 
-/// Scratch header (GEN9-FACTS 4.3): zero, DW2 = offset in OWords, DW3[3:0] = R0.3[3:0],
+/// Scratch header (docs/gen9.md 4.3): zero, DW2 = offset in OWords, DW3[3:0] = R0.3[3:0],
 /// DW5 = R0.5 & 0xFFFFFC00.
 fn scratch_header(b: &mut Builder, offset: u32) -> Opnd {
     let mut b8 = b.at(8, 0, true);
@@ -509,5 +572,78 @@ pub fn legalize(prog: &mut Program) {
             }
         }
         b.push(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One SIMD16 instruction in a fresh program.
+    fn one(f: impl FnOnce(&mut Builder)) -> LInst {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        f(&mut b);
+        p.insts.pop().expect("an instruction")
+    }
+
+    #[test]
+    fn in_place_split_with_the_destination_layout_is_accepted() {
+        // DF add in place: piece k writes exactly the bytes it read.
+        let i = one(|b| {
+            let v = b.vreg(Type::DF, 1);
+            b.alu2(Opcode::Add, v, v, Opnd::g(2, 0, Type::DF, 0));
+        });
+        assert_eq!(max_width(&i), 8);
+        assert_eq!(split_overlap(&i, 8), None);
+        // DF -> F in place: piece 0 writes F lanes 0-7 (bytes 0-31), piece 1 reads DF
+        // lanes 8-15 (bytes 64-127).
+        let i = one(|b| {
+            let v = b.vreg(Type::DF, 1);
+            b.mov(v.retype(Type::F), v);
+        });
+        assert_eq!(split_overlap(&i, 8), None);
+        // Different registers never overlap.
+        let i = one(|b| {
+            let d = b.vreg(Type::DF, 1);
+            let s = b.vreg(Type::F, 1);
+            b.mov(d, s);
+        });
+        assert_eq!(split_overlap(&i, 8), None);
+    }
+
+    #[test]
+    fn in_place_split_over_a_differently_laid_out_source_is_caught() {
+        // F -> DF in place: piece 0 writes DF lanes 0-7 (bytes 0-63) over the F sources of
+        // lanes 8-15 (bytes 32-63) that piece 1 reads.
+        let i = one(|b| {
+            let v = b.vreg(Type::DF, 1);
+            b.mov(v, v.retype(Type::F));
+        });
+        let e = split_overlap(&i, 8).expect("overlap");
+        assert!(e.contains("piece 0") && e.contains("piece 1"), "{e}");
+        // A scalar source inside the destination: piece 0 overwrites it before piece 1.
+        let i = one(|b| {
+            let v = b.vreg(Type::DF, 1);
+            b.alu2(Opcode::Add, v, v, v.scalar());
+        });
+        assert!(split_overlap(&i, 8).is_some());
+        // The same on fixed GRFs: piece 0 writes g10-g11 (DF lanes 0-7), piece 1 reads F
+        // lanes 8-15 of a source starting at g10, i.e. g11.
+        let i = one(|b| {
+            b.mov(Opnd::g(10, 0, Type::DF, 1), Opnd::g(10, 0, Type::F, 1));
+        });
+        assert!(split_overlap(&i, 8).is_some());
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "SIMD-width lowering")]
+    fn lowering_refuses_an_overlapping_split_in_debug_builds() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let v = b.vreg(Type::DF, 1);
+        b.mov(v, v.retype(Type::F));
+        lower_simd_width(&mut p);
     }
 }

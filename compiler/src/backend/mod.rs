@@ -222,22 +222,20 @@ fn collect_size_btis(f: &ir::Function) -> Vec<u32> {
 /// Whether a push-constant load has an offset that is not a constant (then the kernel
 /// reads push constants through the push-constant surface).
 fn has_dynamic_push_load(f: &ir::Function) -> bool {
-    let mut consts = vec![false; f.values.len()];
+    let consts = f.consts();
     let mut dynamic = false;
     f.for_each_node(&mut |n| {
-        if let ir::Node::Instr(i) = n {
-            match (&i.op, i.dst) {
-                (ir::Op::Const(_), Some(d)) => consts[d.0 as usize] = true,
-                (
-                    ir::Op::Load {
-                        space: ir::Space::Push,
-                        offset,
-                        ..
-                    },
-                    _,
-                ) => dynamic |= !consts.get(offset.0 as usize).copied().unwrap_or(false),
-                _ => {}
-            }
+        if let ir::Node::Instr(ir::Instr {
+            op:
+                ir::Op::Load {
+                    space: ir::Space::Push,
+                    offset,
+                    ..
+                },
+            ..
+        }) = n
+        {
+            dynamic |= !consts.contains(*offset);
         }
     });
     dynamic

@@ -5,7 +5,7 @@
 //! the slot, and the bits above are unspecified. The operand names it with the narrow
 //! hardware type (B/UB, W/UW, HF) and a stride of 4 / 2 elements, so every region the
 //! back end emits for it keeps the PRM's rule that a destination narrower than the
-//! execution type is strided to the execution type's size (GEN9-FACTS section 8: "byte
+//! execution type is strided to the execution type's size (docs/gen9.md 8.2: "byte
 //! destinations need stride 2" is met with stride 4; conversions to HF write stride 2).
 //!
 //! The middle end (`passes::lower_narrow`) computes most 8/16-bit arithmetic in 32 bits;
@@ -29,7 +29,7 @@
 //! dword slots; it is not done.
 //!
 //! Memory: 8/16-bit loads and stores are byte scattered messages (data cache 0, message
-//! types 0x04 read / 0x0C write, GEN9-FACTS 4.x), one dword per lane in the payload and in
+//! types 0x04 read / 0x0C write, docs/gen9.md 4.1), one dword per lane in the payload and in
 //! the response; a store writes only its 1 or 2 bytes, so neighbouring bytes written by
 //! other invocations are never touched (no read-modify-write).
 
@@ -209,7 +209,7 @@ impl Isel<'_> {
     /// The 16-bit operations computed natively (`passes::narrow::native16`), on W/UW or HF
     /// in the dword-slot representation: every operand and the destination are stride 2
     /// (one dword per lane), the execution type is the 16-bit type, so the destination
-    /// needs no further alignment (GEN9-FACTS 8.2 rule 6 does not apply); immediates are
+    /// needs no further alignment (docs/gen9.md 8.2.6 does not apply); immediates are
     /// replicated words. Comparisons write 0 / 0xFFFF words: 16-bit booleans. Returns
     /// false for anything else.
     fn native16(&mut self, op: AluOp, d: Opnd, s: &[Opnd], st: ir::Type) -> Res<bool> {

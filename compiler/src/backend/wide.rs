@@ -1,6 +1,6 @@
 //! 64-bit types on Gen9: native DF and Q/UQ instructions where the hardware has them,
-//! integer sequences on the two dword halves where it has none (DESIGN.md, "64-bit on
-//! Gen8/9").
+//! integer sequences on the two dword halves where it has none (docs/architecture.md,
+//! "Design rules").
 //!
 //! Layout: a 64-bit component of a value occupies `8 x W` bytes, one qword per lane
 //! (a SIMD8 DF value spans 2 GRFs). Its halves are the strided dword views [`lo`] and
@@ -528,8 +528,8 @@ pub fn alu64(
             )))
         }
         I2i | U2u | I2f | U2f | F2i | F2u | F2f => {
-            let ss = matches!(op, I2i | I2f);
-            let ds = matches!(op, I2i | F2i);
+            let ss = op.signed_srcs();
+            let ds = op.signed_dst();
             let sty = conv_ty(st, ss);
             let dty = conv_ty(dt, ds);
             let src = s[0].retype(sty);

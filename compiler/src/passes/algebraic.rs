@@ -3,6 +3,7 @@
 //! comparison (NaN-correct: !(a < b) is `fgeu`), `bcsel` on booleans, and `if` arms
 //! swapped so a condition's empty `then` disappears.
 
+use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
@@ -13,37 +14,9 @@ struct Ctx {
     float_controls: FloatControls,
 }
 
-fn inverse(op: AluOp) -> Option<AluOp> {
-    use AluOp::*;
-    Some(match op {
-        Ieq => Ine,
-        Ine => Ieq,
-        Ilt => Ige,
-        Ige => Ilt,
-        Ult => Uge,
-        Uge => Ult,
-        Feq => Fneu,
-        Fneu => Feq,
-        Fne => Fequ,
-        Fequ => Fne,
-        Flt => Fgeu,
-        Fgeu => Flt,
-        Fge => Fltu,
-        Fltu => Fge,
-        Fle => Fgtu,
-        Fgtu => Fle,
-        Fgt => Fleu,
-        Fleu => Fgt,
-        _ => return None,
-    })
-}
-
 impl Ctx {
     fn konst(&self, v: Value) -> Option<u64> {
-        match self.defs.get(&v) {
-            Some(Op::Const(c)) if c.iter().all(|x| *x == c[0]) => Some(c[0]),
-            _ => None,
-        }
+        self.defs.get(&v).and_then(Op::const_splat)
     }
     fn fconst(&self, v: Value) -> Option<f64> {
         let t = self.values[v.0 as usize];
@@ -121,8 +94,8 @@ impl Ctx {
             Fsub if k(1) == Some(0) => mov(s[0]),
             Fneg | Inot | Ineg => match self.defs.get(&s[0]) {
                 Some(Op::Alu(b, inner)) if b == a => mov(inner[0]),
-                Some(Op::Alu(cmp, inner)) if *a == Inot && inverse(*cmp).is_some() => {
-                    Some((Op::Alu(inverse(*cmp).unwrap(), inner.clone()), vec![]))
+                Some(Op::Alu(cmp, inner)) if *a == Inot && cmp.inverse().is_some() => {
+                    Some((Op::Alu(cmp.inverse().unwrap(), inner.clone()), vec![]))
                 }
                 _ => None,
             },
@@ -171,15 +144,14 @@ impl Ctx {
                     self.block(&mut i.else_);
                     if i.then_.is_empty() && !i.else_.is_empty() && i.results.is_empty() {
                         let ct = self.values[i.cond.0 as usize];
-                        let nc = self.new_value(ct);
                         let op = match self.defs.get(&i.cond) {
-                            Some(Op::Alu(cmp, s)) if inverse(*cmp).is_some() => {
-                                Op::Alu(inverse(*cmp).unwrap(), s.clone())
+                            Some(Op::Alu(cmp, s)) if cmp.inverse().is_some() => {
+                                Op::Alu(cmp.inverse().unwrap(), s.clone())
                             }
                             _ => Op::Alu(AluOp::Inot, vec![i.cond]),
                         };
-                        self.defs.insert(nc, op.clone());
-                        b.push(Node::Instr(Instr { dst: Some(nc), op }));
+                        let nc = Builder::new(&mut self.values, b).emit(ct, op.clone());
+                        self.defs.insert(nc, op);
                         i.cond = nc;
                         std::mem::swap(&mut i.then_, &mut i.else_);
                         self.changed = true;

@@ -1,4 +1,4 @@
-//! Boolean lowering: 1-bit booleans become the size the hardware produces (DESIGN.md).
+//! Boolean lowering: 1-bit booleans become the size the hardware produces (docs/architecture.md, "Design rules").
 //!
 //! * A comparison (or `isnan`/`isinf`/`i2b`) of N-bit values yields an N-bit boolean, except
 //!   that 8-bit sources give 16 bits: byte destinations need stride 2 and there are no byte
@@ -25,7 +25,7 @@ enum DefSite {
 
 struct Lower {
     size: HashMap<Value, u8>,
-    consts: HashMap<Value, u64>,
+    consts: Consts,
     /// Conversions/constant copies to emit after a value's definition.
     after: HashMap<Value, Vec<Instr>>,
     conv: HashMap<(Value, u8), Value>,
@@ -176,8 +176,8 @@ impl Lower {
         self.values.push(t);
         let nv = Value(self.values.len() as u32 - 1);
         self.size.insert(nv, need);
-        let op = match self.consts.get(&v) {
-            Some(c) => Op::Const(vec![if *c != 0 { t.mask() } else { 0 }; usize::from(comps)]),
+        let op = match self.consts.splat(v) {
+            Some(c) => Op::Const(vec![if c != 0 { t.mask() } else { 0 }; usize::from(comps)]),
             None => Op::Alu(AluOp::B2b, vec![v]),
         };
         self.after
@@ -206,7 +206,7 @@ impl Lower {
                                 let want = match class {
                                     AluClass::Select if k == 0 => ANY,
                                     AluClass::Convert => ANY,
-                                    AluClass::Compare if op == AluOp::Ieq || op == AluOp::Ine => {
+                                    AluClass::Compare if op.info().src == Domain::Bits => {
                                         // Comparing booleans: both sides at the smaller size.
                                         ANY
                                     }
@@ -354,13 +354,10 @@ pub fn lower_bools(f: &mut Function) -> bool {
     if !f.values.iter().any(|t| t.is_bool() && t.bits == 1) {
         return false;
     }
-    let mut consts = HashMap::new();
+    let consts = f.consts();
     let mut site = HashMap::new();
     f.for_each_node(&mut |n| match n {
         Node::Instr(i) => {
-            if let (Some(d), Op::Const(c)) = (i.dst, &i.op) {
-                consts.insert(d, c[0]);
-            }
             if let Some(d) = i.dst {
                 site.insert(d, DefSite::Instr);
             }

@@ -19,12 +19,7 @@ fn count_exits(b: &Block, depth: u32, n: &mut u32) {
     }
 }
 
-fn walk(
-    b: &mut Block,
-    consts: &HashMap<Value, u64>,
-    subst: &mut HashMap<Value, Value>,
-    changed: &mut bool,
-) {
+fn walk(b: &mut Block, consts: &Consts, subst: &mut HashMap<Value, Value>, changed: &mut bool) {
     let old = std::mem::take(b);
     for n in old {
         if b.last().is_some_and(|x: &Node| x.is_jump()) {
@@ -36,9 +31,9 @@ fn walk(
                 walk(&mut i.then_, consts, subst, changed);
                 walk(&mut i.else_, consts, subst, changed);
                 let cond = subst.get(&i.cond).copied().unwrap_or(i.cond);
-                if let Some(c) = consts.get(&cond) {
+                if let Some(c) = consts.splat(cond) {
                     *changed = true;
-                    let mut arm = if *c != 0 { i.then_ } else { i.else_ };
+                    let mut arm = if c != 0 { i.then_ } else { i.else_ };
                     if let Some(Node::Yield(y)) = arm.last() {
                         for (r, v) in i.results.iter().zip(y.clone()) {
                             subst.insert(*r, v);
@@ -81,18 +76,7 @@ fn walk(
 
 /// Removes dead control flow. Returns true if anything changed.
 pub fn opt_dead_cf(f: &mut Function) -> bool {
-    let mut consts = HashMap::new();
-    f.for_each_node(&mut |n| {
-        if let Node::Instr(Instr {
-            dst: Some(d),
-            op: Op::Const(c),
-        }) = n
-        {
-            if c.len() == 1 && f.ty(*d).is_bool() {
-                consts.insert(*d, c[0]);
-            }
-        }
-    });
+    let consts = f.consts();
     let mut subst = HashMap::new();
     let mut changed = false;
     let mut body = std::mem::take(&mut f.body);

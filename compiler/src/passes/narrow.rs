@@ -26,10 +26,11 @@
 //!   transcendentals are within Vulkan's fp16 precision.
 //! * Conversions: 8/16 <-> 32-bit (`i2i`, `u2u`, `f2f` f16 <-> f32) and bitcasts between
 //!   equal sizes stay for the back end; anything else involving a narrow type goes
-//!   through a 32-bit intermediate (f16 <-> f64 through f32, as DESIGN.md asks).
+//!   through a 32-bit intermediate (f16 <-> f64 through f32, as docs/architecture.md, "Design rules" asks).
 //!
 //! Runs before `lower_int_div` (which then sees only 32-bit division) and `lower_bools`.
 
+use crate::builder::Builder;
 use crate::ir::*;
 
 fn is_narrow(t: Type) -> bool {
@@ -93,20 +94,16 @@ enum Ext {
 }
 
 struct Narrow<'f> {
-    values: &'f mut Vec<Type>,
-    out: Vec<Node>,
+    b: Builder<'f>,
 }
 
 impl Narrow<'_> {
     fn emit(&mut self, t: Type, op: Op) -> Value {
-        self.values.push(t);
-        let v = Value(self.values.len() as u32 - 1);
-        self.out.push(Node::Instr(Instr { dst: Some(v), op }));
-        v
+        self.b.emit(t, op)
     }
 
     fn ty(&self, v: Value) -> Type {
-        self.values[v.0 as usize]
+        self.b.ty(v)
     }
 
     /// `v` widened to 32 bits (unchanged when it is not narrow).
@@ -167,10 +164,7 @@ impl Narrow<'_> {
                 let ct = self.ty(c);
                 let m = self.emit(ct, Op::Const(vec![15]));
                 let c = self.emit(ct, Op::Alu(Iand, vec![c, m]));
-                self.out.push(Node::Instr(Instr {
-                    dst: Some(d),
-                    op: Op::Alu(op, vec![srcs[0], c]),
-                }));
+                self.b.emit_to(d, Op::Alu(op, vec![srcs[0], c]));
                 return true;
             }
             return false;
@@ -178,7 +172,7 @@ impl Narrow<'_> {
         if st.kind == Kind::Int && st.bits == 8 && op.class() == AluClass::Compare {
             // Byte compares are word compares (16-bit booleans; byte destinations would
             // need stride 2 and there are no byte immediates).
-            let cv = if matches!(op, Ilt | Ige) { I2i } else { U2u };
+            let cv = if op.signed_srcs() { I2i } else { U2u };
             let ws: Vec<Value> = srcs
                 .iter()
                 .map(|s| {
@@ -186,16 +180,13 @@ impl Narrow<'_> {
                     self.emit(Type { bits: 16, ..t }, Op::Alu(cv, vec![*s]))
                 })
                 .collect();
-            self.out.push(Node::Instr(Instr {
-                dst: Some(d),
-                op: Op::Alu(op, ws),
-            }));
+            self.b.emit_to(d, Op::Alu(op, ws));
             return true;
         }
-        let ext = match op {
-            Idiv | Irem | Imod | Imin | Imax | Isign | Iabs | Ishr | ImulHigh | IfindMsb
-            | IbitfieldExtract | Ilt | Ige => Ext::Sign,
-            _ => Ext::Zero,
+        let ext = if op.signed_srcs() {
+            Ext::Sign
+        } else {
+            Ext::Zero
         };
         let mut ws: Vec<Value> = srcs.iter().map(|s| self.widen(*s, ext)).collect();
         // Shift counts modulo the width (the reference's semantics).
@@ -232,7 +223,7 @@ impl Narrow<'_> {
         let dt = self.ty(d);
         if !is_narrow(dt) {
             // Wide result: the instruction that computed `r` defines `d` itself.
-            if let Some(Node::Instr(i)) = self.out.last_mut() {
+            if let Some(Node::Instr(i)) = self.b.last_mut() {
                 if i.dst == Some(r) {
                     i.dst = Some(d);
                     return;
@@ -246,10 +237,7 @@ impl Narrow<'_> {
         } else {
             AluOp::I2i
         };
-        self.out.push(Node::Instr(Instr {
-            dst: Some(d),
-            op: Op::Alu(op, vec![r]),
-        }));
+        self.b.emit_to(d, Op::Alu(op, vec![r]));
     }
 
     fn convert(&mut self, d: Value, op: AluOp, s: Value, st: Type, dt: Type) -> bool {
@@ -296,10 +284,7 @@ impl Narrow<'_> {
             }
             I2b => {
                 let m = self.widen(s, Ext::Zero);
-                self.out.push(Node::Instr(Instr {
-                    dst: Some(d),
-                    op: Op::Alu(I2b, vec![m]),
-                }));
+                self.b.emit_to(d, Op::Alu(I2b, vec![m]));
                 true
             }
             _ => false,
@@ -310,10 +295,7 @@ impl Narrow<'_> {
 fn walk(b: &mut Block, values: &mut Vec<Type>) -> bool {
     let mut changed = false;
     let old = std::mem::take(b);
-    let mut nw = Narrow {
-        values,
-        out: Vec::with_capacity(old.len()),
-    };
+    b.reserve(old.len());
     for mut n in old {
         match &mut n {
             Node::Instr(Instr {
@@ -321,21 +303,23 @@ fn walk(b: &mut Block, values: &mut Vec<Type>) -> bool {
                 op: Op::Alu(op, srcs),
             }) => {
                 let (d, op, srcs) = (*d, *op, srcs.clone());
+                let mut nw = Narrow {
+                    b: Builder::new(values, b),
+                };
                 if nw.alu(d, op, &srcs) {
                     changed = true;
                     continue;
                 }
             }
             Node::If(i) => {
-                changed |= walk(&mut i.then_, nw.values);
-                changed |= walk(&mut i.else_, nw.values);
+                changed |= walk(&mut i.then_, values);
+                changed |= walk(&mut i.else_, values);
             }
-            Node::Loop(l) => changed |= walk(&mut l.body, nw.values),
+            Node::Loop(l) => changed |= walk(&mut l.body, values),
             _ => {}
         }
-        nw.out.push(n);
+        b.push(n);
     }
-    *b = nw.out;
     changed
 }
 

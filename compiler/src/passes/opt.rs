@@ -1,6 +1,7 @@
 //! Scalar optimizations and lowering: DCE, constant folding, copy propagation, CSE,
 //! scalarization, integer division lowering.
 
+use crate::builder::Builder;
 use crate::eval::eval_alu_vec;
 use crate::ir::*;
 use std::collections::HashMap;
@@ -113,23 +114,9 @@ pub fn opt_dce(f: &mut Function) -> bool {
     changed
 }
 
-fn const_map(f: &Function) -> HashMap<Value, Vec<u64>> {
-    let mut m = HashMap::new();
-    f.for_each_node(&mut |n| {
-        if let Node::Instr(Instr {
-            dst: Some(d),
-            op: Op::Const(c),
-        }) = n
-        {
-            m.insert(*d, c.clone());
-        }
-    });
-    m
-}
-
 /// Evaluates operations whose sources are all constants.
 pub fn opt_const_fold(f: &mut Function) -> bool {
-    let mut consts = const_map(f);
+    let mut consts = f.consts();
     let types = f.values.clone();
     let fc = f.float_controls;
     let mut changed = false;
@@ -137,7 +124,7 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
         let Some(d) = i.dst else { return };
         let dt = types[d.0 as usize];
         if let Op::Alu(AluOp::Bcsel, srcs) = &i.op {
-            if let Some(c) = consts.get(&srcs[0]) {
+            if let Some(c) = consts.get(srcs[0]) {
                 if c.len() == 1 {
                     let pick = if c[0] != 0 { srcs[1] } else { srcs[2] };
                     i.op = Op::Alu(AluOp::Mov, vec![pick]);
@@ -147,7 +134,7 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
         }
         let new = match &i.op {
             Op::Alu(..) => match &i.op {
-                Op::Alu(op, srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
+                Op::Alu(op, srcs) if srcs.iter().all(|s| consts.contains(*s)) => {
                     let tys: Vec<Type> = srcs.iter().map(|s| types[s.0 as usize]).collect();
                     // `eval` rounds to nearest even and keeps denormals; a kernel that
                     // rounds toward zero or flushes computes it at run time.
@@ -157,21 +144,25 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
                     if unsafe_fold && !matches!(op, AluOp::Mov) {
                         return;
                     }
-                    let vals: Vec<&[u64]> = srcs.iter().map(|s| consts[s].as_slice()).collect();
+                    let vals: Vec<&[u64]> = srcs.iter().filter_map(|s| consts.get(*s)).collect();
                     Some(eval_alu_vec(*op, dt, &tys, &vals))
                 }
                 _ => None,
             },
-            Op::Vec(srcs) if srcs.iter().all(|s| consts.contains_key(s)) => {
-                Some(srcs.iter().flat_map(|s| consts[s].clone()).collect())
-            }
-            Op::Extract(v, c) => consts.get(v).map(|x| vec![x[usize::from(*c)]]),
+            Op::Vec(srcs) if srcs.iter().all(|s| consts.contains(*s)) => Some(
+                srcs.iter()
+                    .filter_map(|s| consts.get(*s))
+                    .flatten()
+                    .copied()
+                    .collect(),
+            ),
+            Op::Extract(v, c) => consts.get(*v).map(|x| vec![x[usize::from(*c)]]),
             Op::Swizzle(v, c) => consts
-                .get(v)
+                .get(*v)
                 .map(|x| c.iter().map(|k| x[usize::from(*k)]).collect()),
-            Op::Insert(v, s, c) => match (consts.get(v), consts.get(s)) {
+            Op::Insert(v, s, c) => match (consts.get(*v), consts.get(*s)) {
                 (Some(x), Some(y)) => {
-                    let mut x = x.clone();
+                    let mut x = x.to_vec();
                     x[usize::from(*c)] = y[0];
                     Some(x)
                 }
@@ -449,29 +440,13 @@ pub fn scalarize(f: &mut Function) -> bool {
                     *changed = true;
                     let d = i.dst.unwrap();
                     let dt = f_values[d.0 as usize];
-                    fn new_value(f_values: &mut Vec<Type>, t: Type) -> Value {
-                        f_values.push(t);
-                        Value(f_values.len() as u32 - 1)
-                    }
+                    let mut bd = Builder::new(f_values, b);
                     let mut comps = Vec::new();
                     for c in 0..dt.comps {
                         let scalar = match &i.op {
+                            // A scalar source is used as it is in every component.
                             Op::Alu(op, srcs) => {
-                                let mut ss = Vec::new();
-                                for s in srcs {
-                                    let st = f_values[s.0 as usize];
-                                    if st.comps == 1 {
-                                        ss.push(*s);
-                                    } else {
-                                        let e = new_value(f_values, st.scalar_type());
-                                        b.push(Node::Instr(Instr {
-                                            dst: Some(e),
-                                            op: Op::Extract(*s, c),
-                                        }));
-                                        ss.push(e);
-                                    }
-                                }
-                                Op::Alu(*op, ss)
+                                Op::Alu(*op, srcs.iter().map(|s| bd.extract(*s, c)).collect())
                             }
                             Op::Swizzle(v, idx) => Op::Extract(*v, idx[usize::from(c)]),
                             Op::Insert(v, s, k) => {
@@ -483,17 +458,9 @@ pub fn scalarize(f: &mut Function) -> bool {
                             }
                             _ => unreachable!(),
                         };
-                        let r = new_value(f_values, dt.scalar_type());
-                        b.push(Node::Instr(Instr {
-                            dst: Some(r),
-                            op: scalar,
-                        }));
-                        comps.push(r);
+                        comps.push(bd.emit(dt.scalar_type(), scalar));
                     }
-                    b.push(Node::Instr(Instr {
-                        dst: Some(d),
-                        op: Op::Vec(comps),
-                    }));
+                    bd.emit_to(d, Op::Vec(comps));
                 }
                 Node::If(mut i) => {
                     walk(&mut i.then_, f_values, changed);
@@ -519,14 +486,9 @@ pub fn scalarize(f: &mut Function) -> bool {
 /// `isign` becomes a clamp, `fmod`/`frem` become their floor/trunc formulas. The rest
 /// (32-bit `idiv`/`udiv`/`irem`/`umod`) stays for the math unit's INT DIV.
 pub fn lower_int_div(f: &mut Function) -> bool {
-    let consts = const_map(f);
+    let consts = f.consts();
     let mut changed = false;
-    fn walk(
-        b: &mut Block,
-        vals: &mut Vec<Type>,
-        consts: &HashMap<Value, Vec<u64>>,
-        changed: &mut bool,
-    ) {
+    fn walk(b: &mut Block, vals: &mut Vec<Type>, consts: &Consts, changed: &mut bool) {
         let old = std::mem::take(b);
         for n in old {
             match n {
@@ -536,108 +498,73 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                         continue;
                     };
                     let t = vals[d.0 as usize];
-                    let nv = |vals: &mut Vec<Type>, t: Type| {
-                        vals.push(t);
-                        Value(vals.len() as u32 - 1)
-                    };
-                    let emit = |b: &mut Block, vals: &mut Vec<Type>, t: Type, op: Op| {
-                        let v = nv(vals, t);
-                        b.push(Node::Instr(Instr { dst: Some(v), op }));
-                        v
-                    };
-                    let pow2 = srcs.get(1).and_then(|s| consts.get(s)).and_then(|c| {
-                        let x = c[0];
-                        (c.iter().all(|y| *y == x) && x.is_power_of_two())
-                            .then_some(x.trailing_zeros())
-                    });
+                    let mut bd = Builder::new(vals, b);
+                    let pow2 = srcs
+                        .get(1)
+                        .and_then(|s| consts.splat(*s))
+                        .filter(|x| x.is_power_of_two())
+                        .map(u64::trailing_zeros);
                     let shift_t = Type::I32.vec(t.comps);
                     match (op, pow2) {
                         (AluOp::Udiv, Some(k)) => {
-                            let sh = emit(
-                                b,
-                                vals,
-                                shift_t,
-                                Op::Const(vec![u64::from(k); usize::from(t.comps)]),
-                            );
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Ushr, vec![srcs[0], sh]),
-                            }));
+                            let sh = bd
+                                .emit(shift_t, Op::Const(vec![u64::from(k); usize::from(t.comps)]));
+                            bd.emit_to(d, Op::Alu(AluOp::Ushr, vec![srcs[0], sh]));
                             *changed = true;
                         }
                         (AluOp::Umod, Some(k)) => {
-                            let m = emit(
-                                b,
-                                vals,
-                                t,
-                                Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]),
-                            );
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Iand, vec![srcs[0], m]),
-                            }));
+                            let m =
+                                bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
+                            bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
                             *changed = true;
                         }
                         (AluOp::Imod, _) => {
                             // r = a rem b; if r != 0 and sign(r) != sign(b): r += b
                             let (a, bb) = (srcs[0], srcs[1]);
                             let bt = Type::B1.vec(t.comps);
-                            let r = emit(b, vals, t, Op::Alu(AluOp::Irem, vec![a, bb]));
-                            let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
-                            let nz = emit(b, vals, bt, Op::Alu(AluOp::Ine, vec![r, z]));
-                            let x = emit(b, vals, t, Op::Alu(AluOp::Ixor, vec![r, bb]));
-                            let neg = emit(b, vals, bt, Op::Alu(AluOp::Ilt, vec![x, z]));
-                            let fix = emit(b, vals, bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
-                            let s = emit(b, vals, t, Op::Alu(AluOp::Iadd, vec![r, bb]));
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Bcsel, vec![fix, s, r]),
-                            }));
+                            let r = bd.emit(t, Op::Alu(AluOp::Irem, vec![a, bb]));
+                            let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
+                            let nz = bd.emit(bt, Op::Alu(AluOp::Ine, vec![r, z]));
+                            let x = bd.emit(t, Op::Alu(AluOp::Ixor, vec![r, bb]));
+                            let neg = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![x, z]));
+                            let fix = bd.emit(bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
+                            let s = bd.emit(t, Op::Alu(AluOp::Iadd, vec![r, bb]));
+                            bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![fix, s, r]));
                             *changed = true;
                         }
                         (AluOp::Fmod | AluOp::Frem, _) => {
                             // The IR defines them as x - y*floor(x/y) and x - y*trunc(x/y),
                             // so this expansion is exact.
                             let (x, y) = (srcs[0], srcs[1]);
-                            let q = emit(b, vals, t, Op::Alu(AluOp::Fdiv, vec![x, y]));
+                            let q = bd.emit(t, Op::Alu(AluOp::Fdiv, vec![x, y]));
                             let round = if *op == AluOp::Fmod {
                                 AluOp::Ffloor
                             } else {
                                 AluOp::Ftrunc
                             };
-                            let r = emit(b, vals, t, Op::Alu(round, vec![q]));
-                            let m = emit(b, vals, t, Op::Alu(AluOp::Fmul, vec![y, r]));
+                            let r = bd.emit(t, Op::Alu(round, vec![q]));
+                            let m = bd.emit(t, Op::Alu(AluOp::Fmul, vec![y, r]));
                             if t.bits == 64 {
-                                // DESIGN.md: a 64-bit mod returns 0 where the result
+                                // docs/architecture.md, "Design rules": a 64-bit mod returns 0 where the result
                                 // would equal y (x/y rounded up to an integer).
                                 let bt = Type::B1.vec(t.comps);
-                                let z = emit(b, vals, t, Op::Const(vec![0; usize::from(t.comps)]));
-                                let r = emit(b, vals, t, Op::Alu(AluOp::Fsub, vec![x, m]));
-                                let eq = emit(b, vals, bt, Op::Alu(AluOp::Feq, vec![r, y]));
-                                b.push(Node::Instr(Instr {
-                                    dst: Some(d),
-                                    op: Op::Alu(AluOp::Bcsel, vec![eq, z, r]),
-                                }));
+                                let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
+                                let r = bd.emit(t, Op::Alu(AluOp::Fsub, vec![x, m]));
+                                let eq = bd.emit(bt, Op::Alu(AluOp::Feq, vec![r, y]));
+                                bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![eq, z, r]));
                             } else {
-                                b.push(Node::Instr(Instr {
-                                    dst: Some(d),
-                                    op: Op::Alu(AluOp::Fsub, vec![x, m]),
-                                }));
+                                bd.emit_to(d, Op::Alu(AluOp::Fsub, vec![x, m]));
                             }
                             *changed = true;
                         }
                         (AluOp::Isign, _) => {
-                            let m1 =
-                                emit(b, vals, t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
-                            let one = emit(b, vals, t, Op::Const(vec![1; usize::from(t.comps)]));
-                            let x = emit(b, vals, t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
-                            b.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Imin, vec![x, one]),
-                            }));
+                            let m1 = bd.emit(t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
+                            let one = bd.emit(t, Op::Const(vec![1; usize::from(t.comps)]));
+                            let x = bd.emit(t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
+                            bd.emit_to(d, Op::Alu(AluOp::Imin, vec![x, one]));
                             *changed = true;
                         }
-                        _ => b.push(Node::Instr(i)),
+                        _ => bd.push(Node::Instr(i)),
                     }
                 }
                 Node::If(mut i) => {
@@ -867,5 +794,21 @@ mod tests {
             %2:i32 = ushr %0, %3
             store ssbo[0] %0, %2 align 4",
         );
+    }
+
+    #[test]
+    fn folded_f64_mod_is_zero_where_the_formula_gives_y() {
+        // Constant folding must agree with the lowering above: a 64-bit mod whose rounded
+        // formula gives y (a tiny x against y of the other sign) is 0.
+        let t = Type::scalar(crate::ir::Kind::Float, 64);
+        for (x, y) in [(-1e-20f64, 1.0f64), (1e-20, -1.0), (-1e-300, 3.0)] {
+            let r = crate::eval::eval_alu(AluOp::Fmod, t, &[t, t], &[x.to_bits(), y.to_bits()]);
+            assert_eq!(
+                f64::from_bits(r),
+                0.0,
+                "fmod({x:e}, {y:e}) folded to {:e}",
+                f64::from_bits(r)
+            );
+        }
     }
 }

@@ -33,6 +33,7 @@
 //! Multi-bit loops (`fdiv`, `fsqrt`: one quotient/root bit per iteration, 55 iterations)
 //! keep the code small; every other op is straight-line code with `bcsel`, no branches.
 
+use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
@@ -46,32 +47,29 @@ fn is_f64(t: Type) -> bool {
 
 /// A 64-bit quantity as two 32-bit words.
 #[derive(Clone, Copy, Debug)]
-struct P {
+struct Words64 {
     hi: Value,
     lo: Value,
 }
 
-/// Emits 32-bit integer code into a block.
-struct B<'a> {
-    vals: &'a mut Vec<Type>,
-    out: Block,
+/// The IR builder with the helpers soft fp64 emits its 32-bit integer code with (word
+/// arithmetic, 64-bit quantities as two words, and the f64 operations themselves).
+struct SoftBuilder<'a> {
+    b: Builder<'a>,
 }
 
-impl B<'_> {
+impl SoftBuilder<'_> {
     fn emit(&mut self, t: Type, op: Op) -> Value {
-        self.vals.push(t);
-        let d = Value(self.vals.len() as u32 - 1);
-        self.out.push(Node::Instr(Instr { dst: Some(d), op }));
-        d
+        self.b.emit(t, op)
     }
     fn c(&mut self, x: u32) -> Value {
-        self.emit(Type::I32, Op::Const(vec![u64::from(x)]))
+        self.b.konst(Type::I32, u64::from(x))
     }
     fn bc(&mut self, x: bool) -> Value {
-        self.emit(Type::B1, Op::Const(vec![u64::from(x)]))
+        self.b.konst(Type::B1, u64::from(x))
     }
     fn alu(&mut self, t: Type, op: AluOp, s: &[Value]) -> Value {
-        self.emit(t, Op::Alu(op, s.to_vec()))
+        self.b.alu(op, t, s)
     }
     fn i2(&mut self, op: AluOp, a: Value, b: Value) -> Value {
         self.alu(Type::I32, op, &[a, b])
@@ -154,71 +152,71 @@ impl B<'_> {
         let a = self.c(a);
         self.sel(c, a, b)
     }
-    fn selp(&mut self, c: Value, a: P, b: P) -> P {
-        P {
+    fn selp(&mut self, c: Value, a: Words64, b: Words64) -> Words64 {
+        Words64 {
             hi: self.sel(c, a.hi, b.hi),
             lo: self.sel(c, a.lo, b.lo),
         }
     }
-    fn pc(&mut self, x: u64) -> P {
-        P {
+    fn pc(&mut self, x: u64) -> Words64 {
+        Words64 {
             hi: self.c((x >> 32) as u32),
             lo: self.c(x as u32),
         }
     }
-    fn nan(&mut self) -> P {
+    fn nan(&mut self) -> Words64 {
         self.pc(u64::from(QNAN_HI) << 32)
     }
 
     // ---- 64-bit integer helpers on word pairs ----
 
-    fn add64(&mut self, a: P, b: P) -> P {
+    fn add64(&mut self, a: Words64, b: Words64) -> Words64 {
         let lo = self.add(a.lo, b.lo);
         let c = self.cmp(AluOp::Ult, lo, a.lo);
         let c = self.b2i(c);
         let hi = self.add(a.hi, b.hi);
         let hi = self.add(hi, c);
-        P { hi, lo }
+        Words64 { hi, lo }
     }
-    fn sub64(&mut self, a: P, b: P) -> P {
+    fn sub64(&mut self, a: Words64, b: Words64) -> Words64 {
         let lo = self.sub(a.lo, b.lo);
         let c = self.cmp(AluOp::Ult, a.lo, b.lo);
         let c = self.b2i(c);
         let hi = self.sub(a.hi, b.hi);
         let hi = self.sub(hi, c);
-        P { hi, lo }
+        Words64 { hi, lo }
     }
-    fn ult64(&mut self, a: P, b: P) -> Value {
+    fn ult64(&mut self, a: Words64, b: Words64) -> Value {
         let h = self.cmp(AluOp::Ult, a.hi, b.hi);
         let e = self.cmp(AluOp::Ieq, a.hi, b.hi);
         let l = self.cmp(AluOp::Ult, a.lo, b.lo);
         let el = self.band(e, l);
         self.bor(h, el)
     }
-    fn is_zero64(&mut self, a: P) -> Value {
+    fn is_zero64(&mut self, a: Words64) -> Value {
         let o = self.or(a.hi, a.lo);
         self.cmpc(AluOp::Ieq, o, 0)
     }
     /// Left shift by a constant 1..=31.
-    fn shl64c(&mut self, a: P, n: u32) -> P {
+    fn shl64c(&mut self, a: Words64, n: u32) -> Words64 {
         let h = self.shlc(a.hi, n);
         let l = self.shrc(a.lo, 32 - n);
-        P {
+        Words64 {
             hi: self.or(h, l),
             lo: self.shlc(a.lo, n),
         }
     }
     /// Right shift by a constant 1..=31.
-    fn shr64c(&mut self, a: P, n: u32) -> P {
+    fn shr64c(&mut self, a: Words64, n: u32) -> Words64 {
         let l = self.shrc(a.lo, n);
         let h = self.shlc(a.hi, 32 - n);
-        P {
+        Words64 {
             hi: self.shrc(a.hi, n),
             lo: self.or(l, h),
         }
     }
     /// Left shift by `n` in 0..=63 (32-bit shifts use their count modulo 32).
-    fn shl64(&mut self, a: P, n: Value) -> P {
+    fn shl64(&mut self, a: Words64, n: Value) -> Words64 {
         let big = self.cmpc(AluOp::Uge, n, 32);
         let h = self.shl(a.hi, n);
         let l1 = self.shrc(a.lo, 1);
@@ -227,13 +225,13 @@ impl B<'_> {
         let ah = self.or(h, l);
         let al = self.shl(a.lo, n);
         let zero = self.c(0);
-        P {
+        Words64 {
             hi: self.sel(big, al, ah),
             lo: self.sel(big, zero, al),
         }
     }
     /// Right shift by `n` in 0..=63 and whether any 1 bit was shifted out.
-    fn shr64_sticky(&mut self, a: P, n: Value) -> (P, Value) {
+    fn shr64_sticky(&mut self, a: Words64, n: Value) -> (Words64, Value) {
         let big = self.cmpc(AluOp::Uge, n, 32);
         let l = self.shr(a.lo, n);
         let h1 = self.shlc(a.hi, 1);
@@ -242,7 +240,7 @@ impl B<'_> {
         let al = self.or(l, h);
         let ah = self.shr(a.hi, n);
         let zero = self.c(0);
-        let r = P {
+        let r = Words64 {
             hi: self.sel(big, zero, ah),
             lo: self.sel(big, ah, al),
         };
@@ -263,7 +261,7 @@ impl B<'_> {
         self.csub(31, m)
     }
     /// Leading zeros of a 64-bit quantity (64 for 0).
-    fn clz64(&mut self, a: P) -> Value {
+    fn clz64(&mut self, a: Words64) -> Value {
         let hz = self.cmpc(AluOp::Ieq, a.hi, 0);
         let ch = self.clz32(a.hi);
         let m = self.alu(Type::I32, AluOp::UfindMsb, &[a.lo]);
@@ -271,7 +269,7 @@ impl B<'_> {
         self.sel(hz, cl, ch)
     }
     /// 64 x 64 -> 128-bit product as (high pair, low pair).
-    fn mul128(&mut self, a: P, b: P) -> (P, P) {
+    fn mul128(&mut self, a: Words64, b: Words64) -> (Words64, Words64) {
         let m = |s: &mut Self, x, y| (s.i2(AluOp::UmulHigh, x, y), s.i2(AluOp::Imul, x, y));
         let (ll_h, ll_l) = m(self, a.lo, b.lo);
         let (lh_h, lh_l) = m(self, a.lo, b.hi);
@@ -297,22 +295,22 @@ impl B<'_> {
         for c in c2 {
             w3 = self.add(w3, c);
         }
-        (P { hi: w3, lo: w2 }, P { hi: w1, lo: ll_l })
+        (Words64 { hi: w3, lo: w2 }, Words64 { hi: w1, lo: ll_l })
     }
 
     // ---- float helpers ----
 
-    fn abs_hi(&mut self, a: P) -> Value {
+    fn abs_hi(&mut self, a: Words64) -> Value {
         self.andc(a.hi, !SIGN)
     }
-    fn sign(&mut self, a: P) -> Value {
+    fn sign(&mut self, a: Words64) -> Value {
         self.andc(a.hi, SIGN)
     }
-    fn biased_exp(&mut self, a: P) -> Value {
+    fn biased_exp(&mut self, a: Words64) -> Value {
         let e = self.shrc(a.hi, 20);
         self.andc(e, 0x7ff)
     }
-    fn is_nan(&mut self, a: P) -> Value {
+    fn is_nan(&mut self, a: Words64) -> Value {
         // |hi| | (lo != 0) > 0x7ff00000 exactly when the exponent is all ones and the
         // fraction is not zero.
         let ah = self.abs_hi(a);
@@ -322,38 +320,38 @@ impl B<'_> {
         let k = self.c(EXP_INF);
         self.cmp(AluOp::Ult, k, x)
     }
-    fn is_inf(&mut self, a: P) -> Value {
+    fn is_inf(&mut self, a: Words64) -> Value {
         let ah = self.abs_hi(a);
         let h = self.cmpc(AluOp::Ieq, ah, EXP_INF);
         let l = self.cmpc(AluOp::Ieq, a.lo, 0);
         self.band(h, l)
     }
-    fn is_zero(&mut self, a: P) -> Value {
+    fn is_zero(&mut self, a: Words64) -> Value {
         let ah = self.abs_hi(a);
         let o = self.or(ah, a.lo);
         self.cmpc(AluOp::Ieq, o, 0)
     }
     /// |a| as a pair.
-    fn mag(&mut self, a: P) -> P {
-        P {
+    fn mag(&mut self, a: Words64) -> Words64 {
+        Words64 {
             hi: self.abs_hi(a),
             lo: a.lo,
         }
     }
     /// The 53-bit significand (implicit bit included for normal numbers) and the exponent
     /// clamped to at least 1 (denormals scale like exponent 1).
-    fn sig53(&mut self, a: P) -> (P, Value) {
+    fn sig53(&mut self, a: Words64) -> (Words64, Value) {
         let e = self.biased_exp(a);
         let ez = self.cmpc(AluOp::Ieq, e, 0);
         let f = self.andc(a.hi, 0xf_ffff);
         let imp = self.orc(f, 0x10_0000);
         let hi = self.sel(ez, f, imp);
         let e1 = self.selc(ez, 1, e);
-        (P { hi, lo: a.lo }, e1)
+        (Words64 { hi, lo: a.lo }, e1)
     }
     /// Normalized significand: `a = m / 2^63 * 2^(E - 1023)` with bit 63 of `m` set (for a
     /// non-zero finite `a`).
-    fn normalize(&mut self, a: P) -> (P, Value) {
+    fn normalize(&mut self, a: Words64) -> (Words64, Value) {
         let (s, e1) = self.sig53(a);
         let m0 = self.shl64c(s, 11);
         let k = self.clz64(m0);
@@ -364,7 +362,7 @@ impl B<'_> {
     /// Rounds `m / 2^63 * 2^(be - 1023)` (bit 63 of `m` set, or `m` zero; a sticky bit
     /// already ORed into bit 0) to the nearest f64, ties to even, with denormal results
     /// and overflow to infinity. `sign` is 0 or 0x80000000; `be` is a signed exponent.
-    fn round_pack64(&mut self, sign: Value, be: Value, m: P) -> P {
+    fn round_pack64(&mut self, sign: Value, be: Value, m: Words64) -> Words64 {
         let one = self.c(1);
         let be_eff = self.i2(AluOp::Imax, be, one);
         let extra = self.sub(be_eff, be);
@@ -374,11 +372,11 @@ impl B<'_> {
         let (t, st) = self.shr64_sticky(m, sh);
         let st = self.b2i(st);
         let tlo = self.or(t.lo, st);
-        let t = P { hi: t.hi, lo: tlo };
+        let t = Words64 { hi: t.hi, lo: tlo };
         let inc = self.round_inc(tlo);
         let mant = self.shr64c(t, 2);
         let zero = self.c(0);
-        let mant = self.add64(mant, P { hi: zero, lo: inc });
+        let mant = self.add64(mant, Words64 { hi: zero, lo: inc });
         let eb = self.sub(be_eff, one);
         let eb = self.shlc(eb, 20);
         let hi = self.add(eb, mant.hi);
@@ -389,7 +387,7 @@ impl B<'_> {
         let mz = self.is_zero64(m);
         let hi = self.sel(mz, zero, hi);
         let lo = self.sel(mz, zero, lo);
-        P {
+        Words64 {
             hi: self.or(hi, sign),
             lo,
         }
@@ -402,9 +400,16 @@ impl B<'_> {
         let x = self.shr(k, r);
         self.andc(x, 1)
     }
-    /// Rounds like [`B::round_pack64`] to a smaller format whose bits fit in 32
+    /// Rounds like [`SoftBuilder::round_pack64`] to a smaller format whose bits fit in 32
     /// (`mbits` fraction bits, all-ones exponent `emax`); the sign goes above the exponent.
-    fn round_pack_small(&mut self, sign: Value, be: Value, m: P, mbits: u32, emax: u32) -> Value {
+    fn round_pack_small(
+        &mut self,
+        sign: Value,
+        be: Value,
+        m: Words64,
+        mbits: u32,
+        emax: u32,
+    ) -> Value {
         let one = self.c(1);
         let be_eff = self.i2(AluOp::Imax, be, one);
         let extra = self.sub(be_eff, be);
@@ -447,9 +452,9 @@ impl B<'_> {
             state.push(p);
         }
         let results: Vec<Value> = init.iter().map(|_| self.new_val(Type::I32)).collect();
-        let outer = std::mem::take(&mut self.out);
+        let outer = self.b.take_block();
         let exit = self.cmp(AluOp::Uge, ctr, kn);
-        self.out.push(Node::If(Box::new(If {
+        self.b.push(Node::If(Box::new(If {
             cond: exit,
             then_: vec![Node::Break(state.clone())],
             else_: vec![],
@@ -459,9 +464,9 @@ impl B<'_> {
         let ctr1 = self.addc(ctr, 1);
         let mut args = vec![ctr1];
         args.extend(next);
-        self.out.push(Node::Continue(args));
-        let body_block = std::mem::replace(&mut self.out, outer);
-        self.out.push(Node::Loop(Box::new(Loop {
+        self.b.push(Node::Continue(args));
+        let body_block = self.b.put_block(outer);
+        self.b.push(Node::Loop(Box::new(Loop {
             params,
             body: body_block,
             results: results.clone(),
@@ -469,29 +474,28 @@ impl B<'_> {
         results
     }
     fn new_val(&mut self, t: Type) -> Value {
-        self.vals.push(t);
-        Value(self.vals.len() as u32 - 1)
+        self.b.new_value(t)
     }
 
     // ---- f64 operations ----
 
-    fn fneg(&mut self, a: P) -> P {
+    fn fneg(&mut self, a: Words64) -> Words64 {
         let k = self.c(SIGN);
-        P {
+        Words64 {
             hi: self.xor(a.hi, k),
             lo: a.lo,
         }
     }
-    fn fabs(&mut self, a: P) -> P {
+    fn fabs(&mut self, a: Words64) -> Words64 {
         self.mag(a)
     }
-    fn signed_zero(&mut self, a: P) -> P {
-        P {
+    fn signed_zero(&mut self, a: Words64) -> Words64 {
+        Words64 {
             hi: self.sign(a),
             lo: self.c(0),
         }
     }
-    fn fadd(&mut self, a: P, b: P) -> P {
+    fn fadd(&mut self, a: Words64, b: Words64) -> Words64 {
         // x is the operand of larger magnitude.
         let ma = self.mag(a);
         let mb = self.mag(b);
@@ -513,7 +517,7 @@ impl B<'_> {
         let d = self.i2(AluOp::Umin, d, c63);
         let (my, st) = self.shr64_sticky(my, d);
         let st = self.b2i(st);
-        let my = P {
+        let my = Words64 {
             hi: my.hi,
             lo: self.or(my.lo, st),
         };
@@ -540,15 +544,15 @@ impl B<'_> {
         let sp = self.selp(nan, qnan, x);
         self.selp(x_special, sp, r)
     }
-    fn fsub(&mut self, a: P, b: P) -> P {
+    fn fsub(&mut self, a: Words64, b: Words64) -> Words64 {
         let nb = self.fneg(b);
         self.fadd(a, nb)
     }
-    fn result_sign(&mut self, a: P, b: P) -> Value {
+    fn result_sign(&mut self, a: Words64, b: Words64) -> Value {
         let x = self.xor(a.hi, b.hi);
         self.andc(x, SIGN)
     }
-    fn fmul(&mut self, a: P, b: P) -> P {
+    fn fmul(&mut self, a: Words64, b: Words64) -> Words64 {
         let sr = self.result_sign(a, b);
         let (ma, ea) = self.normalize(a);
         let (mb, eb) = self.normalize(b);
@@ -556,7 +560,7 @@ impl B<'_> {
         let lz = self.is_zero64(l);
         let st = self.bnot(lz);
         let st = self.b2i(st);
-        let t = P {
+        let t = Words64 {
             hi: t.hi,
             lo: self.or(t.lo, st),
         };
@@ -582,7 +586,7 @@ impl B<'_> {
         let nan = self.bor(nan, x);
         let nan = self.bor(nan, y);
         let inf = self.bor(ai, bi);
-        let infp = P {
+        let infp = Words64 {
             hi: self.orc(sr, EXP_INF),
             lo: self.c(0),
         };
@@ -590,7 +594,7 @@ impl B<'_> {
         let qnan = self.nan();
         self.selp(nan, qnan, r)
     }
-    fn fdiv(&mut self, a: P, b: P) -> P {
+    fn fdiv(&mut self, a: Words64, b: Words64) -> Words64 {
         let sr = self.result_sign(a, b);
         let (ma, ea) = self.normalize(a);
         let (mb, eb) = self.normalize(b);
@@ -603,11 +607,11 @@ impl B<'_> {
         // + one more) with the remainder as sticky.
         let zero = self.c(0);
         let res = self.counted_loop(28, vec![xa.hi, xa.lo, zero, zero], |s, st| {
-            let mut r = P {
+            let mut r = Words64 {
                 hi: st[0],
                 lo: st[1],
             };
-            let mut q = P {
+            let mut q = Words64 {
                 hi: st[2],
                 lo: st[3],
             };
@@ -619,18 +623,18 @@ impl B<'_> {
                 r = s.shl64c(rs, 1);
                 let q2 = s.shl64c(q, 1);
                 let g = s.b2i(ge);
-                q = P {
+                q = Words64 {
                     hi: q2.hi,
                     lo: s.or(q2.lo, g),
                 };
             }
             vec![r.hi, r.lo, q.hi, q.lo]
         });
-        let r = P {
+        let r = Words64 {
             hi: res[0],
             lo: res[1],
         };
-        let q = P {
+        let q = Words64 {
             hi: res[2],
             lo: res[3],
         };
@@ -638,7 +642,7 @@ impl B<'_> {
         let st = self.bnot(rz);
         let st = self.b2i(st);
         let m = self.shl64c(q, 8);
-        let m = P {
+        let m = Words64 {
             hi: m.hi,
             lo: self.or(m.lo, st),
         };
@@ -660,9 +664,9 @@ impl B<'_> {
         let nan = self.bor(nan, ii);
         let inf = self.bor(ai, bz);
         let zr = self.bor(az, bi);
-        let zp = P { hi: sr, lo: zero };
+        let zp = Words64 { hi: sr, lo: zero };
         let r = self.selp(zr, zp, r);
-        let infp = P {
+        let infp = Words64 {
             hi: self.orc(sr, EXP_INF),
             lo: zero,
         };
@@ -670,7 +674,7 @@ impl B<'_> {
         let qnan = self.nan();
         self.selp(nan, qnan, r)
     }
-    fn fsqrt(&mut self, a: P) -> P {
+    fn fsqrt(&mut self, a: Words64) -> Words64 {
         let (m, e) = self.normalize(a);
         let x = self.shr64c(m, 11);
         let u = self.addc(e, (-1023i32) as u32);
@@ -685,28 +689,28 @@ impl B<'_> {
         let xs = self.shl64c(x, 10);
         let zero = self.c(0);
         let res = self.counted_loop(28, vec![zero, zero, zero, zero, xs.hi, xs.lo], |s, st| {
-            let mut r = P {
+            let mut r = Words64 {
                 hi: st[0],
                 lo: st[1],
             };
-            let mut q = P {
+            let mut q = Words64 {
                 hi: st[2],
                 lo: st[3],
             };
-            let mut xs = P {
+            let mut xs = Words64 {
                 hi: st[4],
                 lo: st[5],
             };
             for _ in 0..2 {
                 let top = s.shrc(xs.hi, 30);
                 let r2 = s.shl64c(r, 2);
-                r = P {
+                r = Words64 {
                     hi: r2.hi,
                     lo: s.or(r2.lo, top),
                 };
                 xs = s.shl64c(xs, 2);
                 let t = s.shl64c(q, 2);
-                let t = P {
+                let t = Words64 {
                     hi: t.hi,
                     lo: s.orc(t.lo, 1),
                 };
@@ -716,18 +720,18 @@ impl B<'_> {
                 r = s.selp(ge, d, r);
                 let q2 = s.shl64c(q, 1);
                 let g = s.b2i(ge);
-                q = P {
+                q = Words64 {
                     hi: q2.hi,
                     lo: s.or(q2.lo, g),
                 };
             }
             vec![r.hi, r.lo, q.hi, q.lo, xs.hi, xs.lo]
         });
-        let r = P {
+        let r = Words64 {
             hi: res[0],
             lo: res[1],
         };
-        let q = P {
+        let q = Words64 {
             hi: res[2],
             lo: res[3],
         };
@@ -735,7 +739,7 @@ impl B<'_> {
         let st = self.bnot(rz);
         let st = self.b2i(st);
         let m = self.shl64c(q, 8);
-        let m = P {
+        let m = Words64 {
             hi: m.hi,
             lo: self.or(m.lo, st),
         };
@@ -755,13 +759,13 @@ impl B<'_> {
         let qnan = self.nan();
         self.selp(nan, qnan, r)
     }
-    fn one(&mut self) -> P {
+    fn one(&mut self) -> Words64 {
         self.pc(1f64.to_bits())
     }
 
     /// Unordered (NaN involved), equal (as numbers) and less-than (as numbers, ignoring
     /// NaN) tests.
-    fn cmp_parts(&mut self, a: P, b: P) -> (Value, Value, Value, Value) {
+    fn cmp_parts(&mut self, a: Words64, b: Words64) -> (Value, Value, Value, Value) {
         let an = self.is_nan(a);
         let bn = self.is_nan(b);
         let nan = self.bor(an, bn);
@@ -783,7 +787,7 @@ impl B<'_> {
         (nan, eq, lt, gt)
     }
     /// a < b in the order -inf < ... < -0 < +0 < ... < +inf (NaN not considered).
-    fn lt_total(&mut self, a: P, b: P) -> Value {
+    fn lt_total(&mut self, a: Words64, b: Words64) -> Value {
         let sa = self.sign(a);
         let sb = self.sign(b);
         let an = self.cmpc(AluOp::Ine, sa, 0);
@@ -801,7 +805,7 @@ impl B<'_> {
         let s = self.band(nd, same_lt);
         self.bor(d, s)
     }
-    fn fcmp(&mut self, op: AluOp, a: P, b: P) -> Value {
+    fn fcmp(&mut self, op: AluOp, a: Words64, b: Words64) -> Value {
         use AluOp::*;
         let (nan, eq, lt, gt) = self.cmp_parts(a, b);
         let ord = self.bnot(nan);
@@ -823,7 +827,7 @@ impl B<'_> {
             }
         }
     }
-    fn fminmax(&mut self, a: P, b: P, max: bool) -> P {
+    fn fminmax(&mut self, a: Words64, b: Words64, max: bool) -> Words64 {
         let an = self.is_nan(a);
         let bn = self.is_nan(b);
         let lt = if max {
@@ -838,23 +842,23 @@ impl B<'_> {
     }
     /// The mask of the bits at or above the units bit for 1023 <= exponent <= 1074 (the
     /// fraction bits below it are clear) and the units bit itself.
-    fn int_mask(&mut self, e: Value) -> (P, P) {
+    fn int_mask(&mut self, e: Value) -> (Words64, Words64) {
         let n = self.csub(1075, e);
         let ones = self.pc(u64::MAX);
         let hi_mask = self.shl64(ones, n);
         let zero = self.c(0);
         let one = self.c(1);
-        let unit = self.shl64(P { hi: zero, lo: one }, n);
+        let unit = self.shl64(Words64 { hi: zero, lo: one }, n);
         (hi_mask, unit)
     }
-    fn and64(&mut self, a: P, b: P) -> P {
-        P {
+    fn and64(&mut self, a: Words64, b: Words64) -> Words64 {
+        Words64 {
             hi: self.and(a.hi, b.hi),
             lo: self.and(a.lo, b.lo),
         }
     }
     /// trunc/floor/ceil: `mode` 0 = toward zero, 1 = down, 2 = up.
-    fn fround_dir(&mut self, a: P, mode: u32) -> P {
+    fn fround_dir(&mut self, a: Words64, mode: u32) -> Words64 {
         let e = self.biased_exp(a);
         let small = self.cmpc(AluOp::Ult, e, 1023);
         let big = self.cmpc(AluOp::Uge, e, 1075);
@@ -876,7 +880,7 @@ impl B<'_> {
                 let az = self.is_zero(a);
                 let nz = self.bnot(az);
                 let away = self.band(nz, dir);
-                let one = P {
+                let one = Words64 {
                     hi: self.orc(s, 0x3ff0_0000),
                     lo: self.c(0),
                 };
@@ -886,13 +890,13 @@ impl B<'_> {
         };
         self.selp(big, a, r)
     }
-    fn cmp_ne64(&mut self, a: P, b: P) -> Value {
+    fn cmp_ne64(&mut self, a: Words64, b: Words64) -> Value {
         let x = self.xor(a.hi, b.hi);
         let y = self.xor(a.lo, b.lo);
         let o = self.or(x, y);
         self.cmpc(AluOp::Ine, o, 0)
     }
-    fn fround_even(&mut self, a: P) -> P {
+    fn fround_even(&mut self, a: Words64) -> Words64 {
         let e = self.biased_exp(a);
         let (mask, unit) = self.int_mask(e);
         // For exponent 1023 the units bit is the exponent's low bit, which is 1: right.
@@ -900,13 +904,13 @@ impl B<'_> {
         let lz = self.is_zero64(lsb_bits);
         let lsb = self.bnot(lz);
         let lsb = self.b2i(lsb);
-        let low = P {
+        let low = Words64 {
             hi: self.not(mask.hi),
             lo: self.not(mask.lo),
         };
         let half_m1 = self.shr64c(low, 1);
         let zero = self.c(0);
-        let add = self.add64(half_m1, P { hi: zero, lo: lsb });
+        let add = self.add64(half_m1, Words64 { hi: zero, lo: lsb });
         let sum = self.add64(a, add);
         let mid = self.and64(sum, mask);
         let sz = self.signed_zero(a);
@@ -915,7 +919,7 @@ impl B<'_> {
         let halfp = self.pc(0.5f64.to_bits());
         let above = self.ult64(halfp, mag);
         let s = self.sign(a);
-        let one = P {
+        let one = Words64 {
             hi: self.orc(s, 0x3ff0_0000),
             lo: zero,
         };
@@ -927,12 +931,12 @@ impl B<'_> {
         let r = self.selp(lt1022, sz, r);
         self.selp(big, a, r)
     }
-    fn fsign(&mut self, a: P) -> P {
+    fn fsign(&mut self, a: Words64) -> Words64 {
         let z = self.is_zero(a);
         let n = self.is_nan(a);
         let keep = self.bor(z, n);
         let s = self.sign(a);
-        let one = P {
+        let one = Words64 {
             hi: self.orc(s, 0x3ff0_0000),
             lo: self.c(0),
         };
@@ -940,7 +944,7 @@ impl B<'_> {
     }
     /// f64 -> a smaller float format in the low bits of an i32 (`mbits` fraction bits,
     /// `ebits` exponent bits).
-    fn f64_to_small(&mut self, a: P, mbits: u32, ebits: u32) -> Value {
+    fn f64_to_small(&mut self, a: Words64, mbits: u32, ebits: u32) -> Value {
         let total = 1 + ebits + mbits;
         let emax = (1u32 << ebits) - 1;
         let bias = emax >> 1;
@@ -955,7 +959,7 @@ impl B<'_> {
         let nan = self.is_nan(a);
         self.selc(nan, (emax << mbits) | (1 << (mbits - 1)), r)
     }
-    fn f32_to_f64(&mut self, x: Value) -> P {
+    fn f32_to_f64(&mut self, x: Value) -> Words64 {
         let s = self.andc(x, SIGN);
         let e = self.shrc(x, 23);
         let e = self.andc(e, 0xff);
@@ -982,10 +986,10 @@ impl B<'_> {
         let is_inf = self.band(emx, fz);
         let nfz = self.bnot(fz);
         let is_nan = self.band(emx, nfz);
-        let r = P { hi, lo };
-        let zp = P { hi: s, lo: zero };
+        let r = Words64 { hi, lo };
+        let zp = Words64 { hi: s, lo: zero };
         let r = self.selp(is_zero, zp, r);
-        let ip = P {
+        let ip = Words64 {
             hi: self.orc(s, EXP_INF),
             lo: zero,
         };
@@ -994,7 +998,7 @@ impl B<'_> {
         self.selp(is_nan, qnan, r)
     }
     /// An unsigned 32-bit magnitude and a sign word (0 or 0x80000000) to f64 (exact).
-    fn u32_to_f64(&mut self, ax: Value, sign: Value) -> P {
+    fn u32_to_f64(&mut self, ax: Value, sign: Value) -> Words64 {
         let k = self.clz32(ax);
         let m = self.shl(ax, k);
         let e = self.csub(1054, k);
@@ -1006,12 +1010,12 @@ impl B<'_> {
         let lo = self.shlc(m, 21);
         let z = self.cmpc(AluOp::Ieq, ax, 0);
         let zero = self.c(0);
-        P {
+        Words64 {
             hi: self.sel(z, zero, hi),
             lo: self.sel(z, zero, lo),
         }
     }
-    fn i32_to_f64(&mut self, x: Value) -> P {
+    fn i32_to_f64(&mut self, x: Value) -> Words64 {
         let neg = self.cmpc(AluOp::Ilt, x, 0);
         let nx = self.alu(Type::I32, AluOp::Ineg, &[x]);
         let ax = self.sel(neg, nx, x);
@@ -1020,22 +1024,22 @@ impl B<'_> {
         self.u32_to_f64(ax, s)
     }
     /// A 64-bit integer (as words) to f64, rounded to nearest even.
-    fn u64_to_f64(&mut self, ax: P, sign: Value) -> P {
+    fn u64_to_f64(&mut self, ax: Words64, sign: Value) -> Words64 {
         let k = self.clz64(ax);
         let m = self.shl64(ax, k);
         let be = self.csub(1086, k);
         self.round_pack64(sign, be, m)
     }
-    fn i64_to_f64(&mut self, x: P) -> P {
+    fn i64_to_f64(&mut self, x: Words64) -> Words64 {
         let neg = self.cmpc(AluOp::Ilt, x.hi, 0);
         let zero = self.c(0);
-        let nx = self.sub64(P { hi: zero, lo: zero }, x);
+        let nx = self.sub64(Words64 { hi: zero, lo: zero }, x);
         let ax = self.selp(neg, nx, x);
         let s = self.selc(neg, SIGN, zero);
         self.u64_to_f64(ax, s)
     }
     /// Truncated magnitude of `a` as a 64-bit integer, valid for 1023 <= exponent <= 1086.
-    fn trunc_mag64(&mut self, a: P) -> P {
+    fn trunc_mag64(&mut self, a: Words64) -> Words64 {
         let (s53, _) = self.sig53(a);
         let e = self.biased_exp(a);
         let n = self.csub(1075, e);
@@ -1047,7 +1051,7 @@ impl B<'_> {
         self.selp(is_left, left, right)
     }
     /// f64 -> 32-bit integer: toward zero, saturating, NaN to 0.
-    fn f64_to_i32(&mut self, a: P, signed: bool) -> Value {
+    fn f64_to_i32(&mut self, a: Words64, signed: bool) -> Value {
         let e = self.biased_exp(a);
         let v = self.trunc_mag64(a).lo;
         let s = self.sign(a);
@@ -1071,13 +1075,13 @@ impl B<'_> {
         self.sel(nan, zero, r)
     }
     /// f64 -> 64-bit integer words: toward zero, saturating, NaN to 0.
-    fn f64_to_i64(&mut self, a: P, signed: bool) -> P {
+    fn f64_to_i64(&mut self, a: Words64, signed: bool) -> Words64 {
         let e = self.biased_exp(a);
         let v = self.trunc_mag64(a);
         let s = self.sign(a);
         let neg = self.cmpc(AluOp::Ine, s, 0);
         let zero = self.c(0);
-        let zp = P { hi: zero, lo: zero };
+        let zp = Words64 { hi: zero, lo: zero };
         let r = if signed {
             let nv = self.sub64(zp, v);
             let r = self.selp(neg, nv, v);
@@ -1097,14 +1101,14 @@ impl B<'_> {
         let nan = self.is_nan(a);
         self.selp(nan, zp, r)
     }
-    fn frexp(&mut self, a: P) -> (P, Value) {
+    fn frexp(&mut self, a: Words64) -> (Words64, Value) {
         let (m, e) = self.normalize(a);
         let f = self.shr64c(m, 11);
         let fh = self.andc(f.hi, 0xf_ffff);
         let s = self.sign(a);
         let hi = self.orc(s, 0x3fe0_0000);
         let hi = self.or(hi, fh);
-        let sig = P { hi, lo: f.lo };
+        let sig = Words64 { hi, lo: f.lo };
         let ex = self.addc(e, (-1022i32) as u32);
         let z = self.is_zero(a);
         let eb = self.biased_exp(a);
@@ -1118,7 +1122,7 @@ impl B<'_> {
 
     // ---- 128-bit helpers on little-endian word arrays (for ffma) ----
 
-    fn w128(hi: P, lo: P) -> [Value; 4] {
+    fn w128(hi: Words64, lo: Words64) -> [Value; 4] {
         [lo.lo, lo.hi, hi.lo, hi.hi]
     }
     /// Selects among `x[i + q]` (q = 0..=3, from precomputed q == 1, 2, 3 tests).
@@ -1244,7 +1248,7 @@ impl B<'_> {
         out
     }
     /// a * b + c with a single rounding.
-    fn ffma(&mut self, a: P, b: P, c: P) -> P {
+    fn ffma(&mut self, a: Words64, b: Words64, c: Words64) -> Words64 {
         let sp = self.result_sign(a, b);
         let sc = self.sign(c);
         let (ma, ea) = self.normalize(a);
@@ -1265,7 +1269,7 @@ impl B<'_> {
         let e_p = self.add(e_p, tb);
         let (mc, ec) = self.normalize(c);
         let mc1 = self.shr64c(mc, 1);
-        let xc = Self::w128(mc1, P { hi: zero, lo: zero });
+        let xc = Self::w128(mc1, Words64 { hi: zero, lo: zero });
         let e_c = self.addc(ec, (-1023i32) as u32);
         // A zero addend never wins the alignment.
         let cz = self.is_zero(c);
@@ -1303,7 +1307,7 @@ impl B<'_> {
         let low = self.or(r[0], r[1]);
         let lnz = self.cmpc(AluOp::Ine, low, 0);
         let lnz = self.b2i(lnz);
-        let m = P {
+        let m = Words64 {
             hi: r[3],
             lo: self.or(r[2], lnz),
         };
@@ -1335,11 +1339,11 @@ impl B<'_> {
         let nan = self.bor(nan, w);
         let pz = self.bor(az, bz);
         let zs = self.and(sp, sc);
-        let zz = P { hi: zs, lo: zero };
+        let zz = Words64 { hi: zs, lo: zero };
         let pzr = self.selp(cz, zz, c);
         let r = self.selp(pz, pzr, res);
         let r = self.selp(ci, c, r);
-        let pinfr = P {
+        let pinfr = Words64 {
             hi: self.orc(sp, EXP_INF),
             lo: zero,
         };
@@ -1355,9 +1359,9 @@ impl B<'_> {
         self.i2(AluOp::Imin, v, h)
     }
     /// x * 2^n with one rounding (as `eval::ldexp`): the normalized significand repacked
-    /// at exponent e + n by the rounding [`B::round_pack64`] (denormal results, overflow
+    /// at exponent e + n by the rounding [`SoftBuilder::round_pack64`] (denormal results, overflow
     /// to infinity); zero stays a signed zero, inf and NaN come back as they are.
-    fn ldexp(&mut self, a: P, n: Value) -> P {
+    fn ldexp(&mut self, a: Words64, n: Value) -> Words64 {
         let n = self.clampc(n, -2200, 2200);
         let (m, e) = self.normalize(a);
         let be = self.add(e, n);
@@ -1372,18 +1376,18 @@ impl B<'_> {
 /// An operand of a lowered scalar op: f64 words or an untouched value.
 #[derive(Clone, Copy)]
 enum Arg {
-    F(P),
+    F(Words64),
     O(Value),
 }
 
 impl Arg {
-    fn f(self) -> R<P> {
+    fn f(self) -> LowerResult<Words64> {
         match self {
             Arg::F(p) => Ok(p),
             Arg::O(v) => Err(format!("expected an f64 operand, got {v}")),
         }
     }
-    fn o(self) -> R<Value> {
+    fn o(self) -> LowerResult<Value> {
         match self {
             Arg::O(v) => Ok(v),
             Arg::F(_) => Err("expected a non-f64 operand, got an f64".into()),
@@ -1391,44 +1395,51 @@ impl Arg {
     }
 }
 
-enum Res {
-    F(P),
+/// The result of one lowered scalar op: the words of an f64, or a value of another type.
+enum Lowered {
+    F(Words64),
     O(Value),
 }
 
 /// Lowers one scalar ALU op with at least one f64 operand or result.
-fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
+fn lower_alu(
+    b: &mut SoftBuilder,
+    op: AluOp,
+    dt: Type,
+    st: &[Type],
+    a: &[Arg],
+) -> LowerResult<Lowered> {
     use AluOp::*;
     let f = |i: usize| a[i].f();
     let r = match op {
-        Mov => Res::F(f(0)?),
-        Fneg => Res::F(b.fneg(f(0)?)),
-        Fabs => Res::F(b.fabs(f(0)?)),
-        Fadd => Res::F(b.fadd(f(0)?, f(1)?)),
-        Fsub => Res::F(b.fsub(f(0)?, f(1)?)),
-        Fmul => Res::F(b.fmul(f(0)?, f(1)?)),
-        Fdiv => Res::F(b.fdiv(f(0)?, f(1)?)),
-        Ffma => Res::F(b.ffma(f(0)?, f(1)?, f(2)?)),
-        Fsqrt => Res::F(b.fsqrt(f(0)?)),
+        Mov => Lowered::F(f(0)?),
+        Fneg => Lowered::F(b.fneg(f(0)?)),
+        Fabs => Lowered::F(b.fabs(f(0)?)),
+        Fadd => Lowered::F(b.fadd(f(0)?, f(1)?)),
+        Fsub => Lowered::F(b.fsub(f(0)?, f(1)?)),
+        Fmul => Lowered::F(b.fmul(f(0)?, f(1)?)),
+        Fdiv => Lowered::F(b.fdiv(f(0)?, f(1)?)),
+        Ffma => Lowered::F(b.ffma(f(0)?, f(1)?, f(2)?)),
+        Fsqrt => Lowered::F(b.fsqrt(f(0)?)),
         Frcp => {
             let one = b.one();
-            Res::F(b.fdiv(one, f(0)?))
+            Lowered::F(b.fdiv(one, f(0)?))
         }
         Frsq => {
             let s = b.fsqrt(f(0)?);
             let one = b.one();
-            Res::F(b.fdiv(one, s))
+            Lowered::F(b.fdiv(one, s))
         }
-        Fmin => Res::F(b.fminmax(f(0)?, f(1)?, false)),
-        Fmax => Res::F(b.fminmax(f(0)?, f(1)?, true)),
-        Fsign => Res::F(b.fsign(f(0)?)),
-        Ftrunc => Res::F(b.fround_dir(f(0)?, 0)),
-        Ffloor => Res::F(b.fround_dir(f(0)?, 1)),
-        Fceil => Res::F(b.fround_dir(f(0)?, 2)),
-        FroundEven => Res::F(b.fround_even(f(0)?)),
+        Fmin => Lowered::F(b.fminmax(f(0)?, f(1)?, false)),
+        Fmax => Lowered::F(b.fminmax(f(0)?, f(1)?, true)),
+        Fsign => Lowered::F(b.fsign(f(0)?)),
+        Ftrunc => Lowered::F(b.fround_dir(f(0)?, 0)),
+        Ffloor => Lowered::F(b.fround_dir(f(0)?, 1)),
+        Fceil => Lowered::F(b.fround_dir(f(0)?, 2)),
+        FroundEven => Lowered::F(b.fround_even(f(0)?)),
         Ffract => {
             let fl = b.fround_dir(f(0)?, 1);
-            Res::F(b.fsub(f(0)?, fl))
+            Lowered::F(b.fsub(f(0)?, fl))
         }
         Fmod | Frem => {
             // x - y * round(x / y), the IR's definition (lower_int_div normally expands
@@ -1441,38 +1452,38 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
             // As lower_int_div: a 64-bit mod returns 0 where the result would equal y.
             let eq = b.fcmp(Feq, d, y);
             let z = b.pc(0);
-            Res::F(b.selp(eq, z, d))
+            Lowered::F(b.selp(eq, z, d))
         }
         Ldexp => {
             let n = a[1].o()?;
             let n = widen_int(b, n, st[1], true);
-            Res::F(b.ldexp(f(0)?, n))
+            Lowered::F(b.ldexp(f(0)?, n))
         }
-        FrexpSig => Res::F(b.frexp(f(0)?).0),
+        FrexpSig => Lowered::F(b.frexp(f(0)?).0),
         FrexpExp => {
             let e = b.frexp(f(0)?).1;
-            Res::O(narrow_int(b, e, dt))
+            Lowered::O(narrow_int(b, e, dt))
         }
         Feq | Fne | Flt | Fle | Fgt | Fge | Fequ | Fneu | Fltu | Fleu | Fgtu | Fgeu => {
-            Res::O(b.fcmp(op, f(0)?, f(1)?))
+            Lowered::O(b.fcmp(op, f(0)?, f(1)?))
         }
-        IsNan => Res::O(b.is_nan(f(0)?)),
-        IsInf => Res::O(b.is_inf(f(0)?)),
+        IsNan => Lowered::O(b.is_nan(f(0)?)),
+        IsInf => Lowered::O(b.is_inf(f(0)?)),
         Bcsel => {
             let (x, y) = (f(1)?, f(2)?);
-            Res::F(b.selp(a[0].o()?, x, y))
+            Lowered::F(b.selp(a[0].o()?, x, y))
         }
         B2f => {
             let one = b.one();
             let z = b.pc(0);
-            Res::F(b.selp(a[0].o()?, one, z))
+            Lowered::F(b.selp(a[0].o()?, one, z))
         }
         I2f | U2f if !is_f64(st[0]) => {
             let signed = op == I2f;
             let x = a[0].o()?;
             if st[0].bits == 64 {
                 let p = int64_words(b, x);
-                Res::F(if signed {
+                Lowered::F(if signed {
                     b.i64_to_f64(p)
                 } else {
                     let z = b.c(0);
@@ -1480,7 +1491,7 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
                 })
             } else {
                 let x = widen_int(b, x, st[0], signed);
-                Res::F(if signed {
+                Lowered::F(if signed {
                     b.i32_to_f64(x)
                 } else {
                     let z = b.c(0);
@@ -1492,11 +1503,11 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
             let signed = op == F2i;
             if dt.bits == 64 {
                 let p = b.f64_to_i64(f(0)?, signed);
-                Res::O(int64_from_words(b, p))
+                Lowered::O(int64_from_words(b, p))
             } else {
                 let v = b.f64_to_i32(f(0)?, signed);
                 if dt.bits == 32 {
-                    Res::O(v)
+                    Lowered::O(v)
                 } else {
                     // Saturate to the narrow range, then truncate.
                     let (lo, hi) = if signed {
@@ -1517,7 +1528,7 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
                             b.i2(Umin, v, h)
                         }
                     };
-                    Res::O(narrow_int(b, v, dt))
+                    Lowered::O(narrow_int(b, v, dt))
                 }
             }
         }
@@ -1529,7 +1540,7 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
                 b.alu(Type::F32, F2f, &[x])
             };
             let bits = b.alu(Type::I32, Bitcast, &[x]);
-            Res::F(b.f32_to_f64(bits))
+            Lowered::F(b.f32_to_f64(bits))
         }
         F2f if is_f64(st[0]) && !is_f64(dt) => {
             let v = if dt.bits == 16 {
@@ -1539,14 +1550,14 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
             };
             if dt.bits == 16 {
                 let h = b.alu(Type::int(16), U2u, &[v]);
-                Res::O(b.alu(dt, Bitcast, &[h]))
+                Lowered::O(b.alu(dt, Bitcast, &[h]))
             } else {
-                Res::O(b.alu(dt, Bitcast, &[v]))
+                Lowered::O(b.alu(dt, Bitcast, &[v]))
             }
         }
-        F2f => Res::F(f(0)?),
-        Bitcast if is_f64(dt) => Res::F(int64_words(b, a[0].o()?)),
-        Bitcast => Res::O(int64_from_words(b, f(0)?)),
+        F2f => Lowered::F(f(0)?),
+        Bitcast if is_f64(dt) => Lowered::F(int64_words(b, a[0].o()?)),
+        Bitcast => Lowered::O(int64_from_words(b, f(0)?)),
         Fexp2 | Flog2 | Fsin | Fcos | Fpow => {
             // No 64-bit form in SPIR-V for Vulkan; computed in f32 should one appear.
             let mut xs = Vec::new();
@@ -1556,7 +1567,7 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
             }
             let r = b.alu(Type::F32, op, &xs);
             let bits = b.alu(Type::I32, Bitcast, &[r]);
-            Res::F(b.f32_to_f64(bits))
+            Lowered::F(b.f32_to_f64(bits))
         }
         _ => return Err(format!("no lowering for {op:?} {dt} <- {st:?}")),
     };
@@ -1564,7 +1575,7 @@ fn lower_alu(b: &mut B, op: AluOp, dt: Type, st: &[Type], a: &[Arg]) -> R<Res> {
 }
 
 /// Sign- or zero-extends a narrow integer to 32 bits.
-fn widen_int(b: &mut B, x: Value, t: Type, signed: bool) -> Value {
+fn widen_int(b: &mut SoftBuilder, x: Value, t: Type, signed: bool) -> Value {
     if t.bits == 32 {
         x
     } else {
@@ -1576,7 +1587,7 @@ fn widen_int(b: &mut B, x: Value, t: Type, signed: bool) -> Value {
     }
 }
 
-fn narrow_int(b: &mut B, x: Value, t: Type) -> Value {
+fn narrow_int(b: &mut SoftBuilder, x: Value, t: Type) -> Value {
     if t.bits == 32 {
         x
     } else {
@@ -1585,9 +1596,9 @@ fn narrow_int(b: &mut B, x: Value, t: Type) -> Value {
 }
 
 /// The words of a 64-bit integer (the target has 64-bit integer ops).
-fn int64_words(b: &mut B, x: Value) -> P {
+fn int64_words(b: &mut SoftBuilder, x: Value) -> Words64 {
     let t = Type::int(64);
-    let x = if b.vals[x.0 as usize] == t {
+    let x = if b.b.ty(x) == t {
         x
     } else {
         b.alu(t, AluOp::Bitcast, &[x])
@@ -1596,10 +1607,10 @@ fn int64_words(b: &mut B, x: Value) -> P {
     let k = b.c(32);
     let h = b.alu(t, AluOp::Ushr, &[x, k]);
     let hi = b.alu(Type::I32, AluOp::U2u, &[h]);
-    P { hi, lo }
+    Words64 { hi, lo }
 }
 
-fn int64_from_words(b: &mut B, p: P) -> Value {
+fn int64_from_words(b: &mut SoftBuilder, p: Words64) -> Value {
     let t = Type::int(64);
     let lo = b.alu(t, AluOp::U2u, &[p.lo]);
     let hi = b.alu(t, AluOp::U2u, &[p.hi]);
@@ -1616,14 +1627,14 @@ struct Lower {
     /// two words packDouble2x32 combines).
     defs: HashMap<Value, Op>,
     /// 64-bit integers whose words are known (`bitcast` of an f64, unpackDouble2x32).
-    int_words: HashMap<Value, P>,
+    int_words: HashMap<Value, Words64>,
 }
 
 impl Lower {
     fn ty(&self, v: Value) -> Type {
         self.vals[v.0 as usize]
     }
-    fn words(&self, v: Value) -> R<Vec<Value>> {
+    fn words(&self, v: Value) -> LowerResult<Vec<Value>> {
         self.map
             .get(&v)
             .cloned()
@@ -1652,7 +1663,7 @@ impl Lower {
         }
         out
     }
-    fn expand_uses(&self, vs: &[Value]) -> R<Vec<Value>> {
+    fn expand_uses(&self, vs: &[Value]) -> LowerResult<Vec<Value>> {
         let mut out = Vec::new();
         for &v in vs {
             if is_f64(self.ty(v)) {
@@ -1671,17 +1682,11 @@ impl Lower {
         }
     }
     fn emit_const(&mut self, out: &mut Block, x: u32) -> Value {
-        self.vals.push(Type::I32);
-        let v = Value(self.vals.len() as u32 - 1);
-        out.push(Node::Instr(Instr {
-            dst: Some(v),
-            op: Op::Const(vec![u64::from(x)]),
-        }));
-        v
+        Builder::new(&mut self.vals, out).konst(Type::I32, u64::from(x))
     }
     /// The two 32-bit words of a 64-bit integer built as packDouble2x32 builds it:
     /// `ior(u2u lo, ishl(u2u hi, 32))` (either operand order).
-    fn packed_words(&self, x: Value) -> Option<P> {
+    fn packed_words(&self, x: Value) -> Option<Words64> {
         let Some(Op::Alu(AluOp::Ior, s)) = self.defs.get(&x) else {
             return None;
         };
@@ -1695,15 +1700,15 @@ impl Lower {
         };
         let (a, b) = (s[0], s[1]);
         if let (Some(lo), Some(hi)) = (widened(a), shifted(b)) {
-            return Some(P { hi, lo });
+            return Some(Words64 { hi, lo });
         }
         if let (Some(lo), Some(hi)) = (widened(b), shifted(a)) {
-            return Some(P { hi, lo });
+            return Some(Words64 { hi, lo });
         }
         None
     }
 
-    fn block(&mut self, b: Block) -> R<Block> {
+    fn block(&mut self, b: Block) -> LowerResult<Block> {
         let mut out = Block::new();
         for n in b {
             match n {
@@ -1738,7 +1743,7 @@ impl Lower {
         Ok(out)
     }
 
-    fn instr(&mut self, i: Instr, out: &mut Block) -> R<()> {
+    fn instr(&mut self, i: Instr, out: &mut Block) -> LowerResult<()> {
         let dt = i.dst.map(|d| self.ty(d));
         let src_tys: Vec<Type> = i.op.srcs().iter().map(|s| self.ty(*s)).collect();
         let involved = dt.is_some_and(is_f64) || i.op.srcs().iter().any(|s| is_f64(self.ty(*s)));
@@ -1754,15 +1759,13 @@ impl Lower {
                 if let Some(p) = self.int_words.get(&s[0]).copied() {
                     match op {
                         AluOp::U2u if self.ty(d) == Type::I32 => {
-                            out.push(Node::Instr(Instr {
-                                dst: Some(d),
-                                op: Op::Alu(AluOp::Mov, vec![p.lo]),
-                            }));
+                            Builder::new(&mut self.vals, out)
+                                .emit_to(d, Op::Alu(AluOp::Mov, vec![p.lo]));
                             return Ok(());
                         }
                         AluOp::Ushr if self.const_of(s[1]) == Some(32) => {
                             let zero = self.emit_const(out, 0);
-                            self.int_words.insert(d, P { hi: zero, lo: p.hi });
+                            self.int_words.insert(d, Words64 { hi: zero, lo: p.hi });
                         }
                         _ => {}
                     }
@@ -1774,16 +1777,16 @@ impl Lower {
         if let (Some(d), Op::Alu(AluOp::Bitcast, s)) = (i.dst, &i.op) {
             if is_f64(src_tys[0]) {
                 let w = self.words(s[0])?;
-                self.int_words.insert(d, P { lo: w[0], hi: w[1] });
+                self.int_words.insert(d, Words64 { lo: w[0], hi: w[1] });
             } else if let Some(p) = self.packed_words(s[0]) {
                 self.map.insert(d, vec![p.lo, p.hi]);
                 return Ok(());
             }
         }
         let mut vals = std::mem::take(&mut self.vals);
-        let mut b = B {
-            vals: &mut vals,
-            out: Block::new(),
+        let mut nodes = Block::new();
+        let mut b = SoftBuilder {
+            b: Builder::new(&mut vals, &mut nodes),
         };
         let words: Option<Vec<Value>> = match &i.op {
             Op::Const(c) => Some(
@@ -1865,15 +1868,12 @@ impl Lower {
                     } else {
                         b.emit(Type::I32.vec(len as u8), Op::Vec(w[k..k + len].to_vec()))
                     };
-                    b.out.push(Node::Instr(Instr {
-                        dst: None,
-                        op: Op::Store {
-                            space: *space,
-                            offset: off,
-                            value: v,
-                            align: al,
-                        },
-                    }));
+                    b.b.emit_void(Op::Store {
+                        space: *space,
+                        offset: off,
+                        value: v,
+                        align: al,
+                    });
                 }
                 None
             }
@@ -1888,7 +1888,7 @@ impl Lower {
                         args.push(if is_f64(*t) {
                             let w = self.words(*s)?;
                             let k = if t.comps == 1 { 0 } else { 2 * usize::from(c) };
-                            Arg::F(P {
+                            Arg::F(Words64 {
                                 lo: w[k],
                                 hi: w[k + 1],
                             })
@@ -1900,8 +1900,8 @@ impl Lower {
                     }
                     let sts: Vec<Type> = st.iter().map(|t| t.scalar_type()).collect();
                     match lower_alu(&mut b, *op, dt.scalar_type(), &sts, &args)? {
-                        Res::F(p) => out_words.extend([p.lo, p.hi]),
-                        Res::O(v) => out_vals.push(v),
+                        Lowered::F(p) => out_words.extend([p.lo, p.hi]),
+                        Lowered::O(v) => out_vals.push(v),
                     }
                 }
                 if is_f64(dt) {
@@ -1912,7 +1912,7 @@ impl Lower {
                     } else {
                         Op::Vec(out_vals)
                     };
-                    b.out.push(Node::Instr(Instr { dst: i.dst, op }));
+                    b.b.push(Node::Instr(Instr { dst: i.dst, op }));
                     None
                 }
             }
@@ -1924,7 +1924,6 @@ impl Lower {
                 return Err("f64 operand of a system value, buffer size or barrier".into());
             }
         };
-        let nodes = std::mem::take(&mut b.out);
         self.vals = vals;
         out.extend(nodes);
         if let (Some(d), Some(w)) = (i.dst, words) {
@@ -1937,7 +1936,7 @@ impl Lower {
 }
 
 /// Offset and alignment of the 16-byte piece starting at word `k` of a split access.
-fn chunk_offset(b: &mut B, offset: Value, align: u32, k: usize) -> (Value, u32) {
+fn chunk_offset(b: &mut SoftBuilder, offset: Value, align: u32, k: usize) -> (Value, u32) {
     if k == 0 {
         return (offset, align);
     }
@@ -1946,7 +1945,7 @@ fn chunk_offset(b: &mut B, offset: Value, align: u32, k: usize) -> (Value, u32) 
 }
 
 /// Why an f64 construct has no software lowering.
-type R<T> = Result<T, String>;
+type LowerResult<T> = Result<T, String>;
 
 /// Replaces every f64 value and operation by 32-bit integer code (see the module comment).
 /// Returns true if the function had any f64 value; an error (and the function unchanged)

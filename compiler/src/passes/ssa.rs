@@ -4,6 +4,7 @@
 //! (passed by every `continue` and the initial value) and a result for it (passed by every
 //! `break`). Variables start as zero (SPIR-V leaves them undefined).
 
+use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
@@ -178,12 +179,7 @@ pub fn vars_to_ssa(f: &mut Function) -> bool {
     let mut prologue = Vec::new();
     let mut cur = Vec::new();
     for t in &f.vars {
-        let z = s.new_value(*t);
-        prologue.push(Node::Instr(Instr {
-            dst: Some(z),
-            op: Op::Const(vec![0; usize::from(t.comps)]),
-        }));
-        cur.push(z);
+        cur.push(Builder::new(&mut s.values, &mut prologue).konst(*t, 0));
     }
     let mut out = s.block(body, &mut cur);
     prologue.append(&mut out);

@@ -100,11 +100,7 @@ fn count_instrs(b: &[Node]) -> usize {
 }
 
 /// Tries to unroll one loop; returns the replacement nodes.
-fn try_unroll(
-    l: &Loop,
-    consts: &HashMap<Value, Vec<u64>>,
-    values: &mut Vec<Type>,
-) -> Option<Block> {
+fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block> {
     let body = &l.body;
     let exit_at = body.iter().position(|n| !matches!(n, Node::Instr(_)))?;
     let Node::If(exit) = &body[exit_at] else {
@@ -126,8 +122,8 @@ fn try_unroll(
     // Simulate the trip count.
     let mut env: HashMap<Value, Vec<u64>> = HashMap::new();
     for (p, init) in &l.params {
-        if let Some(c) = consts.get(init) {
-            env.insert(*p, c.clone());
+        if let Some(c) = consts.get(*init) {
+            env.insert(*p, c.to_vec());
         }
     }
     let eval_top = |env: &mut HashMap<Value, Vec<u64>>, nodes: &[Node], values: &[Type]| {
@@ -136,13 +132,15 @@ fn try_unroll(
                 let v = match op {
                     Op::Const(c) => Some(c.clone()),
                     Op::Alu(a, s)
-                        if s.iter()
-                            .all(|x| env.contains_key(x) || consts.contains_key(x)) =>
+                        if s.iter().all(|x| env.contains_key(x) || consts.contains(*x)) =>
                     {
                         let tys: Vec<Type> = s.iter().map(|x| values[x.0 as usize]).collect();
                         let vals: Vec<Vec<u64>> = s
                             .iter()
-                            .map(|x| env.get(x).or_else(|| consts.get(x)).cloned().unwrap())
+                            .filter_map(|x| {
+                                env.get(x).map(Vec::as_slice).or_else(|| consts.get(*x))
+                            })
+                            .map(<[u64]>::to_vec)
                             .collect();
                         let refs: Vec<&[u64]> = vals.iter().map(|v| v.as_slice()).collect();
                         Some(eval_alu_vec(*a, values[d.0 as usize], &tys, &refs))
@@ -159,7 +157,10 @@ fn try_unroll(
     let mut trips = 0;
     loop {
         eval_top(&mut env, &body[..exit_at], values);
-        let c = env.get(&exit.cond).or_else(|| consts.get(&exit.cond))?;
+        let c = env
+            .get(&exit.cond)
+            .map(Vec::as_slice)
+            .or_else(|| consts.get(exit.cond))?;
         if c[0] != 0 {
             break;
         }
@@ -170,7 +171,12 @@ fn try_unroll(
         eval_top(&mut env, rest, values);
         let next: Vec<Option<Vec<u64>>> = cont_args
             .iter()
-            .map(|a| env.get(a).or_else(|| consts.get(a)).cloned())
+            .map(|a| {
+                env.get(a)
+                    .map(Vec::as_slice)
+                    .or_else(|| consts.get(*a))
+                    .map(<[u64]>::to_vec)
+            })
             .collect();
         for ((p, _), v) in l.params.iter().zip(next) {
             match v {
@@ -214,12 +220,7 @@ fn try_unroll(
     Some(out)
 }
 
-fn walk(
-    b: &mut Block,
-    consts: &HashMap<Value, Vec<u64>>,
-    values: &mut Vec<Type>,
-    changed: &mut bool,
-) {
+fn walk(b: &mut Block, consts: &Consts, values: &mut Vec<Type>, changed: &mut bool) {
     let old = std::mem::take(b);
     for n in old {
         match n {
@@ -245,16 +246,7 @@ fn walk(
 
 /// Unrolls small constant-trip loops. Returns true if any was unrolled.
 pub fn opt_unroll(f: &mut Function) -> bool {
-    let mut consts = HashMap::new();
-    f.for_each_node(&mut |n| {
-        if let Node::Instr(Instr {
-            dst: Some(d),
-            op: Op::Const(c),
-        }) = n
-        {
-            consts.insert(*d, c.clone());
-        }
-    });
+    let consts = f.consts();
     let mut changed = false;
     let mut body = std::mem::take(&mut f.body);
     walk(&mut body, &consts, &mut f.values, &mut changed);

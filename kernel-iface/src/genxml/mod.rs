@@ -19,7 +19,7 @@ pub const SURFTYPE_NULL: u64 = 7;
 /// SurfaceFormat RAW, used for storage and uniform buffers.
 pub const SURFACE_FORMAT_RAW: u64 = 0x1FF;
 
-/// The RENDER_SURFACE_STATE of a RAW buffer of `size` bytes at `address` (GEN9-FACTS 6.1, as
+/// The RENDER_SURFACE_STATE of a RAW buffer of `size` bytes at `address` (docs/gen9.md 6.1, as
 /// anv writes it): the element count is n = align4(size) + (align4(size) - size), so a shader
 /// can recover the byte size as (n & !3) - (n & 3); the data port bounds-checks against n.
 /// A zero size gives a NULL surface (every access is out of bounds).

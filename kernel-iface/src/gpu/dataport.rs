@@ -1,6 +1,6 @@
 //! The shared functions an EU thread talks to with SEND: the data port (HDC, SFIDs 10 and
 //! 12), the message gateway (SFID 3, barriers) and the thread spawner (SFID 7, end of
-//! thread). Descriptor and payload layouts: GEN9-FACTS.md section 4.
+//! thread). Descriptor and payload layouts: docs/gen9.md section 4.
 //!
 //! Buffer surfaces come from the binding table (RENDER_SURFACE_STATE, section 6) and are
 //! bounds-checked at dword granularity: reads outside return 0, writes and atomics outside
@@ -234,7 +234,7 @@ fn wr32(b: &mut [u8], i: usize, v: u32) {
     b[i..i + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Integer atomic `op` (GEN9-FACTS 4.2) on `old` with operands `a`, `b`: the new value (None
+/// Integer atomic `op` (docs/gen9.md 4.2) on `old` with operands `a`, `b`: the new value (None
 /// = no write) and the value returned.
 fn atomic_int32(op: u32, old: u32, a: u32, b: u32) -> Result<(Option<u32>, u32), String> {
     Ok(match op {

@@ -193,7 +193,11 @@ pub struct Dispatch<'a> {
     pub groups: [u32; 3],
     pub slm_bytes: u32,
     pub barrier: bool,
-    /// Push constants in the cross-thread register (g1), at most 8 dwords.
+    /// Client push constants: whole cross-thread registers (padded with zeros) before
+    /// `push`, so a kernel's push data starts at g1 and `push` follows it.
+    pub client_push: &'a [u32],
+    /// Push constants in the cross-thread register (g1, or after `client_push`), at most
+    /// 8 dwords.
     pub push: [u32; 8],
     /// Buffers bound at BTI 1, 2, ...: (BO index, byte size).
     pub buffers: &'a [(usize, u64)],
@@ -216,6 +220,7 @@ impl Default for Dispatch<'_> {
             groups: [1, 1, 1],
             slm_bytes: 0,
             barrier: false,
+            client_push: &[],
             push: [0; 8],
             buffers: &[],
             l3: 0x6000_0021,
@@ -226,7 +231,7 @@ impl Default for Dispatch<'_> {
     }
 }
 
-/// RENDER_SURFACE_STATE of a RAW buffer (GEN9-FACTS 6.1, with the size trick).
+/// RENDER_SURFACE_STATE of a RAW buffer (docs/gen9.md 6.1, with the size trick).
 pub fn buffer_surface(addr: u64, size: u64) -> Vec<u32> {
     raw_buffer_surface(addr, size).to_dwords()
 }
@@ -237,16 +242,18 @@ pub fn build_dispatch(g: &Gpu, d: &Dispatch, kernel: usize, state: usize, batch:
     let code = ferrite_isa::assemble(d.asm, ferrite_isa::Gen::Gen9).expect("kernel assembles");
     g.write(kernel, 0, &code);
     let threads = d.thread_override.unwrap_or(d.group_size.div_ceil(d.simd));
-    // CURBE: 1 cross-thread register, then 1 per-thread register whose last dword holds
-    // the subgroup id (the thread's index in its group).
-    let mut curbe = Vec::new();
+    // CURBE: the client push registers and 1 cross-thread register, then 1 per-thread
+    // register whose last dword holds the subgroup id (the thread's index in its group).
+    let mut curbe = d.client_push.to_vec();
+    curbe.resize(d.client_push.len().next_multiple_of(8), 0);
+    let cross_regs = curbe.len() as u64 / 8 + 1;
     curbe.extend_from_slice(&d.push);
     for t in 0..threads {
         let mut r = [0u32; 8];
         r[7] = t;
         curbe.extend_from_slice(&r);
     }
-    while curbe.len() % 16 != 0 {
+    while !curbe.len().is_multiple_of(16) {
         curbe.push(0);
     }
     g.write_u32s(state, CURBE_OFFSET as usize, &curbe);
@@ -259,7 +266,7 @@ pub fn build_dispatch(g: &Gpu, d: &Dispatch, kernel: usize, state: usize, batch:
         binding_table_pointer: BT_OFFSET,
         binding_table_entry_count: d.buffers.len().min(30) as u64 + 1,
         constant_urb_entry_read_length: 1,
-        cross_thread_constant_data_read_length: 1,
+        cross_thread_constant_data_read_length: cross_regs,
         number_of_threads_in_gpgpu_thread_group: threads as u64,
         shared_local_memory_size: slm_code,
         barrier_enable: d.barrier,

@@ -42,14 +42,17 @@ pub fn glsl_env(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let bytes = std::fs::read(&output).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    Some(take_words(&dir, &output))
+}
+
+/// The SPIR-V words of `file`, then the temporary `dir` removed.
+fn take_words(dir: &std::path::Path, file: &std::path::Path) -> Vec<u32> {
+    let bytes = std::fs::read(file).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// How [`kernel_with`] builds a test kernel.
@@ -134,14 +137,7 @@ pub fn spirv_as(name: &str, text: &str, env: &str) -> Option<Vec<u32>> {
             String::from_utf8_lossy(&val.stderr)
         );
     }
-    let bytes = std::fs::read(&output).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    Some(
-        bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-    )
+    Some(take_words(&dir, &output))
 }
 
 /// As [`kernel_with`], from SPIR-V words.
@@ -167,16 +163,21 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
         let text = shader.to_string();
         assert!(!text.contains(":f64"), "{name}: f64 after soft64\n{text}");
     }
-    let opts = BackendOptions {
+    let k = backend::compile(&shader, &options_at(simd))
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
+    assert_eq!(k.simd, simd);
+    k
+}
+
+/// Back-end options that compile at exactly `simd` channels, with the PRM validator on.
+pub fn options_at(simd: u32) -> BackendOptions {
+    BackendOptions {
         no8: simd != 8,
         no16: simd != 16,
         no32: simd != 32,
         validate: true,
         ..BackendOptions::gen9()
-    };
-    let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
-    assert_eq!(k.simd, simd);
-    k
+    }
 }
 
 /// One dispatch of `k` over `groups` with one buffer per entry of `init` (binding b is
@@ -193,6 +194,17 @@ pub fn run_buffers_counted(
     groups: [u32; 3],
     init: &[Vec<u32>],
 ) -> (Vec<Vec<u32>>, u64) {
+    run_buffers_push(k, groups, init, &[])
+}
+
+/// As [`run_buffers_counted`], with the client push constants `push` (dwords from push
+/// offset 0) in the CURBE registers before the driver register.
+pub fn run_buffers_push(
+    k: &Kernel,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+    push: &[u32],
+) -> (Vec<Vec<u32>>, u64) {
     let mut sizes: Vec<u64> = init.iter().map(|v| v.len() as u64 * 4).collect();
     // Scratch after the buffers: a generous bound on the simulator's threads in flight.
     if k.scratch_size > 0 {
@@ -206,7 +218,7 @@ pub fn run_buffers_counted(
     // compute_setup puts buffer i at 0x100_0000 * (i + 1).
     let scratch = 0x100_0000 * (init.len() as u64 + 1);
     let before = g.sim.stats().instructions.load(Ordering::Relaxed);
-    dispatch_scratch(&g, k, groups, &bufs[..init.len()], scratch);
+    dispatch_push(&g, k, groups, &bufs[..init.len()], scratch, push);
     let executed = g.sim.stats().instructions.load(Ordering::Relaxed) - before;
     let out = data
         .iter()
@@ -240,12 +252,73 @@ pub fn at_simds(
     init: &[Vec<u32>],
     mut check: impl FnMut(u32, &Kernel, &[Vec<u32>]),
 ) {
+    at_simds_counted(simds, name, src, build, groups, init, |simd, k, out, _| {
+        check(simd, k, out)
+    })
+}
+
+/// As [`at_simds`], also handing `check` the EU instructions the dispatch executed.
+pub fn at_simds_counted(
+    simds: &[u32],
+    name: &str,
+    src: &str,
+    build: &Build,
+    groups: [u32; 3],
+    init: &[Vec<u32>],
+    mut check: impl FnMut(u32, &Kernel, &[Vec<u32>], u64),
+) {
     for &simd in simds {
         let Some(k) = kernel_with(name, src, simd, build) else {
             return;
         };
-        let out = run_buffers(&k, groups, init);
-        check(simd, &k, &out);
+        let (out, executed) = run_buffers_counted(&k, groups, init);
+        check(simd, &k, &out, executed);
+    }
+}
+
+/// A kernel's cost for `--nocapture` output: its instructions and the EU instructions one
+/// thread executed on average when `lanes` invocations ran.
+pub fn cost(k: &Kernel, executed: u64, lanes: u64) -> String {
+    format!(
+        "{} instructions, {} executed per thread",
+        k.asm.lines().filter(|l| l.starts_with("0x")).count(),
+        executed / (lanes / u64::from(k.simd)).max(1)
+    )
+}
+
+/// Doubles equal bit for bit, or both NaN (any payload).
+pub fn same_f64(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+}
+
+/// Asserts `got` equals `want` bit for bit (or both NaN); the message is `ctx` (width,
+/// lane, inputs) and both values with their bits.
+pub fn expect_f64(got: f64, want: f64, ctx: std::fmt::Arguments) {
+    assert!(
+        same_f64(got, want),
+        "{ctx}: got {got:e} ({:#x}) want {want:e} ({:#x})",
+        got.to_bits(),
+        want.to_bits()
+    );
+}
+
+/// The per-element comparison of the per-op tests: slot k of element `i` must be
+/// `want[k]`; a failure names the width, the element, the slot, the inputs, the expected
+/// and the actual value.
+pub fn expect_slots<T: PartialEq + std::fmt::Debug>(
+    simd: u32,
+    i: usize,
+    what: &str,
+    inputs: std::fmt::Arguments,
+    want: &[T],
+    got: impl Fn(usize) -> T,
+) {
+    for (k, w) in want.iter().enumerate() {
+        let g = got(k);
+        assert!(
+            g == *w,
+            "SIMD{simd} element {i} {what} {k}: {inputs}: got {g:?} want {w:?}"
+        );
     }
 }
 
@@ -287,7 +360,28 @@ pub fn dispatch_scratch(
     buffers: &[(usize, u64)],
     scratch: u64,
 ) {
-    assert_eq!(k.push_regs, 0, "the harness has one cross-thread register");
+    dispatch_push(g, k, groups, buffers, scratch, &[])
+}
+
+/// As [`dispatch_scratch`], with the client push constants `push` (dwords from push
+/// offset 0) in the CURBE registers g1.. before the driver register.
+pub fn dispatch_push(
+    g: &Gpu,
+    k: &Kernel,
+    groups: [u32; 3],
+    buffers: &[(usize, u64)],
+    scratch: u64,
+    push: &[u32],
+) {
+    assert_eq!(
+        k.push_regs as usize,
+        push.len().div_ceil(8),
+        "push registers of the kernel vs push dwords given"
+    );
+    assert!(
+        k.push_bti.is_none(),
+        "the harness has no push-constant surface"
+    );
     let d = Dispatch {
         asm: EOT,
         simd: k.simd,
@@ -296,6 +390,7 @@ pub fn dispatch_scratch(
         slm_bytes: k.slm_size,
         barrier: k.uses_barrier,
         // The cross-thread driver register: num_workgroups, base_workgroup_id = 0.
+        client_push: push,
         push: [groups[0], groups[1], groups[2], 0, 0, 0, 0, 0],
         buffers,
         scratch: (k.scratch_size > 0)

@@ -80,6 +80,57 @@ pub(super) fn math_intdiv_no_srcmod(c: &Ctx) -> Option<String> {
         .map(|(i, _)| format!("{f}: src{i} has a source modifier"))
 }
 
+/// A floating-point operand type of MATH and LRP: F, and HF from Gen9 on.
+fn float_math_type(c: &Ctx, t: Type) -> bool {
+    t == Type::F || (t == Type::HF && c.gen() == Gen::Gen9)
+}
+
+pub(super) fn math_types(c: &Ctx) -> Option<String> {
+    let Operands::Basic {
+        math_fn: Some(f), ..
+    } = c.inst.operands
+    else {
+        return None;
+    };
+    let int_div = matches!(
+        f,
+        MathFunction::IntDiv | MathFunction::IntMod | MathFunction::IntDivMod
+    );
+    // INVM and RSQRTM are the IEEE macro steps; their type list is not enforced
+    // (AMBIGUITIES).
+    if matches!(f, MathFunction::Invm | MathFunction::Rsqrtm) {
+        return None;
+    }
+    let ok = |t: Type| {
+        if int_div {
+            matches!(t, Type::D | Type::UD)
+        } else {
+            float_math_type(c, t)
+        }
+    };
+    if let Some(d) = c.dst.filter(|d| !d.is_null()) {
+        if !ok(d.ty) {
+            return Some(format!("{f}: destination type {}", d.ty));
+        }
+    }
+    c.sources()
+        .find(|(_, s)| !ok(s.ty))
+        .map(|(i, s)| format!("{f}: src{i} type {}", s.ty))
+}
+
+pub(super) fn lrp_types(c: &Ctx) -> Option<String> {
+    if c.inst.opcode != Opcode::Lrp {
+        return None;
+    }
+    let d = c.dst?.ty;
+    if !float_math_type(c, d) {
+        return Some(format!("destination type {d}"));
+    }
+    c.sources()
+        .find(|(_, s)| !float_math_type(c, s.ty))
+        .map(|(i, s)| format!("src{i} type {}", s.ty))
+}
+
 fn logic(c: &Ctx) -> bool {
     c.inst.opcode.is_logic() && c.shape == Shape::Alu
 }
@@ -215,6 +266,9 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
         }
         i
     };
+    // One-source float math: destination type, source type.
+    let fmath = |f, dt, st| math(f, 8, d(10, 0, dt, 1), s(12, 0, st, 8, 8, 1), null_src(st));
+    let lrp = |t: Type| three(Opcode::Lrp, 8, t, [src3(2, t), src3(4, t), src3(6, t)]);
     let and_acc = |neg| {
         let mut a = acc(0, 0, UD, 8, 8, 1);
         if let Src::Reg(r) = &mut a {
@@ -289,6 +343,60 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             SKL,
             vec![intdiv(false)],
             vec![intdiv(true)],
+        ),
+        case(
+            "math.operand-types",
+            SKL,
+            vec![
+                fmath(MathFunction::Sqrt, F, F),
+                fmath(MathFunction::Inv, HF, HF),
+                math(
+                    MathFunction::Fdiv,
+                    8,
+                    d(10, 0, F, 1),
+                    s(12, 0, F, 8, 8, 1),
+                    s(14, 0, F, 8, 8, 1),
+                ),
+                intdiv(false),
+            ],
+            vec![
+                // A DF math: there is no double-precision math unit.
+                math(
+                    MathFunction::Sqrt,
+                    4,
+                    d(10, 0, DF, 1),
+                    s(12, 0, DF, 4, 4, 1),
+                    null_src(DF),
+                ),
+                fmath(MathFunction::Inv, DF, F),
+                fmath(MathFunction::Log, F, D),
+                math(
+                    MathFunction::IntDiv,
+                    8,
+                    d(10, 0, D, 1),
+                    s(12, 0, F, 8, 8, 1),
+                    s(14, 0, D, 8, 8, 1),
+                ),
+                math(
+                    MathFunction::IntMod,
+                    4,
+                    d(10, 0, Q, 1),
+                    s(12, 0, Q, 4, 4, 1),
+                    s(14, 0, Q, 4, 4, 1),
+                ),
+            ],
+        ),
+        case(
+            "lrp.types",
+            SKL,
+            vec![lrp(F), lrp(HF)],
+            vec![lrp(DF), lrp(D), {
+                let mut i = lrp(F);
+                if let Operands::ThreeSrc { src, .. } = &mut i.operands {
+                    src[1].ty = DF;
+                }
+                i
+            }],
         ),
         case(
             "logic.acc-no-srcmod",

@@ -6,7 +6,7 @@
 //!
 //! Rules are entries of one table ([`rules()`], defined in `table.rs`): an id, a
 //! [`Category`], the [`Platforms`] it applies to, the PRM section and sentence, and a check
-//! function. The list follows GEN9-FACTS.md section 8 (itself read from Mesa's
+//! function. The list follows docs/gen9.md section 8 (first read from Mesa's
 //! `brw_eu_validate.c`, whose comments quote the PRM); the code is our own. Where the PRM
 //! wording is ambiguous the rule is not enforced; see [`AMBIGUITIES`].
 //!
@@ -187,7 +187,7 @@ pub struct Rule {
     /// The rule's sentence. PRM wording where [`Rule::verbatim`], else our summary of it.
     pub quote: &'static str,
     /// `quote` is the PRM's sentence (as quoted in Mesa's validator comments or in
-    /// GEN9-FACTS), not a paraphrase.
+    /// the Gen9 fact sheet the project started from), not a paraphrase.
     pub verbatim: bool,
     pub(crate) check: Check,
 }
@@ -250,7 +250,7 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 }
 
 /// The execution data type of an instruction with destination type `dst` and source types
-/// `src0` and (two-source instructions) `src1` (GEN9-FACTS 8.1):
+/// `src0` and (two-source instructions) `src1` (docs/gen9.md 8.1):
 ///
 /// * per operand, bytes execute as words (B/UB/V/UV -> W; W/UW -> W), D/UD -> D,
 ///   Q/UQ -> Q, VF -> F, F/HF/DF unchanged;

@@ -1,6 +1,6 @@
 //! The rule table. Quotes marked `verbatim` are the PRM's sentences as Mesa's
-//! `brw_eu_validate.c` (Mesa 25.0.7) quotes them in its comments, or as GEN9-FACTS
-//! section 8 states them; the others summarise a rule whose PRM sentence we could not read
+//! `brw_eu_validate.c` (Mesa 25.0.7) quotes them in its comments, or as the Gen9 fact sheet the
+//! project started from stated them (docs/gen9.md section 8 lists every rule); the others summarise a rule whose PRM sentence we could not read
 //! (they say so in parentheses when printed).
 //!
 //! "Vol 2a" = Command Reference: Instructions; "Vol 7" = 3D-Media-GPGPU (EU chapter,
@@ -101,7 +101,7 @@ pub(super) static RULES: &[Rule] = &[
         "Conversion between Integer and HF (Half Float) must be DWord-aligned and strided by a DWord on the destination.",
         types::int_hf_dst_align),
     rule!("type.to-hf-word-location", OperandType, CHV_GEN9, "CHV/SKL+ PRM Vol 7, General Restrictions Based on Operand Types", true,
-        "There is a relaxed alignment rule for word destinations. When the destination type is word (UW, W, HF), destination data types can be aligned to either the lowest word or the second lowest word of the execution channel. This means the destination data words can be either all in the even word locations or all in the odd word locations. (Enforced as GEN9-FACTS 8.2.5 and DESIGN.md state it: a conversion to HF has destination stride 2, unless mixed-float with a packed, 16-byte-aligned destination.)",
+        "There is a relaxed alignment rule for word destinations. When the destination type is word (UW, W, HF), destination data types can be aligned to either the lowest word or the second lowest word of the execution channel. This means the destination data words can be either all in the even word locations or all in the odd word locations. (Enforced as docs/gen9.md 8.2.5 and docs/architecture.md state it: a conversion to HF has destination stride 2, unless mixed-float with a packed, 16-byte-aligned destination.)",
         types::to_hf_word_location),
     rule!("type.dst-stride-exec-ratio", OperandType, ALL, RRR_TYPES, true,
         "When the Execution Data Type is wider than the destination data type, the destination must be aligned as required by the wider execution data type and specify a HorzStride equal to the ratio in sizes of the two data types. For example, a mov with a D source and B destination must use a 4-byte aligned destination and a Dst.HorzStride of 4.",
@@ -195,6 +195,12 @@ pub(super) static RULES: &[Rule] = &[
     rule!("math.intdiv-no-srcmod", Instruction, ALL, "Vol 2a, Extended Math Function", true,
         "INT DIV function does not support source modifiers.",
         insn::math_intdiv_no_srcmod),
+    rule!("math.operand-types", Instruction, ALL, "Vol 2a, Instructions, MATH (Extended Math Function), data types", false,
+        "The floating-point functions (INV, LOG, EXP, SQRT, RSQ, SIN, COS, FDIV, POW) take and produce F (and, from Gen9 on, HF); the INT DIV functions (quotient, remainder, both) take and produce D or UD. No MATH function takes DF or a 64-bit integer: there is no double-precision math unit.",
+        insn::math_types),
+    rule!("lrp.types", Instruction, ALL, "Vol 2a, Instructions, LRP", false,
+        "LRP (linear interpolation) operates on floats: the destination and every source are F (and, from Gen9 on, HF); it has no DF or integer form.",
+        insn::lrp_types),
     rule!("logic.acc-no-srcmod", Instruction, ALL, "Vol 2a, Instructions, AND / OR / XOR / NOT", true,
         "Source modifier is not allowed if source is an accumulator.",
         insn::logic_acc_no_srcmod),
@@ -281,10 +287,12 @@ pub static AMBIGUITIES: &[(&str, &str)] = &[
       channel there is no stride. They are not applied to ExecSize 1 (Mesa does the same)."),
     ("type.to-hf-word-location",
      "The PRM sentence is an alignment *relaxation*; Mesa notes hardware contradicts a literal \
-      reading (packed HF works). Enforced as DESIGN.md/GEN9-FACTS 8.2.5 state it."),
-    ("math.intdiv / float math types",
-     "The Extended Math type tables were not available to us; operand types of MATH functions \
-      are not checked (only the INT DIV source-modifier sentence)."),
+      reading (packed HF works). Enforced as docs/gen9.md 8.2.5 states it."),
+    ("math.operand-types",
+     "The MATH type list is summarised from the instruction page, not quoted. INVM and RSQRTM \
+      (the IEEE macro steps, which the double-precision macros use) are not checked: which \
+      types they take is not settled here. W/UW integer division is rejected (only D/UD \
+      listed)."),
     ("jmpi/call/calla/ret",
      "Whether JMPI/CALL offsets count from the instruction or the next one is not settled \
       here; their targets are not checked."),

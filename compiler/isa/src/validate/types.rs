@@ -306,10 +306,16 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             vec![
                 mov(8, d(10, 0, W, 2), s(12, 0, D, 8, 8, 1)),
                 mov(8, d(10, 0, B, 4), s(12, 0, D, 8, 8, 1)),
+                // 64-bit to word (an int64 -> int16 conversion): the QWord execution type
+                // needs a destination stride of 4 words.
+                mov(8, d(10, 0, W, 4), s(12, 0, Q, 4, 4, 1)),
+                mov(4, d(10, 0, UW, 4), s(12, 0, UQ, 4, 4, 1)),
             ],
             vec![
                 mov(8, d(10, 0, W, 1), s(12, 0, D, 8, 8, 1)),
                 mov(8, d(10, 0, B, 2), s(12, 0, D, 8, 8, 1)),
+                mov(8, d(10, 0, W, 2), s(12, 0, Q, 4, 4, 1)),
+                mov(8, d(10, 0, W, 1), s(12, 0, Q, 4, 4, 1)),
             ],
         ),
         case(
@@ -321,8 +327,15 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
                 mov(8, d(10, 1, B, 4), s(12, 0, D, 8, 8, 1)),
                 // CHV/SKL+: a word destination may use the second word of the channel.
                 mov(4, d(10, 2, W, 2), s(12, 0, D, 4, 4, 1)),
+                // Word from QWord: the QWord channel's first (or second) word.
+                mov(4, d(10, 8, W, 4), s(12, 0, Q, 4, 4, 1)),
+                mov(4, d(10, 2, W, 4), s(12, 0, Q, 4, 4, 1)),
             ],
-            vec![mov(8, d(10, 2, B, 4), s(12, 0, D, 8, 8, 1))],
+            vec![
+                mov(8, d(10, 2, B, 4), s(12, 0, D, 8, 8, 1)),
+                // DWord-aligned but not QWord-aligned for a QWord execution type.
+                mov(4, d(10, 4, W, 4), s(12, 0, Q, 4, 4, 1)),
+            ],
         ),
         super::testutil::Case {
             rule: "type.dst-align-exec",

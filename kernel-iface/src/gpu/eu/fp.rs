@@ -1,7 +1,7 @@
 //! Floating-point helpers of the EU: cr0 rounding and denormal modes, half-float
 //! conversion with a rounding mode, directed rounding of f64 results to f32.
 //!
-//! cr0.0 (GEN9-FACTS 2.10): bits 5:4 rounding mode (0 RTNE, 1 RU, 2 RD, 3 RTZ), bit 6 fp64
+//! cr0.0 (docs/gen9.md 2.10): bits 5:4 rounding mode (0 RTNE, 1 RU, 2 RD, 3 RTZ), bit 6 fp64
 //! denormal preserve, bit 7 fp32 denormal preserve, bit 10 fp16 denormal preserve. A clear
 //! preserve bit means denormal inputs and results are flushed to a zero of the same sign.
 

@@ -1,4 +1,4 @@
-//! The extended math unit (MATH opcode, GEN9-FACTS 2.11).
+//! The extended math unit (MATH opcode, docs/gen9.md 2.11).
 //!
 //! Single-precision functions are evaluated in f64 and rounded to nearest, which is at
 //! least as precise as the PRM's documented precision (tests check against that, not bit

@@ -10,7 +10,7 @@ use ferrite_isa::{
 
 use super::regs::*;
 
-/// Execution domain: the type class the computation happens in (GEN9-FACTS 8.1).
+/// Execution domain: the type class the computation happens in (docs/gen9.md 8.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dom {
     /// 32-bit float (F, HF, VF sources).
@@ -67,7 +67,7 @@ pub enum AluOp {
     Math(MathFunction),
 }
 
-/// Register-indirect addressing of an Align1 operand (GEN9-FACTS 1.2): byte address =
+/// Register-indirect addressing of an Align1 operand (docs/gen9.md 1.2): byte address =
 /// a0.`a0_word` + `imm`; for VxH every `width` lanes use the next a0 word.
 #[derive(Clone, Copy, Debug)]
 pub struct Indirect {
@@ -561,7 +561,7 @@ fn num_srcs(op: AluOp) -> usize {
     }
 }
 
-/// Execution domain (GEN9-FACTS 8.1): DF if any operand is DF; F if any source is a float
+/// Execution domain (docs/gen9.md 8.1): DF if any operand is DF; F if any source is a float
 /// (or the op is float-only math); otherwise integer.
 fn domain(op: AluOp, srcs: &[SrcDesc], dst: Type) -> Dom {
     if let AluOp::Math(m) = op {

@@ -1,5 +1,5 @@
 //! Layout of a thread's register space: the 128 GRFs followed by the architecture
-//! registers, so that every operand is a byte offset into one array (GEN9-FACTS 2.10).
+//! registers, so that every operand is a byte offset into one array (docs/gen9.md 2.10).
 
 /// 128 GRFs of 32 bytes.
 pub const GRF_SIZE: usize = 4096;

@@ -38,7 +38,7 @@ pub struct Env {
 }
 
 impl Env {
-    /// The environment cr0.0 = `cr0` selects (GEN9-FACTS 2.10).
+    /// The environment cr0.0 = `cr0` selects (docs/gen9.md 2.10).
     pub fn from_cr0(cr0: u32) -> Env {
         let rounding = [
             Rounding::NearestEven,

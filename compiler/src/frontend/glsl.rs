@@ -3,16 +3,12 @@
 //! rest are expansions whose accuracy is within the Vulkan precision table (atan family:
 //! an odd minimax polynomial on [0, 1] with range reduction, error below 1e-6 rad).
 
-use crate::frontend::{fval_cols, fval_comp, fval_of, fval_ptr, fval_v, FVal, Fe, FrontendError};
-use crate::ir::{AluOp as A, Kind, Type, Value};
+use super::types::SType;
+use super::values::FVal;
+use super::{unsupported, Fe, FrontendError, Res};
+use crate::ir::{AluOp as A, Kind, Op, Type, Value};
 
 use rspirv::spirv;
-
-type Res<T> = Result<T, FrontendError>;
-
-fn unsupported<T>(m: String) -> Res<T> {
-    Err(FrontendError::Unsupported(m))
-}
 
 struct G<'a, 'b> {
     fe: &'a mut Fe<'b>,
@@ -20,7 +16,7 @@ struct G<'a, 'b> {
 
 impl G<'_, '_> {
     fn t(&self, v: Value) -> Type {
-        self.fe.e_ty(v)
+        self.fe.ty(v)
     }
     fn op(&mut self, op: A, s: &[Value]) -> Res<Value> {
         let t = self.t(s[0]);
@@ -29,15 +25,15 @@ impl G<'_, '_> {
             crate::ir::AluClass::Select => self.t(s[1]),
             _ => t,
         };
-        self.fe.e_alu(op, t, s)
+        self.fe.alu_checked(op, t, s)
     }
     fn c(&mut self, like: Value, v: f64) -> Res<Value> {
         let t = self.t(like);
-        self.fe.e_fconst(t, v)
+        self.fe.fconst(t, v)
     }
     fn ic(&mut self, like: Value, v: u64) -> Res<Value> {
         let t = self.t(like);
-        self.fe.e_konst(t, v)
+        self.fe.konst(t, v)
     }
     fn add(&mut self, a: Value, b: Value) -> Res<Value> {
         self.op(A::Fadd, &[a, b])
@@ -133,7 +129,7 @@ impl G<'_, '_> {
     }
     fn splat(&mut self, s: Value, like: Value) -> Res<Value> {
         let n = self.t(like).comps;
-        self.fe.e_splat(s, n)
+        self.fe.splat(s, n)
     }
     fn det(&mut self, m: &[Vec<Value>]) -> Res<Value> {
         // m[row][col] scalars; Laplace expansion along the first row.
@@ -164,7 +160,7 @@ impl G<'_, '_> {
         let mut m = vec![Vec::new(); usize::from(rows)];
         for c in cols {
             for (r, row) in m.iter_mut().enumerate() {
-                row.push(self.fe.e_extract(*c, r as u8)?);
+                row.push(self.fe.extract(*c, r as u8)?);
             }
         }
         Ok(m)
@@ -186,17 +182,17 @@ impl G<'_, '_> {
         let it = Type::I32.vec(n);
         let i = self
             .fe
-            .e_alu(if snorm { A::F2i } else { A::F2u }, it, &[r])?;
+            .alu_checked(if snorm { A::F2i } else { A::F2u }, it, &[r])?;
         let mut acc: Option<Value> = None;
         for k in 0..n {
-            let x = self.fe.e_extract(i, k)?;
-            let mask = self.fe.e_konst(Type::I32, (1u64 << bits) - 1)?;
-            let x = self.fe.e_alu(A::Iand, Type::I32, &[x, mask])?;
-            let sh = self.fe.e_konst(Type::I32, u64::from(k as u32 * bits))?;
-            let x = self.fe.e_alu(A::Ishl, Type::I32, &[x, sh])?;
+            let x = self.fe.extract(i, k)?;
+            let mask = self.fe.konst(Type::I32, (1u64 << bits) - 1)?;
+            let x = self.fe.alu_checked(A::Iand, Type::I32, &[x, mask])?;
+            let sh = self.fe.konst(Type::I32, u64::from(k as u32 * bits))?;
+            let x = self.fe.alu_checked(A::Ishl, Type::I32, &[x, sh])?;
             acc = Some(match acc {
                 None => x,
-                Some(a) => self.fe.e_alu(A::Ior, Type::I32, &[a, x])?,
+                Some(a) => self.fe.alu_checked(A::Ior, Type::I32, &[a, x])?,
             });
         }
         Ok(acc.unwrap())
@@ -209,21 +205,21 @@ impl G<'_, '_> {
         } as f64;
         let mut comps = Vec::new();
         for k in 0..u32::from(n) {
-            let off = self.fe.e_konst(Type::I32, u64::from(k * bits))?;
-            let cnt = self.fe.e_konst(Type::I32, u64::from(bits))?;
+            let off = self.fe.konst(Type::I32, u64::from(k * bits))?;
+            let cnt = self.fe.konst(Type::I32, u64::from(bits))?;
             let op = if snorm {
                 A::IbitfieldExtract
             } else {
                 A::UbitfieldExtract
             };
-            let x = self.fe.e_alu(op, Type::I32, &[p, off, cnt])?;
+            let x = self.fe.alu_checked(op, Type::I32, &[p, off, cnt])?;
             let f = self
                 .fe
-                .e_alu(if snorm { A::I2f } else { A::U2f }, Type::F32, &[x])?;
+                .alu_checked(if snorm { A::I2f } else { A::U2f }, Type::F32, &[x])?;
             let f = self.mulc(f, 1.0 / scale)?;
             comps.push(if snorm { self.clamp(f, -1.0, 1.0)? } else { f });
         }
-        self.fe.e_vec(Type::F32.vec(n), comps)
+        self.fe.emit(Type::F32.vec(n), Op::Vec(comps))
     }
 }
 
@@ -242,7 +238,7 @@ fn minor(m: &[Vec<Value>], row: usize, col: usize) -> Vec<Vec<Value>> {
 }
 
 /// Translates GLSL.std.450 instruction `n` with result type `rt`.
-pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<FVal> {
+pub(super) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<FVal> {
     use spirv::GLOp as G450;
     let Some(op) = G450::from_u32(n) else {
         return Err(FrontendError::Invalid(format!(
@@ -285,7 +281,7 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         )));
     }
     if matches!(op, G450::Determinant | G450::MatrixInverse) {
-        let cols = fval_cols(&args[0])?;
+        let cols = args[0].cols()?;
         let mut g = G { fe };
         let m = g.elements(&cols)?;
         if m.len() != cols.len() {
@@ -295,7 +291,7 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         }
         let det = g.det(&m)?;
         if op == G450::Determinant {
-            return Ok(fval_of(det));
+            return Ok(FVal::V(det));
         }
         let n = m.len();
         let one = g.c(det, 1.0)?;
@@ -315,12 +311,12 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
                 comps.push(g.mul(d, inv_det)?);
             }
             let t = g.t(comps[0]).vec(n as u8);
-            out.push(fval_of(g.fe.e_vec(t, comps)?));
+            out.push(FVal::V(g.fe.emit(t, Op::Vec(comps))?));
         }
-        return Ok(fval_comp(out));
+        return Ok(FVal::C(out));
     }
     if matches!(op, G450::ModfStruct | G450::FrexpStruct) {
-        let x = fval_v(&args[0])?;
+        let x = args[0].v()?;
         let mut g = G { fe };
         let (a, b) = if op == G450::ModfStruct {
             let i = g.op(A::Ftrunc, &[x])?;
@@ -329,16 +325,16 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
             let t = g.t(x);
             (
                 g.op(A::FrexpSig, &[x])?,
-                g.fe.e_alu(A::FrexpExp, Type::I32.vec(t.comps), &[x])?,
+                g.fe.alu_checked(A::FrexpExp, Type::I32.vec(t.comps), &[x])?,
             )
         };
-        return Ok(fval_comp(vec![fval_of(a), fval_of(b)]));
+        return Ok(FVal::C(vec![FVal::V(a), FVal::V(b)]));
     }
-    if !fe.e_is_struct(rt) {
-        fe.e_ir_type(rt)?;
+    if !matches!(fe.decl.types.get(&rt), Some(SType::Struct(_))) {
+        fe.ir_type(rt)?;
     }
     let mut g = G { fe };
-    let a = |k: usize| fval_v(&args[k]);
+    let a = |k: usize| args[k].v();
     let x = match op {
         G450::Modf | G450::Frexp => a(0)?,
         _ => a(0)?,
@@ -463,15 +459,16 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         G450::InverseSqrt => g.op(A::Frsq, &[x])?,
         G450::Modf => {
             let i = g.op(A::Ftrunc, &[x])?;
-            let p = fval_ptr(&args[1])?;
-            g.fe.e_store_fval_ptr(&p, i)?;
+            let p = args[1].ptr()?;
+            g.fe.store_ptr(&p, &FVal::V(i))?;
             g.sub(x, i)?
         }
         G450::Frexp => {
             let t = g.t(x);
-            let e = g.fe.e_alu(A::FrexpExp, Type::I32.vec(t.comps), &[x])?;
-            let p = fval_ptr(&args[1])?;
-            g.fe.e_store_fval_ptr(&p, e)?;
+            let e =
+                g.fe.alu_checked(A::FrexpExp, Type::I32.vec(t.comps), &[x])?;
+            let p = args[1].ptr()?;
+            g.fe.store_ptr(&p, &FVal::V(e))?;
             g.op(A::FrexpSig, &[x])?
         }
         G450::FMin | G450::NMin => g.op(A::Fmin, &[x, a(1)?])?,
@@ -520,7 +517,7 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         G450::Fma => g.op(A::Ffma, &[x, a(1)?, a(2)?])?,
         G450::Ldexp => {
             let e = a(1)?;
-            g.fe.e_alu(A::Ldexp, g.t(x), &[x, e])?
+            g.fe.alu_checked(A::Ldexp, g.t(x), &[x, e])?
         }
         G450::PackSnorm4x8 => g.pack(x, 8, true)?,
         G450::PackUnorm4x8 => g.pack(x, 8, false)?,
@@ -531,40 +528,40 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         G450::UnpackSnorm2x16 => g.unpack(x, 16, 2, true)?,
         G450::UnpackUnorm2x16 => g.unpack(x, 16, 2, false)?,
         G450::PackHalf2x16 => {
-            let h = g.fe.e_alu(A::F2f, Type::float(16).vec(2), &[x])?;
-            let bi = g.fe.e_alu(A::Bitcast, Type::int(16).vec(2), &[h])?;
-            let w = g.fe.e_alu(A::U2u, Type::I32.vec(2), &[bi])?;
-            let lo = g.fe.e_extract(w, 0)?;
-            let hi = g.fe.e_extract(w, 1)?;
-            let sh = g.fe.e_konst(Type::I32, 16)?;
-            let hi = g.fe.e_alu(A::Ishl, Type::I32, &[hi, sh])?;
-            g.fe.e_alu(A::Ior, Type::I32, &[lo, hi])?
+            let h = g.fe.alu_checked(A::F2f, Type::float(16).vec(2), &[x])?;
+            let bi = g.fe.alu_checked(A::Bitcast, Type::int(16).vec(2), &[h])?;
+            let w = g.fe.alu_checked(A::U2u, Type::I32.vec(2), &[bi])?;
+            let lo = g.fe.extract(w, 0)?;
+            let hi = g.fe.extract(w, 1)?;
+            let sh = g.fe.konst(Type::I32, 16)?;
+            let hi = g.fe.alu_checked(A::Ishl, Type::I32, &[hi, sh])?;
+            g.fe.alu_checked(A::Ior, Type::I32, &[lo, hi])?
         }
         G450::UnpackHalf2x16 => {
-            let sh = g.fe.e_konst(Type::I32, 16)?;
-            let hi = g.fe.e_alu(A::Ushr, Type::I32, &[x, sh])?;
-            let v = g.fe.e_vec(Type::I32.vec(2), vec![x, hi])?;
-            let s = g.fe.e_alu(A::U2u, Type::int(16).vec(2), &[v])?;
-            let h = g.fe.e_alu(A::Bitcast, Type::float(16).vec(2), &[s])?;
-            g.fe.e_alu(A::F2f, Type::F32.vec(2), &[h])?
+            let sh = g.fe.konst(Type::I32, 16)?;
+            let hi = g.fe.alu_checked(A::Ushr, Type::I32, &[x, sh])?;
+            let v = g.fe.emit(Type::I32.vec(2), Op::Vec(vec![x, hi]))?;
+            let s = g.fe.alu_checked(A::U2u, Type::int(16).vec(2), &[v])?;
+            let h = g.fe.alu_checked(A::Bitcast, Type::float(16).vec(2), &[s])?;
+            g.fe.alu_checked(A::F2f, Type::F32.vec(2), &[h])?
         }
         G450::PackDouble2x32 => {
-            let lo = g.fe.e_extract(x, 0)?;
-            let hi = g.fe.e_extract(x, 1)?;
-            let lo = g.fe.e_alu(A::U2u, Type::int(64), &[lo])?;
-            let hi = g.fe.e_alu(A::U2u, Type::int(64), &[hi])?;
-            let sh = g.fe.e_konst(Type::I32, 32)?;
-            let hi = g.fe.e_alu(A::Ishl, Type::int(64), &[hi, sh])?;
-            let w = g.fe.e_alu(A::Ior, Type::int(64), &[lo, hi])?;
-            g.fe.e_alu(A::Bitcast, Type::float(64), &[w])?
+            let lo = g.fe.extract(x, 0)?;
+            let hi = g.fe.extract(x, 1)?;
+            let lo = g.fe.alu_checked(A::U2u, Type::int(64), &[lo])?;
+            let hi = g.fe.alu_checked(A::U2u, Type::int(64), &[hi])?;
+            let sh = g.fe.konst(Type::I32, 32)?;
+            let hi = g.fe.alu_checked(A::Ishl, Type::int(64), &[hi, sh])?;
+            let w = g.fe.alu_checked(A::Ior, Type::int(64), &[lo, hi])?;
+            g.fe.alu_checked(A::Bitcast, Type::float(64), &[w])?
         }
         G450::UnpackDouble2x32 => {
-            let w = g.fe.e_alu(A::Bitcast, Type::int(64), &[x])?;
-            let lo = g.fe.e_alu(A::U2u, Type::I32, &[w])?;
-            let sh = g.fe.e_konst(Type::I32, 32)?;
-            let h = g.fe.e_alu(A::Ushr, Type::int(64), &[w, sh])?;
-            let hi = g.fe.e_alu(A::U2u, Type::I32, &[h])?;
-            g.fe.e_vec(Type::I32.vec(2), vec![lo, hi])?
+            let w = g.fe.alu_checked(A::Bitcast, Type::int(64), &[x])?;
+            let lo = g.fe.alu_checked(A::U2u, Type::I32, &[w])?;
+            let sh = g.fe.konst(Type::I32, 32)?;
+            let h = g.fe.alu_checked(A::Ushr, Type::int(64), &[w, sh])?;
+            let hi = g.fe.alu_checked(A::U2u, Type::I32, &[h])?;
+            g.fe.emit(Type::I32.vec(2), Op::Vec(vec![lo, hi]))?
         }
         G450::Length => g.length(x)?,
         G450::Distance => {
@@ -577,15 +574,15 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
             if t.comps != 3 {
                 return Err(FrontendError::Invalid("cross of non-vec3".into()));
             }
-            let xs: Vec<Value> = (0..3).map(|k| g.fe.e_extract(x, k)).collect::<Res<_>>()?;
-            let ys: Vec<Value> = (0..3).map(|k| g.fe.e_extract(y, k)).collect::<Res<_>>()?;
+            let xs: Vec<Value> = (0..3).map(|k| g.fe.extract(x, k)).collect::<Res<_>>()?;
+            let ys: Vec<Value> = (0..3).map(|k| g.fe.extract(y, k)).collect::<Res<_>>()?;
             let mut c = Vec::new();
             for (i, j) in [(1, 2), (2, 0), (0, 1)] {
                 let p = g.mul(xs[i], ys[j])?;
                 let q = g.mul(xs[j], ys[i])?;
                 c.push(g.sub(p, q)?);
             }
-            g.fe.e_vec(t, c)?
+            g.fe.emit(t, Op::Vec(c))?
         }
         G450::Normalize => {
             if g.t(x).comps == 1 {
@@ -633,9 +630,9 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
             let a2 = g.mul(ss, nn)?;
             let r = g.sub(a1, a2)?;
             let zero = g.c(r, 0.0)?;
-            let n1 = g.fe.e_splat(neg, g.t(r).comps)?;
+            let n1 = g.fe.splat(neg, g.t(r).comps)?;
             let _ = n1;
-            g.fe.e_alu(A::Bcsel, g.t(r), &[neg, zero, r])?
+            g.fe.alu_checked(A::Bcsel, g.t(r), &[neg, zero, r])?
         }
         G450::FindILsb => g.op(A::FindLsb, &[x])?,
         G450::FindSMsb => g.op(A::IfindMsb, &[x])?,
@@ -643,5 +640,64 @@ pub(crate) fn glsl_std_450(fe: &mut Fe, n: u32, rt: u32, args: &[FVal]) -> Res<F
         other => return unsupported(format!("GLSL.std.450 {other:?} in a compute shader")),
     };
     let _ = g.ic(v, 0);
-    Ok(fval_of(v))
+    Ok(FVal::V(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// FClamp is a max and a min; Exp is exp2 of x * log2(e); Sqrt is one op.
+    #[test]
+    fn clamp_exp_and_sqrt_expand_to_alu_ops() {
+        check_ir(
+            "clamp_exp_and_sqrt_expand_to_alu_ops",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %ptr_f = OpTypePointer Function %f32
+            %zero = OpConstant %f32 0
+            %one = OpConstant %f32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_f Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %f = OpConvertUToF %f32 %i
+            %c = OpExtInst %f32 %glsl FClamp %f %zero %one
+            %e = OpExtInst %f32 %glsl Exp %c
+            %r = OpExtInst %f32 %glsl Sqrt %e
+            OpStore %x %r
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32
+                loop {
+                    %0:f32 = const 0.0
+                    store_var $0, %0
+                    %1:i32x3 = sysval global_invocation_id
+                    %2:i32 = extract %1, 0
+                    %3:f32 = u2f %2
+                    %4:f32 = const 0.0
+                    %5:f32 = const 1.0
+                    %6:f32 = fmax %3, %4
+                    %7:f32 = fmin %6, %5
+                    %8:f32 = const 0.0
+                    %9:f32 = const 1.442695
+                    %10:f32 = fmul %7, %9
+                    %11:f32 = fexp2 %10
+                    %12:f32 = const 0.0
+                    %13:f32 = fsqrt %11
+                    %14:f32 = const 0.0
+                    store_var $0, %13
+                    break
+                }
+            }
+            ",
+        );
+    }
 }

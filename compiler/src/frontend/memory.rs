@@ -1,0 +1,966 @@
+//! Memory and access chains: function variables (trees of IR variables or local memory),
+//! loads and stores through buffers, push constants, shared and local memory with their
+//! explicit layouts, built-in inputs, and access chains.
+
+use super::constants::Const;
+use super::types::SType;
+use super::values::{FVal, VarTree};
+use super::{invalid, pow2_div, unsupported, Fe, FrontendError, Res};
+use crate::ir::{AluOp, Kind, Op, Space, SysVal, Type, Value, Var};
+use rspirv::spirv;
+use spirv::BuiltIn;
+
+/// A matrix stride and majorness carried by a pointer into a matrix (or array of them).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct MatLayout {
+    pub(super) stride: Option<u32>,
+    pub(super) row_major: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Ptr {
+    Mem {
+        space: Space,
+        dyn_off: Option<Value>,
+        konst: u32,
+        align: u32,
+        ty: u32,
+        mat: MatLayout,
+        /// Component stride of a vector that is a column of a row-major matrix.
+        comp_stride: Option<u32>,
+    },
+    Var {
+        tree: VarTree,
+        ty: u32,
+    },
+    /// One component of a vector held in an IR variable.
+    VarComp {
+        var: Var,
+        comp: Result<u8, Value>,
+    },
+    Builtin {
+        b: BuiltIn,
+        comp: Option<Result<u8, Value>>,
+        ty: u32,
+    },
+}
+
+impl Fe<'_> {
+    pub(super) fn alloc_var(&mut self, id: u32, pointee: u32) -> Res<Ptr> {
+        if self.code.dyn_roots.contains(&id) {
+            let (s, a) = self.natural(pointee, 0)?;
+            let off = self.iface.local_size_mem.next_multiple_of(a.max(4));
+            self.iface.local_size_mem =
+                off.checked_add(s)
+                    .filter(|x| *x <= 1 << 20)
+                    .ok_or_else(|| {
+                        FrontendError::Unsupported("function memory larger than 1 MiB".into())
+                    })?;
+            Ok(Ptr::Mem {
+                space: Space::Local,
+                dyn_off: None,
+                konst: off,
+                align: pow2_div(off).min(16),
+                ty: pointee,
+                mat: MatLayout::default(),
+                comp_stride: None,
+            })
+        } else {
+            Ok(Ptr::Var {
+                tree: self.type_tree(pointee, 0)?,
+                ty: pointee,
+            })
+        }
+    }
+
+    /// Stores the initializer, or zero (variables start zeroed so vars-to-SSA never reads an
+    /// undefined value).
+    pub(super) fn init_var(&mut self, p: &Ptr, pointee: u32, init: Option<u32>) -> Res<()> {
+        let v = match init {
+            Some(i) => self.get(i, u32::MAX)?,
+            None => {
+                if matches!(p, Ptr::Mem { .. }) {
+                    return Ok(());
+                }
+                let c = self.null_const(pointee, 0)?;
+                self.const_fval(pointee, &c, 0)?
+            }
+        };
+        self.store_ptr(p, &v)
+    }
+
+    pub(super) fn offset_value(&mut self, dyn_off: Option<Value>, konst: u32) -> Res<Value> {
+        match dyn_off {
+            None => self.i32c(konst),
+            Some(d) if konst == 0 => Ok(d),
+            Some(d) => {
+                let k = self.i32c(konst)?;
+                self.alu(AluOp::Iadd, Type::I32, &[d, k])
+            }
+        }
+    }
+
+    pub(super) fn add_dyn(
+        &mut self,
+        dyn_off: Option<Value>,
+        idx: Value,
+        stride: u32,
+    ) -> Res<Value> {
+        let idx = self.as_i32(idx)?;
+        let s = self.i32c(stride)?;
+        let m = self.alu(AluOp::Imul, Type::I32, &[idx, s])?;
+        match dyn_off {
+            None => Ok(m),
+            Some(d) => self.alu(AluOp::Iadd, Type::I32, &[d, m]),
+        }
+    }
+
+    pub(super) fn as_i32(&mut self, v: Value) -> Res<Value> {
+        let t = self.ty(v);
+        if t.kind != Kind::Int || t.comps != 1 {
+            return invalid("index is not a scalar integer");
+        }
+        if t.bits == 32 {
+            Ok(v)
+        } else {
+            self.alu(AluOp::I2i, Type::I32, &[v])
+        }
+    }
+
+    pub(super) fn load_ptr(&mut self, p: &Ptr) -> Res<FVal> {
+        match p {
+            Ptr::Var { tree, .. } => self.load_tree(tree),
+            Ptr::VarComp { var, comp, .. } => {
+                let ty = self.f.vars[var.0 as usize];
+                let v = self.emit(ty, Op::LoadVar(*var))?;
+                match comp {
+                    Ok(c) => Ok(FVal::V(self.extract(v, *c)?)),
+                    Err(i) => Ok(FVal::V(self.dyn_extract(v, *i)?)),
+                }
+            }
+            Ptr::Builtin { b, comp, .. } => {
+                let v = self.builtin(*b)?;
+                match comp {
+                    None => Ok(v),
+                    Some(Ok(c)) => Ok(FVal::V(self.extract(v.v()?, *c)?)),
+                    Some(Err(i)) => {
+                        let v = v.v()?;
+                        Ok(FVal::V(self.dyn_extract(v, *i)?))
+                    }
+                }
+            }
+            Ptr::Mem {
+                space,
+                dyn_off,
+                konst,
+                align,
+                ty,
+                mat,
+                comp_stride,
+            } => self.load_mem(*space, *dyn_off, *konst, *align, *ty, *mat, *comp_stride, 0),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn load_mem(
+        &mut self,
+        space: Space,
+        dyn_off: Option<Value>,
+        konst: u32,
+        align: u32,
+        ty: u32,
+        mat: MatLayout,
+        comp_stride: Option<u32>,
+        depth: u32,
+    ) -> Res<FVal> {
+        if depth > 32 {
+            return invalid("type nested too deep");
+        }
+        let al = |k: u32| align.min(pow2_div(k));
+        match self.stype(ty)? {
+            SType::Bool => {
+                let off = self.offset_value(dyn_off, konst)?;
+                let v = self.emit(
+                    Type::I32,
+                    Op::Load {
+                        space,
+                        offset: off,
+                        align: al(konst),
+                    },
+                )?;
+                let z = self.i32c(0)?;
+                Ok(FVal::V(self.alu(AluOp::Ine, Type::B1, &[v, z])?))
+            }
+            SType::Int(_) | SType::Float(_) => {
+                let t = self.ir_type(ty)?;
+                let off = self.offset_value(dyn_off, konst)?;
+                Ok(FVal::V(self.emit(
+                    t,
+                    Op::Load {
+                        space,
+                        offset: off,
+                        align: al(konst),
+                    },
+                )?))
+            }
+            SType::Vector(e, n) => {
+                let et = self.scalar_ir_type(e)?;
+                if et.is_bool() || comp_stride.is_some_and(|s| s != et.comp_bytes()) {
+                    let stride = comp_stride.unwrap_or(4);
+                    let mut c = Vec::new();
+                    for k in 0..u32::from(n) {
+                        c.push(
+                            self.load_mem(
+                                space,
+                                dyn_off,
+                                konst + k * stride,
+                                align,
+                                e,
+                                mat,
+                                None,
+                                depth + 1,
+                            )?
+                            .v()?,
+                        );
+                    }
+                    return Ok(FVal::V(self.emit(et.vec(n), Op::Vec(c))?));
+                }
+                let off = self.offset_value(dyn_off, konst)?;
+                Ok(FVal::V(self.emit(
+                    et.vec(n),
+                    Op::Load {
+                        space,
+                        offset: off,
+                        align: al(konst),
+                    },
+                )?))
+            }
+            SType::Matrix(c, n) => {
+                let (cs, ca) = self.natural(c, depth + 1)?;
+                let _ = cs;
+                let stride = mat.stride.unwrap_or(ca);
+                let SType::Vector(e, _) = self.stype(c)? else {
+                    return invalid("matrix column");
+                };
+                let esz = self.scalar_ir_type(e)?.comp_bytes();
+                let mut cols = Vec::new();
+                for k in 0..u32::from(n) {
+                    cols.push(if mat.row_major {
+                        self.load_mem(
+                            space,
+                            dyn_off,
+                            konst + k * esz,
+                            align,
+                            c,
+                            MatLayout::default(),
+                            Some(stride),
+                            depth + 1,
+                        )?
+                    } else {
+                        self.load_mem(
+                            space,
+                            dyn_off,
+                            konst + k * stride,
+                            align,
+                            c,
+                            MatLayout::default(),
+                            None,
+                            depth + 1,
+                        )?
+                    });
+                }
+                Ok(FVal::C(cols))
+            }
+            SType::Array(e, n) => {
+                let stride = self.elem_stride(ty, e)?;
+                if n > 4096 {
+                    return unsupported("loading a whole array of more than 4096 elements");
+                }
+                let mut v = Vec::new();
+                for k in 0..n {
+                    v.push(self.load_mem(
+                        space,
+                        dyn_off,
+                        konst + k * stride,
+                        align,
+                        e,
+                        mat,
+                        None,
+                        depth + 1,
+                    )?);
+                }
+                Ok(FVal::C(v))
+            }
+            SType::Struct(m) => {
+                let mut v = Vec::new();
+                for (k, mt) in m.iter().enumerate() {
+                    let off = self.member_offset(ty, k as u32)?;
+                    let md = self
+                        .decl
+                        .member_decos
+                        .get(&(ty, k as u32))
+                        .copied()
+                        .unwrap_or_default();
+                    let ml = MatLayout {
+                        stride: md.matrix_stride,
+                        row_major: md.row_major,
+                    };
+                    v.push(self.load_mem(
+                        space,
+                        dyn_off,
+                        konst + off,
+                        align,
+                        *mt,
+                        ml,
+                        None,
+                        depth + 1,
+                    )?);
+                }
+                Ok(FVal::C(v))
+            }
+            SType::RuntimeArray(_) => unsupported("loading a whole runtime array"),
+            _ => invalid("load of a non-data type"),
+        }
+    }
+
+    pub(super) fn elem_stride(&self, arr: u32, elem: u32) -> Res<u32> {
+        match self.array_stride(arr) {
+            Some(s) => Ok(s),
+            None => {
+                let (s, a) = self.natural(elem, 0)?;
+                Ok(s.next_multiple_of(a))
+            }
+        }
+    }
+
+    pub(super) fn store_ptr(&mut self, p: &Ptr, v: &FVal) -> Res<()> {
+        match p {
+            Ptr::Var { tree, .. } => self.store_tree(tree, v),
+            Ptr::VarComp { var, comp, .. } => {
+                let ty = self.f.vars[var.0 as usize];
+                let old = self.emit(ty, Op::LoadVar(*var))?;
+                let x = v.v()?;
+                if self.ty(x) != ty.scalar_type() {
+                    return invalid("component store type");
+                }
+                let new = match comp {
+                    Ok(c) if *c < ty.comps => self.emit(ty, Op::Insert(old, x, *c))?,
+                    Ok(_) => return invalid("component index out of range"),
+                    Err(i) => self.dyn_insert(old, x, *i)?,
+                };
+                self.emit_void(Op::StoreVar(*var, new))
+            }
+            Ptr::Builtin { .. } => invalid("store to an input built-in"),
+            Ptr::Mem {
+                space,
+                dyn_off,
+                konst,
+                align,
+                ty,
+                mat,
+                comp_stride,
+            } => {
+                if matches!(space, Space::Ubo(_) | Space::Push) {
+                    return invalid("store to read-only memory");
+                }
+                self.store_mem(
+                    *space,
+                    *dyn_off,
+                    *konst,
+                    *align,
+                    *ty,
+                    *mat,
+                    *comp_stride,
+                    v,
+                    0,
+                )
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn store_mem(
+        &mut self,
+        space: Space,
+        dyn_off: Option<Value>,
+        konst: u32,
+        align: u32,
+        ty: u32,
+        mat: MatLayout,
+        comp_stride: Option<u32>,
+        v: &FVal,
+        depth: u32,
+    ) -> Res<()> {
+        if depth > 32 {
+            return invalid("type nested too deep");
+        }
+        let al = |k: u32| align.min(pow2_div(k));
+        match self.stype(ty)? {
+            SType::Bool => {
+                let x = v.v()?;
+                let x = self.alu(AluOp::B2i, Type::I32, &[x])?;
+                let off = self.offset_value(dyn_off, konst)?;
+                self.emit_void(Op::Store {
+                    space,
+                    offset: off,
+                    value: x,
+                    align: al(konst),
+                })
+            }
+            SType::Int(_) | SType::Float(_) => {
+                let x = v.v()?;
+                if self.ty(x) != self.ir_type(ty)? {
+                    return invalid("stored value type");
+                }
+                let off = self.offset_value(dyn_off, konst)?;
+                self.emit_void(Op::Store {
+                    space,
+                    offset: off,
+                    value: x,
+                    align: al(konst),
+                })
+            }
+            SType::Vector(e, n) => {
+                let x = v.v()?;
+                let et = self.scalar_ir_type(e)?;
+                if self.ty(x) != et.vec(n) {
+                    return invalid("stored vector type");
+                }
+                if et.is_bool() || comp_stride.is_some_and(|s| s != et.comp_bytes()) {
+                    let stride = comp_stride.unwrap_or(4);
+                    for k in 0..n {
+                        let c = self.extract(x, k)?;
+                        self.store_mem(
+                            space,
+                            dyn_off,
+                            konst + u32::from(k) * stride,
+                            align,
+                            e,
+                            mat,
+                            None,
+                            &FVal::V(c),
+                            depth + 1,
+                        )?;
+                    }
+                    return Ok(());
+                }
+                let off = self.offset_value(dyn_off, konst)?;
+                self.emit_void(Op::Store {
+                    space,
+                    offset: off,
+                    value: x,
+                    align: al(konst),
+                })
+            }
+            SType::Matrix(c, n) => {
+                let cols = v.comps()?.to_vec();
+                if cols.len() != usize::from(n) {
+                    return invalid("matrix shape");
+                }
+                let (_, ca) = self.natural(c, depth + 1)?;
+                let stride = mat.stride.unwrap_or(ca);
+                let SType::Vector(e, _) = self.stype(c)? else {
+                    return invalid("matrix column");
+                };
+                let esz = self.scalar_ir_type(e)?.comp_bytes();
+                for (k, col) in cols.iter().enumerate() {
+                    let k = k as u32;
+                    if mat.row_major {
+                        self.store_mem(
+                            space,
+                            dyn_off,
+                            konst + k * esz,
+                            align,
+                            c,
+                            MatLayout::default(),
+                            Some(stride),
+                            col,
+                            depth + 1,
+                        )?;
+                    } else {
+                        self.store_mem(
+                            space,
+                            dyn_off,
+                            konst + k * stride,
+                            align,
+                            c,
+                            MatLayout::default(),
+                            None,
+                            col,
+                            depth + 1,
+                        )?;
+                    }
+                }
+                Ok(())
+            }
+            SType::Array(e, n) => {
+                let els = v.comps()?.to_vec();
+                if els.len() != n as usize {
+                    return invalid("array shape");
+                }
+                let stride = self.elem_stride(ty, e)?;
+                for (k, x) in els.iter().enumerate() {
+                    self.store_mem(
+                        space,
+                        dyn_off,
+                        konst + k as u32 * stride,
+                        align,
+                        e,
+                        mat,
+                        None,
+                        x,
+                        depth + 1,
+                    )?;
+                }
+                Ok(())
+            }
+            SType::Struct(m) => {
+                let els = v.comps()?.to_vec();
+                if els.len() != m.len() {
+                    return invalid("struct shape");
+                }
+                for (k, mt) in m.iter().enumerate() {
+                    let off = self.member_offset(ty, k as u32)?;
+                    let md = self
+                        .decl
+                        .member_decos
+                        .get(&(ty, k as u32))
+                        .copied()
+                        .unwrap_or_default();
+                    let ml = MatLayout {
+                        stride: md.matrix_stride,
+                        row_major: md.row_major,
+                    };
+                    self.store_mem(
+                        space,
+                        dyn_off,
+                        konst + off,
+                        align,
+                        *mt,
+                        ml,
+                        None,
+                        &els[k],
+                        depth + 1,
+                    )?;
+                }
+                Ok(())
+            }
+            _ => invalid("store of a non-data type"),
+        }
+    }
+
+    pub(super) fn dyn_extract(&mut self, v: Value, idx: Value) -> Res<Value> {
+        let t = self.ty(v);
+        let idx = self.as_i32(idx)?;
+        let mut r = self.extract(v, 0)?;
+        for k in 1..t.comps {
+            let c = self.extract(v, k)?;
+            let kk = self.i32c(u32::from(k))?;
+            let eq = self.alu(AluOp::Ieq, Type::B1, &[idx, kk])?;
+            r = self.alu(AluOp::Bcsel, t.scalar_type(), &[eq, c, r])?;
+        }
+        Ok(r)
+    }
+
+    pub(super) fn dyn_insert(&mut self, v: Value, x: Value, idx: Value) -> Res<Value> {
+        let t = self.ty(v);
+        let idx = self.as_i32(idx)?;
+        let mut comps = Vec::new();
+        for k in 0..t.comps {
+            let c = self.extract(v, k)?;
+            let kk = self.i32c(u32::from(k))?;
+            let eq = self.alu(AluOp::Ieq, Type::B1, &[idx, kk])?;
+            comps.push(self.alu(AluOp::Bcsel, t.scalar_type(), &[eq, x, c])?);
+        }
+        self.emit(t, Op::Vec(comps))
+    }
+
+    pub(super) fn builtin(&mut self, b: BuiltIn) -> Res<FVal> {
+        let sv = match b {
+            BuiltIn::GlobalInvocationId => SysVal::GlobalInvocationId,
+            BuiltIn::LocalInvocationId => SysVal::LocalInvocationId,
+            BuiltIn::LocalInvocationIndex => SysVal::LocalInvocationIndex,
+            BuiltIn::WorkgroupId => SysVal::WorkgroupId,
+            BuiltIn::NumWorkgroups => SysVal::NumWorkgroups,
+            BuiltIn::SubgroupSize => SysVal::SubgroupSize,
+            BuiltIn::SubgroupId => SysVal::SubgroupId,
+            BuiltIn::SubgroupLocalInvocationId => SysVal::SubgroupInvocation,
+            BuiltIn::NumSubgroups => SysVal::NumSubgroups,
+            BuiltIn::WorkgroupSize => {
+                let ls = self.iface.local_size;
+                let v = self.emit(
+                    Type::I32.vec(3),
+                    Op::Const(ls.iter().map(|x| u64::from(*x)).collect()),
+                )?;
+                return Ok(FVal::V(v));
+            }
+            other => return unsupported(format!("built-in {other:?} in a compute shader")),
+        };
+        Ok(FVal::V(self.emit(sv.ty(), Op::SysVal(sv))?))
+    }
+
+    pub(super) fn access_chain(&mut self, base: Ptr, idx: &[u32], blk: u32) -> Res<Ptr> {
+        let mut p = base;
+        for &id in idx {
+            let c = self.decl.consts.get(&id).and_then(|(_, c)| {
+                if let Const::Scalar(v) = c {
+                    Some(*v as u32)
+                } else {
+                    None
+                }
+            });
+            let dynv = if c.is_none() {
+                Some(self.getv(id, blk)?)
+            } else {
+                None
+            };
+            p = match p {
+                Ptr::Mem {
+                    space,
+                    dyn_off,
+                    konst,
+                    align,
+                    ty,
+                    mat,
+                    comp_stride,
+                } => {
+                    let mut np = Ptr::Mem {
+                        space,
+                        dyn_off,
+                        konst,
+                        align,
+                        ty,
+                        mat,
+                        comp_stride: None,
+                    };
+                    let Ptr::Mem {
+                        dyn_off: d,
+                        konst: k,
+                        align: a,
+                        ty: t,
+                        mat: m,
+                        comp_stride: cs,
+                        ..
+                    } = &mut np
+                    else {
+                        unreachable!()
+                    };
+                    let mut step = |this: &mut Self, stride: u32, nt: u32| -> Res<()> {
+                        match (c, dynv) {
+                            (Some(c), _) => {
+                                *k = k
+                                    .checked_add(c.checked_mul(stride).ok_or_else(|| {
+                                        FrontendError::Invalid("offset overflow".into())
+                                    })?)
+                                    .ok_or_else(|| {
+                                        FrontendError::Invalid("offset overflow".into())
+                                    })?;
+                            }
+                            (None, Some(v)) => {
+                                *d = Some(this.add_dyn(*d, v, stride)?);
+                                *a = (*a).min(pow2_div(stride));
+                            }
+                            _ => unreachable!(),
+                        }
+                        *t = nt;
+                        Ok(())
+                    };
+                    let desc_array = match self.stype(ty)? {
+                        SType::Array(e, n) if self.is_block(e) => Some((e, n)),
+                        _ => None,
+                    };
+                    if let Some((e, n)) = desc_array {
+                        // An array of blocks is a descriptor array: element k is its own
+                        // buffer at binding-table entry first + k.
+                        let Some(c) = c else {
+                            return unsupported(
+                                "dynamically indexed descriptor arrays \
+                                 (shaderStorageBufferArrayDynamicIndexing)",
+                            );
+                        };
+                        if c >= n {
+                            return invalid("descriptor array index out of range");
+                        }
+                        let space = match space {
+                            Space::Ssbo(b) => Space::Ssbo(b + c),
+                            Space::Ubo(b) => Space::Ubo(b + c),
+                            _ => return invalid("array of blocks outside a buffer"),
+                        };
+                        p = Ptr::Mem {
+                            space,
+                            dyn_off,
+                            konst,
+                            align,
+                            ty: e,
+                            mat,
+                            comp_stride: None,
+                        };
+                        continue;
+                    }
+                    match self.stype(ty)? {
+                        SType::Struct(members) => {
+                            let Some(c) = c else {
+                                return invalid("struct index must be constant");
+                            };
+                            let nt = *members.get(c as usize).ok_or_else(|| {
+                                FrontendError::Invalid("member index out of range".into())
+                            })?;
+                            let off = self.member_offset(ty, c)?;
+                            let md = self
+                                .decl
+                                .member_decos
+                                .get(&(ty, c))
+                                .copied()
+                                .unwrap_or_default();
+                            *k = k
+                                .checked_add(off)
+                                .ok_or_else(|| FrontendError::Invalid("offset overflow".into()))?;
+                            *t = nt;
+                            *m = MatLayout {
+                                stride: md.matrix_stride,
+                                row_major: md.row_major,
+                            };
+                        }
+                        SType::Array(e, _) | SType::RuntimeArray(e) => {
+                            let stride = self.elem_stride(ty, e)?;
+                            step(self, stride, e)?;
+                        }
+                        SType::Matrix(col, _) => {
+                            let (_, ca) = self.natural(col, 0)?;
+                            let stride = mat.stride.unwrap_or(ca);
+                            let SType::Vector(e, _) = self.stype(col)? else {
+                                return invalid("matrix column");
+                            };
+                            let esz = self.scalar_ir_type(e)?.comp_bytes();
+                            if mat.row_major {
+                                step(self, esz, col)?;
+                                *cs = Some(stride);
+                            } else {
+                                step(self, stride, col)?;
+                            }
+                            *m = MatLayout::default();
+                        }
+                        SType::Vector(e, _) => {
+                            let esz = self.natural(e, 0)?.0;
+                            step(self, comp_stride.unwrap_or(esz), e)?;
+                        }
+                        _ => return invalid("access chain into a scalar"),
+                    }
+                    np
+                }
+                Ptr::Var { tree, ty } => match (self.stype(ty)?, tree) {
+                    (SType::Struct(m), VarTree::Comp(t)) => {
+                        let c = c.ok_or_else(|| {
+                            FrontendError::Invalid("struct index must be constant".into())
+                        })? as usize;
+                        Ptr::Var {
+                            tree: t.get(c).cloned().ok_or_else(|| {
+                                FrontendError::Invalid("index out of range".into())
+                            })?,
+                            ty: *m
+                                .get(c)
+                                .ok_or_else(|| FrontendError::Invalid("index".into()))?,
+                        }
+                    }
+                    (SType::Array(e, _) | SType::Matrix(e, _), VarTree::Comp(t)) => {
+                        let Some(c) = c else {
+                            return unsupported(
+                                "dynamic index into a function variable that was not demoted",
+                            );
+                        };
+                        // Out-of-range constant indices are undefined; clamp to stay safe.
+                        let c = (c as usize).min(t.len() - 1);
+                        Ptr::Var {
+                            tree: t[c].clone(),
+                            ty: e,
+                        }
+                    }
+                    (SType::Vector(_, n), VarTree::Leaf(var)) => {
+                        let comp = match (c, dynv) {
+                            (Some(c), _) => Ok((c as u8).min(n - 1)),
+                            (None, Some(v)) => Err(v),
+                            _ => unreachable!(),
+                        };
+                        Ptr::VarComp { var, comp }
+                    }
+                    _ => return invalid("access chain does not match the variable type"),
+                },
+                Ptr::Builtin { b, comp: None, ty } => match self.stype(ty)? {
+                    SType::Vector(e, n) => Ptr::Builtin {
+                        b,
+                        comp: Some(match (c, dynv) {
+                            (Some(c), _) => Ok((c as u8).min(n - 1)),
+                            (None, Some(v)) => Err(v),
+                            _ => unreachable!(),
+                        }),
+                        ty: e,
+                    },
+                    _ => return invalid("access chain into a scalar built-in"),
+                },
+                Ptr::VarComp { .. } | Ptr::Builtin { .. } => {
+                    return invalid("access chain into a scalar")
+                }
+            };
+        }
+        Ok(p)
+    }
+
+    pub(super) fn ptr_of(&mut self, id: u32, blk: u32) -> Res<Ptr> {
+        match self.get(id, blk)? {
+            FVal::P(p) => Ok(*p),
+            _ => invalid(format!("%{id} is not a pointer")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::check_ir;
+
+    /// An access chain into a runtime array scales the index by the ArrayStride decoration
+    /// and adds the member's Offset.
+    #[test]
+    fn access_chain_uses_array_stride_and_offset() {
+        check_ir(
+            "access_chain_uses_array_stride_and_offset",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            OpDecorate %arr ArrayStride 16
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpMemberDecorate %Buf 1 Offset 32
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 0
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %arr = OpTypeRuntimeArray %v4f32
+            %Buf = OpTypeStruct %u32 %arr
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_f32 = OpTypePointer Uniform %f32
+            %buf = OpVariable %ptr_buf Uniform
+            %c1 = OpConstant %i32 1
+            %c2 = OpConstant %i32 2
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %p = OpAccessChain %ptr_f32 %buf %c1 %i %c2
+            %v = OpLoad %f32 %p
+            %w = OpFAdd %f32 %v %v
+            OpStore %p %w
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32x3 = sysval global_invocation_id
+                    %1:i32 = extract %0, 0
+                    %2:i32 = const 16
+                    %3:i32 = imul %1, %2
+                    %4:i32 = const 40
+                    %5:i32 = iadd %3, %4
+                    %6:f32 = load ssbo[0] %5 align 8
+                    %7:f32 = fadd %6, %6
+                    %8:i32 = const 40
+                    %9:i32 = iadd %3, %8
+                    store ssbo[0] %9, %7 align 8
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A Function array indexed with a non-constant index lives in local memory.
+    #[test]
+    fn dynamically_indexed_function_array_goes_to_local_memory() {
+        check_ir(
+            "dynamically_indexed_function_array_goes_to_local_memory",
+            "
+            OpDecorate %gid BuiltIn GlobalInvocationId
+            %ptr_in = OpTypePointer Input %v3u32
+            %gid = OpVariable %ptr_in Input
+            %c4 = OpConstant %u32 4
+            %arr = OpTypeArray %f32 %c4
+            %ptr_arr = OpTypePointer Function %arr
+            %ptr_f = OpTypePointer Function %f32
+            %one = OpConstant %f32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %a = OpVariable %ptr_arr Function
+            %id = OpLoad %v3u32 %gid
+            %i = OpCompositeExtract %u32 %id 0
+            %p = OpAccessChain %ptr_f %a %i
+            OpStore %p %one
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 16 push 0
+            fn main {
+                loop {
+                    %0:i32x3 = sysval global_invocation_id
+                    %1:i32 = extract %0, 0
+                    %2:i32 = const 4
+                    %3:i32 = imul %1, %2
+                    %4:f32 = const 1.0
+                    store local %3, %4 align 4
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A column of a row-major matrix in a uniform buffer is read component by component,
+    /// MatrixStride bytes apart.
+    #[test]
+    fn row_major_matrix_column_is_read_with_matrix_stride() {
+        check_ir(
+            "row_major_matrix_column_is_read_with_matrix_stride",
+            "
+            OpDecorate %Ubo Block
+            OpMemberDecorate %Ubo 0 Offset 0
+            OpMemberDecorate %Ubo 0 RowMajor
+            OpMemberDecorate %Ubo 0 MatrixStride 16
+            OpDecorate %ubo DescriptorSet 0
+            OpDecorate %ubo Binding 0
+            %mat = OpTypeMatrix %v2f32 2
+            %Ubo = OpTypeStruct %mat
+            %ptr_ubo = OpTypePointer Uniform %Ubo
+            %ptr_col = OpTypePointer Uniform %v2f32
+            %ubo = OpVariable %ptr_ubo Uniform
+            %ptr_v = OpTypePointer Function %v2f32
+            %c0 = OpConstant %i32 0
+            %c1 = OpConstant %i32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_v Function
+            %p = OpAccessChain %ptr_col %ubo %c0 %c1
+            %col = OpLoad %v2f32 %p
+            OpStore %x %col
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f32x2
+                loop {
+                    %0:f32x2 = const 0.0, 0.0
+                    store_var $0, %0
+                    %1:i32 = const 4
+                    %2:f32 = load ubo[0] %1 align 4
+                    %3:i32 = const 20
+                    %4:f32 = load ubo[0] %3 align 4
+                    %5:f32x2 = vec %2, %4
+                    store_var $0, %5
+                    break
+                }
+            }
+            ",
+        );
+    }
+}

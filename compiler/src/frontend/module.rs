@@ -1,0 +1,839 @@
+//! Module level: capabilities, extensions, the entry point and its execution modes, the
+//! function and block tables, the analyses that run before emission, and the global
+//! variables of the entry point's interface (buffers, push constants, shared memory,
+//! built-ins, private variables).
+
+use super::constants::Const;
+use super::memory::{MatLayout, Ptr};
+use super::types::SType;
+use super::{
+    idref, invalid, op_id, op_lit, pow2_div, rid, rty, unsupported, Fe, FrontendError, Res,
+};
+use crate::ir::{self, Space};
+use crate::{BindingKind, BindingUse, Target};
+use rspirv::dr::{self, Operand};
+use rspirv::spirv;
+use spirv::{BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, StorageClass};
+use std::collections::{HashMap, HashSet};
+
+pub(super) struct SpvFunc {
+    pub(super) params: Vec<u32>,
+    pub(super) blocks: Vec<u32>,
+}
+
+pub(super) struct SpvBlock {
+    pub(super) insts: Vec<dr::Instruction>,
+}
+
+/// Capabilities a GLCompute shader may declare that need nothing beyond the 32-bit core.
+pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
+    use Capability as C;
+    match c {
+        C::Shader
+        | C::Matrix
+        | C::VariablePointersStorageBuffer
+        | C::StorageBuffer16BitAccess
+        | C::VulkanMemoryModel
+        | C::VulkanMemoryModelDeviceScope
+        | C::GroupNonUniform => true,
+        // Targets without DF hardware get the soft_fp64 lowering.
+        C::Float64 => true,
+        C::Int64 | C::Int64Atomics => t.has_int64,
+        C::Float16 => t.has_fp16,
+        C::Int16 => t.has_int16,
+        C::Int8 => t.has_int8,
+        // 8/16-bit loads/stores: byte scattered messages in the back end.
+        C::StorageBuffer8BitAccess
+        | C::UniformAndStorageBuffer8BitAccess
+        | C::StoragePushConstant8 => t.has_int8,
+        C::UniformAndStorageBuffer16BitAccess | C::StoragePushConstant16 => true,
+        // Float controls: which widths and modes a target honours is checked per mode
+        // against `float_controls::support` once the modes are known.
+        C::DenormPreserve
+        | C::DenormFlushToZero
+        | C::SignedZeroInfNanPreserve
+        | C::RoundingModeRTE
+        | C::RoundingModeRTZ => true,
+        _ => false,
+    }
+}
+
+pub(super) fn extension_ok(e: &str) -> bool {
+    matches!(
+        e,
+        "SPV_KHR_storage_buffer_storage_class"
+            | "SPV_KHR_variable_pointers"
+            | "SPV_KHR_vulkan_memory_model"
+            | "SPV_KHR_16bit_storage"
+            | "SPV_KHR_8bit_storage"
+            | "SPV_KHR_shader_draw_parameters"
+            | "SPV_KHR_non_semantic_info"
+            | "SPV_GOOGLE_decorate_string"
+            | "SPV_GOOGLE_hlsl_functionality1"
+            | "SPV_GOOGLE_user_type"
+            | "SPV_KHR_terminate_invocation"
+            | "SPV_KHR_float_controls"
+    )
+}
+
+/// Checks that every instruction's word count is non-zero and stays inside the module.
+pub(super) fn check_framing(words: &[u32]) -> Res<()> {
+    let mut at = 5;
+    while at < words.len() {
+        let wc = (words[at] >> 16) as usize;
+        if wc == 0 || at + wc > words.len() {
+            return Err(FrontendError::Parse(format!(
+                "instruction at word {at} has word count {wc}, past the end of the module ({} words)",
+                words.len()
+            )));
+        }
+        at += wc;
+    }
+    Ok(())
+}
+
+impl Fe<'_> {
+    /// Records one float-controls execution mode (`width` is its target-width operand).
+    /// Contradicting modes for one width, and rounding modes that differ between widths
+    /// (cr0 has one rounding field: roundingModeIndependence is NONE), are errors.
+    pub(super) fn float_mode(&mut self, m: ExecutionMode, width: u32) -> Res<()> {
+        let fc = &mut self.f.float_controls;
+        let Some(mode) = u8::try_from(width).ok().and_then(|w| fc.mode_mut(w)) else {
+            return unsupported(format!("execution mode {m:?} for a {width}-bit float"));
+        };
+        let clash = |what: &str| {
+            Err(FrontendError::Unsupported(format!(
+                "execution modes {what} for {width}-bit floats"
+            )))
+        };
+        match m {
+            ExecutionMode::DenormPreserve | ExecutionMode::DenormFlushToZero => {
+                let d = if m == ExecutionMode::DenormPreserve {
+                    ir::Denorm::Preserve
+                } else {
+                    ir::Denorm::FlushToZero
+                };
+                if mode.denorm != ir::Denorm::Any && mode.denorm != d {
+                    return clash("DenormPreserve and DenormFlushToZero together");
+                }
+                mode.denorm = d;
+            }
+            ExecutionMode::RoundingModeRTE | ExecutionMode::RoundingModeRTZ => {
+                let r = if m == ExecutionMode::RoundingModeRTE {
+                    ir::Rounding::Rte
+                } else {
+                    ir::Rounding::Rtz
+                };
+                if mode.rounding != ir::Rounding::Any && mode.rounding != r {
+                    return clash("RoundingModeRTE and RoundingModeRTZ together");
+                }
+                mode.rounding = r;
+                let other = fc
+                    .modes
+                    .iter()
+                    .any(|o| o.rounding != ir::Rounding::Any && o.rounding != r);
+                if other {
+                    return unsupported(
+                        "different rounding modes for different float widths (one rounding \
+                         mode per kernel: roundingModeIndependence is NONE)",
+                    );
+                }
+            }
+            _ => mode.signed_zero_inf_nan = true,
+        }
+        Ok(())
+    }
+
+    pub(super) fn module(&mut self, m: &dr::Module) -> Res<()> {
+        for c in &m.capabilities {
+            match c.operands.first() {
+                Some(Operand::Capability(cap)) => {
+                    if !capability_ok(*cap, self.input.target) {
+                        return Err(FrontendError::UnsupportedCapability(format!("{cap:?}")));
+                    }
+                }
+                _ => return invalid("OpCapability without capability"),
+            }
+        }
+        for e in &m.extensions {
+            match e.operands.first() {
+                Some(Operand::LiteralString(s)) => {
+                    if !extension_ok(s) {
+                        return Err(FrontendError::UnsupportedExtension(s.clone()));
+                    }
+                }
+                _ => return invalid("OpExtension without name"),
+            }
+        }
+        for e in &m.ext_inst_imports {
+            match e.operands.first() {
+                Some(Operand::LiteralString(s)) if s == "GLSL.std.450" => {
+                    self.decl.ext_glsl.insert(rid(e)?);
+                }
+                Some(Operand::LiteralString(s)) if s.starts_with("NonSemantic.") => {}
+                Some(Operand::LiteralString(s)) => {
+                    return unsupported(format!("extended instruction set {s}"));
+                }
+                _ => return invalid("OpExtInstImport without name"),
+            }
+        }
+        if let Some(mm) = &m.memory_model {
+            if let Some(Operand::AddressingModel(a)) = mm.operands.first() {
+                if *a != spirv::AddressingModel::Logical {
+                    return unsupported(format!("addressing model {a:?}"));
+                }
+            }
+        }
+        // Entry point
+        let mut entry = None;
+        for ep in &m.entry_points {
+            if let (
+                Some(Operand::ExecutionModel(em)),
+                Some(Operand::IdRef(fid)),
+                Some(Operand::LiteralString(name)),
+            ) = (ep.operands.first(), ep.operands.get(1), ep.operands.get(2))
+            {
+                if *em == ExecutionModel::GLCompute && name == self.input.entry {
+                    entry = Some(*fid);
+                }
+            }
+        }
+        let entry =
+            entry.ok_or_else(|| FrontendError::NoEntryPoint(self.input.entry.to_string()))?;
+        // Decorations
+        for a in &m.annotations {
+            match a.class.opcode {
+                spirv::Op::Decorate | spirv::Op::DecorateId | spirv::Op::DecorateString => {
+                    let target = op_id(a, 0)?;
+                    let Some(Operand::Decoration(d)) = a.operands.get(1) else {
+                        return invalid("OpDecorate without decoration");
+                    };
+                    let args: Vec<u32> = a.operands[2..]
+                        .iter()
+                        .map(|o| match o {
+                            Operand::LiteralBit32(v) => *v,
+                            Operand::IdRef(v) => *v,
+                            Operand::BuiltIn(b) => *b as u32,
+                            _ => 0,
+                        })
+                        .collect();
+                    self.decl.decos.entry(target).or_default().push((*d, args));
+                }
+                spirv::Op::MemberDecorate | spirv::Op::MemberDecorateString => {
+                    let target = op_id(a, 0)?;
+                    let member = op_lit(a, 1)?;
+                    let Some(Operand::Decoration(d)) = a.operands.get(2) else {
+                        return invalid("OpMemberDecorate without decoration");
+                    };
+                    let md = self.decl.member_decos.entry((target, member)).or_default();
+                    match d {
+                        Decoration::Offset => md.offset = Some(op_lit(a, 3)?),
+                        Decoration::MatrixStride => md.matrix_stride = Some(op_lit(a, 3)?),
+                        Decoration::RowMajor => md.row_major = true,
+                        Decoration::BuiltIn => {
+                            if let Some(Operand::BuiltIn(b)) = a.operands.get(3) {
+                                md.builtin = Some(*b);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                spirv::Op::DecorationGroup
+                | spirv::Op::GroupDecorate
+                | spirv::Op::GroupMemberDecorate => {
+                    return unsupported("decoration groups");
+                }
+                _ => {}
+            }
+        }
+        // Types, constants, globals
+        for i in &m.types_global_values {
+            self.global(i)?;
+        }
+        // Execution modes
+        let mut local_size_set = false;
+        for em in &m.execution_modes {
+            if op_id(em, 0)? != entry {
+                continue;
+            }
+            match em.operands.get(1) {
+                Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) => {
+                    self.iface.local_size = [op_lit(em, 2)?, op_lit(em, 3)?, op_lit(em, 4)?];
+                    local_size_set = true;
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::LocalSizeId)) => {
+                    for k in 0..3 {
+                        let id = match em.operands.get(2 + k) {
+                            Some(Operand::IdRef(v)) => *v,
+                            Some(Operand::LiteralBit32(v)) => *v,
+                            _ => return invalid("LocalSizeId operand"),
+                        };
+                        self.iface.local_size[k] = self.const_u32(id)?;
+                    }
+                    local_size_set = true;
+                }
+                Some(Operand::ExecutionMode(
+                    m @ (ExecutionMode::DenormPreserve
+                    | ExecutionMode::DenormFlushToZero
+                    | ExecutionMode::SignedZeroInfNanPreserve
+                    | ExecutionMode::RoundingModeRTE
+                    | ExecutionMode::RoundingModeRTZ),
+                )) => {
+                    let width = op_lit(em, 2)?;
+                    self.float_mode(*m, width)?;
+                }
+                _ => {}
+            }
+        }
+        // A constant decorated WorkgroupSize overrides the execution mode.
+        let ws: Vec<u32> = self
+            .decl
+            .decos
+            .iter()
+            .filter(|(_, d)| {
+                d.iter().any(|(k, a)| {
+                    *k == Decoration::BuiltIn && a.first() == Some(&(BuiltIn::WorkgroupSize as u32))
+                })
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ws {
+            if let Some((_, Const::Comp(c))) = self.decl.consts.get(&id) {
+                if c.len() == 3 {
+                    for k in 0..3 {
+                        if let Const::Scalar(v) = c[k] {
+                            self.iface.local_size[k] = v as u32;
+                        }
+                    }
+                    local_size_set = true;
+                }
+            }
+        }
+        if !local_size_set {
+            return invalid("entry point has no LocalSize");
+        }
+        let n: u64 = self
+            .iface
+            .local_size
+            .iter()
+            .map(|x| u64::from(*x))
+            .product();
+        if n == 0 || n > u64::from(self.input.target.max_workgroup_invocations) {
+            return unsupported(format!(
+                "workgroup size {}x{}x{} (limit {} invocations)",
+                self.iface.local_size[0],
+                self.iface.local_size[1],
+                self.iface.local_size[2],
+                self.input.target.max_workgroup_invocations
+            ));
+        }
+        // Functions
+        for (fi, func) in m.functions.iter().enumerate() {
+            let def = func
+                .def
+                .as_ref()
+                .ok_or_else(|| FrontendError::Invalid("function without OpFunction".into()))?;
+            let fid = rid(def)?;
+            let mut params = Vec::new();
+            for p in &func.parameters {
+                let id = rid(p)?;
+                params.push(id);
+                self.decl.result_types.insert(id, rty(p)?);
+            }
+            let mut blocks = Vec::new();
+            for (bi, b) in func.blocks.iter().enumerate() {
+                let label = rid(b
+                    .label
+                    .as_ref()
+                    .ok_or_else(|| FrontendError::Invalid("block without label".into()))?)?;
+                if self.code.blocks.contains_key(&label) {
+                    return invalid(format!("label %{label} defined twice"));
+                }
+                if b.instructions.is_empty() {
+                    return invalid(format!("block %{label} has no terminator"));
+                }
+                for i in &b.instructions {
+                    if let Some(r) = i.result_id {
+                        if self.code.def_block.insert(r, label).is_some() {
+                            return invalid(format!("%{r} defined twice"));
+                        }
+                        if let Some(t) = i.result_type {
+                            self.decl.result_types.insert(r, t);
+                        }
+                    }
+                }
+                self.code.block_order.insert(label, fi * 1_000_000 + bi);
+                blocks.push(label);
+                self.code.blocks.insert(
+                    label,
+                    SpvBlock {
+                        insts: b.instructions.clone(),
+                    },
+                );
+            }
+            if self
+                .code
+                .funcs
+                .insert(fid, SpvFunc { params, blocks })
+                .is_some()
+            {
+                return invalid(format!("function %{fid} defined twice"));
+            }
+        }
+        self.find_demotions()?;
+        self.find_dynamic_roots()?;
+        // Emit: private variables, then the entry function inlined at top level.
+        self.init_private_vars(m)?;
+        self.inline_call(entry, &[], None)?;
+        if self.stack.len() != 1 {
+            return invalid("unbalanced structure");
+        }
+        self.f.body = self.stack.pop().unwrap();
+        Ok(())
+    }
+
+    pub(super) fn deco(&self, id: u32, d: Decoration) -> Option<&Vec<u32>> {
+        self.decl
+            .decos
+            .get(&id)?
+            .iter()
+            .find(|(k, _)| *k == d)
+            .map(|(_, a)| a)
+    }
+
+    pub(super) fn global(&mut self, i: &dr::Instruction) -> Res<()> {
+        use spirv::Op as O;
+        let op = i.class.opcode;
+        match op {
+            O::TypeVoid
+            | O::TypeBool
+            | O::TypeInt
+            | O::TypeFloat
+            | O::TypeVector
+            | O::TypeMatrix
+            | O::TypeArray
+            | O::TypeRuntimeArray
+            | O::TypeStruct
+            | O::TypePointer
+            | O::TypeForwardPointer
+            | O::TypeFunction
+            | O::TypeImage
+            | O::TypeSampler
+            | O::TypeSampledImage => self.declare_type(i)?,
+            O::ConstantTrue
+            | O::ConstantFalse
+            | O::SpecConstantTrue
+            | O::SpecConstantFalse
+            | O::Constant
+            | O::SpecConstant
+            | O::ConstantComposite
+            | O::SpecConstantComposite
+            | O::ConstantNull
+            | O::SpecConstantOp
+            | O::Undef => self.declare_const(i)?,
+            O::Variable => {
+                let id = rid(i)?;
+                let t = rty(i)?;
+                let Some(Operand::StorageClass(sc)) = i.operands.first() else {
+                    return invalid("variable without storage class");
+                };
+                let Some(SType::Pointer(_, pointee)) = self.decl.types.get(&t).cloned() else {
+                    return invalid("variable type is not a pointer");
+                };
+                self.decl.result_types.insert(id, t);
+                self.decl.globals.insert(id, (*sc, pointee));
+                self.global_var(id, *sc, pointee)?;
+            }
+            O::String | O::Line | O::NoLine | O::ExtInst => {}
+            _ => return unsupported(format!("global instruction {op:?}")),
+        }
+        Ok(())
+    }
+
+    /// The element count of a descriptor array (an array of Block/BufferBlock structs), or
+    /// 1 for a single buffer.
+    pub(super) fn descriptor_count(&self, pointee: u32) -> Res<u32> {
+        if let SType::Array(e, n) = self.stype(pointee)? {
+            if self.is_block(e) {
+                return Ok(n);
+            }
+        }
+        Ok(1)
+    }
+
+    pub(super) fn is_block(&self, t: u32) -> bool {
+        matches!(self.stype(t), Ok(SType::Struct(_)))
+            && (self.deco(t, Decoration::Block).is_some()
+                || self.deco(t, Decoration::BufferBlock).is_some())
+    }
+
+    pub(super) fn binding_for(&mut self, id: u32, kind: BindingKind, count: u32) -> Res<Space> {
+        let set = self
+            .deco(id, Decoration::DescriptorSet)
+            .and_then(|a| a.first().copied())
+            .unwrap_or(0);
+        let binding = self
+            .deco(id, Decoration::Binding)
+            .and_then(|a| a.first().copied())
+            .ok_or_else(|| {
+                FrontendError::Invalid(format!("buffer variable %{id} has no Binding"))
+            })?;
+        let bti = if self.input.bindings.is_empty() {
+            match self
+                .iface
+                .bindings
+                .iter()
+                .find(|b| b.set == set && b.binding == binding)
+            {
+                Some(b) => b.bti,
+                None => self
+                    .iface
+                    .bindings
+                    .iter()
+                    .map(|b| b.bti + 1)
+                    .max()
+                    .unwrap_or(0),
+            }
+        } else {
+            self.input
+                .bindings
+                .iter()
+                .find(|b| b.set == set && b.binding == binding)
+                .map(|b| b.bti)
+                .ok_or(FrontendError::NoBinding { set, binding })?
+        };
+        if !self
+            .iface
+            .bindings
+            .iter()
+            .any(|b| b.set == set && b.binding == binding)
+        {
+            // A descriptor array takes `count` consecutive entries (the dispatch contract).
+            for k in 0..count {
+                self.iface.bindings.push(BindingUse {
+                    set,
+                    binding,
+                    bti: bti + k,
+                    kind,
+                });
+            }
+        }
+        Ok(match kind {
+            BindingKind::Storage => Space::Ssbo(bti),
+            BindingKind::Uniform => Space::Ubo(bti),
+        })
+    }
+
+    pub(super) fn global_var(&mut self, id: u32, sc: StorageClass, pointee: u32) -> Res<()> {
+        let mem = |space, ty| Ptr::Mem {
+            space,
+            dyn_off: None,
+            konst: 0,
+            align: 16,
+            ty,
+            mat: MatLayout::default(),
+            comp_stride: None,
+        };
+        let ptr = match sc {
+            StorageClass::StorageBuffer => {
+                let n = self.descriptor_count(pointee)?;
+                mem(self.binding_for(id, BindingKind::Storage, n)?, pointee)
+            }
+            StorageClass::Uniform => {
+                let n = self.descriptor_count(pointee)?;
+                let block = match self.stype(pointee)? {
+                    SType::Array(e, _) if self.is_block(e) => e,
+                    _ => pointee,
+                };
+                let buffer_block = self.deco(block, Decoration::BufferBlock).is_some();
+                let kind = if buffer_block {
+                    BindingKind::Storage
+                } else {
+                    BindingKind::Uniform
+                };
+                mem(self.binding_for(id, kind, n)?, pointee)
+            }
+            StorageClass::PushConstant => {
+                let (s, _) = self.natural(pointee, 0)?;
+                self.iface.push_size = self.iface.push_size.max(s);
+                mem(Space::Push, pointee)
+            }
+            StorageClass::Workgroup => {
+                let (s, a) = self.natural(pointee, 0)?;
+                let off = self.iface.shared_size.next_multiple_of(a.max(4));
+                self.iface.shared_size = off
+                    .checked_add(s)
+                    .filter(|x| *x <= self.input.target.max_shared_size)
+                    .ok_or_else(|| {
+                        FrontendError::Unsupported(
+                            "shared memory larger than the device allows".into(),
+                        )
+                    })?;
+                Ptr::Mem {
+                    space: Space::Shared,
+                    dyn_off: None,
+                    konst: off,
+                    align: pow2_div(off).min(16),
+                    ty: pointee,
+                    mat: MatLayout::default(),
+                    comp_stride: None,
+                }
+            }
+            StorageClass::Input => {
+                let b = self
+                    .deco(id, Decoration::BuiltIn)
+                    .and_then(|a| a.first().copied())
+                    .and_then(BuiltIn::from_u32)
+                    .ok_or_else(|| {
+                        FrontendError::Unsupported(format!(
+                            "Input variable %{id} that is not a built-in"
+                        ))
+                    })?;
+                Ptr::Builtin {
+                    b,
+                    comp: None,
+                    ty: pointee,
+                }
+            }
+            StorageClass::Private => return Ok(()), // handled in init_private_vars
+            StorageClass::Output => return Ok(()),
+            other => return unsupported(format!("storage class {other:?}")),
+        };
+        self.iface.global_ptrs.insert(id, ptr);
+        Ok(())
+    }
+
+    pub(super) fn init_private_vars(&mut self, m: &dr::Module) -> Res<()> {
+        for i in &m.types_global_values {
+            if i.class.opcode != spirv::Op::Variable {
+                continue;
+            }
+            let id = rid(i)?;
+            if let Some((StorageClass::Private, pointee)) = self.decl.globals.get(&id).copied() {
+                let init = i.operands.get(1).map(idref).transpose()?;
+                let p = self.alloc_var(id, pointee)?;
+                self.init_var(&p, pointee, init)?;
+                self.iface.global_ptrs.insert(id, p);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn find_demotions(&mut self) -> Res<()> {
+        let mut demote = HashSet::new();
+        for (label, b) in &self.code.blocks {
+            for i in &b.insts {
+                if i.class.opcode == spirv::Op::Phi {
+                    for pair in i.operands.chunks(2) {
+                        if let [Operand::IdRef(v), Operand::IdRef(p)] = pair {
+                            if self.code.def_block.get(v).is_some_and(|d| d != p) {
+                                demote.insert(*v);
+                            }
+                        }
+                    }
+                    continue;
+                }
+                for o in &i.operands {
+                    if let Operand::IdRef(v) = o {
+                        if self.code.def_block.get(v).is_some_and(|d| d != label) {
+                            demote.insert(*v);
+                        }
+                    }
+                }
+            }
+        }
+        self.code.demote = demote;
+        Ok(())
+    }
+
+    /// Function variables reached by an access chain with a non-constant index into
+    /// something other than a vector go to local memory instead of IR variables.
+    pub(super) fn find_dynamic_roots(&mut self) -> Res<()> {
+        let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut dynamic = Vec::new();
+        for b in self.code.blocks.values() {
+            for i in &b.insts {
+                match i.class.opcode {
+                    spirv::Op::AccessChain | spirv::Op::InBoundsAccessChain => {
+                        let r = rid(i)?;
+                        let base = op_id(i, 0)?;
+                        parent.entry(r).or_default().push(base);
+                        let mut t = match self
+                            .decl
+                            .result_types
+                            .get(&base)
+                            .and_then(|t| self.decl.types.get(t))
+                        {
+                            Some(SType::Pointer(_, p)) => *p,
+                            _ => match self.decl.globals.get(&base) {
+                                Some((_, p)) => *p,
+                                None => continue,
+                            },
+                        };
+                        for k in 1..i.operands.len() {
+                            let idx = op_id(i, k)?;
+                            let is_const = self.decl.consts.contains_key(&idx);
+                            match self.decl.types.get(&t).cloned() {
+                                Some(SType::Struct(m)) => {
+                                    let Ok(c) = self.const_u32(idx) else { break };
+                                    match m.get(c as usize) {
+                                        Some(x) => t = *x,
+                                        None => break,
+                                    }
+                                }
+                                Some(SType::Vector(e, _)) => t = e,
+                                Some(
+                                    SType::Array(e, _)
+                                    | SType::RuntimeArray(e)
+                                    | SType::Matrix(e, _),
+                                ) => {
+                                    if !is_const {
+                                        dynamic.push(r);
+                                    }
+                                    t = e;
+                                }
+                                _ => break,
+                            }
+                        }
+                    }
+                    spirv::Op::FunctionCall => {
+                        let callee = op_id(i, 0)?;
+                        if let Some(f) = self.code.funcs.get(&callee) {
+                            for (k, p) in f.params.iter().enumerate() {
+                                if let Ok(a) = op_id(i, k + 1) {
+                                    parent.entry(*p).or_default().push(a);
+                                }
+                            }
+                        }
+                    }
+                    spirv::Op::CopyObject => {
+                        parent.entry(rid(i)?).or_default().push(op_id(i, 0)?);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        while let Some(x) = dynamic.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            self.code.dyn_roots.insert(x);
+            if let Some(ps) = parent.get(&x) {
+                dynamic.extend(ps.iter().copied());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_err, check_ir};
+
+    #[test]
+    fn workgroup_size_constant_overrides_local_size() {
+        check_ir(
+            "workgroup_size_constant_overrides_local_size",
+            "
+            OpDecorate %wgs BuiltIn WorkgroupSize
+            %c4 = OpConstant %u32 4
+            %c2 = OpConstant %u32 2
+            %c1 = OpConstant %u32 1
+            %wgs = OpConstantComposite %v3u32 %c4 %c2 %c1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 4 2 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn storage_buffer_and_push_constant_get_slots_and_size() {
+        check_ir(
+            "storage_buffer_and_push_constant_get_slots_and_size",
+            "
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 3
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            OpDecorate %Push Block
+            OpMemberDecorate %Push 0 Offset 0
+            OpMemberDecorate %Push 1 Offset 4
+            %Buf = OpTypeStruct %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %ptr_u32 = OpTypePointer Uniform %u32
+            %buf = OpVariable %ptr_buf Uniform
+            %Push = OpTypeStruct %u32 %u32
+            %ptr_push = OpTypePointer PushConstant %Push
+            %ptr_push_u32 = OpTypePointer PushConstant %u32
+            %push = OpVariable %ptr_push PushConstant
+            %c0 = OpConstant %i32 0
+            %c1 = OpConstant %i32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %pp = OpAccessChain %ptr_push_u32 %push %c1
+            %x = OpLoad %u32 %pp
+            %pb = OpAccessChain %ptr_u32 %buf %c0
+            OpStore %pb %x
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 8
+            fn main {
+                loop {
+                    %0:i32 = const 4
+                    %1:i32 = load push %0 align 4
+                    %2:i32 = const 0
+                    store ssbo[0] %2, %1 align 16
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn buffer_without_binding_is_rejected() {
+        check_err(
+            "buffer_without_binding_is_rejected",
+            "
+            OpDecorate %Buf BufferBlock
+            OpMemberDecorate %Buf 0 Offset 0
+            %Buf = OpTypeStruct %u32
+            %ptr_buf = OpTypePointer Uniform %Buf
+            %buf = OpVariable %ptr_buf Uniform
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "has no Binding",
+        );
+    }
+
+    #[test]
+    fn kernel_capability_is_rejected() {
+        check_err(
+            "kernel_capability_is_rejected",
+            "
+            OpCapability Kernel
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "unsupported SPIR-V capability Kernel",
+        );
+    }
+}
