@@ -14,6 +14,7 @@ pub mod ir;
 pub mod kernel;
 pub mod parse;
 pub mod passes;
+pub mod specconst;
 pub mod testing;
 pub mod validate;
 

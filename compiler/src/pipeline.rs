@@ -148,7 +148,7 @@ fn spirv_listing(words: &[u32]) -> String {
         }
         let _ = std::fs::remove_file(&tmp);
     }
-    match rspirv::dr::load_words(words) {
+    match crate::specconst::load_words(words) {
         Ok(m) => {
             use rspirv::binary::Disassemble;
             m.disassemble()

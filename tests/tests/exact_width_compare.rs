@@ -29,6 +29,11 @@
 //! - `packing`: the pack/unpack builtins that are OpBitcast between vectors of different
 //!   component counts (pack64/unpack32, packUint2x32/unpackUint2x32, packFloat2x16/
 //!   unpackFloat2x16, pack32/unpack8, pack32/unpack16, pack64/unpack16): exact compare.
+//! - `bf16`: bfloat16 as ncnn's `bf16p` shaders handle it (issue 23): `uint(x) << 16` and
+//!   `& 0xffff0000` unpacking, truncating and round-to-nearest-even packing, 16-bit storage,
+//!   unpack16/pack32, a dynamic component index into an unpacked pair, a compare-and-swap
+//!   loop storing half words that neighbouring invocations share, and bf16 / fp32 workgroup
+//!   tree reductions: exact compare.
 //!
 //! The loader reads VK_DRIVER_FILES once per process, so each driver runs in a child process
 //! (compute_common::run_child) that prints its results.
@@ -1388,6 +1393,209 @@ fn packing_reference() -> Vec<u32> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 7. bfloat16 through 16-bit storage and through packed words (ncnn's bf16 idioms)
+
+/// Invocations of the bf16 workload (two workgroups of 64).
+const BF16_N: usize = 128;
+/// bf16 values in the input (each workgroup reduces 256 of them).
+const BF16_VALUES: usize = 512;
+/// Words of the bf16 output: 8 per invocation, the half-word CAS area, two reductions per group.
+const BF16_OUT: usize = 8 * BF16_N + BF16_N / 2 + 4;
+
+/// The bf16 <-> fp32 patterns of ncnn's `bf16p` shaders: unpacking with `uint(x) << 16` and
+/// `& 0xffff0000`, packing with `>> 16` (truncation) and round-to-nearest-even, 16-bit
+/// storage loads and stores, `unpack16`/`pack32` bit casts, a dynamic component index into
+/// an unpacked pair, ncnn's compare-and-swap loop that stores one half of a shared word
+/// (neighbouring invocations write the two halves of one word), and two workgroup tree
+/// reductions: bf16 partial sums in a 16-bit shared array (truncated at every level) and
+/// fp32 partial sums.
+const BF16_SRC: &str = r#"#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { uint16_t a[]; };
+layout(std430, binding = 1) readonly buffer W { uint w[]; };
+layout(std430, binding = 2) writeonly buffer H { uint16_t h[]; };
+layout(std430, binding = 3) buffer O { uint o[]; };
+shared uint16_t s16[64];
+shared float sf[64];
+#define ld16(i) uintBitsToFloat(uint(a[i]) << 16)
+#define unpackBF(v) vec2(uintBitsToFloat((v) << 16), uintBitsToFloat((v) & 0xffff0000u))
+#define packBF(v) uint((floatBitsToUint((v).x) >> 16) | (floatBitsToUint((v).y) & 0xffff0000u))
+#define ldw(i) unpackBF(w[(i) / 2u])[(i) % 2u]
+uint16_t trunc16(float f) { return uint16_t(floatBitsToUint(f) >> 16); }
+uint16_t rne16(float f) {
+    uint b = floatBitsToUint(f);
+    return uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+void main() {
+    uint g = gl_GlobalInvocationID.x;
+    uint t = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupID.x;
+    uint i = 2u * g;
+    float x = ld16(i), y = ld16(i + 1u);
+    float xw = ldw(i + 1u), yw = ldw(i);
+    uint hb = 8u * g;
+    h[hb + 0u] = trunc16(x * 3.0);
+    h[hb + 1u] = rne16(x * 3.0);
+    h[hb + 2u] = trunc16(x + y);
+    h[hb + 3u] = rne16(xw * yw);
+    u16vec2 u = unpack16(w[g]);
+    h[hb + 4u] = u.y;
+    h[hb + 5u] = u.x;
+    h[hb + 6u] = uint16_t(w[g] >> 16) ^ a[i];
+    h[hb + 7u] = trunc16(ld16((7u * i) % 512u));
+    uint ob = 8u * g;
+    o[ob + 0u] = pack32(u16vec2(a[i + 1u], a[i]));
+    o[ob + 1u] = packBF(unpackBF(w[g]).yx);
+    o[ob + 2u] = floatBitsToUint(xw) ^ floatBitsToUint(yw);
+    o[ob + 3u] = packBF(vec2(x * 0.5, y * -2.0));
+    o[ob + 4u] = floatBitsToUint(ldw((5u * g) % 512u));
+    o[ob + 5u] = uint(a[i]) << 16 | uint(a[i + 1u]);
+    o[ob + 6u] = floatBitsToUint(uintBitsToFloat(w[g] & 0xffff0000u) + uintBitsToFloat(w[g] << 16));
+    o[ob + 7u] = uint(rne16(y)) | uint(trunc16(y)) << 16;
+
+    uint dst = g ^ 1u;
+    uint wi = 1024u + dst / 2u;
+    uint half_ = dst % 2u;
+    float vs = x * 2.0;
+    uint oldv, newv;
+    do {
+        oldv = atomicCompSwap(o[wi], 0u, 0u);
+        vec2 v2 = unpackBF(oldv);
+        v2[half_] = vs;
+        newv = packBF(v2);
+    } while (atomicCompSwap(o[wi], oldv, newv) != oldv);
+
+    float acc = 0.0;
+    for (uint k = t; k < 256u; k += 64u) {
+        acc += ld16(wg * 256u + k);
+    }
+    s16[t] = trunc16(acc);
+    sf[t] = acc;
+    barrier();
+    for (uint st = 32u; st > 0u; st >>= 1) {
+        if (t < st) {
+            float p = uintBitsToFloat(uint(s16[t]) << 16);
+            float q = uintBitsToFloat(uint(s16[t + st]) << 16);
+            s16[t] = trunc16(p + q);
+            sf[t] = sf[t] + sf[t + st];
+        }
+        barrier();
+    }
+    if (t == 0u) {
+        o[1088u + 2u * wg] = uint(s16[0]);
+        o[1089u + 2u * wg] = floatBitsToUint(sf[0]);
+    }
+}
+"#;
+
+/// bf16 inputs: magnitudes 2^-7..2^8 of either sign (no overflow, no denormal anywhere in
+/// the workload), with +0 and -0 among them.
+fn bf16_inputs() -> Vec<u16> {
+    let r = random_u32s(1623, BF16_VALUES);
+    let mut v: Vec<u16> = r
+        .iter()
+        .map(|x| {
+            let sign = (x >> 31) as u16;
+            let exp = 120 + (x >> 8) as u16 % 16;
+            (sign << 15) | (exp << 7) | (*x as u16 & 0x7f)
+        })
+        .collect();
+    (v[6], v[9]) = (0x0000, 0x8000);
+    v
+}
+
+fn run_bf16(c: &mut Ctx) -> Result<Vec<u32>, String> {
+    let v = bf16_inputs();
+    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let a = filled(c, &bytes);
+    let w = filled(c, &bytes);
+    let h = zeroed(c, 4 * BF16_N);
+    let o = zeroed(c, BF16_OUT);
+    let mut out = run_job(
+        c,
+        Job {
+            name: "bf16",
+            src: BF16_SRC,
+            bufs: vec![a, w, h, o],
+            push: vec![],
+            groups: (2, 1),
+            out: h,
+            out_bytes: 16 * BF16_N,
+        },
+    )?;
+    out.extend(c.buf(o).read_u32s(BF16_OUT));
+    Ok(out)
+}
+
+fn bf16_reference() -> Vec<u32> {
+    let v = bf16_inputs();
+    let f = |b: u16| f32::from_bits(u32::from(b) << 16);
+    let trunc = |x: f32| (x.to_bits() >> 16) as u16;
+    let rne = |x: f32| {
+        let b = x.to_bits();
+        (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16
+    };
+    let ldw = |k: usize| f(v[k]);
+    let mut h = vec![0u16; 8 * BF16_N];
+    let mut o = vec![0u32; BF16_OUT];
+    for g in 0..BF16_N {
+        let i = 2 * g;
+        let (x, y) = (f(v[i]), f(v[i + 1]));
+        let (xw, yw) = (ldw(i + 1), ldw(i));
+        let hb = 8 * g;
+        h[hb] = trunc(x * 3.0);
+        h[hb + 1] = rne(x * 3.0);
+        h[hb + 2] = trunc(x + y);
+        h[hb + 3] = rne(xw * yw);
+        h[hb + 4] = v[i + 1];
+        h[hb + 5] = v[i];
+        h[hb + 6] = v[i + 1] ^ v[i];
+        h[hb + 7] = v[(7 * i) % BF16_VALUES];
+        let ob = 8 * g;
+        o[ob] = u32::from(v[i + 1]) | u32::from(v[i]) << 16;
+        o[ob + 1] = u32::from(v[i + 1]) | u32::from(v[i]) << 16;
+        o[ob + 2] = xw.to_bits() ^ yw.to_bits();
+        o[ob + 3] = u32::from(trunc(x * 0.5)) | u32::from(trunc(y * -2.0)) << 16;
+        o[ob + 4] = ldw((5 * g) % BF16_VALUES).to_bits();
+        o[ob + 5] = u32::from(v[i]) << 16 | u32::from(v[i + 1]);
+        o[ob + 6] = (f(v[i + 1]) + f(v[i])).to_bits();
+        o[ob + 7] = u32::from(rne(y)) | u32::from(trunc(y)) << 16;
+        let dst = g ^ 1;
+        o[1024 + dst / 2] |= u32::from(trunc(x * 2.0)) << (16 * (dst % 2));
+    }
+    for wg in 0..2 {
+        let mut s16 = [0u16; 64];
+        let mut sf = [0f32; 64];
+        for t in 0..64 {
+            let mut acc = 0f32;
+            for k in (t..256).step_by(64) {
+                acc += f(v[wg * 256 + k]);
+            }
+            s16[t] = trunc(acc);
+            sf[t] = acc;
+        }
+        let mut st = 32;
+        while st > 0 {
+            for t in 0..st {
+                s16[t] = trunc(f(s16[t]) + f(s16[t + st]));
+                sf[t] += sf[t + st];
+            }
+            st >>= 1;
+        }
+        o[1088 + 2 * wg] = u32::from(s16[0]);
+        o[1089 + 2 * wg] = sf[0].to_bits();
+    }
+    let mut out: Vec<u32> = h
+        .chunks(2)
+        .map(|p| u32::from(p[0]) | u32::from(p[1]) << 16)
+        .collect();
+    out.extend(o);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
 // Child and parent
 
 type Workload = fn(&mut Ctx) -> Result<Vec<u32>, String>;
@@ -1400,6 +1608,7 @@ const WORKLOADS: &[(&str, Workload)] = &[
     ("bools", run_bools),
     ("convert", run_convert),
     ("packing", run_packing),
+    ("bf16", run_bf16),
 ];
 
 /// The workloads that use doubles (run again with FERRITE_DEBUG=soft64).
@@ -1490,6 +1699,7 @@ fn check_driver(driver: &str, r: &Results, names: &[&str]) -> Vec<String> {
                     "dot_i8" => dot_reference(),
                     "bools" => bools_reference(),
                     "packing" => packing_reference(),
+                    "bf16" => bf16_reference(),
                     _ => unreachable!("workload {name}"),
                 };
                 assert_eq!(got.len(), want.len(), "{driver}: {name} result size");

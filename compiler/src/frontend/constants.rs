@@ -2,20 +2,15 @@
 //! specialization values), OpSpecConstantOp folded with the IR's op semantics, null and
 //! undefined values, and constants turned into IR values.
 
-use super::alu::spirv_alu;
 use super::types::SType;
 use super::values::FVal;
 use super::{invalid, op_id, rid, rty, unsupported, Fe, FrontendError, Res};
-use crate::ir::{AluOp, Op, Type};
+use crate::ir::Op;
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
 use spirv::Decoration;
 
-#[derive(Clone, Debug)]
-pub(super) enum Const {
-    Scalar(u64),
-    Comp(Vec<Const>),
-}
+pub(super) use crate::specconst::Const;
 
 impl Fe<'_> {
     pub(super) fn spec_value(&self, id: u32) -> Option<&[u8]> {
@@ -107,130 +102,20 @@ impl Fe<'_> {
         let Some(Operand::LiteralSpecConstantOpInteger(op)) = i.operands.first() else {
             return invalid("OpSpecConstantOp without opcode");
         };
-        let ids: Vec<u32> = i.operands[1..]
-            .iter()
-            .map(|o| match o {
-                Operand::IdRef(v) => *v,
-                Operand::LiteralBit32(v) => *v,
-                _ => 0,
-            })
-            .collect();
-        let c = |k: usize| -> Res<(u32, Const)> {
-            let id = *ids
-                .get(k)
-                .ok_or_else(|| FrontendError::Invalid("OpSpecConstantOp operand".into()))?;
-            self.decl
-                .consts
-                .get(&id)
-                .cloned()
-                .ok_or_else(|| FrontendError::Invalid(format!("%{id} is not a constant")))
-        };
-        use spirv::Op as O;
-        match op {
-            O::CompositeExtract => {
-                let (_, mut v) = c(0)?;
-                for idx in &ids[1..] {
-                    v = match v {
-                        Const::Comp(x) => x
-                            .get(*idx as usize)
-                            .cloned()
-                            .ok_or_else(|| FrontendError::Invalid("index".into()))?,
-                        _ => return invalid("extract from scalar"),
-                    };
+        let mut args = Vec::new();
+        for o in &i.operands[1..] {
+            args.push(match o {
+                Operand::IdRef(id) => {
+                    let (ct, c) = self.decl.consts.get(id).cloned().ok_or_else(|| {
+                        FrontendError::Invalid(format!("%{id} is not a constant"))
+                    })?;
+                    crate::specconst::Arg::Value(c, self.ir_type(ct).ok())
                 }
-                Ok(v)
-            }
-            O::VectorShuffle => {
-                let (_, Const::Comp(a)) = c(0)? else {
-                    return invalid("shuffle");
-                };
-                let (_, Const::Comp(b)) = c(1)? else {
-                    return invalid("shuffle");
-                };
-                let all: Vec<Const> = a.into_iter().chain(b).collect();
-                Ok(Const::Comp(
-                    ids[2..]
-                        .iter()
-                        .map(|k| all.get(*k as usize).cloned().unwrap_or(Const::Scalar(0)))
-                        .collect(),
-                ))
-            }
-            O::Select => {
-                let (_, cond) = c(0)?;
-                let (_, a) = c(1)?;
-                let (_, b) = c(2)?;
-                match cond {
-                    Const::Scalar(x) => Ok(if x != 0 { a } else { b }),
-                    Const::Comp(x) => match (a, b) {
-                        (Const::Comp(a), Const::Comp(b)) => Ok(Const::Comp(
-                            x.iter()
-                                .zip(a.into_iter().zip(b))
-                                .map(|(x, (a, b))| {
-                                    if matches!(x, Const::Scalar(v) if *v != 0) {
-                                        a
-                                    } else {
-                                        b
-                                    }
-                                })
-                                .collect(),
-                        )),
-                        _ => invalid("select shape"),
-                    },
-                }
-            }
-            _ => {
-                let alu = spirv_alu(*op).ok_or_else(|| {
-                    FrontendError::Unsupported(format!("OpSpecConstantOp {op:?}"))
-                })?;
-                let mut srcs = Vec::new();
-                for k in 0..alu.1 {
-                    srcs.push(c(k)?);
-                }
-                let dt = self.ir_type(t)?;
-                self.fold_const(alu.0, dt, &srcs, alu.2)
-            }
+                Operand::LiteralBit32(v) => crate::specconst::Arg::Literal(*v),
+                _ => return invalid("OpSpecConstantOp operand"),
+            });
         }
-    }
-
-    pub(super) fn fold_const(
-        &self,
-        op: AluOp,
-        dt: Type,
-        srcs: &[(u32, Const)],
-        signed_cvt: bool,
-    ) -> Res<Const> {
-        let _ = signed_cvt;
-        let tys: Vec<Type> = srcs
-            .iter()
-            .map(|(t, _)| self.ir_type(*t))
-            .collect::<Res<_>>()?;
-        let flat = |c: &Const| -> Vec<u64> {
-            match c {
-                Const::Scalar(v) => vec![*v],
-                Const::Comp(v) => v
-                    .iter()
-                    .map(|x| if let Const::Scalar(s) = x { *s } else { 0 })
-                    .collect(),
-            }
-        };
-        let vals: Vec<Vec<u64>> = srcs.iter().map(|(_, c)| flat(c)).collect();
-        let refs: Vec<&[u64]> = vals.iter().map(|v| v.as_slice()).collect();
-        if refs
-            .iter()
-            .any(|r| r.len() != 1 && r.len() != usize::from(dt.comps))
-        {
-            return invalid("constant operand shapes");
-        }
-        let r = crate::eval::eval_alu_vec(op, dt, &tys, &refs);
-        Ok(if dt.comps == 1 {
-            Const::Scalar(r[0] & 1u64.max(if dt.is_bool() { 1 } else { dt.mask() }))
-        } else {
-            Const::Comp(
-                r.into_iter()
-                    .map(|x| Const::Scalar(if dt.is_bool() { x & 1 } else { x }))
-                    .collect(),
-            )
-        })
+        crate::specconst::eval_spec_op(*op, self.ir_type(t).ok(), &args)
     }
 
     pub(super) fn const_fval(&mut self, t: u32, c: &Const, depth: u32) -> Res<FVal> {

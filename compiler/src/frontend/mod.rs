@@ -233,7 +233,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
     check_framing(input.words)?;
     // rspirv 0.12's decoder can panic on some malformed operand lists; the framing check
     // above removes the cases we know, and a panic that still happens becomes an error.
-    let module = std::panic::catch_unwind(|| dr::load_words(input.words))
+    let module = std::panic::catch_unwind(|| crate::specconst::load_words(input.words))
         .map_err(|_| FrontendError::Parse("malformed instruction operands".into()))?
         .map_err(|e| FrontendError::Parse(e.to_string()))?;
     let mut fe = Fe {
