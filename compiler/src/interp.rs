@@ -182,7 +182,55 @@ impl Group<'_> {
         v.into_iter().map(u64::from).collect()
     }
 
+    /// A subgroup operation: the workgroup's invocations in subgroups of `subgroup_size`
+    /// consecutive local indices, each evaluated over its active invocations.
+    fn subgroup(
+        &mut self,
+        op: SubgroupOp,
+        srcs: &[Value],
+        dst: Option<Value>,
+        active: &[bool],
+    ) -> Result<(), InterpError> {
+        let sg = self.subgroup_size.max(1) as usize;
+        let Some(d) = dst else { return Ok(()) };
+        let dt = self.shader.func.ty(d);
+        for base in (0..self.lanes).step_by(sg) {
+            let end = (base + sg).min(self.lanes);
+            let mut cols = Vec::new();
+            for s in srcs {
+                let mut col = Vec::new();
+                for lane in base..end {
+                    col.push(if active[lane] {
+                        Some(self.get(*s, lane)?[0])
+                    } else {
+                        None
+                    });
+                }
+                cols.push(col);
+            }
+            if cols.is_empty() {
+                cols.push((base..end).map(|l| active[l].then_some(0)).collect());
+            }
+            let out = eval_subgroup(op, &cols);
+            for (k, r) in out.into_iter().enumerate() {
+                if let Some(mut r) = r {
+                    if dt.is_bool() {
+                        r = r
+                            .iter()
+                            .map(|&b| if b != 0 { dt.mask() } else { 0 })
+                            .collect();
+                    }
+                    self.set(d, base + k, &r);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn instr(&mut self, i: &Instr, active: &[bool]) -> Result<(), InterpError> {
+        if let Op::Subgroup(op, srcs) = &i.op {
+            return self.subgroup(*op, srcs, i.dst, active);
+        }
         let f = &self.shader.func;
         let dt = i.dst.map(|d| f.ty(d));
         for lane in 0..self.lanes {
@@ -288,6 +336,7 @@ impl Group<'_> {
                     Some(vec![self.buffer(*space, lane)?.len() as u64 & 0xffff_ffff])
                 }
                 Op::Barrier { .. } => None,
+                Op::Subgroup(..) => unreachable!("handled by Group::subgroup"),
             };
             if let (Some(d), Some(v)) = (i.dst, out) {
                 self.set(d, lane, &v);

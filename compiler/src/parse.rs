@@ -351,6 +351,17 @@ impl<'a> Parser<'a> {
             need_dst(self)?;
             return Ok(Op::Alu(op, srcs));
         }
+        if let Some(op) = crate::ir::SubgroupOp::all()
+            .into_iter()
+            .find(|o| o.to_string() == kw)
+        {
+            let srcs = self.values(ln, args)?;
+            need_dst(self)?;
+            if srcs.len() != op.num_srcs() {
+                return self.err(ln, format!("'{kw}' takes {} operands", op.num_srcs()));
+            }
+            return Ok(Op::Subgroup(op, srcs));
+        }
         if let Some(name) = kw.strip_prefix("atomic_") {
             let op = AtomicOp::ALL
                 .iter()

@@ -1,0 +1,282 @@
+//! Subgroup operations on the simulated GPU at SIMD8/16/32: GLSL subgroup built-ins, vote,
+//! ballot, broadcast and arithmetic compiled at each width, run through the simulated i915,
+//! and compared with a CPU model of the subgroup semantics written here (a subgroup is
+//! `simd` consecutive local indices; an invocation is active when the workgroup has it and
+//! its branch condition holds). Each shader runs once with every invocation active
+//! (uniform control flow) and once with some inactive (divergent control flow), with a
+//! workgroup of 40 so that the last thread of each workgroup is partly filled.
+//! Skipped when glslangValidator is not installed.
+
+mod sim_common;
+
+use sim_common::*;
+
+const LOCAL: usize = 40;
+const GROUPS: usize = 2;
+const N: usize = LOCAL * GROUPS;
+
+/// Deterministic inputs: `divergent` = false makes the branch condition `x & 3 != 0` true
+/// everywhere.
+fn inputs(divergent: bool) -> Vec<u32> {
+    let mut s = 0x1234_5678u32;
+    (0..N)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            let x = s % 256;
+            if divergent {
+                x
+            } else {
+                x | 1
+            }
+        })
+        .collect()
+}
+
+/// The active invocations of each subgroup: `(first global index, lanes active)`.
+fn subgroups(simd: usize, active: impl Fn(usize) -> bool) -> Vec<Vec<(usize, usize)>> {
+    let mut out = Vec::new();
+    for g in 0..GROUPS {
+        for base in (0..LOCAL).step_by(simd) {
+            let lanes: Vec<(usize, usize)> = (base..(base + simd).min(LOCAL))
+                .filter(|l| active(g * LOCAL + l))
+                .map(|l| (l - base, g * LOCAL + l))
+                .collect();
+            out.push(lanes);
+        }
+    }
+    out
+}
+
+fn branch(x: u32) -> bool {
+    x & 3 != 0
+}
+
+const VOTE: &str = "#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_ballot : require
+layout(local_size_x = 40) in;
+layout(set=0, binding=0) buffer A { uint a[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    uint b = i * 16u;
+    o[b + 0u] = gl_SubgroupSize;
+    o[b + 1u] = gl_SubgroupInvocationID;
+    o[b + 2u] = gl_SubgroupID;
+    o[b + 3u] = gl_NumSubgroups;
+    o[b + 4u] = subgroupBroadcast(x, 3u);
+    o[b + 5u] = gl_SubgroupLtMask.x;
+    o[b + 6u] = gl_SubgroupGeMask.x;
+    if ((x & 3u) != 0u) {
+        o[b + 7u] = subgroupElect() ? 1u : 0u;
+        o[b + 8u] = subgroupAll(x > 10u) ? 1u : 0u;
+        o[b + 9u] = subgroupAny(x > 200u) ? 1u : 0u;
+        o[b + 10u] = subgroupAllEqual(x >> 7) ? 1u : 0u;
+        uvec4 m = subgroupBallot(x > 100u);
+        o[b + 11u] = m.x;
+        o[b + 12u] = m.y | m.z | m.w;
+        o[b + 13u] = subgroupBallotBitCount(m);
+        o[b + 14u] = subgroupBroadcastFirst(x);
+        o[b + 15u] = subgroupBallotExclusiveBitCount(m);
+    }
+}";
+
+fn vote_reference(simd: usize, a: &[u32]) -> Vec<u32> {
+    let mut o = vec![0u32; N * 16];
+    let num_sg = LOCAL.div_ceil(simd) as u32;
+    for sg in subgroups(simd, |_| true) {
+        let first = sg[0].1;
+        for &(lane, i) in &sg {
+            let b = i * 16;
+            o[b] = simd as u32;
+            o[b + 1] = lane as u32;
+            o[b + 2] = ((i % LOCAL) / simd) as u32;
+            o[b + 3] = num_sg;
+            o[b + 4] = a[first + 3];
+            let valid = u32::MAX >> (32 - simd);
+            o[b + 5] = ((1u64 << lane) as u32).wrapping_sub(1) & valid;
+            o[b + 6] = (u32::MAX << lane) & valid;
+        }
+    }
+    for sg in subgroups(simd, |i| branch(a[i])) {
+        let Some(&(_, first)) = sg.first() else {
+            continue;
+        };
+        let xs: Vec<u32> = sg.iter().map(|&(_, i)| a[i]).collect();
+        let mask: u32 = sg
+            .iter()
+            .filter(|&&(_, i)| a[i] > 100)
+            .map(|&(l, _)| 1u32 << l)
+            .sum();
+        for &(lane, i) in &sg {
+            let b = i * 16;
+            o[b + 7] = u32::from(i == first);
+            o[b + 8] = u32::from(xs.iter().all(|&x| x > 10));
+            o[b + 9] = u32::from(xs.iter().any(|&x| x > 200));
+            o[b + 10] = u32::from(xs.iter().all(|&x| x >> 7 == a[first] >> 7));
+            o[b + 11] = mask;
+            o[b + 12] = 0;
+            o[b + 13] = mask.count_ones();
+            o[b + 14] = a[first];
+            o[b + 15] = (mask & ((1u64 << lane) as u32).wrapping_sub(1)).count_ones();
+        }
+    }
+    o
+}
+
+const ARITH: &str = "#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 40) in;
+layout(set=0, binding=0) buffer A { uint a[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    int s = int(x) - 128;
+    uint b = i * 16u;
+    if ((x & 3u) != 0u) {
+        o[b + 0u] = subgroupAdd(x);
+        o[b + 1u] = uint(subgroupMin(s));
+        o[b + 2u] = uint(subgroupMax(s));
+        o[b + 3u] = subgroupMin(x);
+        o[b + 4u] = subgroupMax(x);
+        o[b + 5u] = subgroupAnd(x | 0xF0u);
+        o[b + 6u] = subgroupOr(x);
+        o[b + 7u] = subgroupXor(x);
+        o[b + 8u] = uint(subgroupMul(s | 1));
+        o[b + 9u] = floatBitsToUint(subgroupAdd(float(s)));
+        o[b + 10u] = floatBitsToUint(subgroupMul((x & 4u) != 0u ? 2.0 : 0.5));
+        o[b + 11u] = floatBitsToUint(subgroupMin(float(s) * 0.25));
+        o[b + 12u] = floatBitsToUint(subgroupMax(float(s) * 0.25));
+        o[b + 13u] = subgroupInclusiveAdd(x);
+        o[b + 14u] = subgroupExclusiveAdd(x);
+        o[b + 15u] = uint(subgroupExclusiveMin(s));
+    }
+}";
+
+fn arith_reference(simd: usize, a: &[u32]) -> Vec<u32> {
+    let mut o = vec![0u32; N * 16];
+    for sg in subgroups(simd, |i| branch(a[i])) {
+        let xs: Vec<u32> = sg.iter().map(|&(_, i)| a[i]).collect();
+        let ss: Vec<i32> = xs.iter().map(|&x| x as i32 - 128).collect();
+        let fs: Vec<f32> = ss.iter().map(|&s| s as f32).collect();
+        for (k, &(_, i)) in sg.iter().enumerate() {
+            let b = i * 16;
+            o[b] = xs.iter().fold(0u32, |p, &x| p.wrapping_add(x));
+            o[b + 1] = *ss.iter().min().unwrap() as u32;
+            o[b + 2] = *ss.iter().max().unwrap() as u32;
+            o[b + 3] = *xs.iter().min().unwrap();
+            o[b + 4] = *xs.iter().max().unwrap();
+            o[b + 5] = xs.iter().fold(u32::MAX, |p, &x| p & (x | 0xF0));
+            o[b + 6] = xs.iter().fold(0, |p, &x| p | x);
+            o[b + 7] = xs.iter().fold(0, |p, &x| p ^ x);
+            o[b + 8] = ss.iter().fold(1i32, |p, &s| p.wrapping_mul(s | 1)) as u32;
+            // Sums of small integers and products of powers of two are exact in any order.
+            o[b + 9] = fs.iter().sum::<f32>().to_bits();
+            o[b + 10] = xs
+                .iter()
+                .map(|&x| if x & 4 != 0 { 2.0f32 } else { 0.5 })
+                .product::<f32>()
+                .to_bits();
+            o[b + 11] = fs
+                .iter()
+                .map(|f| f * 0.25)
+                .fold(f32::INFINITY, f32::min)
+                .to_bits();
+            o[b + 12] = fs
+                .iter()
+                .map(|f| f * 0.25)
+                .fold(f32::NEG_INFINITY, f32::max)
+                .to_bits();
+            o[b + 13] = xs[..=k].iter().fold(0u32, |p, &x| p.wrapping_add(x));
+            o[b + 14] = xs[..k].iter().fold(0u32, |p, &x| p.wrapping_add(x));
+            o[b + 15] = ss[..k].iter().copied().fold(i32::MAX, i32::min) as u32;
+        }
+    }
+    o
+}
+
+fn check(name: &str, src: &str, reference: fn(usize, &[u32]) -> Vec<u32>, names: &[&str]) {
+    for simd in [8usize, 16, 32] {
+        let Some(k) = kernel_env(name, src, simd as u32, "vulkan1.1") else {
+            return;
+        };
+        for divergent in [false, true] {
+            let a = inputs(divergent);
+            let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 16]]);
+            let want = reference(simd, &a);
+            for (j, (&g, &w)) in out[1].iter().zip(&want).enumerate() {
+                let (i, f) = (j / 16, j % 16);
+                assert_eq!(
+                    g,
+                    w,
+                    "SIMD{simd} {} invocation {i} (lane {}) {}: got {g:#x}, want {w:#x}, \
+                     input {:#x}\n{}",
+                    if divergent { "divergent" } else { "uniform" },
+                    (i % LOCAL) % simd,
+                    names[f],
+                    a[i],
+                    k.asm
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn builtins_vote_ballot_and_broadcast_match_cpu() {
+    check(
+        "subgroup_vote",
+        VOTE,
+        vote_reference,
+        &[
+            "SubgroupSize",
+            "SubgroupLocalInvocationId",
+            "SubgroupId",
+            "NumSubgroups",
+            "broadcast(x, 3)",
+            "SubgroupLtMask",
+            "SubgroupGeMask",
+            "elect",
+            "all",
+            "any",
+            "all_equal",
+            "ballot.x",
+            "ballot.yzw",
+            "ballot bit count",
+            "broadcast_first",
+            "ballot exclusive bit count",
+        ],
+    );
+}
+
+#[test]
+fn reductions_and_scans_match_cpu() {
+    check(
+        "subgroup_arith",
+        ARITH,
+        arith_reference,
+        &[
+            "add",
+            "min (int)",
+            "max (int)",
+            "min (uint)",
+            "max (uint)",
+            "and",
+            "or",
+            "xor",
+            "mul (int)",
+            "add (float)",
+            "mul (float)",
+            "min (float)",
+            "max (float)",
+            "inclusive add",
+            "exclusive add",
+            "exclusive min (int)",
+        ],
+    );
+}
