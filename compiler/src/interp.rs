@@ -572,6 +572,59 @@ mod tests {
     use crate::parse::parse_shader;
 
     #[test]
+    fn subgroup_ops_see_only_active_invocations_of_their_subgroup() {
+        // Subgroups of 4 over 8 invocations; the odd ones take the branch.
+        let s = parse_shader(
+            "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 1
+            %2:i32 = iand %0, %1
+            %3:b1 = ine %2, %1
+            %4:i32 = const 16
+            %5:i32 = imul %0, %4
+            if %3 {
+            } else {
+                %6:i32 = subgroup_reduce.iadd %0
+                %7:i32 = subgroup_exclusive_scan.iadd %0
+                %8:b1 = subgroup_elect
+                %9:i32 = b2i %8
+                %10:i32 = subgroup_broadcast_first %0
+                store ssbo[0] %5, %6 align 4
+                %11:i32 = const 4
+                %12:i32 = iadd %5, %11
+                store ssbo[0] %12, %7 align 4
+                %13:i32 = const 8
+                %14:i32 = iadd %5, %13
+                store ssbo[0] %14, %9 align 4
+                %15:i32 = const 12
+                %16:i32 = iadd %5, %15
+                store ssbo[0] %16, %10 align 4
+            }",
+        )
+        .unwrap();
+        crate::validate::validate(&s.func).unwrap();
+        let mut mem = Memory::default();
+        mem.ssbo.insert(0, vec![0; 128]);
+        run(&s, [1, 1, 1], 4, &mut mem).unwrap();
+        let out: Vec<u32> = mem.ssbo[&0]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        // Active: 1, 3 in the first subgroup; 5, 7 in the second.
+        let want = [
+            [0, 0, 0, 0],
+            [4, 0, 1, 1],
+            [0, 0, 0, 0],
+            [4, 1, 0, 1],
+            [0, 0, 0, 0],
+            [12, 0, 1, 5],
+            [0, 0, 0, 0],
+            [12, 5, 0, 5],
+        ];
+        assert_eq!(out, want.concat());
+    }
+
+    #[test]
     fn divergent_loop_with_break_and_continue() {
         // out[i] = sum of j in 0..i skipping j == 2, stopping when j reaches 6
         let s = parse_shader(

@@ -669,6 +669,21 @@ mod tests {
     }
 
     #[test]
+    fn every_subgroup_op_prints_and_parses() {
+        for op in crate::ir::SubgroupOp::all() {
+            let (ty, srcs) = match op.num_srcs() {
+                0 => ("b1", String::new()),
+                1 => ("i32", " %0".to_string()),
+                _ => ("i32", " %0, %0".to_string()),
+            };
+            let text = format!("fn main {{\n    %0:i32 = const 1\n    %1:{ty} = {op}{srcs}\n}}\n");
+            let f = parse_function(&text).unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert_eq!(f.to_string(), text);
+        }
+        assert!(parse_function("%0:i32 = const 1\n%1:i32 = subgroup_reduce.iadd %0, %0").is_err());
+    }
+
+    #[test]
     fn parse_rejects_undefined_value() {
         let e = parse_function("%1:i32 = iadd %0, %0").unwrap_err();
         assert!(e.msg.contains("undefined"), "{e}");
