@@ -278,7 +278,9 @@ impl Ctx<'_> {
                     SubgroupOp::Ballot => {
                         t == Type::I32.vec(4) && st[0].is_bool() && st[0].comps == 1
                     }
-                    SubgroupOp::Broadcast => t == st[0] && st[1].kind == Kind::Int,
+                    SubgroupOp::Broadcast | SubgroupOp::Shuffle => {
+                        t == st[0] && st[1].kind == Kind::Int
+                    }
                     SubgroupOp::BroadcastFirst => t == st[0],
                     SubgroupOp::Reduce(r)
                     | SubgroupOp::InclusiveScan(r)

@@ -280,3 +280,111 @@ fn reductions_and_scans_match_cpu() {
         ],
     );
 }
+
+const SHUFFLE: &str = "#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+#extension GL_KHR_shader_subgroup_quad : require
+layout(local_size_x = 40) in;
+layout(set=0, binding=0) buffer A { uint a[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    uint b = i * 16u;
+    if ((x & 3u) != 0u) {
+        o[b + 0u] = subgroupShuffle(x, x % 32u);
+        o[b + 1u] = subgroupShuffleXor(x, 5u);
+        o[b + 2u] = subgroupShuffleUp(x, 3u);
+        o[b + 3u] = subgroupShuffleDown(x, 2u);
+        o[b + 4u] = subgroupQuadBroadcast(x, 2u);
+        o[b + 5u] = subgroupQuadSwapHorizontal(x);
+        o[b + 6u] = subgroupQuadSwapVertical(x);
+        o[b + 7u] = subgroupQuadSwapDiagonal(x);
+        o[b + 8u] = subgroupShuffle(x, gl_SubgroupInvocationID ^ 1u);
+        o[b + 9u] = subgroupShuffle(x, 1u);
+        o[b + 10u] = subgroupShuffleXor(uvec2(x, x + 7u), 1u).y;
+        o[b + 11u] = floatBitsToUint(subgroupShuffleDown(float(x) * 0.5, 1u));
+    }
+}";
+
+/// Shuffle results, None where the source invocation is inactive or outside the subgroup
+/// (undefined by the specification).
+fn shuffle_reference(simd: usize, a: &[u32]) -> Vec<Option<u32>> {
+    let mut o = vec![Some(0u32); N * 16];
+    for sg in subgroups(simd, |i| branch(a[i])) {
+        let src = |id: i64, f: &dyn Fn(u32) -> u32| -> Option<u32> {
+            sg.iter()
+                .find(|&&(l, _)| l as i64 == id)
+                .map(|&(_, i)| f(a[i]))
+        };
+        for &(lane, i) in &sg {
+            let b = i * 16;
+            let l = lane as i64;
+            let x = a[i];
+            let id = |v: u32| v as i64;
+            o[b] = src(id(x % 32), &|v| v);
+            o[b + 1] = src(l ^ 5, &|v| v);
+            o[b + 2] = src(l - 3, &|v| v);
+            o[b + 3] = src(l + 2, &|v| v);
+            o[b + 4] = src((l & !3) | 2, &|v| v);
+            o[b + 5] = src(l ^ 1, &|v| v);
+            o[b + 6] = src(l ^ 2, &|v| v);
+            o[b + 7] = src(l ^ 3, &|v| v);
+            o[b + 8] = src(l ^ 1, &|v| v);
+            o[b + 9] = src(1, &|v| v);
+            o[b + 10] = src(l ^ 1, &|v| v + 7);
+            o[b + 11] = src(l + 1, &|v| (v as f32 * 0.5).to_bits());
+        }
+    }
+    o
+}
+
+#[test]
+fn shuffles_and_quad_operations_match_cpu() {
+    let names = [
+        "shuffle(x, x % 32)",
+        "shuffle_xor 5",
+        "shuffle_up 3",
+        "shuffle_down 2",
+        "quad_broadcast 2",
+        "quad_swap_horizontal",
+        "quad_swap_vertical",
+        "quad_swap_diagonal",
+        "shuffle(x, id ^ 1)",
+        "shuffle(x, 1)",
+        "shuffle_xor uvec2 .y",
+        "shuffle_down float",
+    ];
+    for simd in [8usize, 16, 32] {
+        let Some(k) = kernel_env("subgroup_shuffle", SHUFFLE, simd as u32, "vulkan1.1") else {
+            return;
+        };
+        for divergent in [false, true] {
+            let a = inputs(divergent);
+            let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 16]]);
+            let want = shuffle_reference(simd, &a);
+            let mut checked = 0;
+            for (j, (&g, w)) in out[1].iter().zip(&want).enumerate() {
+                let (i, f) = (j / 16, j % 16);
+                let Some(w) = *w else { continue };
+                checked += 1;
+                assert_eq!(
+                    g,
+                    w,
+                    "SIMD{simd} {} invocation {i} (lane {}) {}: got {g:#x}, want {w:#x}\n{}",
+                    if divergent { "divergent" } else { "uniform" },
+                    (i % LOCAL) % simd,
+                    names.get(f).unwrap_or(&"unused"),
+                    k.asm
+                );
+            }
+            // Most results are defined: the comparison is not vacuous.
+            assert!(
+                checked > N * 12,
+                "SIMD{simd}: only {checked} results defined"
+            );
+        }
+    }
+}

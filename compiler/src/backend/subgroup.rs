@@ -176,6 +176,37 @@ impl Isel<'_> {
                 };
                 self.b().mov(d.retype(Type::UD), v.retype(Type::UD));
             }
+            SubgroupOp::Shuffle => {
+                let x = self.sg_src(srcs[0])?;
+                let id = self.comp(srcs[1], 0)?;
+                if x.is_imm() {
+                    self.b().mov(d.retype(Type::UD), x.retype(Type::UD));
+                } else if let Base::Imm(i) = id.base {
+                    let v = x.lane_offset(i as u32 % w).scalar();
+                    self.b().mov(d.retype(Type::UD), v.retype(Type::UD));
+                } else {
+                    // Without indirect addressing: for each channel j, the channels whose
+                    // index is j take channel j's value through a scalar region, under a
+                    // flag from `cmp.z`. 2 x W instructions.
+                    let mut b = self.b();
+                    for j in 0..w {
+                        b.cmp(
+                            CondMod::Z,
+                            Opnd::null(Type::D),
+                            id.retype(Type::D),
+                            Opnd::d(j as i32),
+                        );
+                        b.mov(
+                            d.retype(Type::UD),
+                            x.retype(Type::UD).lane_offset(j).scalar(),
+                        )
+                        .pred = Some(Pred {
+                            flag_sub: 0,
+                            inverse: false,
+                        });
+                    }
+                }
+            }
             SubgroupOp::BroadcastFirst => {
                 let x = self.sg_src(srcs[0])?;
                 let v = if x.is_imm() {

@@ -416,6 +416,12 @@ impl Fe<'_> {
             | O::GroupNonUniformAllEqual
             | O::GroupNonUniformBroadcast
             | O::GroupNonUniformBroadcastFirst
+            | O::GroupNonUniformShuffle
+            | O::GroupNonUniformShuffleXor
+            | O::GroupNonUniformShuffleUp
+            | O::GroupNonUniformShuffleDown
+            | O::GroupNonUniformQuadBroadcast
+            | O::GroupNonUniformQuadSwap
             | O::GroupNonUniformBallot
             | O::GroupNonUniformInverseBallot
             | O::GroupNonUniformBallotBitExtract

@@ -38,7 +38,10 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
-        | C::GroupNonUniformArithmetic => true,
+        | C::GroupNonUniformArithmetic
+        | C::GroupNonUniformShuffle
+        | C::GroupNonUniformShuffleRelative
+        | C::GroupNonUniformQuad => true,
         // Targets without DF hardware get the soft_fp64 lowering.
         C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,

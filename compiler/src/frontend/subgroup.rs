@@ -177,6 +177,41 @@ impl Fe<'_> {
                 need(2)?;
                 self.sg_map(SubgroupOp::Broadcast, t, &a[..2])?
             }
+            O::GroupNonUniformShuffle
+            | O::GroupNonUniformShuffleXor
+            | O::GroupNonUniformShuffleUp
+            | O::GroupNonUniformShuffleDown
+            | O::GroupNonUniformQuadBroadcast
+            | O::GroupNonUniformQuadSwap => {
+                need(2)?;
+                let k = a[1];
+                let id = if op == O::GroupNonUniformShuffle {
+                    k
+                } else {
+                    let l = self.emit(Type::I32, Op::SysVal(SysVal::SubgroupInvocation))?;
+                    match op {
+                        O::GroupNonUniformShuffleXor => {
+                            self.alu(AluOp::Ixor, Type::I32, &[l, k])?
+                        }
+                        O::GroupNonUniformShuffleUp => self.alu(AluOp::Isub, Type::I32, &[l, k])?,
+                        O::GroupNonUniformShuffleDown => {
+                            self.alu(AluOp::Iadd, Type::I32, &[l, k])?
+                        }
+                        O::GroupNonUniformQuadBroadcast => {
+                            let m = self.i32c(!3)?;
+                            let q = self.alu(AluOp::Iand, Type::I32, &[l, m])?;
+                            self.alu(AluOp::Ior, Type::I32, &[q, k])?
+                        }
+                        _ => {
+                            // Direction 0, 1, 2: swap across x, y, the diagonal.
+                            let one = self.i32c(1)?;
+                            let x = self.alu(AluOp::Iadd, Type::I32, &[k, one])?;
+                            self.alu(AluOp::Ixor, Type::I32, &[l, x])?
+                        }
+                    }
+                };
+                self.sg_map(SubgroupOp::Shuffle, t, &[a[0], id])?
+            }
             O::GroupNonUniformBroadcastFirst => {
                 need(1)?;
                 self.sg_map(SubgroupOp::BroadcastFirst, t, &a[..1])?

@@ -121,6 +121,10 @@ pub enum SubgroupOp {
     Broadcast,
     /// The source's value in the lowest-numbered active invocation. [value]
     BroadcastFirst,
+    /// The source's value in the invocation given by the second source, which may differ
+    /// per invocation (undefined when that invocation is inactive). The front end builds
+    /// shuffle xor / up / down and the quad operations on it. [value, id]
+    Shuffle,
     /// The operation over the source of every active invocation. [value]
     Reduce(RedOp),
     /// The operation over the active invocations numbered up to this one. [value]
@@ -135,7 +139,7 @@ impl SubgroupOp {
     pub fn num_srcs(self) -> usize {
         match self {
             SubgroupOp::Elect => 0,
-            SubgroupOp::Broadcast => 2,
+            SubgroupOp::Broadcast | SubgroupOp::Shuffle => 2,
             _ => 1,
         }
     }
@@ -150,6 +154,7 @@ impl SubgroupOp {
             SubgroupOp::Ballot,
             SubgroupOp::Broadcast,
             SubgroupOp::BroadcastFirst,
+            SubgroupOp::Shuffle,
         ];
         for r in RedOp::ALL {
             v.push(SubgroupOp::Reduce(r));
@@ -170,6 +175,7 @@ impl fmt::Display for SubgroupOp {
             SubgroupOp::Ballot => write!(f, "subgroup_ballot"),
             SubgroupOp::Broadcast => write!(f, "subgroup_broadcast"),
             SubgroupOp::BroadcastFirst => write!(f, "subgroup_broadcast_first"),
+            SubgroupOp::Shuffle => write!(f, "subgroup_shuffle"),
             SubgroupOp::Reduce(r) => write!(f, "subgroup_reduce.{}", r.name()),
             SubgroupOp::InclusiveScan(r) => write!(f, "subgroup_inclusive_scan.{}", r.name()),
             SubgroupOp::ExclusiveScan(r) => write!(f, "subgroup_exclusive_scan.{}", r.name()),
@@ -212,7 +218,7 @@ pub fn eval_subgroup(op: SubgroupOp, srcs: &[Vec<Option<u64>>]) -> Vec<Option<Ve
             }
             per_lane(&|_| m.to_vec())
         }
-        SubgroupOp::Broadcast => per_lane(&|i| {
+        SubgroupOp::Broadcast | SubgroupOp::Shuffle => per_lane(&|i| {
             let id = srcs[1][i].unwrap_or(0) as usize;
             vec![srcs[0].get(id).copied().flatten().unwrap_or(0)]
         }),
