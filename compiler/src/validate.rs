@@ -283,6 +283,7 @@ impl Ctx<'_> {
                     }
                     SubgroupOp::BroadcastFirst => t == st[0],
                     SubgroupOp::Reduce(r)
+                    | SubgroupOp::ClusteredReduce(r, _)
                     | SubgroupOp::InclusiveScan(r)
                     | SubgroupOp::ExclusiveScan(r) => {
                         t == st[0]
@@ -291,6 +292,11 @@ impl Ctx<'_> {
                                 || matches!(r, RedOp::And | RedOp::Or | RedOp::Xor))
                     }
                 };
+                if let SubgroupOp::ClusteredReduce(_, n) = op {
+                    if !n.is_power_of_two() {
+                        return bad("cluster size must be a power of two");
+                    }
+                }
                 // One component per operation: the front end splits vectors.
                 if !ok || st.first().is_some_and(|s| s.comps != 1) {
                     return bad("subgroup operand or result type");

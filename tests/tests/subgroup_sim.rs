@@ -341,30 +341,23 @@ fn shuffle_reference(simd: usize, a: &[u32]) -> Vec<Option<u32>> {
     o
 }
 
-#[test]
-fn shuffles_and_quad_operations_match_cpu() {
-    let names = [
-        "shuffle(x, x % 32)",
-        "shuffle_xor 5",
-        "shuffle_up 3",
-        "shuffle_down 2",
-        "quad_broadcast 2",
-        "quad_swap_horizontal",
-        "quad_swap_vertical",
-        "quad_swap_diagonal",
-        "shuffle(x, id ^ 1)",
-        "shuffle(x, 1)",
-        "shuffle_xor uvec2 .y",
-        "shuffle_down float",
-    ];
+/// As [`check`], for results that may be undefined (None): those are not compared, and at
+/// least `min_defined` results per run must be defined.
+fn check_defined(
+    name: &str,
+    src: &str,
+    reference: fn(usize, &[u32]) -> Vec<Option<u32>>,
+    names: &[&str],
+    min_defined: usize,
+) {
     for simd in [8usize, 16, 32] {
-        let Some(k) = kernel_env("subgroup_shuffle", SHUFFLE, simd as u32, "vulkan1.1") else {
+        let Some(k) = kernel_env(name, src, simd as u32, "vulkan1.1") else {
             return;
         };
         for divergent in [false, true] {
             let a = inputs(divergent);
             let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 16]]);
-            let want = shuffle_reference(simd, &a);
+            let want = reference(simd, &a);
             let mut checked = 0;
             for (j, (&g, w)) in out[1].iter().zip(&want).enumerate() {
                 let (i, f) = (j / 16, j % 16);
@@ -382,9 +375,108 @@ fn shuffles_and_quad_operations_match_cpu() {
             }
             // Most results are defined: the comparison is not vacuous.
             assert!(
-                checked > N * 12,
+                checked >= min_defined,
                 "SIMD{simd}: only {checked} results defined"
             );
         }
     }
+}
+
+#[test]
+fn shuffles_and_quad_operations_match_cpu() {
+    check_defined(
+        "subgroup_shuffle",
+        SHUFFLE,
+        shuffle_reference,
+        &[
+            "shuffle(x, x % 32)",
+            "shuffle_xor 5",
+            "shuffle_up 3",
+            "shuffle_down 2",
+            "quad_broadcast 2",
+            "quad_swap_horizontal",
+            "quad_swap_vertical",
+            "quad_swap_diagonal",
+            "shuffle(x, id ^ 1)",
+            "shuffle(x, 1)",
+            "shuffle_xor uvec2 .y",
+            "shuffle_down float",
+        ],
+        N * 12,
+    );
+}
+
+const CLUSTERED: &str = "#version 450
+#extension GL_KHR_shader_subgroup_clustered : require
+layout(local_size_x = 40) in;
+layout(set=0, binding=0) buffer A { uint a[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    int s = int(x) - 128;
+    uint b = i * 16u;
+    if ((x & 3u) != 0u) {
+        o[b + 0u] = subgroupClusteredAdd(x, 1u);
+        o[b + 1u] = subgroupClusteredAdd(x, 2u);
+        o[b + 2u] = subgroupClusteredAdd(x, 4u);
+        o[b + 3u] = subgroupClusteredAdd(x, 8u);
+        o[b + 4u] = subgroupClusteredAdd(x, 16u);
+        o[b + 5u] = subgroupClusteredAdd(x, 32u);
+        o[b + 6u] = uint(subgroupClusteredMin(s, 4u));
+        o[b + 7u] = subgroupClusteredOr(x, 8u);
+        o[b + 8u] = floatBitsToUint(subgroupClusteredMax(float(s), 2u));
+        o[b + 9u] = subgroupClusteredXor(x, 16u);
+    }
+}";
+
+/// Clustered results; None where the cluster is wider than the subgroup (undefined).
+fn clustered_reference(simd: usize, a: &[u32]) -> Vec<Option<u32>> {
+    let mut o = vec![Some(0u32); N * 16];
+    for sg in subgroups(simd, |i| branch(a[i])) {
+        for &(lane, i) in &sg {
+            let b = i * 16;
+            let cluster = |size: usize| {
+                sg.iter()
+                    .filter(move |&&(l, _)| l / size == lane / size)
+                    .map(|&(_, j)| a[j])
+            };
+            let def = |size: usize, v: u32| (size <= simd).then_some(v);
+            for (f, size) in [1usize, 2, 4, 8, 16, 32].into_iter().enumerate() {
+                o[b + f] = def(size, cluster(size).fold(0u32, |p, x| p.wrapping_add(x)));
+            }
+            o[b + 6] = Some(cluster(4).map(|x| x as i32 - 128).min().unwrap() as u32);
+            o[b + 7] = Some(cluster(8).fold(0, |p, x| p | x));
+            o[b + 8] = Some(
+                cluster(2)
+                    .map(|x| (x as i32 - 128) as f32)
+                    .fold(f32::NEG_INFINITY, f32::max)
+                    .to_bits(),
+            );
+            o[b + 9] = def(16, cluster(16).fold(0, |p, x| p ^ x));
+        }
+    }
+    o
+}
+
+#[test]
+fn clustered_reductions_match_cpu() {
+    check_defined(
+        "subgroup_clustered",
+        CLUSTERED,
+        clustered_reference,
+        &[
+            "clustered add 1",
+            "clustered add 2",
+            "clustered add 4",
+            "clustered add 8",
+            "clustered add 16",
+            "clustered add 32",
+            "clustered min 4 (int)",
+            "clustered or 8",
+            "clustered max 2 (float)",
+            "clustered xor 16",
+        ],
+        N * 12,
+    );
 }

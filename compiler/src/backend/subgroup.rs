@@ -223,6 +223,31 @@ impl Isel<'_> {
                 let s = self.sg_reduce(r, t);
                 self.b().mov(d.retype(Type::UD), s.retype(Type::UD));
             }
+            SubgroupOp::ClusteredReduce(r, size) => {
+                // Halving steps inside each cluster, then each cluster's channel 0 copied
+                // back over the cluster by doubling `mov`s, all `WE_all`; the result is
+                // read per channel.
+                let x = self.sg_src(srcs[0])?;
+                let t = self.sg_fill(x, r.identity32());
+                let c = u32::from(size).min(w);
+                let mut n = c;
+                while n > 1 {
+                    n /= 2;
+                    for base in (0..w).step_by(c as usize) {
+                        let at = t.offset(4 * base);
+                        self.sg_step(r, n as u8, at, at, at.offset(4 * n));
+                    }
+                }
+                while n < c {
+                    for base in (0..w).step_by(c as usize) {
+                        let at = t.offset(4 * base);
+                        let mut b = self.b();
+                        b.at(n as u8, 0, true).mov(at.offset(4 * n), at);
+                    }
+                    n *= 2;
+                }
+                self.b().mov(d.retype(Type::UD), t);
+            }
             SubgroupOp::InclusiveScan(r) => {
                 let x = self.sg_src(srcs[0])?;
                 let t = self.sg_fill(x, r.identity32());

@@ -41,7 +41,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::GroupNonUniformArithmetic
         | C::GroupNonUniformShuffle
         | C::GroupNonUniformShuffleRelative
-        | C::GroupNonUniformQuad => true,
+        | C::GroupNonUniformQuad
+        | C::GroupNonUniformClustered => true,
         // Targets without DF hardware get the soft_fp64 lowering.
         C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,

@@ -233,9 +233,6 @@ impl Fe<'_> {
             | O::GroupNonUniformLogicalOr
             | O::GroupNonUniformLogicalXor => {
                 need(1)?;
-                if a.len() > 1 {
-                    return unsupported(format!("{op:?} with a cluster size"));
-                }
                 let r = match op {
                     O::GroupNonUniformIAdd => RedOp::Iadd,
                     O::GroupNonUniformFAdd => RedOp::Fadd,
@@ -251,7 +248,22 @@ impl Fe<'_> {
                     O::GroupNonUniformBitwiseOr | O::GroupNonUniformLogicalOr => RedOp::Or,
                     _ => RedOp::Xor,
                 };
-                let s = red(r)?;
+                let s = if group_op == Some(GroupOperation::ClusteredReduce) {
+                    let id = i.operands.iter().rev().find_map(|o| match o {
+                        Operand::IdRef(v) => Some(*v),
+                        _ => None,
+                    });
+                    let (true, Some(id)) = (a.len() == 2, id) else {
+                        return invalid(format!("{op:?} without a cluster size"));
+                    };
+                    let n = self.const_u32(id)?;
+                    if !n.is_power_of_two() || n > 128 {
+                        return invalid(format!("{op:?} cluster size {n}"));
+                    }
+                    SubgroupOp::ClusteredReduce(r, n as u8)
+                } else {
+                    red(r)?
+                };
                 self.sg_map(s, t, &a[..1])?
             }
             other => return unsupported(format!("subgroup operation {other:?}")),

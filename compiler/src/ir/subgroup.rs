@@ -127,6 +127,9 @@ pub enum SubgroupOp {
     Shuffle,
     /// The operation over the source of every active invocation. [value]
     Reduce(RedOp),
+    /// The operation over the active invocations of this one's cluster: the invocations
+    /// numbered `k * size .. (k + 1) * size`, `size` a power of two. [value]
+    ClusteredReduce(RedOp, u8),
     /// The operation over the active invocations numbered up to this one. [value]
     InclusiveScan(RedOp),
     /// The operation over the active invocations numbered below this one (the identity
@@ -160,6 +163,9 @@ impl SubgroupOp {
             v.push(SubgroupOp::Reduce(r));
             v.push(SubgroupOp::InclusiveScan(r));
             v.push(SubgroupOp::ExclusiveScan(r));
+            for k in 0..8 {
+                v.push(SubgroupOp::ClusteredReduce(r, 1 << k));
+            }
         }
         v
     }
@@ -177,6 +183,9 @@ impl fmt::Display for SubgroupOp {
             SubgroupOp::BroadcastFirst => write!(f, "subgroup_broadcast_first"),
             SubgroupOp::Shuffle => write!(f, "subgroup_shuffle"),
             SubgroupOp::Reduce(r) => write!(f, "subgroup_reduce.{}", r.name()),
+            SubgroupOp::ClusteredReduce(r, n) => {
+                write!(f, "subgroup_clustered_reduce.{}.{n}", r.name())
+            }
             SubgroupOp::InclusiveScan(r) => write!(f, "subgroup_inclusive_scan.{}", r.name()),
             SubgroupOp::ExclusiveScan(r) => write!(f, "subgroup_exclusive_scan.{}", r.name()),
         }
@@ -229,6 +238,14 @@ pub fn eval_subgroup(op: SubgroupOp, srcs: &[Vec<Option<u64>>]) -> Vec<Option<Ve
                 .fold(r.identity32(), |a, &i| r.apply32(a, x(i) as u32));
             per_lane(&|_| vec![u64::from(v)])
         }
+        SubgroupOp::ClusteredReduce(r, size) => per_lane(&|i| {
+            let c = i / usize::from(size.max(1));
+            let v = act
+                .iter()
+                .filter(|&&j| j / usize::from(size.max(1)) == c)
+                .fold(r.identity32(), |a, &j| r.apply32(a, x(j) as u32));
+            vec![u64::from(v)]
+        }),
         SubgroupOp::InclusiveScan(r) | SubgroupOp::ExclusiveScan(r) => {
             let incl = matches!(op, SubgroupOp::InclusiveScan(_));
             per_lane(&|i| {
