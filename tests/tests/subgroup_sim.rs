@@ -480,3 +480,65 @@ fn clustered_reductions_match_cpu() {
         N * 12,
     );
 }
+
+const LOOP: &str = "#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+layout(local_size_x = 40) in;
+layout(set=0, binding=0) buffer A { uint a[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = a[i];
+    uint n = x % 7u;
+    uint count = 0u;
+    uint bits = 0u;
+    uint first = 0u;
+    for (uint k = 0u; ; k++) {
+        if (k >= n) {
+            break;
+        }
+        count += subgroupAdd(1u);
+        bits ^= subgroupBallot(true).x;
+        first += subgroupBroadcastFirst(k + x);
+    }
+    o[i * 3u] = count;
+    o[i * 3u + 1u] = bits;
+    o[i * 3u + 2u] = first;
+}";
+
+/// Subgroup operations in a loop that invocations leave after `x % 7` iterations.
+#[test]
+fn subgroup_operations_in_a_divergent_loop_match_cpu() {
+    for simd in [8usize, 16, 32] {
+        let Some(k) = kernel_env("subgroup_loop", LOOP, simd as u32, "vulkan1.1") else {
+            return;
+        };
+        let a = inputs(true);
+        let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 3]]);
+        let mut want = vec![0u32; N * 3];
+        for sg in subgroups(simd, |_| true) {
+            for &(_, i) in &sg {
+                let n = a[i] % 7;
+                for it in 0..n {
+                    let act: Vec<(usize, usize)> =
+                        sg.iter().copied().filter(|&(_, j)| a[j] % 7 > it).collect();
+                    want[i * 3] += act.len() as u32;
+                    want[i * 3 + 1] ^= act.iter().map(|&(l, _)| 1u32 << l).sum::<u32>();
+                    want[i * 3 + 2] += it + a[act[0].1];
+                }
+            }
+        }
+        for i in 0..N {
+            assert_eq!(
+                &out[1][i * 3..i * 3 + 3],
+                &want[i * 3..i * 3 + 3],
+                "SIMD{simd} invocation {i} (lane {}), {} iterations: [active count sum, ballot \
+                 xor, broadcast-first sum]\n{}",
+                (i % LOCAL) % simd,
+                a[i] % 7,
+                k.asm
+            );
+        }
+    }
+}
