@@ -182,7 +182,55 @@ impl Group<'_> {
         v.into_iter().map(u64::from).collect()
     }
 
+    /// A subgroup operation: the workgroup's invocations in subgroups of `subgroup_size`
+    /// consecutive local indices, each evaluated over its active invocations.
+    fn subgroup(
+        &mut self,
+        op: SubgroupOp,
+        srcs: &[Value],
+        dst: Option<Value>,
+        active: &[bool],
+    ) -> Result<(), InterpError> {
+        let sg = self.subgroup_size.max(1) as usize;
+        let Some(d) = dst else { return Ok(()) };
+        let dt = self.shader.func.ty(d);
+        for base in (0..self.lanes).step_by(sg) {
+            let end = (base + sg).min(self.lanes);
+            let mut cols = Vec::new();
+            for s in srcs {
+                let mut col = Vec::new();
+                for lane in base..end {
+                    col.push(if active[lane] {
+                        Some(self.get(*s, lane)?[0])
+                    } else {
+                        None
+                    });
+                }
+                cols.push(col);
+            }
+            if cols.is_empty() {
+                cols.push((base..end).map(|l| active[l].then_some(0)).collect());
+            }
+            let out = eval_subgroup(op, &cols);
+            for (k, r) in out.into_iter().enumerate() {
+                if let Some(mut r) = r {
+                    if dt.is_bool() {
+                        r = r
+                            .iter()
+                            .map(|&b| if b != 0 { dt.mask() } else { 0 })
+                            .collect();
+                    }
+                    self.set(d, base + k, &r);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn instr(&mut self, i: &Instr, active: &[bool]) -> Result<(), InterpError> {
+        if let Op::Subgroup(op, srcs) = &i.op {
+            return self.subgroup(*op, srcs, i.dst, active);
+        }
         let f = &self.shader.func;
         let dt = i.dst.map(|d| f.ty(d));
         for lane in 0..self.lanes {
@@ -288,6 +336,7 @@ impl Group<'_> {
                     Some(vec![self.buffer(*space, lane)?.len() as u64 & 0xffff_ffff])
                 }
                 Op::Barrier { .. } => None,
+                Op::Subgroup(..) => unreachable!("handled by Group::subgroup"),
             };
             if let (Some(d), Some(v)) = (i.dst, out) {
                 self.set(d, lane, &v);
@@ -521,6 +570,59 @@ pub fn run_limited(
 mod tests {
     use super::*;
     use crate::parse::parse_shader;
+
+    #[test]
+    fn subgroup_ops_see_only_active_invocations_of_their_subgroup() {
+        // Subgroups of 4 over 8 invocations; the odd ones take the branch.
+        let s = parse_shader(
+            "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 1
+            %2:i32 = iand %0, %1
+            %3:b1 = ine %2, %1
+            %4:i32 = const 16
+            %5:i32 = imul %0, %4
+            if %3 {
+            } else {
+                %6:i32 = subgroup_reduce.iadd %0
+                %7:i32 = subgroup_exclusive_scan.iadd %0
+                %8:b1 = subgroup_elect
+                %9:i32 = b2i %8
+                %10:i32 = subgroup_broadcast_first %0
+                store ssbo[0] %5, %6 align 4
+                %11:i32 = const 4
+                %12:i32 = iadd %5, %11
+                store ssbo[0] %12, %7 align 4
+                %13:i32 = const 8
+                %14:i32 = iadd %5, %13
+                store ssbo[0] %14, %9 align 4
+                %15:i32 = const 12
+                %16:i32 = iadd %5, %15
+                store ssbo[0] %16, %10 align 4
+            }",
+        )
+        .unwrap();
+        crate::validate::validate(&s.func).unwrap();
+        let mut mem = Memory::default();
+        mem.ssbo.insert(0, vec![0; 128]);
+        run(&s, [1, 1, 1], 4, &mut mem).unwrap();
+        let out: Vec<u32> = mem.ssbo[&0]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        // Active: 1, 3 in the first subgroup; 5, 7 in the second.
+        let want = [
+            [0, 0, 0, 0],
+            [4, 0, 1, 1],
+            [0, 0, 0, 0],
+            [4, 1, 0, 1],
+            [0, 0, 0, 0],
+            [12, 0, 1, 5],
+            [0, 0, 0, 0],
+            [12, 5, 0, 5],
+        ];
+        assert_eq!(out, want.concat());
+    }
 
     #[test]
     fn divergent_loop_with_break_and_continue() {

@@ -18,7 +18,9 @@ use std::collections::HashMap;
 use std::fmt;
 
 mod alu;
+mod subgroup;
 pub use alu::{AluClass, AluInfo, AluOp, Domain, Sign, SpirvAlu};
+pub use subgroup::{eval_subgroup, RedOp, SubgroupOp};
 
 /// An SSA value, printed `%N`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -328,6 +330,9 @@ pub enum Op {
         mem: Scope,
         semantics: u32,
     },
+    /// A `GroupNonUniform*` operation over the active invocations of the subgroup (see
+    /// [`SubgroupOp`] for its sources).
+    Subgroup(SubgroupOp, Vec<Value>),
 }
 
 impl Op {
@@ -336,7 +341,7 @@ impl Op {
         match self {
             Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
             Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) => s.clone(),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.clone(),
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![*v],
             Op::Insert(v, s, _) => vec![*v, *s],
             Op::StoreVar(_, v) => vec![*v],
@@ -355,7 +360,7 @@ impl Op {
         match self {
             Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
             Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) => s.iter_mut().collect(),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.iter_mut().collect(),
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![v],
             Op::Insert(v, s, _) => vec![v, s],
             Op::StoreVar(_, v) => vec![v],
@@ -373,7 +378,13 @@ impl Op {
     /// across other effects).
     pub fn has_side_effects(&self) -> bool {
         match self {
-            Op::Store { .. } | Op::StoreVar(..) | Op::Atomic { .. } | Op::Barrier { .. } => true,
+            // A subgroup operation depends on which invocations are active where it
+            // stands: it must not be moved, merged or speculated.
+            Op::Store { .. }
+            | Op::StoreVar(..)
+            | Op::Atomic { .. }
+            | Op::Barrier { .. }
+            | Op::Subgroup(..) => true,
             Op::Const(_)
             | Op::Alu(..)
             | Op::Vec(_)
@@ -402,7 +413,8 @@ impl Op {
             | Op::Store { .. }
             | Op::SysVal(_)
             | Op::BufferSize(_)
-            | Op::Barrier { .. } => false,
+            | Op::Barrier { .. }
+            | Op::Subgroup(..) => false,
         }
     }
 
@@ -1011,6 +1023,13 @@ impl fmt::Display for InstrDisplay<'_> {
                     None => write!(f, "memory_barrier")?,
                 }
                 write!(f, " {} 0x{semantics:x}", mem.name())
+            }
+            Op::Subgroup(op, s) => {
+                write!(f, "{op}")?;
+                if !s.is_empty() {
+                    write!(f, " {}", list(s))?;
+                }
+                Ok(())
             }
         }
     }

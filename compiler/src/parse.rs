@@ -351,6 +351,17 @@ impl<'a> Parser<'a> {
             need_dst(self)?;
             return Ok(Op::Alu(op, srcs));
         }
+        if let Some(op) = crate::ir::SubgroupOp::all()
+            .into_iter()
+            .find(|o| o.to_string() == kw)
+        {
+            let srcs = self.values(ln, args)?;
+            need_dst(self)?;
+            if srcs.len() != op.num_srcs() {
+                return self.err(ln, format!("'{kw}' takes {} operands", op.num_srcs()));
+            }
+            return Ok(Op::Subgroup(op, srcs));
+        }
         if let Some(name) = kw.strip_prefix("atomic_") {
             let op = AtomicOp::ALL
                 .iter()
@@ -655,6 +666,21 @@ mod tests {
     fn print_parse_round_trip() {
         let f = parse_function(SAMPLE).unwrap();
         assert_eq!(f.to_string(), SAMPLE);
+    }
+
+    #[test]
+    fn every_subgroup_op_prints_and_parses() {
+        for op in crate::ir::SubgroupOp::all() {
+            let (ty, srcs) = match op.num_srcs() {
+                0 => ("b1", String::new()),
+                1 => ("i32", " %0".to_string()),
+                _ => ("i32", " %0, %0".to_string()),
+            };
+            let text = format!("fn main {{\n    %0:i32 = const 1\n    %1:{ty} = {op}{srcs}\n}}\n");
+            let f = parse_function(&text).unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert_eq!(f.to_string(), text);
+        }
+        assert!(parse_function("%0:i32 = const 1\n%1:i32 = subgroup_reduce.iadd %0, %0").is_err());
     }
 
     #[test]

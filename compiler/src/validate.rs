@@ -264,6 +264,44 @@ impl Ctx<'_> {
                 }
             }
             Op::Barrier { .. } => {}
+            Op::Subgroup(op, srcs) => {
+                if srcs.len() != op.num_srcs() {
+                    return bad("subgroup operand count");
+                }
+                let t = dt.unwrap();
+                let ok = match op {
+                    SubgroupOp::Elect => t.is_bool() && t.comps == 1,
+                    SubgroupOp::All | SubgroupOp::Any => {
+                        t.is_bool() && t.comps == 1 && st[0].is_bool() && st[0].comps == 1
+                    }
+                    SubgroupOp::AllEqual => t.is_bool() && t.comps == 1,
+                    SubgroupOp::Ballot => {
+                        t == Type::I32.vec(4) && st[0].is_bool() && st[0].comps == 1
+                    }
+                    SubgroupOp::Broadcast | SubgroupOp::Shuffle => {
+                        t == st[0] && st[1].kind == Kind::Int
+                    }
+                    SubgroupOp::BroadcastFirst => t == st[0],
+                    SubgroupOp::Reduce(r)
+                    | SubgroupOp::ClusteredReduce(r, _)
+                    | SubgroupOp::InclusiveScan(r)
+                    | SubgroupOp::ExclusiveScan(r) => {
+                        t == st[0]
+                            && (t.kind == Kind::Float) == r.is_float()
+                            && (t.kind != Kind::Bool
+                                || matches!(r, RedOp::And | RedOp::Or | RedOp::Xor))
+                    }
+                };
+                if let SubgroupOp::ClusteredReduce(_, n) = op {
+                    if !n.is_power_of_two() {
+                        return bad("cluster size must be a power of two");
+                    }
+                }
+                // One component per operation: the front end splits vectors.
+                if !ok || st.first().is_some_and(|s| s.comps != 1) {
+                    return bad("subgroup operand or result type");
+                }
+            }
         }
         if let Some(d) = i.dst {
             self.def(d)?;

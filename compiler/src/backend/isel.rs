@@ -27,7 +27,7 @@ pub struct Isel<'a> {
     pub local_size: [u32; 3],
     /// Bytes of private (`local`) memory per invocation.
     pub local_mem_size: u32,
-    func: &'a ir::Function,
+    pub(super) func: &'a ir::Function,
     vals: Vec<Option<Val>>,
     /// Results and parameters of the enclosing loops (for `break` / `continue`).
     loops: Vec<(Vec<ir::Value>, Vec<ir::Value>)>,
@@ -86,7 +86,7 @@ impl<'a> Isel<'a> {
         Builder::new(&mut self.prog, self.w)
     }
 
-    fn comp(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
+    pub(super) fn comp(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
         let ty = hw_ty(self.func.ty(v))?;
         match self.vals.get(v.0 as usize).cloned().flatten() {
             Some(Val::Imm(bits)) => {
@@ -114,7 +114,7 @@ impl<'a> Isel<'a> {
     }
 
     /// Component `c` of `v` in a register (immediates are copied).
-    fn comp_reg(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
+    pub(super) fn comp_reg(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
         let o = self.comp(v, c)?;
         if o.is_imm() {
             let mut b = self.b();
@@ -126,7 +126,7 @@ impl<'a> Isel<'a> {
         }
     }
 
-    fn def_reg(&mut self, v: ir::Value) -> Res<Opnd> {
+    pub(super) fn def_reg(&mut self, v: ir::Value) -> Res<Opnd> {
         let t = self.func.ty(v);
         let ty = hw_ty(t)?;
         let w = self.w;
@@ -144,7 +144,7 @@ impl<'a> Isel<'a> {
         Ok(r)
     }
 
-    fn dst_comp(&self, v: ir::Value, c: usize) -> Opnd {
+    pub(super) fn dst_comp(&self, v: ir::Value, c: usize) -> Opnd {
         match &self.vals[v.0 as usize] {
             Some(Val::Reg(r, s)) => r.offset(s * c as u32),
             _ => unreachable!("destination defined by def_reg"),
@@ -259,7 +259,7 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
-    fn lane(&mut self) -> Opnd {
+    pub(super) fn lane(&mut self) -> Opnd {
         if let Some(l) = self.lane {
             return l;
         }
@@ -709,6 +709,10 @@ impl<'a> Isel<'a> {
                     srcs,
                 );
             }
+            Op::Subgroup(op, srcs) => {
+                let d = i.dst.expect("subgroup operation has a destination");
+                self.subgroup(*op, srcs, d)?;
+            }
             Op::SysVal(s) => {
                 let d = i.dst.expect("sysval has a destination");
                 self.sysval(*s, d)?;
@@ -839,7 +843,14 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
-    fn alu(&mut self, op: AluOp, d: Opnd, s: &[Opnd], st: ir::Type, dt: ir::Type) -> Res<()> {
+    pub(super) fn alu(
+        &mut self,
+        op: AluOp,
+        d: Opnd,
+        s: &[Opnd],
+        st: ir::Type,
+        dt: ir::Type,
+    ) -> Res<()> {
         use AluOp::*;
         use Opcode as O;
         let mut b = self.b();

@@ -29,6 +29,7 @@ pub mod lower;
 pub mod narrow;
 pub mod ra;
 pub mod sched;
+pub mod subgroup;
 pub mod wide;
 
 use crate::hw::HwFacts;

@@ -411,9 +411,42 @@ impl Fe<'_> {
                 FVal::V(self.dyn_insert(x, c, idx)?)
             }
             O::GroupNonUniformElect
+            | O::GroupNonUniformAll
+            | O::GroupNonUniformAny
+            | O::GroupNonUniformAllEqual
             | O::GroupNonUniformBroadcast
+            | O::GroupNonUniformBroadcastFirst
+            | O::GroupNonUniformShuffle
+            | O::GroupNonUniformShuffleXor
+            | O::GroupNonUniformShuffleUp
+            | O::GroupNonUniformShuffleDown
+            | O::GroupNonUniformQuadBroadcast
+            | O::GroupNonUniformQuadSwap
             | O::GroupNonUniformBallot
-            | O::GroupNonUniformIAdd => return unsupported(format!("subgroup operation {op:?}")),
+            | O::GroupNonUniformInverseBallot
+            | O::GroupNonUniformBallotBitExtract
+            | O::GroupNonUniformBallotBitCount
+            | O::GroupNonUniformBallotFindLSB
+            | O::GroupNonUniformBallotFindMSB
+            | O::GroupNonUniformIAdd
+            | O::GroupNonUniformFAdd
+            | O::GroupNonUniformIMul
+            | O::GroupNonUniformFMul
+            | O::GroupNonUniformSMin
+            | O::GroupNonUniformUMin
+            | O::GroupNonUniformFMin
+            | O::GroupNonUniformSMax
+            | O::GroupNonUniformUMax
+            | O::GroupNonUniformFMax
+            | O::GroupNonUniformBitwiseAnd
+            | O::GroupNonUniformBitwiseOr
+            | O::GroupNonUniformBitwiseXor
+            | O::GroupNonUniformLogicalAnd
+            | O::GroupNonUniformLogicalOr
+            | O::GroupNonUniformLogicalXor => {
+                let t = self.ir_type(rt)?;
+                self.subgroup_instruction(i, t, &args)?
+            }
             other => return unsupported(format!("SPIR-V instruction {other:?}")),
         })
     }

@@ -594,6 +594,11 @@ impl Fe<'_> {
                 )?;
                 return Ok(FVal::V(v));
             }
+            BuiltIn::SubgroupEqMask
+            | BuiltIn::SubgroupGeMask
+            | BuiltIn::SubgroupGtMask
+            | BuiltIn::SubgroupLeMask
+            | BuiltIn::SubgroupLtMask => return self.subgroup_mask(b),
             other => return unsupported(format!("built-in {other:?} in a compute shader")),
         };
         Ok(FVal::V(self.emit(sv.ty(), Op::SysVal(sv))?))

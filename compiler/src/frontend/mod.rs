@@ -32,6 +32,7 @@ mod glsl;
 mod instructions;
 mod memory;
 mod module;
+mod subgroup;
 mod types;
 mod values;
 

@@ -35,7 +35,14 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::StorageBuffer16BitAccess
         | C::VulkanMemoryModel
         | C::VulkanMemoryModelDeviceScope
-        | C::GroupNonUniform => true,
+        | C::GroupNonUniform
+        | C::GroupNonUniformVote
+        | C::GroupNonUniformBallot
+        | C::GroupNonUniformArithmetic
+        | C::GroupNonUniformShuffle
+        | C::GroupNonUniformShuffleRelative
+        | C::GroupNonUniformQuad
+        | C::GroupNonUniformClustered => true,
         // Targets without DF hardware get the soft_fp64 lowering.
         C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,

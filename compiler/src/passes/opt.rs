@@ -343,7 +343,8 @@ fn cse_key(op: &Op, ty: Type) -> Option<String> {
         | Op::Load { .. }
         | Op::Store { .. }
         | Op::Atomic { .. }
-        | Op::Barrier { .. } => None,
+        | Op::Barrier { .. }
+        | Op::Subgroup(..) => None,
     }
 }
 

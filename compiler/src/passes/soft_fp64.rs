@@ -1923,6 +1923,9 @@ impl Lower {
             Op::SysVal(_) | Op::BufferSize(_) | Op::Barrier { .. } => {
                 return Err("f64 operand of a system value, buffer size or barrier".into());
             }
+            Op::Subgroup(..) => {
+                return Err("f64 subgroup operation (not supported yet)".into());
+            }
         };
         self.vals = vals;
         out.extend(nodes);
