@@ -38,6 +38,9 @@ pub struct Target {
     pub max_workgroup_invocations: u32,
     /// The hardware facts of the generation (and the device's thread limit).
     pub hw: hw::HwFacts,
+    /// GroupNonUniform* capabilities are accepted. The compiler implements them; a driver
+    /// sets this only when it advertises subgroup operations (they need Vulkan 1.1).
+    pub subgroup_ops: bool,
 }
 
 impl Target {
@@ -54,6 +57,7 @@ impl Target {
             max_shared_size: 64 * 1024,
             max_workgroup_invocations: 1024,
             hw: hw::GEN9,
+            subgroup_ops: true,
         }
     }
 }

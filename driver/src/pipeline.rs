@@ -259,6 +259,9 @@ pub fn target(info: &DeviceInfo) -> Target {
             max_threads_per_group: info.max_threads_per_group,
             ..GEN9
         },
+        // Ferrite reports Vulkan 1.0 and no subgroup properties yet: a shader with
+        // GroupNonUniform* capabilities is refused, not compiled behind the API's back.
+        subgroup_ops: false,
         ..Target::gen9()
     }
 }

@@ -34,15 +34,15 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::VariablePointersStorageBuffer
         | C::StorageBuffer16BitAccess
         | C::VulkanMemoryModel
-        | C::VulkanMemoryModelDeviceScope
-        | C::GroupNonUniform
+        | C::VulkanMemoryModelDeviceScope => true,
+        C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
         | C::GroupNonUniformArithmetic
         | C::GroupNonUniformShuffle
         | C::GroupNonUniformShuffleRelative
         | C::GroupNonUniformQuad
-        | C::GroupNonUniformClustered => true,
+        | C::GroupNonUniformClustered => t.subgroup_ops,
         // Targets without DF hardware get the soft_fp64 lowering.
         C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,
@@ -737,6 +737,34 @@ impl Fe<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{check_err, check_ir};
+    use super::capability_ok;
+    use crate::Target;
+    use rspirv::spirv::Capability;
+
+    /// A driver that does not advertise subgroup operations gets shaders declaring them
+    /// refused; the compiler's own target takes them.
+    #[test]
+    fn subgroup_capabilities_need_a_target_with_subgroup_ops() {
+        let subgroup = [
+            Capability::GroupNonUniform,
+            Capability::GroupNonUniformVote,
+            Capability::GroupNonUniformBallot,
+            Capability::GroupNonUniformArithmetic,
+            Capability::GroupNonUniformShuffle,
+            Capability::GroupNonUniformShuffleRelative,
+            Capability::GroupNonUniformQuad,
+            Capability::GroupNonUniformClustered,
+        ];
+        let mut t = Target::gen9();
+        for c in subgroup {
+            assert!(capability_ok(c, &t), "{c:?} with subgroup ops");
+        }
+        t.subgroup_ops = false;
+        for c in subgroup {
+            assert!(!capability_ok(c, &t), "{c:?} without subgroup ops");
+        }
+        assert!(capability_ok(Capability::Shader, &t));
+    }
 
     #[test]
     fn workgroup_size_constant_overrides_local_size() {
