@@ -90,4 +90,6 @@ impl fmt::Display for BindingUse {
 
 pub mod pipeline;
 pub use frontend::FrontendError;
-pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, Kernel, Statistics};
+pub use pipeline::{
+    compile, CompileError, CompileOptions, DebugFlags, Kernel, PassTimes, Statistics,
+};

@@ -119,6 +119,9 @@ pub struct Stats {
     pub max_dispatch_width: u32,
     pub compile_time_us: u64,
     pub grf_used: u32,
+    /// Time of each back-end pass, named `simd<width> <pass>`; [`compile`] keeps those of
+    /// every width it tried.
+    pub pass_times: crate::pipeline::PassTimes,
 }
 
 impl Stats {
@@ -275,27 +278,35 @@ fn compile_one(
             "push constants and buffer sizes larger than the GRF file".into(),
         ));
     }
+    let mut times = crate::pipeline::PassTimes::default();
+    let name = |pass: &str| format!("simd{simd} {pass}");
     let mut sel = isel::Isel::new(shader, simd as u8, &layout);
-    sel.run()?;
+    times.time(name("isel"), || sel.run())?;
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;
     log::trace!("LIR after selection (SIMD{simd}):\n{prog}");
-    lower::lower_simd_width(&mut prog);
-    lower::lower_sends(&mut prog);
-    lower::legalize(&mut prog);
+    times.time(name("lower_simd_width"), || {
+        lower::lower_simd_width(&mut prog)
+    });
+    times.time(name("lower_sends"), || lower::lower_sends(&mut prog));
+    times.time(name("legalize"), || lower::legalize(&mut prog));
     let file = ra::RegFile {
         first: layout.first_free(),
         end: 127,
     };
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
-    let alloc = ra::allocate(&mut prog, file, local_bytes)?;
+    let alloc = times.time(name("regalloc"), || {
+        ra::allocate(&mut prog, file, local_bytes)
+    })?;
     let cycles = if opts.no_sched {
         0
     } else {
-        sched::schedule(&mut prog, &alloc.reg)
+        times.time(name("schedule"), || sched::schedule(&mut prog, &alloc.reg))
     };
-    let mut insts = emit::to_isa(&prog, &alloc.reg, simd as u8)?;
+    let mut insts = times.time(name("to_isa"), || {
+        emit::to_isa(&prog, &alloc.reg, simd as u8)
+    })?;
     // Float modes in cr0 first (branch offsets are relative, so first instructions move
     // none): the kernel's float controls, and DF denormals kept by default.
     let (mask, value) =
@@ -304,11 +315,14 @@ fn compile_one(
         insts.splice(0..0, emit::cr0_write(mask, value)?);
     }
     if cfg!(debug_assertions) || opts.validate {
-        emit::validate(&insts)?;
+        times.time(name("isa validation"), || emit::validate(&insts))?;
     }
-    let binary = ferrite_isa::encode_program(&insts, ferrite_isa::Gen::Gen9, true)
+    let binary = times
+        .time(name("encode+compact"), || {
+            ferrite_isa::encode_program(&insts, ferrite_isa::Gen::Gen9, true)
+        })
         .map_err(|e| BackendError::Internal(format!("encode: {e}")))?;
-    let asm = emit::disassemble(&binary)?;
+    let asm = times.time(name("disassemble"), || emit::disassemble(&binary))?;
     let total = shader.local_size.iter().product::<u32>().max(1);
     let stats = Stats {
         instructions: insts.len() as u32,
@@ -323,6 +337,7 @@ fn compile_one(
         max_dispatch_width: simd,
         compile_time_us: t0.elapsed().as_micros() as u64,
         grf_used: alloc.grf_used,
+        pass_times: times,
     };
     let scratch_size = if alloc.scratch_bytes == 0 {
         0
@@ -398,10 +413,12 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
     }
     let mut best: Option<Kernel> = None;
     let mut last_err = None;
+    let mut times = crate::pipeline::PassTimes::default();
     for w in widths {
         match compile_one(shader, w, opts) {
             Ok(c) => {
                 let k = c.kernel;
+                times.0.extend(k.stats.pass_times.0.iter().cloned());
                 let better = match &best {
                     None => true,
                     Some(b) => k.stats.spills == 0 || k.stats.spills < b.stats.spills,
@@ -414,7 +431,10 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
         }
     }
     match (best, last_err) {
-        (Some(k), _) => Ok(k),
+        (Some(mut k), _) => {
+            k.stats.pass_times = times;
+            Ok(k)
+        }
         (None, Some(e)) => Err(e),
         (None, None) => Err(BackendError::Internal("no width compiled".into())),
     }

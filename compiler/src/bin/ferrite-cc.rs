@@ -1,10 +1,11 @@
 //! `ferrite-cc shader.spv [--entry main] [--simd 16] [--gen 9] [--ir]`: compiles a compute
 //! shader through the front end, the middle passes and the Gen9 back end and prints the final
 //! assembly (with byte offsets), the binding-table entries and the statistics (Mesa's names
-//! plus compile time). `--ir` prints the optimized IR first.
+//! plus compile time). `--ir` prints the optimized IR first; `FERRITE_DEBUG=passtime` adds
+//! the time of the front end and of every pass.
 
 use ferrite_compiler::backend::{self, BackendOptions};
-use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
+use ferrite_compiler::pipeline::{compile_to_ir_timed, CompileOptions, DebugFlags, PassTimes};
 use ferrite_compiler::Target;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -92,7 +93,8 @@ fn main() -> ExitCode {
         ..Default::default()
     };
     let start = Instant::now();
-    let (shader, bindings) = match compile_to_ir(&words, &target, &opts) {
+    let mut times = PassTimes::default();
+    let (shader, bindings) = match compile_to_ir_timed(&words, &target, &opts, &mut times) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("ferrite-cc: {path}: {e}");
@@ -137,5 +139,12 @@ fn main() -> ExitCode {
         println!("{name}: {value}");
     }
     println!("Compile time (us): {}", elapsed.as_micros());
+    if opts.debug.passtime {
+        times.0.extend(kernel.stats.pass_times.0.iter().cloned());
+        println!("// Pass times (FERRITE_DEBUG=passtime)");
+        for line in times.to_string().lines() {
+            println!("// {line}");
+        }
+    }
     ExitCode::SUCCESS
 }
