@@ -366,10 +366,12 @@ pub fn opt_cse(f: &mut Function) -> bool {
         subst: &mut HashMap<Value, Value>,
     ) {
         scopes.push(HashMap::new());
-        let mut k = 0;
-        while k < b.len() {
+        // Removed at the end in one pass (removing in place moved the rest of the block
+        // each time: quadratic in the block's length).
+        let mut keep = vec![true; b.len()];
+        for (k, n) in b.iter_mut().enumerate() {
             let mut remove = false;
-            match &mut b[k] {
+            match n {
                 Node::Instr(i) => {
                     for s in i.op.srcs_mut() {
                         if let Some(x) = subst.get(s) {
@@ -414,12 +416,10 @@ pub fn opt_cse(f: &mut Function) -> bool {
                     }
                 }
             }
-            if remove {
-                b.remove(k);
-            } else {
-                k += 1;
-            }
+            keep[k] = !remove;
         }
+        let mut keep = keep.into_iter();
+        b.retain(|_| keep.next().unwrap_or(true));
         scopes.pop();
     }
     let mut subst = HashMap::new();
