@@ -119,6 +119,8 @@ pub struct Stats {
     pub max_dispatch_width: u32,
     pub compile_time_us: u64,
     pub grf_used: u32,
+    /// Register-allocation rounds (colouring attempts) of this width.
+    pub ra_rounds: u32,
     /// Time of each back-end pass, named `simd<width> <pass>`; [`compile`] keeps those of
     /// every width it tried.
     pub pass_times: crate::pipeline::PassTimes,
@@ -337,6 +339,7 @@ fn compile_one(
         max_dispatch_width: simd,
         compile_time_us: t0.elapsed().as_micros() as u64,
         grf_used: alloc.grf_used,
+        ra_rounds: alloc.rounds,
         pass_times: times,
     };
     let scratch_size = if alloc.scratch_bytes == 0 {

@@ -33,6 +33,8 @@ pub struct Allocation {
     pub scratch_bytes: u32,
     /// Highest GRF used + 1.
     pub grf_used: u32,
+    /// Colouring attempts (1 + spill rounds).
+    pub rounds: u32,
 }
 
 /// Live interval [start, end] (instruction indices, inclusive) of every virtual register.
@@ -198,45 +200,73 @@ pub fn colour(
     let mut pos = vec![usize::MAX; n];
     let fits = |weight: &[u32], v: usize| weight[v] + sizes[v] <= k;
     let mut easy = std::collections::BTreeSet::new();
+    // Spill candidate when none fits: cheapest per interference (spill temporaries last),
+    // the first in `left` among equals. Scores are >= 0, so their bits order them.
+    let score = |weight: &[u32], v: usize| -> u64 {
+        let s = if no_spill[v] {
+            f64::MAX / 2.0
+        } else {
+            cost[v] / (weight[v] as f64 + 1.0)
+        };
+        s.to_bits()
+    };
+    // Candidates by (score, position), refreshed lazily: a node whose weight or position
+    // changed is marked and re-keyed only when a spill candidate is next needed.
+    let mut by_score = std::collections::BTreeSet::new();
+    let mut key = vec![(0u64, 0usize); n];
+    let mut stale = vec![false; n];
+    let mut stale_list: Vec<usize> = Vec::new();
     for (p, &v) in left.iter().enumerate() {
         pos[v] = p;
         if fits(&weight, v) {
             easy.insert(p);
         }
+        key[v] = (score(&weight, v), p);
+        by_score.insert(key[v]);
     }
     while !left.is_empty() {
-        let pick = easy.first().copied().unwrap_or_else(|| {
-            // Spill candidate: cheapest per interference, spill temporaries last.
-            let mut best = 0;
-            let mut best_score = f64::MAX;
-            for (p, &v) in left.iter().enumerate() {
-                let score = if no_spill[v] {
-                    f64::MAX / 2.0
-                } else {
-                    cost[v] / (weight[v] as f64 + 1.0)
-                };
-                if score < best_score {
-                    best_score = score;
-                    best = p;
+        let pick = match easy.first() {
+            Some(&p) => p,
+            None => {
+                for u in stale_list.drain(..) {
+                    stale[u] = false;
+                    if !removed[u] {
+                        by_score.remove(&key[u]);
+                        key[u] = (score(&weight, u), pos[u]);
+                        by_score.insert(key[u]);
+                    }
                 }
+                by_score.first().expect("nodes left").1
             }
-            best
-        });
+        };
         let last = left.len() - 1;
         easy.remove(&pick);
         if easy.remove(&last) {
             easy.insert(pick);
         }
         let v = left.swap_remove(pick);
+        by_score.remove(&key[v]);
         if pick < left.len() {
-            pos[left[pick]] = pick;
+            let moved = left[pick];
+            pos[moved] = pick;
+            if !stale[moved] {
+                stale[moved] = true;
+                stale_list.push(moved);
+            }
         }
         removed[v] = true;
         for &u in &adj[v] {
             let before = fits(&weight, u);
             weight[u] = weight[u].saturating_sub(sizes[v]);
-            if !removed[u] && !before && fits(&weight, u) {
+            if removed[u] {
+                continue;
+            }
+            if !before && fits(&weight, u) {
                 easy.insert(pos[u]);
+            }
+            if !stale[u] {
+                stale[u] = true;
+                stale_list.push(u);
             }
         }
         stack.push(v);
@@ -282,6 +312,7 @@ pub fn allocate(
     };
     let mut no_spill = vec![false; prog.vregs.len()];
     for _round in 0..64 {
+        alloc.rounds += 1;
         let iv = intervals(prog);
         let sizes: Vec<u32> = prog.vregs.iter().map(|v| v.regs()).collect();
         let depth = loop_depth(prog);

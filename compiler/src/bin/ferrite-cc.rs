@@ -145,6 +145,10 @@ fn main() -> ExitCode {
         for line in times.to_string().lines() {
             println!("// {line}");
         }
+        println!(
+            "// SIMD{} register allocation rounds: {}",
+            kernel.simd, kernel.stats.ra_rounds
+        );
     }
     ExitCode::SUCCESS
 }
