@@ -284,6 +284,9 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
     }
     // SAFETY: all devices are gone.
     unsafe { ctx.instance.destroy_instance(None) };
+    if let Some(kb) = peak_rss_kb() {
+        out.set("peak_rss_kb", kb);
+    }
     out
 }
 
