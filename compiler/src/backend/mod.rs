@@ -45,6 +45,10 @@ pub enum BackendError {
     Validation(String),
     #[error("internal back-end error: {0}")]
     Internal(String),
+    /// Register allocation needed to spill where the caller said a spilling result is of
+    /// no use (see [`compile`]).
+    #[error("this width would spill")]
+    WouldSpill,
 }
 
 /// Options the back end honours (from `FERRITE_DEBUG`).
@@ -254,13 +258,16 @@ pub fn compile_simd(
     simd: u32,
     opts: &BackendOptions,
 ) -> Result<Kernel, BackendError> {
-    Ok(compile_one(shader, simd, opts)?.kernel)
+    Ok(compile_one(shader, simd, opts, true)?.kernel)
 }
 
+/// With `may_spill` false, stops with [`BackendError::WouldSpill`] at the first failed
+/// colouring.
 fn compile_one(
     shader: &ir::Shader,
     simd: u32,
     opts: &BackendOptions,
+    may_spill: bool,
 ) -> Result<Compiled, BackendError> {
     let t0 = Instant::now();
     let btis = collect_btis(&shader.func);
@@ -299,7 +306,7 @@ fn compile_one(
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
     let alloc = times.time(name("regalloc"), || {
-        ra::allocate(&mut prog, file, local_bytes)
+        ra::allocate_with(&mut prog, file, local_bytes, may_spill)
     })?;
     let cycles = if opts.no_sched {
         0
@@ -418,7 +425,12 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
     let mut last_err = None;
     let mut times = crate::pipeline::PassTimes::default();
     for w in widths {
-        match compile_one(shader, w, opts) {
+        // A spilling kernel never replaces one that does not spill (see `better`), so once
+        // a width compiled without spills the next ones stop at their first spill instead
+        // of running every spill round.
+        let may_spill = best.as_ref().is_none_or(|b| b.stats.spills != 0);
+        let t = Instant::now();
+        match compile_one(shader, w, opts, may_spill) {
             Ok(c) => {
                 let k = c.kernel;
                 times.0.extend(k.stats.pass_times.0.iter().cloned());
@@ -430,7 +442,10 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
                     best = Some(k);
                 }
             }
-            Err(e) => last_err = Some(e),
+            Err(e) => {
+                times.add(&format!("simd{w} (failed: {e})"), t.elapsed());
+                last_err = Some(e);
+            }
         }
     }
     match (best, last_err) {

@@ -306,6 +306,18 @@ pub fn allocate(
     file: RegFile,
     scratch_base: u32,
 ) -> Result<Allocation, BackendError> {
+    allocate_with(prog, file, scratch_base, true)
+}
+
+/// [`allocate`]; when `may_spill` is false, gives up ([`BackendError::WouldSpill`]) as soon
+/// as a spill round has written a register to scratch (the result would count spills)
+/// instead of running the remaining rounds.
+pub fn allocate_with(
+    prog: &mut Program,
+    file: RegFile,
+    scratch_base: u32,
+    may_spill: bool,
+) -> Result<Allocation, BackendError> {
     let mut alloc = Allocation {
         scratch_bytes: scratch_base,
         ..Allocation::default()
@@ -364,6 +376,10 @@ pub fn allocate(
                 }
                 let spills: Vec<u32> = spills.iter().map(|&v| v as u32).collect();
                 spill_vregs(prog, &spills, &mut alloc, &mut no_spill);
+                // Spills only accumulate: the result would have some.
+                if !may_spill && alloc.spills > 0 {
+                    return Err(BackendError::WouldSpill);
+                }
                 lower::lower_sends(prog);
                 // Temporaries created by the lowering must stay in registers.
                 no_spill.resize(prog.vregs.len(), true);
