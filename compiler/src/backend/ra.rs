@@ -786,4 +786,29 @@ mod scaling_tests {
             );
         }
     }
+
+    /// `n` registers live at once: all defined, then all read.
+    fn pressure(n: u32) -> Program {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let regs: Vec<Opnd> = (0..n).map(|_| b.vreg(Type::D, 1)).collect();
+        for r in &regs {
+            b.mov(*r, Opnd::d(1));
+        }
+        for r in &regs {
+            b.mov(Opnd::null(Type::D), *r);
+        }
+        p
+    }
+
+    #[test]
+    fn allocation_that_may_not_spill_stops_after_one_spill_round() {
+        let file = RegFile { first: 10, end: 20 };
+        let mut p = pressure(40);
+        let full = allocate(&mut p, file, 0).expect("spills");
+        assert!(full.spills > 0 && full.rounds >= 2, "{full:?}");
+        let mut p = pressure(40);
+        let r = allocate_with(&mut p, file, 0, false);
+        assert!(matches!(r, Err(BackendError::WouldSpill)), "{r:?}");
+    }
 }
