@@ -84,19 +84,33 @@ pub fn opt_dce(f: &mut Function) -> bool {
                         walk(&mut i.else_, counts, progress);
                     }
                     Node::Loop(l) => {
+                        // Dead indices in descending order, removed from every jump in one
+                        // walk of the body (a walk per index was quadratic).
+                        let mut dead = Vec::new();
                         for k in (0..l.results.len()).rev() {
                             if counts[l.results[k].0 as usize] == 0 {
                                 l.results.remove(k);
-                                edit_jumps(&mut l.body, true, &mut |v| remove_index(v, k));
+                                dead.push(k);
                                 *progress = true;
                             }
                         }
+                        if !dead.is_empty() {
+                            edit_jumps(&mut l.body, true, &mut |v| {
+                                dead.iter().for_each(|&k| remove_index(v, k))
+                            });
+                        }
+                        let mut dead = Vec::new();
                         for k in (0..l.params.len()).rev() {
                             if counts[l.params[k].0 .0 as usize] == 0 {
                                 l.params.remove(k);
-                                edit_jumps(&mut l.body, false, &mut |v| remove_index(v, k));
+                                dead.push(k);
                                 *progress = true;
                             }
+                        }
+                        if !dead.is_empty() {
+                            edit_jumps(&mut l.body, false, &mut |v| {
+                                dead.iter().for_each(|&k| remove_index(v, k))
+                            });
                         }
                         walk(&mut l.body, counts, progress);
                     }
@@ -303,15 +317,19 @@ pub fn opt_copy_prop(f: &mut Function) -> bool {
                 Node::Loop(l) => {
                     let mut inner = Vec::new();
                     structural(&mut l.body, subst, &mut inner);
-                    for k in 0..l.params.len() {
-                        let (p, init) = l.params[k];
-                        let mut invariant = true;
-                        edit_jumps(&mut l.body, false, &mut |v| {
+                    // One walk of the body for all parameters (a walk per parameter was
+                    // quadratic).
+                    let mut invariant = vec![true; l.params.len()];
+                    let params = l.params.clone();
+                    edit_jumps(&mut l.body, false, &mut |v| {
+                        for (k, &(p, init)) in params.iter().enumerate() {
                             if v[k] != p && v[k] != init {
-                                invariant = false;
+                                invariant[k] = false;
                             }
-                        });
-                        if invariant {
+                        }
+                    });
+                    for (k, &(p, init)) in l.params.iter().enumerate() {
+                        if invariant[k] {
                             subst.insert(p, init);
                         }
                     }
