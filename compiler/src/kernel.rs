@@ -204,6 +204,11 @@ pub struct Statistics {
     pub compile_time_us: u64,
     /// Highest GRF allocated plus one, thread payload included.
     pub grf_used: u32,
+    /// Register-allocation rounds (colouring attempts) of the chosen width.
+    pub ra_rounds: u32,
+    /// Time of each pass (see [`PassTimes`]): a diagnostic of the compile that made the
+    /// kernel, not stored in a pipeline cache.
+    pub pass_times: crate::pipeline::PassTimes,
 }
 
 /// One statistic a kernel reports (vkGetPipelineExecutableStatisticsKHR, `ferrite-cc`,

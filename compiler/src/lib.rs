@@ -99,4 +99,4 @@ impl fmt::Display for BindingUse {
 pub mod pipeline;
 pub use frontend::FrontendError;
 pub use kernel::{CurbeLayout, Kernel, Statistics};
-pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags};
+pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, PassTimes};

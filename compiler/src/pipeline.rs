@@ -27,7 +27,8 @@ use crate::kernel::Kernel;
 use crate::passes;
 use crate::validate::{validate, ValidationError};
 use crate::{BindingSlot, BindingUse, Target};
-use std::time::Instant;
+use std::fmt;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
@@ -59,6 +60,7 @@ pub struct DebugFlags {
     pub no16: bool,
     pub no32: bool,
     pub soft64: bool,
+    pub passtime: bool,
 }
 
 impl DebugFlags {
@@ -83,6 +85,10 @@ impl DebugFlags {
             "soft64",
             "lower fp64 to 32-bit integer code even where the target has DF hardware",
         ),
+        (
+            "passtime",
+            "print the time of the front end and of every pass (middle and back end)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -100,6 +106,7 @@ impl DebugFlags {
                 "no16" => d.no16 = true,
                 "no32" => d.no32 = true,
                 "soft64" => d.soft64 = true,
+                "passtime" => d.passtime = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -122,6 +129,44 @@ pub struct CompileOptions {
     pub dump_dir: Option<std::path::PathBuf>,
     /// Keep the optimized IR text in [`Kernel::ir`].
     pub keep_ir: bool,
+}
+
+/// Time spent per compiler pass, in the order the passes ran: the front end, each middle
+/// pass (a pass that runs several times appears several times), IR validation (summed), then
+/// per SIMD width tried the back end's passes. Always recorded (two clock reads per pass);
+/// `FERRITE_DEBUG=passtime` prints it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassTimes(pub Vec<(String, Duration)>);
+
+impl PassTimes {
+    /// Runs `f`, recording its time under `name`.
+    pub fn time<T>(&mut self, name: impl Into<String>, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let r = f();
+        self.0.push((name.into(), t.elapsed()));
+        r
+    }
+
+    /// Adds `d` to the entry `name` (created at the end when missing).
+    pub fn add(&mut self, name: &str, d: Duration) {
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some((_, t)) => *t += d,
+            None => self.0.push((name.to_string(), d)),
+        }
+    }
+
+    pub fn total(&self) -> Duration {
+        self.0.iter().map(|(_, d)| *d).sum()
+    }
+}
+
+impl fmt::Display for PassTimes {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        for (name, d) in &self.0 {
+            writeln!(f, "{:>12.3} ms  {name}", d.as_secs_f64() * 1e3)?;
+        }
+        writeln!(f, "{:>12.3} ms  total", self.total().as_secs_f64() * 1e3)
+    }
 }
 
 fn dump(opts: &CompileOptions, name: &str, text: &str) -> Result<(), CompileError> {
@@ -222,6 +267,16 @@ pub fn run_pipeline_for(
     target: &Target,
     opts: &CompileOptions,
 ) -> Result<(), CompileError> {
+    run_pipeline_timed(shader, target, opts, &mut PassTimes::default())
+}
+
+/// [`run_pipeline_for`], recording each pass's time in `times`.
+pub fn run_pipeline_timed(
+    shader: &mut Shader,
+    target: &Target,
+    opts: &CompileOptions,
+    times: &mut PassTimes,
+) -> Result<(), CompileError> {
     let check = cfg!(debug_assertions) || opts.debug.validate;
     for (name, pass) in PIPELINE {
         if let Some((_, when)) = GATED.iter().find(|(n, _)| n == name) {
@@ -229,10 +284,13 @@ pub fn run_pipeline_for(
                 continue;
             }
         }
-        let changed = pass(&mut shader.func)
+        let changed = times
+            .time(*name, || pass(&mut shader.func))
             .map_err(|e| CompileError::Unsupported(format!("{name}: {e}")))?;
         if check {
+            let t = Instant::now();
             validate(&shader.func).map_err(|err| CompileError::Validation { pass: name, err })?;
+            times.add("ir validation", t.elapsed());
         }
         if changed && opts.debug.opt {
             dump(opts, &format!("opt-{name}.ir"), &shader.to_string())?;
@@ -247,30 +305,44 @@ pub fn compile_to_ir(
     target: &Target,
     opts: &CompileOptions,
 ) -> Result<(Shader, Vec<BindingUse>), CompileError> {
+    compile_to_ir_timed(words, target, opts, &mut PassTimes::default())
+}
+
+/// [`compile_to_ir`], recording the front end's and each pass's time in `times`.
+pub fn compile_to_ir_timed(
+    words: &[u32],
+    target: &Target,
+    opts: &CompileOptions,
+    times: &mut PassTimes,
+) -> Result<(Shader, Vec<BindingUse>), CompileError> {
     if opts.debug.spirv {
         dump(opts, "input.spvasm", &spirv_listing(words))?;
     }
-    let out = frontend::translate(&FrontendInput {
-        words,
-        entry: &opts.entry_point,
-        specialization: &opts.specialization,
-        bindings: &opts.bindings,
-        target,
+    let out = times.time("frontend", || {
+        frontend::translate(&FrontendInput {
+            words,
+            entry: &opts.entry_point,
+            specialization: &opts.specialization,
+            bindings: &opts.bindings,
+            target,
+        })
     })?;
     let mut shader = out.shader;
     let support = crate::float_controls::support(target, uses_soft_fp64(target, &opts.debug));
     crate::float_controls::check(&shader.func.float_controls, &support)
         .map_err(CompileError::Unsupported)?;
     if cfg!(debug_assertions) || opts.debug.validate {
+        let t = Instant::now();
         validate(&shader.func).map_err(|err| CompileError::Validation {
             pass: "frontend",
             err,
         })?;
+        times.add("ir validation", t.elapsed());
     }
     if opts.debug.ir {
         dump(opts, "frontend.ir", &shader.to_string())?;
     }
-    run_pipeline_for(&mut shader, target, opts)?;
+    run_pipeline_timed(&mut shader, target, opts, times)?;
     if opts.debug.ir {
         dump(opts, "final.ir", &shader.to_string())?;
     }
@@ -286,7 +358,8 @@ pub fn compile(
     opts: &CompileOptions,
 ) -> Result<Kernel, CompileError> {
     let start = Instant::now();
-    let (shader, bindings) = compile_to_ir(words, target, opts)?;
+    let mut times = PassTimes::default();
+    let (shader, bindings) = compile_to_ir_timed(words, target, opts, &mut times)?;
     if opts.debug.stats {
         dump(
             opts,
@@ -311,5 +384,10 @@ pub fn compile(
     if opts.debug.stats {
         dump(opts, "kernel-stats.txt", &k.to_string())?;
     }
+    times.0.extend(k.stats.pass_times.0.iter().cloned());
+    if opts.debug.passtime {
+        dump(opts, "passtime.txt", &times.to_string())?;
+    }
+    k.stats.pass_times = times;
     Ok(k)
 }

@@ -156,6 +156,9 @@ pub fn serialize_kernel(k: &Kernel) -> Vec<u8> {
                 max_dispatch_width,
                 compile_time_us,
                 grf_used,
+                // Diagnostics of the compile that made the entry; a cache hit compiled nothing.
+                ra_rounds: _,
+                pass_times: _,
             },
         asm,
         ir,
@@ -242,6 +245,8 @@ pub fn deserialize_kernel(data: &[u8]) -> Option<Kernel> {
             max_dispatch_width: f[14],
             compile_time_us,
             grf_used: f[15],
+            ra_rounds: 0,
+            pass_times: Default::default(),
         },
         asm,
         ir,

@@ -162,24 +162,29 @@ fn sends_reg(o: &Opnd, reg: &[u8]) -> SendsReg {
     }
 }
 
-/// Index of the instruction closing the innermost structure around `p` (ELSE/ENDIF of
-/// an IF, WHILE of a loop), scanning LIR with DO markers.
-fn block_end(insts: &[LInst], p: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (k, i) in insts.iter().enumerate().skip(p + 1) {
+/// For every instruction `p`, the index of the instruction closing the innermost structure
+/// around it (ELSE/ENDIF of an IF, WHILE of a loop; DO markers open loops): the first later
+/// ELSE, ENDIF or WHILE with as many openings as closings between. One pass: the
+/// instructions still waiting for their closer are kept per nesting depth.
+fn block_ends(insts: &[LInst]) -> Vec<Option<usize>> {
+    let mut ends = vec![None; insts.len()];
+    // Index `depth + insts.len()`: malformed code may close more than it opened.
+    let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); 2 * insts.len() + 2];
+    let mut depth = insts.len();
+    for (k, i) in insts.iter().enumerate() {
+        if matches!(i.op, LOp::Else | LOp::Endif | LOp::While) {
+            for p in waiting[depth].drain(..) {
+                ends[p] = Some(k);
+            }
+        }
         match i.op {
             LOp::If | LOp::Do => depth += 1,
-            LOp::Else if depth == 0 => return Some(k),
-            LOp::Endif | LOp::While => {
-                if depth == 0 {
-                    return Some(k);
-                }
-                depth -= 1;
-            }
+            LOp::Endif | LOp::While => depth -= 1,
             _ => {}
         }
+        waiting[depth].push(k);
     }
-    None
+    ends
 }
 
 fn matching(insts: &[LInst], p: usize, want: &[LOp]) -> Option<usize> {
@@ -218,6 +223,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
     }
     idx.push(n);
     let off = |from: usize, to: usize| -> i32 { (idx[to] as i32 - idx[from] as i32) * 16 };
+    let ends = block_ends(insts);
     let mut out = Vec::with_capacity(n);
     for (k, i) in insts.iter().enumerate() {
         let exec = ferrite_isa::ExecSize::new(i.exec as u32)
@@ -321,7 +327,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                         (Opcode::Else, off(k, endif), off(k, endif))
                     }
                     LOp::Endif => {
-                        let j = block_end(insts, k).map_or(16, |e| off(k, e));
+                        let j = ends[k].map_or(16, |e| off(k, e));
                         (Opcode::Endif, j, 0x0800_0000)
                     }
                     LOp::While => {
@@ -343,7 +349,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                     _ => {
                         let wh = matching_while(insts, k)
                             .ok_or_else(|| BackendError::Internal("BREAK outside a loop".into()))?;
-                        let j = block_end(insts, k).map_or(off(k, wh), |e| off(k, e));
+                        let j = ends[k].map_or(off(k, wh), |e| off(k, e));
                         let op = if i.op == LOp::Break {
                             Opcode::Break
                         } else {
@@ -537,6 +543,67 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, BackendError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The closer of the innermost structure around `p` by a forward scan (the form the
+    /// one-pass version must agree with).
+    fn block_end_scan(insts: &[LInst], p: usize) -> Option<usize> {
+        let mut depth = 0i32;
+        for (k, i) in insts.iter().enumerate().skip(p + 1) {
+            match i.op {
+                LOp::If | LOp::Do => depth += 1,
+                LOp::Else if depth == 0 => return Some(k),
+                LOp::Endif | LOp::While => {
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn block_ends_match_the_forward_scan() {
+        let ops = [
+            LOp::If,
+            LOp::Else,
+            LOp::Endif,
+            LOp::Do,
+            LOp::While,
+            LOp::Break,
+            LOp::Alu(ferrite_isa::Opcode::Mov),
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for seed in 0..300 {
+            let mut p = Program::default();
+            let n = 1 + seed % 40;
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let op = ops[(x % ops.len() as u64) as usize];
+                p.insts.push(LInst {
+                    op,
+                    exec: 8,
+                    group: 0,
+                    we_all: false,
+                    pred: None,
+                    cmod: ferrite_isa::CondMod::None,
+                    flag_sub: 0,
+                    sat: false,
+                    dst: Opnd::null(ferrite_isa::Type::D),
+                    srcs: vec![],
+                });
+            }
+            let ends = block_ends(&p.insts);
+            for k in 0..p.insts.len() {
+                assert_eq!(ends[k], block_end_scan(&p.insts, k), "seed {seed}, at {k}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

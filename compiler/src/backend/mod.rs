@@ -54,6 +54,10 @@ pub enum BackendError {
         #[source]
         err: ferrite_isa::IsaError,
     },
+    /// Register allocation needed to spill where the caller said a spilling result is of
+    /// no use (see [`compile`]).
+    #[error("this width would spill")]
+    WouldSpill,
 }
 
 /// Options the back end honours (from `FERRITE_DEBUG`) and the hardware facts it compiles for.
@@ -173,13 +177,16 @@ pub fn compile_simd(
     simd: u32,
     opts: &BackendOptions,
 ) -> Result<Kernel, BackendError> {
-    Ok(compile_one(shader, simd, opts)?.kernel)
+    Ok(compile_one(shader, simd, opts, true)?.kernel)
 }
 
+/// With `may_spill` false, stops with [`BackendError::WouldSpill`] at the first failed
+/// colouring.
 fn compile_one(
     shader: &ir::Shader,
     simd: u32,
     opts: &BackendOptions,
+    may_spill: bool,
 ) -> Result<Compiled, BackendError> {
     let t0 = Instant::now();
     let btis = collect_btis(&shader.func);
@@ -199,27 +206,35 @@ fn compile_one(
             "push constants and buffer sizes larger than the GRF file".into(),
         ));
     }
+    let mut times = crate::pipeline::PassTimes::default();
+    let name = |pass: &str| format!("simd{simd} {pass}");
     let mut sel = isel::Isel::new(shader, simd as u8, &layout, &opts.hw);
-    sel.run()?;
+    times.time(name("isel"), || sel.run())?;
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;
     log::trace!("LIR after selection (SIMD{simd}):\n{prog}");
-    lower::lower_simd_width(&mut prog);
-    lower::lower_sends(&mut prog);
-    lower::legalize(&mut prog);
+    times.time(name("lower_simd_width"), || {
+        lower::lower_simd_width(&mut prog)
+    });
+    times.time(name("lower_sends"), || lower::lower_sends(&mut prog));
+    times.time(name("legalize"), || lower::legalize(&mut prog));
     let file = ra::RegFile {
         first: layout.first_free(),
         end: opts.hw.allocatable_end(),
     };
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
-    let alloc = ra::allocate(&mut prog, file, local_bytes)?;
+    let alloc = times.time(name("regalloc"), || {
+        ra::allocate_with(&mut prog, file, local_bytes, may_spill)
+    })?;
     let cycles = if opts.no_sched {
         0
     } else {
-        sched::schedule(&mut prog, &alloc.reg)
+        times.time(name("schedule"), || sched::schedule(&mut prog, &alloc.reg))
     };
-    let mut insts = emit::to_isa(&prog, &alloc.reg, simd as u8)?;
+    let mut insts = times.time(name("to_isa"), || {
+        emit::to_isa(&prog, &alloc.reg, simd as u8)
+    })?;
     // Float modes in cr0 first (branch offsets are relative, so first instructions move
     // none): the kernel's float controls, and DF denormals kept by default.
     let (mask, value) =
@@ -228,15 +243,17 @@ fn compile_one(
         insts.splice(0..0, emit::cr0_write(mask, value)?);
     }
     if cfg!(debug_assertions) || opts.validate {
-        emit::validate(&insts)?;
+        times.time(name("isa validation"), || emit::validate(&insts))?;
     }
-    let binary = ferrite_isa::encode_program(&insts, opts.hw.gen, true).map_err(|err| {
-        BackendError::Isa {
+    let binary = times
+        .time(name("encode+compact"), || {
+            ferrite_isa::encode_program(&insts, opts.hw.gen, true)
+        })
+        .map_err(|err| BackendError::Isa {
             what: "encode",
             err,
-        }
-    })?;
-    let asm = emit::disassemble(&binary)?;
+        })?;
+    let asm = times.time(name("disassemble"), || emit::disassemble(&binary))?;
     let total = shader.local_size.iter().product::<u32>().max(1);
     let stats = Statistics {
         instructions: insts.len() as u32,
@@ -251,6 +268,8 @@ fn compile_one(
         max_dispatch_width: simd,
         compile_time_us: t0.elapsed().as_micros() as u64,
         grf_used: alloc.grf_used,
+        ra_rounds: alloc.rounds,
+        pass_times: times,
     };
     let scratch_size = if alloc.scratch_bytes == 0 {
         0
@@ -319,10 +338,17 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
     }
     let mut best: Option<Kernel> = None;
     let mut last_err = None;
+    let mut times = crate::pipeline::PassTimes::default();
     for w in widths {
-        match compile_one(shader, w, opts) {
+        // A spilling kernel never replaces one that does not spill (see `better`), so once
+        // a width compiled without spills the next ones stop at their first spill instead
+        // of running every spill round.
+        let may_spill = best.as_ref().is_none_or(|b| b.stats.spills != 0);
+        let t = Instant::now();
+        match compile_one(shader, w, opts, may_spill) {
             Ok(c) => {
                 let k = c.kernel;
+                times.0.extend(k.stats.pass_times.0.iter().cloned());
                 let better = match &best {
                     None => true,
                     Some(b) => k.stats.spills == 0 || k.stats.spills < b.stats.spills,
@@ -331,11 +357,17 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
                     best = Some(k);
                 }
             }
-            Err(e) => last_err = Some(e),
+            Err(e) => {
+                times.add(&format!("simd{w} (failed: {e})"), t.elapsed());
+                last_err = Some(e);
+            }
         }
     }
     match (best, last_err) {
-        (Some(k), _) => Ok(k),
+        (Some(mut k), _) => {
+            k.stats.pass_times = times;
+            Ok(k)
+        }
         (None, Some(e)) => Err(e),
         (None, None) => Err(BackendError::Internal("no width compiled".into())),
     }

@@ -4,9 +4,10 @@
 //! and the statistics (Mesa's names plus compile time) as `//` comments. `--ir` prints the
 //! optimized IR first. `-o` writes the kernel binary; without `--ir`, `ferrite-asm` on the
 //! printed listing assembles the same bytes.
+//! `FERRITE_DEBUG=passtime` adds the time of the front end and of every pass.
 
 use ferrite_compiler::backend::{self, BackendOptions};
-use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions, DebugFlags};
+use ferrite_compiler::pipeline::{compile_to_ir_timed, CompileOptions, DebugFlags, PassTimes};
 use ferrite_compiler::Target;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -97,7 +98,8 @@ fn main() -> ExitCode {
         ..Default::default()
     };
     let start = Instant::now();
-    let (shader, bindings) = match compile_to_ir(&words, &target, &opts) {
+    let mut times = PassTimes::default();
+    let (shader, bindings) = match compile_to_ir_timed(&words, &target, &opts, &mut times) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("ferrite-cc: {path}: {e}");
@@ -143,6 +145,17 @@ fn main() -> ExitCode {
             eprintln!("ferrite-cc: {out}: {e}");
             return ExitCode::FAILURE;
         }
+    }
+    if opts.debug.passtime {
+        times.0.extend(kernel.stats.pass_times.0.iter().cloned());
+        println!("// Pass times (FERRITE_DEBUG=passtime)");
+        for line in times.to_string().lines() {
+            println!("// {line}");
+        }
+        println!(
+            "// SIMD{} register allocation rounds: {}",
+            kernel.simd, kernel.stats.ra_rounds
+        );
     }
     ExitCode::SUCCESS
 }

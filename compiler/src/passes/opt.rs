@@ -85,19 +85,33 @@ pub fn opt_dce(f: &mut Function) -> bool {
                         walk(&mut i.else_, counts, progress);
                     }
                     Node::Loop(l) => {
+                        // Dead indices in descending order, removed from every jump in one
+                        // walk of the body (a walk per index was quadratic).
+                        let mut dead = Vec::new();
                         for k in (0..l.results.len()).rev() {
                             if counts[l.results[k].0 as usize] == 0 {
                                 l.results.remove(k);
-                                edit_jumps(&mut l.body, true, &mut |v| remove_index(v, k));
+                                dead.push(k);
                                 *progress = true;
                             }
                         }
+                        if !dead.is_empty() {
+                            edit_jumps(&mut l.body, true, &mut |v| {
+                                dead.iter().for_each(|&k| remove_index(v, k))
+                            });
+                        }
+                        let mut dead = Vec::new();
                         for k in (0..l.params.len()).rev() {
                             if counts[l.params[k].0 .0 as usize] == 0 {
                                 l.params.remove(k);
-                                edit_jumps(&mut l.body, false, &mut |v| remove_index(v, k));
+                                dead.push(k);
                                 *progress = true;
                             }
+                        }
+                        if !dead.is_empty() {
+                            edit_jumps(&mut l.body, false, &mut |v| {
+                                dead.iter().for_each(|&k| remove_index(v, k))
+                            });
                         }
                         walk(&mut l.body, counts, progress);
                     }
@@ -294,15 +308,19 @@ pub fn opt_copy_prop(f: &mut Function) -> bool {
                 Node::Loop(l) => {
                     let mut inner = Vec::new();
                     structural(&mut l.body, subst, &mut inner);
-                    for k in 0..l.params.len() {
-                        let (p, init) = l.params[k];
-                        let mut invariant = true;
-                        edit_jumps(&mut l.body, false, &mut |v| {
+                    // One walk of the body for all parameters (a walk per parameter was
+                    // quadratic).
+                    let mut invariant = vec![true; l.params.len()];
+                    let params = l.params.clone();
+                    edit_jumps(&mut l.body, false, &mut |v| {
+                        for (k, &(p, init)) in params.iter().enumerate() {
                             if v[k] != p && v[k] != init {
-                                invariant = false;
+                                invariant[k] = false;
                             }
-                        });
-                        if invariant {
+                        }
+                    });
+                    for (k, &(p, init)) in l.params.iter().enumerate() {
+                        if invariant[k] {
                             subst.insert(p, init);
                         }
                     }
@@ -358,10 +376,12 @@ pub fn opt_cse(f: &mut Function) -> bool {
         subst: &mut HashMap<Value, Value>,
     ) {
         scopes.push(HashMap::new());
-        let mut k = 0;
-        while k < b.len() {
+        // Removed at the end in one pass (removing in place moved the rest of the block
+        // each time: quadratic in the block's length).
+        let mut keep = vec![true; b.len()];
+        for (k, n) in b.iter_mut().enumerate() {
             let mut remove = false;
-            match &mut b[k] {
+            match n {
                 Node::Instr(i) => {
                     for s in i.op.srcs_mut() {
                         if let Some(x) = subst.get(s) {
@@ -406,12 +426,10 @@ pub fn opt_cse(f: &mut Function) -> bool {
                     }
                 }
             }
-            if remove {
-                b.remove(k);
-            } else {
-                k += 1;
-            }
+            keep[k] = !remove;
         }
+        let mut keep = keep.into_iter();
+        b.retain(|_| keep.next().unwrap_or(true));
         scopes.pop();
     }
     let mut subst = HashMap::new();

@@ -6,4 +6,5 @@
 pub mod corpus;
 pub mod json;
 pub mod report;
+pub mod scaling;
 pub mod worker;

@@ -116,6 +116,12 @@ pub fn run_compiler(a: &WorkerArgs) -> Json {
                     st.set(n, v);
                 }
                 s.set("stats", st);
+                let mut passes = Json::obj();
+                for (name, d) in &k.stats.pass_times.0 {
+                    let before = passes.get(name).and_then(Json::as_f64).unwrap_or(0.0);
+                    passes.set(name, before + d.as_secs_f64() * 1e3);
+                }
+                s.set("pass_ms", passes);
                 if let Some(d) = &dump {
                     s.set("asm", d.join("kernel.asm").display().to_string());
                 }
@@ -136,7 +142,17 @@ pub fn run_compiler(a: &WorkerArgs) -> Json {
         shaders.push(s);
     }
     out.set("shaders", shaders);
+    if let Some(kb) = peak_rss_kb() {
+        out.set("peak_rss_kb", kb);
+    }
     out
+}
+
+/// This process's peak resident set size (VmHWM of /proc/self/status), in KB.
+pub fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 struct Ctx {
@@ -268,6 +284,9 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
     }
     // SAFETY: all devices are gone.
     unsafe { ctx.instance.destroy_instance(None) };
+    if let Some(kb) = peak_rss_kb() {
+        out.set("peak_rss_kb", kb);
+    }
     out
 }
 

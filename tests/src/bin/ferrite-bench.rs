@@ -3,7 +3,11 @@
 //! ```text
 //! ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
 //! ferrite-bench compare BEFORE.json AFTER.json
+//! ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,loops,...] [--json OUT.json]
 //! ```
+//!
+//! `--scaling`: compile time against shader size over generated shaders (see
+//! `ferrite_tests::bench::scaling`), one child process per shader and driver.
 //!
 //! Each driver runs in a child process of its own (`ferrite-bench worker ...`) with one
 //! loader environment: anv = `LD_PRELOAD=$FERRITE_ANV_SHIM VK_DRIVER_FILES=$FERRITE_ANV_ICD
@@ -14,12 +18,13 @@
 use ferrite_tests::amber::ast::{Shader, ShaderFormat};
 use ferrite_tests::amber::shader::Compiler;
 use ferrite_tests::bench::json::Json;
-use ferrite_tests::bench::{corpus, report, worker};
+use ferrite_tests::bench::{corpus, report, scaling, worker};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
-       ferrite-bench compare BEFORE.json AFTER.json";
+       ferrite-bench compare BEFORE.json AFTER.json
+       ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,branches,loops,live,memory] [--json OUT.json] [--drivers anv,compiler]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -107,6 +112,9 @@ struct Opts {
     json: Option<PathBuf>,
     dump: Option<PathBuf>,
     drivers: Vec<String>,
+    scaling: bool,
+    sizes: Vec<u32>,
+    shapes: Vec<String>,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -116,6 +124,9 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         json: None,
         dump: None,
         drivers: vec!["anv".into(), "ferrite".into(), "compiler".into()],
+        scaling: false,
+        sizes: scaling::SIZES.to_vec(),
+        shapes: scaling::SHAPES.iter().map(|s| s.0.to_string()).collect(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -131,6 +142,18 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--json" => o.json = Some(val()?.into()),
             "--dump" => o.dump = Some(val()?.into()),
             "--drivers" => o.drivers = val()?.split(',').map(String::from).collect(),
+            "--scaling" => o.scaling = true,
+            "--sizes" => {
+                o.sizes = val()?
+                    .split(',')
+                    .map(|x| {
+                        x.trim()
+                            .parse()
+                            .map_err(|_| format!("--sizes: bad size {x}"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--shapes" => o.shapes = val()?.split(',').map(String::from).collect(),
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
     }
@@ -251,6 +274,9 @@ fn parent_main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if o.scaling {
+        return scaling_main(&o);
+    }
     let root = ferrite_tests::icd::workspace_root();
     let (entries, skipped) = corpus::collect(&root, o.filter.as_deref());
     for s in &skipped {
@@ -352,6 +378,106 @@ fn parent_main(args: &[String]) -> ExitCode {
     // The work dir keeps the workers' logs and results; only the SPIR-V copies go.
     for i in 0..entries.len() {
         let _ = std::fs::remove_file(work.join(format!("{i}.spv")));
+    }
+    ExitCode::SUCCESS
+}
+
+/// The loader environment of the anv child, or why there is none.
+fn anv_env() -> Result<Vec<(String, String)>, String> {
+    let shim = std::env::var("FERRITE_ANV_SHIM").unwrap_or_default();
+    let icd = std::env::var("FERRITE_ANV_ICD").unwrap_or_default();
+    if shim.is_empty() || icd.is_empty() {
+        return Err("unavailable: FERRITE_ANV_SHIM / FERRITE_ANV_ICD are not set (run scripts/bench, or eval \"$(scripts/peer-setup)\" first)".into());
+    }
+    Ok(vec![
+        ("LD_PRELOAD".to_string(), shim),
+        ("VK_DRIVER_FILES".to_string(), icd),
+        ("MESA_SHADER_CACHE_DISABLE".to_string(), "true".to_string()),
+    ])
+}
+
+/// `--scaling`: every shape at every size, Ferrite's compiler crate and anv (when set up)
+/// each in a child process per shader.
+fn scaling_main(o: &Opts) -> ExitCode {
+    let want = |d: &str| o.drivers.iter().any(|x| x == d);
+    let anv = if want("anv") {
+        anv_env()
+    } else {
+        Err("not requested (--drivers)".into())
+    };
+    let note = match &anv {
+        Ok(_) => String::new(),
+        Err(e) => e.clone(),
+    };
+    let work = std::env::temp_dir().join(format!("ferrite-scaling-{}", std::process::id()));
+    let mut cc = Compiler::new(Some(Compiler::default_cache_dir()));
+    let mut points = Vec::new();
+    for shape in &o.shapes {
+        for &size in &o.sizes {
+            let Some(source) = scaling::glsl(shape, size) else {
+                eprintln!("ferrite-bench: unknown shape {shape}");
+                return ExitCode::from(2);
+            };
+            let name = format!("{shape}-{size}");
+            let sh = Shader {
+                name: name.clone(),
+                format: ShaderFormat::Glsl,
+                target_env: None,
+                source,
+                line: 0,
+            };
+            let spirv = match cc.compile(&sh) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("ferrite-bench: {name}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let dir = work.join(&name);
+            let entry = corpus::Entry {
+                name: name.clone(),
+                spirv,
+                entry: "main".into(),
+                specs: vec![],
+            };
+            if let Err(e) = corpus::save(&dir, &[entry]) {
+                eprintln!("ferrite-bench: {}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
+            let ferrite = spawn_worker("ferrite", "compiler", &[], &dir, o);
+            let anv = anv
+                .as_ref()
+                .ok()
+                .map(|env| spawn_worker("anv", "vulkan", env, &dir, o));
+            points.push(scaling::Point {
+                shape: shape.clone(),
+                size,
+                ferrite,
+                anv,
+            });
+        }
+    }
+    print!("{}", scaling::report(&points, &note));
+    if let Some(path) = &o.json {
+        let list: Vec<Json> = points
+            .iter()
+            .map(|p| {
+                let mut j = Json::obj();
+                j.set("shape", p.shape.as_str());
+                j.set("size", p.size);
+                j.set("ferrite", p.ferrite.clone());
+                if let Some(a) = &p.anv {
+                    j.set("anv", a.clone());
+                }
+                j
+            })
+            .collect();
+        let mut j = Json::obj();
+        j.set("scaling", list);
+        if let Err(e) = std::fs::write(path, j.to_string()) {
+            eprintln!("ferrite-bench: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }
