@@ -1152,7 +1152,9 @@ impl<'a> Isel<'a> {
                 // e1 = e >> 1 and e2 = e - e1, both in [-126, 127] so each power of two is a
                 // normal float: a single power clamped to the normal range would give a
                 // finite x * 2^127 for e = 128. The halves have e's sign, so the first
-                // product overflows or underflows only when the result does.
+                // product overflows or underflows only when the result does. With f32
+                // denormals preserved (float controls) a denormal x with e > 254 - 149 is
+                // not scaled far enough, and a denormal result may round twice.
                 let e = b.vreg(Type::D, 1);
                 b.alu2(O::Sel, e, i(s[1]), Opnd::d(-252)).cmod = CondMod::Ge;
                 b.alu2(O::Sel, e, e, Opnd::d(254)).cmod = CondMod::L;
