@@ -348,3 +348,163 @@ sends(8) nullUD g16UD g20UD 0x02026c03 0x00000080 dp data 1 MsgDesc: untyped wri
         assert_eq!(a, (255 - x) as f32 / 255.0, "alpha of texel {i}");
     }
 }
+
+/// A 64-bit value per invocation, from its linear index, with carries between the dwords
+/// when added and both signs in the high dword.
+fn a64_atomic_operand(i: u64) -> u64 {
+    let lo = (i as u32).wrapping_mul(0x9E37_79B1);
+    let hi = (i as u32).wrapping_mul(0x85EB_CA6B);
+    u64::from(lo) | (u64::from(hi) << 32)
+}
+
+/// The A64 untyped atomic message with 64-bit data (DC1 type 0x12, message control bit 4),
+/// SIMD8, with the old value returned: 256 invocations in 4 groups of 8 threads, 64 of
+/// them on each of 4 qwords, for every integer operation. The final memory is checked
+/// against a CPU fold of the operands, the returned old values for add (they chain from
+/// the initial value to the final one in some order) and exchange (a permutation).
+#[test]
+fn a64_atomics_with_64bit_data_under_contention_match_reference() {
+    const N: u64 = 256;
+    const ADDRS: u64 = 4;
+    let init: [u64; ADDRS as usize] = [
+        0x0123_4567_89AB_CDEF,
+        0xFFFF_FFFF_0000_0001,
+        0x8000_0000_0000_0000,
+        0,
+    ];
+    // (name, op, data operands)
+    let ops: [(&str, u32, u32); 10] = [
+        ("and", 1, 1),
+        ("or", 2, 1),
+        ("xor", 3, 1),
+        ("mov", 4, 1),
+        ("add", 7, 1),
+        ("imax", 10, 1),
+        ("imin", 11, 1),
+        ("umax", 12, 1),
+        ("umin", 13, 1),
+        ("cmpwr", 14, 2),
+    ];
+    for (name, op, nops) in ops {
+        let (g, data) = compute_setup(&[4096, 4096]);
+        let mem = g.bos[data[0]].addr;
+        let out = g.bos[data[1]].addr;
+        let words: Vec<u32> = init
+            .iter()
+            .flat_map(|v| [*v as u32, (*v >> 32) as u32])
+            .collect();
+        g.write_u32s(data[0], 0, &words);
+        // Function control: BTI 253, message control = op | 64-bit data | return,
+        // type 0x12; SENDS with the addresses in src0 (mlen 2) and the data in src1.
+        let fc = 0xFDu32 | ((op | 0x30) << 8) | (0x12 << 14);
+        let desc = (2u32 << 25) | (2 << 20) | fc;
+        let ex_desc = (2 * nops) << 6;
+        // The compare value (0) then the new value for CMPWR, else the operand.
+        let data_reg = if nops == 2 { 22 } else { 20 };
+        let asm = format!(
+            "{LINEAR8}
+and(8) g12<1>UD g4<8,8,1>UD 0x00000003UD {{ align1 1Q }};
+shl(8) g12<1>UD g12<8,8,1>UD 0x00000003UD {{ align1 1Q }};
+mov(8) g30<1>UQ g12<8,8,1>UD {{ align1 1Q }};
+add(8) g30<1>UQ g30<4,4,1>UQ g1.1<0,1,0>UQ {{ align1 1Q }};
+mov(8) g20<1>UD 0x00000000UD {{ align1 1Q }};
+mov(8) g21<1>UD 0x00000000UD {{ align1 1Q }};
+mul(8) g14<1>UD g4<8,8,1>UD 0x9e3779b1UD {{ align1 1Q }};
+mul(8) g15<1>UD g4<8,8,1>UD 0x85ebca6bUD {{ align1 1Q }};
+mov(8) g{data_reg}<2>UD g14<8,8,1>UD {{ align1 1Q }};
+mov(8) g{data_reg}.1<2>UD g15<8,8,1>UD {{ align1 1Q }};
+sends(8) g40UD g30UD g20UD {desc:#010x} {ex_desc:#010x} dp data 1 MsgDesc: A64 untyped atomic {{ align1 1Q }};
+shl(8) g12<1>UD g4<8,8,1>UD 0x00000003UD {{ align1 1Q }};
+mov(8) g32<1>UQ g12<8,8,1>UD {{ align1 1Q }};
+add(8) g32<1>UQ g32<4,4,1>UQ g1.2<0,1,0>UQ {{ align1 1Q }};
+sends(8) nullUD g32UD g40UD 0x04068cfd 0x00000080 dp data 1 MsgDesc: A64 scattered write {{ align1 1Q }};
+{EOT8}"
+        );
+        let d = Dispatch {
+            asm: &asm,
+            simd: 8,
+            group_size: 64,
+            groups: [4, 1, 1],
+            push: [
+                64,
+                0,
+                mem as u32,
+                (mem >> 32) as u32,
+                out as u32,
+                (out >> 32) as u32,
+                0,
+                0,
+            ],
+            ..Default::default()
+        };
+        assert_eq!(run(&g, &d), Outcome::Ok, "{name}");
+        let q = |w: &[u32], k: usize| u64::from(w[2 * k]) | (u64::from(w[2 * k + 1]) << 32);
+        let fin = g.read_u32s(data[0], 0, 2 * ADDRS as usize);
+        let ret = g.read_u32s(data[1], 0, 2 * N as usize);
+        for a in 0..ADDRS {
+            let lanes: Vec<u64> = (0..N).filter(|i| i % ADDRS == a).collect();
+            let start = init[a as usize];
+            let got = q(&fin, a as usize);
+            let old: Vec<u64> = lanes.iter().map(|i| q(&ret, *i as usize)).collect();
+            let operand = |i: u64| a64_atomic_operand(i);
+            let fold = |f: fn(u64, u64) -> u64| lanes.iter().fold(start, |m, i| f(m, operand(*i)));
+            let ctx = format!("{name}: qword {a}, initial {start:#x}");
+            match op {
+                1 => assert_eq!(got, fold(|m, v| m & v), "{ctx}"),
+                2 => assert_eq!(got, fold(|m, v| m | v), "{ctx}"),
+                3 => assert_eq!(got, fold(|m, v| m ^ v), "{ctx}"),
+                10 => assert_eq!(got, fold(|m, v| (m as i64).max(v as i64) as u64), "{ctx}"),
+                11 => assert_eq!(got, fold(|m, v| (m as i64).min(v as i64) as u64), "{ctx}"),
+                12 => assert_eq!(got, fold(|m, v| m.max(v)), "{ctx}"),
+                13 => assert_eq!(got, fold(|m, v| m.min(v)), "{ctx}"),
+                7 => {
+                    assert_eq!(got, fold(|m, v| m.wrapping_add(v)), "{ctx}");
+                    // Each returned value plus its operand is another returned value or
+                    // the final one, and the chain starts at the initial value.
+                    let mut next: Vec<u64> = lanes
+                        .iter()
+                        .zip(&old)
+                        .map(|(i, o)| o.wrapping_add(operand(*i)))
+                        .collect();
+                    let mut starts = old.clone();
+                    starts.sort_unstable();
+                    next.push(start);
+                    next.sort_unstable();
+                    starts.push(got);
+                    starts.sort_unstable();
+                    assert_eq!(next, starts, "{ctx}: returned values do not chain");
+                }
+                4 => {
+                    // Every operand is returned once by the next exchange or is final.
+                    let mut seen = old.clone();
+                    seen.push(got);
+                    seen.sort_unstable();
+                    let mut want: Vec<u64> = lanes.iter().map(|i| operand(*i)).collect();
+                    want.push(start);
+                    want.sort_unstable();
+                    assert_eq!(seen, want, "{ctx}");
+                }
+                _ => {
+                    // CMPWR with compare value 0: where memory starts at 0 exactly one lane
+                    // wins and every later lane sees its value; elsewhere nothing changes.
+                    if start == 0 {
+                        let winners: Vec<u64> = lanes
+                            .iter()
+                            .zip(&old)
+                            .filter(|(_, o)| **o == 0)
+                            .map(|(i, _)| *i)
+                            .collect();
+                        assert_eq!(winners.len(), 1, "{ctx}: winners {winners:?}");
+                        assert_eq!(got, operand(winners[0]), "{ctx}");
+                        for (i, o) in lanes.iter().zip(&old) {
+                            assert!(*o == 0 || *o == got, "{ctx}: lane {i} saw {o:#x}");
+                        }
+                    } else {
+                        assert_eq!(got, start, "{ctx}");
+                        assert!(old.iter().all(|o| *o == start), "{ctx}");
+                    }
+                }
+            }
+        }
+    }
+}

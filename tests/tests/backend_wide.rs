@@ -1092,7 +1092,7 @@ fn vector_to_vector_bitcasts_match_rust() {
         };
         for simd in [8, 16, 32] {
             let k = kernel_words("bitcast_vec", &words, simd, &build);
-            let out = run_buffers(&k, [4, 1, 1], &[xs.clone(), vec![0; 16 * n]]);
+            let out = run_buffers(&k, [4, 1, 1], &[xs.clone(), vec![0; 20 * n]]);
             for i in 0..n {
                 let u = [xs[4 * i], xs[4 * i + 1], xs[4 * i + 2], xs[4 * i + 3]];
                 let want = bitcast_vec_reference(u);
@@ -1680,6 +1680,292 @@ fn doubles_after_32bit_members_in_push_std140_and_std430() {
         let want = [dd(1), dd(10), dd(20) + 1.0];
         for (j, (g, w)) in back.iter().zip(want).enumerate() {
             expect_f64(*g, w, format_args!("SIMD{simd} sb.back[{j}]"));
+        }
+    }
+}
+
+/// ldexp with 8-, 16-, 32- and 64-bit exponents (f32 and f64 results) and
+/// OpUMulExtended/OpSMulExtended on 64-bit operands. The exponents come from one i64
+/// input, narrowed with OpSConvert; results are stored as dwords.
+const LDEXP_MULEXT: &str = "
+               OpCapability Shader
+               OpCapability Int8
+               OpCapability Int16
+               OpCapability Int64
+               OpCapability Float64
+          %1 = OpExtInstImport \"GLSL.std.450\"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main \"main\" %gid
+               OpExecutionMode %main LocalSize 16 1 1
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %arrl ArrayStride 8
+               OpDecorate %arrf ArrayStride 4
+               OpDecorate %arru ArrayStride 4
+               OpMemberDecorate %SL 0 Offset 0
+               OpMemberDecorate %SF 0 Offset 0
+               OpMemberDecorate %SU 0 Offset 0
+               OpDecorate %SL Block
+               OpDecorate %SF Block
+               OpDecorate %SU Block
+               OpDecorate %ain DescriptorSet 0
+               OpDecorate %ain Binding 0
+               OpDecorate %bin DescriptorSet 0
+               OpDecorate %bin Binding 1
+               OpDecorate %xin DescriptorSet 0
+               OpDecorate %xin Binding 2
+               OpDecorate %out DescriptorSet 0
+               OpDecorate %out Binding 3
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+        %int = OpTypeInt 32 1
+      %short = OpTypeInt 16 1
+       %char = OpTypeInt 8 1
+       %long = OpTypeInt 64 1
+      %ulong = OpTypeInt 64 0
+      %float = OpTypeFloat 32
+     %double = OpTypeFloat 64
+      %v2u = OpTypeVector %uint 2
+      %v3u = OpTypeVector %uint 3
+       %su = OpTypeStruct %ulong %ulong
+       %sl = OpTypeStruct %long %long
+     %pv3u = OpTypePointer Input %v3u
+        %gid = OpVariable %pv3u Input
+       %arrl = OpTypeRuntimeArray %long
+       %arrf = OpTypeRuntimeArray %float
+       %arru = OpTypeRuntimeArray %uint
+         %SL = OpTypeStruct %arrl
+         %SF = OpTypeStruct %arrf
+         %SU = OpTypeStruct %arru
+        %pSL = OpTypePointer StorageBuffer %SL
+        %pSF = OpTypePointer StorageBuffer %SF
+        %pSU = OpTypePointer StorageBuffer %SU
+         %pl = OpTypePointer StorageBuffer %long
+         %pf = OpTypePointer StorageBuffer %float
+         %pu = OpTypePointer StorageBuffer %uint
+        %ain = OpVariable %pSL StorageBuffer
+        %bin = OpVariable %pSL StorageBuffer
+        %xin = OpVariable %pSF StorageBuffer
+        %out = OpVariable %pSU StorageBuffer
+      %int_0 = OpConstant %int 0
+     %uint_20 = OpConstant %uint 20
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %g = OpLoad %v3u %gid
+          %i = OpCompositeExtract %uint %g 0
+         %pa = OpAccessChain %pl %ain %int_0 %i
+          %a = OpLoad %long %pa
+         %pb = OpAccessChain %pl %bin %int_0 %i
+          %b = OpLoad %long %pb
+         %px = OpAccessChain %pf %xin %int_0 %i
+          %x = OpLoad %float %px
+         %xd = OpFConvert %double %x
+         %ua = OpBitcast %ulong %a
+         %ub = OpBitcast %ulong %b
+         %um = OpUMulExtended %su %ua %ub
+        %ulo = OpCompositeExtract %ulong %um 0
+        %uhi = OpCompositeExtract %ulong %um 1
+         %sm = OpSMulExtended %sl %a %b
+        %slo = OpCompositeExtract %long %sm 0
+        %shi = OpCompositeExtract %long %sm 1
+        %e32 = OpSConvert %int %b
+        %e16 = OpSConvert %short %b
+         %e8 = OpSConvert %char %b
+        %f64 = OpExtInst %float %1 Ldexp %x %b
+        %f32 = OpExtInst %float %1 Ldexp %x %e32
+        %f16 = OpExtInst %float %1 Ldexp %x %e16
+         %f8 = OpExtInst %float %1 Ldexp %x %e8
+        %d64 = OpExtInst %double %1 Ldexp %xd %b
+        %d16 = OpExtInst %double %1 Ldexp %xd %e16
+         %d8 = OpExtInst %double %1 Ldexp %xd %e8
+       %base = OpIMul %uint %i %uint_20
+OUTPUTS
+               OpReturn
+               OpFunctionEnd
+";
+
+/// The outputs of [`LDEXP_MULEXT`], in order: (SPIR-V id, kind); f32 ones take one dword,
+/// the 64-bit ones two (18 of the 20 dwords each invocation owns).
+const LDEXP_MULEXT_OUTS: [(&str, &str); 11] = [
+    ("ulo", "u64"),
+    ("uhi", "u64"),
+    ("slo", "i64"),
+    ("shi", "i64"),
+    ("f64", "f32"),
+    ("f32", "f32"),
+    ("f16", "f32"),
+    ("f8", "f32"),
+    ("d64", "f64"),
+    ("d16", "f64"),
+    ("d8", "f64"),
+];
+
+/// [`LDEXP_MULEXT`] with its stores: each output at dword `base + k` (64-bit ones as two
+/// dwords through a bitcast to uvec2).
+fn ldexp_mulext_source() -> String {
+    let mut body = String::new();
+    let mut k = 0u32;
+    for (id, kind) in LDEXP_MULEXT_OUTS {
+        let words: Vec<String> = match kind {
+            "f32" => {
+                body += &format!("     %w_{id} = OpBitcast %uint %{id}\n");
+                vec![format!("%w_{id}")]
+            }
+            _ => {
+                body += &format!("     %v_{id} = OpBitcast %v2u %{id}\n");
+                (0..2)
+                    .map(|c| {
+                        body += &format!("   %w{c}_{id} = OpCompositeExtract %uint %v_{id} {c}\n");
+                        format!("%w{c}_{id}")
+                    })
+                    .collect()
+            }
+        };
+        for w in words {
+            body += &format!(
+                "     %k{k} = OpConstant %uint {k}\n     %o{k} = OpIAdd %uint %base %k{k}\n     %p{k} = OpAccessChain %pu %out %int_0 %o{k}\n               OpStore %p{k} {w}\n"
+            );
+            k += 1;
+        }
+    }
+    assert!(k <= 20);
+    // Constants must precede the function: hoist them.
+    let (consts, code): (Vec<&str>, Vec<&str>) =
+        body.lines().partition(|l| l.contains("OpConstant"));
+    LDEXP_MULEXT
+        .replace(
+            "       %main = OpFunction",
+            &format!("{}\n       %main = OpFunction", consts.join("\n")),
+        )
+        .replace("OUTPUTS", &code.join("\n"))
+}
+
+/// x * 2^n for an f32 x as the hardware computes it by default (f32 denormal results
+/// flushed to zero, kernels without float controls): exact in f64, rounded once.
+fn ldexp_f32_reference(x: f32, n: i64) -> f32 {
+    let r = (f64::from(x) * 2f64.powi(n.clamp(-400, 400) as i32)) as f32;
+    if r != 0.0 && r.abs() < f32::MIN_POSITIVE {
+        0.0f32.copysign(r)
+    } else {
+        r
+    }
+}
+
+/// x * 2^n for an f64 x (no denormal results among the test's inputs): two exact powers of
+/// two so that neither overflows before the product does.
+fn ldexp_f64_reference(x: f64, n: i64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let n = n.clamp(-2200, 2200) as i32;
+    x * 2f64.powi(n / 2) * 2f64.powi(n - n / 2)
+}
+
+/// ldexp with 8/16/32/64-bit exponents gives x * 2^e (the narrow exponents sign-extended,
+/// 64-bit ones beyond the 32-bit range saturating), and OpUMulExtended/OpSMulExtended on
+/// 64-bit operands give the 128-bit product's halves, at SIMD8/16/32.
+#[test]
+fn ldexp_exponent_widths_and_64bit_mul_extended_match_reference() {
+    let n = 64;
+    let xs64 = int64_inputs(n, 0x9E37_79B9_7F4A_7C15 | 1);
+    let mut ys = int64_inputs(n, 0x2545_F491_4F6C_DD1C | 1);
+    // Exponents: small signed values (narrow ones sign-extended), the 8/16/32-bit edges,
+    // values that saturate (+-128, +-300), and 64-bit values beyond the 32-bit range.
+    let exps: [i64; 24] = [
+        -1,
+        -3,
+        -20,
+        5,
+        0,
+        127,
+        -128,
+        128,
+        -126,
+        -127,
+        300,
+        -300,
+        1 << 32,
+        -(1 << 32),
+        (1 << 32) + 5,
+        -(1 << 32) - 3,
+        i64::MAX,
+        i64::MIN,
+        0x7fff,
+        -0x8000,
+        40,
+        -40,
+        100,
+        -100,
+    ];
+    for (i, e) in exps.iter().enumerate() {
+        ys[20 + i] = *e;
+    }
+    let mut s = 0x1234_5678u32;
+    let xf: Vec<f32> = (0..n)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            let edges = [1.0f32, -1.5, 0.0, -0.0, f32::INFINITY, 1.75, -1.25, 0.75];
+            if i % 5 == 0 {
+                edges[(i / 5) % edges.len()]
+            } else {
+                // |x| in [1, 2): no input denormals.
+                f32::from_bits(0x3f80_0000 | (s & 0x807f_ffff))
+            }
+        })
+        .collect();
+    let bits = |v: &[i64]| u64_words(&v.iter().map(|x| *x as u64).collect::<Vec<_>>());
+    let xw: Vec<u32> = xf.iter().map(|x| x.to_bits()).collect();
+    let Some(words) = spirv_as("ldexp_mulext", &ldexp_mulext_source(), "vulkan1.1") else {
+        return;
+    };
+    for simd in [8, 16, 32] {
+        let k = kernel_words("ldexp_mulext", &words, simd, &Build::default());
+        let out = run_buffers(
+            &k,
+            [4, 1, 1],
+            &[bits(&xs64), bits(&ys), xw.clone(), vec![0; 20 * n]],
+        );
+        let o = &out[3];
+        for i in 0..n {
+            let (a, b, x) = (xs64[i], ys[i], xf[i]);
+            let w = |k: usize| o[20 * i + k];
+            let q = |k: usize| u64::from(w(k)) | (u64::from(w(k + 1)) << 32);
+            let up = u128::from(a as u64) * u128::from(b as u64);
+            let sp = i128::from(a) * i128::from(b);
+            let ctx = format!("SIMD{simd} lane {i}: a = {a:#x}, b = {b:#x}, x = {x:e}");
+            assert_eq!(q(0), up as u64, "umulExtended lo, {ctx}");
+            assert_eq!(q(2), (up >> 64) as u64, "umulExtended hi, {ctx}");
+            assert_eq!(q(4), sp as u64, "smulExtended lo, {ctx}");
+            assert_eq!(q(6), (sp >> 64) as u64, "smulExtended hi, {ctx}");
+            let f32_cases = [
+                (8, b, "i64"),
+                (9, i64::from(b as i32), "i32"),
+                (10, i64::from(b as i16), "i16"),
+                (11, i64::from(b as i8), "i8"),
+            ];
+            for (k, e, ty) in f32_cases {
+                let want = ldexp_f32_reference(x, e);
+                let got = f32::from_bits(w(k));
+                assert!(
+                    got.to_bits() == want.to_bits(),
+                    "ldexp(f32, {ty} {e}) = {got:e}, want {want:e}, {ctx}"
+                );
+            }
+            let xd = f64::from(x);
+            for (k, e, ty) in [
+                (12, b, "i64"),
+                (14, i64::from(b as i16), "i16"),
+                (16, i64::from(b as i8), "i8"),
+            ] {
+                let want = ldexp_f64_reference(xd, e);
+                let got = f64::from_bits(q(k));
+                assert!(
+                    same_f64(got, want),
+                    "ldexp(f64, {ty} {e}) = {got:e}, want {want:e}, {ctx}"
+                );
+            }
         }
     }
 }

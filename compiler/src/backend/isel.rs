@@ -1177,13 +1177,27 @@ impl<'a> Isel<'a> {
                 b.alu2(O::Or, u(d), keep, t);
             }
             Ldexp => {
-                // x * 2^e with e clamped to the normal exponent range.
+                // x * 2^e as (x * 2^e1) * 2^e2 with e clamped to [-252, 254] and split into
+                // e1 = e >> 1 and e2 = e - e1, both in [-126, 127] so each power of two is a
+                // normal float: a single power clamped to the normal range would give a
+                // finite x * 2^127 for e = 128. The halves have e's sign, so the first
+                // product overflows or underflows only when the result does. With f32
+                // denormals preserved (float controls) a denormal x with e > 254 - 149 is
+                // not scaled far enough, and a denormal result may round twice.
                 let e = b.vreg(Type::D, 1);
-                b.alu2(O::Sel, e, i(s[1]), Opnd::d(-126)).cmod = CondMod::Ge;
-                b.alu2(O::Sel, e, e, Opnd::d(127)).cmod = CondMod::L;
-                b.alu2(O::Add, e, e, Opnd::d(127));
-                b.alu2(O::Shl, u(e), u(e), Opnd::ud(23));
-                b.alu2(O::Mul, f(d), f(s[0]), f(e));
+                b.alu2(O::Sel, e, i(s[1]), Opnd::d(-252)).cmod = CondMod::Ge;
+                b.alu2(O::Sel, e, e, Opnd::d(254)).cmod = CondMod::L;
+                let e1 = b.vreg(Type::D, 1);
+                b.alu2(O::Asr, e1, e, Opnd::d(1));
+                let e2 = b.vreg(Type::D, 1);
+                b.alu2(O::Add, e2, e, e1.negate());
+                let t = b.vreg(Type::F, 1);
+                for (k, src, dst) in [(e1, f(s[0]), t), (e2, t, f(d))] {
+                    let p = b.vreg(Type::D, 1);
+                    b.alu2(O::Add, p, k, Opnd::d(127));
+                    b.alu2(O::Shl, u(p), u(p), Opnd::ud(23));
+                    b.alu2(O::Mul, dst, src, f(p));
+                }
             }
             UmulHigh | ImulHigh => {
                 // 32x32 -> high 32 from 16-bit halves (every partial product fits in 32

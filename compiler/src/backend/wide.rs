@@ -778,9 +778,26 @@ pub fn alu64(
             );
             b.mov(q(d), q(t).negate()).pred = p();
         }
-        ImulHigh | UmulHigh | Imod | BitfieldInsert | IbitfieldExtract | UbitfieldExtract
-        | BitfieldReverse | BitCount | FindLsb | UfindMsb | IfindMsb | Fmod | Frem | Fexp2
-        | Flog2 | Fsin | Fcos | Fpow => {
+        UmulHigh => umul_high(b, uq(d), s[0], s[1]),
+        ImulHigh => {
+            // The signed high half from the unsigned one: a read as signed is a - 2^64 when
+            // its sign bit is set, so hi_s(a*b) = hi_u(a*b) - (a < 0 ? b : 0) - (b < 0 ? a : 0)
+            // (mod 2^64).
+            let t = b.vreg(Type::UQ, 1);
+            umul_high(b, t, s[0], s[1]);
+            for (x, y) in [(s[0], s[1]), (s[1], s[0])] {
+                let m = b.vreg(Type::D, 1);
+                b.alu2(O::Asr, m, hi(x).retype(Type::D), Opnd::d(31));
+                let c = b.vreg(Type::UQ, 1);
+                b.alu2(O::And, lo(c), lo(y), m.retype(Type::UD));
+                b.alu2(O::And, hi(c), hi(y), m.retype(Type::UD));
+                b.alu2(O::Add, q(t), q(t), q(c).negate());
+            }
+            b.mov(uq(d), t);
+        }
+        Imod | BitfieldInsert | IbitfieldExtract | UbitfieldExtract | BitfieldReverse
+        | BitCount | FindLsb | UfindMsb | IfindMsb | Fmod | Frem | Fexp2 | Flog2 | Fsin | Fcos
+        | Fpow => {
             return Err(BackendError::Unsupported(format!(
                 "{} on 64-bit operands",
                 op.name()
@@ -788,6 +805,40 @@ pub fn alu64(
         }
     }
     Ok(())
+}
+
+/// The high 64 bits of the unsigned 128-bit product of two 64-bit operands, from the four
+/// 32x32 -> 64 partial products (a dword multiply with a QWord destination):
+/// hi = aH*bH + hi(aL*bH) + hi(aH*bL) + hi(hi(aL*bL) + lo(aL*bH) + lo(aH*bL)), where the
+/// inner sum (below 3 * 2^32) is computed in 64 bits so its carry is kept.
+fn umul_high(b: &mut Builder, d: Opnd, x: Opnd, y: Opnd) {
+    let prod = |b: &mut Builder, u: Opnd, v: Opnd| {
+        let t = b.vreg(Type::UQ, 1);
+        b.alu2(O::Mul, t, u, v);
+        t
+    };
+    let ll = prod(b, lo(x), lo(y));
+    let lh = prod(b, lo(x), hi(y));
+    let hl = prod(b, hi(x), lo(y));
+    let hh = prod(b, hi(x), hi(y));
+    let widen = |b: &mut Builder, v: Opnd| {
+        let t = b.vreg(Type::UQ, 1);
+        b.mov(t, v);
+        t
+    };
+    let mid = widen(b, hi(ll));
+    let t = widen(b, lo(lh));
+    b.alu2(O::Add, mid, mid, t);
+    let t = widen(b, lo(hl));
+    b.alu2(O::Add, mid, mid, t);
+    let r = b.vreg(Type::UQ, 1);
+    let t = widen(b, hi(lh));
+    b.alu2(O::Add, r, hh, t);
+    let t = widen(b, hi(hl));
+    b.alu2(O::Add, r, r, t);
+    let t = widen(b, hi(mid));
+    b.alu2(O::Add, r, r, t);
+    b.mov(d.retype(Type::UQ), r);
 }
 
 /// Unsigned 64-bit division by restoring long division, one quotient bit per step in a

@@ -90,14 +90,31 @@ impl Fe<'_> {
         if !ok {
             return invalid(format!("operand types of {} do not match", op.name()));
         }
-        // Shift counts and bitfield operands are 32-bit in the IR.
+        // Shift counts, bitfield operands and ldexp's exponent are 32-bit in the IR.
         let mut srcs = srcs.to_vec();
         if op.class() == ir::AluClass::Shift {
             for s in &mut srcs[1..] {
                 let st = self.ty(*s);
-                if st.bits != 32 {
-                    *s = self.alu(AluOp::U2u, Type::I32.vec(st.comps), &[*s])?;
+                if st.bits == 32 {
+                    continue;
                 }
+                let t32 = Type::I32.vec(st.comps);
+                *s = if op != AluOp::Ldexp {
+                    // Counts and offsets are unsigned (larger ones are undefined in SPIR-V).
+                    self.alu(AluOp::U2u, t32, &[*s])?
+                } else if st.bits < 32 {
+                    // The exponent is signed: a narrow one is sign-extended.
+                    self.alu(AluOp::I2i, t32, &[*s])?
+                } else {
+                    // A 64-bit exponent is clamped into the 32-bit range before it is
+                    // narrowed, so 2^32 + 5 stays huge instead of becoming 5; every
+                    // exponent beyond +-2^31 already gives 0 or inf for any float.
+                    let lo = self.konst(st, i64::from(i32::MIN) as u64)?;
+                    let hi = self.konst(st, i32::MAX as u64)?;
+                    let c = self.alu(AluOp::Imax, st, &[*s, lo])?;
+                    let c = self.alu(AluOp::Imin, st, &[c, hi])?;
+                    self.alu(AluOp::I2i, t32, &[c])?
+                };
             }
         }
         self.alu(op, t, &srcs)
