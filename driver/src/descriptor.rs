@@ -72,7 +72,14 @@ impl SetLayout {
                 count,
                 first: next,
             });
-            next += count;
+            next = next.saturating_add(count);
+        }
+        let max = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        if next > max {
+            return Err(DriverError::InvalidArgument(format!(
+                "{next} descriptors in a set exceed maxDescriptorSetStorageBuffers/\
+                 maxDescriptorSetUniformBuffers ({max}, the binding table)"
+            )));
         }
         Ok(SetLayout {
             bindings,
@@ -321,6 +328,12 @@ fn buffer_desc(d: &Device, info: &vk::DescriptorBufferInfo) -> Result<Option<Buf
     } else {
         info.range
     };
+    let max = u64::from(crate::physical::MAX_BUFFER_RANGE);
+    if range > max {
+        return Err(DriverError::InvalidArgument(format!(
+            "descriptor range {range} exceeds maxStorageBufferRange/maxUniformBufferRange ({max})"
+        )));
+    }
     Ok(Some(BufferDesc {
         memory,
         offset: base + info.offset,
