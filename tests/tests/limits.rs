@@ -64,33 +64,63 @@ fn reported_limits_match_docs_limits_md() {
     c.finish();
 }
 
-#[test]
-fn max_storage_buffers_in_one_stage() {
+/// `n` = maxPerStageDescriptorStorageBuffers storage buffers, each written; with
+/// `dynamic_push`, the shader also indexes push constants per invocation, so the kernel's
+/// push-constant surface takes the binding-table entry after the last descriptor.
+fn max_storage_buffers(dynamic_push: bool) {
     let mut c = Ctx::new();
     let n = limits(&c).max_per_stage_descriptor_storage_buffers as usize;
     assert!(n > 4, "still the spec's minimum");
     let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    src += "layout(push_constant) uniform P { uint v[4]; } pc;\n";
     for i in 0..n {
         src += &format!("layout(set = 0, binding = {i}) buffer B{i} {{ uint v[]; }} b{i};\n");
     }
     src += "void main() {\n";
+    let add = if dynamic_push {
+        "pc.v[gl_LocalInvocationIndex + 1u]"
+    } else {
+        "pc.v[1]"
+    };
     for i in 0..n {
-        src += &format!("    b{i}.v[0] = {}u + uint(b{i}.v.length());\n", 1000 + i);
+        src += &format!(
+            "    b{i}.v[0] = {}u + uint(b{i}.v.length()) + {add};\n",
+            1000 + i
+        );
     }
     src += "}\n";
     let code = spirv("max_ssbos", Some(&src));
-    let k = c.kernel(&code, n, 0);
+    let k = c.kernel(&code, n, 16);
     let bufs: Vec<usize> = (0..n).map(|_| c.buffer(16)).collect();
     c.bind(k, &bufs);
+    let pushed: Vec<u8> = [0u32, 20000, 0, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     c.run(|_, cb| {
         c.bind_kernel(cb, k);
+        push(&c, cb, k, &pushed);
         dispatch(&c, cb, 1, 1);
     })
     .unwrap();
     for (i, &b) in bufs.iter().enumerate() {
-        assert_eq!(c.buf(b).read_u32s(1)[0], 1000 + i as u32 + 4, "buffer {i}");
+        assert_eq!(
+            c.buf(b).read_u32s(1)[0],
+            1000 + i as u32 + 4 + 20000,
+            "buffer {i}"
+        );
     }
     c.finish();
+}
+
+#[test]
+fn max_storage_buffers_in_one_stage() {
+    max_storage_buffers(false);
+}
+
+#[test]
+fn max_storage_buffers_with_the_push_constant_surface() {
+    max_storage_buffers(true);
 }
 
 #[test]
