@@ -442,4 +442,16 @@ mod tests {
         assert_eq!(l.dynamic_slots().collect::<Vec<_>>(), vec![1, 2, 3]);
         assert!(SetLayout::new(vec![(0, vk::DescriptorType::SAMPLER, 1)]).is_err());
     }
+
+    #[test]
+    fn set_layouts_stop_at_the_binding_table() {
+        let max = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        // The compiler's push-constant surface goes after the last descriptor and must still
+        // be a buffer BTI: the driver's count and the compiler's facts agree.
+        assert_eq!(max, ferrite_compiler::hw::GEN9.max_buffer_bti);
+        let ub = vk::DescriptorType::UNIFORM_BUFFER;
+        assert_eq!(SetLayout::new(vec![(0, ub, max)]).unwrap().slots, max);
+        assert!(SetLayout::new(vec![(0, ub, max - 1), (1, ub, 2)]).is_err());
+        assert!(SetLayout::new(vec![(0, ub, u32::MAX), (1, ub, 2)]).is_err());
+    }
 }
