@@ -293,3 +293,46 @@ fn one_descriptor_past_the_limit_is_refused() {
     // SAFETY: nothing else lives on the device.
     unsafe { dev.destroy_device(None) };
 }
+
+#[test]
+fn max_uniform_buffers_in_one_stage() {
+    let mut c = Ctx::new();
+    let n = limits(&c).max_per_stage_descriptor_uniform_buffers as usize;
+    assert!(n > 12, "still the spec's minimum");
+    // n - 1 uniform buffers and one storage buffer for the result: n descriptors in all.
+    let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    let mut types = Vec::new();
+    for i in 0..n - 1 {
+        src += &format!("layout(set = 0, binding = {i}) uniform U{i} {{ uvec4 v; }} u{i};\n");
+        types.push(vk::DescriptorType::UNIFORM_BUFFER);
+    }
+    src += &format!(
+        "layout(set = 0, binding = {}) buffer O {{ uint v[]; }} o;\n",
+        n - 1
+    );
+    types.push(vk::DescriptorType::STORAGE_BUFFER);
+    src += "void main() {\n    uint s = 0u;\n";
+    for i in 0..n - 1 {
+        src += &format!("    s += u{i}.v.y * {}u;\n", i + 1);
+    }
+    src += "    o.v[0] = s;\n}\n";
+    let code = spirv("max_ubos", Some(&src));
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    let bufs: Vec<usize> = (0..n).map(|_| c.buffer(16)).collect();
+    let mut want = 0u32;
+    for (i, &b) in bufs[..n - 1].iter().enumerate() {
+        let v = 3 + i as u32;
+        c.buf(b).write_u32s(&[0, v, 0, 0]);
+        want = want.wrapping_add(v * (i as u32 + 1));
+    }
+    c.bind_typed(k, &bufs, &types);
+    c.run(|_, cb| {
+        c.bind_kernel(cb, k);
+        dispatch(&c, cb, 1, 1);
+    })
+    .unwrap();
+    assert_eq!(c.buf(bufs[n - 1]).read_u32s(1)[0], want);
+    c.finish();
+}
