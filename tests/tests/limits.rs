@@ -336,3 +336,54 @@ fn max_uniform_buffers_in_one_stage() {
     assert_eq!(c.buf(bufs[n - 1]).read_u32s(1)[0], want);
     c.finish();
 }
+
+#[test]
+fn max_dynamic_storage_buffers() {
+    let mut c = Ctx::new();
+    let n = limits(&c).max_descriptor_set_storage_buffers_dynamic as usize;
+    assert!(n > 4, "still the spec's minimum");
+    let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    for i in 0..n {
+        src += &format!("layout(set = 0, binding = {i}) buffer B{i} {{ uint v[]; }} b{i};\n");
+    }
+    src += "void main() {\n";
+    for i in 0..n {
+        src += &format!("    b{i}.v[0] = {}u + uint(b{i}.v.length());\n", 500 + i);
+    }
+    src += "}\n";
+    let code = spirv("max_dyn_ssbos", Some(&src));
+    let types = vec![vk::DescriptorType::STORAGE_BUFFER_DYNAMIC; n];
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    // 128-byte buffers bound with 16-byte ranges (bind_typed) at dynamic offset 64 each.
+    let bufs: Vec<usize> = (0..n).map(|_| c.buffer(128)).collect();
+    c.bind_typed(k, &bufs, &types);
+    let offsets = vec![64u32; n];
+    let kk = c.k(k);
+    c.run(|d, cb| {
+        // SAFETY: recording into a live command buffer.
+        unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, kk.pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                kk.layout,
+                0,
+                &[kk.set],
+                &offsets,
+            );
+            d.cmd_dispatch(cb, 1, 1, 1);
+        }
+    })
+    .unwrap();
+    for (i, &b) in bufs.iter().enumerate() {
+        let words = c.buf(b).read_u32s(32);
+        assert!(
+            words[..16].iter().chain(&words[17..]).all(|&w| w == 0),
+            "buffer {i}: written outside its dynamic range: {words:?}"
+        );
+        assert_eq!(words[16], 500 + i as u32 + 4, "buffer {i}");
+    }
+    c.finish();
+}
