@@ -387,3 +387,48 @@ fn max_dynamic_storage_buffers() {
     }
     c.finish();
 }
+
+#[test]
+fn uniform_buffer_of_the_largest_range() {
+    let mut c = Ctx::new();
+    let range = limits(&c).max_uniform_buffer_range;
+    assert!(range > 1 << 16);
+    // The front end takes arrays of at most 2^24 elements, so the block is four arrays
+    // of uvec4 that together span `range` bytes.
+    let vecs = range / 64;
+    let src = format!(
+        "#version 450\nlayout(local_size_x = 1) in;\n\
+         layout(set = 0, binding = 0) buffer O {{ uint v[]; }} o;\n\
+         layout(set = 0, binding = 1) uniform U {{ uvec4 a[{vecs}]; uvec4 b[{vecs}]; \
+         uvec4 c[{vecs}]; uvec4 d[{vecs}]; }} u;\n\
+         void main() {{ o.v[0] = u.d[{last}].w + u.a[0].x; }}\n",
+        last = vecs - 1
+    );
+    let code = spirv("largest_ubo", Some(&src));
+    let types = [
+        vk::DescriptorType::STORAGE_BUFFER,
+        vk::DescriptorType::UNIFORM_BUFFER,
+    ];
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    let o = c.buffer(16);
+    let u = c.buffer(u64::from(range));
+    let ub = c.buf(u);
+    ub.write_u32s(&[11]);
+    // SAFETY: the buffer maps `range` bytes.
+    unsafe {
+        ub.ptr
+            .add(range as usize - 4)
+            .cast::<u32>()
+            .write_volatile(1 << 20)
+    };
+    c.bind_typed(k, &[o, u], &types);
+    c.run(|_, cb| {
+        c.bind_kernel(cb, k);
+        dispatch(&c, cb, 1, 1);
+    })
+    .unwrap();
+    assert_eq!(c.buf(o).read_u32s(1)[0], (1 << 20) + 11);
+    c.finish();
+}
