@@ -73,6 +73,22 @@ pub const GEN9: HwFacts = HwFacts {
 };
 
 impl HwFacts {
+    /// Binding-table entries descriptors of one pipeline layout may take (BTIs
+    /// 0 .. max_buffer_bti - 1): the push-constant surface takes the entry after the
+    /// highest descriptor the kernel uses, which must still be at most `max_buffer_bti`
+    /// (docs/dispatch-contract.md). The driver's descriptor limits derive from this.
+    pub const fn max_descriptor_btis(&self) -> u32 {
+        self.max_buffer_bti
+    }
+
+    /// Largest byte range of one buffer descriptor. RENDER_SURFACE_STATE's
+    /// Width/Height/Depth (7 + 14 + 11 bits) hold up to 2^32 RAW elements, and the CURBE's
+    /// size dword is 32 bits; Ferrite stays at 2^30 so every byte offset fits a positive
+    /// 32-bit signed integer (GLSL indices are `int`). docs/limits.md.
+    pub const fn max_buffer_range(&self) -> u32 {
+        1 << 30
+    }
+
     /// The widest exec size of an instruction of kind `c`.
     pub fn width_limit(&self, c: WidthClass) -> u8 {
         self.width_limits

@@ -28,8 +28,8 @@ use ferrite_compiler::kernel::{CurbeValues, Kernel};
 
 /// Size of one state block.
 pub const STATE_BLOCK: u64 = 64 * 1024;
-/// Descriptor sets a pipeline layout may have.
-pub const MAX_SETS: usize = 8;
+/// Descriptor sets a pipeline layout may have (maxBoundDescriptorSets).
+pub const MAX_SETS: usize = crate::physical::MAX_BOUND_DESCRIPTOR_SETS as usize;
 /// Push-constant bytes (maxPushConstantsSize).
 pub const MAX_PUSH: usize = 128;
 /// MMIO registers the walker reads indirect group counts from.
@@ -922,7 +922,9 @@ pub(crate) unsafe extern "system" fn cmd_bind_descriptor_sets(
         for (i, s) in sets.iter().enumerate() {
             let index = first_set as usize + i;
             if index >= MAX_SETS {
-                return Err(DriverError::InvalidArgument(format!("set {index}")));
+                return Err(DriverError::InvalidArgument(format!(
+                    "set {index} is past maxBoundDescriptorSets ({MAX_SETS})"
+                )));
             }
             let set = core.descriptor_sets.get(s.as_raw())?;
             let n = set.layout.dynamic_slots().count();

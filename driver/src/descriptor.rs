@@ -72,7 +72,14 @@ impl SetLayout {
                 count,
                 first: next,
             });
-            next += count;
+            next = next.saturating_add(count);
+        }
+        let max = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        if next > max {
+            return Err(DriverError::InvalidArgument(format!(
+                "{next} descriptors in a set exceed maxDescriptorSetStorageBuffers/\
+                 maxDescriptorSetUniformBuffers ({max}, the binding table)"
+            )));
         }
         Ok(SetLayout {
             bindings,
@@ -321,6 +328,12 @@ fn buffer_desc(d: &Device, info: &vk::DescriptorBufferInfo) -> Result<Option<Buf
     } else {
         info.range
     };
+    let max = u64::from(crate::physical::MAX_BUFFER_RANGE);
+    if range > max {
+        return Err(DriverError::InvalidArgument(format!(
+            "descriptor range {range} exceeds maxStorageBufferRange/maxUniformBufferRange ({max})"
+        )));
+    }
     Ok(Some(BufferDesc {
         memory,
         offset: base + info.offset,
@@ -428,5 +441,17 @@ mod tests {
         assert_eq!(l.slot_of(3, 2), None);
         assert_eq!(l.dynamic_slots().collect::<Vec<_>>(), vec![1, 2, 3]);
         assert!(SetLayout::new(vec![(0, vk::DescriptorType::SAMPLER, 1)]).is_err());
+    }
+
+    #[test]
+    fn set_layouts_stop_at_the_binding_table() {
+        let max = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        // The compiler's push-constant surface goes after the last descriptor and must still
+        // be a buffer BTI: the driver's count and the compiler's facts agree.
+        assert_eq!(max, ferrite_compiler::hw::GEN9.max_buffer_bti);
+        let ub = vk::DescriptorType::UNIFORM_BUFFER;
+        assert_eq!(SetLayout::new(vec![(0, ub, max)]).unwrap().slots, max);
+        assert!(SetLayout::new(vec![(0, ub, max - 1), (1, ub, 2)]).is_err());
+        assert!(SetLayout::new(vec![(0, ub, u32::MAX), (1, ub, 2)]).is_err());
     }
 }

@@ -159,8 +159,21 @@ pub fn pipeline_cache_uuid(pci_id: u16) -> [u8; vk::UUID_SIZE] {
     uuid
 }
 
+/// Descriptor sets a pipeline layout may hold. Sets are flattened into one binding table
+/// (docs/dispatch-contract.md), so the hardware sets no bound of its own; 32 is anv's value.
+pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
+
+/// Buffer descriptors one compute stage (and so one pipeline layout, and one set) may hold:
+/// one binding-table entry each, as many as the compiler's `HwFacts::max_descriptor_btis`
+/// leaves below the push-constant surface.
+pub const MAX_BUFFER_DESCRIPTORS: u32 = crate::pipeline::MAX_BTI;
+
+/// Largest range of a uniform or storage buffer descriptor (`HwFacts::max_buffer_range`).
+pub const MAX_BUFFER_RANGE: u32 = ferrite_compiler::hw::GEN9.max_buffer_range();
+
 /// Limits. Compute limits come from the device row (Gen9: 56 hardware threads per work group,
-/// up to SIMD32 each, 64 KiB SLM); the rest are the spec's required minimums for what a
+/// up to SIMD32 each, 64 KiB SLM); descriptor counts and buffer ranges from the binding-table
+/// addressing (docs/limits.md); the rest are the spec's required minimums for what a
 /// compute-only 1.0 device must still report, so nothing is claimed beyond what is built.
 pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
     // The widest dispatch the compiler plans (SIMD32) times the group's thread budget, capped
@@ -174,26 +187,26 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_image_dimension_cube: 4096,
         max_image_array_layers: 256,
         max_texel_buffer_elements: 65536,
-        max_uniform_buffer_range: 16384,
-        max_storage_buffer_range: 1 << 27,
+        max_uniform_buffer_range: MAX_BUFFER_RANGE,
+        max_storage_buffer_range: MAX_BUFFER_RANGE,
         max_push_constants_size: 128,
         max_memory_allocation_count: 4096,
         max_sampler_allocation_count: 4000,
         buffer_image_granularity: 1,
         sparse_address_space_size: 0,
-        max_bound_descriptor_sets: 4,
+        max_bound_descriptor_sets: MAX_BOUND_DESCRIPTOR_SETS,
         max_per_stage_descriptor_samplers: 16,
-        max_per_stage_descriptor_uniform_buffers: 12,
-        max_per_stage_descriptor_storage_buffers: 4,
+        max_per_stage_descriptor_uniform_buffers: MAX_BUFFER_DESCRIPTORS,
+        max_per_stage_descriptor_storage_buffers: MAX_BUFFER_DESCRIPTORS,
         max_per_stage_descriptor_sampled_images: 16,
         max_per_stage_descriptor_storage_images: 4,
         max_per_stage_descriptor_input_attachments: 4,
-        max_per_stage_resources: 128,
+        max_per_stage_resources: MAX_BUFFER_DESCRIPTORS,
         max_descriptor_set_samplers: 96,
-        max_descriptor_set_uniform_buffers: 72,
-        max_descriptor_set_uniform_buffers_dynamic: 8,
-        max_descriptor_set_storage_buffers: 24,
-        max_descriptor_set_storage_buffers_dynamic: 4,
+        max_descriptor_set_uniform_buffers: MAX_BUFFER_DESCRIPTORS,
+        max_descriptor_set_uniform_buffers_dynamic: MAX_BUFFER_DESCRIPTORS,
+        max_descriptor_set_storage_buffers: MAX_BUFFER_DESCRIPTORS,
+        max_descriptor_set_storage_buffers_dynamic: MAX_BUFFER_DESCRIPTORS,
         max_descriptor_set_sampled_images: 96,
         max_descriptor_set_storage_images: 24,
         max_descriptor_set_input_attachments: 4,

@@ -36,8 +36,10 @@ pub struct PipelineLayout {
     pub push_size: u32,
 }
 
-/// Highest binding-table index usable by descriptors (240+ are special).
-pub const MAX_BTI: u32 = 240;
+/// Binding-table entries the descriptors of one pipeline layout may use (BTIs 0 ..
+/// MAX_BTI - 1; the push-constant surface may take MAX_BTI): the compiler's
+/// `HwFacts::max_descriptor_btis`, so both sides agree.
+pub const MAX_BTI: u32 = GEN9.max_descriptor_btis();
 
 impl PipelineLayout {
     pub fn new(sets: Vec<Arc<SetLayout>>, ranges: &[vk::PushConstantRange]) -> Result<Self> {
@@ -49,7 +51,14 @@ impl PipelineLayout {
         }
         if next > MAX_BTI {
             return Err(DriverError::InvalidArgument(format!(
-                "{next} descriptors exceed the binding table"
+                "{next} descriptors exceed maxPerStageResources ({MAX_BTI}, the binding table)"
+            )));
+        }
+        if sets.len() > crate::physical::MAX_BOUND_DESCRIPTOR_SETS as usize {
+            return Err(DriverError::InvalidArgument(format!(
+                "{} set layouts exceed maxBoundDescriptorSets ({})",
+                sets.len(),
+                crate::physical::MAX_BOUND_DESCRIPTOR_SETS
             )));
         }
         let push_size = ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);

@@ -1,0 +1,434 @@
+//! The descriptor limits of docs/limits.md through the loader with validation on the simulated
+//! GPU: the reported limits equal the document's table; a shader with the maximum number of
+//! storage buffers writes each one; a pipeline layout whose highest set index is
+//! maxBoundDescriptorSets - 1 dispatches; a storage buffer of maxStorageBufferRange bytes is
+//! bound whole and its last dword written (the allocation is anonymous memory that the
+//! simulated kernel maps lazily, so only the touched pages are backed); one descriptor past the
+//! limit is refused.
+
+mod compute_common;
+
+use ash::vk;
+use compute_common::*;
+
+fn doc_table() -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(ferrite_tests::icd::workspace_root().join("docs/limits.md"))
+        .unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("| max"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_string(), cells[2].parse().unwrap())
+        })
+        .collect()
+}
+
+fn reported(l: &vk::PhysicalDeviceLimits, name: &str) -> u64 {
+    match name {
+        "maxPerStageDescriptorStorageBuffers" => l.max_per_stage_descriptor_storage_buffers.into(),
+        "maxPerStageDescriptorUniformBuffers" => l.max_per_stage_descriptor_uniform_buffers.into(),
+        "maxPerStageResources" => l.max_per_stage_resources.into(),
+        "maxDescriptorSetStorageBuffers" => l.max_descriptor_set_storage_buffers.into(),
+        "maxDescriptorSetStorageBuffersDynamic" => {
+            l.max_descriptor_set_storage_buffers_dynamic.into()
+        }
+        "maxDescriptorSetUniformBuffers" => l.max_descriptor_set_uniform_buffers.into(),
+        "maxDescriptorSetUniformBuffersDynamic" => {
+            l.max_descriptor_set_uniform_buffers_dynamic.into()
+        }
+        "maxBoundDescriptorSets" => l.max_bound_descriptor_sets.into(),
+        "maxStorageBufferRange" => l.max_storage_buffer_range.into(),
+        "maxUniformBufferRange" => l.max_uniform_buffer_range.into(),
+        "maxPushConstantsSize" => l.max_push_constants_size.into(),
+        "maxComputeSharedMemorySize" => l.max_compute_shared_memory_size.into(),
+        "maxComputeWorkGroupInvocations" => l.max_compute_work_group_invocations.into(),
+        "maxMemoryAllocationCount" => l.max_memory_allocation_count.into(),
+        other => panic!("docs/limits.md names {other}, which this test does not know"),
+    }
+}
+
+fn limits(c: &Ctx) -> vk::PhysicalDeviceLimits {
+    // SAFETY: live instance and physical device.
+    unsafe { c.h.instance.get_physical_device_properties(c.pd) }.limits
+}
+
+#[test]
+fn reported_limits_match_docs_limits_md() {
+    let c = Ctx::new();
+    let l = limits(&c);
+    let table = doc_table();
+    assert!(table.len() >= 10, "docs/limits.md table not found");
+    for (name, value) in &table {
+        assert_eq!(reported(&l, name), *value, "{name}");
+    }
+    c.finish();
+}
+
+/// `n` = maxPerStageDescriptorStorageBuffers storage buffers, each written; with
+/// `dynamic_push`, the shader also indexes push constants per invocation, so the kernel's
+/// push-constant surface takes the binding-table entry after the last descriptor.
+fn max_storage_buffers(dynamic_push: bool) {
+    let mut c = Ctx::new();
+    let n = limits(&c).max_per_stage_descriptor_storage_buffers as usize;
+    assert!(n > 4, "still the spec's minimum");
+    let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    src += "layout(push_constant) uniform P { uint v[4]; } pc;\n";
+    for i in 0..n {
+        src += &format!("layout(set = 0, binding = {i}) buffer B{i} {{ uint v[]; }} b{i};\n");
+    }
+    src += "void main() {\n";
+    let add = if dynamic_push {
+        "pc.v[gl_LocalInvocationIndex + 1u]"
+    } else {
+        "pc.v[1]"
+    };
+    for i in 0..n {
+        src += &format!(
+            "    b{i}.v[0] = {}u + uint(b{i}.v.length()) + {add};\n",
+            1000 + i
+        );
+    }
+    src += "}\n";
+    let code = spirv("max_ssbos", Some(&src));
+    let k = c.kernel(&code, n, 16);
+    let bufs: Vec<usize> = (0..n).map(|_| c.buffer(16)).collect();
+    c.bind(k, &bufs);
+    let pushed: Vec<u8> = [0u32, 20000, 0, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    c.run(|_, cb| {
+        c.bind_kernel(cb, k);
+        push(&c, cb, k, &pushed);
+        dispatch(&c, cb, 1, 1);
+    })
+    .unwrap();
+    for (i, &b) in bufs.iter().enumerate() {
+        assert_eq!(
+            c.buf(b).read_u32s(1)[0],
+            1000 + i as u32 + 4 + 20000,
+            "buffer {i}"
+        );
+    }
+    c.finish();
+}
+
+#[test]
+fn max_storage_buffers_in_one_stage() {
+    max_storage_buffers(false);
+}
+
+#[test]
+fn max_storage_buffers_with_the_push_constant_surface() {
+    max_storage_buffers(true);
+}
+
+#[test]
+fn highest_set_index() {
+    let mut c = Ctx::new();
+    let sets = limits(&c).max_bound_descriptor_sets;
+    assert!(sets > 4);
+    let last = sets - 1;
+    let src = format!(
+        "#version 450\nlayout(local_size_x = 1) in;\n\
+         layout(set = {last}, binding = 0) buffer B {{ uint v[]; }} b;\n\
+         void main() {{ b.v[0] = {last}u + 7u; }}\n"
+    );
+    let code = spirv("highest_set", Some(&src));
+    let buf = c.buffer(16);
+    // SAFETY: valid create infos on a live device; everything destroyed below.
+    unsafe {
+        let d = &c.dev;
+        let empty = d
+            .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None)
+            .unwrap();
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        let one = d
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )
+            .unwrap();
+        let mut sls = vec![empty; last as usize];
+        sls.push(one);
+        let layout = d
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls),
+                None,
+            )
+            .unwrap();
+        let module = d
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
+            .unwrap();
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        let pipeline = d
+            .create_compute_pipelines(
+                vk::PipelineCache::null(),
+                &[vk::ComputePipelineCreateInfo::default()
+                    .stage(stage)
+                    .layout(layout)],
+                None,
+            )
+            .unwrap()[0];
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 1,
+        }];
+        let pool = d
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(1)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .unwrap();
+        let set = d
+            .allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&[one]),
+            )
+            .unwrap()[0];
+        let info = [vk::DescriptorBufferInfo {
+            buffer: c.buf(buf).buffer,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        d.update_descriptor_sets(
+            &[vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&info)],
+            &[],
+        );
+        c.run(|d, cb| {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                layout,
+                last,
+                &[set],
+                &[],
+            );
+            d.cmd_dispatch(cb, 1, 1, 1);
+        })
+        .unwrap();
+        assert_eq!(c.buf(buf).read_u32s(1)[0], last + 7);
+        d.destroy_descriptor_pool(pool, None);
+        d.destroy_pipeline(pipeline, None);
+        d.destroy_shader_module(module, None);
+        d.destroy_pipeline_layout(layout, None);
+        d.destroy_descriptor_set_layout(one, None);
+        d.destroy_descriptor_set_layout(empty, None);
+    }
+    c.finish();
+}
+
+#[test]
+fn storage_buffer_of_the_largest_range() {
+    let mut c = Ctx::new();
+    let range = limits(&c).max_storage_buffer_range;
+    assert!(range > 1 << 27);
+    let code = spirv(
+        "largest_range",
+        Some(
+            "#version 450\nlayout(local_size_x = 1) in;\n\
+             layout(set = 0, binding = 0) buffer B { uint v[]; } b;\n\
+             void main() { uint n = uint(b.v.length()); b.v[n - 1u] = n; b.v[0] = 5u; }\n",
+        ),
+    );
+    let k = c.kernel(&code, 1, 0);
+    let b = c.buffer(u64::from(range));
+    c.bind(k, &[b]);
+    c.run(|_, cb| {
+        c.bind_kernel(cb, k);
+        dispatch(&c, cb, 1, 1);
+    })
+    .unwrap();
+    let buf = c.buf(b);
+    // SAFETY: the buffer maps `range` bytes.
+    let last = unsafe {
+        buf.ptr
+            .add(range as usize - 4)
+            .cast::<u32>()
+            .read_volatile()
+    };
+    assert_eq!(last, range / 4);
+    assert_eq!(buf.read_u32s(1)[0], 5);
+    c.finish();
+}
+
+#[test]
+fn one_descriptor_past_the_limit_is_refused() {
+    // Without validation: the layer would (rightly) report the invalid layout.
+    let h = ferrite_tests::icd::Harness::with_validation(false);
+    let pd = h.physical_device();
+    let dev = h.create_device(pd);
+    // SAFETY: live instance and device.
+    let n = unsafe { h.instance.get_physical_device_properties(pd) }
+        .limits
+        .max_per_stage_descriptor_storage_buffers;
+    let binding = [vk::DescriptorSetLayoutBinding::default()
+        .binding(0)
+        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+        .descriptor_count(n + 1)
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+    // SAFETY: valid create info on a live device.
+    let r = unsafe {
+        dev.create_descriptor_set_layout(
+            &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+            None,
+        )
+    };
+    assert_eq!(r.err(), Some(vk::Result::ERROR_OUT_OF_HOST_MEMORY));
+    // SAFETY: nothing else lives on the device.
+    unsafe { dev.destroy_device(None) };
+}
+
+#[test]
+fn max_uniform_buffers_in_one_stage() {
+    let mut c = Ctx::new();
+    let n = limits(&c).max_per_stage_descriptor_uniform_buffers as usize;
+    assert!(n > 12, "still the spec's minimum");
+    // n - 1 uniform buffers and one storage buffer for the result: n descriptors in all.
+    let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    let mut types = Vec::new();
+    for i in 0..n - 1 {
+        src += &format!("layout(set = 0, binding = {i}) uniform U{i} {{ uvec4 v; }} u{i};\n");
+        types.push(vk::DescriptorType::UNIFORM_BUFFER);
+    }
+    src += &format!(
+        "layout(set = 0, binding = {}) buffer O {{ uint v[]; }} o;\n",
+        n - 1
+    );
+    types.push(vk::DescriptorType::STORAGE_BUFFER);
+    src += "void main() {\n    uint s = 0u;\n";
+    for i in 0..n - 1 {
+        src += &format!("    s += u{i}.v.y * {}u;\n", i + 1);
+    }
+    src += "    o.v[0] = s;\n}\n";
+    let code = spirv("max_ubos", Some(&src));
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    let bufs: Vec<usize> = (0..n).map(|_| c.buffer(16)).collect();
+    let mut want = 0u32;
+    for (i, &b) in bufs[..n - 1].iter().enumerate() {
+        let v = 3 + i as u32;
+        c.buf(b).write_u32s(&[0, v, 0, 0]);
+        want = want.wrapping_add(v * (i as u32 + 1));
+    }
+    c.bind_typed(k, &bufs, &types);
+    c.run(|_, cb| {
+        c.bind_kernel(cb, k);
+        dispatch(&c, cb, 1, 1);
+    })
+    .unwrap();
+    assert_eq!(c.buf(bufs[n - 1]).read_u32s(1)[0], want);
+    c.finish();
+}
+
+#[test]
+fn max_dynamic_storage_buffers() {
+    let mut c = Ctx::new();
+    let n = limits(&c).max_descriptor_set_storage_buffers_dynamic as usize;
+    assert!(n > 4, "still the spec's minimum");
+    let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    for i in 0..n {
+        src += &format!("layout(set = 0, binding = {i}) buffer B{i} {{ uint v[]; }} b{i};\n");
+    }
+    src += "void main() {\n";
+    for i in 0..n {
+        src += &format!("    b{i}.v[0] = {}u + uint(b{i}.v.length());\n", 500 + i);
+    }
+    src += "}\n";
+    let code = spirv("max_dyn_ssbos", Some(&src));
+    let types = vec![vk::DescriptorType::STORAGE_BUFFER_DYNAMIC; n];
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    // 128-byte buffers bound with 16-byte ranges (bind_typed) at dynamic offset 64 each.
+    let bufs: Vec<usize> = (0..n).map(|_| c.buffer(128)).collect();
+    c.bind_typed(k, &bufs, &types);
+    let offsets = vec![64u32; n];
+    let kk = c.k(k);
+    c.run(|d, cb| {
+        // SAFETY: recording into a live command buffer.
+        unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, kk.pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                kk.layout,
+                0,
+                &[kk.set],
+                &offsets,
+            );
+            d.cmd_dispatch(cb, 1, 1, 1);
+        }
+    })
+    .unwrap();
+    for (i, &b) in bufs.iter().enumerate() {
+        let words = c.buf(b).read_u32s(32);
+        assert!(
+            words[..16].iter().chain(&words[17..]).all(|&w| w == 0),
+            "buffer {i}: written outside its dynamic range: {words:?}"
+        );
+        assert_eq!(words[16], 500 + i as u32 + 4, "buffer {i}");
+    }
+    c.finish();
+}
+
+#[test]
+fn uniform_buffer_of_the_largest_range() {
+    let mut c = Ctx::new();
+    let range = limits(&c).max_uniform_buffer_range;
+    assert!(range > 1 << 16);
+    // The front end takes arrays of at most 2^24 elements, so the block is four arrays
+    // of uvec4 that together span `range` bytes.
+    let vecs = range / 64;
+    let src = format!(
+        "#version 450\nlayout(local_size_x = 1) in;\n\
+         layout(set = 0, binding = 0) buffer O {{ uint v[]; }} o;\n\
+         layout(set = 0, binding = 1) uniform U {{ uvec4 a[{vecs}]; uvec4 b[{vecs}]; \
+         uvec4 c[{vecs}]; uvec4 d[{vecs}]; }} u;\n\
+         void main() {{ o.v[0] = u.d[{last}].w + u.a[0].x; }}\n",
+        last = vecs - 1
+    );
+    let code = spirv("largest_ubo", Some(&src));
+    let types = [
+        vk::DescriptorType::STORAGE_BUFFER,
+        vk::DescriptorType::UNIFORM_BUFFER,
+    ];
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    let o = c.buffer(16);
+    let u = c.buffer(u64::from(range));
+    let ub = c.buf(u);
+    ub.write_u32s(&[11]);
+    // SAFETY: the buffer maps `range` bytes.
+    unsafe {
+        ub.ptr
+            .add(range as usize - 4)
+            .cast::<u32>()
+            .write_volatile(1 << 20)
+    };
+    c.bind_typed(k, &[o, u], &types);
+    c.run(|_, cb| {
+        c.bind_kernel(cb, k);
+        dispatch(&c, cb, 1, 1);
+    })
+    .unwrap();
+    assert_eq!(c.buf(o).read_u32s(1)[0], (1 << 20) + 11);
+    c.finish();
+}
