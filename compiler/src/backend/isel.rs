@@ -37,6 +37,40 @@ pub struct Isel<'a> {
 
 type Res<T> = Result<T, BackendError>;
 
+/// `imin`/`imax`/`umin`/`umax`/`fmin`/`fmax` as `sel` with a conditional modifier, shared by
+/// the 16-, 32- and 64-bit selection: `tys` are the operand size's signed, unsigned and
+/// float hardware types (W/UW/HF, D/UD/F, Q/UQ/DF).
+pub(super) fn min_max(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], tys: [Type; 3]) {
+    use AluOp::*;
+    let ty = match op {
+        Imin | Imax => tys[0],
+        Umin | Umax => tys[1],
+        _ => tys[2],
+    };
+    let cm = if matches!(op, Imin | Umin | Fmin) {
+        CondMod::L
+    } else {
+        CondMod::Ge
+    };
+    b.alu2(Opcode::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
+        .cmod = cm;
+}
+
+/// `iand`/`ior`/`ixor`/`inot` on the unsigned hardware type `u` of the operand size, shared
+/// by the 16-, 32- and 64-bit selection.
+pub(super) fn logic(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], u: Type) {
+    let o = match op {
+        AluOp::Iand => Opcode::And,
+        AluOp::Ior => Opcode::Or,
+        AluOp::Ixor => Opcode::Xor,
+        _ => {
+            b.alu1(Opcode::Not, d.retype(u), s[0].retype(u));
+            return;
+        }
+    };
+    b.alu2(o, d.retype(u), s[0].retype(u), s[1].retype(u));
+}
+
 fn unsupported(what: impl Into<String>) -> BackendError {
     BackendError::Unsupported(what.into())
 }
@@ -915,29 +949,10 @@ impl<'a> Isel<'a> {
                 b.alu2(O::Add, i(d), n, p.negate());
             }
             Imin | Imax | Umin | Umax | Fmin | Fmax => {
-                let ty = match op {
-                    Imin | Imax => Type::D,
-                    Umin | Umax => Type::UD,
-                    _ => Type::F,
-                };
-                let cm = if matches!(op, Imin | Umin | Fmin) {
-                    CondMod::L
-                } else {
-                    CondMod::Ge
-                };
-                b.alu2(O::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
-                    .cmod = cm;
+                min_max(&mut b, op, d, s, [Type::D, Type::UD, Type::F]);
             }
-            Iand | Ior | Ixor => {
-                let o = match op {
-                    Iand => O::And,
-                    Ior => O::Or,
-                    _ => O::Xor,
-                };
-                b.alu2(o, u(d), u(s[0]), u(s[1]));
-            }
-            Inot => {
-                b.alu1(O::Not, u(d), u(s[0]));
+            Iand | Ior | Ixor | Inot => {
+                logic(&mut b, op, d, s, Type::UD);
             }
             Ishl => {
                 b.alu2(O::Shl, u(d), u(s[0]), u(s[1]));

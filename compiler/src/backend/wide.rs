@@ -588,29 +588,10 @@ pub fn alu64(
             b.alu2(O::Sel, q(d), t, one).cmod = CondMod::Ge;
         }
         Imin | Imax | Umin | Umax | Fmin | Fmax => {
-            let ty = match op {
-                Imin | Imax => Type::Q,
-                Umin | Umax => Type::UQ,
-                _ => Type::DF,
-            };
-            let cm = if matches!(op, Imin | Umin | Fmin) {
-                CondMod::L
-            } else {
-                CondMod::Ge
-            };
-            b.alu2(O::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
-                .cmod = cm;
+            super::isel::min_max(b, op, d, s, [Type::Q, Type::UQ, Type::DF]);
         }
-        Iand | Ior | Ixor => {
-            let o = match op {
-                Iand => O::And,
-                Ior => O::Or,
-                _ => O::Xor,
-            };
-            b.alu2(o, uq(d), uq(s[0]), uq(s[1]));
-        }
-        Inot => {
-            b.alu1(O::Not, uq(d), uq(s[0]));
+        Iand | Ior | Ixor | Inot => {
+            super::isel::logic(b, op, d, s, Type::UQ);
         }
         Ishl | Ishr | Ushr => {
             // The count, modulo 64, as a qword like the value.
