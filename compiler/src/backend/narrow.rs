@@ -245,24 +245,10 @@ impl Isel<'_> {
                 b.mov(d.retype(w), x(0, w).absolute());
             }
             Imin | Imax | Umin | Umax if !float => {
-                let t = if matches!(op, Imin | Imax) { w } else { uw };
-                let cm = if matches!(op, Imin | Umin) {
-                    CondMod::L
-                } else {
-                    CondMod::Ge
-                };
-                b.alu2(O::Sel, d.retype(t), x(0, t), x(1, t)).cmod = cm;
+                super::isel::min_max(&mut b, op, d, s, [w, uw, hf]);
             }
-            Iand | Ior | Ixor => {
-                let o = match op {
-                    Iand => O::And,
-                    Ior => O::Or,
-                    _ => O::Xor,
-                };
-                b.alu2(o, d.retype(uw), x(0, uw), x(1, uw));
-            }
-            Inot => {
-                b.alu1(O::Not, d.retype(uw), x(0, uw));
+            Iand | Ior | Ixor | Inot => {
+                super::isel::logic(&mut b, op, d, s, uw);
             }
             Ishl | Ishr | Ushr if !float => {
                 // The count (32-bit, already reduced modulo 16) is read as its low word.
@@ -303,8 +289,7 @@ impl Isel<'_> {
                 b.mov(d.retype(hf), x(0, hf).absolute());
             }
             Fmin | Fmax if float => {
-                let cm = if op == Fmin { CondMod::L } else { CondMod::Ge };
-                b.alu2(O::Sel, d.retype(hf), x(0, hf), x(1, hf)).cmod = cm;
+                super::isel::min_max(&mut b, op, d, s, [w, uw, hf]);
             }
             Feq | Fneu | Flt | Fle | Fgt | Fge if float => {
                 let cm = match op {
