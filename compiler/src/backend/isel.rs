@@ -56,6 +56,24 @@ pub(super) fn min_max(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], tys: [Typ
         .cmod = cm;
 }
 
+/// `iadd`/`isub`/`imul`/`fadd`/`fsub`/`fmul` on the hardware type `t`: `add` (of the
+/// negated second source for a subtraction) or `mul`, shared by the 16-, 32- and 64-bit
+/// selection.
+pub(super) fn add_sub_mul(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], t: Type) {
+    use AluOp::*;
+    let y = if matches!(op, Isub | Fsub) {
+        s[1].retype(t).negate()
+    } else {
+        s[1].retype(t)
+    };
+    let o = if matches!(op, Imul | Fmul) {
+        Opcode::Mul
+    } else {
+        Opcode::Add
+    };
+    b.alu2(o, d.retype(t), s[0].retype(t), y);
+}
+
 /// `iand`/`ior`/`ixor`/`inot` on the unsigned hardware type `u` of the operand size, shared
 /// by the 16-, 32- and 64-bit selection.
 pub(super) fn logic(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], u: Type) {
@@ -899,14 +917,8 @@ impl<'a> Isel<'a> {
             Bitcast => {
                 b.mov(u(d), u(s[0]));
             }
-            Iadd => {
-                b.alu2(O::Add, i(d), i(s[0]), i(s[1]));
-            }
-            Isub => {
-                b.alu2(O::Add, i(d), i(s[0]), i(s[1]).negate());
-            }
-            Imul => {
-                b.alu2(O::Mul, i(d), i(s[0]), i(s[1]));
+            Iadd | Isub | Imul => {
+                add_sub_mul(&mut b, op, d, s, Type::D);
             }
             Idiv => {
                 b.math(MathFunction::IntDiv, i(d), vec![i(s[0]), i(s[1])]);
@@ -983,14 +995,8 @@ impl<'a> Isel<'a> {
                     inverse: false,
                 });
             }
-            Fadd => {
-                b.alu2(O::Add, f(d), f(s[0]), f(s[1]));
-            }
-            Fsub => {
-                b.alu2(O::Add, f(d), f(s[0]), f(s[1]).negate());
-            }
-            Fmul => {
-                b.alu2(O::Mul, f(d), f(s[0]), f(s[1]));
+            Fadd | Fsub | Fmul => {
+                add_sub_mul(&mut b, op, d, s, Type::F);
             }
             Fdiv => {
                 let t = b.vreg(Type::F, 1);

@@ -230,13 +230,7 @@ impl Isel<'_> {
         let x = |k: usize, t: Type| s[k].retype(t);
         match op {
             Iadd | Isub | Imul if !float => {
-                let y = if op == Isub {
-                    x(1, w).negate()
-                } else {
-                    x(1, w)
-                };
-                let o = if op == Imul { O::Mul } else { O::Add };
-                b.alu2(o, d.retype(w), x(0, w), y);
+                super::isel::add_sub_mul(&mut b, op, d, s, w);
             }
             Ineg if !float => {
                 b.mov(d.retype(w), x(0, w).negate());
@@ -274,13 +268,7 @@ impl Isel<'_> {
                 b.cmp(CondMod::Nz, d.retype(w), x(0, w), Opnd::imm(w, 0));
             }
             Fadd | Fsub | Fmul if float => {
-                let y = if op == Fsub {
-                    x(1, hf).negate()
-                } else {
-                    x(1, hf)
-                };
-                let o = if op == Fmul { O::Mul } else { O::Add };
-                b.alu2(o, d.retype(hf), x(0, hf), y);
+                super::isel::add_sub_mul(&mut b, op, d, s, hf);
             }
             Fneg if float => {
                 b.mov(d.retype(hf), x(0, hf).negate());

@@ -552,11 +552,8 @@ pub fn alu64(
         I2b => {
             cmp64(b, CondMod::Nz, d, q(s[0]), Opnd::imm(Type::Q, 0));
         }
-        Iadd => {
-            b.alu2(O::Add, q(d), q(s[0]), q(s[1]));
-        }
-        Isub => {
-            b.alu2(O::Add, q(d), q(s[0]), q(s[1]).negate());
+        Iadd | Isub => {
+            super::isel::add_sub_mul(b, op, d, s, Type::Q);
         }
         Imul => {
             // (aH:aL) * (bH:bL) mod 2^64 = aL*bL + ((aL*bH + aH*bL) << 32).
@@ -606,14 +603,8 @@ pub fn alu64(
             };
             b.alu2(o, d.retype(ty), s[0].retype(ty), c64);
         }
-        Fadd => {
-            b.alu2(O::Add, df(d), df(s[0]), df(s[1]));
-        }
-        Fsub => {
-            b.alu2(O::Add, df(d), df(s[0]), df(s[1]).negate());
-        }
-        Fmul => {
-            b.alu2(O::Mul, df(d), df(s[0]), df(s[1]));
+        Fadd | Fsub | Fmul => {
+            super::isel::add_sub_mul(b, op, d, s, Type::DF);
         }
         Ffma => {
             // One fused DF MAD (dst = src0 + src1 * src2, one rounding, as soft64 computes
