@@ -2,6 +2,7 @@
 //! to it through [`crate::Target::hw`]. docs/dispatch-contract.md ("Hardware facts the back
 //! end uses") says where each number comes from.
 
+use crate::ir::{AluOp, Kind, Type};
 use ferrite_isa::Gen;
 
 /// Facts of one GPU generation (and, for the per-device ones, of one device: the driver
@@ -32,6 +33,13 @@ pub struct HwFacts {
     /// The widest exec size of each kind of instruction (the back end's SIMD-width lowering
     /// splits wider ones); kinds not listed allow 32.
     pub width_limits: &'static [(WidthClass, u8)],
+    /// The ALU ops computed natively on 16-bit operands, per kind of the first source: W/UW
+    /// or HF in the back end's dword-slot representation (`backend::narrow`). The middle end
+    /// (`passes::lower_narrow`) keeps exactly these 16-bit and promotes every other one to
+    /// 32 bits; the back end emits these and refuses any other 16-bit ALU op outside the
+    /// conversions. The `Bool` entry is for 16-bit booleans (`passes::lower_bools` gives
+    /// compares of 8/16-bit values 16-bit results): their logic ops and `ieq`/`ine`.
+    pub native16: &'static [(Kind, &'static [AluOp])],
 }
 
 /// Kinds of instruction with their own SIMD-width limit.
@@ -70,6 +78,70 @@ pub const GEN9: HwFacts = HwFacts {
         (WidthClass::Untyped, 16),
         (WidthClass::Unlimited, 32),
     ],
+    // Integer add, sub, mul (low half), neg, abs, min/max, logic, shifts and compares on
+    // W/UW; HF add, sub, mul, neg, abs, min/max, the ordered compares, `fneu` and `isnan`.
+    // HF arithmetic rounds once from the exact result like the promoted form does, so both
+    // give the same bits; fma is not here because MAD is a 3-source Align16 instruction,
+    // which needs packed operands.
+    native16: &[
+        (
+            Kind::Int,
+            &[
+                AluOp::Iadd,
+                AluOp::Isub,
+                AluOp::Imul,
+                AluOp::Ineg,
+                AluOp::Iabs,
+                AluOp::Imin,
+                AluOp::Imax,
+                AluOp::Umin,
+                AluOp::Umax,
+                AluOp::Iand,
+                AluOp::Ior,
+                AluOp::Ixor,
+                AluOp::Inot,
+                AluOp::Ishl,
+                AluOp::Ishr,
+                AluOp::Ushr,
+                AluOp::Ieq,
+                AluOp::Ine,
+                AluOp::Ilt,
+                AluOp::Ige,
+                AluOp::Ult,
+                AluOp::Uge,
+            ],
+        ),
+        (
+            Kind::Float,
+            &[
+                AluOp::Fadd,
+                AluOp::Fsub,
+                AluOp::Fmul,
+                AluOp::Fneg,
+                AluOp::Fabs,
+                AluOp::Fmin,
+                AluOp::Fmax,
+                AluOp::Feq,
+                AluOp::Fneu,
+                AluOp::Flt,
+                AluOp::Fle,
+                AluOp::Fgt,
+                AluOp::Fge,
+                AluOp::IsNan,
+            ],
+        ),
+        (
+            Kind::Bool,
+            &[
+                AluOp::Iand,
+                AluOp::Ior,
+                AluOp::Ixor,
+                AluOp::Inot,
+                AluOp::Ieq,
+                AluOp::Ine,
+            ],
+        ),
+    ],
 };
 
 impl HwFacts {
@@ -95,6 +167,16 @@ impl HwFacts {
             .iter()
             .find(|(k, _)| *k == c)
             .map_or(32, |(_, w)| *w)
+    }
+
+    /// Whether `op` with a first source of type `st` is computed natively in 16 bits
+    /// ([`HwFacts::native16`]); false for any other bit size.
+    pub fn is_native16(&self, op: AluOp, st: Type) -> bool {
+        st.bits == 16
+            && self
+                .native16
+                .iter()
+                .any(|(k, ops)| *k == st.kind && ops.contains(&op))
     }
 
     /// One past the last GRF the register allocator may hand out: the EOT payload register

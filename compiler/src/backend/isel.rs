@@ -37,6 +37,58 @@ pub struct Isel<'a> {
 
 type Res<T> = Result<T, BackendError>;
 
+/// `imin`/`imax`/`umin`/`umax`/`fmin`/`fmax` as `sel` with a conditional modifier, shared by
+/// the 16-, 32- and 64-bit selection: `tys` are the operand size's signed, unsigned and
+/// float hardware types (W/UW/HF, D/UD/F, Q/UQ/DF).
+pub(super) fn min_max(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], tys: [Type; 3]) {
+    use AluOp::*;
+    let ty = match op {
+        Imin | Imax => tys[0],
+        Umin | Umax => tys[1],
+        _ => tys[2],
+    };
+    let cm = if matches!(op, Imin | Umin | Fmin) {
+        CondMod::L
+    } else {
+        CondMod::Ge
+    };
+    b.alu2(Opcode::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
+        .cmod = cm;
+}
+
+/// `iadd`/`isub`/`imul`/`fadd`/`fsub`/`fmul` on the hardware type `t`: `add` (of the
+/// negated second source for a subtraction) or `mul`, shared by the 16-, 32- and 64-bit
+/// selection.
+pub(super) fn add_sub_mul(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], t: Type) {
+    use AluOp::*;
+    let y = if matches!(op, Isub | Fsub) {
+        s[1].retype(t).negate()
+    } else {
+        s[1].retype(t)
+    };
+    let o = if matches!(op, Imul | Fmul) {
+        Opcode::Mul
+    } else {
+        Opcode::Add
+    };
+    b.alu2(o, d.retype(t), s[0].retype(t), y);
+}
+
+/// `iand`/`ior`/`ixor`/`inot` on the unsigned hardware type `u` of the operand size, shared
+/// by the 16-, 32- and 64-bit selection.
+pub(super) fn logic(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], u: Type) {
+    let o = match op {
+        AluOp::Iand => Opcode::And,
+        AluOp::Ior => Opcode::Or,
+        AluOp::Ixor => Opcode::Xor,
+        _ => {
+            b.alu1(Opcode::Not, d.retype(u), s[0].retype(u));
+            return;
+        }
+    };
+    b.alu2(o, d.retype(u), s[0].retype(u), s[1].retype(u));
+}
+
 fn unsupported(what: impl Into<String>) -> BackendError {
     BackendError::Unsupported(what.into())
 }
@@ -865,14 +917,8 @@ impl<'a> Isel<'a> {
             Bitcast => {
                 b.mov(u(d), u(s[0]));
             }
-            Iadd => {
-                b.alu2(O::Add, i(d), i(s[0]), i(s[1]));
-            }
-            Isub => {
-                b.alu2(O::Add, i(d), i(s[0]), i(s[1]).negate());
-            }
-            Imul => {
-                b.alu2(O::Mul, i(d), i(s[0]), i(s[1]));
+            Iadd | Isub | Imul => {
+                add_sub_mul(&mut b, op, d, s, Type::D);
             }
             Idiv => {
                 b.math(MathFunction::IntDiv, i(d), vec![i(s[0]), i(s[1])]);
@@ -915,29 +961,10 @@ impl<'a> Isel<'a> {
                 b.alu2(O::Add, i(d), n, p.negate());
             }
             Imin | Imax | Umin | Umax | Fmin | Fmax => {
-                let ty = match op {
-                    Imin | Imax => Type::D,
-                    Umin | Umax => Type::UD,
-                    _ => Type::F,
-                };
-                let cm = if matches!(op, Imin | Umin | Fmin) {
-                    CondMod::L
-                } else {
-                    CondMod::Ge
-                };
-                b.alu2(O::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
-                    .cmod = cm;
+                min_max(&mut b, op, d, s, [Type::D, Type::UD, Type::F]);
             }
-            Iand | Ior | Ixor => {
-                let o = match op {
-                    Iand => O::And,
-                    Ior => O::Or,
-                    _ => O::Xor,
-                };
-                b.alu2(o, u(d), u(s[0]), u(s[1]));
-            }
-            Inot => {
-                b.alu1(O::Not, u(d), u(s[0]));
+            Iand | Ior | Ixor | Inot => {
+                logic(&mut b, op, d, s, Type::UD);
             }
             Ishl => {
                 b.alu2(O::Shl, u(d), u(s[0]), u(s[1]));
@@ -968,14 +995,8 @@ impl<'a> Isel<'a> {
                     inverse: false,
                 });
             }
-            Fadd => {
-                b.alu2(O::Add, f(d), f(s[0]), f(s[1]));
-            }
-            Fsub => {
-                b.alu2(O::Add, f(d), f(s[0]), f(s[1]).negate());
-            }
-            Fmul => {
-                b.alu2(O::Mul, f(d), f(s[0]), f(s[1]));
+            Fadd | Fsub | Fmul => {
+                add_sub_mul(&mut b, op, d, s, Type::F);
             }
             Fdiv => {
                 let t = b.vreg(Type::F, 1);

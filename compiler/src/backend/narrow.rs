@@ -9,10 +9,10 @@
 //! destinations need stride 2" is met with stride 4; conversions to HF write stride 2).
 //!
 //! The middle end (`passes::lower_narrow`) computes most 8/16-bit arithmetic in 32 bits;
-//! what reaches the back end for these types is: the native 16-bit ops (`native16`: W/UW
-//! integer add/mul/min/max/logic/shifts/compares, HF add/mul/min/max/compares, all with
-//! stride-2 operands, so the execution type equals the destination type and no region rule
-//! needs more), constants, loads and stores, moves/copies (vec, extract, phis), bitcasts
+//! what reaches the back end for these types is: the native 16-bit ops (`native16`, the
+//! list in the target's `HwFacts::native16`: W/UW integer add/mul/min/max/logic/shifts/
+//! compares, HF add/mul/min/max/compares, all with stride-2 operands, so the execution type
+//! equals the destination type and no region rule needs more, and `i2b` of W), constants, loads and stores, moves/copies (vec, extract, phis), bitcasts
 //! between equal sizes, `bcsel`, and the conversions between 8/16-bit and 32-bit types
 //! (`i2i`, `u2u`, `f2f`). Truncation is a dword copy (the low bits are the result);
 //! widening reads the narrow type through a strided region (`mov D <- W<16;8,2>`
@@ -197,8 +197,9 @@ impl Isel<'_> {
                 b.mov(slot(d).retype(Type::UD), slot(s[0]).retype(Type::UD));
             }
             _ => {
-                return Err(BackendError::Unsupported(format!(
-                    "{} {st} -> {dt} (8/16-bit arithmetic is lowered by lower_narrow)",
+                return Err(BackendError::Internal(format!(
+                    "{} {st} -> {dt}: not a native 16-bit op of the target (HwFacts::native16) \
+                     nor a conversion; lower_narrow computes such 8/16-bit arithmetic in 32 bits",
                     op.name()
                 )))
             }
@@ -206,12 +207,14 @@ impl Isel<'_> {
         Ok(())
     }
 
-    /// The 16-bit operations computed natively (`passes::narrow::native16`), on W/UW or HF
+    /// The 16-bit operations computed natively (the target's `HwFacts::native16`, which
+    /// `passes::lower_narrow` keeps 16-bit), and `i2b` of a 16-bit integer, on W/UW or HF
     /// in the dword-slot representation: every operand and the destination are stride 2
     /// (one dword per lane), the execution type is the 16-bit type, so the destination
     /// needs no further alignment (docs/gen9.md 8.2.6 does not apply); immediates are
     /// replicated words. Comparisons write 0 / 0xFFFF words: 16-bit booleans. Returns
-    /// false for anything else.
+    /// false for an op the facts do not list (`narrow_alu` handles the conversions and
+    /// refuses the rest); a listed op without an emission here is an internal error.
     fn native16(&mut self, op: AluOp, d: Opnd, s: &[Opnd], st: ir::Type) -> Res<bool> {
         use AluOp::*;
         use Opcode as O;
@@ -219,18 +222,15 @@ impl Isel<'_> {
             return Ok(false);
         }
         let float = st.kind == Kind::Float;
+        if !(self.hw.is_native16(op, st) || op == I2b && !float) {
+            return Ok(false);
+        }
         let (w, uw, hf) = (Type::W, Type::UW, Type::HF);
         let mut b = self.b();
         let x = |k: usize, t: Type| s[k].retype(t);
         match op {
             Iadd | Isub | Imul if !float => {
-                let y = if op == Isub {
-                    x(1, w).negate()
-                } else {
-                    x(1, w)
-                };
-                let o = if op == Imul { O::Mul } else { O::Add };
-                b.alu2(o, d.retype(w), x(0, w), y);
+                super::isel::add_sub_mul(&mut b, op, d, s, w);
             }
             Ineg if !float => {
                 b.mov(d.retype(w), x(0, w).negate());
@@ -239,24 +239,10 @@ impl Isel<'_> {
                 b.mov(d.retype(w), x(0, w).absolute());
             }
             Imin | Imax | Umin | Umax if !float => {
-                let t = if matches!(op, Imin | Imax) { w } else { uw };
-                let cm = if matches!(op, Imin | Umin) {
-                    CondMod::L
-                } else {
-                    CondMod::Ge
-                };
-                b.alu2(O::Sel, d.retype(t), x(0, t), x(1, t)).cmod = cm;
+                super::isel::min_max(&mut b, op, d, s, [w, uw, hf]);
             }
-            Iand | Ior | Ixor => {
-                let o = match op {
-                    Iand => O::And,
-                    Ior => O::Or,
-                    _ => O::Xor,
-                };
-                b.alu2(o, d.retype(uw), x(0, uw), x(1, uw));
-            }
-            Inot => {
-                b.alu1(O::Not, d.retype(uw), x(0, uw));
+            Iand | Ior | Ixor | Inot => {
+                super::isel::logic(&mut b, op, d, s, uw);
             }
             Ishl | Ishr | Ushr if !float => {
                 // The count (32-bit, already reduced modulo 16) is read as its low word.
@@ -282,13 +268,7 @@ impl Isel<'_> {
                 b.cmp(CondMod::Nz, d.retype(w), x(0, w), Opnd::imm(w, 0));
             }
             Fadd | Fsub | Fmul if float => {
-                let y = if op == Fsub {
-                    x(1, hf).negate()
-                } else {
-                    x(1, hf)
-                };
-                let o = if op == Fmul { O::Mul } else { O::Add };
-                b.alu2(o, d.retype(hf), x(0, hf), y);
+                super::isel::add_sub_mul(&mut b, op, d, s, hf);
             }
             Fneg if float => {
                 b.mov(d.retype(hf), x(0, hf).negate());
@@ -297,8 +277,7 @@ impl Isel<'_> {
                 b.mov(d.retype(hf), x(0, hf).absolute());
             }
             Fmin | Fmax if float => {
-                let cm = if op == Fmin { CondMod::L } else { CondMod::Ge };
-                b.alu2(O::Sel, d.retype(hf), x(0, hf), x(1, hf)).cmod = cm;
+                super::isel::min_max(&mut b, op, d, s, [w, uw, hf]);
             }
             Feq | Fneu | Flt | Fle | Fgt | Fge if float => {
                 let cm = match op {
@@ -314,7 +293,13 @@ impl Isel<'_> {
             IsNan if float => {
                 b.cmp(CondMod::Nz, d.retype(hf), x(0, hf), x(0, hf));
             }
-            _ => return Ok(false),
+            _ => {
+                return Err(BackendError::Internal(format!(
+                    "{} on {st} is a native 16-bit op of the target (HwFacts::native16) \
+                     without an emission",
+                    op.name()
+                )))
+            }
         }
         Ok(true)
     }

@@ -552,11 +552,8 @@ pub fn alu64(
         I2b => {
             cmp64(b, CondMod::Nz, d, q(s[0]), Opnd::imm(Type::Q, 0));
         }
-        Iadd => {
-            b.alu2(O::Add, q(d), q(s[0]), q(s[1]));
-        }
-        Isub => {
-            b.alu2(O::Add, q(d), q(s[0]), q(s[1]).negate());
+        Iadd | Isub => {
+            super::isel::add_sub_mul(b, op, d, s, Type::Q);
         }
         Imul => {
             // (aH:aL) * (bH:bL) mod 2^64 = aL*bL + ((aL*bH + aH*bL) << 32).
@@ -588,29 +585,10 @@ pub fn alu64(
             b.alu2(O::Sel, q(d), t, one).cmod = CondMod::Ge;
         }
         Imin | Imax | Umin | Umax | Fmin | Fmax => {
-            let ty = match op {
-                Imin | Imax => Type::Q,
-                Umin | Umax => Type::UQ,
-                _ => Type::DF,
-            };
-            let cm = if matches!(op, Imin | Umin | Fmin) {
-                CondMod::L
-            } else {
-                CondMod::Ge
-            };
-            b.alu2(O::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
-                .cmod = cm;
+            super::isel::min_max(b, op, d, s, [Type::Q, Type::UQ, Type::DF]);
         }
-        Iand | Ior | Ixor => {
-            let o = match op {
-                Iand => O::And,
-                Ior => O::Or,
-                _ => O::Xor,
-            };
-            b.alu2(o, uq(d), uq(s[0]), uq(s[1]));
-        }
-        Inot => {
-            b.alu1(O::Not, uq(d), uq(s[0]));
+        Iand | Ior | Ixor | Inot => {
+            super::isel::logic(b, op, d, s, Type::UQ);
         }
         Ishl | Ishr | Ushr => {
             // The count, modulo 64, as a qword like the value.
@@ -625,14 +603,8 @@ pub fn alu64(
             };
             b.alu2(o, d.retype(ty), s[0].retype(ty), c64);
         }
-        Fadd => {
-            b.alu2(O::Add, df(d), df(s[0]), df(s[1]));
-        }
-        Fsub => {
-            b.alu2(O::Add, df(d), df(s[0]), df(s[1]).negate());
-        }
-        Fmul => {
-            b.alu2(O::Mul, df(d), df(s[0]), df(s[1]));
+        Fadd | Fsub | Fmul => {
+            super::isel::add_sub_mul(b, op, d, s, Type::DF);
         }
         Ffma => {
             // One fused DF MAD (dst = src0 + src1 * src2, one rounding, as soft64 computes

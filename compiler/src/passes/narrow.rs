@@ -1,14 +1,15 @@
 //! 8/16-bit lowering: what the hardware computes natively on 16-bit values stays; every
 //! other ALU operation on 8/16-bit integers or 16-bit floats is computed in 32 bits.
 //!
-//! * Native (`native16`, computed by the back end in W/UW or HF): 16-bit integer add, sub,
-//!   mul (low half), neg, abs, min/max (signed and unsigned), and/or/xor/not, shifts (the
-//!   count is reduced modulo 16 here, the reference's semantics) and compares; fp16 add,
-//!   sub, mul, neg, abs, min/max, the ordered compares, `fneu` and `isnan`. The fp16 ones
-//!   give the same bits as the promoted form: one rounding of the exact result (the
-//!   hardware computes HF through f32, and f32's 24 bits >= 2 x 11 + 2, so rounding twice
-//!   is innocuous), and HF denormals follow cr0 bit 10 either way (the promoted form's
-//!   HF <-> F moves flush them exactly as HF arithmetic does).
+//! * Native (`native16`, the Gen9 facts' list `hw::HwFacts::native16`, computed by the back
+//!   end in W/UW or HF): 16-bit integer add, sub, mul (low half), neg, abs, min/max
+//!   (signed and unsigned), and/or/xor/not, shifts (the count is reduced modulo 16 here,
+//!   the reference's semantics) and compares; fp16 add, sub, mul, neg, abs, min/max, the
+//!   ordered compares, `fneu` and `isnan`. The fp16 ones give the same bits as the promoted
+//!   form: one rounding of the exact result (the hardware computes HF through f32, and
+//!   f32's 24 bits >= 2 x 11 + 2, so rounding twice is innocuous), and HF denormals
+//!   follow cr0 bit 10 either way (the promoted form's HF <-> F moves flush them exactly as
+//!   HF arithmetic does).
 //! * Byte compares become word compares (sources extended to i16: `i2i` for the signed
 //!   orderings, `u2u` else), so 8/16-bit compares yield 16-bit booleans (`lower_bools`);
 //!   no 8-bit booleans.
@@ -38,52 +39,11 @@ fn is_narrow(t: Type) -> bool {
 }
 
 /// Ops the back end computes natively on 16-bit operands of type `st` (W/UW or HF in the
-/// dword-slot representation, see `backend::narrow`): everything else is promoted.
+/// dword-slot representation, see `backend::narrow`): everything else is promoted. The set
+/// is a Gen9 hardware fact ([`crate::hw::HwFacts::native16`]), read from [`crate::hw::GEN9`]
+/// directly: the pipeline's passes take only the function, and Gen9 is the one target.
 fn native16(op: AluOp, st: Type) -> bool {
-    use AluOp::*;
-    match (st.kind, st.bits) {
-        (Kind::Int, 16) => matches!(
-            op,
-            Iadd | Isub
-                | Imul
-                | Ineg
-                | Iabs
-                | Imin
-                | Imax
-                | Umin
-                | Umax
-                | Iand
-                | Ior
-                | Ixor
-                | Inot
-                | Ishl
-                | Ishr
-                | Ushr
-                | Ieq
-                | Ine
-                | Ilt
-                | Ige
-                | Ult
-                | Uge
-        ),
-        (Kind::Float, 16) => matches!(
-            op,
-            Fadd | Fsub
-                | Fmul
-                | Fneg
-                | Fabs
-                | Fmin
-                | Fmax
-                | Feq
-                | Fneu
-                | Flt
-                | Fle
-                | Fgt
-                | Fge
-                | IsNan
-        ),
-        _ => false,
-    }
+    crate::hw::GEN9.is_native16(op, st)
 }
 
 /// How a narrow source is widened.
