@@ -145,7 +145,7 @@ const B: u8 = 2;
 const A: u8 = 3;
 
 // Sampler, filter and typed read/write/atomic columns: the PRM's surface-format support
-// table for Gen9 (Mesa's isl_format.c records it). Storage lowering: the PRM's typed-read
+// table for Gen9 (Mesa's isl records the same table). Storage lowering: the PRM's typed-read
 // list (docs/images.md, "Format table").
 formats! {
     R32G32B32A32_FLOAT = 0, 128, [ch(R,32,F), ch(G,32,F), ch(B,32,F), ch(A,32,F)],
