@@ -504,7 +504,7 @@ fn sample(
             }
             Ok(out)
         }
-        SamplerMsgType::SampleL | SamplerMsgType::SampleLz | SamplerMsgType::Sample => {
+        SamplerMsgType::SampleL | SamplerMsgType::SampleLz => {
             let lod_in = if msg == SamplerMsgType::SampleL {
                 f32::from_bits(lane.lod) as f64
             } else {
@@ -547,6 +547,8 @@ fn sample(
             };
             Ok(im.swizzle(result_bits(v, im.format)))
         }
+        // sample and lod compute the LOD from derivatives between the lanes of 2x2
+        // subspans, which compute dispatches do not have: not modelled.
         m => Err(format!("sampler message {m} is not implemented")),
     }
 }

@@ -706,3 +706,66 @@ fn typed_read_of_an_unreadable_format_is_an_error() {
         .unwrap_err();
     assert!(e.contains("R8G8B8A8_UNORM"), "{e}");
 }
+
+/// Typed atomics (ADD with return) on a Y-tiled R32_UINT 2-D array: each lane adds to its
+/// texel twice; the returned old values and the final memory follow the layout, and lanes
+/// outside the image return 0 and change nothing.
+#[test]
+fn typed_atomics_on_a_tiled_array() {
+    let case = Case {
+        kind: Kind::D2,
+        arrayed: true,
+        format: SurfaceFormat::R32_UINT,
+        tiling: Tiling::TileY,
+        extent: [5, 3, 1],
+        levels: 1,
+        layers: 2,
+    };
+    let layout = ImageLayout::new(&case.desc()).unwrap();
+    let bed = Bed::new(layout.size);
+    bed.write_dwords(SS, &case.surface_state(&layout).to_dwords());
+    // Lanes: (x, y, layer) = (l % 5, l / 5 % 3, 1), lane 7 outside (x = 5).
+    let coords: Vec<[u32; 3]> = (0..8u32)
+        .map(|l| {
+            if l == 7 {
+                [5, 0, 1]
+            } else {
+                [l % 5, l / 5 % 3, 1]
+            }
+        })
+        .collect();
+    let mut payload = Vec::new();
+    for k in 0..3 {
+        for c in &coords {
+            payload.extend_from_slice(&c[k].to_le_bytes());
+        }
+    }
+    for l in 0..8u32 {
+        payload.extend_from_slice(&(10 + l).to_le_bytes());
+    }
+    // typed atomic ADD (7) with return (bit 5), slot group 1: mlen 4, rlen 1.
+    let desc = (4 << 25) | (1 << 20) | (0x06 << 14) | ((0x20 | 7) << 8);
+    let first = bed.send(SFID_DC1, desc, 0xFF, &payload, 1);
+    let second = bed.send(SFID_DC1, desc, 0xFF, &payload, 1);
+    for (l, c) in coords.iter().enumerate() {
+        let (a, b) = (lane_value(&first, 0, 8, l), lane_value(&second, 0, 8, l));
+        if l == 7 {
+            assert_eq!((a, b), (0, 0), "outside lane returns 0");
+            continue;
+        }
+        assert_eq!((a, b), (0, 10 + l as u32), "lane {l} old values");
+        let at = BASE + IMAGE + layout.texel_address(c[0], c[1], c[2], 0);
+        assert_eq!(
+            bed.mem.read_u32(at).unwrap(),
+            2 * (10 + l as u32),
+            "texel {c:?}"
+        );
+    }
+    // Layer 0 is untouched.
+    for y in 0..3 {
+        for x in 0..5 {
+            let at = BASE + IMAGE + layout.texel_address(x, y, 0, 0);
+            assert_eq!(bed.mem.read_u32(at).unwrap(), 0);
+        }
+    }
+}
