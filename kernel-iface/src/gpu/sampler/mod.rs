@@ -137,8 +137,9 @@ pub fn wrap(i: i64, size: i64, mode: AddressMode) -> Option<i64> {
     }
 }
 
-/// Cube face selection (Vulkan "Cube Map Face Selection"): (face, s, t) with s, t in [0, 1].
-pub fn cube_face(x: f32, y: f32, z: f32) -> (u32, f32, f32) {
+/// Cube face selection (Vulkan "Cube Map Face Selection"): (face, s, t) with s, t in [0, 1],
+/// computed in f64 so that the face coordinates carry no rounding of their own.
+pub fn cube_face(x: f64, y: f64, z: f64) -> (u32, f64, f64) {
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
     let (face, sc, tc, ma) = if ax >= ay && ax >= az {
         if x >= 0.0 {
@@ -434,7 +435,7 @@ fn one_lane(
         ),
         ImageKind::D3 => ([f[0] as f64, f[1] as f64, f[2] as f64], 0.0),
         ImageKind::Cube => {
-            let (face, s, t) = cube_face(f[0], f[1], f[2]);
+            let (face, s, t) = cube_face(f[0] as f64, f[1] as f64, f[2] as f64);
             let cube = if im.arrayed {
                 f[3].round_ties_even().max(0.0)
             } else {
