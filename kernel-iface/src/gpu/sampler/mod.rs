@@ -442,10 +442,7 @@ fn one_lane(
                 0.0
             };
             let cubes = (im.layers / 6).max(1) as f32;
-            (
-                [s as f64, t as f64, 0.0],
-                cube.min(cubes - 1.0) * 6.0 + face as f32,
-            )
+            ([s, t, 0.0], cube.min(cubes - 1.0) * 6.0 + face as f32)
         }
     };
     let layer = if im.kind == ImageKind::Cube {
