@@ -7,8 +7,9 @@
 //! (`ceil(lod + 0.5) - 1`) or linear between `floor` and `floor + 1`; nearest texel
 //! `floor(u)`, linear footprint from `floor(u - 0.5)` with the fractional weights rounded to
 //! 8 bits (Gen9's sub-texel precision); address modes wrap, mirror, clamp, clamp to border
-//! and mirror once on integer texel coordinates. Cube maps pick the face of the major axis
-//! and clamp to its edges (no seamless filtering across faces). [`reference`] is an
+//! and mirror once on integer texel coordinates. Cube maps pick the face of the major axis;
+//! linear filtering across a face's edge reads the neighbouring face (seamless), a corner
+//! the average of the three faces' corner texels; nearest filtering clamps to the face. [`reference`] is an
 //! independent implementation of the same spec rules used by the tests.
 
 pub mod reference;
@@ -141,27 +142,41 @@ pub fn wrap(i: i64, size: i64, mode: AddressMode) -> Option<i64> {
 /// computed in f64 so that the face coordinates carry no rounding of their own.
 pub fn cube_face(x: f64, y: f64, z: f64) -> (u32, f64, f64) {
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
-    let (face, sc, tc, ma) = if ax >= ay && ax >= az {
-        if x >= 0.0 {
-            (0, -z, -y, ax)
+    // Ties: z wins over y and x, y over x (the rule the spec recommends).
+    let (face, sc, tc, ma) = if az >= ax && az >= ay {
+        if z >= 0.0 {
+            (4, x, -y, az)
         } else {
-            (1, z, -y, ax)
+            (5, -x, -y, az)
         }
-    } else if ay >= az {
+    } else if ay >= ax {
         if y >= 0.0 {
             (2, x, z, ay)
         } else {
             (3, x, -z, ay)
         }
-    } else if z >= 0.0 {
-        (4, x, -y, az)
+    } else if x >= 0.0 {
+        (0, -z, -y, ax)
     } else {
-        (5, -x, -y, az)
+        (1, z, -y, ax)
     };
     if ma == 0.0 {
         return (face, 0.5, 0.5);
     }
     (face, 0.5 * (sc / ma + 1.0), 0.5 * (tc / ma + 1.0))
+}
+
+/// The direction that [`cube_face`] maps to face `face` at face coordinates (sc, tc)
+/// in [-1, 1] (outside that range: beyond the face's edges), with |major axis| = 1.
+pub fn face_direction(face: u32, sc: f64, tc: f64) -> [f64; 3] {
+    match face {
+        0 => [1.0, -tc, -sc],
+        1 => [-1.0, -tc, sc],
+        2 => [sc, 1.0, tc],
+        3 => [sc, -1.0, -tc],
+        4 => [sc, -tc, 1.0],
+        _ => [-sc, -tc, -1.0],
+    }
 }
 
 /// One lane's request.
@@ -181,10 +196,27 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The border colour as a texel of the format: the format's components take the
+    /// border's values, missing ones read 0 (alpha 1) as any texel of the format would
+    /// (Vulkan "Border Replacement").
+    fn border(&self) -> [u32; 4] {
+        let f = self.im.format;
+        let mut b = self.s.border;
+        for (c, v) in b.iter_mut().enumerate() {
+            if !f.has_component(c as u8) {
+                *v = f.missing_component(c);
+            }
+        }
+        b
+    }
+
     /// Texel at absolute level `level`, view layer/3-D slice `z`, with address modes; the
-    /// border colour when outside. Values in f64 (floats) or as integer bits.
+    /// border colour when outside. Register bits.
     fn texel(&self, x: i64, y: i64, z: i64, level: u32) -> Result<[u32; 4], String> {
         let e = self.im.level_extent(level);
+        if self.im.kind == ImageKind::Cube {
+            return self.cube_texel(x, y, z, level, e[0] as i64);
+        }
         let dims = match self.im.kind {
             ImageKind::D1 => 1,
             ImageKind::D2 | ImageKind::Cube => 2,
@@ -196,7 +228,7 @@ impl Ctx<'_> {
             if d < dims {
                 match wrap(c[d], e[d] as i64, self.s.address[d]) {
                     Some(v) => w[d] = v as u32,
-                    None => return Ok(self.s.border),
+                    None => return Ok(self.border()),
                 }
             } else {
                 w[d] = c[d] as u32;
@@ -205,7 +237,51 @@ impl Ctx<'_> {
         Ok(self
             .im
             .load(self.mem, w[0], w[1], w[2], level)?
-            .unwrap_or(self.s.border))
+            .unwrap_or_else(|| self.border()))
+    }
+
+    /// Seamless cube-map texel (Vulkan "Cube Map Edge Handling"): a texel beyond one edge of
+    /// face `layer % 6` comes from the neighbouring face (found by turning the texel centre
+    /// into a direction and selecting its face again); a texel beyond two edges (a corner)
+    /// is the average of the three faces' corner texels.
+    fn cube_texel(
+        &self,
+        x: i64,
+        y: i64,
+        layer: i64,
+        level: u32,
+        n: i64,
+    ) -> Result<[u32; 4], String> {
+        let inside = |v: i64| (0..n).contains(&v);
+        let load = |x: i64, y: i64, layer: i64| -> Result<[u32; 4], String> {
+            Ok(self
+                .im
+                .load(self.mem, x as u32, y as u32, layer as u32, level)?
+                .unwrap_or_else(|| self.border()))
+        };
+        let face = layer % 6;
+        let first = layer - face;
+        let across = |x: i64, y: i64| -> Result<[u32; 4], String> {
+            let sc = 2.0 * (x as f64 + 0.5) / n as f64 - 1.0;
+            let tc = 2.0 * (y as f64 + 0.5) / n as f64 - 1.0;
+            let dir = face_direction(face as u32, sc, tc);
+            let (f2, s2, t2) = cube_face(dir[0], dir[1], dir[2]);
+            let x2 = ((s2 * n as f64).floor() as i64).clamp(0, n - 1);
+            let y2 = ((t2 * n as f64).floor() as i64).clamp(0, n - 1);
+            load(x2, y2, first + f2 as i64)
+        };
+        match (inside(x), inside(y)) {
+            (true, true) => load(x, y, layer),
+            (false, false) => {
+                let (cx, cy) = (x.clamp(0, n - 1), y.clamp(0, n - 1));
+                let t = [load(cx, cy, layer)?, across(x, cy)?, across(cx, y)?];
+                Ok([0, 1, 2, 3].map(|c| {
+                    let sum: f64 = t.iter().map(|v| f32::from_bits(v[c]) as f64).sum();
+                    ((sum / 3.0) as f32).to_bits()
+                }))
+            }
+            _ => across(x, y),
+        }
     }
 
     /// Filtered sample of one level at normalized (or unnormalized) coordinates.
@@ -235,7 +311,16 @@ impl Ctx<'_> {
         }
         let to_f = |t: [u32; 4]| t.map(|v| f32::from_bits(v) as f64);
         if !linear {
-            let i = |d: usize| if d < dims { uvw[d].floor() as i64 } else { 0 };
+            let i = |d: usize| {
+                if d >= dims {
+                    0
+                } else if self.im.kind == ImageKind::Cube {
+                    // Nearest filtering of a cube map clamps to the face's edge.
+                    (uvw[d].floor() as i64).clamp(0, e[d] as i64 - 1)
+                } else {
+                    uvw[d].floor() as i64
+                }
+            };
             let z = if dims == 3 { i(2) } else { layer };
             let t = self.texel(i(0), i(1), z, level)?;
             return Ok(if float { to_f(t) } else { t.map(|v| v as f64) });
@@ -457,12 +542,8 @@ fn one_lane(
         offsets: header.offsets.map(|v| v as i32),
     };
     if im.kind == ImageKind::Cube {
+        // Cube maps ignore the address modes (edges are seamless) and take no offsets.
         ctx.offsets = [0; 3];
-        let cube_s = SamplerParams {
-            address: [AddressMode::Clamp; 3],
-            ..*s
-        };
-        return sample(&Ctx { s: &cube_s, ..ctx }, msg, st, layer, lane, header);
     }
     sample(&ctx, msg, st, layer, lane, header)
 }

@@ -8,7 +8,7 @@
 //! linear between `floor(d)` and `floor(d) + 1` (weight `frac(d)`); unnormalized texel
 //! coordinates `u = s * width + offset`; nearest `i = floor(u)`; linear `i0 = floor(u - 0.5)`,
 //! `i1 = i0 + 1`, `alpha = frac(u - 0.5)`; wrapping per "Wrapping Operation"; border texels
-//! take the border colour. Weights are rounded to 8 fractional bits, the precision Gen9 (and
+//! take the border colour in the format's components; cube maps are seamless. Weights are rounded to 8 fractional bits, the precision Gen9 (and
 //! anv's `subTexelPrecisionBits`/`mipmapPrecisionBits`) reports.
 
 /// Kind of reference image.
@@ -37,6 +37,8 @@ pub struct RefImage {
     pub arrayed: bool,
     /// Integer formats are fetched without filtering and without float conversion.
     pub integer: bool,
+    /// Which of R, G, B, A the format stores (border replacement fills only those).
+    pub present: [bool; 4],
     pub levels: Vec<RefLevel>,
 }
 
@@ -111,19 +113,89 @@ impl RefImage {
         }
     }
 
+    /// "Border Replacement": the border colour in the format's components; the others
+    /// are what a texel of the format lacks (0, and 1 for alpha).
+    fn border_texel(&self, smp: &RefSampler) -> [u32; 4] {
+        let one = if self.integer { 1 } else { 1.0f32.to_bits() };
+        [0, 1, 2, 3].map(|c| {
+            if self.present[c] {
+                smp.border[c]
+            } else if c == 3 {
+                one
+            } else {
+                0
+            }
+        })
+    }
+
     /// Texel (i, j, k) of `level` (k = 3-D slice or layer) after wrapping.
     fn fetch_wrapped(&self, level: usize, ijk: [i64; 3], smp: &RefSampler) -> [u32; 4] {
         let lv = &self.levels[level];
+        if self.kind == RefKind::Cube {
+            return self.fetch_cube(level, ijk);
+        }
         let size = [lv.w as i64, lv.h as i64, lv.n as i64];
         let mut c = ijk;
         for d in 0..self.dims() {
             match wrapped(ijk[d], size[d], smp.wrap[d]) {
                 Some(v) => c[d] = v,
-                None => return smp.border,
+                None => return self.border_texel(smp),
             }
         }
         let idx = (c[2] as usize * lv.h as usize + c[1] as usize) * lv.w as usize + c[0] as usize;
         lv.texels[idx]
+    }
+
+    /// "Cube Map Edge Handling": an out-of-face texel is read from the neighbouring face.
+    /// The texel centre on the (extended) face plane becomes a direction whose face is
+    /// selected again; a corner texel is the average of the three incident faces' texels.
+    fn fetch_cube(&self, level: usize, ijk: [i64; 3]) -> [u32; 4] {
+        let lv = &self.levels[level];
+        let size = lv.w as i64;
+        let cube_first = ijk[2] - ijk[2] % 6;
+        let face = ijk[2] % 6;
+        let at = |i: i64, j: i64, f: i64| -> [u32; 4] {
+            lv.texels[(((cube_first + f) * lv.h as i64 + j) * lv.w as i64 + i) as usize]
+        };
+        let out_i = ijk[0] < 0 || ijk[0] >= size;
+        let out_j = ijk[1] < 0 || ijk[1] >= size;
+        let neighbour = |i: i64, j: i64| -> [u32; 4] {
+            // Face-plane coordinates of the texel centre, in [-1, 1] on the face.
+            let a = ((i as f64 + 0.5) / size as f64) * 2.0 - 1.0;
+            let b = ((j as f64 + 0.5) / size as f64) * 2.0 - 1.0;
+            // The inverse of the face table: direction = major axis + a * s-axis + b * t-axis.
+            let (x, y, z) = match face {
+                0 => (1.0, -b, -a),
+                1 => (-1.0, -b, a),
+                2 => (a, 1.0, b),
+                3 => (a, -1.0, -b),
+                4 => (a, -b, 1.0),
+                _ => (-a, -b, -1.0),
+            };
+            let (f2, s2, t2) = self.cube(x, y, z);
+            let i2 = ((s2 * size as f64).floor() as i64).max(0).min(size - 1);
+            let j2 = ((t2 * size as f64).floor() as i64).max(0).min(size - 1);
+            at(i2, j2, f2)
+        };
+        if !out_i && !out_j {
+            return at(ijk[0], ijk[1], face);
+        }
+        if out_i && out_j {
+            let ci = ijk[0].max(0).min(size - 1);
+            let cj = ijk[1].max(0).min(size - 1);
+            let three = [
+                at(ci, cj, face),
+                neighbour(ijk[0], cj),
+                neighbour(ci, ijk[1]),
+            ];
+            let mut avg = [0u32; 4];
+            for (c, v) in avg.iter_mut().enumerate() {
+                let s: f64 = three.iter().map(|t| f32::from_bits(t[c]) as f64).sum();
+                *v = ((s / 3.0) as f32).to_bits();
+            }
+            return avg;
+        }
+        neighbour(ijk[0], ijk[1])
     }
 
     /// One level filtered at (s, t, r) with layer `layer`.
@@ -148,6 +220,10 @@ impl RefImage {
             let mut ijk = [0i64, 0, layer];
             for d in 0..n {
                 ijk[d] = u[d].floor() as i64;
+                if self.kind == RefKind::Cube {
+                    // NEAREST within a level is treated as CLAMP_TO_EDGE for cube maps.
+                    ijk[d] = ijk[d].max(0).min(lv.w as i64 - 1);
+                }
             }
             return self.as_f64(self.fetch_wrapped(level, ijk, smp));
         }
@@ -181,22 +257,21 @@ impl RefImage {
     /// Vulkan "Cube Map Face Selection and Transformations" (table of major axes).
     fn cube(&self, rx: f64, ry: f64, rz: f64) -> (i64, f64, f64) {
         let (ax, ay, az) = (rx.abs(), ry.abs(), rz.abs());
-        let (face, sc, tc, ma) = if ax >= ay && ax >= az {
-            if rx >= 0.0 {
-                (0, -rz, -ry, ax)
-            } else {
-                (1, rz, -ry, ax)
-            }
-        } else if ay >= az {
-            if ry >= 0.0 {
-                (2, rx, rz, ay)
-            } else {
-                (3, rx, -rz, ay)
-            }
-        } else if rz >= 0.0 {
-            (4, rx, -ry, az)
+        // The spec's recommended tie rules: z beats y and x, y beats x.
+        let major = if az >= ax && az >= ay {
+            2
+        } else if ay >= ax {
+            1
         } else {
-            (5, -rx, -ry, az)
+            0
+        };
+        let (face, sc, tc, ma) = match (major, [rx, ry, rz][major] >= 0.0) {
+            (0, true) => (0, -rz, -ry, ax),
+            (0, false) => (1, rz, -ry, ax),
+            (1, true) => (2, rx, rz, ay),
+            (1, false) => (3, rx, -rz, ay),
+            (_, true) => (4, rx, -ry, az),
+            (_, false) => (5, -rx, -ry, az),
         };
         if ma == 0.0 {
             return (face, 0.5, 0.5);
@@ -240,9 +315,7 @@ impl RefImage {
                 } else {
                     0
                 };
-                let mut edge = *smp;
-                edge.wrap = [RefWrap::ClampToEdge; 3];
-                ([s, t, 0.0], cube * 6 + face, [0; 3], edge)
+                ([s, t, 0.0], cube * 6 + face, [0; 3], *smp)
             }
         };
         let q = (self.levels.len() - 1) as f64;

@@ -198,6 +198,7 @@ fn fill(bed: &Bed, case: &Case, layout: &ImageLayout, r: &mut Rng) -> RefImage {
         },
         arrayed: case.arrayed,
         integer: fmt.numeric_class() != NumericClass::Float,
+        present: [0u8, 1, 2, 3].map(|c| fmt.has_component(c)),
         levels,
     }
 }
@@ -766,6 +767,34 @@ fn typed_atomics_on_a_tiled_array() {
         for x in 0..5 {
             let at = BASE + IMAGE + layout.texel_address(x, y, 0, 0);
             assert_eq!(bed.mem.read_u32(at).unwrap(), 0);
+        }
+    }
+}
+
+/// The face-plane-to-direction table inverts the spec's face selection table: every point
+/// of every face maps back to itself, and points just beyond an edge land on the face
+/// whose shared edge is nearest (the direction's other major axis).
+#[test]
+fn cube_face_direction_inverts_face_selection() {
+    use super::{cube_face, face_direction};
+    let mut r = Rng::new(0xC0BE);
+    for face in 0..6 {
+        for _ in 0..200 {
+            let sc = r.below(1999) as f64 / 1000.0 - 0.999;
+            let tc = r.below(1999) as f64 / 1000.0 - 0.999;
+            let d = face_direction(face, sc, tc);
+            let (f, s, t) = cube_face(d[0], d[1], d[2]);
+            assert_eq!(f, face, "({sc}, {tc}) on face {face}");
+            assert!((s - (sc + 1.0) / 2.0).abs() < 1e-12 && (t - (tc + 1.0) / 2.0).abs() < 1e-12);
+            // Just beyond the right edge (sc > 1): another face, at its own edge.
+            let d = face_direction(face, 1.01, tc * 0.9);
+            let (f2, s2, t2) = cube_face(d[0], d[1], d[2]);
+            assert_ne!(f2, face);
+            let edge = s2.min(1.0 - s2).min(t2).min(1.0 - t2);
+            assert!(
+                edge < 0.01,
+                "face {face} -> {f2} at ({s2}, {t2}) is not at an edge"
+            );
         }
     }
 }
