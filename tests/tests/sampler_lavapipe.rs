@@ -26,6 +26,18 @@ enum Kind {
     D2,
     D2Array,
     Cube,
+    D3,
+}
+
+/// What the shader does with the image.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    /// textureLod
+    Sample,
+    /// textureGather of one component (2-D and 2-D arrays)
+    Gather(u8),
+    /// texelFetch at in-bounds integer coordinates
+    Fetch,
 }
 
 /// Formats with their Vulkan names (the mapping anv uses for these).
@@ -79,9 +91,11 @@ const WRAPS: &[(vk::SamplerAddressMode, RefWrap)] = &[
 /// One random case: image, sampler, and the lanes' coordinates (xyz) and LODs (w).
 struct Case {
     kind: Kind,
+    op: Op,
     format: SurfaceFormat,
     vk_format: vk::Format,
-    size: [u32; 2],
+    /// Width, height and (3-D) depth.
+    size: [u32; 3],
     levels: u32,
     layers: u32,
     /// Texel bytes per level, layer-major, rows tightly packed.
@@ -94,22 +108,28 @@ struct Case {
 
 fn gen_case(seed: u64) -> Case {
     let mut r = Rng::new(seed);
-    let kind = r.pick(&[Kind::D2, Kind::D2Array, Kind::Cube]);
+    let kind = r.pick(&[Kind::D2, Kind::D2Array, Kind::Cube, Kind::D3]);
+    let op = match (r.below(5), kind) {
+        (0, Kind::D2 | Kind::D2Array) => Op::Gather(r.below(4) as u8),
+        (1, Kind::D2 | Kind::D2Array | Kind::D3) => Op::Fetch,
+        _ => Op::Sample,
+    };
     let (format, vk_format) = r.pick(FORMATS);
     let side = |r: &mut Rng| 1 + r.below(12) as u32;
     let size = match kind {
         Kind::Cube => {
             let s = side(&mut r);
-            [s, s]
+            [s, s, 1]
         }
-        _ => [side(&mut r), side(&mut r)],
+        Kind::D3 => [side(&mut r), side(&mut r), 1 + r.below(6) as u32],
+        _ => [side(&mut r), side(&mut r), 1],
     };
     let layers = match kind {
-        Kind::D2 => 1,
+        Kind::D2 | Kind::D3 => 1,
         Kind::D2Array => 1 + r.below(3) as u32,
         Kind::Cube => 6,
     };
-    let max_levels = 32 - size[0].max(size[1]).leading_zeros();
+    let max_levels = 32 - size[0].max(size[1]).max(size[2]).leading_zeros();
     let levels = 1 + r.below(max_levels as u64) as u32;
     let integer = format.numeric_class() != NumericClass::Float;
     let n = format.bytes_per_texel() as usize;
@@ -117,9 +137,15 @@ fn gen_case(seed: u64) -> Case {
     let mut ref_levels = Vec::new();
     for l in 0..levels {
         let (w, h) = ((size[0] >> l).max(1), (size[1] >> l).max(1));
+        // Layers, or the level's 3-D slices.
+        let slices = if kind == Kind::D3 {
+            (size[2] >> l).max(1)
+        } else {
+            layers
+        };
         let mut bytes = Vec::new();
         let mut texels = Vec::new();
-        for _ in 0..(w * h * layers) {
+        for _ in 0..(w * h * slices) {
             let v = [0; 4].map(|_: u32| match format.numeric_class() {
                 NumericClass::Float => ((r.below(2001) as f32 - 500.0) / 1000.0).to_bits(),
                 NumericClass::Uint => r.next_u64() as u32 >> r.below(32),
@@ -134,7 +160,7 @@ fn gen_case(seed: u64) -> Case {
         ref_levels.push(RefLevel {
             w,
             h,
-            n: layers,
+            n: slices,
             texels,
         });
     }
@@ -178,7 +204,25 @@ fn gen_case(seed: u64) -> Case {
     let coords = (0..LANES)
         .map(|_| {
             let lod = span(&mut r, -1.0, levels as f32 + 0.5);
+            if op == Op::Fetch {
+                // In-bounds integer coordinates (as i32 bits): x, y, layer or z, level.
+                let l = r.below(levels as u64) as u32;
+                let ext = |d: usize| (size[d] >> l).max(1) as u64;
+                let z = if kind == Kind::D3 {
+                    r.below(ext(2))
+                } else {
+                    r.below(layers as u64)
+                };
+                return [r.below(ext(0)), r.below(ext(1)), z, l as u64]
+                    .map(|v| f32::from_bits(v as u32));
+            }
             match kind {
+                Kind::D3 => [
+                    span(&mut r, -1.25, 2.25),
+                    span(&mut r, -1.25, 2.25),
+                    span(&mut r, -1.25, 2.25),
+                    lod,
+                ],
                 Kind::Cube => [
                     span(&mut r, -1.0, 1.0),
                     span(&mut r, -1.0, 1.0),
@@ -202,6 +246,7 @@ fn gen_case(seed: u64) -> Case {
         .collect();
     Case {
         kind,
+        op,
         format,
         vk_format,
         size,
@@ -211,6 +256,7 @@ fn gen_case(seed: u64) -> Case {
         reference: RefImage {
             kind: match kind {
                 Kind::Cube => RefKind::Cube,
+                Kind::D3 => RefKind::D3,
                 _ => RefKind::D2,
             },
             arrayed: kind == Kind::D2Array,
@@ -237,10 +283,16 @@ impl Case {
             NumericClass::Uint => "u",
             NumericClass::Sint => "i",
         };
-        let (ty, coord) = match self.kind {
-            Kind::D2 => ("sampler2D", "c.xy"),
-            Kind::D2Array => ("sampler2DArray", "c.xyz"),
-            Kind::Cube => ("samplerCube", "c.xyz"),
+        let (ty, coord, icoord) = match self.kind {
+            Kind::D2 => ("sampler2D", "c.xy", "ic.xy"),
+            Kind::D2Array => ("sampler2DArray", "c.xyz", "ic.xyz"),
+            Kind::Cube => ("samplerCube", "c.xyz", ""),
+            Kind::D3 => ("sampler3D", "c.xyz", "ic.xyz"),
+        };
+        let body = match self.op {
+            Op::Sample => format!("textureLod(tex, {coord}, c.w)"),
+            Op::Gather(comp) => format!("textureGather(tex, {coord}, {comp})"),
+            Op::Fetch => format!("texelFetch(tex, {icoord}, ic.w)"),
         };
         format!(
             "#version 450
@@ -251,7 +303,8 @@ layout(set = 0, binding = 2) buffer Out {{ {prefix}vec4 r[]; }} outp;
 void main() {{
     uint i = gl_GlobalInvocationID.x;
     vec4 c = inp.c[i];
-    outp.r[i] = textureLod(tex, {coord}, c.w);
+    ivec4 ic = floatBitsToInt(c);
+    outp.r[i] = {body};
 }}
 "
         )
@@ -330,12 +383,16 @@ fn run_case(c: &mut Ctx, case: &Case) -> Option<Vec<u32>> {
                     } else {
                         vk::ImageCreateFlags::empty()
                     })
-                    .image_type(vk::ImageType::TYPE_2D)
+                    .image_type(if case.kind == Kind::D3 {
+                        vk::ImageType::TYPE_3D
+                    } else {
+                        vk::ImageType::TYPE_2D
+                    })
                     .format(case.vk_format)
                     .extent(vk::Extent3D {
                         width: case.size[0],
                         height: case.size[1],
-                        depth: 1,
+                        depth: case.size[2],
                     })
                     .mip_levels(case.levels)
                     .array_layers(case.layers)
@@ -372,6 +429,7 @@ fn run_case(c: &mut Ctx, case: &Case) -> Option<Vec<u32>> {
                         Kind::D2 => vk::ImageViewType::TYPE_2D,
                         Kind::D2Array => vk::ImageViewType::TYPE_2D_ARRAY,
                         Kind::Cube => vk::ImageViewType::CUBE,
+                        Kind::D3 => vk::ImageViewType::TYPE_3D,
                     })
                     .format(case.vk_format)
                     .subresource_range(range),
@@ -478,7 +536,7 @@ fn run_case(c: &mut Ctx, case: &Case) -> Option<Vec<u32>> {
                     image_extent: vk::Extent3D {
                         width: (case.size[0] >> l).max(1),
                         height: (case.size[1] >> l).max(1),
-                        depth: 1,
+                        depth: (case.size[2] >> l).max(1),
                     },
                 })
                 .collect();
@@ -572,11 +630,23 @@ fn reference_sampler_matches_lavapipe() {
             // way (the spec allows ceil(d + 0.5) - 1 and floor(d + 0.5)): skip such lanes.
             let s = &case.sampler;
             let lambda = (c[3] as f64 + s.bias).max(s.min_lod).min(s.max_lod);
-            if s.mip_linear == Some(false) && (lambda - lambda.floor() - 0.5).abs() < 1.0 / 512.0 {
+            if case.op == Op::Sample
+                && s.mip_linear == Some(false)
+                && (lambda - lambda.floor() - 0.5).abs() < 1.0 / 512.0
+            {
                 ambiguous += 1;
                 continue;
             }
-            let want = case.reference.sample(&case.sampler, *c, c[3], [0; 3]);
+            let want = match case.op {
+                Op::Sample => case.reference.sample(&case.sampler, *c, c[3], [0; 3]),
+                Op::Gather(comp) => case
+                    .reference
+                    .gather(&case.sampler, *c, comp as usize, [0; 2]),
+                Op::Fetch => {
+                    let i = c.map(|v| v.to_bits() as i32);
+                    case.reference.fetch([i[0], i[1], i[2]], i[3], [0; 3])
+                }
+            };
             for ch in 0..4 {
                 let g = got[lane * 4 + ch];
                 let w = want[ch];
@@ -586,8 +656,8 @@ fn reference_sampler_matches_lavapipe() {
                 }
                 if !float {
                     failures.push(format!(
-                        "case {i} lane {lane} ch {ch}: lavapipe {g:#x} reference {w:#x} ({:?} {} {:?} coord {c:?})",
-                        case.kind, case.format, case.sampler
+                        "case {i} lane {lane} ch {ch}: lavapipe {g:#x} reference {w:#x} ({:?} {:?} {} {:?} coord {c:?})",
+                        case.op, case.kind, case.format, case.sampler
                     ));
                     continue;
                 }
@@ -597,12 +667,12 @@ fn reference_sampler_matches_lavapipe() {
                 worst_abs = worst_abs.max((gf - wf).abs());
                 if (gf - wf).abs() > tolerance(&case, wf) || gf.is_nan() != wf.is_nan() {
                     failures.push(format!(
-                        "case {i} lane {lane} ch {ch}: lavapipe {gf} reference {wf} (diff {}) [{:?} {} {}x{} L{} x{} sampler {:?} coord {c:?}]",
+                        "case {i} lane {lane} ch {ch}: lavapipe {gf} reference {wf} (diff {}) [{:?} {:?} {} {:?} L{} x{} sampler {:?} coord {c:?}]",
                         (gf - wf).abs(),
+                        case.op,
                         case.kind,
                         case.format,
-                        case.size[0],
-                        case.size[1],
+                        case.size,
                         case.levels,
                         case.layers,
                         case.sampler
@@ -611,11 +681,11 @@ fn reference_sampler_matches_lavapipe() {
             }
         }
         report.push(format!(
-            "case {i}: {:?} {} {}x{} levels {} layers {}: {exact}/{} exact, worst {worst_ulp} ULP ({worst_abs:e})",
+            "case {i}: {:?} {:?} {} {:?} levels {} layers {}: {exact}/{} exact, worst {worst_ulp} ULP ({worst_abs:e})",
+            case.op,
             case.kind,
             case.format,
-            case.size[0],
-            case.size[1],
+            case.size,
             case.levels,
             case.layers,
             LANES * 4

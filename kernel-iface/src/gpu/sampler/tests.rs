@@ -798,3 +798,77 @@ fn cube_face_direction_inverts_face_selection() {
         }
     }
 }
+
+/// The surface's shader channel selects reorder what ld returns (ZERO, ONE and any
+/// channel), and the header's channel mask drops channels from the response (R and B
+/// only: two blocks).
+#[test]
+fn channel_selects_and_the_response_mask() {
+    let case = Case {
+        kind: Kind::D2,
+        arrayed: false,
+        format: SurfaceFormat::R8G8B8A8_UINT,
+        tiling: Tiling::TileY,
+        extent: [2, 2, 1],
+        levels: 1,
+        layers: 1,
+    };
+    let layout = ImageLayout::new(&case.desc()).unwrap();
+    let bed = Bed::new(layout.size);
+    for y in 0..2u32 {
+        for x in 0..2u32 {
+            let v = 10 * (x + 2 * y) as u8;
+            let a = BASE + IMAGE + layout.texel_address(x, y, 0, 0);
+            bed.mem.write(a, &[v, v + 1, v + 2, v + 3]).unwrap();
+        }
+    }
+    let mut ss = case.surface_state(&layout);
+    // R <- BLUE, G <- ONE, B <- ZERO, A <- RED.
+    ss.shader_channel_select_red = 6;
+    ss.shader_channel_select_green = 1;
+    ss.shader_channel_select_blue = 0;
+    ss.shader_channel_select_alpha = 4;
+    bed.write_dwords(SS, &ss.to_dwords());
+    let mut u = [0u32; 16];
+    let mut v = [0u32; 16];
+    for l in 0..4 {
+        u[l] = l as u32 % 2;
+        v[l] = l as u32 / 2;
+    }
+    let params = [u, v, [0; 16]];
+    let d = SamplerDesc::new(0, 0, SamplerMsgType::Ld, SamplerSimd::Simd8, false, 3, 4);
+    let resp = bed.send(
+        SFID_SAMPLER,
+        d.encode(),
+        0xF,
+        &pack_params(&params, 8, None),
+        4,
+    );
+    for l in 0..4 {
+        let t = 10 * l as u32;
+        let got: [u32; 4] = [0, 1, 2, 3].map(|k| lane_value(&resp, k, 8, l));
+        assert_eq!(got, [t + 2, 1, 0, t], "lane {l}");
+    }
+    // Header mask 0b1010: G and A not returned; R and B in blocks 0 and 1.
+    let dw2 = SamplerHeader {
+        channel_disable: 0b1010,
+        ..Default::default()
+    }
+    .to_dw2();
+    let d = SamplerDesc::new(0, 0, SamplerMsgType::Ld, SamplerSimd::Simd8, true, 3, 2);
+    let resp = bed.send(
+        SFID_SAMPLER,
+        d.encode(),
+        0xF,
+        &pack_params(&params, 8, Some(dw2)),
+        2,
+    );
+    for l in 0..4 {
+        let t = 10 * l as u32;
+        assert_eq!(
+            [lane_value(&resp, 0, 8, l), lane_value(&resp, 1, 8, l)],
+            [t + 2, 0],
+            "lane {l}"
+        );
+    }
+}
