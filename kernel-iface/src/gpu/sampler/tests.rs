@@ -384,20 +384,23 @@ fn sweep(seed: u64, cases: u32) -> u32 {
         };
         let float = case.format.numeric_class() == NumericClass::Float;
         let is_2d = matches!(case.kind, Kind::D2);
-        let msg = match r.below(10) {
+        let msg = match r.below(14) {
             0..=5 => SamplerMsgType::SampleL,
             6 | 7 => SamplerMsgType::Ld,
             8 if is_2d => SamplerMsgType::Gather4,
+            9 if is_2d => SamplerMsgType::Gather4Po,
+            10 => SamplerMsgType::SampleLz,
+            11 => SamplerMsgType::LdLz,
             _ => SamplerMsgType::Resinfo,
         };
         let offsets_ok = !matches!(case.kind, Kind::Cube) && !rs.unnormalized;
-        let offsets: [i8; 3] = if offsets_ok && r.chance(1, 3) {
+        let offsets: [i8; 3] = if offsets_ok && msg != SamplerMsgType::Gather4Po && r.chance(1, 3) {
             [0; 3].map(|_: i8| r.below(16) as i8 - 8)
         } else {
             [0; 3]
         };
         let comp = r.below(4) as u8;
-        let header = (msg == SamplerMsgType::Gather4 || offsets != [0; 3]).then(|| {
+        let header = (msg.needs_header() || offsets != [0; 3]).then(|| {
             SamplerHeader {
                 offsets,
                 channel_disable: 0,
@@ -411,8 +414,9 @@ fn sweep(seed: u64, cases: u32) -> u32 {
         let mut expect = [[0u32; 4]; 16];
         for l in 0..simd {
             match msg {
-                SamplerMsgType::SampleL => {
+                SamplerMsgType::SampleL | SamplerMsgType::SampleLz => {
                     let lod = span(&mut r, -1.0, case.levels as f32 + 0.5);
+                    let lz = msg == SamplerMsgType::SampleLz;
                     let mut c = [0f32; 4];
                     for (i, v) in c.iter_mut().enumerate() {
                         *v = if rs.unnormalized {
@@ -434,12 +438,14 @@ fn sweep(seed: u64, cases: u32) -> u32 {
                             *v = span(&mut r, -1.0, 1.0);
                         }
                     }
+                    // sample_l: lod, u, v, r, ai; sample_lz: u, v, r, ai.
+                    let first = if lz { 0 } else { 1 };
                     params[0][l] = lod.to_bits();
                     for i in 0..4 {
-                        params[1 + i][l] = c[i].to_bits();
+                        params[first + i][l] = c[i].to_bits();
                     }
-                    let lod = if rs.unnormalized { 0.0 } else { lod };
-                    if rs.unnormalized {
+                    let lod = if rs.unnormalized || lz { 0.0 } else { lod };
+                    if rs.unnormalized && !lz {
                         params[0][l] = 0;
                     }
                     expect[l] = img.sample(&rs, c, lod, offsets.map(|v| v as i32));
@@ -452,6 +458,29 @@ fn sweep(seed: u64, cases: u32) -> u32 {
                     params[2][l] = lod as u32;
                     params[3][l] = c[2] as u32;
                     expect[l] = img.fetch(c, lod, offsets.map(|v| v as i32));
+                }
+                SamplerMsgType::LdLz => {
+                    let c = [0; 3].map(|_: i32| r.below(16) as i32 - 2);
+                    for i in 0..3 {
+                        params[i][l] = c[i] as u32;
+                    }
+                    expect[l] = img.fetch(c, 0, offsets.map(|v| v as i32));
+                }
+                SamplerMsgType::Gather4Po => {
+                    let c = [
+                        span(&mut r, -0.5, 1.5),
+                        span(&mut r, -0.5, 1.5),
+                        span(&mut r, -1.0, case.layers as f32),
+                        0.0,
+                    ];
+                    // Per-lane offsets, 6-bit signed on Gen9.
+                    let off = [r.below(64) as i32 - 32, r.below(64) as i32 - 32];
+                    params[0][l] = c[0].to_bits();
+                    params[1][l] = c[1].to_bits();
+                    params[2][l] = off[0] as u32;
+                    params[3][l] = off[1] as u32;
+                    params[4][l] = c[2].to_bits();
+                    expect[l] = img.gather(&rs, c, comp as usize, off);
                 }
                 SamplerMsgType::Gather4 => {
                     let c = [
@@ -494,9 +523,9 @@ fn sweep(seed: u64, cases: u32) -> u32 {
             }
         }
         let nparams = match msg {
-            SamplerMsgType::SampleL => 5,
-            SamplerMsgType::Ld => 4,
-            SamplerMsgType::Gather4 => 3,
+            SamplerMsgType::SampleL | SamplerMsgType::Gather4Po => 5,
+            SamplerMsgType::Ld | SamplerMsgType::SampleLz => 4,
+            SamplerMsgType::Gather4 | SamplerMsgType::LdLz => 3,
             _ => 1,
         };
         let payload = pack_params(&params[..nparams], simd, header);
