@@ -130,7 +130,14 @@ fn gen_case(seed: u64) -> Case {
         Kind::Cube => 6,
     };
     let max_levels = 32 - size[0].max(size[1]).max(size[2]).leading_zeros();
-    let levels = 1 + r.below(max_levels as u64) as u32;
+    // Unnormalized coordinates: 2-D, one level, one filter for both, clamping modes only,
+    // no LOD (Vulkan's rules for such samplers).
+    let unnormalized = kind == Kind::D2 && op == Op::Sample && r.chance(1, 5);
+    let levels = if unnormalized {
+        1
+    } else {
+        1 + r.below(max_levels as u64) as u32
+    };
     let integer = format.numeric_class() != NumericClass::Float;
     let n = format.bytes_per_texel() as usize;
     let mut data = Vec::new();
@@ -166,15 +173,29 @@ fn gen_case(seed: u64) -> Case {
     }
     let linear_ok = !integer;
     let mag_linear = linear_ok && r.chance(1, 2);
-    let min_linear = linear_ok && r.chance(1, 2);
+    let min_linear = if unnormalized {
+        mag_linear
+    } else {
+        linear_ok && r.chance(1, 2)
+    };
     // Linear mip filtering needs the linear-filter feature too: float-class formats only.
-    let mip_linear = linear_ok && r.chance(1, 2);
-    let wraps = [0; 3].map(|_: u32| r.pick(WRAPS));
-    let bias = (r.below(513) as f64 - 256.0) / 128.0; // [-2, 2], exact in s4.8
-                                                      // LOD clamps off the halfway points between levels (nearest mip selection may round
-                                                      // those either way).
-    let min_lod = r.below(9) as f64 / 4.0 + 1.0 / 16.0;
-    let max_lod = min_lod + r.below(17) as f64 / 4.0;
+    let mip_linear = linear_ok && !unnormalized && r.chance(1, 2);
+    let wraps = [0; 3].map(|_: u32| {
+        if unnormalized {
+            r.pick(&WRAPS[2..4])
+        } else {
+            r.pick(WRAPS)
+        }
+    });
+    // Bias in [-2, 2] (exact in s4.8); LOD clamps off the halfway points between levels
+    // (nearest mip selection may round those either way).
+    let bias = (r.below(513) as f64 - 256.0) / 128.0;
+    let (bias, min_lod, max_lod) = if unnormalized {
+        (0.0, 0.0, 0.0)
+    } else {
+        let min_lod = r.below(9) as f64 / 4.0 + 1.0 / 16.0;
+        (bias, min_lod, min_lod + r.below(17) as f64 / 4.0)
+    };
     let (border, border_bits) = match (r.below(3), integer) {
         (0, false) => (vk::BorderColor::FLOAT_TRANSPARENT_BLACK, [0; 4]),
         (1, false) => (
@@ -194,7 +215,7 @@ fn gen_case(seed: u64) -> Case {
         bias,
         min_lod,
         max_lod,
-        unnormalized: false,
+        unnormalized,
         border: border_bits,
     };
     // Fine steps, so that a coordinate rarely lands exactly on a texel boundary (where
@@ -234,6 +255,12 @@ fn gen_case(seed: u64) -> Case {
                     span(&mut r, -1.25, 2.25),
                     span(&mut r, -0.4, layers as f32 - 0.6),
                     lod,
+                ],
+                Kind::D2 if unnormalized => [
+                    span(&mut r, -3.0, size[0] as f32 + 3.0),
+                    span(&mut r, -3.0, size[1] as f32 + 3.0),
+                    0.0,
+                    0.0,
                 ],
                 Kind::D2 => [
                     span(&mut r, -1.25, 2.25),
@@ -461,7 +488,8 @@ fn run_case(c: &mut Ctx, case: &Case) -> Option<Vec<u32>> {
                     .mip_lod_bias(s.bias as f32)
                     .min_lod(s.min_lod as f32)
                     .max_lod(s.max_lod as f32)
-                    .border_color(case.border),
+                    .border_color(case.border)
+                    .unnormalized_coordinates(s.unnormalized),
                 None,
             )
             .unwrap();
@@ -681,8 +709,9 @@ fn reference_sampler_matches_lavapipe() {
             }
         }
         report.push(format!(
-            "case {i}: {:?} {:?} {} {:?} levels {} layers {}: {exact}/{} exact, worst {worst_ulp} ULP ({worst_abs:e})",
+            "case {i}: {:?}{} {:?} {} {:?} levels {} layers {}: {exact}/{} exact, worst {worst_ulp} ULP ({worst_abs:e})",
             case.op,
+            if case.sampler.unnormalized { " (unnormalized)" } else { "" },
             case.kind,
             case.format,
             case.size,
