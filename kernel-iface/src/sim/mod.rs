@@ -118,9 +118,64 @@ pub struct SimCounts {
     pub syncobjs: usize,
 }
 
+/// The Linux version whose i915 uAPI the simulated kernel offers (`FERRITE_SIM_KERNEL`, e.g.
+/// `5.4`): interfaces added later are missing as on that kernel (an unknown GETPARAM, capability
+/// or ioctl is EINVAL, an unknown execbuffer flag too), so the driver's capability probing and
+/// fallbacks are tested without such a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KernelVersion(pub u16, pub u16);
+
+impl KernelVersion {
+    /// A kernel with every interface the simulation knows (the default).
+    pub const LATEST: KernelVersion = KernelVersion(6, 8);
+
+    /// Parses `major.minor` (a trailing `.patch` or suffix is ignored).
+    pub fn parse(text: &str) -> Option<KernelVersion> {
+        let mut it = text.trim().split(['.', '-']);
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next()?.parse().ok()?;
+        Some(KernelVersion(major, minor))
+    }
+
+    /// `FERRITE_SIM_KERNEL`, or [`KernelVersion::LATEST`] when unset; an unparsable value is
+    /// logged and ignored.
+    pub fn from_env() -> KernelVersion {
+        match std::env::var("FERRITE_SIM_KERNEL") {
+            Ok(v) => KernelVersion::parse(&v).unwrap_or_else(|| {
+                log::error!("FERRITE_SIM_KERNEL={v:?} is not a version like 5.4; using the latest");
+                KernelVersion::LATEST
+            }),
+            Err(_) => KernelVersion::LATEST,
+        }
+    }
+}
+
+impl std::fmt::Display for KernelVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
+/// The Linux versions that introduced the optional interfaces the simulation gates (the
+/// simulated kernel's own table; the driver probes instead of reading it).
+mod since {
+    use super::KernelVersion;
+    /// `I915_PARAM_CS_TIMESTAMP_FREQUENCY`.
+    pub const CS_TIMESTAMP_FREQUENCY: KernelVersion = KernelVersion(4, 15);
+    /// Timeline syncobjs: `DRM_CAP_SYNCOBJ_TIMELINE` and the TIMELINE_WAIT, QUERY,
+    /// TRANSFER and TIMELINE_SIGNAL ioctls.
+    pub const SYNCOBJ_TIMELINE: KernelVersion = KernelVersion(5, 2);
+    /// `DRM_IOCTL_I915_GEM_MMAP_OFFSET` (`I915_PARAM_MMAP_GTT_VERSION` 4).
+    pub const MMAP_OFFSET: KernelVersion = KernelVersion(5, 5);
+    /// `I915_EXEC_USE_EXTENSIONS` with `DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES`
+    /// (`I915_PARAM_HAS_EXEC_TIMELINE_FENCES`).
+    pub const EXEC_TIMELINE_FENCES: KernelVersion = KernelVersion(5, 8);
+}
+
 /// The simulated kernel of one open device.
 pub struct SimKernel {
     info: &'static DeviceInfo,
+    kernel: KernelVersion,
     state: Mutex<State>,
     sync: SyncTable,
     gpu: RwLock<Arc<dyn GpuBackend>>,
@@ -161,12 +216,19 @@ struct ExecFence {
 
 impl SimKernel {
     /// A fresh simulated i915 answering as `info`, with the default context 0 and the
-    /// simulated Gen9 GPU ([`crate::gpu::SimGpu`]) as backend.
+    /// simulated Gen9 GPU ([`crate::gpu::SimGpu`]) as backend, offering the uAPI of the
+    /// latest kernel.
     pub fn new(info: &'static DeviceInfo) -> SimKernel {
+        Self::with_kernel(info, KernelVersion::LATEST)
+    }
+
+    /// [`SimKernel::new`] offering the uAPI of Linux `kernel` (see [`KernelVersion`]).
+    pub fn with_kernel(info: &'static DeviceInfo, kernel: KernelVersion) -> SimKernel {
         let mut contexts = HashMap::new();
         contexts.insert(0, Context::default());
         SimKernel {
             info,
+            kernel,
             state: Mutex::new(State {
                 bos: HashMap::new(),
                 next_bo: 0,
@@ -186,6 +248,15 @@ impl SimKernel {
     /// The device this kernel answers as.
     pub fn info(&self) -> &'static DeviceInfo {
         self.info
+    }
+
+    /// The Linux version whose uAPI this kernel offers.
+    pub fn kernel_version(&self) -> KernelVersion {
+        self.kernel
+    }
+
+    fn has(&self, since: KernelVersion) -> bool {
+        self.kernel >= since
     }
 
     /// Plugs in the simulated GPU that runs validated batches.
@@ -230,10 +301,21 @@ impl SimKernel {
                 unsafe { &mut *(arg as *mut $t) }
             };
         }
+        let timeline_ioctl = matches!(
+            request,
+            DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT
+                | DRM_IOCTL_SYNCOBJ_QUERY
+                | DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL
+                | DRM_IOCTL_SYNCOBJ_TRANSFER
+        );
+        if timeline_ioctl && !self.has(since::SYNCOBJ_TIMELINE) {
+            // drm_ioctl: a request number past the kernel's table is EINVAL.
+            return Err(libc::EINVAL);
+        }
         let result = match request {
             DRM_IOCTL_VERSION => self.version(arg!(drm_version)),
             DRM_IOCTL_GEM_CLOSE => self.gem_close(arg!(drm_gem_close)),
-            DRM_IOCTL_GET_CAP => Self::get_cap(arg!(drm_get_cap)),
+            DRM_IOCTL_GET_CAP => self.get_cap(arg!(drm_get_cap)),
             DRM_IOCTL_I915_GETPARAM => self.getparam(arg!(drm_i915_getparam)),
             DRM_IOCTL_I915_QUERY => self.query(arg!(drm_i915_query)),
             DRM_IOCTL_I915_GEM_CREATE => {
@@ -353,9 +435,10 @@ impl SimKernel {
 
     /// DRM_IOCTL_GET_CAP: the capabilities a render node answers that the simulation has
     /// (syncobjs, timeline syncobjs); the others are EINVAL as for an unknown one.
-    fn get_cap(c: &mut drm_get_cap) -> Result<(), i32> {
+    fn get_cap(&self, c: &mut drm_get_cap) -> Result<(), i32> {
         c.value = match c.capability {
-            DRM_CAP_SYNCOBJ | DRM_CAP_SYNCOBJ_TIMELINE => 1,
+            DRM_CAP_SYNCOBJ => 1,
+            DRM_CAP_SYNCOBJ_TIMELINE if self.has(since::SYNCOBJ_TIMELINE) => 1,
             _ => return Err(libc::EINVAL),
         };
         Ok(())
@@ -383,6 +466,14 @@ impl SimKernel {
         let slice_mask = (1u32 << d.slices) - 1;
         let subslice_mask = (1u32 << d.subslices_per_slice()) - 1;
         let value: i64 = match gp.param {
+            I915_PARAM_HAS_EXEC_TIMELINE_FENCES if !self.has(since::EXEC_TIMELINE_FENCES) => {
+                return Err(libc::EINVAL)
+            }
+            I915_PARAM_CS_TIMESTAMP_FREQUENCY if !self.has(since::CS_TIMESTAMP_FREQUENCY) => {
+                return Err(libc::EINVAL)
+            }
+            // Version 3 is the last one before GEM_MMAP_OFFSET.
+            I915_PARAM_MMAP_GTT_VERSION if !self.has(since::MMAP_OFFSET) => 3,
             I915_PARAM_CHIPSET_ID => d.pci_id as i64,
             I915_PARAM_REVISION => 0,
             I915_PARAM_HAS_EXECBUF2
@@ -934,6 +1025,10 @@ impl SimKernel {
             return Err(libc::EINVAL);
         }
         if args.flags & ILLEGAL != 0 {
+            return Err(libc::EINVAL);
+        }
+        // Before the extension existed its flag bit was an unknown flag.
+        if args.flags & I915_EXEC_USE_EXTENSIONS != 0 && !self.has(since::EXEC_TIMELINE_FENCES) {
             return Err(libc::EINVAL);
         }
         if args.flags & (I915_EXEC_FENCE_ARRAY | I915_EXEC_USE_EXTENSIONS) == 0
