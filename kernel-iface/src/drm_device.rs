@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::device_info::{lookup_pci_id, DeviceInfo};
-use crate::sim::{BoMemory, KernelVersion, SimKernel};
+use crate::sim::{BoMemory, Faults, KernelVersion, SimKernel};
 use crate::uapi::{self, Ioctl};
 use crate::KernelError;
 
@@ -420,8 +420,9 @@ impl DrmDevice {
     /// Creates a simulated i915 answering as `info`, with the uAPI of the kernel version
     /// `FERRITE_SIM_KERNEL` names (the latest when unset). Probed like a render node: a
     /// simulated kernel too old for the driver is refused the same way.
+    /// `FERRITE_SIM_FAULTS` makes it inject faults ([`crate::sim::Faults`]).
     pub fn open_sim(info: &'static DeviceInfo) -> Result<DrmDevice, KernelError> {
-        Self::open_sim_kernel(info, KernelVersion::from_env())
+        Self::open_sim_with(info, KernelVersion::from_env(), Faults::from_env())
     }
 
     /// [`DrmDevice::open_sim`] with an explicit kernel version.
@@ -429,8 +430,17 @@ impl DrmDevice {
         info: &'static DeviceInfo,
         kernel: KernelVersion,
     ) -> Result<DrmDevice, KernelError> {
+        Self::open_sim_with(info, kernel, Faults::default())
+    }
+
+    /// [`DrmDevice::open_sim`] with an explicit kernel version and faults.
+    pub fn open_sim_with(
+        info: &'static DeviceInfo,
+        kernel: KernelVersion,
+        faults: Faults,
+    ) -> Result<DrmDevice, KernelError> {
         Self::checked(
-            Backend::Sim(Arc::new(SimKernel::with_kernel(info, kernel))),
+            Backend::Sim(Arc::new(SimKernel::with_faults(info, kernel, faults))),
             info,
         )
     }
@@ -458,13 +468,17 @@ impl DrmDevice {
     pub fn ioctl<T: Ioctl>(&self, arg: &mut T) -> Result<(), KernelError> {
         match &self.backend {
             Backend::Render { fd, .. } => raw_ioctl(fd.as_raw_fd(), arg),
-            Backend::Sim(sim) => {
+            Backend::Sim(sim) => loop {
                 // SAFETY: `arg` is a live, exclusively borrowed `T` and `T::REQUEST` is the
                 // request whose argument type is `T` (the `Ioctl` contract), which is what
                 // `SimKernel::ioctl` requires.
-                unsafe { sim.ioctl(T::REQUEST, arg as *mut T as *mut c_void) }
-                    .map_err(|errno| KernelError::from_errno(T::NAME, errno))
-            }
+                match unsafe { sim.ioctl(T::REQUEST, arg as *mut T as *mut c_void) } {
+                    Ok(()) => return Ok(()),
+                    // Repeated, as on a render node (the simulated kernel's fault storms).
+                    Err(libc::EINTR | libc::EAGAIN) => continue,
+                    Err(errno) => return Err(KernelError::from_errno(T::NAME, errno)),
+                }
+            },
         }
     }
 

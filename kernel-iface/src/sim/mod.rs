@@ -14,11 +14,13 @@
 //! fences (`I915_EXEC_FENCE_IN/OUT/SUBMIT`; use syncobjs), engines other than render,
 //! GEM_CREATE_EXT extensions, and the SSEU/VM/ENGINES context parameters.
 
+mod faults;
 mod gpu;
 mod memory;
 mod sync;
 mod uaccess;
 
+pub use faults::{FaultKind, Faults, FAULT_NAMES};
 pub use gpu::{ExecError, ExecJob, ExecObject, GpuBackend, GpuHang, NoGpu};
 pub use memory::BoMemory;
 
@@ -176,6 +178,7 @@ mod since {
 pub struct SimKernel {
     info: &'static DeviceInfo,
     kernel: KernelVersion,
+    faults: Faults,
     state: Mutex<State>,
     sync: SyncTable,
     gpu: RwLock<Arc<dyn GpuBackend>>,
@@ -187,6 +190,23 @@ pub struct SimKernel {
 impl std::fmt::Debug for SimKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SimKernel({})", self.info.name)
+    }
+}
+
+impl Drop for SimKernel {
+    /// Reports the objects the client left behind, as a leak check the tests read in the log
+    /// (a real kernel frees them when the file is closed).
+    fn drop(&mut self) {
+        let c = self.counts();
+        let line = format!(
+            "simulated i915 closed: {} GEM objects, {} contexts, {} syncobjs left",
+            c.bos, c.contexts, c.syncobjs
+        );
+        if c.bos + c.contexts + c.syncobjs == 0 {
+            log::info!("{line}");
+        } else {
+            log::warn!("{line}");
+        }
     }
 }
 
@@ -224,11 +244,21 @@ impl SimKernel {
 
     /// [`SimKernel::new`] offering the uAPI of Linux `kernel` (see [`KernelVersion`]).
     pub fn with_kernel(info: &'static DeviceInfo, kernel: KernelVersion) -> SimKernel {
+        Self::with_faults(info, kernel, Faults::default())
+    }
+
+    /// [`SimKernel::with_kernel`] that injects `faults`.
+    pub fn with_faults(
+        info: &'static DeviceInfo,
+        kernel: KernelVersion,
+        faults: Faults,
+    ) -> SimKernel {
         let mut contexts = HashMap::new();
         contexts.insert(0, Context::default());
         SimKernel {
             info,
             kernel,
+            faults,
             state: Mutex::new(State {
                 bos: HashMap::new(),
                 next_bo: 0,
@@ -308,6 +338,9 @@ impl SimKernel {
                 | DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL
                 | DRM_IOCTL_SYNCOBJ_TRANSFER
         );
+        if let Some(errno) = self.faults.storm() {
+            return Err(errno);
+        }
         if timeline_ioctl && !self.has(since::SYNCOBJ_TIMELINE) {
             // drm_ioctl: a request number past the kernel's table is EINVAL.
             return Err(libc::EINVAL);
@@ -318,6 +351,11 @@ impl SimKernel {
             DRM_IOCTL_GET_CAP => self.get_cap(arg!(drm_get_cap)),
             DRM_IOCTL_I915_GETPARAM => self.getparam(arg!(drm_i915_getparam)),
             DRM_IOCTL_I915_QUERY => self.query(arg!(drm_i915_query)),
+            DRM_IOCTL_I915_GEM_CREATE | DRM_IOCTL_I915_GEM_CREATE_EXT
+                if self.faults.fire(FaultKind::CreateEnomem) =>
+            {
+                Err(libc::ENOMEM)
+            }
             DRM_IOCTL_I915_GEM_CREATE => {
                 let c = arg!(drm_i915_gem_create);
                 self.gem_create(c.size).map(|(handle, size)| {
@@ -417,6 +455,9 @@ impl SimKernel {
     /// Looks up the object behind a fake mmap offset; returns its memory and the byte offset
     /// of `offset` inside it. EINVAL if no live object covers `offset..offset + len`.
     pub fn mmap(&self, offset: u64, len: usize) -> Result<(Arc<BoMemory>, usize), i32> {
+        if self.faults.fire(FaultKind::MmapEnomem) {
+            return Err(libc::ENOMEM);
+        }
         let st = self.lock();
         let (&start, &handle) = st
             .offsets
@@ -1170,6 +1211,19 @@ impl SimKernel {
         };
         if batch_len == 0 {
             return Err(libc::EINVAL);
+        }
+        if self.faults.fire(FaultKind::ExecEio) {
+            return Err(libc::EIO);
+        }
+        if self.faults.fire(FaultKind::ExecEnospc) {
+            return Err(libc::ENOSPC);
+        }
+        if self.faults.fire(FaultKind::Ban) {
+            // As if an earlier batch of this context had hung and the kernel banned it.
+            st.reset_count += 1;
+            let ctx = st.contexts.get_mut(&ctx_id).ok_or(libc::ENOENT)?;
+            ctx.batch_active += 1;
+            ctx.banned = true;
         }
         let ctx = st.contexts.get(&ctx_id).ok_or(libc::ENOENT)?;
         if ctx.banned {
