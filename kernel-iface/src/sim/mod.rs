@@ -554,15 +554,19 @@ impl SimKernel {
         if q.flags != 0 {
             return Err(libc::EINVAL);
         }
-        let mut items: Vec<drm_i915_query_item> =
-            uaccess::read_array(q.items_ptr, q.num_items as usize)?;
-        for item in &mut items {
-            item.length = match self.query_item(item) {
+        // i915_query_ioctl: one item at a time, so a bad pointer or count stops at the first
+        // item that cannot be copied (EFAULT) instead of sizing a buffer by the count.
+        let size = std::mem::size_of::<drm_i915_query_item>() as u64;
+        for i in 0..u64::from(q.num_items) {
+            let addr = q.items_ptr.wrapping_add(i * size);
+            let mut item: drm_i915_query_item = uaccess::read(addr)?;
+            item.length = match self.query_item(&item) {
                 Ok(len) => len,
                 Err(errno) => -errno,
             };
+            uaccess::write_array(addr, std::slice::from_ref(&item))?;
         }
-        uaccess::write_array(q.items_ptr, &items)
+        Ok(())
     }
 
     /// One query item with the two-call protocol; returns the length to report.
