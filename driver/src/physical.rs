@@ -1,7 +1,8 @@
 //! VkPhysicalDevice: what the device is and what Ferrite offers on it.
 //!
 //! Everything here is derived from kernel-iface's device-info row; nothing is advertised before
-//! it works (features all false, no format features; timestamps: 36 valid bits on the queue).
+//! it works (of the core features: robustBufferAccess, shaderFloat64/Int64/Int16; timestamps:
+//! 36 valid bits on the queue).
 
 use std::sync::Arc;
 
@@ -366,6 +367,11 @@ feature_names!(
 ///   on device entries whose hardware has them (64-bit atomics are not offered).
 pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
+        // Every buffer access of a shader goes through a binding-table surface the driver sizes
+        // to the descriptor's range, and the data port bounds-checks those at dword
+        // granularity (reads outside return 0, writes and atomics outside are dropped):
+        // docs/kernel.md, "Robust buffer access"; tests/tests/robust_access.rs.
+        robust_buffer_access: vk::TRUE,
         shader_float64: vk::Bool32::from(info.has_fp64),
         shader_int64: vk::Bool32::from(info.has_int64),
         // 16-bit integer arithmetic: computed in 32 bits by the compiler's lower_narrow.
