@@ -16,6 +16,9 @@
 //! host-side vkSignalSemaphore (or an earlier deferred submission going out) can cause, so
 //! the list is flushed there and at every submit. Waits on the host use WAIT_FOR_SUBMIT, so a
 //! fence or value whose submission is deferred is simply not signalled yet.
+//! On a kernel without timeline fences (Linux < 5.8) timeline semaphores are emulated
+//! (`sync::EmulatedTimeline`): their waits and signals travel as binary syncobjs in the fence
+//! array, resolved when the step goes to the kernel (`Queue::exec_step`).
 //! vkQueueSubmit and vkQueueSubmit2KHR share one plan: [`Step`]s, one per execbuffer.
 
 use std::collections::{HashMap, VecDeque};

@@ -47,8 +47,9 @@ fn pattern(i: u32) -> u32 {
     0x5a00_0000 | i
 }
 
-/// A device with robustBufferAccess and 8/16-bit storage enabled.
-fn robust_ctx() -> Ctx {
+/// A device with robustBufferAccess and 8/16-bit storage enabled, and VK_EXT_robustness2's
+/// robustBufferAccess2 with `robustness2`.
+fn robust_ctx(robustness2: bool) -> Ctx {
     let h = Harness::with_instance_extensions(true, &[c"VK_KHR_get_physical_device_properties2"]);
     let pd = h.physical_device();
     let prio = [1.0f32];
@@ -58,12 +59,22 @@ fn robust_ctx() -> Ctx {
     let features = vk::PhysicalDeviceFeatures::default()
         .robust_buffer_access(true)
         .shader_int16(true);
-    let exts = [
+    let mut exts = vec![
         c"VK_KHR_8bit_storage".as_ptr(),
         c"VK_KHR_16bit_storage".as_ptr(),
         c"VK_KHR_shader_float16_int8".as_ptr(),
         c"VK_KHR_storage_buffer_storage_class".as_ptr(),
     ];
+    let mut r2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default().robust_buffer_access2(true);
+    if robustness2 {
+        // The device reports the feature before it is asked for.
+        let mut query = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut query);
+        // SAFETY: a live physical device and a valid output chain.
+        unsafe { h.instance.get_physical_device_features2(pd, &mut f2) };
+        assert_eq!(query.robust_buffer_access2, vk::TRUE, "robustBufferAccess2");
+        exts.push(c"VK_EXT_robustness2".as_ptr());
+    }
     // glslang's Vulkan 1.0 SPIR-V puts storage buffers in the Uniform storage class.
     let mut s8 = vk::PhysicalDevice8BitStorageFeatures::default()
         .storage_buffer8_bit_access(true)
@@ -79,6 +90,11 @@ fn robust_ctx() -> Ctx {
         .push_next(&mut s8)
         .push_next(&mut s16)
         .push_next(&mut i8);
+    let info = if robustness2 {
+        info.push_next(&mut r2)
+    } else {
+        info
+    };
     // SAFETY: valid create info for a live physical device.
     let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
     Ctx::with_device(h, pd, dev)
@@ -197,11 +213,18 @@ const LOCAL_SIZES: [u32; 3] = [8, 32, 1024];
 
 /// Runs every kind at every size; per case the results and the whole data buffer afterwards.
 fn run_all() -> BTreeMap<String, Vec<u32>> {
-    let mut c = robust_ctx();
     let mut results = BTreeMap::new();
+    // robustBufferAccess at every size; robustBufferAccess2 (the same rules, required exactly
+    // at the range rounded up to robustStorage/UniformBufferAccessSizeAlignment) at SIMD16.
+    run_cases(robust_ctx(false), "rba", &LOCAL_SIZES, &mut results);
+    run_cases(robust_ctx(true), "rba2", &[32], &mut results);
+    results
+}
+
+fn run_cases(mut c: Ctx, prefix: &str, sizes: &[u32], results: &mut BTreeMap<String, Vec<u32>>) {
     for (kind, ty) in KINDS {
-        for local in LOCAL_SIZES {
-            let name = format!("{kind}-{ty:?}-{local}");
+        for &local in sizes {
+            let name = format!("{kind}-{ty:?}-{local}-{prefix}");
             let invocations = local.max(64);
             let data = c.buffer(BUF_BYTES);
             let idx = c.buffer(64);
@@ -257,7 +280,6 @@ fn run_all() -> BTreeMap<String, Vec<u32>> {
         }
     }
     c.finish();
-    results
 }
 
 /// The Vulkan rules and Gen9's stricter ones for one case.
@@ -338,7 +360,7 @@ fn robust_buffer_access_follows_the_data_port_rules_and_agrees_with_lavapipe() {
         let l = s.spawn(|| run_child("child_runs_robust_cases", &lavapipe_env()));
         (f.join().unwrap(), l.join().unwrap())
     });
-    assert_eq!(ferrite.len(), 2 * KINDS.len() * LOCAL_SIZES.len());
+    assert_eq!(ferrite.len(), 2 * KINDS.len() * (LOCAL_SIZES.len() + 1));
     for (name, out) in ferrite.iter().filter(|(n, _)| n.ends_with("-out")) {
         let case = name.trim_end_matches("-out");
         check(case, out, &ferrite[&format!("{case}-data")]);
