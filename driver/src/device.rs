@@ -171,7 +171,9 @@ fn check_create_info(adapter: &Adapter, info: &vk::DeviceCreateInfo<'_>) -> Resu
         }
     }
     // SAFETY: the pNext chain is valid per the spec.
-    let missing = unsafe { physical::unsupported_narrow_features(info.p_next, adapter.info) };
+    let mut missing = unsafe { physical::unsupported_narrow_features(info.p_next, adapter.info) };
+    // SAFETY: the pNext chain is valid per the spec.
+    missing.extend(unsafe { physical::unsupported_robustness2_features(info.p_next) });
     if !missing.is_empty() {
         return Err(DriverError::FeatureNotPresent(missing.join(", ")));
     }

@@ -51,6 +51,7 @@ pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
+pub const EXT_ROBUSTNESS_2: &str = "VK_EXT_robustness2";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -75,6 +76,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_DEVICE_GROUP, 4),
     (KHR_MAINTENANCE_1, 2),
     (KHR_PIPELINE_EXECUTABLE_PROPERTIES, 1),
+    // robustBufferAccess2 only: the data port's dword-granular bounds checks against the
+    // descriptor range (docs/kernel.md, "Robust buffer access"; tests/tests/robust_access.rs).
+    (EXT_ROBUSTNESS_2, 1),
 ];
 
 macro_rules! entry_points {

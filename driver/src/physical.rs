@@ -1,7 +1,8 @@
 //! VkPhysicalDevice: what the device is and what Ferrite offers on it.
 //!
 //! Everything here is derived from kernel-iface's device-info row; nothing is advertised before
-//! it works (features all false, no format features; timestamps: 36 valid bits on the queue).
+//! it works (of the core features: robustBufferAccess, shaderFloat64/Int64/Int16; timestamps:
+//! 36 valid bits on the queue).
 
 use std::sync::Arc;
 
@@ -366,6 +367,11 @@ feature_names!(
 ///   on device entries whose hardware has them (64-bit atomics are not offered).
 pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
     vk::PhysicalDeviceFeatures {
+        // Every buffer access of a shader goes through a binding-table surface the driver sizes
+        // to the descriptor's range, and the data port bounds-checks those at dword
+        // granularity (reads outside return 0, writes and atomics outside are dropped):
+        // docs/kernel.md, "Robust buffer access"; tests/tests/robust_access.rs.
+        robust_buffer_access: vk::TRUE,
         shader_float64: vk::Bool32::from(info.has_fp64),
         shader_int64: vk::Bool32::from(info.has_int64),
         // 16-bit integer arithmetic: computed in 32 bits by the compiler's lower_narrow.
@@ -564,6 +570,57 @@ pub unsafe fn unsupported_narrow_features(
     out
 }
 
+/// VK_EXT_robustness2: robustBufferAccess2 (the data port returns 0 for loads past the
+/// descriptor range and drops stores and atomics there, at dword granularity). Not yet:
+/// robustImageAccess2, and nullDescriptor (the data port's NULL surface would serve, but
+/// descriptor writes do not take a null buffer yet).
+pub fn robustness2_features() -> vk::PhysicalDeviceRobustness2FeaturesEXT<'static> {
+    vk::PhysicalDeviceRobustness2FeaturesEXT {
+        robust_buffer_access2: vk::TRUE,
+        robust_image_access2: vk::FALSE,
+        null_descriptor: vk::FALSE,
+        ..Default::default()
+    }
+}
+
+/// The VK_EXT_robustness2 features requested in a device-creation chain that are unsupported.
+///
+/// # Safety
+/// `p_next` must be null or a valid chain of Vulkan structures.
+pub unsafe fn unsupported_robustness2_features(
+    p_next: *const std::ffi::c_void,
+) -> Vec<&'static str> {
+    let sup = robustness2_features();
+    // SAFETY: forwarded caller contract.
+    let Some(p) = (unsafe {
+        crate::ffi::find_in_chain(
+            p_next,
+            vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT,
+        )
+    }) else {
+        return Vec::new();
+    };
+    // SAFETY: the sType says what it is.
+    let req = unsafe { &*p.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT<'_>>() };
+    [
+        (
+            "robustBufferAccess2",
+            req.robust_buffer_access2,
+            sup.robust_buffer_access2,
+        ),
+        (
+            "robustImageAccess2",
+            req.robust_image_access2,
+            sup.robust_image_access2,
+        ),
+        ("nullDescriptor", req.null_descriptor, sup.null_descriptor),
+    ]
+    .into_iter()
+    .filter(|(_, r, s)| *r != vk::FALSE && *s == vk::FALSE)
+    .map(|(n, _, _)| n)
+    .collect()
+}
+
 /// Names of requested features the device does not support.
 pub fn unsupported_features(
     requested: &vk::PhysicalDeviceFeatures,
@@ -661,6 +718,13 @@ unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
                 (*p.cast::<vk::PhysicalDeviceSynchronization2Features<'_>>()).synchronization2 =
                     vk::TRUE;
             }
+            vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => {
+                let f = &mut *p.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT<'_>>();
+                *f = vk::PhysicalDeviceRobustness2FeaturesEXT {
+                    p_next: f.p_next,
+                    ..robustness2_features()
+                };
+            }
             // Core 1.1/1.2 structures an application may chain although apiVersion is 1.0:
             // every member false, then what works (the 8/16-bit rows of `narrow_features`
             // are written by the caller; timelineSemaphore is VK_KHR_timeline_semaphore's).
@@ -694,6 +758,12 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
     // SAFETY: forwarded; each structure is cast to the type its sType names.
     unsafe {
         for_each_out(p_next, |ty, p| match ty {
+            S::PHYSICAL_DEVICE_ROBUSTNESS_2_PROPERTIES_EXT => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceRobustness2PropertiesEXT<'_>>();
+                // Bounds are checked per dword: a range is effectively rounded up to 4 bytes.
+                out.robust_storage_buffer_access_size_alignment = 4;
+                out.robust_uniform_buffer_access_size_alignment = 4;
+            }
             S::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES => {
                 (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreProperties<'_>>())
                     .max_timeline_semaphore_value_difference = MAX_TIMELINE_DIFFERENCE;

@@ -16,6 +16,9 @@
 //! host-side vkSignalSemaphore (or an earlier deferred submission going out) can cause, so
 //! the list is flushed there and at every submit. Waits on the host use WAIT_FOR_SUBMIT, so a
 //! fence or value whose submission is deferred is simply not signalled yet.
+//! On a kernel without timeline fences (Linux < 5.8) timeline semaphores are emulated
+//! (`sync::EmulatedTimeline`): their waits and signals travel as binary syncobjs in the fence
+//! array, resolved when the step goes to the kernel (`Queue::exec_step`).
 //! vkQueueSubmit and vkQueueSubmit2KHR share one plan: [`Step`]s, one per execbuffer.
 
 use std::collections::{HashMap, VecDeque};
@@ -34,7 +37,7 @@ use crate::device::{Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles;
-use crate::sync::{Fence, Semaphore};
+use crate::sync::{Fence, Semaphore, TimelinePoint};
 
 /// Submissions in flight beyond which a submit first retires everything.
 const MAX_IN_FLIGHT: usize = 256;
@@ -49,6 +52,10 @@ pub struct Step {
     pub waits: Vec<(u32, u64)>,
     pub signals: Vec<(u32, u64)>,
     pub gates: Vec<(Arc<Semaphore>, u64)>,
+    /// Waits and signals of emulated timelines (kernels without timeline fences), resolved to
+    /// binary syncobjs when the step goes to the kernel.
+    pub emulated_waits: Vec<(Arc<Semaphore>, u64)>,
+    pub emulated_signals: Vec<(Arc<Semaphore>, u64)>,
     /// Keeps the fence's syncobj alive while the step is deferred.
     pub _fence: Option<Arc<Fence>>,
 }
@@ -157,7 +164,7 @@ impl Queue {
                 let Some(step) = deferred.pop_front() else {
                     break;
                 };
-                if let Err(e) = self.exec(step.exe.as_ref(), &step.waits, &step.signals) {
+                if let Err(e) = self.exec_step(&step) {
                     // Its signals will never come from the GPU: signal them so no waiter hangs
                     // (waiters then see the error: the device is lost, or the submit failed).
                     self.abandon(std::iter::once(step));
@@ -180,6 +187,11 @@ impl Queue {
     fn abandon(&self, steps: impl Iterator<Item = Step>) {
         let drm = &self.core.adapter.drm;
         for step in steps {
+            for (s, v) in &step.emulated_signals {
+                if let Some(e) = &s.emulated {
+                    e.reach(*v);
+                }
+            }
             for &(h, point) in &step.signals {
                 let r = if point == 0 {
                     drm.syncobj_signal(&[h])
@@ -235,6 +247,36 @@ impl Queue {
         }
         drop(in_flight);
         self.check_hang()
+    }
+
+    /// One EXECBUFFER2 for `step`: an emulated timeline's wait becomes a wait for the binary
+    /// syncobj of the smallest submitted value that reaches it (none if already reached), each
+    /// emulated signal a fresh binary syncobj the timeline records once the kernel took the
+    /// execbuffer.
+    fn exec_step(&self, step: &Step) -> Result<()> {
+        let mut waits = step.waits.clone();
+        let mut held = Vec::new();
+        for (s, v) in &step.emulated_waits {
+            if let Some(p) = s.emulated.as_ref().and_then(|e| e.wait_point(*v)) {
+                waits.push((p.syncobj, 0));
+                held.push(p);
+            }
+        }
+        let mut signals = step.signals.clone();
+        let mut points = Vec::new();
+        for (s, v) in &step.emulated_signals {
+            let p = TimelinePoint::new(&self.core.adapter.drm)?;
+            signals.push((p.syncobj, 0));
+            points.push((s, *v, p));
+        }
+        self.exec(step.exe.as_ref(), &waits, &signals)?;
+        for (s, v, p) in points {
+            if let Some(e) = &s.emulated {
+                e.submitted(v, p);
+            }
+        }
+        drop(held);
+        Ok(())
     }
 
     /// One EXECBUFFER2 of `exe` (or the no-op batch); waits and signals are (syncobj, point),
@@ -379,13 +421,23 @@ pub(crate) unsafe extern "system" fn get_device_queue(
 /// runs the no-op batch if it waits or signals anything.
 pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
     let pair = |(s, v): &(Arc<Semaphore>, u64)| (s.syncobj, s.point(*v));
+    // Kernel syncobjs (binary or timeline) and emulated timelines go separate ways.
+    let split = |list: Vec<(Arc<Semaphore>, u64)>| {
+        let (emulated, kernel): (Vec<_>, Vec<_>) =
+            list.into_iter().partition(|(s, _)| s.emulated.is_some());
+        (kernel.iter().map(pair).collect::<Vec<_>>(), emulated)
+    };
     let mut steps = Vec::new();
     let last = batches.len().wrapping_sub(1);
     for (i, b) in batches.into_iter().enumerate() {
-        let waits: Vec<(u32, u64)> = b.waits.iter().map(pair).collect();
-        let gates: Vec<(Arc<Semaphore>, u64)> =
-            b.waits.into_iter().filter(|(s, _)| s.timeline).collect();
-        let mut signals: Vec<(u32, u64)> = b.signals.iter().map(pair).collect();
+        let gates: Vec<(Arc<Semaphore>, u64)> = b
+            .waits
+            .iter()
+            .filter(|(s, _)| s.timeline)
+            .cloned()
+            .collect();
+        let (waits, emulated_waits) = split(b.waits);
+        let (mut signals, mut emulated_signals) = split(b.signals);
         let mut step_fence = None;
         if i == last {
             if let Some(f) = &fence {
@@ -394,31 +446,43 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
             }
         }
         if b.exes.is_empty() {
-            if !waits.is_empty() || !signals.is_empty() {
+            if !waits.is_empty()
+                || !signals.is_empty()
+                || !emulated_waits.is_empty()
+                || !emulated_signals.is_empty()
+            {
                 steps.push(Step {
                     exe: None,
                     waits,
                     signals,
                     gates,
+                    emulated_waits,
+                    emulated_signals,
                     _fence: step_fence,
                 });
             }
             continue;
         }
         let n = b.exes.len();
-        let mut waits = Some((waits, gates));
+        let mut waits = Some((waits, gates, emulated_waits));
         for (j, e) in b.exes.into_iter().enumerate() {
-            let (w, g) = waits.take().unwrap_or_default();
-            let (s, f) = if j + 1 == n {
-                (std::mem::take(&mut signals), step_fence.take())
+            let (w, g, ew) = waits.take().unwrap_or_default();
+            let (s, es, f) = if j + 1 == n {
+                (
+                    std::mem::take(&mut signals),
+                    std::mem::take(&mut emulated_signals),
+                    step_fence.take(),
+                )
             } else {
-                (Vec::new(), None)
+                (Vec::new(), Vec::new(), None)
             };
             steps.push(Step {
                 exe: Some(e),
                 waits: w,
                 signals: s,
                 gates: g,
+                emulated_waits: ew,
+                emulated_signals: es,
                 _fence: f,
             });
         }
@@ -430,6 +494,8 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
                 waits: Vec::new(),
                 signals: vec![(f.syncobj, 0)],
                 gates: Vec::new(),
+                emulated_waits: Vec::new(),
+                emulated_signals: Vec::new(),
                 _fence: Some(f),
             });
         }

@@ -3,8 +3,14 @@
 //! one waits for; a timeline semaphore (VK_KHR_timeline_semaphore) is a timeline syncobj whose
 //! points are the semaphore's values (DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT/SIGNAL/QUERY on the host,
 //! the execbuffer timeline-fences extension on the queue).
+//!
+//! A kernel without timeline fences in the execbuffer (Linux < 5.8, see docs/kernel.md) gets
+//! [`EmulatedTimeline`]s instead: the semaphore's value lives in the driver, and each value a
+//! submission signals is a fresh binary syncobj that execbuffer signals; a submission waiting
+//! for value v waits for the binary syncobj of the smallest submitted value >= v (values of one
+//! timeline only grow, so that one completes no earlier than v's own signal operation).
 
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 use ash::vk;
 use ash::vk::Handle;
@@ -156,12 +162,15 @@ pub(crate) unsafe extern "system" fn wait_for_fences(
     })
 }
 
-/// A VkSemaphore: binary (a syncobj a submission signals and a later one waits for) or
-/// timeline (a timeline syncobj; values are its points).
+/// A VkSemaphore: binary (a syncobj a submission signals and a later one waits for),
+/// timeline on a timeline syncobj (values are its points), or an emulated timeline.
 pub struct Semaphore {
     drm: Arc<DrmDevice>,
+    /// The binary or timeline syncobj (0 for an emulated timeline, which has none).
     pub syncobj: u32,
     pub timeline: bool,
+    /// Set for a timeline semaphore on a kernel without timeline fences.
+    pub emulated: Option<EmulatedTimeline>,
 }
 
 impl Semaphore {
@@ -179,6 +188,9 @@ impl Semaphore {
     /// refuses a wait for a timeline point nobody has submitted a signal for yet (EINVAL), so
     /// such a submission is held back by the queue until one is (wait-before-signal).
     pub fn available(&self, value: u64) -> Result<bool> {
+        if let Some(e) = &self.emulated {
+            return Ok(e.available(value));
+        }
         if !self.timeline {
             return Ok(true);
         }
@@ -193,15 +205,238 @@ impl Semaphore {
             Err(e) => Err(e.into()),
         }
     }
+
+    /// The current value of a timeline semaphore.
+    pub fn value(&self) -> Result<u64> {
+        match &self.emulated {
+            Some(e) => e.value(),
+            None => Ok(self.drm.syncobj_query(&[self.syncobj], 0)?[0]),
+        }
+    }
+
+    /// Signals `value` of a timeline semaphore from the host.
+    pub fn host_signal(&self, value: u64) -> Result<()> {
+        match &self.emulated {
+            Some(e) => e.reach(value),
+            None => self
+                .drm
+                .syncobj_timeline_signal(&[self.syncobj], &[value])?,
+        }
+        Ok(())
+    }
 }
 
 impl Drop for Semaphore {
     fn drop(&mut self) {
+        if self.emulated.is_some() {
+            return;
+        }
         if let Err(e) = self.drm.syncobj_destroy(self.syncobj) {
             log::error!("SYNCOBJ_DESTROY of {}: {e}", self.syncobj);
         }
     }
 }
+
+/// A binary syncobj one submission signals for one value of an [`EmulatedTimeline`];
+/// destroyed when the last holder (the timeline, or a submission about to wait for it) drops it.
+pub struct TimelinePoint {
+    drm: Arc<DrmDevice>,
+    pub syncobj: u32,
+}
+
+impl TimelinePoint {
+    pub fn new(drm: &Arc<DrmDevice>) -> Result<Arc<TimelinePoint>> {
+        let syncobj = drm.syncobj_create(false)?;
+        Ok(Arc::new(TimelinePoint {
+            drm: drm.clone(),
+            syncobj,
+        }))
+    }
+}
+
+impl Drop for TimelinePoint {
+    fn drop(&mut self) {
+        if let Err(e) = self.drm.syncobj_destroy(self.syncobj) {
+            log::error!("SYNCOBJ_DESTROY of timeline point {}: {e}", self.syncobj);
+        }
+    }
+}
+
+#[derive(Default)]
+struct TimelineState {
+    /// The value known reached (host signals and completed points).
+    reached: u64,
+    /// Values submitted for signalling and not yet seen complete, in increasing order.
+    pending: Vec<(u64, Arc<TimelinePoint>)>,
+}
+
+/// Wakes host waits on emulated timelines whenever a value is signalled from the host or a
+/// submission that signals one goes to the kernel (a generation counter and its condvar;
+/// process-wide, so a wait over several semaphores needs one place to sleep).
+static TIMELINE_EVENTS: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
+
+fn timeline_event() {
+    let (m, cv) = &TIMELINE_EVENTS;
+    *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+    cv.notify_all();
+}
+
+fn timeline_generation() -> u64 {
+    *TIMELINE_EVENTS.0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sleeps until the generation differs from `seen` or `deadline` (CLOCK_MONOTONIC ns) passes.
+fn wait_timeline_event(seen: u64, deadline: i64) {
+    let (m, cv) = &TIMELINE_EVENTS;
+    let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
+    while *g == seen {
+        let left = deadline.saturating_sub(monotonic_ns());
+        if left <= 0 {
+            return;
+        }
+        g = cv
+            .wait_timeout(g, std::time::Duration::from_nanos(left as u64))
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+}
+
+/// A timeline semaphore kept by the driver (kernels without timeline fences).
+pub struct EmulatedTimeline {
+    drm: Arc<DrmDevice>,
+    state: Mutex<TimelineState>,
+}
+
+impl EmulatedTimeline {
+    pub fn new(drm: &Arc<DrmDevice>, initial: u64) -> EmulatedTimeline {
+        EmulatedTimeline {
+            drm: drm.clone(),
+            state: Mutex::new(TimelineState {
+                reached: initial,
+                pending: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TimelineState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `value` is reached or a submitted signal will reach it.
+    pub fn available(&self, value: u64) -> bool {
+        let st = self.lock();
+        st.reached >= value || st.pending.iter().any(|(v, _)| *v >= value)
+    }
+
+    /// What a submission waiting for `value` must wait for: nothing if it is reached, else the
+    /// point of the smallest submitted value >= `value` (None too if there is none: the caller
+    /// checked [`EmulatedTimeline::available`] first).
+    pub fn wait_point(&self, value: u64) -> Option<Arc<TimelinePoint>> {
+        let st = self.lock();
+        if st.reached >= value {
+            return None;
+        }
+        st.pending
+            .iter()
+            .find(|(v, _)| *v >= value)
+            .map(|(_, p)| p.clone())
+    }
+
+    /// Records that an execbuffer handed to the kernel signals `point` for `value`.
+    pub fn submitted(&self, value: u64, point: Arc<TimelinePoint>) {
+        let mut st = self.lock();
+        let at = st.pending.partition_point(|(v, _)| *v <= value);
+        st.pending.insert(at, (value, point));
+        drop(st);
+        timeline_event();
+    }
+
+    /// The value is reached (host signal, or a submission abandoned so no waiter hangs).
+    pub fn reach(&self, value: u64) {
+        let mut st = self.lock();
+        st.reached = st.reached.max(value);
+        st.pending.retain(|(v, _)| *v > value);
+        drop(st);
+        timeline_event();
+    }
+
+    /// Folds completed points into the value and releases their syncobjs; returns the value.
+    pub fn value(&self) -> Result<u64> {
+        let mut st = self.lock();
+        let mut done = Vec::new();
+        for (i, (_, p)) in st.pending.iter().enumerate() {
+            match self.drm.syncobj_wait(&[p.syncobj], 0, true) {
+                Ok(()) => done.push(i),
+                Err(KernelError::Timeout) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        for &i in done.iter().rev() {
+            let (v, _) = st.pending.remove(i);
+            st.reached = st.reached.max(v);
+        }
+        let reached = st.reached;
+        // Points at or below the value are not needed by any later wait.
+        st.pending.retain(|(v, _)| *v > reached);
+        Ok(reached)
+    }
+
+    /// The syncobj of the smallest pending value >= `value`, if any.
+    fn pending_syncobj(&self, value: u64) -> Option<Arc<TimelinePoint>> {
+        self.lock()
+            .pending
+            .iter()
+            .find(|(v, _)| *v >= value)
+            .map(|(_, p)| p.clone())
+    }
+}
+
+/// vkWaitSemaphores over emulated timelines: re-checks the values whenever something may have
+/// changed. While submitted points exist it sleeps in the kernel on them, in slices of
+/// [`EMULATED_WAIT_SLICE_NS`] so a host signal from another thread is seen too; otherwise it
+/// sleeps until a host signal or a submission.
+fn wait_emulated(
+    drm: &DrmDevice,
+    sems: &[(Arc<Semaphore>, u64)],
+    wait_all: bool,
+    deadline: i64,
+) -> Result<vk::Result> {
+    loop {
+        let seen = timeline_generation();
+        let mut reached = 0;
+        let mut points = Vec::new();
+        for (s, v) in sems {
+            let e = s.emulated.as_ref().ok_or_else(|| {
+                DriverError::InvalidArgument("a kernel timeline among emulated ones".into())
+            })?;
+            if e.value()? >= *v {
+                reached += 1;
+            } else if let Some(p) = e.pending_syncobj(*v) {
+                points.push(p);
+            }
+        }
+        if reached == sems.len() || (!wait_all && reached > 0) {
+            return Ok(vk::Result::SUCCESS);
+        }
+        let now = monotonic_ns();
+        if now >= deadline {
+            return Ok(vk::Result::TIMEOUT);
+        }
+        if points.is_empty() {
+            wait_timeline_event(seen, deadline);
+        } else {
+            let handles: Vec<u32> = points.iter().map(|p| p.syncobj).collect();
+            let slice = deadline.min(now.saturating_add(EMULATED_WAIT_SLICE_NS));
+            match drm.syncobj_wait(&handles, slice, false) {
+                Ok(()) | Err(KernelError::Timeout) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// How long one kernel wait of [`wait_emulated`] lasts before it looks for host signals.
+const EMULATED_WAIT_SLICE_NS: i64 = 5_000_000;
 
 pub(crate) unsafe extern "system" fn create_semaphore(
     device: vk::Device,
@@ -227,16 +462,27 @@ pub(crate) unsafe extern "system" fn create_semaphore(
             None => (false, 0),
         };
         let drm = &d.adapter.drm;
-        let syncobj = drm.syncobj_create(false)?;
-        // Owned from here on: dropped (destroying the syncobj) on every error path.
-        let sem = Semaphore {
-            drm: drm.clone(),
-            syncobj,
-            timeline,
+        let sem = if timeline && !drm.caps().timeline_fences {
+            Semaphore {
+                drm: drm.clone(),
+                syncobj: 0,
+                timeline,
+                emulated: Some(EmulatedTimeline::new(drm, initial)),
+            }
+        } else {
+            let syncobj = drm.syncobj_create(false)?;
+            // Owned from here on: dropped (destroying the syncobj) on every error path.
+            let sem = Semaphore {
+                drm: drm.clone(),
+                syncobj,
+                timeline,
+                emulated: None,
+            };
+            if timeline && initial > 0 {
+                drm.syncobj_timeline_signal(&[syncobj], &[initial])?;
+            }
+            sem
         };
-        if timeline && initial > 0 {
-            drm.syncobj_timeline_signal(&[syncobj], &[initial])?;
-        }
         let id = d.semaphores.insert(sem);
         // SAFETY: valid output pointer per the spec.
         unsafe { ffi::write(p_semaphore, vk::Semaphore::from_raw(id), "pSemaphore") }?;
@@ -258,13 +504,13 @@ pub(crate) unsafe extern "system" fn destroy_semaphore(
     })
 }
 
-/// One (semaphore, value) pair of vkWaitSemaphores.
-fn timeline_handles(
+/// The (semaphore, value) pairs of vkWaitSemaphores.
+fn timeline_pairs(
     d: &Device,
     count: u32,
     p_sems: *const vk::Semaphore,
     p_values: *const u64,
-) -> Result<(Vec<u32>, Vec<u64>)> {
+) -> Result<Vec<(Arc<Semaphore>, u64)>> {
     // SAFETY: `count` semaphores and values per the spec.
     let (sems, values) = unsafe {
         (
@@ -272,17 +518,17 @@ fn timeline_handles(
             ffi::slice(p_values, count, "pValues")?,
         )
     };
-    let mut handles = Vec::with_capacity(sems.len());
-    for h in sems {
+    let mut pairs = Vec::with_capacity(sems.len());
+    for (h, v) in sems.iter().zip(values) {
         let s = d.semaphores.get(h.as_raw())?;
         if !s.timeline {
             return Err(DriverError::InvalidArgument(
                 "a binary semaphore passed where a timeline semaphore is required".into(),
             ));
         }
-        handles.push(s.syncobj);
+        pairs.push((s, *v));
     }
-    Ok((handles, values.to_vec()))
+    Ok(pairs)
 }
 
 pub(crate) unsafe extern "system" fn get_semaphore_counter_value(
@@ -300,7 +546,7 @@ pub(crate) unsafe extern "system" fn get_semaphore_counter_value(
                 "vkGetSemaphoreCounterValue of a binary semaphore".into(),
             ));
         }
-        let value = d.adapter.drm.syncobj_query(&[s.syncobj], 0)?[0];
+        let value = s.value()?;
         // SAFETY: valid output pointer per the spec.
         unsafe { ffi::write(p_value, value, "pValue") }?;
         Ok(vk::Result::SUCCESS)
@@ -316,15 +562,22 @@ pub(crate) unsafe extern "system" fn wait_semaphores(
         // SAFETY: live device and valid wait info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pWaitInfo")?) };
         d.check_lost()?;
-        let (handles, values) =
-            timeline_handles(d, info.semaphore_count, info.p_semaphores, info.p_values)?;
-        if handles.is_empty() {
+        let pairs = timeline_pairs(d, info.semaphore_count, info.p_semaphores, info.p_values)?;
+        if pairs.is_empty() {
             return Ok(vk::Result::SUCCESS);
         }
+        let wait_all = !info.flags.contains(vk::SemaphoreWaitFlags::ANY);
+        if pairs.iter().any(|(s, _)| s.emulated.is_some()) {
+            let r = wait_emulated(&d.adapter.drm, &pairs, wait_all, deadline(timeout))?;
+            d.queue().obj.check_hang()?;
+            return Ok(r);
+        }
+        let handles: Vec<u32> = pairs.iter().map(|(s, _)| s.syncobj).collect();
+        let values: Vec<u64> = pairs.iter().map(|(_, v)| *v).collect();
         // A value nobody has signalled yet is waited for too (WAIT_FOR_SUBMIT): another thread
         // may still signal it from the host or submit work that does.
         let mut flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
-        if !info.flags.contains(vk::SemaphoreWaitFlags::ANY) {
+        if wait_all {
             flags |= DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
         }
         let r =
@@ -356,9 +609,7 @@ pub(crate) unsafe extern "system" fn signal_semaphore(
                 "vkSignalSemaphore of a binary semaphore".into(),
             ));
         }
-        d.adapter
-            .drm
-            .syncobj_timeline_signal(&[s.syncobj], &[info.value])?;
+        s.host_signal(info.value)?;
         // Submissions held back waiting for this value can go to the kernel now.
         d.queue().obj.flush_deferred()?;
         Ok(vk::Result::SUCCESS)

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::device_info::{lookup_pci_id, DeviceInfo};
-use crate::sim::{BoMemory, SimKernel};
+use crate::sim::{BoMemory, Faults, KernelVersion, SimKernel};
 use crate::uapi::{self, Ioctl};
 use crate::KernelError;
 
@@ -32,6 +32,7 @@ enum Backend {
 pub struct DrmDevice {
     backend: Backend,
     info: &'static DeviceInfo,
+    caps: KernelCaps,
 }
 
 impl std::fmt::Debug for DrmDevice {
@@ -64,16 +65,29 @@ fn last_errno() -> i32 {
 }
 
 /// Issues `request` on a real DRM fd, retrying on EINTR/EAGAIN as libdrm's `drmIoctl` does.
+///
+/// A failure is normally -1 with `errno`. Mesa's drm-shim (an `LD_PRELOAD` fake of the render
+/// node) returns the negated errno itself for some requests, and -1 without setting `errno` for
+/// others: both are accepted, the latter as EINVAL, and `errno` is cleared before each call so a
+/// stale EINTR cannot make the retry loop spin.
 fn raw_ioctl<T: Ioctl>(fd: i32, arg: &mut T) -> Result<(), KernelError> {
     loop {
+        // SAFETY: `__errno_location` returns this thread's errno slot, always valid to write.
+        unsafe { *libc::__errno_location() = 0 };
         // SAFETY: `arg` is a live, exclusively borrowed `T`, and `T::REQUEST` encodes exactly
         // `size_of::<T>()` (the `Ioctl` contract), so the kernel touches only `*arg`. User
         // pointers inside `T` are checked by the kernel (EFAULT).
         let rc = unsafe { libc::ioctl(fd, T::REQUEST as _, arg as *mut T as *mut c_void) };
-        if rc != -1 {
+        if rc >= 0 {
             return Ok(());
         }
-        let errno = last_errno();
+        let errno = match rc {
+            -1 => match last_errno() {
+                0 => libc::EINVAL,
+                e => e,
+            },
+            negated => -negated,
+        };
         if errno != libc::EINTR && errno != libc::EAGAIN {
             return Err(KernelError::from_errno(T::NAME, errno));
         }
@@ -153,60 +167,148 @@ pub enum Probe {
     GttSize(u64),
 }
 
-/// What the driver uses of i915 and DRM core beyond what every i915 kernel has, with the
-/// kernel's way of saying it has it. A render node whose kernel lacks one is not offered (the
-/// simulated kernel has them all).
-pub const KERNEL_REQUIREMENTS: &[(&str, Probe)] = &[
+/// One kernel interface the driver cannot do without: what it is, how it is probed, and the
+/// Linux version that introduced it (named in the refusal, see docs/kernel.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requirement {
+    pub what: &'static str,
+    pub probe: Probe,
+    pub since: &'static str,
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (Linux {})", self.what, self.since)
+    }
+}
+
+/// What the driver uses of i915 and DRM core with no fallback, beyond what every i915 kernel
+/// has, with the kernel's way of saying it has it. A render node whose kernel lacks one is not
+/// offered, and the log names the interface and the kernel version that has it. Optional
+/// interfaces are [`KernelCaps`].
+pub const KERNEL_REQUIREMENTS: &[Requirement] = &[
     // Every object softpinned at the driver's VA (bo.rs), no relocations (queue.rs).
-    (
-        "EXEC_OBJECT_PINNED (I915_PARAM_HAS_EXEC_SOFTPIN)",
-        Probe::Param(uapi::I915_PARAM_HAS_EXEC_SOFTPIN, 1),
-    ),
-    (
-        "I915_EXEC_NO_RELOC",
-        Probe::Param(uapi::I915_PARAM_HAS_EXEC_NO_RELOC, 1),
-    ),
-    // Binary semaphores and fences as syncobjs of the execbuffer.
-    (
-        "I915_EXEC_FENCE_ARRAY",
-        Probe::Param(uapi::I915_PARAM_HAS_EXEC_FENCE_ARRAY, 1),
-    ),
-    // Timeline semaphores (VK_KHR_timeline_semaphore is always advertised).
-    (
-        "DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES",
-        Probe::Param(uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES, 1),
-    ),
+    Requirement {
+        what: "EXEC_OBJECT_PINNED (I915_PARAM_HAS_EXEC_SOFTPIN)",
+        probe: Probe::Param(uapi::I915_PARAM_HAS_EXEC_SOFTPIN, 1),
+        since: "4.5",
+    },
+    Requirement {
+        what: "I915_EXEC_NO_RELOC",
+        probe: Probe::Param(uapi::I915_PARAM_HAS_EXEC_NO_RELOC, 1),
+        since: "3.10",
+    },
+    // Semaphores and fences as syncobjs of the execbuffer.
+    Requirement {
+        what: "I915_EXEC_FENCE_ARRAY",
+        probe: Probe::Param(uapi::I915_PARAM_HAS_EXEC_FENCE_ARRAY, 1),
+        since: "4.14",
+    },
     // Version 4 of the GTT mmap ABI is the one with GEM_MMAP_OFFSET.
-    (
-        "DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4)",
-        Probe::Param(uapi::I915_PARAM_MMAP_GTT_VERSION, 4),
-    ),
-    ("DRM_CAP_SYNCOBJ", Probe::Cap(uapi::DRM_CAP_SYNCOBJ)),
-    // SYNCOBJ_TIMELINE_WAIT/QUERY/TRANSFER/TIMELINE_SIGNAL.
-    (
-        "DRM_CAP_SYNCOBJ_TIMELINE",
-        Probe::Cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE),
-    ),
+    Requirement {
+        what: "DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4)",
+        probe: Probe::Param(uapi::I915_PARAM_MMAP_GTT_VERSION, 4),
+        since: "5.5",
+    },
+    Requirement {
+        what: "DRM_CAP_SYNCOBJ",
+        probe: Probe::Cap(uapi::DRM_CAP_SYNCOBJ),
+        since: "4.13",
+    },
     // The driver's heaps reach 0x7001_0000_0000: a full 48-bit PPGTT per context.
-    ("48-bit full PPGTT", Probe::GttSize(1 << 48)),
+    Requirement {
+        what: "48-bit full PPGTT",
+        probe: Probe::GttSize(1 << 48),
+        since: "4.9 on Gen9",
+    },
 ];
 
 /// The [`KERNEL_REQUIREMENTS`] rows the kernel does not meet; `answer` runs a probe and gives
 /// the kernel's value, None when the ioctl fails (an older kernel answers EINVAL for a
 /// parameter or capability it does not know).
-pub fn missing_kernel_requirements(answer: impl Fn(Probe) -> Option<u64>) -> Vec<&'static str> {
+pub fn missing_kernel_requirements(answer: impl Fn(Probe) -> Option<u64>) -> Vec<Requirement> {
     KERNEL_REQUIREMENTS
         .iter()
-        .filter(|(_, probe)| {
-            let min = match *probe {
+        .filter(|r| {
+            let min = match r.probe {
                 Probe::Param(_, min) => min as u64,
                 Probe::Cap(_) => 1,
                 Probe::GttSize(min) => min,
             };
-            answer(*probe).is_none_or(|v| v < min)
+            answer(r.probe).is_none_or(|v| v < min)
         })
-        .map(|(what, _)| *what)
+        .copied()
         .collect()
+}
+
+/// The optional kernel interfaces and the facts the kernel reports about the GPU, probed when
+/// a device is opened. Each has a fallback (docs/kernel.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelCaps {
+    /// Timeline points in the execbuffer (`I915_PARAM_HAS_EXEC_TIMELINE_FENCES`, Linux 5.8)
+    /// and the timeline syncobj ioctls (`DRM_CAP_SYNCOBJ_TIMELINE`, Linux 5.2). Without them
+    /// the driver builds timeline semaphores from binary syncobjs, one per signalled value.
+    pub timeline_fences: bool,
+    /// The GPU shares the CPU's last-level cache (`I915_PARAM_HAS_LLC`): mappings are
+    /// write-back and a cached memory type is offered; without it mappings are write-combined.
+    pub has_llc: bool,
+    /// Command-streamer timestamp ticks per second (`I915_PARAM_CS_TIMESTAMP_FREQUENCY`, Linux
+    /// 4.15); the device table's value on older kernels.
+    pub timestamp_frequency_hz: u64,
+}
+
+impl KernelCaps {
+    /// Asks the kernel through `param` (GETPARAM, None when it fails) and `cap` (GET_CAP);
+    /// `table` gives the values a kernel too old to report them is assumed to have.
+    pub fn probe(
+        table: &DeviceInfo,
+        param: impl Fn(i32) -> Option<i32>,
+        cap: impl Fn(u64) -> Option<u64>,
+    ) -> KernelCaps {
+        let timeline_fences = param(uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES).unwrap_or(0) > 0
+            && cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE).unwrap_or(0) > 0;
+        let has_llc = match param(uapi::I915_PARAM_HAS_LLC) {
+            Some(v) => v > 0,
+            None => table.has_llc,
+        };
+        let timestamp_frequency_hz = match param(uapi::I915_PARAM_CS_TIMESTAMP_FREQUENCY) {
+            Some(v) if v > 0 => v as u64,
+            _ => {
+                log::info!(
+                    "I915_PARAM_CS_TIMESTAMP_FREQUENCY not answered (Linux < 4.15): {} Hz from the device table",
+                    table.timestamp_frequency_hz
+                );
+                table.timestamp_frequency_hz
+            }
+        };
+        KernelCaps {
+            timeline_fences,
+            has_llc,
+            timestamp_frequency_hz,
+        }
+    }
+}
+
+/// `base` with what the kernel reported ([`KernelCaps`]) in place of the table's guesses.
+/// Interned: one leaked row per distinct combination, so [`DrmDevice::info`] stays `'static`.
+fn info_with_caps(base: &'static DeviceInfo, caps: &KernelCaps) -> &'static DeviceInfo {
+    use std::sync::Mutex;
+    if base.has_llc == caps.has_llc && base.timestamp_frequency_hz == caps.timestamp_frequency_hz {
+        return base;
+    }
+    let wanted = DeviceInfo {
+        has_llc: caps.has_llc,
+        timestamp_frequency_hz: caps.timestamp_frequency_hz,
+        ..*base
+    };
+    static ROWS: Mutex<Vec<&'static DeviceInfo>> = Mutex::new(Vec::new());
+    let mut rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = rows.iter().find(|r| ***r == wanted) {
+        return r;
+    }
+    let row: &'static DeviceInfo = Box::leak(Box::new(wanted));
+    rows.push(row);
+    row
 }
 
 impl DrmDevice {
@@ -258,22 +360,49 @@ impl DrmDevice {
             errno_name: "ENODEV",
         })?;
         let info = found.info.ok_or(KernelError::UnknownDevice(found.pci_id))?;
-        let dev = DrmDevice {
-            backend: Backend::Render {
+        Self::checked(
+            Backend::Render {
                 fd,
                 path: node.path.clone(),
             },
             info,
+        )
+    }
+
+    /// A device on `backend` once its kernel meets [`KERNEL_REQUIREMENTS`], with its
+    /// [`KernelCaps`] probed and the device-table row adjusted to what the kernel reports.
+    fn checked(backend: Backend, table: &'static DeviceInfo) -> Result<DrmDevice, KernelError> {
+        let mut dev = DrmDevice {
+            backend,
+            info: table,
+            caps: KernelCaps {
+                timeline_fences: false,
+                has_llc: table.has_llc,
+                timestamp_frequency_hz: table.timestamp_frequency_hz,
+            },
         };
         let missing = dev.missing_kernel_requirements();
         if !missing.is_empty() {
-            return Err(KernelError::KernelTooOld(missing.join(", ")));
+            let list: Vec<String> = missing.iter().map(|r| r.to_string()).collect();
+            return Err(KernelError::KernelTooOld(list.join(", ")));
+        }
+        dev.caps = KernelCaps::probe(table, |p| dev.getparam(p).ok(), |c| dev.get_cap(c).ok());
+        dev.info = info_with_caps(table, &dev.caps);
+        if !dev.caps.timeline_fences {
+            log::info!(
+                "{dev:?}: no timeline fences in the execbuffer (Linux < 5.8): timeline semaphores use binary syncobjs"
+            );
         }
         Ok(dev)
     }
 
+    /// The optional interfaces the kernel offers and the GPU facts it reported.
+    pub fn caps(&self) -> &KernelCaps {
+        &self.caps
+    }
+
     /// The [`KERNEL_REQUIREMENTS`] this device's kernel does not meet.
-    pub fn missing_kernel_requirements(&self) -> Vec<&'static str> {
+    pub fn missing_kernel_requirements(&self) -> Vec<Requirement> {
         missing_kernel_requirements(|probe| match probe {
             Probe::Param(p, _) => self.getparam(p).ok().map(|v| v.max(0) as u64),
             Probe::Cap(c) => self.get_cap(c).ok(),
@@ -288,12 +417,32 @@ impl DrmDevice {
         })
     }
 
-    /// Creates a simulated i915 answering as `info`.
+    /// Creates a simulated i915 answering as `info`, with the uAPI of the kernel version
+    /// `FERRITE_SIM_KERNEL` names (the latest when unset). Probed like a render node: a
+    /// simulated kernel too old for the driver is refused the same way.
+    /// `FERRITE_SIM_FAULTS` makes it inject faults ([`crate::sim::Faults`]).
     pub fn open_sim(info: &'static DeviceInfo) -> Result<DrmDevice, KernelError> {
-        Ok(DrmDevice {
-            backend: Backend::Sim(Arc::new(SimKernel::new(info))),
+        Self::open_sim_with(info, KernelVersion::from_env(), Faults::from_env())
+    }
+
+    /// [`DrmDevice::open_sim`] with an explicit kernel version.
+    pub fn open_sim_kernel(
+        info: &'static DeviceInfo,
+        kernel: KernelVersion,
+    ) -> Result<DrmDevice, KernelError> {
+        Self::open_sim_with(info, kernel, Faults::default())
+    }
+
+    /// [`DrmDevice::open_sim`] with an explicit kernel version and faults.
+    pub fn open_sim_with(
+        info: &'static DeviceInfo,
+        kernel: KernelVersion,
+        faults: Faults,
+    ) -> Result<DrmDevice, KernelError> {
+        Self::checked(
+            Backend::Sim(Arc::new(SimKernel::with_faults(info, kernel, faults))),
             info,
-        })
+        )
     }
 
     /// The device-table row of this device.
@@ -319,13 +468,17 @@ impl DrmDevice {
     pub fn ioctl<T: Ioctl>(&self, arg: &mut T) -> Result<(), KernelError> {
         match &self.backend {
             Backend::Render { fd, .. } => raw_ioctl(fd.as_raw_fd(), arg),
-            Backend::Sim(sim) => {
+            Backend::Sim(sim) => loop {
                 // SAFETY: `arg` is a live, exclusively borrowed `T` and `T::REQUEST` is the
                 // request whose argument type is `T` (the `Ioctl` contract), which is what
                 // `SimKernel::ioctl` requires.
-                unsafe { sim.ioctl(T::REQUEST, arg as *mut T as *mut c_void) }
-                    .map_err(|errno| KernelError::from_errno(T::NAME, errno))
-            }
+                match unsafe { sim.ioctl(T::REQUEST, arg as *mut T as *mut c_void) } {
+                    Ok(()) => return Ok(()),
+                    // Repeated, as on a render node (the simulated kernel's fault storms).
+                    Err(libc::EINTR | libc::EAGAIN) => continue,
+                    Err(errno) => return Err(KernelError::from_errno(T::NAME, errno)),
+                }
+            },
         }
     }
 
@@ -365,12 +518,17 @@ impl DrmDevice {
         self.ioctl(&mut uapi::drm_gem_close { handle, pad: 0 })
     }
 
-    /// `DRM_IOCTL_I915_GEM_MMAP_OFFSET` (write-back: Gen9 has an LLC) followed by mmap of
-    /// `size` bytes at the returned fake offset.
+    /// `DRM_IOCTL_I915_GEM_MMAP_OFFSET` followed by mmap of `size` bytes at the returned fake
+    /// offset: write-back when the GPU snoops the CPU's last-level cache
+    /// ([`KernelCaps::has_llc`]), write-combined (uncached, so still coherent) otherwise.
     pub fn gem_mmap(&self, handle: u32, size: u64) -> Result<Mapping, KernelError> {
         let mut mo = uapi::drm_i915_gem_mmap_offset {
             handle,
-            flags: uapi::I915_MMAP_OFFSET_WB,
+            flags: if self.caps.has_llc {
+                uapi::I915_MMAP_OFFSET_WB
+            } else {
+                uapi::I915_MMAP_OFFSET_WC
+            },
             ..Default::default()
         };
         self.ioctl(&mut mo)?;
@@ -894,9 +1052,17 @@ mod tests {
     #[test]
     fn the_simulated_kernel_meets_every_requirement() {
         let info = crate::lookup_platform("skl").unwrap();
-        let dev = DrmDevice::open_sim(info).unwrap();
-        assert_eq!(dev.missing_kernel_requirements(), Vec::<&str>::new());
+        let dev = DrmDevice::open_sim_kernel(info, KernelVersion::LATEST).unwrap();
+        assert_eq!(dev.missing_kernel_requirements(), Vec::<Requirement>::new());
         assert_eq!(dev.get_cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE).unwrap(), 1);
+        assert_eq!(
+            *dev.caps(),
+            KernelCaps {
+                timeline_fences: true,
+                has_llc: true,
+                timestamp_frequency_hz: 12_000_000
+            }
+        );
         // An unknown capability is EINVAL, as on a render node.
         let err = dev.get_cap(0x7fff).unwrap_err();
         assert_eq!(err.errno(), Some(libc::EINVAL));
@@ -905,31 +1071,97 @@ mod tests {
     }
 
     #[test]
-    fn an_older_kernel_lacks_timelines_and_mmap_offset() {
-        // A kernel before timeline syncobjs and GEM_MMAP_OFFSET (Linux 5.4): it answers
-        // EINVAL for the newer parameter and capability, version 3 of the GTT mmap ABI.
+    fn a_kernel_before_5_8_opens_without_timeline_fences() {
+        let info = crate::lookup_platform("skl").unwrap();
+        for (version, syncobj_timeline) in [((5, 7), true), ((5, 5), true)] {
+            let v = KernelVersion(version.0, version.1);
+            let dev = DrmDevice::open_sim_kernel(info, v).unwrap();
+            assert!(!dev.caps().timeline_fences, "Linux {v}");
+            assert_eq!(
+                dev.get_cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE).is_ok(),
+                syncobj_timeline,
+                "Linux {v}"
+            );
+            // The execbuffer's extension flag is an unknown flag there.
+            let err = dev
+                .getparam(uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES)
+                .unwrap_err();
+            assert_eq!(err.errno(), Some(libc::EINVAL));
+            assert!(dev.caps().has_llc);
+            assert_eq!(dev.info().timestamp_frequency_hz, 12_000_000);
+        }
+    }
+
+    #[test]
+    fn a_kernel_before_5_5_is_refused_naming_the_interface_and_version() {
+        let info = crate::lookup_platform("skl").unwrap();
+        let err = DrmDevice::open_sim_kernel(info, KernelVersion(5, 4)).unwrap_err();
+        assert!(matches!(err, KernelError::KernelTooOld(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "the kernel lacks DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4) (Linux 5.5)"
+        );
+    }
+
+    #[test]
+    fn llc_and_timestamp_frequency_come_from_the_kernel() {
+        let table = crate::lookup_platform("skl").unwrap();
+        // A kernel that says "no LLC" and 19.2 MHz wins over the table (12 MHz, LLC).
+        let caps = KernelCaps::probe(
+            table,
+            |p| match p {
+                uapi::I915_PARAM_HAS_LLC => Some(0),
+                uapi::I915_PARAM_CS_TIMESTAMP_FREQUENCY => Some(19_200_000),
+                _ => None,
+            },
+            |_| None,
+        );
+        assert!(!caps.has_llc && !caps.timeline_fences);
+        assert_eq!(caps.timestamp_frequency_hz, 19_200_000);
+        let row = info_with_caps(table, &caps);
+        assert!(!row.has_llc);
+        assert_eq!(row.timestamp_frequency_hz, 19_200_000);
+        assert_eq!((row.pci_id, row.eu_total), (table.pci_id, table.eu_total));
+        // Interned: the same answer gives the same row; the table's own answer the table row.
+        assert!(std::ptr::eq(row, info_with_caps(table, &caps)));
+        let same = KernelCaps::probe(table, |_| None, |_| Some(1));
+        assert!(std::ptr::eq(info_with_caps(table, &same), table));
+        // Timeline fences need both the execbuffer parameter and the syncobj capability.
+        let only_param = KernelCaps::probe(
+            table,
+            |p| (p == uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES).then_some(1),
+            |_| None,
+        );
+        assert!(!only_param.timeline_fences);
+        let both = KernelCaps::probe(table, |_| Some(1), |_| Some(1));
+        assert!(both.timeline_fences);
+    }
+
+    #[test]
+    fn missing_requirements_are_listed_with_their_kernel_versions() {
+        // A kernel before GEM_MMAP_OFFSET (Linux 5.4): version 3 of the GTT mmap ABI.
         let old = |probe: Probe| match probe {
-            Probe::Param(uapi::I915_PARAM_HAS_EXEC_TIMELINE_FENCES, _) => None,
             Probe::Param(uapi::I915_PARAM_MMAP_GTT_VERSION, _) => Some(3),
             Probe::Param(..) => Some(1),
-            Probe::Cap(uapi::DRM_CAP_SYNCOBJ_TIMELINE) => None,
             Probe::Cap(_) => Some(1),
             Probe::GttSize(_) => Some(1 << 48),
         };
+        let missing: Vec<String> = missing_kernel_requirements(old)
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
         assert_eq!(
-            missing_kernel_requirements(old),
-            [
-                "DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES",
-                "DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4)",
-                "DRM_CAP_SYNCOBJ_TIMELINE",
-            ]
+            missing,
+            ["DRM_IOCTL_I915_GEM_MMAP_OFFSET (I915_PARAM_MMAP_GTT_VERSION >= 4) (Linux 5.5)"]
         );
         // Aliasing PPGTT (32-bit) cannot hold the driver's heaps.
         let small_vm = |probe: Probe| match probe {
             Probe::GttSize(_) => Some(1 << 32),
             _ => Some(4),
         };
-        assert_eq!(missing_kernel_requirements(small_vm), ["48-bit full PPGTT"]);
+        let missing = missing_kernel_requirements(small_vm);
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].what, "48-bit full PPGTT");
         assert_eq!(
             missing_kernel_requirements(|_| None).len(),
             KERNEL_REQUIREMENTS.len()

@@ -17,9 +17,10 @@ pub use device_info::{
     DEFAULT_SIM_PCI_ID,
 };
 pub use drm_device::{
-    missing_kernel_requirements, monotonic_ns, DrmDevice, Mapping, Probe, RenderNode,
-    KERNEL_REQUIREMENTS,
+    missing_kernel_requirements, monotonic_ns, DrmDevice, KernelCaps, Mapping, Probe, RenderNode,
+    Requirement, KERNEL_REQUIREMENTS,
 };
+pub use sim::KernelVersion;
 
 /// Errors of the kernel interface.
 #[derive(Debug, thiserror::Error)]

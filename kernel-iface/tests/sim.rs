@@ -136,6 +136,25 @@ fn query_two_call_protocol_and_item_errors() {
 }
 
 #[test]
+fn huge_user_counts_fail_without_sizing_a_buffer_by_them() {
+    // Found by scripts/soak's ioctl fuzzer: the query's item count and the execbuffer's object
+    // count sized one allocation each, so a random count aborted the process.
+    let dev = sim();
+    let mut q = drm_i915_query {
+        num_items: u32::MAX,
+        flags: 0,
+        items_ptr: 0,
+    };
+    assert_eq!(errno(dev.ioctl(&mut q)), libc::EFAULT);
+    let mut eb = drm_i915_gem_execbuffer2 {
+        buffers_ptr: 0,
+        buffer_count: i32::MAX as u32,
+        ..Default::default()
+    };
+    assert_eq!(errno(dev.execbuffer2(&mut eb)), libc::ENOMEM);
+}
+
+#[test]
 fn version_names_the_i915_driver() {
     let dev = sim();
     let mut name = [0u8; 16];

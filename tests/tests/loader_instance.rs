@@ -82,6 +82,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
     // Native DF / Q on Gen9 (compiler backend::wide).
     assert_eq!(features.shader_float64, vk::TRUE);
     assert_eq!(features.shader_int64, vk::TRUE);
+    // Required by Vulkan 1.0; tests/tests/robust_access.rs.
+    assert_eq!(features.robust_buffer_access, vk::TRUE);
     // SAFETY: as above.
     let fp = unsafe {
         h.instance
@@ -107,6 +109,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_float16_int8",
         // cr0 float modes: tests/tests/float_controls_sim.rs and float_controls.rs.
         "VK_KHR_shader_float_controls",
+        // robustBufferAccess2: tests/tests/robust_access.rs.
+        "VK_EXT_robustness2",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

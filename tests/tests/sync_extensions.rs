@@ -571,3 +571,40 @@ fn invalid_handles_get_vulkan_1_0_error_codes() {
         dev.destroy_device(None);
     }
 }
+
+/// The timeline tests again, each in a child process on a simulated Linux 5.7: its execbuffer
+/// has no timeline fences (5.8), so timeline semaphores are emulated over binary syncobjs.
+#[test]
+fn timeline_tests_on_a_kernel_without_timeline_fences() {
+    const KERNEL: &str = "FERRITE_SIM_KERNEL";
+    if std::env::var_os(KERNEL).is_some() {
+        // Already the child (or run by hand on an old kernel): the tests below run directly.
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    for test in [
+        "timeline_host_signal_query_and_wait",
+        "wait_before_signal_submission_waits_for_a_host_signal_from_another_thread",
+        "timelines_and_binary_semaphores_chain_submissions",
+        "synchronization2_submit_barrier_timestamps_and_events",
+    ] {
+        let out = std::process::Command::new(&exe)
+            .args([test, "--exact", "--nocapture", "--test-threads=1"])
+            .env(KERNEL, "5.7")
+            .env("FERRITE_LOG", "kernel_iface=info,warn")
+            .output()
+            .expect("running the child test process");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{test} on Linux 5.7 failed:\n{stdout}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("timeline semaphores use binary syncobjs"),
+            "{test}: the child did not run on the emulated timelines:\n{stderr}"
+        );
+    }
+}

@@ -14,11 +14,13 @@
 //! fences (`I915_EXEC_FENCE_IN/OUT/SUBMIT`; use syncobjs), engines other than render,
 //! GEM_CREATE_EXT extensions, and the SSEU/VM/ENGINES context parameters.
 
+mod faults;
 mod gpu;
 mod memory;
 mod sync;
 mod uaccess;
 
+pub use faults::{FaultKind, Faults, FAULT_NAMES};
 pub use gpu::{ExecError, ExecJob, ExecObject, GpuBackend, GpuHang, NoGpu};
 pub use memory::BoMemory;
 
@@ -118,9 +120,65 @@ pub struct SimCounts {
     pub syncobjs: usize,
 }
 
+/// The Linux version whose i915 uAPI the simulated kernel offers (`FERRITE_SIM_KERNEL`, e.g.
+/// `5.4`): interfaces added later are missing as on that kernel (an unknown GETPARAM, capability
+/// or ioctl is EINVAL, an unknown execbuffer flag too), so the driver's capability probing and
+/// fallbacks are tested without such a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KernelVersion(pub u16, pub u16);
+
+impl KernelVersion {
+    /// A kernel with every interface the simulation knows (the default).
+    pub const LATEST: KernelVersion = KernelVersion(6, 8);
+
+    /// Parses `major.minor` (a trailing `.patch` or suffix is ignored).
+    pub fn parse(text: &str) -> Option<KernelVersion> {
+        let mut it = text.trim().split(['.', '-']);
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next()?.parse().ok()?;
+        Some(KernelVersion(major, minor))
+    }
+
+    /// `FERRITE_SIM_KERNEL`, or [`KernelVersion::LATEST`] when unset; an unparsable value is
+    /// logged and ignored.
+    pub fn from_env() -> KernelVersion {
+        match std::env::var("FERRITE_SIM_KERNEL") {
+            Ok(v) => KernelVersion::parse(&v).unwrap_or_else(|| {
+                log::error!("FERRITE_SIM_KERNEL={v:?} is not a version like 5.4; using the latest");
+                KernelVersion::LATEST
+            }),
+            Err(_) => KernelVersion::LATEST,
+        }
+    }
+}
+
+impl std::fmt::Display for KernelVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
+/// The Linux versions that introduced the optional interfaces the simulation gates (the
+/// simulated kernel's own table; the driver probes instead of reading it).
+mod since {
+    use super::KernelVersion;
+    /// `I915_PARAM_CS_TIMESTAMP_FREQUENCY`.
+    pub const CS_TIMESTAMP_FREQUENCY: KernelVersion = KernelVersion(4, 15);
+    /// Timeline syncobjs: `DRM_CAP_SYNCOBJ_TIMELINE` and the TIMELINE_WAIT, QUERY,
+    /// TRANSFER and TIMELINE_SIGNAL ioctls.
+    pub const SYNCOBJ_TIMELINE: KernelVersion = KernelVersion(5, 2);
+    /// `DRM_IOCTL_I915_GEM_MMAP_OFFSET` (`I915_PARAM_MMAP_GTT_VERSION` 4).
+    pub const MMAP_OFFSET: KernelVersion = KernelVersion(5, 5);
+    /// `I915_EXEC_USE_EXTENSIONS` with `DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES`
+    /// (`I915_PARAM_HAS_EXEC_TIMELINE_FENCES`).
+    pub const EXEC_TIMELINE_FENCES: KernelVersion = KernelVersion(5, 8);
+}
+
 /// The simulated kernel of one open device.
 pub struct SimKernel {
     info: &'static DeviceInfo,
+    kernel: KernelVersion,
+    faults: Faults,
     state: Mutex<State>,
     sync: SyncTable,
     gpu: RwLock<Arc<dyn GpuBackend>>,
@@ -132,6 +190,23 @@ pub struct SimKernel {
 impl std::fmt::Debug for SimKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SimKernel({})", self.info.name)
+    }
+}
+
+impl Drop for SimKernel {
+    /// Reports the objects the client left behind, as a leak check the tests read in the log
+    /// (a real kernel frees them when the file is closed).
+    fn drop(&mut self) {
+        let c = self.counts();
+        let line = format!(
+            "simulated i915 closed: {} GEM objects, {} contexts, {} syncobjs left",
+            c.bos, c.contexts, c.syncobjs
+        );
+        if c.bos + c.contexts + c.syncobjs == 0 {
+            log::info!("{line}");
+        } else {
+            log::warn!("{line}");
+        }
     }
 }
 
@@ -161,12 +236,29 @@ struct ExecFence {
 
 impl SimKernel {
     /// A fresh simulated i915 answering as `info`, with the default context 0 and the
-    /// simulated Gen9 GPU ([`crate::gpu::SimGpu`]) as backend.
+    /// simulated Gen9 GPU ([`crate::gpu::SimGpu`]) as backend, offering the uAPI of the
+    /// latest kernel.
     pub fn new(info: &'static DeviceInfo) -> SimKernel {
+        Self::with_kernel(info, KernelVersion::LATEST)
+    }
+
+    /// [`SimKernel::new`] offering the uAPI of Linux `kernel` (see [`KernelVersion`]).
+    pub fn with_kernel(info: &'static DeviceInfo, kernel: KernelVersion) -> SimKernel {
+        Self::with_faults(info, kernel, Faults::default())
+    }
+
+    /// [`SimKernel::with_kernel`] that injects `faults`.
+    pub fn with_faults(
+        info: &'static DeviceInfo,
+        kernel: KernelVersion,
+        faults: Faults,
+    ) -> SimKernel {
         let mut contexts = HashMap::new();
         contexts.insert(0, Context::default());
         SimKernel {
             info,
+            kernel,
+            faults,
             state: Mutex::new(State {
                 bos: HashMap::new(),
                 next_bo: 0,
@@ -186,6 +278,15 @@ impl SimKernel {
     /// The device this kernel answers as.
     pub fn info(&self) -> &'static DeviceInfo {
         self.info
+    }
+
+    /// The Linux version whose uAPI this kernel offers.
+    pub fn kernel_version(&self) -> KernelVersion {
+        self.kernel
+    }
+
+    fn has(&self, since: KernelVersion) -> bool {
+        self.kernel >= since
     }
 
     /// Plugs in the simulated GPU that runs validated batches.
@@ -230,12 +331,31 @@ impl SimKernel {
                 unsafe { &mut *(arg as *mut $t) }
             };
         }
+        let timeline_ioctl = matches!(
+            request,
+            DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT
+                | DRM_IOCTL_SYNCOBJ_QUERY
+                | DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL
+                | DRM_IOCTL_SYNCOBJ_TRANSFER
+        );
+        if let Some(errno) = self.faults.storm() {
+            return Err(errno);
+        }
+        if timeline_ioctl && !self.has(since::SYNCOBJ_TIMELINE) {
+            // drm_ioctl: a request number past the kernel's table is EINVAL.
+            return Err(libc::EINVAL);
+        }
         let result = match request {
             DRM_IOCTL_VERSION => self.version(arg!(drm_version)),
             DRM_IOCTL_GEM_CLOSE => self.gem_close(arg!(drm_gem_close)),
-            DRM_IOCTL_GET_CAP => Self::get_cap(arg!(drm_get_cap)),
+            DRM_IOCTL_GET_CAP => self.get_cap(arg!(drm_get_cap)),
             DRM_IOCTL_I915_GETPARAM => self.getparam(arg!(drm_i915_getparam)),
             DRM_IOCTL_I915_QUERY => self.query(arg!(drm_i915_query)),
+            DRM_IOCTL_I915_GEM_CREATE | DRM_IOCTL_I915_GEM_CREATE_EXT
+                if self.faults.fire(FaultKind::CreateEnomem) =>
+            {
+                Err(libc::ENOMEM)
+            }
             DRM_IOCTL_I915_GEM_CREATE => {
                 let c = arg!(drm_i915_gem_create);
                 self.gem_create(c.size).map(|(handle, size)| {
@@ -335,6 +455,9 @@ impl SimKernel {
     /// Looks up the object behind a fake mmap offset; returns its memory and the byte offset
     /// of `offset` inside it. EINVAL if no live object covers `offset..offset + len`.
     pub fn mmap(&self, offset: u64, len: usize) -> Result<(Arc<BoMemory>, usize), i32> {
+        if self.faults.fire(FaultKind::MmapEnomem) {
+            return Err(libc::ENOMEM);
+        }
         let st = self.lock();
         let (&start, &handle) = st
             .offsets
@@ -353,9 +476,10 @@ impl SimKernel {
 
     /// DRM_IOCTL_GET_CAP: the capabilities a render node answers that the simulation has
     /// (syncobjs, timeline syncobjs); the others are EINVAL as for an unknown one.
-    fn get_cap(c: &mut drm_get_cap) -> Result<(), i32> {
+    fn get_cap(&self, c: &mut drm_get_cap) -> Result<(), i32> {
         c.value = match c.capability {
-            DRM_CAP_SYNCOBJ | DRM_CAP_SYNCOBJ_TIMELINE => 1,
+            DRM_CAP_SYNCOBJ => 1,
+            DRM_CAP_SYNCOBJ_TIMELINE if self.has(since::SYNCOBJ_TIMELINE) => 1,
             _ => return Err(libc::EINVAL),
         };
         Ok(())
@@ -383,6 +507,14 @@ impl SimKernel {
         let slice_mask = (1u32 << d.slices) - 1;
         let subslice_mask = (1u32 << d.subslices_per_slice()) - 1;
         let value: i64 = match gp.param {
+            I915_PARAM_HAS_EXEC_TIMELINE_FENCES if !self.has(since::EXEC_TIMELINE_FENCES) => {
+                return Err(libc::EINVAL)
+            }
+            I915_PARAM_CS_TIMESTAMP_FREQUENCY if !self.has(since::CS_TIMESTAMP_FREQUENCY) => {
+                return Err(libc::EINVAL)
+            }
+            // Version 3 is the last one before GEM_MMAP_OFFSET.
+            I915_PARAM_MMAP_GTT_VERSION if !self.has(since::MMAP_OFFSET) => 3,
             I915_PARAM_CHIPSET_ID => d.pci_id as i64,
             I915_PARAM_REVISION => 0,
             I915_PARAM_HAS_EXECBUF2
@@ -422,15 +554,19 @@ impl SimKernel {
         if q.flags != 0 {
             return Err(libc::EINVAL);
         }
-        let mut items: Vec<drm_i915_query_item> =
-            uaccess::read_array(q.items_ptr, q.num_items as usize)?;
-        for item in &mut items {
-            item.length = match self.query_item(item) {
+        // i915_query_ioctl: one item at a time, so a bad pointer or count stops at the first
+        // item that cannot be copied (EFAULT) instead of sizing a buffer by the count.
+        let size = std::mem::size_of::<drm_i915_query_item>() as u64;
+        for i in 0..u64::from(q.num_items) {
+            let addr = q.items_ptr.wrapping_add(i * size);
+            let mut item: drm_i915_query_item = uaccess::read(addr)?;
+            item.length = match self.query_item(&item) {
                 Ok(len) => len,
                 Err(errno) => -errno,
             };
+            uaccess::write_array(addr, std::slice::from_ref(&item))?;
         }
-        uaccess::write_array(q.items_ptr, &items)
+        Ok(())
     }
 
     /// One query item with the two-call protocol; returns the length to report.
@@ -936,6 +1072,10 @@ impl SimKernel {
         if args.flags & ILLEGAL != 0 {
             return Err(libc::EINVAL);
         }
+        // Before the extension existed its flag bit was an unknown flag.
+        if args.flags & I915_EXEC_USE_EXTENSIONS != 0 && !self.has(since::EXEC_TIMELINE_FENCES) {
+            return Err(libc::EINVAL);
+        }
         if args.flags & (I915_EXEC_FENCE_ARRAY | I915_EXEC_USE_EXTENSIONS) == 0
             && (args.num_cliprects != 0 || args.cliprects_ptr != 0)
         {
@@ -1075,6 +1215,19 @@ impl SimKernel {
         };
         if batch_len == 0 {
             return Err(libc::EINVAL);
+        }
+        if self.faults.fire(FaultKind::ExecEio) {
+            return Err(libc::EIO);
+        }
+        if self.faults.fire(FaultKind::ExecEnospc) {
+            return Err(libc::ENOSPC);
+        }
+        if self.faults.fire(FaultKind::Ban) {
+            // As if an earlier batch of this context had hung and the kernel banned it.
+            st.reset_count += 1;
+            let ctx = st.contexts.get_mut(&ctx_id).ok_or(libc::ENOENT)?;
+            ctx.batch_active += 1;
+            ctx.banned = true;
         }
         let ctx = st.contexts.get(&ctx_id).ok_or(libc::ENOENT)?;
         if ctx.banned {

@@ -96,11 +96,20 @@ fn copy(local: *mut u8, remote: u64, len: usize, to_user: bool) -> Result<(), i3
     Ok(())
 }
 
-/// Reads `count` values of `T` from the user address `addr`.
+/// Largest array the simulated kernel copies in from user memory at once (bytes).
+pub(crate) const MAX_USER_ARRAY: usize = 64 << 20;
+
+/// Reads `count` values of `T` from the user address `addr` (ENOMEM past [`MAX_USER_ARRAY`]).
 pub(crate) fn read_array<T: Pod>(addr: u64, count: usize) -> Result<Vec<T>, i32> {
     let len = count
         .checked_mul(std::mem::size_of::<T>())
         .ok_or(libc::EINVAL)?;
+    // The kernel's kvmalloc of a user-sized array fails for absurd sizes; the simulation
+    // draws the line at MAX_USER_ARRAY rather than try to allocate gigabytes (found by
+    // scripts/soak's ioctl fuzzer: a random count made the simulated kernel abort).
+    if len > MAX_USER_ARRAY {
+        return Err(libc::ENOMEM);
+    }
     let mut out = vec![T::default(); count];
     copy(out.as_mut_ptr() as *mut u8, addr, len, false)?;
     Ok(out)
