@@ -29,6 +29,7 @@ mod alu;
 mod cfg;
 mod constants;
 mod glsl;
+mod image;
 mod instructions;
 mod memory;
 mod module;
