@@ -46,6 +46,8 @@ const WANTED: &[&str] = &[
     "INTERFACE_DESCRIPTOR_DATA",
     "RENDER_SURFACE_STATE",
     "BINDING_TABLE_STATE",
+    "SAMPLER_STATE",
+    "SAMPLER_BORDER_COLOR_STATE",
     // Registers.
     "L3CNTLREG",
 ];

@@ -8,6 +8,7 @@ pub mod device_info;
 mod drm_device;
 pub mod genxml;
 pub mod gpu;
+pub mod image;
 pub mod sim;
 pub mod uapi;
 
@@ -48,6 +49,9 @@ pub enum KernelError {
     /// A render node's kernel lacks interfaces the driver uses (listed).
     #[error("the kernel lacks {0}")]
     KernelTooOld(String),
+    /// An image the Gen9 layout cannot describe (size, format or tiling; the message says).
+    #[error("image layout: {0}")]
+    InvalidImage(String),
     /// Opening or mapping a file failed.
     #[error("{what}: {source}")]
     Io {
@@ -82,7 +86,8 @@ impl KernelError {
             KernelError::Io { source, .. } => source.raw_os_error(),
             KernelError::InvalidDeviceSelection { .. }
             | KernelError::UnknownDevice(_)
-            | KernelError::KernelTooOld(_) => None,
+            | KernelError::KernelTooOld(_)
+            | KernelError::InvalidImage(_) => None,
         }
     }
 }

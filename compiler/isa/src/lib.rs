@@ -25,6 +25,8 @@ pub mod error;
 pub mod model;
 pub mod program;
 pub mod random;
+pub mod sampler_msg;
+pub mod surface_format;
 pub mod validate;
 
 pub use asm::assemble;
