@@ -274,7 +274,7 @@ sends(16) nullUD g18UD g22UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped wr
 
 fn image_surface(addr: u64, format: u64, w: u64, h: u64, pitch: u64) -> Vec<u32> {
     kernel_iface::genxml::RenderSurfaceState {
-        surface_type: 2,
+        surface_type: 1, // SURFTYPE_2D
         surface_format: format,
         surface_vertical_alignment: 1,
         surface_horizontal_alignment: 1,
@@ -291,7 +291,8 @@ fn image_surface(addr: u64, format: u64, w: u64, h: u64, pitch: u64) -> Vec<u32>
 fn typed_writes_and_reads_of_linear_2d_images() {
     // 4 SIMD8 threads; thread t handles row y = t, x = lane.
     // BTI 1: R32_UINT 8x3 image: texel (x, y) = x + 100 y (row 3 is outside: dropped).
-    // BTI 2: R8G8B8A8_UNORM 8x4 image read with channels X and W, stored to BTI 3.
+    // BTI 2: R8G8B8A8_UINT 8x4 image read with channels X and W, stored to BTI 3 (Gen9's
+    // typed reads cannot read UNORM formats).
     let (g, data) = compute_setup(&[4096, 4096, 4096]);
     g.write_u32s(data[0], 0, &[0xDEAD_BEEF; 64]);
     let mut rgba = Vec::new();
@@ -325,7 +326,7 @@ sends(8) nullUD g16UD g20UD 0x02026c03 0x00000080 dp data 1 MsgDesc: untyped wri
     build_dispatch(&g, &d, KERNEL_BO, STATE_BO, BATCH_BO);
     // Replace the buffer surfaces of BTI 1 and 2 by images.
     let ss1 = image_surface(g.bos[data[0]].addr, 215, 8, 3, 32);
-    let ss2 = image_surface(g.bos[data[1]].addr, 199, 8, 4, 64);
+    let ss2 = image_surface(g.bos[data[1]].addr, 203, 8, 4, 64);
     g.write_u32s(STATE_BO, SS_OFFSET as usize, &ss1);
     g.write_u32s(STATE_BO, SS_OFFSET as usize + 64, &ss2);
     assert_eq!(g.submit(BATCH_BO).unwrap(), Outcome::Ok);
@@ -342,10 +343,8 @@ sends(8) nullUD g16UD g20UD 0x02026c03 0x00000080 dp data 1 MsgDesc: untyped wri
     let out = g.read_u32s(data[2], 0, 64);
     for i in 0..32 {
         let x = i % 8;
-        let r = f32::from_bits(out[2 * i]);
-        let a = f32::from_bits(out[2 * i + 1]);
-        assert_eq!(r, (x * 10) as f32 / 255.0, "red of texel {i}");
-        assert_eq!(a, (255 - x) as f32 / 255.0, "alpha of texel {i}");
+        assert_eq!(out[2 * i], (x * 10) as u32, "red of texel {i}");
+        assert_eq!(out[2 * i + 1], (255 - x) as u32, "alpha of texel {i}");
     }
 }
 

@@ -13,6 +13,8 @@ use crate::genxml::{
 };
 use crate::gpu::eu::{MessagePort, SendOutcome};
 use crate::gpu::memory::GpuMemory;
+use crate::gpu::surface::{ImageKind, ImageSurface, SURFTYPE_1D, SURFTYPE_CUBE};
+use ferrite_isa::surface_format::SurfaceFormat;
 
 /// Shared function ids (SEND ex_desc bits 3:0).
 pub const SFID_GATEWAY: u8 = 3;
@@ -36,101 +38,12 @@ pub enum Surface {
         stride: u64,
         format: u32,
     },
-    /// A linear 1-D/2-D/3-D (or arrayed) image for typed messages.
-    Image(Image),
+    /// A 1-D/2-D/3-D/cube image, linear or tiled (typed messages and the sampler).
+    Image(ImageSurface),
     /// NULL surface: every access is out of bounds.
     Null,
     /// Not bounds-checked: A32 offsets from `base` (stateless, BTI 253/255).
     Stateless { base: u64 },
-}
-
-/// A linear image as typed messages address it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Image {
-    pub base: u64,
-    /// Width, height and depth/layers in texels.
-    pub extent: [u32; 3],
-    /// Bytes per row and per slice.
-    pub row_pitch: u64,
-    pub slice_pitch: u64,
-    pub format: u32,
-    /// Coordinates the surface takes (1 = 1-D, 2 = 2-D, 3 = 3-D or arrayed 2-D).
-    pub dims: u32,
-}
-
-/// How a surface format's channels are stored (typed messages).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ChannelKind {
-    /// Raw 32-bit value (FLOAT, UINT, SINT 32-bit channels).
-    Raw32,
-    Uint,
-    Sint,
-    Unorm,
-}
-
-/// Surface formats typed messages support: (format, channels, bits per channel, kind).
-/// Values are the hardware SURFACE_FORMAT numbers (Mesa's isl_format).
-const TYPED_FORMATS: &[(u32, u32, u32, ChannelKind)] = &[
-    (0, 4, 32, ChannelKind::Raw32),   // R32G32B32A32_FLOAT
-    (1, 4, 32, ChannelKind::Raw32),   // R32G32B32A32_SINT
-    (2, 4, 32, ChannelKind::Raw32),   // R32G32B32A32_UINT
-    (130, 4, 16, ChannelKind::Sint),  // R16G16B16A16_SINT
-    (131, 4, 16, ChannelKind::Uint),  // R16G16B16A16_UINT
-    (133, 2, 32, ChannelKind::Raw32), // R32G32_FLOAT
-    (134, 2, 32, ChannelKind::Raw32), // R32G32_SINT
-    (135, 2, 32, ChannelKind::Raw32), // R32G32_UINT
-    (199, 4, 8, ChannelKind::Unorm),  // R8G8B8A8_UNORM
-    (202, 4, 8, ChannelKind::Sint),   // R8G8B8A8_SINT
-    (203, 4, 8, ChannelKind::Uint),   // R8G8B8A8_UINT
-    (214, 1, 32, ChannelKind::Raw32), // R32_SINT
-    (215, 1, 32, ChannelKind::Raw32), // R32_UINT
-    (216, 1, 32, ChannelKind::Raw32), // R32_FLOAT
-    (268, 1, 16, ChannelKind::Sint),  // R16_SINT
-    (269, 1, 16, ChannelKind::Uint),  // R16_UINT
-    (320, 1, 8, ChannelKind::Unorm),  // R8_UNORM
-    (322, 1, 8, ChannelKind::Sint),   // R8_SINT
-    (323, 1, 8, ChannelKind::Uint),   // R8_UINT
-];
-
-/// Float formats among [`TYPED_FORMATS`] (missing alpha reads as 1.0, not 1).
-fn is_float_format(f: u32) -> bool {
-    matches!(f, 0 | 133 | 216 | 199 | 320)
-}
-
-fn typed_format(f: u32) -> Result<(u32, u32, ChannelKind), String> {
-    TYPED_FORMATS
-        .iter()
-        .find(|t| t.0 == f)
-        .map(|t| (t.1, t.2, t.3))
-        .ok_or_else(|| format!("surface format {f} is not supported by typed messages"))
-}
-
-/// Decodes one channel of `bits` bits to the 32-bit register value.
-fn unpack_channel(raw: u32, bits: u32, kind: ChannelKind) -> u32 {
-    match kind {
-        ChannelKind::Raw32 | ChannelKind::Uint => raw,
-        ChannelKind::Sint => (((raw << (32 - bits)) as i32) >> (32 - bits)) as u32,
-        ChannelKind::Unorm => (raw as f32 / ((1u64 << bits) - 1) as f32).to_bits(),
-    }
-}
-
-/// Encodes one 32-bit register value into a channel of `bits` bits.
-fn pack_channel(v: u32, bits: u32, kind: ChannelKind) -> u32 {
-    let max = ((1u64 << bits) - 1) as u32;
-    match kind {
-        ChannelKind::Raw32 => v,
-        ChannelKind::Uint => v.min(max),
-        ChannelKind::Sint => {
-            let lo = -(1i64 << (bits - 1));
-            let hi = (1i64 << (bits - 1)) - 1;
-            ((v as i32 as i64).clamp(lo, hi) as u32) & max
-        }
-        ChannelKind::Unorm => {
-            let f = f32::from_bits(v);
-            let f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
-            (f * max as f32).round_ties_even() as u32
-        }
-    }
 }
 
 /// Where the binding table and surface states of a dispatch live.
@@ -170,43 +83,9 @@ impl SurfaceContext {
                     format: ss.surface_format as u32,
                 })
             }
-            t @ 1..=3 => {
-                if ss.tile_mode != 0 {
-                    return Err(format!(
-                        "BTI {bti}: tiled images (tile mode {}) are not supported; use linear",
-                        ss.tile_mode
-                    ));
-                }
-                let row_pitch = ss.surface_pitch + 1;
-                let height = if t == 1 { 1 } else { ss.height as u32 + 1 };
-                let depth = ss.depth as u32 + 1;
-                let rows_per_slice = if ss.surface_array || t == 3 {
-                    if ss.surface_qpitch != 0 {
-                        ss.surface_qpitch << 2
-                    } else {
-                        height as u64
-                    }
-                } else {
-                    height as u64
-                };
-                let dims = match (t, ss.surface_array) {
-                    (3, _) | (2, true) => 3,
-                    (2, false) => 2,
-                    _ => 1,
-                };
-                Ok(Surface::Image(Image {
-                    base: ss.surface_base_address,
-                    extent: [
-                        ss.width as u32 + 1,
-                        height,
-                        if dims == 3 { depth } else { 1 },
-                    ],
-                    row_pitch,
-                    slice_pitch: rows_per_slice * row_pitch,
-                    format: ss.surface_format as u32,
-                    dims,
-                }))
-            }
+            SURFTYPE_1D..=SURFTYPE_CUBE => ImageSurface::decode(&ss)
+                .map(Surface::Image)
+                .map_err(|e| format!("BTI {bti}: {e}")),
             t => Err(format!(
                 "BTI {bti}: surface type {t} is not supported by untyped/scattered messages"
             )),
@@ -733,8 +612,13 @@ impl Port<'_> {
     }
 
     /// Typed surface read (0x05), write (0x0D) and atomic (0x06); SIMD8, coordinates U[, V[,
-    /// R]] one GRF each, then data. Reads return the enabled channels (missing ones: 0, alpha
-    /// 1); out-of-bounds texels read 0 and are not written.
+    /// R[, LOD]]] one GRF each, then data. Images map U, V, R to x, y, layer (1-D arrays: x,
+    /// layer; 3-D: x, y, z); LOD is added to the surface's MIPCount/LOD. Linear and tiled
+    /// images alike go through the layout module. Reads return the enabled channels (missing
+    /// ones: 0, alpha 1); out-of-bounds texels read 0 and are not written, so no access
+    /// leaves the surface. Formats must be ones Gen9's typed messages accept natively
+    /// (docs/images.md, "Format table"); anything else is an error, as a compiler that
+    /// forgot to lower the format would be.
     #[allow(clippy::too_many_arguments)]
     fn typed(
         &mut self,
@@ -749,19 +633,29 @@ impl Port<'_> {
             return Err(format!("typed message to special BTI {bti}"));
         }
         let surface = self.surface(bti)?;
-        let (base, extent, row_pitch, slice_pitch, format) = match surface {
-            Surface::Image(im) => (im.base, im.extent, im.row_pitch, im.slice_pitch, im.format),
-            Surface::Buffer {
-                base,
-                size,
-                stride,
-                format,
-            } => (base, [(size / stride) as u32, 1, 1], 0, 0, format),
-            Surface::Null => (0, [0, 0, 0], 0, 0, 215),
+        let format = match surface {
+            Surface::Image(im) => Some(im.format),
+            Surface::Buffer { format, .. } => {
+                Some(SurfaceFormat::from_hw(format).ok_or_else(|| {
+                    format!("BTI {bti}: surface format {format} is not in the format table")
+                })?)
+            }
+            Surface::Null => None,
             Surface::Stateless { .. } => return Err("typed message to a stateless surface".into()),
         };
-        let (nch, bits, kind) = typed_format(format)?;
-        let texel = (nch * bits / 8) as u64;
+        if let Some(f) = format {
+            let i = f.info();
+            let (ok, what) = match ty {
+                0x05 => (i.typed_read, "read"),
+                0x0D => (i.typed_write, "write"),
+                _ => (i.typed_atomic, "atomic"),
+            };
+            if !ok {
+                return Err(format!(
+                    "BTI {bti}: typed {what} of {f}: Gen9's typed messages do not support the format"
+                ));
+            }
+        }
         let regs = payload.len() / 32;
         let (coords, channels, op) = match ty {
             0x05 | 0x0D => {
@@ -778,7 +672,6 @@ impl Port<'_> {
         if coords == 0 || coords > 4 {
             return Err(format!("typed message with {coords} coordinate registers"));
         }
-        let float = is_float_format(format);
         for l in Self::lanes(8, exec_mask) {
             let c = |i: usize| {
                 if i < coords {
@@ -787,81 +680,81 @@ impl Port<'_> {
                     0
                 }
             };
-            let xyz = [c(0), c(1), c(2)];
-            let inside = (0..3).all(|i| xyz[i] < extent[i]);
-            let addr = base
-                + xyz[0] as u64 * texel
-                + xyz[1] as u64 * row_pitch
-                + xyz[2] as u64 * slice_pitch;
+            let (u, v, r, lod) = (c(0), c(1), c(2), c(3));
+            let addr = match surface {
+                Surface::Image(im) => {
+                    let level = im.mip_count_lod.saturating_add(lod);
+                    match im.kind {
+                        ImageKind::D1 => {
+                            im.texel_address(u, 0, if im.arrayed { v } else { 0 }, level)
+                        }
+                        ImageKind::D2 | ImageKind::Cube => {
+                            let layer = if im.arrayed || im.kind == ImageKind::Cube {
+                                r
+                            } else {
+                                0
+                            };
+                            im.texel_address(u, v, layer, level)
+                        }
+                        ImageKind::D3 => im.texel_address(u, v, r, level),
+                    }
+                }
+                Surface::Buffer {
+                    base, size, stride, ..
+                } => (u as u64 * stride + stride <= size && stride > 0)
+                    .then(|| base + u as u64 * stride),
+                _ => None,
+            };
+            let fmt = format.unwrap_or(SurfaceFormat::R32_UINT);
+            let n = fmt.bytes_per_texel() as usize;
             match ty {
                 0x05 => {
-                    let mut raw = [0u8; 16];
-                    if inside {
-                        self.mem
-                            .read(addr, &mut raw[..texel as usize])
-                            .map_err(|e| e.to_string())?;
-                    }
+                    let texel = match addr {
+                        Some(a) => {
+                            let mut raw = [0u8; 16];
+                            self.mem.read(a, &mut raw[..n]).map_err(|e| e.to_string())?;
+                            fmt.decode(&raw)
+                        }
+                        None => [0; 4],
+                    };
                     for (k, &ch) in channels.iter().enumerate() {
-                        let v = if !inside {
-                            0
-                        } else if ch < nch as usize {
-                            let bit = ch as u32 * bits;
-                            let word = u128::from_le_bytes(raw);
-                            let r = ((word >> bit) as u32) & (((1u64 << bits) - 1) as u32);
-                            unpack_channel(r, bits, kind)
-                        } else if ch == 3 {
-                            if float {
-                                1.0f32.to_bits()
-                            } else {
-                                1
-                            }
-                        } else {
-                            0
-                        };
-                        wr32(response, k * 32 + 4 * l, v);
+                        wr32(response, k * 32 + 4 * l, texel[ch]);
                     }
                 }
                 0x0D => {
-                    if !inside {
-                        continue;
-                    }
+                    let Some(a) = addr else { continue };
                     let mut raw = [0u8; 16];
-                    self.mem
-                        .read(addr, &mut raw[..texel as usize])
-                        .map_err(|e| e.to_string())?;
-                    let mut word = u128::from_le_bytes(raw);
-                    for (k, &ch) in channels.iter().enumerate() {
-                        if ch >= nch as usize {
-                            continue;
-                        }
-                        let v = pack_channel(rd32(payload, (coords + k) * 32 + 4 * l), bits, kind);
-                        let bit = ch as u32 * bits;
-                        let m = (((1u64 << bits) - 1) as u128) << bit;
-                        word = (word & !m) | (((v as u128) << bit) & m);
+                    let stored = (0..4u8).filter(|&c| fmt.has_component(c));
+                    let partial = stored.clone().any(|c| !channels.contains(&(c as usize)));
+                    let mut texel = [0u32; 4];
+                    if partial {
+                        self.mem.read(a, &mut raw[..n]).map_err(|e| e.to_string())?;
+                        texel = fmt.decode(&raw);
                     }
-                    self.mem
-                        .write(addr, &word.to_le_bytes()[..texel as usize])
-                        .map_err(|e| e.to_string())?;
+                    for (k, &ch) in channels.iter().enumerate() {
+                        texel[ch] = rd32(payload, (coords + k) * 32 + 4 * l);
+                    }
+                    fmt.encode(texel, &mut raw);
+                    self.mem.write(a, &raw[..n]).map_err(|e| e.to_string())?;
                 }
                 _ => {
-                    if nch != 1 || bits != 32 {
-                        return Err(format!("typed atomic on format {format}"));
-                    }
-                    let a = if regs > coords {
+                    let a0 = if regs > coords {
                         rd32(payload, coords * 32 + 4 * l)
                     } else {
                         0
                     };
-                    let b = if regs > coords + 1 {
+                    let b0 = if regs > coords + 1 {
                         rd32(payload, (coords + 1) * 32 + 4 * l)
                     } else {
                         0
                     };
-                    let mut ret = 0;
-                    if inside {
-                        let data = AtomicData::Int32;
-                        ret = memory_atomic(self.mem, addr, op, data, a.into(), b.into())? as u32;
-                    }
+                    let ret = match addr {
+                        Some(a) => {
+                            memory_atomic(self.mem, a, op, AtomicData::Int32, a0.into(), b0.into())?
+                                as u32
+                        }
+                        None => 0,
+                    };
                     if mc & 0x20 != 0 && response.len() >= 32 {
                         wr32(response, 4 * l, ret);
                     }

@@ -9,5 +9,7 @@ pub mod dispatch;
 pub mod eu;
 pub mod memory;
 pub mod reference;
+pub mod sampler;
+pub mod surface;
 
 pub use cs::SimGpu;

@@ -101,7 +101,7 @@ pub struct SurfaceStateFields {
 
 /// A computed layout. Every field the simulator needs is explicit, so a layout can also be
 /// rebuilt from a surface state ([`ImageLayout::from_parts`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImageLayout {
     pub dim: ImageDim,
     /// Bytes per element.
