@@ -383,10 +383,14 @@ impl Recorder {
                         .size
                         .saturating_sub(desc.offset + u64::from(extra));
                     let size = desc.range.min(avail);
-                    (
-                        buffer_surface(desc.address() + u64::from(extra), size),
-                        size,
-                    )
+                    match &desc.surface {
+                        // An image or texel-buffer view: its own surface state.
+                        Some(ss) => (ss.to_vec(), size),
+                        None => (
+                            buffer_surface(desc.address() + u64::from(extra), size),
+                            size,
+                        ),
+                    }
                 }
             };
             sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX)));

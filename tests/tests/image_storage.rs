@@ -1,0 +1,531 @@
+//! Storage images and storage texel buffers end to end: a shader writes texels with
+//! imageStore, a second one reads them back with imageLoad into a buffer, on every storage
+//! format Ferrite reports, LINEAR and OPTIMAL (Y-tiled) images, 1-D/2-D/2-D array/3-D shapes
+//! and image atomics. The same program runs on Ferrite's simulated GPU and on lavapipe (each
+//! in a child process: the loader reads VK_DRIVER_FILES once); the results must be equal,
+//! LINEAR and OPTIMAL must agree, and for LINEAR images the bytes in memory (read through
+//! vkGetImageSubresourceLayout) must be equal too.
+
+mod compute_common;
+
+use ash::vk;
+use compute_common::*;
+use ferrite_tests::icd::loader_env;
+
+/// One storage format: Vulkan format, GLSL layout qualifier, GLSL type prefix ("" float,
+/// "u", "i"), channel count and bits per channel.
+struct Fmt {
+    vk: vk::Format,
+    glsl: &'static str,
+    prefix: &'static str,
+    channels: u32,
+    bits: u32,
+}
+
+const FORMATS: &[Fmt] = &[
+    Fmt {
+        vk: vk::Format::R32_UINT,
+        glsl: "r32ui",
+        prefix: "u",
+        channels: 1,
+        bits: 32,
+    },
+    Fmt {
+        vk: vk::Format::R32_SINT,
+        glsl: "r32i",
+        prefix: "i",
+        channels: 1,
+        bits: 32,
+    },
+    Fmt {
+        vk: vk::Format::R32_SFLOAT,
+        glsl: "r32f",
+        prefix: "",
+        channels: 1,
+        bits: 32,
+    },
+    Fmt {
+        vk: vk::Format::R32G32B32A32_UINT,
+        glsl: "rgba32ui",
+        prefix: "u",
+        channels: 4,
+        bits: 32,
+    },
+    Fmt {
+        vk: vk::Format::R32G32B32A32_SINT,
+        glsl: "rgba32i",
+        prefix: "i",
+        channels: 4,
+        bits: 32,
+    },
+    Fmt {
+        vk: vk::Format::R32G32B32A32_SFLOAT,
+        glsl: "rgba32f",
+        prefix: "",
+        channels: 4,
+        bits: 32,
+    },
+    Fmt {
+        vk: vk::Format::R16G16B16A16_UINT,
+        glsl: "rgba16ui",
+        prefix: "u",
+        channels: 4,
+        bits: 16,
+    },
+    Fmt {
+        vk: vk::Format::R16G16B16A16_SINT,
+        glsl: "rgba16i",
+        prefix: "i",
+        channels: 4,
+        bits: 16,
+    },
+    Fmt {
+        vk: vk::Format::R16G16B16A16_SFLOAT,
+        glsl: "rgba16f",
+        prefix: "",
+        channels: 4,
+        bits: 16,
+    },
+    Fmt {
+        vk: vk::Format::R8G8B8A8_UINT,
+        glsl: "rgba8ui",
+        prefix: "u",
+        channels: 4,
+        bits: 8,
+    },
+    Fmt {
+        vk: vk::Format::R8G8B8A8_SINT,
+        glsl: "rgba8i",
+        prefix: "i",
+        channels: 4,
+        bits: 8,
+    },
+];
+
+/// An image shape: GLSL image type suffix, Vulkan image/view types, extent, layers, and the
+/// GLSL coordinate type and expression of invocation (x, y, z).
+struct Shape {
+    name: &'static str,
+    glsl: &'static str,
+    ty: vk::ImageType,
+    view: vk::ImageViewType,
+    extent: [u32; 3],
+    layers: u32,
+    coord: &'static str,
+}
+
+const SHAPES: &[Shape] = &[
+    Shape {
+        name: "2d",
+        glsl: "2D",
+        ty: vk::ImageType::TYPE_2D,
+        view: vk::ImageViewType::TYPE_2D,
+        extent: [5, 3, 1],
+        layers: 1,
+        coord: "ivec2(p.xy)",
+    },
+    Shape {
+        name: "1d",
+        glsl: "1D",
+        ty: vk::ImageType::TYPE_1D,
+        view: vk::ImageViewType::TYPE_1D,
+        extent: [7, 1, 1],
+        layers: 1,
+        coord: "int(p.x)",
+    },
+    Shape {
+        name: "2darray",
+        glsl: "2DArray",
+        ty: vk::ImageType::TYPE_2D,
+        view: vk::ImageViewType::TYPE_2D_ARRAY,
+        extent: [4, 3, 1],
+        layers: 3,
+        coord: "ivec3(p)",
+    },
+    Shape {
+        name: "3d",
+        glsl: "3D",
+        ty: vk::ImageType::TYPE_3D,
+        view: vk::ImageViewType::TYPE_3D,
+        extent: [3, 2, 4],
+        layers: 1,
+        coord: "ivec3(p)",
+    },
+];
+
+/// Input words for texel channel values that every format holds exactly: integers in the
+/// channel's range, floats that are small halves (exact in f16).
+fn inputs(f: &Fmt, n: usize, seed: u32) -> Vec<u32> {
+    random_u32s(seed, n * 4)
+        .into_iter()
+        .map(|r| match (f.prefix, f.bits) {
+            ("", 32) => ((r % 2001) as f32 * 0.25 - 250.0).to_bits(),
+            ("", _) => ((r % 401) as f32 * 0.5 - 100.0).to_bits(),
+            ("u", 32) => r,
+            ("u", b) => r & ((1 << b) - 1),
+            (_, 32) => r,
+            (_, b) => ((r as i32) >> (32 - b)) as u32,
+        })
+        .collect()
+}
+
+fn write_shader(f: &Fmt, s: &Shape) -> String {
+    let t = format!("{}vec4", f.prefix);
+    let conv = match f.prefix {
+        "" => "uintBitsToFloat(v)",
+        "u" => "v",
+        _ => "ivec4(v)",
+    };
+    format!(
+        "#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0, {fmt}) uniform writeonly {p}image{img} img;
+layout(set = 0, binding = 1) readonly buffer In {{ uvec4 texels[]; }};
+layout(push_constant) uniform P {{ uvec3 size; }};
+void main() {{
+  uvec3 p = gl_GlobalInvocationID;
+  uint i = (p.z * size.y + p.y) * size.x + p.x;
+  uvec4 v = texels[i];
+  imageStore(img, {coord}, {t}({conv}));
+}}
+",
+        fmt = f.glsl,
+        p = f.prefix,
+        img = s.glsl,
+        coord = s.coord,
+    )
+}
+
+fn read_shader(f: &Fmt, s: &Shape) -> String {
+    let conv = match f.prefix {
+        "" => "floatBitsToUint(t)",
+        "u" => "t",
+        _ => "uvec4(t)",
+    };
+    format!(
+        "#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0, {fmt}) uniform readonly {p}image{img} img;
+layout(set = 0, binding = 1) writeonly buffer Out {{ uvec4 texels[]; }};
+layout(push_constant) uniform P {{ uvec3 size; }};
+void main() {{
+  uvec3 p = gl_GlobalInvocationID;
+  uint i = (p.z * size.y + p.y) * size.x + p.x;
+  {p}vec4 t = imageLoad(img, {coord});
+  texels[i] = {conv};
+}}
+",
+        fmt = f.glsl,
+        p = f.prefix,
+        img = s.glsl,
+        coord = s.coord,
+    )
+}
+
+/// An image with its memory and a storage view.
+struct Img {
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+    ptr: *mut u8,
+}
+
+fn create_image(c: &Ctx, f: &Fmt, s: &Shape, tiling: vk::ImageTiling) -> Img {
+    let mem_type =
+        c.h.memory_type(
+            c.pd,
+            vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+        )
+        .unwrap();
+    // SAFETY: valid create infos on a live device; destroyed by `destroy_image`.
+    unsafe {
+        let image = c
+            .dev
+            .create_image(
+                &vk::ImageCreateInfo::default()
+                    .image_type(s.ty)
+                    .format(f.vk)
+                    .extent(vk::Extent3D {
+                        width: s.extent[0],
+                        height: s.extent[1],
+                        depth: s.extent[2],
+                    })
+                    .mip_levels(1)
+                    .array_layers(s.layers)
+                    .samples(vk::SampleCountFlags::TYPE_1)
+                    .tiling(tiling)
+                    .usage(vk::ImageUsageFlags::STORAGE)
+                    .initial_layout(vk::ImageLayout::UNDEFINED),
+                None,
+            )
+            .unwrap();
+        let req = c.dev.get_image_memory_requirements(image);
+        let memory = c
+            .dev
+            .allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(mem_type),
+                None,
+            )
+            .unwrap();
+        c.dev.bind_image_memory(image, memory, 0).unwrap();
+        let ptr = c
+            .dev
+            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            .unwrap()
+            .cast();
+        let view = c
+            .dev
+            .create_image_view(
+                &vk::ImageViewCreateInfo::default()
+                    .image(image)
+                    .view_type(s.view)
+                    .format(f.vk)
+                    .subresource_range(vk::ImageSubresourceRange {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        base_mip_level: 0,
+                        level_count: 1,
+                        base_array_layer: 0,
+                        layer_count: s.layers,
+                    }),
+                None,
+            )
+            .unwrap();
+        Img {
+            image,
+            memory,
+            view,
+            ptr,
+        }
+    }
+}
+
+fn destroy_image(c: &Ctx, i: Img) {
+    // SAFETY: objects created by `create_image`, idle.
+    unsafe {
+        c.dev.destroy_image_view(i.view, None);
+        c.dev.destroy_image(i.image, None);
+        c.dev.free_memory(i.memory, None);
+    }
+}
+
+/// The texel bytes of a LINEAR image, row by row without padding.
+fn linear_bytes(c: &Ctx, i: &Img, f: &Fmt, s: &Shape) -> Vec<u32> {
+    let bpt = (f.channels * f.bits / 8) as usize;
+    let mut out = Vec::new();
+    let slices = s.extent[2].max(s.layers);
+    for z in 0..slices {
+        let layer = if s.layers > 1 { z } else { 0 };
+        // SAFETY: a LINEAR image of this device.
+        let l = unsafe {
+            c.dev.get_image_subresource_layout(
+                i.image,
+                vk::ImageSubresource {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: 0,
+                    array_layer: layer,
+                },
+            )
+        };
+        let slice_off = if s.layers > 1 {
+            0
+        } else {
+            z as u64 * l.depth_pitch
+        };
+        for y in 0..s.extent[1] {
+            let at = (l.offset + slice_off + y as u64 * l.row_pitch) as usize;
+            for k in 0..s.extent[0] as usize * bpt {
+                // SAFETY: inside the mapped image memory the layout describes.
+                out.push(u32::from(unsafe { *i.ptr.add(at + k) }));
+            }
+        }
+    }
+    out
+}
+
+/// Transitions an image from UNDEFINED to GENERAL (recorded into `cb`).
+fn to_general(c: &Ctx, cb: vk::CommandBuffer, image: vk::Image) {
+    let b = [vk::ImageMemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::empty())
+        .dst_access_mask(vk::AccessFlags::SHADER_WRITE)
+        .old_layout(vk::ImageLayout::UNDEFINED)
+        .new_layout(vk::ImageLayout::GENERAL)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(vk::ImageSubresourceRange {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            base_mip_level: 0,
+            level_count: 1,
+            base_array_layer: 0,
+            layer_count: vk::REMAINING_ARRAY_LAYERS,
+        })];
+    // SAFETY: recording into a live command buffer.
+    unsafe {
+        c.dev.cmd_pipeline_barrier(
+            cb,
+            vk::PipelineStageFlags::TOP_OF_PIPE,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &b,
+        )
+    };
+}
+
+fn storage_set(c: &Ctx, k: usize, view: vk::ImageView, buf: usize) {
+    let ii = [vk::DescriptorImageInfo {
+        sampler: vk::Sampler::null(),
+        image_view: view,
+        image_layout: vk::ImageLayout::GENERAL,
+    }];
+    let bi = [vk::DescriptorBufferInfo {
+        buffer: c.buf(buf).buffer,
+        offset: 0,
+        range: vk::WHOLE_SIZE,
+    }];
+    let w = [
+        vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&ii),
+        vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi),
+    ];
+    // SAFETY: valid writes to a set no pending command buffer uses.
+    unsafe { c.dev.update_descriptor_sets(&w, &[]) };
+}
+
+const TYPES: &[vk::DescriptorType] = &[
+    vk::DescriptorType::STORAGE_IMAGE,
+    vk::DescriptorType::STORAGE_BUFFER,
+];
+
+/// Writes then reads one image; returns the read-back words and (LINEAR) the memory bytes.
+fn round_trip(
+    c: &mut Ctx,
+    f: &Fmt,
+    s: &Shape,
+    tiling: vk::ImageTiling,
+    seed: u32,
+) -> (Vec<u32>, Vec<u32>) {
+    let [w, h, d] = s.extent;
+    let grid = [w, h, d.max(s.layers)];
+    let n = (grid[0] * grid[1] * grid[2]) as usize;
+    let input = inputs(f, n, seed);
+    let inb = c.buffer(n as u64 * 16);
+    c.buf(inb).write_u32s(&input);
+    let outb = zeroed(c, n * 4);
+    let img = create_image(c, f, s, tiling);
+    let kw = c
+        .kernel_with(
+            &spirv("img_w", Some(&write_shader(f, s))),
+            TYPES,
+            16,
+            &[],
+            vk::PipelineCache::null(),
+        )
+        .unwrap();
+    let kr = c
+        .kernel_with(
+            &spirv("img_r", Some(&read_shader(f, s))),
+            TYPES,
+            16,
+            &[],
+            vk::PipelineCache::null(),
+        )
+        .unwrap();
+    storage_set(c, kw, img.view, inb);
+    storage_set(c, kr, img.view, outb);
+    let pc: Vec<u8> = grid.iter().flat_map(|v| v.to_le_bytes()).collect();
+    c.run(|dev, cb| {
+        to_general(c, cb, img.image);
+        c.bind_kernel(cb, kw);
+        push(c, cb, kw, &pc);
+        // SAFETY: recording into a live command buffer.
+        unsafe { dev.cmd_dispatch(cb, grid[0], grid[1], grid[2]) };
+        c.barrier(cb);
+        c.bind_kernel(cb, kr);
+        push(c, cb, kr, &pc);
+        // SAFETY: as above.
+        unsafe { dev.cmd_dispatch(cb, grid[0], grid[1], grid[2]) };
+    })
+    .unwrap();
+    let words = c.buf(outb).read_u32s(n * 4);
+    let bytes = if tiling == vk::ImageTiling::LINEAR {
+        linear_bytes(c, &img, f, s)
+    } else {
+        Vec::new()
+    };
+    destroy_image(c, img);
+    (words, bytes)
+}
+
+/// Every case on the driver the loader picks in this process.
+fn run_cases() -> Results {
+    let mut r = Results::new();
+    let mut c = Ctx::new();
+    let tilings = [
+        ("linear", vk::ImageTiling::LINEAR),
+        ("optimal", vk::ImageTiling::OPTIMAL),
+    ];
+    for (fi, f) in FORMATS.iter().enumerate() {
+        let shapes: &[Shape] = if fi == 0 || fi == 5 {
+            SHAPES
+        } else {
+            &SHAPES[..1]
+        };
+        for s in shapes {
+            for (tn, t) in tilings {
+                let (words, bytes) = round_trip(&mut c, f, s, t, 17 + fi as u32);
+                r.insert(format!("{}_{}_{tn}", f.glsl, s.name), words);
+                if !bytes.is_empty() {
+                    r.insert(format!("{}_{}_{tn}_memory", f.glsl, s.name), bytes);
+                }
+            }
+        }
+    }
+    c.finish();
+    r
+}
+
+#[test]
+#[ignore = "runs in the child processes of storage_images_match_lavapipe"]
+fn child_runs_image_cases() {
+    if !is_child() {
+        return;
+    }
+    print_results(&run_cases());
+}
+
+#[test]
+fn storage_images_match_lavapipe() {
+    let ferrite = run_child("child_runs_image_cases", &loader_env());
+    let lvp = run_child("child_runs_image_cases", &lavapipe_env());
+    assert!(!ferrite.is_empty());
+    for (name, want) in &lvp {
+        let got = ferrite
+            .get(name)
+            .unwrap_or_else(|| panic!("{name}: no Ferrite result"));
+        assert_eq!(
+            got, want,
+            "{name}: Ferrite (left) differs from lavapipe (right)"
+        );
+    }
+    // Tiled and linear images give the same texels.
+    for (name, words) in &ferrite {
+        if let Some(base) = name.strip_suffix("_linear") {
+            assert_eq!(
+                Some(words),
+                ferrite.get(&format!("{base}_optimal")),
+                "{base}: LINEAR and OPTIMAL differ"
+            );
+        }
+    }
+}
