@@ -376,7 +376,7 @@ pub(crate) unsafe extern "system" fn create_image(
     ffi::result("vkCreateImage", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.images.insert(Image::new(&info)?);
+        let id = d.images.insert(Image::new(info)?);
         // SAFETY: valid output pointer per the spec.
         if let Err(e) = unsafe { ffi::write(p_image, vk::Image::from_raw(id), "pImage") } {
             d.images.remove(id)?;
@@ -511,7 +511,7 @@ pub(crate) unsafe extern "system" fn create_image_view(
     ffi::result("vkCreateImageView", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.image_views.insert(ImageView::new(d, &info)?);
+        let id = d.image_views.insert(ImageView::new(d, info)?);
         // SAFETY: valid output pointer per the spec.
         if let Err(e) = unsafe { ffi::write(p_view, vk::ImageView::from_raw(id), "pView") } {
             d.image_views.remove(id)?;
@@ -542,7 +542,7 @@ pub(crate) unsafe extern "system" fn create_buffer_view(
     ffi::result("vkCreateBufferView", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.buffer_views.insert(BufferView::new(d, &info)?);
+        let id = d.buffer_views.insert(BufferView::new(d, info)?);
         // SAFETY: valid output pointer per the spec.
         if let Err(e) = unsafe { ffi::write(p_view, vk::BufferView::from_raw(id), "pView") } {
             d.buffer_views.remove(id)?;
