@@ -1018,6 +1018,9 @@ pub(crate) unsafe extern "system" fn cmd_pipeline_barrier(
     _ib: u32,
     _p_ib: *const vk::ImageMemoryBarrier<'_>,
 ) {
+    // Image layout transitions need no work: Ferrite's images have no auxiliary
+    // (compression, fast-clear) surfaces, so every layout is the same memory in the same
+    // layout; the PIPE_CONTROL below is the memory dependency.
     record("vkCmdPipelineBarrier", cb, |_, r| {
         barrier(r);
         Ok(())

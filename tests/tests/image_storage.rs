@@ -169,50 +169,30 @@ fn inputs(f: &Fmt, n: usize, seed: u32) -> Vec<u32> {
         .collect()
 }
 
-fn write_shader(f: &Fmt, s: &Shape) -> String {
-    let t = format!("{}vec4", f.prefix);
-    let conv = match f.prefix {
-        "" => "uintBitsToFloat(v)",
-        "u" => "v",
-        _ => "ivec4(v)",
+/// One shader per format and shape: push constant `mode` 0 stores the buffer's texels into
+/// the image (imageStore), 1 loads the image into the buffer (imageLoad).
+fn shader(f: &Fmt, s: &Shape) -> String {
+    let (to_texel, from_texel) = match f.prefix {
+        "" => ("uintBitsToFloat(v)", "floatBitsToUint(t)"),
+        "u" => ("v", "t"),
+        _ => ("ivec4(v)", "uvec4(t)"),
     };
     format!(
         "#version 450
 layout(local_size_x = 1) in;
-layout(set = 0, binding = 0, {fmt}) uniform writeonly {p}image{img} img;
-layout(set = 0, binding = 1) readonly buffer In {{ uvec4 texels[]; }};
-layout(push_constant) uniform P {{ uvec3 size; }};
+layout(set = 0, binding = 0, {fmt}) uniform {p}image{img} img;
+layout(set = 0, binding = 1) buffer Texels {{ uvec4 texels[]; }};
+layout(push_constant) uniform P {{ uvec3 size; uint mode; }};
 void main() {{
   uvec3 p = gl_GlobalInvocationID;
   uint i = (p.z * size.y + p.y) * size.x + p.x;
-  uvec4 v = texels[i];
-  imageStore(img, {coord}, {t}({conv}));
-}}
-",
-        fmt = f.glsl,
-        p = f.prefix,
-        img = s.glsl,
-        coord = s.coord,
-    )
-}
-
-fn read_shader(f: &Fmt, s: &Shape) -> String {
-    let conv = match f.prefix {
-        "" => "floatBitsToUint(t)",
-        "u" => "t",
-        _ => "uvec4(t)",
-    };
-    format!(
-        "#version 450
-layout(local_size_x = 1) in;
-layout(set = 0, binding = 0, {fmt}) uniform readonly {p}image{img} img;
-layout(set = 0, binding = 1) writeonly buffer Out {{ uvec4 texels[]; }};
-layout(push_constant) uniform P {{ uvec3 size; }};
-void main() {{
-  uvec3 p = gl_GlobalInvocationID;
-  uint i = (p.z * size.y + p.y) * size.x + p.x;
-  {p}vec4 t = imageLoad(img, {coord});
-  texels[i] = {conv};
+  if (mode == 0u) {{
+    uvec4 v = texels[i];
+    imageStore(img, {coord}, {p}vec4({to_texel}));
+  }} else {{
+    {p}vec4 t = imageLoad(img, {coord});
+    texels[i] = {from_texel};
+  }}
 }}
 ",
         fmt = f.glsl,
@@ -407,9 +387,11 @@ const TYPES: &[vk::DescriptorType] = &[
     vk::DescriptorType::STORAGE_BUFFER,
 ];
 
-/// Writes then reads one image; returns the read-back words and (LINEAR) the memory bytes.
+/// Writes then reads one image with kernel `k`; returns the read-back words and (LINEAR)
+/// the memory bytes.
 fn round_trip(
     c: &mut Ctx,
+    k: usize,
     f: &Fmt,
     s: &Shape,
     tiling: vk::ImageTiling,
@@ -419,45 +401,29 @@ fn round_trip(
     let grid = [w, h, d.max(s.layers)];
     let n = (grid[0] * grid[1] * grid[2]) as usize;
     let input = inputs(f, n, seed);
-    let inb = c.buffer(n as u64 * 16);
-    c.buf(inb).write_u32s(&input);
-    let outb = zeroed(c, n * 4);
+    let b = c.buffer(n as u64 * 16);
+    c.buf(b).write_u32s(&input);
     let img = create_image(c, f, s, tiling);
-    let kw = c
-        .kernel_with(
-            &spirv("img_w", Some(&write_shader(f, s))),
-            TYPES,
-            16,
-            &[],
-            vk::PipelineCache::null(),
-        )
-        .unwrap();
-    let kr = c
-        .kernel_with(
-            &spirv("img_r", Some(&read_shader(f, s))),
-            TYPES,
-            16,
-            &[],
-            vk::PipelineCache::null(),
-        )
-        .unwrap();
-    storage_set(c, kw, img.view, inb);
-    storage_set(c, kr, img.view, outb);
-    let pc: Vec<u8> = grid.iter().flat_map(|v| v.to_le_bytes()).collect();
+    storage_set(c, k, img.view, b);
+    let pc = |mode: u32| -> Vec<u8> {
+        grid.iter()
+            .chain(std::iter::once(&mode))
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    };
     c.run(|dev, cb| {
         to_general(c, cb, img.image);
-        c.bind_kernel(cb, kw);
-        push(c, cb, kw, &pc);
+        c.bind_kernel(cb, k);
+        push(c, cb, k, &pc(0));
         // SAFETY: recording into a live command buffer.
         unsafe { dev.cmd_dispatch(cb, grid[0], grid[1], grid[2]) };
         c.barrier(cb);
-        c.bind_kernel(cb, kr);
-        push(c, cb, kr, &pc);
+        push(c, cb, k, &pc(1));
         // SAFETY: as above.
         unsafe { dev.cmd_dispatch(cb, grid[0], grid[1], grid[2]) };
     })
     .unwrap();
-    let words = c.buf(outb).read_u32s(n * 4);
+    let words = c.buf(b).read_u32s(n * 4);
     let bytes = if tiling == vk::ImageTiling::LINEAR {
         linear_bytes(c, &img, f, s)
     } else {
@@ -482,8 +448,12 @@ fn run_cases() -> Results {
             &SHAPES[..1]
         };
         for s in shapes {
+            let code = spirv("image_storage", Some(&shader(f, s)));
+            let k = c
+                .kernel_with(&code, TYPES, 16, &[], vk::PipelineCache::null())
+                .unwrap();
             for (tn, t) in tilings {
-                let (words, bytes) = round_trip(&mut c, f, s, t, 17 + fi as u32);
+                let (words, bytes) = round_trip(&mut c, k, f, s, t, 17 + fi as u32);
                 r.insert(format!("{}_{}_{tn}", f.glsl, s.name), words);
                 if !bytes.is_empty() {
                     r.insert(format!("{}_{}_{tn}_memory", f.glsl, s.name), bytes);
