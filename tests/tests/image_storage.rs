@@ -104,6 +104,7 @@ const FORMATS: &[Fmt] = &[
 
 /// An image shape: GLSL image type suffix, Vulkan image/view types, extent, layers, and the
 /// GLSL coordinate type and expression of invocation (x, y, z).
+#[derive(Clone, Copy)]
 struct Shape {
     name: &'static str,
     glsl: &'static str,
@@ -433,6 +434,240 @@ fn round_trip(
     (words, bytes)
 }
 
+/// Image atomics from 64 invocations (SIMD splitting included) on a 4x4 r32ui image and a
+/// 4x1 r32i image: per texel an operation whose final value does not depend on the order
+/// (add, umax, umin, and, or, xor, exchange and compare-exchange with one value; smin, smax).
+const ATOMIC_SHADER: &str = "#version 450
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(set = 0, binding = 0, r32ui) uniform uimage2D u;
+layout(set = 0, binding = 1, r32i) uniform iimage2D s;
+layout(set = 0, binding = 2) buffer B { uint words[]; };
+layout(push_constant) uniform P { uint mode; };
+void main() {
+  uvec2 p = gl_LocalInvocationID.xy;
+  ivec2 t = ivec2(p % 4u);
+  uint v = words[32 + p.y * 8u + p.x];
+  if (mode == 0u) {
+    if (p.x < 4u && p.y < 4u) imageStore(u, t, uvec4(words[p.y * 4u + p.x]));
+    if (p.x < 4u && p.y == 0u) imageStore(s, t, ivec4(int(words[16u + p.x])));
+  } else if (mode == 1u) {
+    uint op = uint(t.y) * 4u + uint(t.x);
+    if (op < 4u) imageAtomicAdd(u, t, v);
+    else if (op < 6u) imageAtomicMax(u, t, v);
+    else if (op < 8u) imageAtomicMin(u, t, v);
+    else if (op < 10u) imageAtomicAnd(u, t, v | 0x0F0F0000u);
+    else if (op < 12u) imageAtomicOr(u, t, v & 0x10101u);
+    else if (op < 14u) imageAtomicXor(u, t, v);
+    else if (op == 14u) imageAtomicExchange(u, t, 77u);
+    else imageAtomicCompSwap(u, t, words[15], 12345u);
+    if (t.y == 0) {
+      if (t.x < 2) imageAtomicMin(s, ivec2(t.x, 0), int(v));
+      else imageAtomicMax(s, ivec2(t.x, 0), int(v));
+    }
+  } else {
+    if (p.x < 4u && p.y < 4u) words[p.y * 4u + p.x] = imageLoad(u, t).x;
+    if (p.x < 4u && p.y == 0u) words[16u + p.x] = uint(imageLoad(s, t).x);
+  }
+}
+";
+
+fn atomics(c: &mut Ctx, tiling: vk::ImageTiling) -> Vec<u32> {
+    let types = [
+        vk::DescriptorType::STORAGE_IMAGE,
+        vk::DescriptorType::STORAGE_IMAGE,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
+    let k = c
+        .kernel_with(
+            &spirv("image_atomics", Some(ATOMIC_SHADER)),
+            &types,
+            4,
+            &[],
+            vk::PipelineCache::null(),
+        )
+        .unwrap();
+    let b = c.buffer(96 * 4);
+    c.buf(b).write_u32s(&random_u32s(5, 96));
+    let su = SHAPES[0];
+    let u = create_image(
+        c,
+        &FORMATS[0],
+        &Shape {
+            extent: [4, 4, 1],
+            ..su
+        },
+        tiling,
+    );
+    let si = create_image(
+        c,
+        &FORMATS[1],
+        &Shape {
+            extent: [4, 1, 1],
+            ..su
+        },
+        tiling,
+    );
+    let info = |v| {
+        [vk::DescriptorImageInfo {
+            sampler: vk::Sampler::null(),
+            image_view: v,
+            image_layout: vk::ImageLayout::GENERAL,
+        }]
+    };
+    let (iu, is) = (info(u.view), info(si.view));
+    let bi = [vk::DescriptorBufferInfo {
+        buffer: c.buf(b).buffer,
+        offset: 0,
+        range: vk::WHOLE_SIZE,
+    }];
+    let set = c.k(k).set;
+    let w = [
+        vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&iu),
+        vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&is),
+        vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(2)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi),
+    ];
+    // SAFETY: valid writes to a set no pending command buffer uses.
+    unsafe { c.dev.update_descriptor_sets(&w, &[]) };
+    c.run(|dev, cb| {
+        to_general(c, cb, u.image);
+        to_general(c, cb, si.image);
+        c.bind_kernel(cb, k);
+        for mode in 0..3u32 {
+            if mode > 0 {
+                c.barrier(cb);
+            }
+            push(c, cb, k, &mode.to_le_bytes());
+            // SAFETY: recording into a live command buffer.
+            unsafe { dev.cmd_dispatch(cb, 1, 1, 1) };
+        }
+    })
+    .unwrap();
+    let words = c.buf(b).read_u32s(20);
+    destroy_image(c, u);
+    destroy_image(c, si);
+    words
+}
+
+/// Storage texel buffers: the same store/load round trip through a buffer view, and an
+/// atomic add on an r32ui texel buffer.
+const TEXEL_BUFFER_SHADER: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0, rgba32f) uniform imageBuffer f;
+layout(set = 0, binding = 1, r32ui) uniform uimageBuffer u;
+layout(set = 0, binding = 2) buffer B { uvec4 texels[24]; uint words[]; };
+layout(push_constant) uniform P { uint mode; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (mode == 0u) {
+    if (i < 24u) imageStore(f, int(i), uintBitsToFloat(texels[i]));
+    if (i < 8u) imageStore(u, int(i), uvec4(words[i]));
+  } else if (mode == 1u) {
+    imageAtomicAdd(u, int(i % 8u), i + 1u);
+  } else {
+    if (i < 24u) texels[i] = floatBitsToUint(imageLoad(f, int(i)));
+    if (i < 8u) words[i] = imageLoad(u, int(i)).x;
+  }
+}
+";
+
+fn texel_buffers(c: &mut Ctx) -> Vec<u32> {
+    let types = [
+        vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+        vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
+    let k = c
+        .kernel_with(
+            &spirv("texel_buffers", Some(TEXEL_BUFFER_SHADER)),
+            &types,
+            4,
+            &[],
+            vk::PipelineCache::null(),
+        )
+        .unwrap();
+    let b = c.buffer(24 * 16 + 8 * 4);
+    let mut data = inputs(&FORMATS[5], 24, 9);
+    data.extend(random_u32s(3, 8).iter().map(|x| x % 1000));
+    c.buf(b).write_u32s(&data);
+    // The texel buffers live in one buffer (32 rgba32f texels, then 8 r32ui ones at 512).
+    let tb = c.buffer(512 + 64);
+    let view = |format, offset, range| {
+        // SAFETY: a valid view of a live buffer; destroyed below.
+        unsafe {
+            c.dev
+                .create_buffer_view(
+                    &vk::BufferViewCreateInfo::default()
+                        .buffer(c.buf(tb).buffer)
+                        .format(format)
+                        .offset(offset)
+                        .range(range),
+                    None,
+                )
+                .unwrap()
+        }
+    };
+    let vf = [view(vk::Format::R32G32B32A32_SFLOAT, 0, 24 * 16)];
+    let vu = [view(vk::Format::R32_UINT, 512, vk::WHOLE_SIZE)];
+    let bi = [vk::DescriptorBufferInfo {
+        buffer: c.buf(b).buffer,
+        offset: 0,
+        range: vk::WHOLE_SIZE,
+    }];
+    let set = c.k(k).set;
+    let w = [
+        vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_TEXEL_BUFFER)
+            .texel_buffer_view(&vf),
+        vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_TEXEL_BUFFER)
+            .texel_buffer_view(&vu),
+        vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(2)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi),
+    ];
+    // SAFETY: valid writes to a set no pending command buffer uses.
+    unsafe { c.dev.update_descriptor_sets(&w, &[]) };
+    c.run(|dev, cb| {
+        c.bind_kernel(cb, k);
+        for mode in 0..3u32 {
+            if mode > 0 {
+                c.barrier(cb);
+            }
+            push(c, cb, k, &mode.to_le_bytes());
+            // SAFETY: recording into a live command buffer.
+            unsafe { dev.cmd_dispatch(cb, 2, 1, 1) };
+        }
+    })
+    .unwrap();
+    let mut out = c.buf(b).read_u32s(24 * 4 + 8);
+    // The buffer's memory too: the texel buffer's bytes are the formats' memory layout.
+    out.extend(c.buf(tb).read_u32s(128 + 8));
+    // SAFETY: idle views of this device.
+    unsafe {
+        c.dev.destroy_buffer_view(vf[0], None);
+        c.dev.destroy_buffer_view(vu[0], None);
+    }
+    out
+}
+
 /// Every case on the driver the loader picks in this process.
 fn run_cases() -> Results {
     let mut r = Results::new();
@@ -461,6 +696,10 @@ fn run_cases() -> Results {
             }
         }
     }
+    for (tn, t) in tilings {
+        r.insert(format!("atomics_{tn}"), atomics(&mut c, t));
+    }
+    r.insert("texel_buffers".into(), texel_buffers(&mut c));
     c.finish();
     r
 }
@@ -479,6 +718,11 @@ fn storage_images_match_lavapipe() {
     let ferrite = run_child("child_runs_image_cases", &loader_env());
     let lvp = run_child("child_runs_image_cases", &lavapipe_env());
     assert!(!ferrite.is_empty());
+    assert_eq!(
+        ferrite.keys().collect::<Vec<_>>(),
+        lvp.keys().collect::<Vec<_>>(),
+        "both drivers ran every case"
+    );
     for (name, want) in &lvp {
         let got = ferrite
             .get(name)
