@@ -99,6 +99,7 @@ impl fmt::Display for BindingUse {
 }
 
 pub mod pipeline;
+pub use frontend::image::storage_format_supported;
 pub use frontend::FrontendError;
 pub use kernel::{CurbeLayout, Kernel, Statistics};
 pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, PassTimes};

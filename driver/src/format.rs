@@ -99,7 +99,16 @@ const BASE_STORAGE: &[vk::Format] = &[
 /// table lowers to a UINT format, whose unpacking the compiler does not do yet).
 pub fn storage_ok(format: vk::Format) -> bool {
     BASE_STORAGE.contains(&format)
-        && surface_format(format).is_some_and(|s| s.info().storage == StorageAccess::Native)
+        && surface_format(format).is_some_and(ferrite_compiler::storage_format_supported)
+}
+
+/// The surface format a storage view of `format` uses: the format itself, or the UINT
+/// format the compiler reads and writes a lowered format through.
+pub fn storage_surface_format(hw: SurfaceFormat) -> SurfaceFormat {
+    match hw.info().storage {
+        StorageAccess::Lowered { via } => via,
+        _ => hw,
+    }
 }
 
 /// True when image atomics on `format` work (typed atomics on the format itself).
@@ -224,8 +233,14 @@ mod tests {
             image_features(vk::Format::R32_SFLOAT),
             vk::FormatFeatureFlags::STORAGE_IMAGE
         );
-        // Lowered formats are not reported until the compiler unpacks them.
-        assert!(image_features(vk::Format::R8G8B8A8_UNORM).is_empty());
+        // Lowered through R32_UINT: reported (the compiler unpacks it); packed floats and
+        // the extended formats are not.
+        assert_eq!(
+            image_features(vk::Format::R8G8B8A8_UNORM),
+            vk::FormatFeatureFlags::STORAGE_IMAGE
+        );
+        assert!(image_features(vk::Format::B10G11R11_UFLOAT_PACK32).is_empty());
+        assert!(image_features(vk::Format::R16G16_UNORM).is_empty());
         assert!(image_features(vk::Format::R32G32B32_SFLOAT).is_empty());
         assert!(image_features(vk::Format::D32_SFLOAT).is_empty());
     }
@@ -238,7 +253,7 @@ mod tests {
         assert!(ok(vk::Format::R32_UINT, vk::ImageTiling::OPTIMAL, st, none));
         assert!(ok(vk::Format::R32_UINT, vk::ImageTiling::LINEAR, st, none));
         assert!(!ok(
-            vk::Format::R8G8B8A8_UNORM,
+            vk::Format::R8G8B8A8_SRGB,
             vk::ImageTiling::OPTIMAL,
             st,
             none

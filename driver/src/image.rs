@@ -260,7 +260,7 @@ impl ImageView {
         let ss = RenderSurfaceState {
             surface_type,
             surface_array: arrayed,
-            surface_format: hw as u64,
+            surface_format: format::storage_surface_format(hw) as u64,
             surface_horizontal_alignment: f.halign,
             surface_vertical_alignment: f.valign,
             tile_mode: f.tile_mode,
@@ -340,7 +340,7 @@ impl BufferView {
             let last = n - 1;
             RenderSurfaceState {
                 surface_type: SURFTYPE_BUFFER,
-                surface_format: hw as u64,
+                surface_format: format::storage_surface_format(hw) as u64,
                 surface_vertical_alignment: 1,
                 surface_horizontal_alignment: 1,
                 mocs: MOCS,

@@ -93,6 +93,21 @@ const FORMATS: &[Fmt] = &[
         channels: 4,
         bits: 8,
     },
+    // Lowered formats: the typed messages access R32_UINT; the shader unpacks and packs.
+    Fmt {
+        vk: vk::Format::R8G8B8A8_UNORM,
+        glsl: "rgba8",
+        prefix: "",
+        channels: 4,
+        bits: 8,
+    },
+    Fmt {
+        vk: vk::Format::R8G8B8A8_SNORM,
+        glsl: "rgba8_snorm",
+        prefix: "",
+        channels: 4,
+        bits: 8,
+    },
     Fmt {
         vk: vk::Format::R8G8B8A8_SINT,
         glsl: "rgba8i",
@@ -159,13 +174,16 @@ const SHAPES: &[Shape] = &[
 fn inputs(f: &Fmt, n: usize, seed: u32) -> Vec<u32> {
     random_u32s(seed, n * 4)
         .into_iter()
-        .map(|r| match (f.prefix, f.bits) {
-            ("", 32) => ((r % 2001) as f32 * 0.25 - 250.0).to_bits(),
-            ("", _) => ((r % 401) as f32 * 0.5 - 100.0).to_bits(),
-            ("u", 32) => r,
-            ("u", b) => r & ((1 << b) - 1),
-            (_, 32) => r,
-            (_, b) => ((r as i32) >> (32 - b)) as u32,
+        .map(|r| match (f.glsl, f.prefix, f.bits) {
+            // Values the channel holds exactly: c / 255 and c / 127, as f32.
+            ("rgba8", ..) => (((r % 256) as f64 / 255.0) as f32).to_bits(),
+            ("rgba8_snorm", ..) => ((((r % 255) as f64 - 127.0) / 127.0) as f32).to_bits(),
+            (_, "", 32) => ((r % 2001) as f32 * 0.25 - 250.0).to_bits(),
+            (_, "", _) => ((r % 401) as f32 * 0.5 - 100.0).to_bits(),
+            (_, "u", 32) => r,
+            (_, "u", b) => r & ((1 << b) - 1),
+            (_, _, 32) => r,
+            (_, _, b) => ((r as i32) >> (32 - b)) as u32,
         })
         .collect()
 }

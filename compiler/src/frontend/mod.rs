@@ -29,7 +29,7 @@ mod alu;
 mod cfg;
 mod constants;
 mod glsl;
-mod image;
+pub(crate) mod image;
 mod instructions;
 mod memory;
 mod module;
