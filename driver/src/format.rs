@@ -129,10 +129,13 @@ pub fn image_features(format: vk::Format) -> vk::FormatFeatureFlags {
     f
 }
 
-/// Buffer (texel buffer) format features.
+/// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
+/// formats (the lowering works the same way for texel buffers but is tested on images only,
+/// so lowered formats are not reported here).
 pub fn buffer_features(format: vk::Format) -> vk::FormatFeatureFlags {
     let mut f = vk::FormatFeatureFlags::empty();
-    if storage_ok(format) {
+    let native = surface_format(format).is_some_and(|s| s.info().storage == StorageAccess::Native);
+    if storage_ok(format) && native {
         f |= vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER;
     }
     if atomic_ok(format) {
