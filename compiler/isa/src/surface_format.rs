@@ -297,6 +297,29 @@ impl SurfaceFormat {
         }
     }
 
+    /// The format a storage image of this format is bound with (RENDER_SURFACE_STATE
+    /// SurfaceFormat for typed messages): itself when typed reads and writes are native,
+    /// the lowering's UINT format when lowered, None when Gen9 has no storage access.
+    pub fn storage_surface_format(self) -> Option<SurfaceFormat> {
+        match self.info().storage {
+            StorageAccess::Native => Some(self),
+            StorageAccess::Lowered { via } => Some(via),
+            StorageAccess::Unsupported => None,
+        }
+    }
+
+    /// Number of channels (dwords per lane) a typed read of this format returns with data
+    /// (components beyond it read as 0 / 1): 1 for R formats, 2 for RG, 4 for RGBA.
+    pub fn typed_channels(self) -> u32 {
+        let i = self.info();
+        i.channels
+            .iter()
+            .map(|c| c.comp as u32 + 1)
+            .max()
+            .unwrap_or(1)
+            .min(4)
+    }
+
     /// Whether component `comp` (0 = R .. 3 = A) is stored.
     pub fn has_component(self, comp: u8) -> bool {
         (self.is_shared_exponent() && comp < 3)

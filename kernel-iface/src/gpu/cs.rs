@@ -471,6 +471,8 @@ impl SimGpu {
                 surface_state_base: ctx.surface_state_base,
                 binding_table: idd.binding_table_pointer,
                 general_state_base: ctx.general_state_base,
+                dynamic_state_base: ctx.dynamic_state_base,
+                sampler_state_pointer: idd.sampler_state_pointer,
             },
             scratch_code: vfe.per_thread_scratch_space as u32,
             scratch_base: vfe.scratch_space_base_pointer,

@@ -17,6 +17,7 @@ use crate::gpu::surface::{ImageKind, ImageSurface, SURFTYPE_1D, SURFTYPE_CUBE};
 use ferrite_isa::surface_format::SurfaceFormat;
 
 /// Shared function ids (SEND ex_desc bits 3:0).
+pub const SFID_SAMPLER: u8 = ferrite_isa::sampler_msg::SFID_SAMPLER;
 pub const SFID_GATEWAY: u8 = 3;
 pub const SFID_THREAD_SPAWNER: u8 = 7;
 pub const SFID_DC0: u8 = 10;
@@ -52,6 +53,10 @@ pub struct SurfaceContext {
     pub surface_state_base: u64,
     pub binding_table: u64,
     pub general_state_base: u64,
+    /// Dynamic State Base Address and the IDD's SamplerStatePointer (an offset from it):
+    /// where the sampler finds SAMPLER_STATE and border colours.
+    pub dynamic_state_base: u64,
+    pub sampler_state_pointer: u64,
 }
 
 impl SurfaceContext {
@@ -764,6 +769,76 @@ impl Port<'_> {
         Ok(())
     }
 
+    /// A sampler message (SFID 2): the surface from the binding table, SAMPLER_STATE from
+    /// the sampler-state table (IDD SamplerStatePointer, or header dword 3 bits 31:5 when a
+    /// header gives one; both relative to Dynamic State Base), its border colour from the
+    /// state's BorderColorPointer (relative to Dynamic State Base).
+    fn sampler(
+        &mut self,
+        desc: u32,
+        exec_mask: u32,
+        payload: &[u8],
+        response: &mut [u8],
+    ) -> Result<(), String> {
+        use ferrite_isa::sampler_msg::{SamplerDesc, SamplerMsgType as M};
+        let d = SamplerDesc::decode(desc)?;
+        if d.bti as u32 > 252 {
+            return Err(format!(
+                "{d}: binding-table index {} is not a surface",
+                d.bti
+            ));
+        }
+        let surface = self.surface(d.bti as u32)?;
+        let needs_sampler = matches!(
+            d.msg,
+            M::Sample | M::SampleL | M::SampleLz | M::Gather4 | M::Gather4Po
+        );
+        let params = if needs_sampler {
+            let header_ptr = if d.header && payload.len() >= 32 {
+                rd32(payload, 12) & !0x1F
+            } else {
+                0
+            };
+            let table = if header_ptr != 0 {
+                header_ptr as u64
+            } else {
+                self.surfaces.sampler_state_pointer
+            };
+            let at = self.surfaces.dynamic_state_base + table + 16 * d.sampler as u64;
+            let mut dw = [0u32; 4];
+            for (i, w) in dw.iter_mut().enumerate() {
+                *w = self
+                    .mem
+                    .read_u32(at + 4 * i as u64)
+                    .map_err(|e| format!("{d}: sampler state: {e}"))?;
+            }
+            let ptr = crate::genxml::SamplerState::unpack(&dw).border_color_pointer;
+            let mut border = [0u32; 4];
+            for (i, w) in border.iter_mut().enumerate() {
+                *w = self
+                    .mem
+                    .read_u32(self.surfaces.dynamic_state_base + ptr + 4 * i as u64)
+                    .map_err(|e| format!("{d}: border colour: {e}"))?;
+            }
+            Some(
+                crate::gpu::sampler::SamplerParams::decode(&dw, &border)
+                    .map_err(|e| format!("{d}: {e}"))?,
+            )
+        } else {
+            None
+        };
+        crate::gpu::sampler::execute(
+            self.mem,
+            &d,
+            &surface,
+            params.as_ref(),
+            exec_mask,
+            payload,
+            response,
+        )
+        .map_err(|e| format!("{d}: {e}"))
+    }
+
     fn dc1(
         &mut self,
         desc: u32,
@@ -845,6 +920,7 @@ impl MessagePort for Port<'_> {
                     ))
                 };
             }
+            SFID_SAMPLER => self.sampler(desc, exec_mask, payload, response)?,
             SFID_DC0 => self.dc0(desc, exec_size, exec_mask, payload, response)?,
             SFID_DC1 => self.dc1(desc, exec_size, exec_mask, payload, response)?,
             _ => return Err(format!("shared function {sfid} is not implemented")),
