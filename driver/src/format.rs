@@ -103,12 +103,10 @@ pub fn storage_ok(format: vk::Format) -> bool {
 }
 
 /// The surface format a storage view of `format` uses: the format itself, or the UINT
-/// format the compiler reads and writes a lowered format through.
+/// format the compiler reads and writes a lowered format through (the shared table's
+/// `storage_surface_format`; a view without storage access keeps its own format).
 pub fn storage_surface_format(hw: SurfaceFormat) -> SurfaceFormat {
-    match hw.info().storage {
-        StorageAccess::Lowered { via } => via,
-        _ => hw,
-    }
+    hw.storage_surface_format().unwrap_or(hw)
 }
 
 /// True when image atomics on `format` work (typed atomics on the format itself).
