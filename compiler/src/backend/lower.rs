@@ -735,4 +735,44 @@ mod tests {
         b.mov(v, v.retype(Type::F));
         lower_simd_width(&mut p);
     }
+
+    /// A SIMD16 typed read becomes two SIMD8 messages, channels 0-7 with slot group 1 and
+    /// channels 8-15 with slot group 2, each with its own half of the coordinates and a
+    /// 4-channel response.
+    #[test]
+    fn simd16_typed_read_splits_into_two_slot_groups() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let coords = b.vreg(Type::UD, 2);
+        let dst = b.vreg(Type::UD, 4);
+        b.inst(
+            LOp::TypedRead {
+                surf: Surface::Bti(3),
+                coords: 2,
+                comp_stride: 64,
+            },
+            dst,
+            vec![coords],
+        );
+        lower_simd_width(&mut p);
+        assert_eq!(p.insts.len(), 2);
+        assert_eq!((p.insts[0].exec, p.insts[0].group), (8, 0));
+        assert_eq!((p.insts[1].exec, p.insts[1].group), (8, 8));
+        lower_sends(&mut p);
+        let sends: Vec<u32> = p
+            .insts
+            .iter()
+            .filter_map(|i| match i.op {
+                LOp::Send {
+                    desc, mlen, rlen, ..
+                } => {
+                    assert_eq!((mlen, rlen), (2, 4), "{i}");
+                    Some(desc)
+                }
+                _ => None,
+            })
+            .collect();
+        // mlen 2, rlen 4, type 0x05, mask 0 (XYZW), slot group 1 then 2, BTI 3.
+        assert_eq!(sends, vec![0x0441_5003, 0x0441_6003]);
+    }
 }
