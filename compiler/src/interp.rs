@@ -22,6 +22,8 @@ pub enum InterpError {
     Runaway(u64),
     #[error("value {0} read before it was written")]
     Uninit(Value),
+    #[error("the interpreter does not model {0}")]
+    Unsupported(String),
 }
 
 /// Buffers the shader reads and writes, by binding-table index.
@@ -231,6 +233,9 @@ impl Group<'_> {
         if let Op::Subgroup(op, srcs) = &i.op {
             return self.subgroup(*op, srcs, i.dst, active);
         }
+        if let Op::Image(..) = &i.op {
+            return Err(InterpError::Unsupported("image access".into()));
+        }
         let f = &self.shader.func;
         let dt = i.dst.map(|d| f.ty(d));
         for lane in 0..self.lanes {
@@ -238,6 +243,7 @@ impl Group<'_> {
                 continue;
             }
             let out: Option<Vec<u64>> = match &i.op {
+                Op::Image(..) => return Err(InterpError::Unsupported("image access".into())),
                 Op::Const(c) => Some(c.clone()),
                 Op::Alu(op, srcs) => {
                     let tys: Vec<Type> = srcs.iter().map(|s| f.ty(*s)).collect();

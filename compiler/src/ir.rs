@@ -208,6 +208,29 @@ impl AtomicOp {
     }
 }
 
+/// An access to a storage image or texel buffer through the typed surface messages.
+/// Coordinates are integer texel coordinates (x, then y, then z or the array layer), one
+/// 32-bit component each; texels are 4-component 32-bit vectors as SPIR-V has them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ImageOp {
+    /// `OpImageRead`: srcs [coords]; the result is the texel.
+    Load,
+    /// `OpImageWrite`: srcs [coords, texel].
+    Store,
+    /// An atomic on a one-channel 32-bit texel: srcs [coords, data...] (`AtomicOp::num_data`).
+    Atomic(AtomicOp),
+}
+
+impl ImageOp {
+    pub fn name(self) -> String {
+        match self {
+            ImageOp::Load => "image_load".into(),
+            ImageOp::Store => "image_store".into(),
+            ImageOp::Atomic(a) => format!("image_atomic_{}", a.name()),
+        }
+    }
+}
+
 /// Built-in inputs of a compute invocation.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum SysVal {
@@ -333,6 +356,9 @@ pub enum Op {
     /// A `GroupNonUniform*` operation over the active invocations of the subgroup (see
     /// [`SubgroupOp`] for its sources).
     Subgroup(SubgroupOp, Vec<Value>),
+    /// A typed access to the image or texel buffer at binding-table index `.1` (see
+    /// [`ImageOp`] for the sources).
+    Image(ImageOp, u32, Vec<Value>),
 }
 
 impl Op {
@@ -341,7 +367,7 @@ impl Op {
         match self {
             Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
             Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.clone(),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) | Op::Image(_, _, s) => s.clone(),
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![*v],
             Op::Insert(v, s, _) => vec![*v, *s],
             Op::StoreVar(_, v) => vec![*v],
@@ -360,7 +386,9 @@ impl Op {
         match self {
             Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
             Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.iter_mut().collect(),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) | Op::Image(_, _, s) => {
+                s.iter_mut().collect()
+            }
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![v],
             Op::Insert(v, s, _) => vec![v, s],
             Op::StoreVar(_, v) => vec![v],
@@ -385,6 +413,7 @@ impl Op {
             | Op::Atomic { .. }
             | Op::Barrier { .. }
             | Op::Subgroup(..) => true,
+            Op::Image(op, ..) => *op != ImageOp::Load,
             Op::Const(_)
             | Op::Alu(..)
             | Op::Vec(_)
@@ -403,6 +432,7 @@ impl Op {
     pub fn reads_memory(&self) -> bool {
         match self {
             Op::LoadVar(_) | Op::Load { .. } | Op::Atomic { .. } => true,
+            Op::Image(op, ..) => *op != ImageOp::Store,
             Op::Const(_)
             | Op::Alu(..)
             | Op::Vec(_)
@@ -422,7 +452,11 @@ impl Op {
     pub fn is_memory(&self) -> bool {
         matches!(
             self,
-            Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. } | Op::Barrier { .. }
+            Op::Load { .. }
+                | Op::Store { .. }
+                | Op::Atomic { .. }
+                | Op::Barrier { .. }
+                | Op::Image(..)
         )
     }
 }
@@ -1031,6 +1065,7 @@ impl fmt::Display for InstrDisplay<'_> {
                 }
                 Ok(())
             }
+            Op::Image(op, bti, s) => write!(f, "{} img[{bti}] {}", op.name(), list(s)),
         }
     }
 }

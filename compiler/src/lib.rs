@@ -70,11 +70,13 @@ pub struct BindingSlot {
     pub bti: u32,
 }
 
-/// The kind of buffer a binding-table entry holds.
+/// The kind of resource a binding-table entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindingKind {
     Storage,
     Uniform,
+    /// A storage image or storage texel buffer (typed surface messages).
+    StorageImage,
 }
 
 /// A binding-table entry the kernel uses.
@@ -97,6 +99,7 @@ impl fmt::Display for BindingUse {
 }
 
 pub mod pipeline;
+pub use frontend::image::storage_format_supported;
 pub use frontend::FrontendError;
 pub use kernel::{CurbeLayout, Kernel, Statistics};
 pub use pipeline::{compile, CompileError, CompileOptions, DebugFlags, PassTimes};

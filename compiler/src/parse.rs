@@ -362,6 +362,33 @@ impl<'a> Parser<'a> {
             }
             return Ok(Op::Subgroup(op, srcs));
         }
+        if let Some(name) = kw.strip_prefix("image_") {
+            // image_load / image_store / image_atomic_OP img[BTI] %coord, data...
+            let op = match name {
+                "load" => ImageOp::Load,
+                "store" => ImageOp::Store,
+                _ => ImageOp::Atomic(
+                    name.strip_prefix("atomic_")
+                        .and_then(|n| AtomicOp::ALL.iter().copied().find(|o| o.name() == n))
+                        .ok_or_else(|| ParseError {
+                            line: ln,
+                            msg: format!("unknown image op '{kw}'"),
+                        })?,
+                ),
+            };
+            let bti = items
+                .first()
+                .and_then(|s| s.strip_prefix("img[")?.strip_suffix(']')?.parse().ok())
+                .ok_or_else(|| ParseError {
+                    line: ln,
+                    msg: "expected 'img[BTI]'".into(),
+                })?;
+            let mut srcs = Vec::new();
+            for d in &items[1..] {
+                srcs.push(self.value(ln, d)?);
+            }
+            return Ok(Op::Image(op, bti, srcs));
+        }
         if let Some(name) = kw.strip_prefix("atomic_") {
             let op = AtomicOp::ALL
                 .iter()

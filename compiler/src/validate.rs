@@ -154,12 +154,19 @@ impl Ctx<'_> {
         }
         let want_dst = !matches!(
             i.op,
-            Op::Store { .. } | Op::StoreVar(..) | Op::Barrier { .. }
+            Op::Store { .. }
+                | Op::StoreVar(..)
+                | Op::Barrier { .. }
+                | Op::Image(ImageOp::Store, ..)
         );
         let dt = match (i.dst, want_dst) {
             (Some(d), true) => Some(f.ty(d)),
             (None, false) => None,
-            (None, true) if matches!(i.op, Op::Atomic { .. }) => None,
+            (None, true)
+                if matches!(i.op, Op::Atomic { .. } | Op::Image(ImageOp::Atomic(_), ..)) =>
+            {
+                None
+            }
             (Some(_), false) => return err("instruction without result has a destination".into()),
             (None, true) => return err("instruction needs a destination".into()),
         };
@@ -264,6 +271,29 @@ impl Ctx<'_> {
                 }
             }
             Op::Barrier { .. } => {}
+            Op::Image(op, _, srcs) => {
+                let coords = st[0];
+                if coords.kind != Kind::Int || coords.bits != 32 || coords.comps > 3 {
+                    return bad("image coordinates must be 1 to 3 32-bit integers");
+                }
+                let texel = |t: Type| t.bits == 32 && t.comps == 4 && !t.is_bool();
+                match op {
+                    ImageOp::Load if !texel(dt.unwrap()) || srcs.len() != 1 => {
+                        return bad("image_load returns a 4-component 32-bit texel");
+                    }
+                    ImageOp::Store if srcs.len() != 2 || !texel(st[1]) => {
+                        return bad("image_store takes a 4-component 32-bit texel");
+                    }
+                    ImageOp::Atomic(a)
+                        if srcs.len() != 1 + a.num_data()
+                            || st[1..].iter().any(|s| *s != Type::I32)
+                            || dt.is_some_and(|t| t != Type::I32) =>
+                    {
+                        return bad("image atomics work on one 32-bit integer");
+                    }
+                    _ => {}
+                }
+            }
             Op::Subgroup(op, srcs) => {
                 if srcs.len() != op.num_srcs() {
                     return bad("subgroup operand count");

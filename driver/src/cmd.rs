@@ -383,10 +383,14 @@ impl Recorder {
                         .size
                         .saturating_sub(desc.offset + u64::from(extra));
                     let size = desc.range.min(avail);
-                    (
-                        buffer_surface(desc.address() + u64::from(extra), size),
-                        size,
-                    )
+                    match &desc.surface {
+                        // An image or texel-buffer view: its own surface state.
+                        Some(ss) => (ss.to_vec(), size),
+                        None => (
+                            buffer_surface(desc.address() + u64::from(extra), size),
+                            size,
+                        ),
+                    }
                 }
             };
             sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX)));
@@ -1014,6 +1018,9 @@ pub(crate) unsafe extern "system" fn cmd_pipeline_barrier(
     _ib: u32,
     _p_ib: *const vk::ImageMemoryBarrier<'_>,
 ) {
+    // Image layout transitions need no work: Ferrite's images have no auxiliary
+    // (compression, fast-clear) surfaces, so every layout is the same memory in the same
+    // layout; the PIPE_CONTROL below is the memory dependency.
     record("vkCmdPipelineBarrier", cb, |_, r| {
         barrier(r);
         Ok(())

@@ -53,9 +53,11 @@ impl SetLayout {
                     | vk::DescriptorType::UNIFORM_BUFFER
                     | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+                    | vk::DescriptorType::STORAGE_IMAGE
+                    | vk::DescriptorType::STORAGE_TEXEL_BUFFER
             ) {
                 return Err(DriverError::NotImplemented(
-                    "descriptor types other than storage/uniform buffers",
+                    "descriptor types other than buffers, storage images and storage texel buffers",
                 ));
             }
             if bindings
@@ -106,13 +108,16 @@ impl SetLayout {
     }
 }
 
-/// A written buffer descriptor.
+/// A written descriptor: a buffer range, or an image/texel-buffer view whose surface state
+/// its view object built (`surface`; `offset`/`range` then give the bytes it covers).
 #[derive(Clone)]
 pub struct BufferDesc {
     pub memory: Arc<Memory>,
     /// Byte offset of the range in the memory object.
     pub offset: u64,
     pub range: u64,
+    /// The RENDER_SURFACE_STATE of an image or texel-buffer view (driver/src/image.rs).
+    pub surface: Option<Arc<[u32]>>,
 }
 
 impl BufferDesc {
@@ -338,7 +343,64 @@ fn buffer_desc(d: &Device, info: &vk::DescriptorBufferInfo) -> Result<Option<Buf
         memory,
         offset: base + info.offset,
         range,
+        surface: None,
     }))
+}
+
+/// The descriptor of a view's prebuilt surface.
+fn view_desc(s: &crate::image::ViewSurface) -> BufferDesc {
+    BufferDesc {
+        memory: s.memory.clone(),
+        offset: s.offset,
+        range: s.size,
+        surface: Some(s.state.clone()),
+    }
+}
+
+/// The descriptors one VkWriteDescriptorSet writes, in order.
+///
+/// # Safety
+/// The write's arrays must be valid for its descriptor type, per the spec.
+unsafe fn write_descs(
+    d: &Device,
+    w: &vk::WriteDescriptorSet<'_>,
+) -> Result<Vec<Option<BufferDesc>>> {
+    let n = w.descriptor_count;
+    match w.descriptor_type {
+        vk::DescriptorType::STORAGE_IMAGE => {
+            // SAFETY: descriptorCount image infos per the spec.
+            let infos = unsafe { ffi::slice(w.p_image_info, n, "pImageInfo") }?;
+            infos
+                .iter()
+                .map(|i| {
+                    if i.image_view.is_null() {
+                        return Ok(None);
+                    }
+                    let v = d.image_views.get(i.image_view.as_raw())?;
+                    Ok(Some(view_desc(&v.storage)))
+                })
+                .collect()
+        }
+        vk::DescriptorType::STORAGE_TEXEL_BUFFER => {
+            // SAFETY: descriptorCount buffer views per the spec.
+            let views = unsafe { ffi::slice(w.p_texel_buffer_view, n, "pTexelBufferView") }?;
+            views
+                .iter()
+                .map(|v| {
+                    if v.is_null() {
+                        return Ok(None);
+                    }
+                    let v = d.buffer_views.get(v.as_raw())?;
+                    Ok(Some(view_desc(&v.surface)))
+                })
+                .collect()
+        }
+        _ => {
+            // SAFETY: descriptorCount buffer infos for buffer descriptor types.
+            let infos = unsafe { ffi::slice(w.p_buffer_info, n, "pBufferInfo") }?;
+            infos.iter().map(|i| buffer_desc(d, i)).collect()
+        }
+    }
 }
 
 pub(crate) unsafe extern "system" fn update_descriptor_sets(
@@ -359,13 +421,13 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
         };
         for w in writes {
             let set = d.descriptor_sets.get(w.dst_set.as_raw())?;
-            // SAFETY: descriptorCount buffer infos for buffer descriptor types.
-            let infos = unsafe { ffi::slice(w.p_buffer_info, w.descriptor_count, "pBufferInfo") }?;
+            // SAFETY: the write's arrays are valid for its type per the spec.
+            let descs = unsafe { write_descs(d, w) }?;
             let mut slots = set.lock();
             // Writes past the end of a binding continue into the next bindings.
             let mut binding = w.dst_binding;
             let mut element = w.dst_array_element;
-            for info in infos {
+            for desc in descs {
                 let mut lb = set.layout.binding(binding).copied();
                 while let Some(b) = lb.filter(|b| element >= b.count) {
                     element -= b.count;
@@ -389,7 +451,7 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
                         lb.binding, lb.ty, w.descriptor_type
                     )));
                 }
-                slots[(lb.first + element) as usize] = buffer_desc(d, info)?;
+                slots[(lb.first + element) as usize] = desc;
                 element += 1;
             }
         }

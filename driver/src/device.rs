@@ -12,6 +12,7 @@ use crate::entry::DEVICE_EXTENSIONS;
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles::{self, Dispatchable, Registry};
+use crate::image::{BufferView, Image, ImageView};
 use crate::memory::{Buffer, Memory};
 use crate::physical::{self, Adapter, PhysicalDevice};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineLayout, ShaderModule};
@@ -25,6 +26,9 @@ pub struct Core {
     pub va: Arc<VaAllocator>,
     pub memories: Registry<Memory>,
     pub buffers: Registry<Buffer>,
+    pub images: Registry<Image>,
+    pub image_views: Registry<ImageView>,
+    pub buffer_views: Registry<BufferView>,
     pub fences: Arc<Registry<Fence>>,
     pub semaphores: Arc<Registry<Semaphore>>,
     pub shader_modules: Registry<ShaderModule>,
@@ -197,6 +201,9 @@ pub(crate) unsafe extern "system" fn create_device(
             va: Arc::new(VaAllocator::default()),
             memories: Registry::new("VkDeviceMemory"),
             buffers: Registry::new("VkBuffer"),
+            images: Registry::new("VkImage"),
+            image_views: Registry::new("VkImageView"),
+            buffer_views: Registry::new("VkBufferView"),
             fences: Arc::new(Registry::new("VkFence")),
             semaphores: Arc::new(Registry::new("VkSemaphore")),
             shader_modules: Registry::new("VkShaderModule"),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ash::vk;
 
 use crate::{
-    cmd, descriptor, device, ffi, group, instance, memory, physical, pipeline, query, queue,
+    cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline, query, queue,
     refuse, sync,
 };
 
@@ -240,17 +240,23 @@ entry_points! {
     Device DG => "vkCmdDispatchBaseKHR": cmd::cmd_dispatch_base;
     Device M1 => "vkTrimCommandPoolKHR": cmd::trim_command_pool;
     // Core 1.0 commands not implemented yet: they refuse with an error (see EntryInfo).
-    Device CORE, refuse => "vkCreateBufferView": refuse::create_buffer_view;
-    Device CORE, refuse => "vkCreateImage": refuse::create_image;
-    Device CORE, refuse => "vkCreateImageView": refuse::create_image_view;
+    Device CORE => "vkCreateBufferView": image::create_buffer_view;
+    Device CORE => "vkCreateImage": image::create_image;
+    Device CORE => "vkCreateImageView": image::create_image_view;
+    Device CORE => "vkGetImageMemoryRequirements": image::get_image_memory_requirements;
+    Device GMR2 => "vkGetImageMemoryRequirements2KHR": image::get_image_memory_requirements2;
+    Device CORE => "vkGetImageSparseMemoryRequirements": image::get_image_sparse_memory_requirements;
+    Device CORE => "vkBindImageMemory": image::bind_image_memory;
+    Device BM2 => "vkBindImageMemory2KHR": image::bind_image_memory2;
+    Device CORE => "vkGetImageSubresourceLayout": image::get_image_subresource_layout;
     Device CORE, refuse => "vkCreateSampler": refuse::create_sampler;
     Device CORE, refuse => "vkCreateFramebuffer": refuse::create_framebuffer;
     Device CORE, refuse => "vkCreateRenderPass": refuse::create_render_pass;
     Device CORE, refuse => "vkCreateGraphicsPipelines": refuse::create_graphics_pipelines;
     Device CORE, refuse => "vkQueueBindSparse": refuse::queue_bind_sparse;
-    Device CORE, refuse => "vkDestroyBufferView": refuse::destroy_buffer_view;
-    Device CORE, refuse => "vkDestroyImage": refuse::destroy_image;
-    Device CORE, refuse => "vkDestroyImageView": refuse::destroy_image_view;
+    Device CORE => "vkDestroyBufferView": image::destroy_buffer_view;
+    Device CORE => "vkDestroyImage": image::destroy_image;
+    Device CORE => "vkDestroyImageView": image::destroy_image_view;
     Device CORE, refuse => "vkDestroySampler": refuse::destroy_sampler;
     Device CORE, refuse => "vkDestroyFramebuffer": refuse::destroy_framebuffer;
     Device CORE, refuse => "vkDestroyRenderPass": refuse::destroy_render_pass;

@@ -168,6 +168,8 @@ pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
 /// one binding-table entry each, as many as the compiler's `HwFacts::max_descriptor_btis`
 /// leaves below the push-constant surface.
 pub const MAX_BUFFER_DESCRIPTORS: u32 = crate::pipeline::MAX_BTI;
+/// Typed buffer surfaces address at most 2^27 elements (Width/Height/Depth: 7 + 14 + 6 bits).
+pub const MAX_TEXEL_BUFFER_ELEMENTS: u32 = 1 << 27;
 
 /// Largest range of a uniform or storage buffer descriptor (`HwFacts::max_buffer_range`).
 pub const MAX_BUFFER_RANGE: u32 = ferrite_compiler::hw::GEN9.max_buffer_range();
@@ -187,7 +189,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_image_dimension3_d: 256,
         max_image_dimension_cube: 4096,
         max_image_array_layers: 256,
-        max_texel_buffer_elements: 65536,
+        max_texel_buffer_elements: MAX_TEXEL_BUFFER_ELEMENTS,
         max_uniform_buffer_range: MAX_BUFFER_RANGE,
         max_storage_buffer_range: MAX_BUFFER_RANGE,
         max_push_constants_size: 128,
@@ -1006,7 +1008,7 @@ pub(crate) unsafe extern "system" fn get_memory_properties2(
 /// No format has any feature yet (no images, texel buffers or vertex input are implemented).
 pub(crate) unsafe extern "system" fn get_format_properties(
     pd: vk::PhysicalDevice,
-    _format: vk::Format,
+    format: vk::Format,
     p_props: *mut vk::FormatProperties,
 ) {
     ffi::void("vkGetPhysicalDeviceFormatProperties", || {
@@ -1016,7 +1018,7 @@ pub(crate) unsafe extern "system" fn get_format_properties(
         unsafe {
             ffi::write(
                 p_props,
-                vk::FormatProperties::default(),
+                crate::format::properties(format),
                 "pFormatProperties",
             )
         }
@@ -1025,7 +1027,7 @@ pub(crate) unsafe extern "system" fn get_format_properties(
 
 pub(crate) unsafe extern "system" fn get_format_properties2(
     pd: vk::PhysicalDevice,
-    _format: vk::Format,
+    format: vk::Format,
     p_props: *mut vk::FormatProperties2<'_>,
 ) {
     ffi::void("vkGetPhysicalDeviceFormatProperties2KHR", || {
@@ -1034,49 +1036,65 @@ pub(crate) unsafe extern "system" fn get_format_properties2(
         // SAFETY: valid output structure; only the core member is written.
         let out =
             unsafe { p_props.as_mut() }.ok_or(DriverError::NullPointer("pFormatProperties"))?;
-        out.format_properties = vk::FormatProperties::default();
+        out.format_properties = crate::format::properties(format);
         Ok(())
     })
 }
 
-/// Images are not implemented: every combination is unsupported.
+/// Answers from the format table (`format::image_format_properties`).
 pub(crate) unsafe extern "system" fn get_image_format_properties(
     pd: vk::PhysicalDevice,
-    _format: vk::Format,
-    _ty: vk::ImageType,
-    _tiling: vk::ImageTiling,
-    _usage: vk::ImageUsageFlags,
-    _flags: vk::ImageCreateFlags,
+    format: vk::Format,
+    ty: vk::ImageType,
+    tiling: vk::ImageTiling,
+    usage: vk::ImageUsageFlags,
+    flags: vk::ImageCreateFlags,
     p_props: *mut vk::ImageFormatProperties,
 ) -> vk::Result {
     ffi::result("vkGetPhysicalDeviceImageFormatProperties", || {
         // SAFETY: valid handle per the spec.
         unsafe { adapter(pd) }?;
+        let r = crate::format::image_format_properties(format, ty, tiling, usage, flags);
         // SAFETY: valid output pointer; the spec wants it zeroed on VK_ERROR_FORMAT_NOT_SUPPORTED.
         unsafe {
             ffi::write(
                 p_props,
-                vk::ImageFormatProperties::default(),
+                r.as_ref().copied().unwrap_or_default(),
                 "pImageFormatProperties",
             )
         }?;
-        Err(DriverError::FormatNotSupported)
+        r.map(|_| vk::Result::SUCCESS)
     })
 }
 
 pub(crate) unsafe extern "system" fn get_image_format_properties2(
     pd: vk::PhysicalDevice,
-    _info: *const vk::PhysicalDeviceImageFormatInfo2<'_>,
+    p_info: *const vk::PhysicalDeviceImageFormatInfo2<'_>,
     p_props: *mut vk::ImageFormatProperties2<'_>,
 ) -> vk::Result {
     ffi::result("vkGetPhysicalDeviceImageFormatProperties2KHR", || {
-        // SAFETY: valid handle per the spec.
-        unsafe { adapter(pd) }?;
+        // SAFETY: valid handle and info per the spec.
+        let info = unsafe {
+            adapter(pd)?;
+            ffi::read(p_info, "pImageFormatInfo")?
+        };
+        // Chained structures (external memory, image view info, ...) ask about features
+        // Ferrite does not offer; none is accepted.
+        if !info.p_next.is_null() {
+            return Err(DriverError::FormatNotSupported);
+        }
+        let r = crate::format::image_format_properties(
+            info.format,
+            info.ty,
+            info.tiling,
+            info.usage,
+            info.flags,
+        );
         // SAFETY: valid output structure; only the core member is written.
         if let Some(out) = unsafe { p_props.as_mut() } {
-            out.image_format_properties = vk::ImageFormatProperties::default();
+            out.image_format_properties = r.as_ref().copied().unwrap_or_default();
         }
-        Err(DriverError::FormatNotSupported)
+        r.map(|_| vk::Result::SUCCESS)
     })
 }
 

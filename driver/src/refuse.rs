@@ -42,18 +42,12 @@ macro_rules! refuse_destroy {
 }
 
 refuse_create! {
-    create_buffer_view, "vkCreateBufferView", vk::BufferViewCreateInfo<'_>, vk::BufferView;
-    create_image, "vkCreateImage", vk::ImageCreateInfo<'_>, vk::Image;
-    create_image_view, "vkCreateImageView", vk::ImageViewCreateInfo<'_>, vk::ImageView;
     create_sampler, "vkCreateSampler", vk::SamplerCreateInfo<'_>, vk::Sampler;
     create_framebuffer, "vkCreateFramebuffer", vk::FramebufferCreateInfo<'_>, vk::Framebuffer;
     create_render_pass, "vkCreateRenderPass", vk::RenderPassCreateInfo<'_>, vk::RenderPass;
 }
 
 refuse_destroy! {
-    destroy_buffer_view, "vkDestroyBufferView", vk::BufferView;
-    destroy_image, "vkDestroyImage", vk::Image;
-    destroy_image_view, "vkDestroyImageView", vk::ImageView;
     destroy_sampler, "vkDestroySampler", vk::Sampler;
     destroy_framebuffer, "vkDestroyFramebuffer", vk::Framebuffer;
     destroy_render_pass, "vkDestroyRenderPass", vk::RenderPass;

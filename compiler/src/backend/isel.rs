@@ -8,7 +8,7 @@
 use super::lir::*;
 use super::{narrow, wide, BackendError};
 use crate::hw::HwFacts;
-use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
+use crate::ir::{self, AluOp, AtomicOp, ImageOp, Kind, Node, Op, Space, SysVal};
 use crate::kernel::CurbeLayout;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
 
@@ -725,22 +725,7 @@ impl<'a> Isel<'a> {
                     );
                     return Ok(());
                 }
-                let hw_op = match op {
-                    AtomicOp::And => 1,
-                    AtomicOp::Or => 2,
-                    AtomicOp::Xor => 3,
-                    AtomicOp::Xchg => 4,
-                    AtomicOp::Inc => 5,
-                    AtomicOp::Dec => 6,
-                    AtomicOp::Add => 7,
-                    AtomicOp::Sub => 8,
-                    AtomicOp::Smax => 10,
-                    AtomicOp::Smin => 11,
-                    AtomicOp::Umax => 12,
-                    AtomicOp::Umin => 13,
-                    AtomicOp::CmpXchg => 14,
-                    AtomicOp::Load => unreachable!(),
-                };
+                let hw_op = atomic_hw_op(*op)?;
                 // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
                 let order: Vec<ir::Value> = if *op == AtomicOp::CmpXchg {
                     vec![data[1], data[0]]
@@ -761,6 +746,7 @@ impl<'a> Isel<'a> {
                     srcs,
                 );
             }
+            Op::Image(op, bti, srcs) => self.image(i.dst, *op, *bti, srcs)?,
             Op::Subgroup(op, srcs) => {
                 let d = i.dst.expect("subgroup operation has a destination");
                 self.subgroup(*op, srcs, d)?;
@@ -843,6 +829,106 @@ impl<'a> Isel<'a> {
     }
 
     /// A push-constant load at a constant offset: moves from the CURBE registers.
+    /// A typed image access: the coordinates (and data) go to registers with one block per
+    /// component, `4 * w` bytes apart, and stay a logical message until `lower_sends`.
+    fn image(
+        &mut self,
+        dst: Option<ir::Value>,
+        op: ImageOp,
+        bti: u32,
+        srcs: &[ir::Value],
+    ) -> Res<()> {
+        if bti > self.hw.max_buffer_bti {
+            return Err(BackendError::Internal(format!("image at bti {bti}")));
+        }
+        let surf = Surface::Bti(bti as u8);
+        let w = self.w;
+        let stride = 4 * w as u32;
+        let block = |s: &mut Self, v: ir::Value| -> Res<Opnd> {
+            let n = s.func.ty(v).comps as u32;
+            let r = s.b().vreg(Type::UD, n);
+            for c in 0..n {
+                let o = s.comp(v, c as usize)?;
+                s.b().mov(r.offset(c * stride), o.retype(Type::UD));
+            }
+            Ok(r)
+        };
+        let coords = self.func.ty(srcs[0]).comps;
+        let coord = block(self, srcs[0])?;
+        match op {
+            ImageOp::Load => {
+                let d = dst.ok_or_else(|| BackendError::Internal("image_load result".into()))?;
+                let r = self.def_reg(d)?;
+                self.b().inst(
+                    LOp::TypedRead {
+                        surf,
+                        coords,
+                        comp_stride: stride,
+                    },
+                    r.retype(Type::UD),
+                    vec![coord],
+                );
+            }
+            ImageOp::Store => {
+                let data = block(self, srcs[1])?;
+                self.b().inst(
+                    LOp::TypedWrite {
+                        surf,
+                        coords,
+                        comp_stride: stride,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![coord, data],
+                );
+            }
+            ImageOp::Atomic(a) => {
+                let r = match dst {
+                    Some(d) => self.def_reg(d)?.retype(Type::UD),
+                    None => Opnd::null(Type::UD),
+                };
+                if a == AtomicOp::Load {
+                    // A texel read: the typed read returns all four channels; keep X.
+                    let t = self.b().vreg(Type::UD, 4);
+                    self.b().inst(
+                        LOp::TypedRead {
+                            surf,
+                            coords,
+                            comp_stride: stride,
+                        },
+                        t,
+                        vec![coord],
+                    );
+                    if r.base != Base::Null {
+                        self.b().mov(r, t);
+                    }
+                    return Ok(());
+                }
+                // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
+                let data: Vec<ir::Value> = if a == AtomicOp::CmpXchg {
+                    vec![srcs[2], srcs[1]]
+                } else {
+                    srcs[1..].to_vec()
+                };
+                let mut ops = vec![coord];
+                for v in &data {
+                    ops.push(self.comp_reg(*v, 0)?.retype(Type::UD));
+                }
+                self.b().inst(
+                    LOp::TypedAtomic {
+                        surf,
+                        coords,
+                        comp_stride: stride,
+                        hw_op: atomic_hw_op(a)?,
+                        ndata: data.len() as u8,
+                    },
+                    r,
+                    ops,
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn push_load(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
         let t = self.func.ty(d);
         let off = match self.vals[offset.0 as usize] {
@@ -1293,4 +1379,29 @@ impl<'a> Isel<'a> {
         }
         Ok(())
     }
+}
+
+/// The data port's atomic operation code (docs/gen9.md 4.2) of an IR atomic; `Load` has
+/// none (it is a plain read).
+fn atomic_hw_op(op: AtomicOp) -> Res<u8> {
+    Ok(match op {
+        AtomicOp::And => 1,
+        AtomicOp::Or => 2,
+        AtomicOp::Xor => 3,
+        AtomicOp::Xchg => 4,
+        AtomicOp::Inc => 5,
+        AtomicOp::Dec => 6,
+        AtomicOp::Add => 7,
+        AtomicOp::Sub => 8,
+        AtomicOp::Smax => 10,
+        AtomicOp::Smin => 11,
+        AtomicOp::Umax => 12,
+        AtomicOp::Umin => 13,
+        AtomicOp::CmpXchg => 14,
+        AtomicOp::Load => {
+            return Err(BackendError::Internal(
+                "an atomic load has no data-port operation".into(),
+            ))
+        }
+    })
 }

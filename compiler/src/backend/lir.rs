@@ -183,6 +183,29 @@ pub enum LOp {
         hw_op: u8,
         ndata: u8,
     },
+    /// Typed surface read (data cache 1, SIMD8): srcs: [coordinates, `coords` blocks
+    /// `comp_stride` bytes apart]; dst: the 4 channels, `comp_stride` bytes apart.
+    TypedRead {
+        surf: Surface,
+        coords: u8,
+        comp_stride: u32,
+    },
+    /// Typed surface write: srcs: [coordinates, data (4 channels)], blocks `comp_stride`
+    /// bytes apart.
+    TypedWrite {
+        surf: Surface,
+        coords: u8,
+        comp_stride: u32,
+    },
+    /// Typed atomic: srcs: [coordinates, data0, (data1)]; `hw_op` per docs/gen9.md 4.2;
+    /// dst null = no return.
+    TypedAtomic {
+        surf: Surface,
+        coords: u8,
+        comp_stride: u32,
+        hw_op: u8,
+        ndata: u8,
+    },
     /// Byte scattered read of `1 << size_log2` bytes per lane (data cache 0): srcs:
     /// [address]; dst: one dword per lane, the bytes zero-extended.
     ByteScatteredRead {
@@ -245,6 +268,9 @@ impl LOp {
             LOp::UntypedRead { .. }
                 | LOp::UntypedWrite { .. }
                 | LOp::UntypedAtomic { .. }
+                | LOp::TypedRead { .. }
+                | LOp::TypedWrite { .. }
+                | LOp::TypedAtomic { .. }
                 | LOp::ByteScatteredRead { .. }
                 | LOp::ByteScatteredWrite { .. }
                 | LOp::Fence

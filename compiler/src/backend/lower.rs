@@ -20,6 +20,9 @@ pub fn width_class(i: &LInst) -> WidthClass {
         | LOp::UntypedAtomic { .. }
         | LOp::ByteScatteredRead { .. }
         | LOp::ByteScatteredWrite { .. } => WidthClass::Untyped,
+        LOp::TypedRead { .. } | LOp::TypedWrite { .. } | LOp::TypedAtomic { .. } => {
+            WidthClass::Typed
+        }
         _ => WidthClass::Unlimited,
     }
 }
@@ -157,6 +160,14 @@ fn payload(b: &mut Builder, o: Opnd, comps: u8, stride: u32) -> Opnd {
     t
 }
 
+/// Function control of a typed surface read/write (message type `ty`): channel disable
+/// mask `mask` (bit 0 = X), and the slot group of the SIMD8 channel group starting at
+/// `group` (1 = channels 0-7, 2 = channels 8-15, as Mesa picks it for Gen8+).
+fn typed_fc(ty: u32, group: u8, mask: u32) -> u32 {
+    let slot_group = 1 + (group as u32 / 8) % 2;
+    (ty << 14) | ((mask | (slot_group << 4)) << 8)
+}
+
 fn regs(exec: u8) -> u32 {
     (exec as u32).div_ceil(8)
 }
@@ -277,6 +288,101 @@ pub fn lower_sends(prog: &mut Program) {
                         mlen: bl as u8,
                         ex_mlen: ex_mlen as u8,
                         rlen: rlen as u8,
+                        eot: false,
+                    },
+                    dst.retype(Type::UD),
+                    srcs,
+                );
+                if !direct {
+                    b.mov(i.dst.retype(Type::UD), dst);
+                }
+            }
+            LOp::TypedRead {
+                surf,
+                coords,
+                comp_stride,
+            } => {
+                let c = payload(&mut b, i.srcs[0], coords, comp_stride);
+                let direct = contiguous(&i.dst, i.exec, 4, comp_stride);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, 4) };
+                let fc = typed_fc(0x05, i.group, 0);
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::DpDc1,
+                        desc: desc(coords as u32, 4, false, fc | surf.bti() as u32),
+                        ex_desc: 0,
+                        mlen: coords,
+                        ex_mlen: 0,
+                        rlen: 4,
+                        eot: false,
+                    },
+                    dst.retype(Type::UD),
+                    vec![c],
+                );
+                if !direct {
+                    for k in 0..4 {
+                        b.mov(
+                            i.dst.offset(k * comp_stride).retype(Type::UD),
+                            dst.offset(k * 32),
+                        );
+                    }
+                }
+            }
+            LOp::TypedWrite {
+                surf,
+                coords,
+                comp_stride,
+            } => {
+                let c = payload(&mut b, i.srcs[0], coords, comp_stride);
+                let data = payload(&mut b, i.srcs[1], 4, comp_stride);
+                let fc = typed_fc(0x0D, i.group, 0);
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::DpDc1,
+                        desc: desc(coords as u32, 0, false, fc | surf.bti() as u32),
+                        ex_desc: 4 << 6,
+                        mlen: coords,
+                        ex_mlen: 4,
+                        rlen: 0,
+                        eot: false,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![c, data],
+                );
+            }
+            LOp::TypedAtomic {
+                surf,
+                coords,
+                comp_stride,
+                hw_op,
+                ndata,
+            } => {
+                let c = payload(&mut b, i.srcs[0], coords, comp_stride);
+                let ret = i.dst.base != Base::Null;
+                let mut srcs = vec![c];
+                if ndata > 0 {
+                    let d = b.vreg(Type::UD, ndata as u32);
+                    for k in 0..ndata as u32 {
+                        b.mov(d.offset(k * 32), i.srcs[1 + k as usize].retype(Type::UD));
+                    }
+                    srcs.push(d);
+                }
+                let direct = !ret || contiguous(&i.dst, i.exec, 1, 0);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, 1) };
+                // Message control: 3:0 operation, 4 slot group (channels 8-15), 5 return.
+                let mc = hw_op as u32 | (((i.group as u32 / 8) % 2) << 4) | ((ret as u32) << 5);
+                let fc = (0x06 << 14) | (mc << 8) | surf.bti() as u32;
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::DpDc1,
+                        desc: desc(coords as u32, ret as u32, false, fc),
+                        ex_desc: (ndata as u32) << 6,
+                        mlen: coords,
+                        ex_mlen: ndata,
+                        rlen: ret as u8,
                         eot: false,
                     },
                     dst.retype(Type::UD),
@@ -628,5 +734,45 @@ mod tests {
         let v = b.vreg(Type::DF, 1);
         b.mov(v, v.retype(Type::F));
         lower_simd_width(&mut p);
+    }
+
+    /// A SIMD16 typed read becomes two SIMD8 messages, channels 0-7 with slot group 1 and
+    /// channels 8-15 with slot group 2, each with its own half of the coordinates and a
+    /// 4-channel response.
+    #[test]
+    fn simd16_typed_read_splits_into_two_slot_groups() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let coords = b.vreg(Type::UD, 2);
+        let dst = b.vreg(Type::UD, 4);
+        b.inst(
+            LOp::TypedRead {
+                surf: Surface::Bti(3),
+                coords: 2,
+                comp_stride: 64,
+            },
+            dst,
+            vec![coords],
+        );
+        lower_simd_width(&mut p);
+        assert_eq!(p.insts.len(), 2);
+        assert_eq!((p.insts[0].exec, p.insts[0].group), (8, 0));
+        assert_eq!((p.insts[1].exec, p.insts[1].group), (8, 8));
+        lower_sends(&mut p);
+        let sends: Vec<u32> = p
+            .insts
+            .iter()
+            .filter_map(|i| match i.op {
+                LOp::Send {
+                    desc, mlen, rlen, ..
+                } => {
+                    assert_eq!((mlen, rlen), (2, 4), "{i}");
+                    Some(desc)
+                }
+                _ => None,
+            })
+            .collect();
+        // mlen 2, rlen 4, type 0x05, mask 0 (XYZW), slot group 1 then 2, BTI 3.
+        assert_eq!(sends, vec![0x0441_5003, 0x0441_6003]);
     }
 }

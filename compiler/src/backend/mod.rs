@@ -125,6 +125,11 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
                     v.push(b);
                 }
             }
+            if let ir::Op::Image(_, b, _) = &i.op {
+                if !v.contains(b) {
+                    v.push(*b);
+                }
+            }
         }
     });
     v.sort_unstable();

@@ -5,7 +5,7 @@ use super::memory::Ptr;
 use super::types::SType;
 use super::values::FVal;
 use super::{idref, invalid, op_id, op_lit, rid, rty, unsupported, Fe, Res};
-use crate::ir::{AluOp, AtomicOp, Kind, Op, Scope, Space, Type};
+use crate::ir::{AluOp, AtomicOp, ImageOp, Kind, Op, Scope, Space, Type};
 use rspirv::dr;
 use rspirv::spirv;
 
@@ -152,6 +152,9 @@ impl Fe<'_> {
             | O::AtomicAnd
             | O::AtomicOr
             | O::AtomicXor => self.atomic(i, b)?,
+            O::ImageRead => self.image_read(i, b)?,
+            O::ImageWrite => self.image_write(i, b)?,
+            O::ImageTexelPointer => self.image_texel_pointer(i, b)?,
             O::ExtInst => {
                 let set = op_id(i, 0)?;
                 if !self.decl.ext_glsl.contains(&set) {
@@ -189,6 +192,9 @@ impl Fe<'_> {
     pub(super) fn atomic(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         use spirv::Op as O;
         let p = self.ptr_of(op_id(i, 0)?, b)?;
+        if let Ptr::Texel { bti, coord } = p {
+            return self.image_atomic(i, b, bti, coord);
+        }
         let (space, offset, ty) = match p {
             Ptr::Mem {
                 space: space @ (Space::Ssbo(_) | Space::Shared),
@@ -216,25 +222,7 @@ impl Fe<'_> {
         if t.kind != Kind::Int || t.comps != 1 {
             return unsupported("atomics on non-integer types");
         }
-        let (aop, data): (AtomicOp, Vec<usize>) = match i.class.opcode {
-            O::AtomicLoad => (AtomicOp::Load, vec![]),
-            O::AtomicStore => (AtomicOp::Xchg, vec![3]),
-            O::AtomicExchange => (AtomicOp::Xchg, vec![3]),
-            // Operands: Pointer, Scope, Equal semantics, Unequal semantics, Value, Comparator.
-            O::AtomicCompareExchange => (AtomicOp::CmpXchg, vec![4, 5]),
-            O::AtomicIIncrement => (AtomicOp::Inc, vec![]),
-            O::AtomicIDecrement => (AtomicOp::Dec, vec![]),
-            O::AtomicIAdd => (AtomicOp::Add, vec![3]),
-            O::AtomicISub => (AtomicOp::Sub, vec![3]),
-            O::AtomicSMin => (AtomicOp::Smin, vec![3]),
-            O::AtomicUMin => (AtomicOp::Umin, vec![3]),
-            O::AtomicSMax => (AtomicOp::Smax, vec![3]),
-            O::AtomicUMax => (AtomicOp::Umax, vec![3]),
-            O::AtomicAnd => (AtomicOp::And, vec![3]),
-            O::AtomicOr => (AtomicOp::Or, vec![3]),
-            O::AtomicXor => (AtomicOp::Xor, vec![3]),
-            _ => unreachable!(),
-        };
+        let (aop, data) = atomic_op(i)?;
         let store = i.class.opcode == O::AtomicStore;
         let mut dv = Vec::new();
         for k in data {
@@ -258,6 +246,44 @@ impl Fe<'_> {
             self.define(rid(i)?, FVal::V(r))?;
         }
         Ok(())
+    }
+
+    /// An atomic through an `OpImageTexelPointer`: a typed atomic on a one-channel 32-bit
+    /// integer texel.
+    fn image_atomic(
+        &mut self,
+        i: &dr::Instruction,
+        b: u32,
+        bti: u32,
+        coord: crate::ir::Value,
+    ) -> Res<()> {
+        use spirv::Op as O;
+        let (aop, data) = atomic_op(i)?;
+        let t = match i.class.opcode {
+            O::AtomicStore => {
+                let v = self.getv(op_id(i, 3)?, b)?;
+                self.ty(v)
+            }
+            _ => self.ir_type(rty(i)?)?,
+        };
+        if t != Type::I32 {
+            return unsupported("image atomics on types other than 32-bit integers");
+        }
+        let mut srcs = vec![coord];
+        for k in data {
+            let v = self.getv(op_id(i, k)?, b)?;
+            if self.ty(v) != t {
+                return invalid("atomic operand type");
+            }
+            srcs.push(v);
+        }
+        let op = Op::Image(ImageOp::Atomic(aop), bti, srcs);
+        if i.class.opcode == O::AtomicStore {
+            self.emit_void(op)
+        } else {
+            let r = self.emit(t, op)?;
+            self.define(rid(i)?, FVal::V(r))
+        }
     }
 
     pub(super) fn atomic_private(&mut self, i: &dr::Instruction, p: Ptr, b: u32) -> Res<()> {
@@ -306,6 +332,30 @@ impl Fe<'_> {
         }
         Ok(())
     }
+}
+
+/// The IR atomic of a SPIR-V atomic instruction and the operand indices of its data.
+fn atomic_op(i: &dr::Instruction) -> Res<(AtomicOp, Vec<usize>)> {
+    use spirv::Op as O;
+    Ok(match i.class.opcode {
+        O::AtomicLoad => (AtomicOp::Load, vec![]),
+        O::AtomicStore => (AtomicOp::Xchg, vec![3]),
+        O::AtomicExchange => (AtomicOp::Xchg, vec![3]),
+        // Operands: Pointer, Scope, Equal semantics, Unequal semantics, Value, Comparator.
+        O::AtomicCompareExchange => (AtomicOp::CmpXchg, vec![4, 5]),
+        O::AtomicIIncrement => (AtomicOp::Inc, vec![]),
+        O::AtomicIDecrement => (AtomicOp::Dec, vec![]),
+        O::AtomicIAdd => (AtomicOp::Add, vec![3]),
+        O::AtomicISub => (AtomicOp::Sub, vec![3]),
+        O::AtomicSMin => (AtomicOp::Smin, vec![3]),
+        O::AtomicUMin => (AtomicOp::Umin, vec![3]),
+        O::AtomicSMax => (AtomicOp::Smax, vec![3]),
+        O::AtomicUMax => (AtomicOp::Umax, vec![3]),
+        O::AtomicAnd => (AtomicOp::And, vec![3]),
+        O::AtomicOr => (AtomicOp::Or, vec![3]),
+        O::AtomicXor => (AtomicOp::Xor, vec![3]),
+        o => return invalid(format!("{o:?} is not an atomic")),
+    })
 }
 
 #[cfg(test)]

@@ -43,6 +43,18 @@ pub(super) enum Ptr {
         comp: Option<Result<u8, Value>>,
         ty: u32,
     },
+    /// A storage image (or texel buffer) variable, or an image loaded from one: binding-table
+    /// entries `bti .. bti + count` of image type `ty`.
+    Image {
+        bti: u32,
+        count: u32,
+        ty: u32,
+    },
+    /// `OpImageTexelPointer`: one texel of the image at `bti` (for atomics).
+    Texel {
+        bti: u32,
+        coord: Value,
+    },
 }
 
 impl Fe<'_> {
@@ -129,6 +141,9 @@ impl Fe<'_> {
 
     pub(super) fn load_ptr(&mut self, p: &Ptr) -> Res<FVal> {
         match p {
+            // Loading an image variable yields the image itself (a descriptor).
+            Ptr::Image { .. } => Ok(FVal::P(Box::new(p.clone()))),
+            Ptr::Texel { .. } => invalid("OpLoad through an image texel pointer"),
             Ptr::Var { tree, .. } => self.load_tree(tree),
             Ptr::VarComp { var, comp, .. } => {
                 let ty = self.f.vars[var.0 as usize];
@@ -335,6 +350,7 @@ impl Fe<'_> {
 
     pub(super) fn store_ptr(&mut self, p: &Ptr, v: &FVal) -> Res<()> {
         match p {
+            Ptr::Image { .. } | Ptr::Texel { .. } => invalid("OpStore to an image"),
             Ptr::Var { tree, .. } => self.store_tree(tree, v),
             Ptr::VarComp { var, comp, .. } => {
                 let ty = self.f.vars[var.0 as usize];
@@ -805,6 +821,16 @@ impl Fe<'_> {
                 Ptr::VarComp { .. } | Ptr::Builtin { .. } => {
                     return invalid("access chain into a scalar")
                 }
+                Ptr::Image { bti, count, ty } => match c {
+                    Some(c) if c < count => Ptr::Image {
+                        bti: bti + c,
+                        count: 1,
+                        ty,
+                    },
+                    Some(_) => return invalid("image array index out of range"),
+                    None => return unsupported("dynamic indexing of image arrays"),
+                },
+                Ptr::Texel { .. } => return invalid("access chain into a texel pointer"),
             };
         }
         Ok(p)

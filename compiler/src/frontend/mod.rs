@@ -29,6 +29,7 @@ mod alu;
 mod cfg;
 mod constants;
 mod glsl;
+pub(crate) mod image;
 mod instructions;
 mod memory;
 mod module;

@@ -35,6 +35,9 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::StorageBuffer16BitAccess
         | C::VulkanMemoryModel
         | C::VulkanMemoryModelDeviceScope => true,
+        // Storage images and texel buffers on typed surface messages (frontend/image.rs);
+        // the surface format comes from the descriptor.
+        C::Image1D | C::ImageBuffer | C::StorageImageExtendedFormats => true,
         C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
@@ -475,6 +478,16 @@ impl Fe<'_> {
     }
 
     pub(super) fn binding_for(&mut self, id: u32, kind: BindingKind, count: u32) -> Res<Space> {
+        let bti = self.binding_bti(id, kind, count)?;
+        Ok(match kind {
+            BindingKind::Uniform => Space::Ubo(bti),
+            BindingKind::Storage | BindingKind::StorageImage => Space::Ssbo(bti),
+        })
+    }
+
+    /// The binding-table index of the descriptor variable `id` (the first of `count`
+    /// consecutive entries for an array), recording its use.
+    pub(super) fn binding_bti(&mut self, id: u32, kind: BindingKind, count: u32) -> Res<u32> {
         let set = self
             .deco(id, Decoration::DescriptorSet)
             .and_then(|a| a.first().copied())
@@ -525,10 +538,7 @@ impl Fe<'_> {
                 });
             }
         }
-        Ok(match kind {
-            BindingKind::Storage => Space::Ssbo(bti),
-            BindingKind::Uniform => Space::Ubo(bti),
-        })
+        Ok(bti)
     }
 
     pub(super) fn global_var(&mut self, id: u32, sc: StorageClass, pointee: u32) -> Res<()> {
@@ -600,6 +610,24 @@ impl Fe<'_> {
                     b,
                     comp: None,
                     ty: pointee,
+                }
+            }
+            StorageClass::UniformConstant => {
+                let (img, count) = match self.stype(pointee)? {
+                    SType::Array(e, n) => (e, n),
+                    _ => (pointee, 1),
+                };
+                let SType::Image(t) = self.stype(img)? else {
+                    return unsupported("samplers and sampled images");
+                };
+                if t.sampled != 2 || t.multisampled {
+                    return unsupported("sampled and multisampled images");
+                }
+                let bti = self.binding_bti(id, BindingKind::StorageImage, count)?;
+                Ptr::Image {
+                    bti,
+                    count,
+                    ty: img,
                 }
             }
             StorageClass::Private => return Ok(()), // handled in init_private_vars

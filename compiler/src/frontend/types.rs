@@ -20,7 +20,33 @@ pub(super) enum SType {
     Struct(Vec<u32>),
     Pointer(StorageClass, u32),
     Function,
+    Image(ImageType),
     Other(&'static str),
+}
+
+/// An `OpTypeImage`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ImageType {
+    /// The sampled type (a 32-bit scalar type id).
+    pub(super) sampled_ty: u32,
+    pub(super) dim: spirv::Dim,
+    pub(super) arrayed: bool,
+    pub(super) multisampled: bool,
+    /// 1 = used with a sampler, 2 = storage image, 0 = known at run time only.
+    pub(super) sampled: u32,
+    pub(super) format: spirv::ImageFormat,
+}
+
+impl ImageType {
+    /// Integer coordinates a typed message takes for this image (layer last).
+    pub(super) fn coords(&self) -> u8 {
+        let base = match self.dim {
+            spirv::Dim::Dim1D | spirv::Dim::DimBuffer => 1,
+            spirv::Dim::Dim3D => 3,
+            _ => 2,
+        };
+        base + self.arrayed as u8
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -231,7 +257,32 @@ impl Fe<'_> {
             }
             O::TypeForwardPointer => return unsupported("forward pointers"),
             O::TypeFunction => self.add_type(i, SType::Function)?,
-            O::TypeImage | O::TypeSampler | O::TypeSampledImage => {
+            O::TypeImage => {
+                let lit = |k: usize| -> Res<u32> {
+                    match i.operands.get(k) {
+                        Some(Operand::LiteralBit32(v)) => Ok(*v),
+                        _ => invalid("OpTypeImage operand"),
+                    }
+                };
+                let dim = match i.operands.get(1) {
+                    Some(Operand::Dim(d)) => *d,
+                    _ => return invalid("OpTypeImage without Dim"),
+                };
+                let format = match i.operands.get(6) {
+                    Some(Operand::ImageFormat(f)) => *f,
+                    _ => return invalid("OpTypeImage without Image Format"),
+                };
+                let t = ImageType {
+                    sampled_ty: op_id(i, 0)?,
+                    dim,
+                    arrayed: lit(3)? != 0,
+                    multisampled: lit(4)? != 0,
+                    sampled: lit(5)?,
+                    format,
+                };
+                self.add_type(i, SType::Image(t))?
+            }
+            O::TypeSampler | O::TypeSampledImage => {
                 self.add_type(i, SType::Other("image/sampler"))?
             }
             _ => return invalid(format!("{op:?} is not a type declaration")),

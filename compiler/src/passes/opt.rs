@@ -362,7 +362,8 @@ fn cse_key(op: &Op, ty: Type) -> Option<String> {
         | Op::Store { .. }
         | Op::Atomic { .. }
         | Op::Barrier { .. }
-        | Op::Subgroup(..) => None,
+        | Op::Subgroup(..)
+        | Op::Image(..) => None,
     }
 }
 

@@ -159,7 +159,8 @@ impl Ctx {
                             | vk::BufferUsageFlags::UNIFORM_BUFFER
                             | vk::BufferUsageFlags::TRANSFER_DST
                             | vk::BufferUsageFlags::TRANSFER_SRC
-                            | vk::BufferUsageFlags::INDIRECT_BUFFER,
+                            | vk::BufferUsageFlags::INDIRECT_BUFFER
+                            | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
                     ),
                     None,
                 )

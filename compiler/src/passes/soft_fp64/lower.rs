@@ -554,6 +554,7 @@ impl Lower {
                 return Err("f64 variable access (soft fp64 runs after vars_to_ssa)".into());
             }
             Op::Atomic { .. } => return Err("f64 atomic operation".into()),
+            Op::Image(..) => return Err("f64 image access".into()),
             Op::SysVal(_) | Op::BufferSize(_) | Op::Barrier { .. } => {
                 return Err("f64 operand of a system value, buffer size or barrier".into());
             }

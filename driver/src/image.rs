@@ -1,0 +1,565 @@
+//! VkImage, VkImageView and VkBufferView: image layouts from the shared Gen9 layout module
+//! (`kernel_iface::image`), and the RENDER_SURFACE_STATE of each view (storage images and
+//! storage texel buffers, read and written with typed surface messages). What each
+//! surface-state field means: docs/images.md.
+
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+use ash::vk::Handle;
+use ferrite_isa::surface_format::SurfaceFormat;
+use kernel_iface::genxml::{RenderSurfaceState, SURFTYPE_BUFFER};
+use kernel_iface::image::{ImageDesc, ImageDim, ImageLayout, Tiling};
+
+use crate::device::{dev, Device};
+use crate::error::{DriverError, Result};
+use crate::ffi;
+use crate::format;
+use crate::memory::{Binding, Memory};
+use crate::physical::memory_types;
+
+/// RENDER_SURFACE_STATE SurfaceType values of images.
+const SURFTYPE_1D: u64 = 0;
+const SURFTYPE_2D: u64 = 1;
+const SURFTYPE_3D: u64 = 2;
+/// Shader channel selects: identity (R, G, B, A).
+const SCS_RED: u64 = 4;
+const SCS_GREEN: u64 = 5;
+const SCS_BLUE: u64 = 6;
+const SCS_ALPHA: u64 = 7;
+/// MOCS index anv uses for every surface on Gen9 (docs/gen9.md 6.2).
+const MOCS: u64 = 4;
+
+pub struct Image {
+    pub format: vk::Format,
+    pub hw: SurfaceFormat,
+    pub ty: vk::ImageType,
+    pub flags: vk::ImageCreateFlags,
+    pub layout: ImageLayout,
+    pub binding: Mutex<Option<Binding>>,
+}
+
+impl Image {
+    fn new(info: &vk::ImageCreateInfo<'_>) -> Result<Image> {
+        let refuse = |why: String| {
+            log::warn!("vkCreateImage: {why}");
+            DriverError::FormatNotSupported
+        };
+        if info.samples != vk::SampleCountFlags::TYPE_1 {
+            return Err(refuse("multisampled images are not supported".into()));
+        }
+        let props = format::image_format_properties(
+            info.format,
+            info.image_type,
+            info.tiling,
+            info.usage,
+            info.flags,
+        )
+        .map_err(|_| {
+            refuse(format!(
+                "{:?} {:?} {:?} usage {:?} flags {:?} is not supported",
+                info.format, info.image_type, info.tiling, info.usage, info.flags
+            ))
+        })?;
+        let e = info.extent;
+        let m = props.max_extent;
+        if e.width == 0
+            || e.height == 0
+            || e.depth == 0
+            || e.width > m.width
+            || e.height > m.height
+            || e.depth > m.depth
+            || info.mip_levels == 0
+            || info.mip_levels > props.max_mip_levels
+            || info.array_layers == 0
+            || info.array_layers > props.max_array_layers
+        {
+            return Err(DriverError::InvalidArgument(format!(
+                "image extent {}x{}x{}, {} levels, {} layers exceed the format's limits",
+                e.width, e.height, e.depth, info.mip_levels, info.array_layers
+            )));
+        }
+        let hw = format::surface_format(info.format).ok_or(DriverError::FormatNotSupported)?;
+        let dim = match info.image_type {
+            vk::ImageType::TYPE_1D => ImageDim::D1,
+            vk::ImageType::TYPE_3D => ImageDim::D3,
+            _ => ImageDim::D2,
+        };
+        let tiling = if info.tiling == vk::ImageTiling::LINEAR {
+            Tiling::Linear
+        } else {
+            // OPTIMAL is the hardware's Y-major tiling.
+            Tiling::TileY
+        };
+        let layout = ImageLayout::new(&ImageDesc {
+            dim,
+            format: hw,
+            extent: [e.width, e.height, e.depth],
+            levels: info.mip_levels,
+            layers: info.array_layers,
+            tiling,
+        })
+        .map_err(|e| refuse(e.to_string()))?;
+        Ok(Image {
+            format: info.format,
+            hw,
+            ty: info.image_type,
+            flags: info.flags,
+            layout,
+            binding: Mutex::new(None),
+        })
+    }
+
+    pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
+        vk::MemoryRequirements {
+            size: self.layout.size,
+            alignment: self.layout.alignment,
+            memory_type_bits: (1u32 << memory_types(device.adapter.info).len()) - 1,
+        }
+    }
+
+    fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
+        let mem = device.memories.get(memory.as_raw())?;
+        let req = self.requirements(device);
+        if !offset.is_multiple_of(req.alignment) {
+            return Err(DriverError::InvalidArgument(format!(
+                "image memory offset {offset} is not a multiple of {}",
+                req.alignment
+            )));
+        }
+        if offset
+            .checked_add(req.size)
+            .is_none_or(|end| end > mem.size)
+        {
+            return Err(DriverError::InvalidArgument(format!(
+                "{} image bytes at offset {offset} exceed a {}-byte allocation",
+                req.size, mem.size
+            )));
+        }
+        let mut binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
+        if binding.is_some() {
+            return Err(DriverError::InvalidArgument(
+                "image is already bound".into(),
+            ));
+        }
+        *binding = Some(Binding {
+            memory: Arc::downgrade(&mem),
+            offset,
+        });
+        Ok(())
+    }
+
+    /// The memory and the byte offset in it where the image starts.
+    pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
+        let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
+        let b = binding
+            .as_ref()
+            .ok_or_else(|| DriverError::InvalidArgument("image is not bound to memory".into()))?;
+        let mem = b
+            .memory
+            .upgrade()
+            .ok_or_else(|| DriverError::InvalidArgument("image's memory was freed".into()))?;
+        Ok((mem, b.offset))
+    }
+}
+
+/// A surface state ready for the binding table, with the memory it points into.
+#[derive(Clone)]
+pub struct ViewSurface {
+    pub memory: Arc<Memory>,
+    /// Byte offset of the surface in the memory object, and the bytes it covers.
+    pub offset: u64,
+    pub size: u64,
+    pub state: Arc<[u32]>,
+}
+
+pub struct ImageView {
+    /// The storage-image surface (typed messages): one level, the view's layers.
+    pub storage: ViewSurface,
+}
+
+fn remaining(total: u32, base: u32, count: u32) -> Result<u32> {
+    let n = if count == vk::REMAINING_MIP_LEVELS {
+        total.checked_sub(base)
+    } else {
+        Some(count).filter(|c| base.checked_add(*c).is_some_and(|e| e <= total))
+    };
+    n.filter(|n| *n > 0).ok_or_else(|| {
+        DriverError::InvalidArgument(format!(
+            "subresource range {base}+{count} outside the image's {total}"
+        ))
+    })
+}
+
+impl ImageView {
+    fn new(d: &Device, info: &vk::ImageViewCreateInfo<'_>) -> Result<ImageView> {
+        let image = d.images.get(info.image.as_raw())?;
+        let r = info.subresource_range;
+        if r.aspect_mask != vk::ImageAspectFlags::COLOR {
+            return Err(DriverError::InvalidArgument(format!(
+                "image view aspect {:?} (only COLOR images exist)",
+                r.aspect_mask
+            )));
+        }
+        // Every level of the range must exist even though a storage view reads only the first.
+        remaining(image.layout.levels, r.base_mip_level, r.level_count)?;
+        let total_layers = if image.ty == vk::ImageType::TYPE_3D {
+            1
+        } else {
+            image.layout.layers
+        };
+        let layers = remaining(total_layers, r.base_array_layer, r.layer_count)?;
+        let hw = format::surface_format(info.format).ok_or(DriverError::FormatNotSupported)?;
+        if info.format != image.format
+            && (!image.flags.contains(vk::ImageCreateFlags::MUTABLE_FORMAT)
+                || hw.bytes_per_texel() != image.hw.bytes_per_texel())
+        {
+            return Err(DriverError::InvalidArgument(format!(
+                "view format {:?} is not compatible with image format {:?}",
+                info.format, image.format
+            )));
+        }
+        let ok_type = match (image.ty, info.view_type) {
+            (
+                vk::ImageType::TYPE_1D,
+                vk::ImageViewType::TYPE_1D | vk::ImageViewType::TYPE_1D_ARRAY,
+            ) => true,
+            (
+                vk::ImageType::TYPE_2D,
+                vk::ImageViewType::TYPE_2D | vk::ImageViewType::TYPE_2D_ARRAY,
+            ) => true,
+            (vk::ImageType::TYPE_2D, vk::ImageViewType::CUBE | vk::ImageViewType::CUBE_ARRAY) => {
+                image.flags.contains(vk::ImageCreateFlags::CUBE_COMPATIBLE)
+            }
+            (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D) => true,
+            _ => false,
+        };
+        if !ok_type {
+            return Err(DriverError::InvalidArgument(format!(
+                "view type {:?} of a {:?} image",
+                info.view_type, image.ty
+            )));
+        }
+        let (memory, offset) = image.resolve()?;
+        let l = &image.layout;
+        let f = l.surface_state_fields();
+        // A storage view: typed messages see one level (MIPCount/LOD), the view's layers
+        // from MinimumArrayElement (Depth counts them); cube views are 2-D arrays of faces.
+        let (surface_type, arrayed) = match info.view_type {
+            vk::ImageViewType::TYPE_1D => (SURFTYPE_1D, false),
+            vk::ImageViewType::TYPE_1D_ARRAY => (SURFTYPE_1D, true),
+            vk::ImageViewType::TYPE_3D => (SURFTYPE_3D, false),
+            vk::ImageViewType::TYPE_2D => (SURFTYPE_2D, false),
+            _ => (SURFTYPE_2D, true),
+        };
+        let depth = if surface_type == SURFTYPE_3D {
+            f.depth
+        } else {
+            u64::from(layers) - 1
+        };
+        let ss = RenderSurfaceState {
+            surface_type,
+            surface_array: arrayed,
+            surface_format: format::storage_surface_format(hw) as u64,
+            surface_horizontal_alignment: f.halign,
+            surface_vertical_alignment: f.valign,
+            tile_mode: f.tile_mode,
+            mocs: MOCS,
+            width: f.width,
+            height: f.height,
+            depth,
+            surface_pitch: f.surface_pitch,
+            surface_qpitch: f.surface_qpitch,
+            minimum_array_element: u64::from(r.base_array_layer),
+            render_target_view_extent: depth,
+            mip_count_lod: u64::from(r.base_mip_level),
+            surface_min_lod: 0,
+            shader_channel_select_red: SCS_RED,
+            shader_channel_select_green: SCS_GREEN,
+            shader_channel_select_blue: SCS_BLUE,
+            shader_channel_select_alpha: SCS_ALPHA,
+            surface_base_address: memory.va + offset,
+            ..Default::default()
+        };
+        Ok(ImageView {
+            storage: ViewSurface {
+                memory,
+                offset,
+                size: l.size,
+                state: ss.to_dwords().into(),
+            },
+        })
+    }
+}
+
+pub struct BufferView {
+    pub surface: ViewSurface,
+}
+
+impl BufferView {
+    fn new(d: &Device, info: &vk::BufferViewCreateInfo<'_>) -> Result<BufferView> {
+        let buf = d.buffers.get(info.buffer.as_raw())?;
+        let hw = format::surface_format(info.format)
+            .filter(|_| !format::buffer_features(info.format).is_empty())
+            .ok_or_else(|| {
+                log::warn!(
+                    "vkCreateBufferView: format {:?} has no buffer features",
+                    info.format
+                );
+                DriverError::FormatNotSupported
+            })?;
+        let (memory, base) = buf.resolve()?;
+        if info.offset > buf.size {
+            return Err(DriverError::InvalidArgument(format!(
+                "buffer view offset {} past a {}-byte buffer",
+                info.offset, buf.size
+            )));
+        }
+        let range = if info.range == vk::WHOLE_SIZE {
+            buf.size - info.offset
+        } else {
+            info.range
+        };
+        let bpe = u64::from(hw.bytes_per_texel());
+        let n = range / bpe;
+        if n > crate::physical::MAX_TEXEL_BUFFER_ELEMENTS as u64 {
+            return Err(DriverError::InvalidArgument(format!(
+                "{n} texels exceed maxTexelBufferElements"
+            )));
+        }
+        let offset = base + info.offset;
+        // SURFTYPE_BUFFER with a format: Width/Height/Depth hold the element count - 1
+        // (7 + 14 + 6 bits), SurfacePitch the element size - 1.
+        let ss = if n == 0 {
+            RenderSurfaceState {
+                surface_type: kernel_iface::genxml::SURFTYPE_NULL,
+                surface_format: hw as u64,
+                ..Default::default()
+            }
+        } else {
+            let last = n - 1;
+            RenderSurfaceState {
+                surface_type: SURFTYPE_BUFFER,
+                surface_format: format::storage_surface_format(hw) as u64,
+                surface_vertical_alignment: 1,
+                surface_horizontal_alignment: 1,
+                mocs: MOCS,
+                width: last & 0x7F,
+                height: (last >> 7) & 0x3FFF,
+                depth: (last >> 21) & 0x3F,
+                surface_pitch: bpe - 1,
+                shader_channel_select_red: SCS_RED,
+                shader_channel_select_green: SCS_GREEN,
+                shader_channel_select_blue: SCS_BLUE,
+                shader_channel_select_alpha: SCS_ALPHA,
+                surface_base_address: memory.va + offset,
+                ..Default::default()
+            }
+        };
+        Ok(BufferView {
+            surface: ViewSurface {
+                memory,
+                offset,
+                size: n * bpe,
+                state: ss.to_dwords().into(),
+            },
+        })
+    }
+}
+
+pub(crate) unsafe extern "system" fn create_image(
+    device: vk::Device,
+    p_info: *const vk::ImageCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_image: *mut vk::Image,
+) -> vk::Result {
+    ffi::result("vkCreateImage", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        let id = d.images.insert(Image::new(info)?);
+        // SAFETY: valid output pointer per the spec.
+        if let Err(e) = unsafe { ffi::write(p_image, vk::Image::from_raw(id), "pImage") } {
+            d.images.remove(id)?;
+            return Err(e);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_image(
+    device: vk::Device,
+    image: vk::Image,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyImage", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.images.remove(image.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_image_memory_requirements(
+    device: vk::Device,
+    image: vk::Image,
+    p_req: *mut vk::MemoryRequirements,
+) {
+    ffi::void("vkGetImageMemoryRequirements", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let req = d.images.get(image.as_raw())?.requirements(d);
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_req, req, "pMemoryRequirements") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_image_memory_requirements2(
+    device: vk::Device,
+    p_info: *const vk::ImageMemoryRequirementsInfo2<'_>,
+    p_req: *mut vk::MemoryRequirements2<'_>,
+) {
+    ffi::void("vkGetImageMemoryRequirements2KHR", || {
+        // SAFETY: live device and valid info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
+        let req = d.images.get(info.image.as_raw())?.requirements(d);
+        // SAFETY: valid output structure; only the core member is written.
+        let out =
+            unsafe { p_req.as_mut() }.ok_or(DriverError::NullPointer("pMemoryRequirements"))?;
+        out.memory_requirements = req;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_image_sparse_memory_requirements(
+    _device: vk::Device,
+    _image: vk::Image,
+    p_count: *mut u32,
+    _p_req: *mut vk::SparseImageMemoryRequirements,
+) {
+    ffi::void("vkGetImageSparseMemoryRequirements", || {
+        // SAFETY: valid count pointer per the spec; no image is sparse.
+        unsafe { ffi::write(p_count, 0, "pSparseMemoryRequirementCount") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn bind_image_memory(
+    device: vk::Device,
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    offset: u64,
+) -> vk::Result {
+    ffi::result("vkBindImageMemory", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        d.images.get(image.as_raw())?.bind(d, memory, offset)?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn bind_image_memory2(
+    device: vk::Device,
+    count: u32,
+    p_infos: *const vk::BindImageMemoryInfo<'_>,
+) -> vk::Result {
+    ffi::result("vkBindImageMemory2KHR", || {
+        // SAFETY: a live device and `count` valid structures per the spec.
+        let (d, infos) = unsafe { (dev(device)?, ffi::slice(p_infos, count, "pBindInfos")?) };
+        for i in infos {
+            d.images
+                .get(i.image.as_raw())?
+                .bind(d, i.memory, i.memory_offset)?;
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn get_image_subresource_layout(
+    device: vk::Device,
+    image: vk::Image,
+    p_sub: *const vk::ImageSubresource,
+    p_layout: *mut vk::SubresourceLayout,
+) {
+    ffi::void("vkGetImageSubresourceLayout", || {
+        // SAFETY: live device and valid subresource per the spec.
+        let (d, sub) = unsafe { (dev(device)?, ffi::read(p_sub, "pSubresource")?) };
+        let img = d.images.get(image.as_raw())?;
+        let [offset, size, row_pitch, array_pitch, depth_pitch] = img
+            .layout
+            .subresource_layout(sub.mip_level, sub.array_layer)
+            .ok_or_else(|| {
+                DriverError::InvalidArgument(
+                    "vkGetImageSubresourceLayout of an OPTIMAL (tiled) image".into(),
+                )
+            })?;
+        let out = vk::SubresourceLayout {
+            offset,
+            size,
+            row_pitch,
+            array_pitch,
+            depth_pitch,
+        };
+        // SAFETY: valid output pointer per the spec.
+        unsafe { ffi::write(p_layout, out, "pLayout") }
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_image_view(
+    device: vk::Device,
+    p_info: *const vk::ImageViewCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_view: *mut vk::ImageView,
+) -> vk::Result {
+    ffi::result("vkCreateImageView", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        let id = d.image_views.insert(ImageView::new(d, info)?);
+        // SAFETY: valid output pointer per the spec.
+        if let Err(e) = unsafe { ffi::write(p_view, vk::ImageView::from_raw(id), "pView") } {
+            d.image_views.remove(id)?;
+            return Err(e);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_image_view(
+    device: vk::Device,
+    view: vk::ImageView,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyImageView", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.image_views.remove(view.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn create_buffer_view(
+    device: vk::Device,
+    p_info: *const vk::BufferViewCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_view: *mut vk::BufferView,
+) -> vk::Result {
+    ffi::result("vkCreateBufferView", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        let id = d.buffer_views.insert(BufferView::new(d, info)?);
+        // SAFETY: valid output pointer per the spec.
+        if let Err(e) = unsafe { ffi::write(p_view, vk::BufferView::from_raw(id), "pView") } {
+            d.buffer_views.remove(id)?;
+            return Err(e);
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_buffer_view(
+    device: vk::Device,
+    view: vk::BufferView,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyBufferView", || {
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?.buffer_views.remove(view.as_raw())?;
+        Ok(())
+    })
+}
