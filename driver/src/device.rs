@@ -171,7 +171,7 @@ fn check_create_info(adapter: &Adapter, info: &vk::DeviceCreateInfo<'_>) -> Resu
         }
     }
     // SAFETY: the pNext chain is valid per the spec.
-    let missing = unsafe { physical::unsupported_narrow_features(info.p_next, adapter.info) };
+    let missing = unsafe { crate::features::unsupported_in_chain(info.p_next, adapter.info) };
     if !missing.is_empty() {
         return Err(DriverError::FeatureNotPresent(missing.join(", ")));
     }

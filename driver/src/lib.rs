@@ -11,6 +11,7 @@ mod descriptor;
 mod device;
 pub mod entry;
 pub mod error;
+mod features;
 mod ffi;
 mod group;
 pub mod handles;

@@ -296,7 +296,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
 /// by name and a refused request names the feature.
 macro_rules! feature_names {
     ($($f:ident),* $(,)?) => {
-        fn feature_list(f: &vk::PhysicalDeviceFeatures) -> Vec<(&'static str, bool)> {
+        pub(crate) fn feature_list(f: &vk::PhysicalDeviceFeatures) -> Vec<(&'static str, bool)> {
             vec![$((stringify!($f), f.$f != vk::FALSE)),*]
         }
     };
@@ -372,196 +372,6 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         shader_int16: vk::TRUE,
         ..Default::default()
     }
-}
-
-/// The 8/16-bit features of the extension structures (VK_KHR_shader_float16_int8,
-/// VK_KHR_8bit_storage, VK_KHR_16bit_storage), as (structure, member, supported). Storage
-/// covers storage buffers, uniform buffers and push constants (byte scattered messages and
-/// CURBE reads); 16-bit shader inputs/outputs do not exist in compute.
-pub fn narrow_features(_info: &DeviceInfo) -> [(vk::StructureType, &'static str, bool); 9] {
-    use vk::StructureType as S;
-    let (f16i8, s8, s16) = (
-        S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
-        S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
-        S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-    );
-    [
-        (f16i8, "shaderFloat16", true),
-        (f16i8, "shaderInt8", true),
-        (s8, "storageBuffer8BitAccess", true),
-        (s8, "uniformAndStorageBuffer8BitAccess", true),
-        (s8, "storagePushConstant8", true),
-        (s16, "storageBuffer16BitAccess", true),
-        (s16, "uniformAndStorageBuffer16BitAccess", true),
-        (s16, "storagePushConstant16", true),
-        (s16, "storageInputOutput16", false),
-    ]
-}
-
-/// Where the Bool32 of each 8/16-bit feature member lives: (member, structure type, byte
-/// offset in that structure). The core structures (VkPhysicalDeviceVulkan11Features,
-/// Vulkan12Features) carry the extension structures' members under the same names.
-const NARROW_MEMBERS: &[(&str, vk::StructureType, usize)] = {
-    use std::mem::offset_of;
-    use vk::PhysicalDevice16BitStorageFeatures as S16;
-    use vk::PhysicalDevice8BitStorageFeatures as S8;
-    use vk::PhysicalDeviceShaderFloat16Int8Features as F16I8;
-    use vk::PhysicalDeviceVulkan11Features as V11;
-    use vk::PhysicalDeviceVulkan12Features as V12;
-    use vk::StructureType as S;
-    let (f16i8, s8, s16) = (
-        S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
-        S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
-        S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-    );
-    let (v11, v12) = (
-        S::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-        S::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-    );
-    &[
-        ("shaderFloat16", f16i8, offset_of!(F16I8, shader_float16)),
-        ("shaderInt8", f16i8, offset_of!(F16I8, shader_int8)),
-        ("shaderFloat16", v12, offset_of!(V12, shader_float16)),
-        ("shaderInt8", v12, offset_of!(V12, shader_int8)),
-        (
-            "storageBuffer8BitAccess",
-            s8,
-            offset_of!(S8, storage_buffer8_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer8BitAccess",
-            s8,
-            offset_of!(S8, uniform_and_storage_buffer8_bit_access),
-        ),
-        (
-            "storagePushConstant8",
-            s8,
-            offset_of!(S8, storage_push_constant8),
-        ),
-        (
-            "storageBuffer8BitAccess",
-            v12,
-            offset_of!(V12, storage_buffer8_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer8BitAccess",
-            v12,
-            offset_of!(V12, uniform_and_storage_buffer8_bit_access),
-        ),
-        (
-            "storagePushConstant8",
-            v12,
-            offset_of!(V12, storage_push_constant8),
-        ),
-        (
-            "storageBuffer16BitAccess",
-            s16,
-            offset_of!(S16, storage_buffer16_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer16BitAccess",
-            s16,
-            offset_of!(S16, uniform_and_storage_buffer16_bit_access),
-        ),
-        (
-            "storagePushConstant16",
-            s16,
-            offset_of!(S16, storage_push_constant16),
-        ),
-        (
-            "storageInputOutput16",
-            s16,
-            offset_of!(S16, storage_input_output16),
-        ),
-        (
-            "storageBuffer16BitAccess",
-            v11,
-            offset_of!(V11, storage_buffer16_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer16BitAccess",
-            v11,
-            offset_of!(V11, uniform_and_storage_buffer16_bit_access),
-        ),
-        (
-            "storagePushConstant16",
-            v11,
-            offset_of!(V11, storage_push_constant16),
-        ),
-        (
-            "storageInputOutput16",
-            v11,
-            offset_of!(V11, storage_input_output16),
-        ),
-    ]
-};
-
-/// The Bool32 of `member` in a feature structure of type `ty`, or None for other names.
-fn narrow_member<'a>(
-    base: *mut vk::BaseOutStructure<'static>,
-    ty: vk::StructureType,
-    member: &str,
-) -> Option<&'a mut vk::Bool32> {
-    let &(_, _, offset) = NARROW_MEMBERS
-        .iter()
-        .find(|(m, t, _)| *m == member && *t == ty)?;
-    // SAFETY: the caller found `base` in a feature chain with sType `ty`, so it is a valid
-    // structure of the type that sType names, and `offset` is that type's Bool32 member.
-    Some(unsafe { &mut *base.cast::<u8>().add(offset).cast::<vk::Bool32>() })
-}
-
-/// VkPhysicalDeviceVulkan11Features / Vulkan12Features: they hold the extension structures'
-/// members under the same names (the table rows name the extension structure).
-fn is_core_features(ty: vk::StructureType) -> bool {
-    matches!(
-        ty,
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES
-            | vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
-    )
-}
-
-/// Visits every structure of a pNext chain with the narrow-feature members it holds.
-///
-/// # Safety
-/// `p_next` must be null or a valid chain of Vulkan structures.
-unsafe fn for_each_narrow_feature(
-    p_next: *mut std::ffi::c_void,
-    info: &DeviceInfo,
-    f: &mut dyn FnMut(&'static str, &mut vk::Bool32, bool),
-) {
-    let mut p = p_next as *mut vk::BaseOutStructure<'static>;
-    while !p.is_null() {
-        // SAFETY: every chain element starts with sType/pNext per the spec (caller contract).
-        let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
-        for (sty, member, sup) in narrow_features(info) {
-            if sty == ty || is_core_features(ty) {
-                if let Some(b) = narrow_member(p, ty, member) {
-                    f(member, b, sup);
-                }
-            }
-        }
-        p = next;
-    }
-}
-
-/// Names of 8/16-bit features requested in a device-creation chain that are unsupported.
-///
-/// # Safety
-/// `p_next` must be null or a valid chain of Vulkan structures.
-pub unsafe fn unsupported_narrow_features(
-    p_next: *const std::ffi::c_void,
-    info: &DeviceInfo,
-) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    // SAFETY: forwarded caller contract; the visitor only reads the members.
-    unsafe {
-        for_each_narrow_feature(p_next as *mut _, info, &mut |name, b, sup| {
-            if *b != vk::FALSE && !sup {
-                out.push(name);
-            }
-        })
-    };
-    out
 }
 
 /// Names of requested features the device does not support.
@@ -641,46 +451,6 @@ unsafe fn for_each_out(
         let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
         f(ty, p);
         p = next;
-    }
-}
-
-/// Features of the device extensions (VK_KHR_timeline_semaphore, VK_KHR_synchronization2) in a
-/// vkGetPhysicalDeviceFeatures2 chain.
-///
-/// # Safety
-/// As [`for_each_out`].
-unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
-    // SAFETY: forwarded; each structure is cast to the type its sType names.
-    unsafe {
-        for_each_out(p_next, |ty, p| match ty {
-            vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
-                (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreFeatures<'_>>()).timeline_semaphore =
-                    vk::TRUE;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => {
-                (*p.cast::<vk::PhysicalDeviceSynchronization2Features<'_>>()).synchronization2 =
-                    vk::TRUE;
-            }
-            // Core 1.1/1.2 structures an application may chain although apiVersion is 1.0:
-            // every member false, then what works (the 8/16-bit rows of `narrow_features`
-            // are written by the caller; timelineSemaphore is VK_KHR_timeline_semaphore's).
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => {
-                let f = &mut *p.cast::<vk::PhysicalDeviceVulkan11Features<'_>>();
-                *f = vk::PhysicalDeviceVulkan11Features {
-                    p_next: f.p_next,
-                    ..Default::default()
-                };
-            }
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
-                let f = &mut *p.cast::<vk::PhysicalDeviceVulkan12Features<'_>>();
-                *f = vk::PhysicalDeviceVulkan12Features {
-                    p_next: f.p_next,
-                    timeline_semaphore: vk::TRUE,
-                    ..Default::default()
-                };
-            }
-            _ => {}
-        })
     }
 }
 
@@ -847,18 +617,11 @@ pub(crate) unsafe extern "system" fn get_features2(
         // we know in its chain are written.
         let out = unsafe { p_features.as_mut() }.ok_or(DriverError::NullPointer("pFeatures"))?;
         out.features = features;
-        // SAFETY: a valid output chain per the spec.
-        unsafe { fill_extension_features(out.p_next) };
         // SAFETY: valid handle per the spec.
         let info = unsafe { adapter(pd) }?.info;
-        // SAFETY: the chain is valid per the spec.
-        unsafe {
-            for_each_narrow_feature(out.p_next, info, &mut |_, b, sup| {
-                *b = vk::Bool32::from(sup)
-            })
-        };
-        // SAFETY: the output chain is valid and writable per the spec.
-        unsafe { crate::pipeline::fill_features_chain(out.p_next) };
+        // SAFETY: a valid output chain per the spec; every known feature member is written
+        // from the feature rows.
+        unsafe { crate::features::fill_chain(out.p_next, info) };
         Ok(())
     })
 }
@@ -1092,20 +855,6 @@ mod tests {
         assert_eq!(l.max_compute_work_group_invocations, 1024);
         assert_eq!(l.max_compute_shared_memory_size, 64 * 1024);
         assert!((l.timestamp_period - 83.333_33).abs() < 0.01);
-    }
-
-    #[test]
-    fn narrow_feature_requests_are_checked_in_the_chain() {
-        let info = lookup_pci_id(0x1912).unwrap();
-        let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default()
-            .storage_buffer16_bit_access(true)
-            .storage_input_output16(true);
-        let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
-        s16.p_next = (&mut f16 as *mut vk::PhysicalDeviceShaderFloat16Int8Features).cast();
-        let chain = (&s16 as *const vk::PhysicalDevice16BitStorageFeatures).cast();
-        // SAFETY: a valid two-element chain of live structures.
-        let missing = unsafe { unsupported_narrow_features(chain, info) };
-        assert_eq!(missing, vec!["storageInputOutput16"]);
     }
 
     #[test]

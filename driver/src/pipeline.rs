@@ -962,29 +962,6 @@ pub(crate) unsafe extern "system" fn get_pipeline_executable_internal_representa
     })
 }
 
-/// Fills VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR where it is chained in a
-/// vkGetPhysicalDeviceFeatures2 output chain.
-///
-/// # Safety
-/// `p_next` must be null or the head of a valid, writable Vulkan structure chain.
-pub unsafe fn fill_features_chain(p_next: *mut c_void) {
-    let mut p = p_next.cast::<vk::BaseOutStructure<'static>>();
-    while !p.is_null() {
-        // SAFETY: every chain element starts with sType/pNext per the spec.
-        let base = unsafe { &*p };
-        if base.s_type
-            == vk::StructureType::PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
-        {
-            // SAFETY: a structure of this sType is this struct; only the feature is written.
-            unsafe {
-                (*p.cast::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>>())
-                    .pipeline_executable_info = vk::TRUE;
-            }
-        }
-        p = base.p_next;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
