@@ -37,6 +37,7 @@ pub struct Core {
     pub command_pools: Registry<CommandPool>,
     pub events: Registry<Event>,
     pub query_pools: Registry<QueryPool>,
+    pub private_data: crate::private_data::Store,
     /// Set once a submission of this device hung: every later wait and submit reports
     /// VK_ERROR_DEVICE_LOST.
     pub lost: AtomicBool,
@@ -207,6 +208,7 @@ pub(crate) unsafe extern "system" fn create_device(
             command_pools: Registry::new("VkCommandPool"),
             events: Registry::new("VkEvent"),
             query_pools: Registry::new("VkQueryPool"),
+            private_data: Default::default(),
             lost: AtomicBool::new(false),
         });
         let queue = Dispatchable::new(Queue::new(core.clone())?);

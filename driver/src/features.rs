@@ -45,6 +45,12 @@ pub const MEMBERS: &[Member] = members! {
     PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => PhysicalDeviceSynchronization2Features {
         synchronization2: "synchronization2",
     }
+    PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES => PhysicalDeviceHostQueryResetFeatures {
+        host_query_reset: "hostQueryReset",
+    }
+    PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => PhysicalDevicePrivateDataFeatures {
+        private_data: "privateData",
+    }
     PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR => PhysicalDevicePipelineExecutablePropertiesFeaturesKHR {
         pipeline_executable_info: "pipelineExecutableInfo",
     }
@@ -186,6 +192,10 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("synchronization2", true),
         // VK_KHR_pipeline_executable_properties (pipeline.rs).
         ("pipelineExecutableInfo", true),
+        // vkResetQueryPool clears availability from the CPU (query.rs).
+        ("hostQueryReset", true),
+        // Private data slots (private_data.rs).
+        ("privateData", true),
     ]
 }
 

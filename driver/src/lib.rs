@@ -4,6 +4,7 @@
 //! the entry-point table there. Every entry point runs inside [`ffi::run`], which catches
 //! panics and turns [`error::DriverError`] into a `VkResult`.
 
+mod api_version;
 mod bo;
 mod cmd;
 pub mod debug;
@@ -19,9 +20,10 @@ mod instance;
 mod memory;
 mod physical;
 mod pipeline;
+mod private_data;
 mod query;
 mod queue;
 mod refuse;
 mod sync;
 
-pub use instance::API_VERSION;
+pub use instance::api_version;

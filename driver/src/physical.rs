@@ -12,7 +12,6 @@ use crate::entry::DEVICE_EXTENSIONS;
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles;
-use crate::instance::API_VERSION;
 
 /// Intel's PCI vendor id.
 pub const VENDOR_ID_INTEL: u32 = 0x8086;
@@ -50,7 +49,7 @@ impl Adapter {
 
     pub fn properties(&self) -> vk::PhysicalDeviceProperties {
         vk::PhysicalDeviceProperties {
-            api_version: API_VERSION,
+            api_version: crate::api_version::device_version(self.info),
             driver_version: driver_version(),
             vendor_id: VENDOR_ID_INTEL,
             device_id: u32::from(self.info.pci_id),
@@ -115,6 +114,12 @@ pub fn memory_types(info: &DeviceInfo) -> Vec<vk::MemoryPropertyFlags> {
 /// Memory the device may use: three quarters of system RAM (the rest stays for the system),
 /// capped by the GPU address space.
 fn heap_size(info: &DeviceInfo) -> u64 {
+    static RAM: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    (*RAM.get_or_init(system_ram) / 4 * 3).min(info.aperture_size)
+}
+
+/// System RAM from /proc/meminfo (read once per process).
+fn system_ram() -> u64 {
     let ram = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -124,7 +129,7 @@ fn heap_size(info: &DeviceInfo) -> u64 {
         log::warn!("cannot read MemTotal from /proc/meminfo; assuming 4 GiB of RAM");
         4 << 30
     });
-    (ram / 4 * 3).min(info.aperture_size)
+    ram
 }
 
 /// The driver version in Vulkan's encoding, from the crate version.
@@ -475,6 +480,22 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                     ..fc
                 };
             }
+            S::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceSubgroupProperties<'_>>();
+                let v11 = vulkan11_properties(adapter, std::ptr::null_mut());
+                out.subgroup_size = v11.subgroup_size;
+                out.supported_stages = v11.subgroup_supported_stages;
+                out.supported_operations = v11.subgroup_supported_operations;
+                out.quad_operations_in_all_stages = v11.subgroup_quad_operations_in_all_stages;
+            }
+            S::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceDriverProperties<'_>>();
+                let v12 = vulkan12_properties(&fc, std::ptr::null_mut());
+                out.driver_id = v12.driver_id;
+                out.driver_name = v12.driver_name;
+                out.driver_info = v12.driver_info;
+                out.conformance_version = v12.conformance_version;
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();
                 *out = vulkan11_properties(adapter, out.p_next);
@@ -532,22 +553,71 @@ pub fn float_controls_properties(
     }
 }
 
-/// VkPhysicalDeviceVulkan11Properties for an application that chains it (apiVersion is
-/// 1.0): identifiers and limits; no subgroup operations, multiview or protected memory
-/// are claimed. `subgroupSize` is the widest dispatch (a kernel's gl_SubgroupSize is the
-/// SIMD width it was compiled for: 8, 16 or 32).
+/// What the compiler's subgroup path implements (docs/subgroups.md): every operation
+/// category on 32-bit types, in the compute stage (the only one), quads included.
+pub fn subgroup_capability() -> (vk::ShaderStageFlags, vk::SubgroupFeatureFlags) {
+    use vk::SubgroupFeatureFlags as F;
+    (
+        vk::ShaderStageFlags::COMPUTE,
+        F::BASIC
+            | F::VOTE
+            | F::ARITHMETIC
+            | F::BALLOT
+            | F::SHUFFLE
+            | F::SHUFFLE_RELATIVE
+            | F::CLUSTERED
+            | F::QUAD,
+    )
+}
+
+/// The properties and limits the apiVersion decision checks, as the property structures
+/// report them (one source for both). Subgroup stages and operations are the compiler's
+/// capability here; the structures report them only on a device of 1.1 or later
+/// ([`reported_subgroups`]), where shaders using them are accepted.
+pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
+    let l = limits(info);
+    let (stages, ops) = subgroup_capability();
+    crate::api_version::Props {
+        max_per_set_descriptors: l.max_per_stage_resources,
+        max_memory_allocation_size: heap_size(info),
+        // The widest dispatch: a kernel's gl_SubgroupSize is the SIMD width it was compiled for.
+        subgroup_size: 32,
+        subgroup_stages: stages,
+        subgroup_operations: ops,
+        max_timeline_semaphore_value_difference: MAX_TIMELINE_DIFFERENCE,
+        ..Default::default()
+    }
+}
+
+/// Subgroup stages and operations as reported: the capability on a 1.1+ device, nothing on a
+/// 1.0 one (shaders with GroupNonUniform capabilities are refused there, see
+/// `pipeline::target`).
+pub fn reported_subgroups(info: &DeviceInfo) -> (vk::ShaderStageFlags, vk::SubgroupFeatureFlags) {
+    if crate::api_version::device_version(info) >= vk::API_VERSION_1_1 {
+        subgroup_capability()
+    } else {
+        Default::default()
+    }
+}
+
+/// VkPhysicalDeviceVulkan11Properties: identifiers, limits and the subgroup properties; no
+/// multiview or protected memory is claimed.
 fn vulkan11_properties(
     adapter: &Adapter,
     p_next: *mut std::ffi::c_void,
 ) -> vk::PhysicalDeviceVulkan11Properties<'static> {
-    let l = limits(adapter.info);
+    let p = version_props(adapter.info);
+    let (stages, ops) = reported_subgroups(adapter.info);
     vk::PhysicalDeviceVulkan11Properties {
         p_next,
         device_uuid: pipeline_cache_uuid(adapter.info.pci_id),
         driver_uuid: pipeline_cache_uuid(0),
-        subgroup_size: 32,
+        subgroup_size: p.subgroup_size,
+        subgroup_supported_stages: stages,
+        subgroup_supported_operations: ops,
+        subgroup_quad_operations_in_all_stages: vk::Bool32::from(!ops.is_empty()),
         point_clipping_behavior: vk::PointClippingBehavior::ALL_CLIP_PLANES,
-        max_per_set_descriptors: l.max_per_stage_resources,
+        max_per_set_descriptors: p.max_per_set_descriptors,
         max_memory_allocation_size: adapter.heap_size,
         ..Default::default()
     }
@@ -803,6 +873,79 @@ pub(crate) unsafe extern "system" fn get_sparse_image_format_properties2(
         unsafe { adapter(pd) }?;
         // SAFETY: valid count pointer per the spec; no sparse formats, so nothing else is written.
         unsafe { ffi::write(p_count, 0, "pPropertyCount") }
+    })
+}
+
+/// vkGetPhysicalDeviceToolProperties: Ferrite has no built-in tools (layers report their own).
+pub(crate) unsafe extern "system" fn get_tool_properties(
+    pd: vk::PhysicalDevice,
+    p_count: *mut u32,
+    p_props: *mut vk::PhysicalDeviceToolProperties<'_>,
+) -> vk::Result {
+    ffi::result("vkGetPhysicalDeviceToolProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        let _ = p_props;
+        // SAFETY: valid count pointer per the spec; with no tools nothing else is written.
+        unsafe { ffi::write(p_count, 0, "pToolCount") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+/// vkGetPhysicalDeviceExternalBufferProperties: no external memory handle type is supported
+/// yet (GEM handles as opaque/dma-buf FDs are not exported), so every answer is empty: not
+/// exportable, not importable, compatible with nothing.
+pub(crate) unsafe extern "system" fn get_external_buffer_properties(
+    pd: vk::PhysicalDevice,
+    _p_info: *const vk::PhysicalDeviceExternalBufferInfo<'_>,
+    p_props: *mut vk::ExternalBufferProperties<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceExternalBufferProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only the core member is written.
+        let out = unsafe { p_props.as_mut() }
+            .ok_or(DriverError::NullPointer("pExternalBufferProperties"))?;
+        out.external_memory_properties = vk::ExternalMemoryProperties::default();
+        Ok(())
+    })
+}
+
+/// vkGetPhysicalDeviceExternalFenceProperties: no external fence handle type yet.
+pub(crate) unsafe extern "system" fn get_external_fence_properties(
+    pd: vk::PhysicalDevice,
+    _p_info: *const vk::PhysicalDeviceExternalFenceInfo<'_>,
+    p_props: *mut vk::ExternalFenceProperties<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceExternalFenceProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only its members (not sType/pNext) are written.
+        let out = unsafe { p_props.as_mut() }
+            .ok_or(DriverError::NullPointer("pExternalFenceProperties"))?;
+        out.export_from_imported_handle_types = Default::default();
+        out.compatible_handle_types = Default::default();
+        out.external_fence_features = Default::default();
+        Ok(())
+    })
+}
+
+/// vkGetPhysicalDeviceExternalSemaphoreProperties: no external semaphore handle type yet.
+pub(crate) unsafe extern "system" fn get_external_semaphore_properties(
+    pd: vk::PhysicalDevice,
+    _p_info: *const vk::PhysicalDeviceExternalSemaphoreInfo<'_>,
+    p_props: *mut vk::ExternalSemaphoreProperties<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceExternalSemaphoreProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only its members (not sType/pNext) are written.
+        let out = unsafe { p_props.as_mut() }
+            .ok_or(DriverError::NullPointer("pExternalSemaphoreProperties"))?;
+        out.export_from_imported_handle_types = Default::default();
+        out.compatible_handle_types = Default::default();
+        out.external_semaphore_features = Default::default();
+        Ok(())
     })
 }
 

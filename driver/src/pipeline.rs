@@ -265,6 +265,7 @@ pub fn deserialize_kernel(data: &[u8]) -> Option<Kernel> {
 
 /// The compiler's target for a device.
 pub fn target(info: &DeviceInfo) -> Target {
+    let version = crate::api_version::device_version(info);
     Target {
         has_fp64: info.has_fp64,
         has_int64: info.has_int64,
@@ -273,9 +274,12 @@ pub fn target(info: &DeviceInfo) -> Target {
             max_threads_per_group: info.max_threads_per_group,
             ..GEN9
         },
-        // Ferrite reports Vulkan 1.0 and no subgroup properties yet: a shader with
-        // GroupNonUniform* capabilities is refused, not compiled behind the API's back.
-        subgroup_ops: false,
+        // What the reported apiVersion allows (docs/api-version.md): SPIR-V 1.0 on a 1.0
+        // device, 1.3 on 1.1, 1.5 on 1.2, 1.6 on 1.3; GroupNonUniform* capabilities (SPIR-V
+        // 1.3) from 1.1 on, where the subgroup properties are reported. A newer module is
+        // refused by the front end ("SPIR-V version 1.x"), not compiled behind the API's back.
+        max_spirv_version: crate::api_version::spirv_for(version),
+        subgroup_ops: version >= vk::API_VERSION_1_1,
         ..Target::gen9()
     }
 }

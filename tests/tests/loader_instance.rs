@@ -107,6 +107,10 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_float16_int8",
         // cr0 float modes: tests/tests/float_controls_sim.rs and float_controls.rs.
         "VK_KHR_shader_float_controls",
+        // Host query reset, private data, driver properties: tests/tests/core_commands.rs.
+        "VK_EXT_host_query_reset",
+        "VK_EXT_private_data",
+        "VK_KHR_driver_properties",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),
