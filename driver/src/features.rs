@@ -51,6 +51,9 @@ pub const MEMBERS: &[Member] = members! {
     PHYSICAL_DEVICE_PRIVATE_DATA_FEATURES => PhysicalDevicePrivateDataFeatures {
         private_data: "privateData",
     }
+    PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES => PhysicalDevicePipelineCreationCacheControlFeatures {
+        pipeline_creation_cache_control: "pipelineCreationCacheControl",
+    }
     PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR => PhysicalDevicePipelineExecutablePropertiesFeaturesKHR {
         pipeline_executable_info: "pipelineExecutableInfo",
     }
@@ -196,6 +199,9 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("hostQueryReset", true),
         // Private data slots (private_data.rs).
         ("privateData", true),
+        // FAIL_ON_PIPELINE_COMPILE_REQUIRED / EARLY_RETURN_ON_FAILURE (pipeline.rs); the
+        // cache is internally locked, so EXTERNALLY_SYNCHRONIZED caches need nothing.
+        ("pipelineCreationCacheControl", true),
     ]
 }
 

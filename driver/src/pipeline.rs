@@ -628,6 +628,46 @@ pub(crate) unsafe extern "system" fn merge_pipeline_caches(
 }
 
 /// Builds one pipeline (compile or cache hit, then the kernel and scratch objects).
+/// VkPipelineCreationFeedbackCreateInfo (VK_EXT_pipeline_creation_feedback, core 1.3): the
+/// time the creation took and whether the application's cache held the kernel, for the
+/// pipeline and for its one stage.
+///
+/// # Safety
+/// `p_next` must be null or a valid chain whose feedback structure points at writable outputs.
+unsafe fn write_feedback(p_next: *const c_void, hit: bool, took: std::time::Duration) {
+    // SAFETY: forwarded caller contract.
+    let Some(p) = (unsafe {
+        ffi::find_in_chain(
+            p_next,
+            vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO,
+        )
+    }) else {
+        return;
+    };
+    // SAFETY: a structure with this sType is this type.
+    let fb = unsafe { &*p.cast::<vk::PipelineCreationFeedbackCreateInfo<'_>>() };
+    let mut flags = vk::PipelineCreationFeedbackFlags::VALID;
+    if hit {
+        flags |= vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT;
+    }
+    let value = vk::PipelineCreationFeedback {
+        flags,
+        duration: took.as_nanos().min(u128::from(u64::MAX)) as u64,
+    };
+    // SAFETY: pPipelineCreationFeedback is a valid output per the spec; the stage array holds
+    // pipelineStageCreationFeedbackCount elements (one stage for a compute pipeline).
+    unsafe {
+        if !fb.p_pipeline_creation_feedback.is_null() {
+            fb.p_pipeline_creation_feedback.write(value);
+        }
+        if fb.pipeline_stage_creation_feedback_count >= 1
+            && !fb.p_pipeline_stage_creation_feedbacks.is_null()
+        {
+            fb.p_pipeline_stage_creation_feedbacks.write(value);
+        }
+    }
+}
+
 fn create_one(
     core: &Core,
     cache: Option<&PipelineCache>,
@@ -670,6 +710,7 @@ fn create_one(
             .flags
             .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR),
     };
+    let started = std::time::Instant::now();
     let dinfo = core.adapter.info;
     let key = cache_key(&module.words, &opts, &target(dinfo));
     // An entry compiled without its assembly/IR text cannot serve a pipeline that wants them:
@@ -677,6 +718,7 @@ fn create_one(
     let cached = cache
         .and_then(|c| c.lock().get(&key).cloned())
         .filter(|k| !opts.keep_ir || !k.asm.is_empty());
+    let hit = cached.is_some();
     let kernel = match cached {
         Some(k) => {
             if let Some(c) = cache {
@@ -684,6 +726,12 @@ fn create_one(
             }
             log::debug!("pipeline cache hit");
             k
+        }
+        None if info
+            .flags
+            .contains(vk::PipelineCreateFlags::FAIL_ON_PIPELINE_COMPILE_REQUIRED) =>
+        {
+            return Err(DriverError::PipelineCompileRequired);
         }
         None => {
             let k = Arc::new(compile(dinfo, &module.words, &opts)?);
@@ -693,6 +741,8 @@ fn create_one(
             k
         }
     };
+    // SAFETY: the create info's pNext chain is valid per the spec.
+    unsafe { write_feedback(info.p_next, hit, started.elapsed()) };
     // The EUs prefetch past the end of a kernel: pad with zeros (a cache line is plenty).
     let mut code = kernel.binary.clone();
     code.resize(code.len() + 128, 0);
@@ -747,6 +797,24 @@ pub(crate) unsafe extern "system" fn create_compute_pipelines(
             };
             // SAFETY: pPipelines holds `count` elements per the spec.
             unsafe { ffi::write(p_pipelines.wrapping_add(i), handle, "pPipelines") }?;
+            if handle.is_null()
+                && info
+                    .flags
+                    .contains(vk::PipelineCreateFlags::EARLY_RETURN_ON_FAILURE)
+            {
+                // The rest are not created and must read VK_NULL_HANDLE.
+                for j in i + 1..infos.len() {
+                    // SAFETY: as above.
+                    unsafe {
+                        ffi::write(
+                            p_pipelines.wrapping_add(j),
+                            vk::Pipeline::null(),
+                            "pPipelines",
+                        )
+                    }?;
+                }
+                break;
+            }
         }
         match first_error {
             None => Ok(vk::Result::SUCCESS),

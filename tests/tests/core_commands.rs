@@ -1,7 +1,9 @@
 //! Commands and structures of the Vulkan 1.1–1.3 compute surface that Ferrite offers as
 //! extensions while it reports an older apiVersion, through the loader with validation:
 //! VK_EXT_host_query_reset (vkResetQueryPool from the CPU), VK_EXT_private_data (slots
-//! holding a u64 per object), VK_KHR_driver_properties, and the feature rows answering the
+//! holding a u64 per object), VK_EXT_pipeline_creation_cache_control (FAIL_ON_PIPELINE_COMPILE_
+//! REQUIRED, EARLY_RETURN_ON_FAILURE), VK_EXT_pipeline_creation_feedback, VK_KHR_driver_properties,
+//! and the feature rows answering the
 //! extension structures and VkPhysicalDeviceVulkan12/13Features alike.
 
 mod compute_common;
@@ -11,9 +13,14 @@ use ash::vk::Handle;
 use compute_common::*;
 use ferrite_tests::icd::Harness;
 
-const DEVICE_EXTS: [&std::ffi::CStr; 2] = [c"VK_EXT_host_query_reset", c"VK_EXT_private_data"];
+const DEVICE_EXTS: [&std::ffi::CStr; 4] = [
+    c"VK_EXT_host_query_reset",
+    c"VK_EXT_private_data",
+    c"VK_EXT_pipeline_creation_cache_control",
+    c"VK_EXT_pipeline_creation_feedback",
+];
 
-/// A context whose device has the two extensions and their features enabled.
+/// A context whose device has the extensions and their features enabled.
 fn ctx() -> Ctx {
     let h = Harness::with_instance_extensions(true, &[c"VK_KHR_get_physical_device_properties2"]);
     let pd = h.physical_device();
@@ -24,11 +31,14 @@ fn ctx() -> Ctx {
     let names: Vec<_> = DEVICE_EXTS.iter().map(|e| e.as_ptr()).collect();
     let mut hqr = vk::PhysicalDeviceHostQueryResetFeatures::default().host_query_reset(true);
     let mut pdf = vk::PhysicalDevicePrivateDataFeatures::default().private_data(true);
+    let mut pcc = vk::PhysicalDevicePipelineCreationCacheControlFeatures::default()
+        .pipeline_creation_cache_control(true);
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
         .enabled_extension_names(&names)
         .push_next(&mut hqr)
-        .push_next(&mut pdf);
+        .push_next(&mut pdf)
+        .push_next(&mut pcc);
     // SAFETY: valid create info for a live physical device.
     let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
     Ctx::with_device(h, pd, dev)
@@ -169,4 +179,134 @@ fn extension_and_core_structures_report_the_same_rows() {
             .contains(vk::SubgroupFeatureFlags::BASIC));
     }
     assert_eq!(sg.subgroup_size, 32);
+}
+
+const STORE: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0) buffer O { uint o[]; };
+void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x * 3u; }
+";
+
+/// Creates one compute pipeline with `flags`, asking for creation feedback.
+fn create(
+    c: &Ctx,
+    cache: vk::PipelineCache,
+    module: vk::ShaderModule,
+    layout: vk::PipelineLayout,
+    flags: vk::PipelineCreateFlags,
+) -> (vk::Result, vk::Pipeline, vk::PipelineCreationFeedback) {
+    let mut pipeline_fb = vk::PipelineCreationFeedback::default();
+    let mut stage_fb = [vk::PipelineCreationFeedback::default()];
+    let mut fb = vk::PipelineCreationFeedbackCreateInfo::default()
+        .pipeline_creation_feedback(&mut pipeline_fb)
+        .pipeline_stage_creation_feedbacks(&mut stage_fb);
+    let info = vk::ComputePipelineCreateInfo::default()
+        .flags(flags)
+        .stage(
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"main"),
+        )
+        .layout(layout)
+        .push_next(&mut fb);
+    // SAFETY: valid objects on a live device.
+    let (r, p) = match unsafe { c.dev.create_compute_pipelines(cache, &[info], None) } {
+        Ok(p) => (vk::Result::SUCCESS, p[0]),
+        Err((p, r)) => (r, p[0]),
+    };
+    assert_eq!(stage_fb[0].flags, pipeline_fb.flags);
+    (r, p, pipeline_fb)
+}
+
+#[test]
+fn compile_required_cache_control_and_creation_feedback() {
+    let c = ctx();
+    let words = spirv("core_store", Some(STORE));
+    // SAFETY: valid objects on a live device; everything made here is destroyed here.
+    unsafe {
+        let module = c
+            .dev
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
+            .unwrap();
+        let binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        let set_layout = c
+            .dev
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )
+            .unwrap();
+        let set_layouts = [set_layout];
+        let layout = c
+            .dev
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts),
+                None,
+            )
+            .unwrap();
+        let cache = c
+            .dev
+            .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+            .unwrap();
+        let fail = vk::PipelineCreateFlags::FAIL_ON_PIPELINE_COMPILE_REQUIRED;
+        // An empty cache: the compile is required, the pipeline is VK_NULL_HANDLE.
+        let (r, p, _) = create(&c, cache, module, layout, fail);
+        assert_eq!(
+            (r, p),
+            (vk::Result::PIPELINE_COMPILE_REQUIRED, vk::Pipeline::null())
+        );
+        // Compiled into the cache: feedback is valid, not a cache hit.
+        let (r, p1, fb) = create(&c, cache, module, layout, vk::PipelineCreateFlags::empty());
+        assert_eq!(r, vk::Result::SUCCESS);
+        assert_ne!(p1, vk::Pipeline::null());
+        assert_eq!(fb.flags, vk::PipelineCreationFeedbackFlags::VALID);
+        // Now the cache holds it: the flag succeeds, and the feedback says hit.
+        let (r, p2, fb) = create(&c, cache, module, layout, fail);
+        assert_eq!(r, vk::Result::SUCCESS);
+        assert_ne!(p2, vk::Pipeline::null());
+        assert_eq!(
+            fb.flags,
+            vk::PipelineCreationFeedbackFlags::VALID
+                | vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT
+        );
+        // EARLY_RETURN_ON_FAILURE: the first fails (another cache, empty), the second is not
+        // created and reads VK_NULL_HANDLE.
+        let empty = c
+            .dev
+            .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+            .unwrap();
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        let infos = [
+            vk::ComputePipelineCreateInfo::default()
+                .flags(fail | vk::PipelineCreateFlags::EARLY_RETURN_ON_FAILURE)
+                .stage(stage)
+                .layout(layout),
+            vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(layout),
+        ];
+        let r = c.dev.create_compute_pipelines(empty, &infos, None);
+        let Err((ps, code)) = r else {
+            panic!("expected PIPELINE_COMPILE_REQUIRED, got {r:?}");
+        };
+        assert_eq!(code, vk::Result::PIPELINE_COMPILE_REQUIRED);
+        assert_eq!(ps, [vk::Pipeline::null(), vk::Pipeline::null()]);
+        for p in [p1, p2] {
+            c.dev.destroy_pipeline(p, None);
+        }
+        c.dev.destroy_pipeline_cache(cache, None);
+        c.dev.destroy_pipeline_cache(empty, None);
+        c.dev.destroy_pipeline_layout(layout, None);
+        c.dev.destroy_descriptor_set_layout(set_layout, None);
+        c.dev.destroy_shader_module(module, None);
+    }
+    c.finish();
 }

@@ -111,6 +111,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_EXT_host_query_reset",
         "VK_EXT_private_data",
         "VK_KHR_driver_properties",
+        "VK_EXT_pipeline_creation_cache_control",
+        "VK_EXT_pipeline_creation_feedback",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),
