@@ -202,6 +202,10 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // FAIL_ON_PIPELINE_COMPILE_REQUIRED / EARLY_RETURN_ON_FAILURE (pipeline.rs); the
         // cache is internally locked, so EXTERNALLY_SYNCHRONIZED caches need nothing.
         ("pipelineCreationCacheControl", true),
+        // OpGroupNonUniformBroadcast with a dynamically uniform id (SPIR-V 1.5): the back end
+        // picks the lane with a compare per channel (tests/tests/subgroup_sim.rs,
+        // broadcast_with_a_dynamically_uniform_id_matches_cpu).
+        ("subgroupBroadcastDynamicId", true),
     ]
 }
 
