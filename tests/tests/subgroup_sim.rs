@@ -571,13 +571,13 @@ fn broadcast_with_a_dynamically_uniform_id_matches_cpu() {
         };
         let a = inputs(true);
         let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N]]);
-        for i in 0..N {
+        for (i, &got) in out[1].iter().enumerate() {
             let (g, l) = (i / LOCAL, i % LOCAL);
             let s = l / simd;
             let id = (a[0] as usize + s * 3) % 8;
             let want = a[g * LOCAL + s * simd + id];
             assert_eq!(
-                out[1][i], want,
+                got, want,
                 "SIMD{simd} invocation {i}: broadcast from lane {id} of subgroup {s}, input a[0] = {}\n{}",
                 a[0], k.asm
             );
