@@ -96,12 +96,7 @@ impl Buffer {
     }
 
     pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
-        vk::MemoryRequirements {
-            // Dword granular: the data-port messages that will read and write buffers move dwords.
-            size: align_up(self.size, 4).unwrap_or(self.size),
-            alignment: BUFFER_ALIGNMENT,
-            memory_type_bits: (1u32 << memory_types(device.adapter.info).len()) - 1,
-        }
+        buffer_requirements(device.adapter.info, self.size)
     }
 
     fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
@@ -373,6 +368,16 @@ pub(crate) unsafe extern "system" fn destroy_buffer(
         unsafe { dev(device) }?.buffers.remove(buffer.as_raw())?;
         Ok(())
     })
+}
+
+/// The memory requirements of a buffer of `size` bytes (every buffer has the same rules).
+pub fn buffer_requirements(info: &kernel_iface::DeviceInfo, size: u64) -> vk::MemoryRequirements {
+    vk::MemoryRequirements {
+        // Dword granular: the data-port messages that will read and write buffers move dwords.
+        size: align_up(size, 4).unwrap_or(size),
+        alignment: BUFFER_ALIGNMENT,
+        memory_type_bits: (1u32 << memory_types(info).len()) - 1,
+    }
 }
 
 pub(crate) unsafe extern "system" fn get_buffer_memory_requirements(
