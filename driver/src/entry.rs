@@ -54,6 +54,7 @@ pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 pub const EXT_HOST_QUERY_RESET: &str = "VK_EXT_host_query_reset";
 pub const EXT_PRIVATE_DATA: &str = "VK_EXT_private_data";
 pub const KHR_DRIVER_PROPERTIES: &str = "VK_KHR_driver_properties";
+pub const KHR_DEDICATED_ALLOCATION: &str = "VK_KHR_dedicated_allocation";
 pub const EXT_PIPELINE_CREATION_CACHE_CONTROL: &str = "VK_EXT_pipeline_creation_cache_control";
 pub const EXT_PIPELINE_CREATION_FEEDBACK: &str = "VK_EXT_pipeline_creation_feedback";
 
@@ -107,6 +108,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // Pipeline-creation flags and feedback (pipeline.rs); tests/tests/core_commands.rs.
     (EXT_PIPELINE_CREATION_CACHE_CONTROL, 3),
     (EXT_PIPELINE_CREATION_FEEDBACK, 1),
+    // VkMemoryDedicatedRequirements answered (never preferred); a VkMemoryDedicatedAllocateInfo
+    // is a hint the allocator may ignore. tests/tests/core_commands.rs.
+    (KHR_DEDICATED_ALLOCATION, 3),
 ];
 
 macro_rules! entry_points {

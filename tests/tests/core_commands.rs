@@ -13,7 +13,9 @@ use ash::vk::Handle;
 use compute_common::*;
 use ferrite_tests::icd::Harness;
 
-const DEVICE_EXTS: [&std::ffi::CStr; 4] = [
+const DEVICE_EXTS: [&std::ffi::CStr; 6] = [
+    c"VK_KHR_get_memory_requirements2",
+    c"VK_KHR_dedicated_allocation",
     c"VK_EXT_host_query_reset",
     c"VK_EXT_private_data",
     c"VK_EXT_pipeline_creation_cache_control",
@@ -307,6 +309,59 @@ fn compile_required_cache_control_and_creation_feedback() {
         c.dev.destroy_pipeline_layout(layout, None);
         c.dev.destroy_descriptor_set_layout(set_layout, None);
         c.dev.destroy_shader_module(module, None);
+    }
+    c.finish();
+}
+
+#[test]
+fn dedicated_allocation_is_neither_preferred_nor_required_and_accepted() {
+    let c = ctx();
+    let gmr2 = ash::khr::get_memory_requirements2::Device::new(&c.h.instance, &c.dev);
+    // SAFETY: valid objects on a live device; everything made here is destroyed here.
+    unsafe {
+        let buffer = c
+            .dev
+            .create_buffer(
+                &vk::BufferCreateInfo::default()
+                    .size(1000)
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER),
+                None,
+            )
+            .unwrap();
+        // Start from TRUE so the test sees the driver write FALSE.
+        let mut ded = vk::MemoryDedicatedRequirements {
+            prefers_dedicated_allocation: vk::TRUE,
+            requires_dedicated_allocation: vk::TRUE,
+            ..Default::default()
+        };
+        let mut req = vk::MemoryRequirements2::default().push_next(&mut ded);
+        gmr2.get_buffer_memory_requirements2(
+            &vk::BufferMemoryRequirementsInfo2::default().buffer(buffer),
+            &mut req,
+        );
+        let r = req.memory_requirements;
+        assert_eq!(r.size, 1000);
+        assert_eq!(
+            (
+                ded.prefers_dedicated_allocation,
+                ded.requires_dedicated_allocation
+            ),
+            (vk::FALSE, vk::FALSE)
+        );
+        let mut dinfo = vk::MemoryDedicatedAllocateInfo::default().buffer(buffer);
+        let mem = c
+            .dev
+            .allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(r.size)
+                    .memory_type_index(r.memory_type_bits.trailing_zeros())
+                    .push_next(&mut dinfo),
+                None,
+            )
+            .unwrap();
+        c.dev.bind_buffer_memory(buffer, mem, 0).unwrap();
+        c.dev.destroy_buffer(buffer, None);
+        c.dev.free_memory(mem, None);
     }
     c.finish();
 }

@@ -113,6 +113,7 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_driver_properties",
         "VK_EXT_pipeline_creation_cache_control",
         "VK_EXT_pipeline_creation_feedback",
+        "VK_KHR_dedicated_allocation",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),
