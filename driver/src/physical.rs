@@ -500,6 +500,10 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();
                 *out = vulkan11_properties(adapter, out.p_next);
             }
+            S::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
+                *out = vulkan13_properties(adapter.info, out.p_next);
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan12Properties<'_>>();
                 *out = vulkan12_properties(&fc, out.p_next);
@@ -585,6 +589,32 @@ pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
         subgroup_stages: stages,
         subgroup_operations: ops,
         max_timeline_semaphore_value_difference: MAX_TIMELINE_DIFFERENCE,
+        // A subgroup is one EU thread at the SIMD width the compiler chose for the kernel.
+        min_subgroup_size: *GEN9_SIMD_WIDTHS.iter().min().unwrap_or(&8),
+        max_subgroup_size: *GEN9_SIMD_WIDTHS.iter().max().unwrap_or(&32),
+        // One thread per subgroup: a workgroup has at most the device's threads per group.
+        max_compute_workgroup_subgroups: info.max_threads_per_group,
+        ..Default::default()
+    }
+}
+
+/// The SIMD widths the back end may choose (`HwFacts::simd_widths`).
+const GEN9_SIMD_WIDTHS: &[u32] = ferrite_compiler::hw::GEN9.simd_widths;
+
+/// VkPhysicalDeviceVulkan13Properties for an application that chains it: the subgroup sizes
+/// (`requiredSubgroupSizeStages` stays empty: subgroup size control is not offered), and
+/// nothing for inline uniform blocks or integer dot products, which are not offered either
+/// (every "accelerated" member false: Gen9 has no DP4A).
+fn vulkan13_properties(
+    info: &DeviceInfo,
+    p_next: *mut std::ffi::c_void,
+) -> vk::PhysicalDeviceVulkan13Properties<'static> {
+    let p = version_props(info);
+    vk::PhysicalDeviceVulkan13Properties {
+        p_next,
+        min_subgroup_size: p.min_subgroup_size,
+        max_subgroup_size: p.max_subgroup_size,
+        max_compute_workgroup_subgroups: p.max_compute_workgroup_subgroups,
         ..Default::default()
     }
 }
@@ -998,6 +1028,21 @@ mod tests {
         assert_eq!(l.max_compute_work_group_invocations, 1024);
         assert_eq!(l.max_compute_shared_memory_size, 64 * 1024);
         assert!((l.timestamp_period - 83.333_33).abs() < 0.01);
+    }
+
+    #[test]
+    fn subgroup_sizes_are_the_simd_widths_and_a_thread_per_subgroup() {
+        let info = lookup_pci_id(0x1912).unwrap();
+        let p = vulkan13_properties(info, std::ptr::null_mut());
+        assert_eq!((p.min_subgroup_size, p.max_subgroup_size), (8, 32));
+        assert_eq!(
+            p.max_compute_workgroup_subgroups,
+            info.max_threads_per_group
+        );
+        assert!(p.required_subgroup_size_stages.is_empty());
+        assert_eq!(p.integer_dot_product8_bit_unsigned_accelerated, vk::FALSE);
+        let v = version_props(info);
+        assert!(v.min_subgroup_size <= v.subgroup_size && v.subgroup_size <= v.max_subgroup_size);
     }
 
     #[test]
