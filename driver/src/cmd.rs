@@ -1095,6 +1095,19 @@ pub(crate) unsafe extern "system" fn cmd_copy_buffer(
     record("vkCmdCopyBuffer", cb, |core, r| {
         // SAFETY: `count` regions per the spec.
         let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
+        copy_buffer_regions(core, r, src, dst, regions)
+    })
+}
+
+/// The copies of vkCmdCopyBuffer and vkCmdCopyBuffer2.
+fn copy_buffer_regions(
+    core: &Core,
+    r: &mut Recorder,
+    src: vk::Buffer,
+    dst: vk::Buffer,
+    regions: &[vk::BufferCopy],
+) -> Result<()> {
+    {
         barrier(r);
         for reg in regions {
             if !reg.src_offset.is_multiple_of(4)
@@ -1120,7 +1133,7 @@ pub(crate) unsafe extern "system" fn cmd_copy_buffer(
             }
         }
         Ok(())
-    })
+    }
 }
 
 pub(crate) unsafe extern "system" fn cmd_execute_commands(
@@ -1342,6 +1355,29 @@ pub(crate) unsafe extern "system" fn cmd_dispatch_base(
     // it to gl_WorkGroupID.
     record("vkCmdDispatchBaseKHR", cb, |core, r| {
         r.dispatch(core, [x, y, z], [base_x, base_y, base_z], None)
+    })
+}
+
+/// vkCmdCopyBuffer2 (VK_KHR_copy_commands2, core 1.3): the regions of the extensible
+/// structures, copied as vkCmdCopyBuffer copies them.
+pub(crate) unsafe extern "system" fn cmd_copy_buffer2(
+    cb: vk::CommandBuffer,
+    p_info: *const vk::CopyBufferInfo2<'_>,
+) {
+    record("vkCmdCopyBuffer2", cb, |core, r| {
+        // SAFETY: a valid structure with `region_count` regions per the spec.
+        let info = unsafe { ffi::read(p_info, "pCopyBufferInfo") }?;
+        // SAFETY: as above.
+        let regions = unsafe { ffi::slice(info.p_regions, info.region_count, "pRegions") }?;
+        let regions: Vec<vk::BufferCopy> = regions
+            .iter()
+            .map(|c| vk::BufferCopy {
+                src_offset: c.src_offset,
+                dst_offset: c.dst_offset,
+                size: c.size,
+            })
+            .collect();
+        copy_buffer_regions(core, r, info.src_buffer, info.dst_buffer, &regions)
     })
 }
 

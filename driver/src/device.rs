@@ -41,6 +41,7 @@ pub struct Core {
     pub command_pools: Registry<CommandPool>,
     pub events: Registry<Event>,
     pub query_pools: Registry<QueryPool>,
+    pub private_data: crate::private_data::Store,
     /// Set once a submission of this device hung: every later wait and submit reports
     /// VK_ERROR_DEVICE_LOST.
     pub lost: AtomicBool,
@@ -175,9 +176,7 @@ fn check_create_info(adapter: &Adapter, info: &vk::DeviceCreateInfo<'_>) -> Resu
         }
     }
     // SAFETY: the pNext chain is valid per the spec.
-    let mut missing = unsafe { physical::unsupported_narrow_features(info.p_next, adapter.info) };
-    // SAFETY: the pNext chain is valid per the spec.
-    missing.extend(unsafe { physical::unsupported_robustness2_features(info.p_next) });
+    let missing = unsafe { crate::features::unsupported_in_chain(info.p_next, adapter.info) };
     if !missing.is_empty() {
         return Err(DriverError::FeatureNotPresent(missing.join(", ")));
     }
@@ -216,6 +215,7 @@ pub(crate) unsafe extern "system" fn create_device(
             command_pools: Registry::new("VkCommandPool"),
             events: Registry::new("VkEvent"),
             query_pools: Registry::new("VkQueryPool"),
+            private_data: Default::default(),
             lost: AtomicBool::new(false),
         });
         let queue = Dispatchable::new(Queue::new(core.clone())?);

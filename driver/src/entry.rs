@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ash::vk;
 
 use crate::{
-    cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline, query, queue,
-    refuse, sync,
+    cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline,
+    private_data, query, queue, refuse, sync,
 };
 
 /// Which dispatch level an entry point belongs to.
@@ -52,6 +52,30 @@ pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 pub const EXT_ROBUSTNESS_2: &str = "VK_EXT_robustness2";
+pub const EXT_HOST_QUERY_RESET: &str = "VK_EXT_host_query_reset";
+pub const EXT_PRIVATE_DATA: &str = "VK_EXT_private_data";
+pub const KHR_DRIVER_PROPERTIES: &str = "VK_KHR_driver_properties";
+pub const KHR_DEDICATED_ALLOCATION: &str = "VK_KHR_dedicated_allocation";
+pub const EXT_PIPELINE_CREATION_CACHE_CONTROL: &str = "VK_EXT_pipeline_creation_cache_control";
+pub const EXT_PIPELINE_CREATION_FEEDBACK: &str = "VK_EXT_pipeline_creation_feedback";
+
+/// Pseudo-extension names for commands promoted to core: such a row's command is answered by
+/// vkGetDeviceProcAddr only when the device's apiVersion is at least that version
+/// ([`version_allows`]); the extension's own name (a `…KHR` row) stays with the extension.
+pub const VERSION_1_1: &str = "VK_VERSION_1_1";
+pub const VERSION_1_2: &str = "VK_VERSION_1_2";
+pub const VERSION_1_3: &str = "VK_VERSION_1_3";
+
+/// Whether `ext` is a core-version pseudo-extension that `api_version` includes.
+pub fn version_allows(ext: &str, api_version: u32) -> bool {
+    let needed = match ext {
+        VERSION_1_1 => vk::API_VERSION_1_1,
+        VERSION_1_2 => vk::API_VERSION_1_2,
+        VERSION_1_3 => vk::API_VERSION_1_3,
+        _ => return false,
+    };
+    api_version >= needed
+}
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -79,6 +103,18 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // robustBufferAccess2 only: the data port's dword-granular bounds checks against the
     // descriptor range (docs/kernel.md, "Robust buffer access"; tests/tests/robust_access.rs).
     (EXT_ROBUSTNESS_2, 1),
+    // vkResetQueryPool from the host (query.rs); tests/tests/core_commands.rs.
+    (EXT_HOST_QUERY_RESET, 1),
+    // Private data slots (private_data.rs); tests/tests/core_commands.rs.
+    (EXT_PRIVATE_DATA, 1),
+    // VkPhysicalDeviceDriverProperties (physical.rs); tests/tests/core_commands.rs.
+    (KHR_DRIVER_PROPERTIES, 1),
+    // Pipeline-creation flags and feedback (pipeline.rs); tests/tests/core_commands.rs.
+    (EXT_PIPELINE_CREATION_CACHE_CONTROL, 3),
+    (EXT_PIPELINE_CREATION_FEEDBACK, 1),
+    // VkMemoryDedicatedRequirements answered (never preferred); a VkMemoryDedicatedAllocateInfo
+    // is a hint the allocator may ignore. tests/tests/core_commands.rs.
+    (KHR_DEDICATED_ALLOCATION, 3),
 ];
 
 macro_rules! entry_points {
@@ -119,6 +155,11 @@ const DGC: Option<&str> = Some(KHR_DEVICE_GROUP_CREATION);
 const DG: Option<&str> = Some(KHR_DEVICE_GROUP);
 const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
 const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
+const HQR: Option<&str> = Some(EXT_HOST_QUERY_RESET);
+const PD: Option<&str> = Some(EXT_PRIVATE_DATA);
+const V11: Option<&str> = Some(VERSION_1_1);
+const V12: Option<&str> = Some(VERSION_1_2);
+const V13: Option<&str> = Some(VERSION_1_3);
 
 entry_points! {
     Global CORE => "vk_icdNegotiateLoaderICDInterfaceVersion": vk_icdNegotiateLoaderICDInterfaceVersion;
@@ -239,6 +280,53 @@ entry_points! {
     Device DG => "vkCmdSetDeviceMaskKHR": group::cmd_set_device_mask;
     Device DG => "vkCmdDispatchBaseKHR": cmd::cmd_dispatch_base;
     Device M1 => "vkTrimCommandPoolKHR": cmd::trim_command_pool;
+    Device HQR => "vkResetQueryPoolEXT": query::reset_query_pool;
+    Device PD => "vkCreatePrivateDataSlotEXT": private_data::create_private_data_slot;
+    Device PD => "vkDestroyPrivateDataSlotEXT": private_data::destroy_private_data_slot;
+    Device PD => "vkSetPrivateDataEXT": private_data::set_private_data;
+    Device PD => "vkGetPrivateDataEXT": private_data::get_private_data;
+    // Core 1.1-1.3 names (answered by vkGetDeviceProcAddr from that apiVersion on).
+    Instance V11 => "vkEnumeratePhysicalDeviceGroups": group::enumerate_physical_device_groups;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceProperties2": physical::get_properties2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceFeatures2": physical::get_features2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceQueueFamilyProperties2": physical::get_queue_family_properties2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceMemoryProperties2": physical::get_memory_properties2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceFormatProperties2": physical::get_format_properties2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceImageFormatProperties2": physical::get_image_format_properties2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceSparseImageFormatProperties2": physical::get_sparse_image_format_properties2;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceExternalBufferProperties": physical::get_external_buffer_properties;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceExternalFenceProperties": physical::get_external_fence_properties;
+    PhysicalDevice V11 => "vkGetPhysicalDeviceExternalSemaphoreProperties": physical::get_external_semaphore_properties;
+    PhysicalDevice V13 => "vkGetPhysicalDeviceToolProperties": physical::get_tool_properties;
+    Device V11 => "vkGetBufferMemoryRequirements2": memory::get_buffer_memory_requirements2;
+    Device V11 => "vkBindBufferMemory2": memory::bind_buffer_memory2;
+    Device V11 => "vkGetDeviceGroupPeerMemoryFeatures": group::get_device_group_peer_memory_features;
+    Device V11 => "vkCmdSetDeviceMask": group::cmd_set_device_mask;
+    Device V11 => "vkCmdDispatchBase": cmd::cmd_dispatch_base;
+    Device V11 => "vkTrimCommandPool": cmd::trim_command_pool;
+    Device V11 => "vkGetDeviceQueue2": queue::get_device_queue2;
+    Device V12 => "vkResetQueryPool": query::reset_query_pool;
+    Device V12 => "vkGetSemaphoreCounterValue": sync::get_semaphore_counter_value;
+    Device V12 => "vkWaitSemaphores": sync::wait_semaphores;
+    Device V12 => "vkSignalSemaphore": sync::signal_semaphore;
+    Device V13 => "vkCreatePrivateDataSlot": private_data::create_private_data_slot;
+    Device V13 => "vkDestroyPrivateDataSlot": private_data::destroy_private_data_slot;
+    Device V13 => "vkSetPrivateData": private_data::set_private_data;
+    Device V13 => "vkGetPrivateData": private_data::get_private_data;
+    Device V13 => "vkQueueSubmit2": queue::queue_submit2;
+    Device V13 => "vkCmdPipelineBarrier2": cmd::cmd_pipeline_barrier2;
+    Device V13 => "vkCmdWriteTimestamp2": cmd::cmd_write_timestamp2;
+    Device V13 => "vkCmdSetEvent2": cmd::cmd_set_event2;
+    Device V13 => "vkCmdResetEvent2": cmd::cmd_reset_event2;
+    Device V13 => "vkCmdWaitEvents2": cmd::cmd_wait_events2;
+    Device V13 => "vkCmdCopyBuffer2": cmd::cmd_copy_buffer2;
+    Device V11 => "vkBindImageMemory2": image::bind_image_memory2;
+    Device V11 => "vkGetImageMemoryRequirements2": image::get_image_memory_requirements2;
+    Device V11 => "vkGetImageSparseMemoryRequirements2": refuse::get_image_sparse_memory_requirements2;
+    // Core 1.1 commands on objects that cannot exist (Y'CbCr conversions: samplerYcbcrConversion
+    // is false): they refuse (see EntryInfo).
+    Device V11, refuse => "vkCreateSamplerYcbcrConversion": refuse::create_sampler_ycbcr_conversion;
+    Device V11, refuse => "vkDestroySamplerYcbcrConversion": refuse::destroy_sampler_ycbcr_conversion;
     // Core 1.0 commands not implemented yet: they refuse with an error (see EntryInfo).
     Device CORE => "vkCreateBufferView": image::create_buffer_view;
     Device CORE => "vkCreateImage": image::create_image;
@@ -361,6 +449,14 @@ pub unsafe extern "system" fn vk_icdGetPhysicalDeviceProcAddr(
     )
 }
 
+/// What vkGetDeviceProcAddr answers: device-level rows, an extension's only when the device
+/// enabled it, a newer core version's only when the device's apiVersion includes it.
+fn device_visible(e: &EntryInfo, enabled: impl Fn(&str) -> bool, api_version: u32) -> bool {
+    e.scope == Scope::Device
+        && e.extension
+            .is_none_or(|ext| enabled(ext) || version_allows(ext, api_version))
+}
+
 /// Device functions only; an extension's functions only if the device enabled it.
 unsafe extern "system" fn get_device_proc_addr(
     device: vk::Device,
@@ -373,8 +469,9 @@ unsafe extern "system" fn get_device_proc_addr(
             let name = read_name(p_name)?;
             // SAFETY: the application passes a device created by vkCreateDevice.
             let dev = unsafe { device::Device::from_handle(device) }?;
+            let version = crate::api_version::device_version(dev.core.adapter.info);
             Ok(lookup(name, |e| {
-                e.scope == Scope::Device && e.extension.is_none_or(|ext| dev.extension_enabled(ext))
+                device_visible(e, |ext| dev.extension_enabled(ext), version)
             }))
         },
     )
@@ -383,6 +480,37 @@ unsafe extern "system" fn get_device_proc_addr(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn core_names_of_newer_versions_follow_the_device_version() {
+        let row = |name: &str| ENTRY_POINTS.iter().find(|e| e.name == name).unwrap();
+        let none = |_: &str| false;
+        for (name, since) in [
+            ("vkGetDeviceQueue2", vk::API_VERSION_1_1),
+            ("vkResetQueryPool", vk::API_VERSION_1_2),
+            ("vkCreatePrivateDataSlot", vk::API_VERSION_1_3),
+            ("vkCmdCopyBuffer2", vk::API_VERSION_1_3),
+        ] {
+            assert!(
+                !device_visible(row(name), none, vk::API_VERSION_1_0),
+                "{name}"
+            );
+            assert!(device_visible(row(name), none, since), "{name}");
+        }
+        // An extension's own name needs the extension, whatever the version.
+        let ext = row("vkResetQueryPoolEXT");
+        assert!(!device_visible(ext, none, vk::API_VERSION_1_3));
+        assert!(device_visible(
+            ext,
+            |e| e == EXT_HOST_QUERY_RESET,
+            vk::API_VERSION_1_0
+        ));
+        assert!(device_visible(
+            row("vkCmdDispatch"),
+            none,
+            vk::API_VERSION_1_0
+        ));
+    }
 
     #[test]
     fn every_listed_entry_point_resolves_and_unknown_names_do_not() {
@@ -401,7 +529,7 @@ mod tests {
                 "duplicate {}",
                 a.name
             );
-            if let Some(ext) = a.extension {
+            if let Some(ext) = a.extension.filter(|e| !e.starts_with("VK_VERSION_")) {
                 let known = INSTANCE_EXTENSIONS
                     .iter()
                     .chain(DEVICE_EXTENSIONS)

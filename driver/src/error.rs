@@ -29,6 +29,8 @@ pub enum DriverError {
     NotImplemented(&'static str),
     #[error("device lost: {0}")]
     DeviceLost(String),
+    #[error("pipeline not in the cache and FAIL_ON_PIPELINE_COMPILE_REQUIRED set")]
+    PipelineCompileRequired,
     #[error("compile failed: {0}")]
     Compile(#[from] ferrite_compiler::CompileError),
     #[error("panic: {0}")]
@@ -98,9 +100,11 @@ impl DriverError {
             DriverError::MemoryMapFailed(_) => vk::Result::ERROR_MEMORY_MAP_FAILED,
             DriverError::FormatNotSupported => vk::Result::ERROR_FORMAT_NOT_SUPPORTED,
             DriverError::DeviceLost(_) => vk::Result::ERROR_DEVICE_LOST,
+            // VK_EXT_pipeline_creation_cache_control: a success code, not an error.
+            DriverError::PipelineCompileRequired => vk::Result::PIPELINE_COMPILE_REQUIRED,
             // A shader Ferrite cannot compile. vkCreateComputePipelines may return only
             // OUT_OF_HOST_MEMORY, OUT_OF_DEVICE_MEMORY (INVALID_SHADER_NV and
-            // PIPELINE_COMPILE_REQUIRED belong to extensions Ferrite does not offer), and
+            // PIPELINE_COMPILE_REQUIRED is the answer to a flag, above), and
             // vkCreateShaderModule the same; anv answers a failed compile with VK_ERROR_UNKNOWN
             // (not a 1.0 code) and an allocation failure with OUT_OF_HOST_MEMORY. The reason is
             // logged at error level (`log_level`).
@@ -117,7 +121,9 @@ impl DriverError {
     /// Errors an application provokes on purpose (probing support) are not worth an error line.
     pub fn log_level(&self) -> log::Level {
         match self {
-            DriverError::FormatNotSupported => log::Level::Debug,
+            DriverError::FormatNotSupported | DriverError::PipelineCompileRequired => {
+                log::Level::Debug
+            }
             DriverError::ExtensionNotPresent(_)
             | DriverError::FeatureNotPresent(_)
             | DriverError::IncompatibleDriver(_)

@@ -14,7 +14,9 @@ use crate::handles::{self, Dispatchable};
 use crate::physical::{Adapter, PhysicalDevice};
 
 /// The Vulkan version Ferrite implements completely. Claims rise with the code (docs/architecture.md, "Contracts").
-pub const API_VERSION: u32 = vk::API_VERSION_1_0;
+pub fn api_version() -> u32 {
+    crate::api_version::driver_version()
+}
 
 pub struct Instance {
     enabled_extensions: Vec<String>,
@@ -109,7 +111,7 @@ fn find_adapters() -> Vec<Adapter> {
 fn check_api_version(interface_version: u32, requested: u32) -> Result<()> {
     if interface_version < 5
         && requested > vk::API_VERSION_1_0
-        && API_VERSION == vk::API_VERSION_1_0
+        && api_version() == vk::API_VERSION_1_0
     {
         return Err(DriverError::IncompatibleDriver(format!(
             "apiVersion {}.{} requested of a Vulkan 1.0 driver through loader interface {interface_version}",
@@ -206,7 +208,7 @@ pub(crate) unsafe extern "system" fn enumerate_instance_version(
 ) -> vk::Result {
     ffi::result("vkEnumerateInstanceVersion", || {
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_api_version, API_VERSION, "pApiVersion") }?;
+        unsafe { ffi::write(p_api_version, api_version(), "pApiVersion") }?;
         Ok(vk::Result::SUCCESS)
     })
 }

@@ -4,6 +4,7 @@
 //! the entry-point table there. Every entry point runs inside [`ffi::run`], which catches
 //! panics and turns [`error::DriverError`] into a `VkResult`.
 
+mod api_version;
 mod bo;
 mod cmd;
 pub mod debug;
@@ -11,6 +12,7 @@ mod descriptor;
 mod device;
 pub mod entry;
 pub mod error;
+mod features;
 mod ffi;
 mod format;
 mod group;
@@ -20,9 +22,10 @@ mod instance;
 mod memory;
 mod physical;
 mod pipeline;
+mod private_data;
 mod query;
 mod queue;
 mod refuse;
 mod sync;
 
-pub use instance::API_VERSION;
+pub use instance::api_version;

@@ -96,12 +96,7 @@ impl Buffer {
     }
 
     pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
-        vk::MemoryRequirements {
-            // Dword granular: the data-port messages that will read and write buffers move dwords.
-            size: align_up(self.size, 4).unwrap_or(self.size),
-            alignment: BUFFER_ALIGNMENT,
-            memory_type_bits: (1u32 << memory_types(device.adapter.info).len()) - 1,
-        }
+        buffer_requirements(device.adapter.info, self.size)
     }
 
     fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
@@ -375,6 +370,16 @@ pub(crate) unsafe extern "system" fn destroy_buffer(
     })
 }
 
+/// The memory requirements of a buffer of `size` bytes (every buffer has the same rules).
+pub fn buffer_requirements(info: &kernel_iface::DeviceInfo, size: u64) -> vk::MemoryRequirements {
+    vk::MemoryRequirements {
+        // Dword granular: the data-port messages that will read and write buffers move dwords.
+        size: align_up(size, 4).unwrap_or(size),
+        alignment: BUFFER_ALIGNMENT,
+        memory_type_bits: (1u32 << memory_types(info).len()) - 1,
+    }
+}
+
 pub(crate) unsafe extern "system" fn get_buffer_memory_requirements(
     device: vk::Device,
     buffer: vk::Buffer,
@@ -398,11 +403,22 @@ pub(crate) unsafe extern "system" fn get_buffer_memory_requirements2(
         // SAFETY: live device and valid info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
         let req = d.buffers.get(info.buffer.as_raw())?.requirements(d);
-        // SAFETY: valid output structure; only the core member is written (no chained
-        // structure Ferrite knows: VK_KHR_dedicated_allocation is not offered).
+        // SAFETY: valid output structure; the core member and a chained
+        // VkMemoryDedicatedRequirements are written.
         let out =
             unsafe { p_req.as_mut() }.ok_or(DriverError::NullPointer("pMemoryRequirements"))?;
         out.memory_requirements = req;
+        // VK_KHR_dedicated_allocation: a buffer is one range of a softpinned GEM object; it
+        // gains nothing from an allocation of its own, so neither preferred nor required.
+        // SAFETY: the output chain is valid per the spec.
+        if let Some(p) = unsafe {
+            ffi::find_in_chain(out.p_next, vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS)
+        } {
+            // SAFETY: a structure with this sType is this type, writable per the spec.
+            let d = unsafe { &mut *p.cast_mut().cast::<vk::MemoryDedicatedRequirements<'_>>() };
+            d.prefers_dedicated_allocation = vk::FALSE;
+            d.requires_dedicated_allocation = vk::FALSE;
+        }
         Ok(())
     })
 }

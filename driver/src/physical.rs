@@ -13,7 +13,6 @@ use crate::entry::DEVICE_EXTENSIONS;
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles;
-use crate::instance::API_VERSION;
 
 /// Intel's PCI vendor id.
 pub const VENDOR_ID_INTEL: u32 = 0x8086;
@@ -51,7 +50,7 @@ impl Adapter {
 
     pub fn properties(&self) -> vk::PhysicalDeviceProperties {
         vk::PhysicalDeviceProperties {
-            api_version: API_VERSION,
+            api_version: crate::api_version::device_version(self.info),
             driver_version: driver_version(),
             vendor_id: VENDOR_ID_INTEL,
             device_id: u32::from(self.info.pci_id),
@@ -116,6 +115,12 @@ pub fn memory_types(info: &DeviceInfo) -> Vec<vk::MemoryPropertyFlags> {
 /// Memory the device may use: three quarters of system RAM (the rest stays for the system),
 /// capped by the GPU address space.
 fn heap_size(info: &DeviceInfo) -> u64 {
+    static RAM: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    (*RAM.get_or_init(system_ram) / 4 * 3).min(info.aperture_size)
+}
+
+/// System RAM from /proc/meminfo (read once per process).
+fn system_ram() -> u64 {
     let ram = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -125,7 +130,7 @@ fn heap_size(info: &DeviceInfo) -> u64 {
         log::warn!("cannot read MemTotal from /proc/meminfo; assuming 4 GiB of RAM");
         4 << 30
     });
-    (ram / 4 * 3).min(info.aperture_size)
+    ram
 }
 
 /// The driver version in Vulkan's encoding, from the crate version.
@@ -299,7 +304,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
 /// by name and a refused request names the feature.
 macro_rules! feature_names {
     ($($f:ident),* $(,)?) => {
-        fn feature_list(f: &vk::PhysicalDeviceFeatures) -> Vec<(&'static str, bool)> {
+        pub(crate) fn feature_list(f: &vk::PhysicalDeviceFeatures) -> Vec<(&'static str, bool)> {
             vec![$((stringify!($f), f.$f != vk::FALSE)),*]
         }
     };
@@ -382,247 +387,6 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
     }
 }
 
-/// The 8/16-bit features of the extension structures (VK_KHR_shader_float16_int8,
-/// VK_KHR_8bit_storage, VK_KHR_16bit_storage), as (structure, member, supported). Storage
-/// covers storage buffers, uniform buffers and push constants (byte scattered messages and
-/// CURBE reads); 16-bit shader inputs/outputs do not exist in compute.
-pub fn narrow_features(_info: &DeviceInfo) -> [(vk::StructureType, &'static str, bool); 9] {
-    use vk::StructureType as S;
-    let (f16i8, s8, s16) = (
-        S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
-        S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
-        S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-    );
-    [
-        (f16i8, "shaderFloat16", true),
-        (f16i8, "shaderInt8", true),
-        (s8, "storageBuffer8BitAccess", true),
-        (s8, "uniformAndStorageBuffer8BitAccess", true),
-        (s8, "storagePushConstant8", true),
-        (s16, "storageBuffer16BitAccess", true),
-        (s16, "uniformAndStorageBuffer16BitAccess", true),
-        (s16, "storagePushConstant16", true),
-        (s16, "storageInputOutput16", false),
-    ]
-}
-
-/// Where the Bool32 of each 8/16-bit feature member lives: (member, structure type, byte
-/// offset in that structure). The core structures (VkPhysicalDeviceVulkan11Features,
-/// Vulkan12Features) carry the extension structures' members under the same names.
-const NARROW_MEMBERS: &[(&str, vk::StructureType, usize)] = {
-    use std::mem::offset_of;
-    use vk::PhysicalDevice16BitStorageFeatures as S16;
-    use vk::PhysicalDevice8BitStorageFeatures as S8;
-    use vk::PhysicalDeviceShaderFloat16Int8Features as F16I8;
-    use vk::PhysicalDeviceVulkan11Features as V11;
-    use vk::PhysicalDeviceVulkan12Features as V12;
-    use vk::StructureType as S;
-    let (f16i8, s8, s16) = (
-        S::PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
-        S::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
-        S::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-    );
-    let (v11, v12) = (
-        S::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-        S::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-    );
-    &[
-        ("shaderFloat16", f16i8, offset_of!(F16I8, shader_float16)),
-        ("shaderInt8", f16i8, offset_of!(F16I8, shader_int8)),
-        ("shaderFloat16", v12, offset_of!(V12, shader_float16)),
-        ("shaderInt8", v12, offset_of!(V12, shader_int8)),
-        (
-            "storageBuffer8BitAccess",
-            s8,
-            offset_of!(S8, storage_buffer8_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer8BitAccess",
-            s8,
-            offset_of!(S8, uniform_and_storage_buffer8_bit_access),
-        ),
-        (
-            "storagePushConstant8",
-            s8,
-            offset_of!(S8, storage_push_constant8),
-        ),
-        (
-            "storageBuffer8BitAccess",
-            v12,
-            offset_of!(V12, storage_buffer8_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer8BitAccess",
-            v12,
-            offset_of!(V12, uniform_and_storage_buffer8_bit_access),
-        ),
-        (
-            "storagePushConstant8",
-            v12,
-            offset_of!(V12, storage_push_constant8),
-        ),
-        (
-            "storageBuffer16BitAccess",
-            s16,
-            offset_of!(S16, storage_buffer16_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer16BitAccess",
-            s16,
-            offset_of!(S16, uniform_and_storage_buffer16_bit_access),
-        ),
-        (
-            "storagePushConstant16",
-            s16,
-            offset_of!(S16, storage_push_constant16),
-        ),
-        (
-            "storageInputOutput16",
-            s16,
-            offset_of!(S16, storage_input_output16),
-        ),
-        (
-            "storageBuffer16BitAccess",
-            v11,
-            offset_of!(V11, storage_buffer16_bit_access),
-        ),
-        (
-            "uniformAndStorageBuffer16BitAccess",
-            v11,
-            offset_of!(V11, uniform_and_storage_buffer16_bit_access),
-        ),
-        (
-            "storagePushConstant16",
-            v11,
-            offset_of!(V11, storage_push_constant16),
-        ),
-        (
-            "storageInputOutput16",
-            v11,
-            offset_of!(V11, storage_input_output16),
-        ),
-    ]
-};
-
-/// The Bool32 of `member` in a feature structure of type `ty`, or None for other names.
-fn narrow_member<'a>(
-    base: *mut vk::BaseOutStructure<'static>,
-    ty: vk::StructureType,
-    member: &str,
-) -> Option<&'a mut vk::Bool32> {
-    let &(_, _, offset) = NARROW_MEMBERS
-        .iter()
-        .find(|(m, t, _)| *m == member && *t == ty)?;
-    // SAFETY: the caller found `base` in a feature chain with sType `ty`, so it is a valid
-    // structure of the type that sType names, and `offset` is that type's Bool32 member.
-    Some(unsafe { &mut *base.cast::<u8>().add(offset).cast::<vk::Bool32>() })
-}
-
-/// VkPhysicalDeviceVulkan11Features / Vulkan12Features: they hold the extension structures'
-/// members under the same names (the table rows name the extension structure).
-fn is_core_features(ty: vk::StructureType) -> bool {
-    matches!(
-        ty,
-        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES
-            | vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
-    )
-}
-
-/// Visits every structure of a pNext chain with the narrow-feature members it holds.
-///
-/// # Safety
-/// `p_next` must be null or a valid chain of Vulkan structures.
-unsafe fn for_each_narrow_feature(
-    p_next: *mut std::ffi::c_void,
-    info: &DeviceInfo,
-    f: &mut dyn FnMut(&'static str, &mut vk::Bool32, bool),
-) {
-    let mut p = p_next as *mut vk::BaseOutStructure<'static>;
-    while !p.is_null() {
-        // SAFETY: every chain element starts with sType/pNext per the spec (caller contract).
-        let (ty, next) = unsafe { ((*p).s_type, (*p).p_next) };
-        for (sty, member, sup) in narrow_features(info) {
-            if sty == ty || is_core_features(ty) {
-                if let Some(b) = narrow_member(p, ty, member) {
-                    f(member, b, sup);
-                }
-            }
-        }
-        p = next;
-    }
-}
-
-/// Names of 8/16-bit features requested in a device-creation chain that are unsupported.
-///
-/// # Safety
-/// `p_next` must be null or a valid chain of Vulkan structures.
-pub unsafe fn unsupported_narrow_features(
-    p_next: *const std::ffi::c_void,
-    info: &DeviceInfo,
-) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    // SAFETY: forwarded caller contract; the visitor only reads the members.
-    unsafe {
-        for_each_narrow_feature(p_next as *mut _, info, &mut |name, b, sup| {
-            if *b != vk::FALSE && !sup {
-                out.push(name);
-            }
-        })
-    };
-    out
-}
-
-/// VK_EXT_robustness2: robustBufferAccess2 (the data port returns 0 for loads past the
-/// descriptor range and drops stores and atomics there, at dword granularity). Not yet:
-/// robustImageAccess2, and nullDescriptor (the data port's NULL surface would serve, but
-/// descriptor writes do not take a null buffer yet).
-pub fn robustness2_features() -> vk::PhysicalDeviceRobustness2FeaturesEXT<'static> {
-    vk::PhysicalDeviceRobustness2FeaturesEXT {
-        robust_buffer_access2: vk::TRUE,
-        robust_image_access2: vk::FALSE,
-        null_descriptor: vk::FALSE,
-        ..Default::default()
-    }
-}
-
-/// The VK_EXT_robustness2 features requested in a device-creation chain that are unsupported.
-///
-/// # Safety
-/// `p_next` must be null or a valid chain of Vulkan structures.
-pub unsafe fn unsupported_robustness2_features(
-    p_next: *const std::ffi::c_void,
-) -> Vec<&'static str> {
-    let sup = robustness2_features();
-    // SAFETY: forwarded caller contract.
-    let Some(p) = (unsafe {
-        crate::ffi::find_in_chain(
-            p_next,
-            vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT,
-        )
-    }) else {
-        return Vec::new();
-    };
-    // SAFETY: the sType says what it is.
-    let req = unsafe { &*p.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT<'_>>() };
-    [
-        (
-            "robustBufferAccess2",
-            req.robust_buffer_access2,
-            sup.robust_buffer_access2,
-        ),
-        (
-            "robustImageAccess2",
-            req.robust_image_access2,
-            sup.robust_image_access2,
-        ),
-        ("nullDescriptor", req.null_descriptor, sup.null_descriptor),
-    ]
-    .into_iter()
-    .filter(|(_, r, s)| *r != vk::FALSE && *s == vk::FALSE)
-    .map(|(n, _, _)| n)
-    .collect()
-}
-
 /// Names of requested features the device does not support.
 pub fn unsupported_features(
     requested: &vk::PhysicalDeviceFeatures,
@@ -703,53 +467,6 @@ unsafe fn for_each_out(
     }
 }
 
-/// Features of the device extensions (VK_KHR_timeline_semaphore, VK_KHR_synchronization2) in a
-/// vkGetPhysicalDeviceFeatures2 chain.
-///
-/// # Safety
-/// As [`for_each_out`].
-unsafe fn fill_extension_features(p_next: *mut std::ffi::c_void) {
-    // SAFETY: forwarded; each structure is cast to the type its sType names.
-    unsafe {
-        for_each_out(p_next, |ty, p| match ty {
-            vk::StructureType::PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES => {
-                (*p.cast::<vk::PhysicalDeviceTimelineSemaphoreFeatures<'_>>()).timeline_semaphore =
-                    vk::TRUE;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES => {
-                (*p.cast::<vk::PhysicalDeviceSynchronization2Features<'_>>()).synchronization2 =
-                    vk::TRUE;
-            }
-            vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT => {
-                let f = &mut *p.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT<'_>>();
-                *f = vk::PhysicalDeviceRobustness2FeaturesEXT {
-                    p_next: f.p_next,
-                    ..robustness2_features()
-                };
-            }
-            // Core 1.1/1.2 structures an application may chain although apiVersion is 1.0:
-            // every member false, then what works (the 8/16-bit rows of `narrow_features`
-            // are written by the caller; timelineSemaphore is VK_KHR_timeline_semaphore's).
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => {
-                let f = &mut *p.cast::<vk::PhysicalDeviceVulkan11Features<'_>>();
-                *f = vk::PhysicalDeviceVulkan11Features {
-                    p_next: f.p_next,
-                    ..Default::default()
-                };
-            }
-            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
-                let f = &mut *p.cast::<vk::PhysicalDeviceVulkan12Features<'_>>();
-                *f = vk::PhysicalDeviceVulkan12Features {
-                    p_next: f.p_next,
-                    timeline_semaphore: vk::TRUE,
-                    ..Default::default()
-                };
-            }
-            _ => {}
-        })
-    }
-}
-
 /// Properties of the device extensions in a vkGetPhysicalDeviceProperties2 chain.
 ///
 /// # Safety
@@ -777,9 +494,29 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                     ..fc
                 };
             }
+            S::PHYSICAL_DEVICE_SUBGROUP_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceSubgroupProperties<'_>>();
+                let v11 = vulkan11_properties(adapter, std::ptr::null_mut());
+                out.subgroup_size = v11.subgroup_size;
+                out.supported_stages = v11.subgroup_supported_stages;
+                out.supported_operations = v11.subgroup_supported_operations;
+                out.quad_operations_in_all_stages = v11.subgroup_quad_operations_in_all_stages;
+            }
+            S::PHYSICAL_DEVICE_DRIVER_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceDriverProperties<'_>>();
+                let v12 = vulkan12_properties(&fc, std::ptr::null_mut());
+                out.driver_id = v12.driver_id;
+                out.driver_name = v12.driver_name;
+                out.driver_info = v12.driver_info;
+                out.conformance_version = v12.conformance_version;
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();
                 *out = vulkan11_properties(adapter, out.p_next);
+            }
+            S::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
+                *out = vulkan13_properties(adapter.info, out.p_next);
             }
             S::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan12Properties<'_>>();
@@ -834,22 +571,97 @@ pub fn float_controls_properties(
     }
 }
 
-/// VkPhysicalDeviceVulkan11Properties for an application that chains it (apiVersion is
-/// 1.0): identifiers and limits; no subgroup operations, multiview or protected memory
-/// are claimed. `subgroupSize` is the widest dispatch (a kernel's gl_SubgroupSize is the
-/// SIMD width it was compiled for: 8, 16 or 32).
+/// What the compiler's subgroup path implements (docs/subgroups.md): every operation
+/// category on 32-bit types, in the compute stage (the only one), quads included.
+pub fn subgroup_capability() -> (vk::ShaderStageFlags, vk::SubgroupFeatureFlags) {
+    use vk::SubgroupFeatureFlags as F;
+    (
+        vk::ShaderStageFlags::COMPUTE,
+        F::BASIC
+            | F::VOTE
+            | F::ARITHMETIC
+            | F::BALLOT
+            | F::SHUFFLE
+            | F::SHUFFLE_RELATIVE
+            | F::CLUSTERED
+            | F::QUAD,
+    )
+}
+
+/// The properties and limits the apiVersion decision checks, as the property structures
+/// report them (one source for both). Subgroup stages and operations are the compiler's
+/// capability here; the structures report them only on a device of 1.1 or later
+/// ([`reported_subgroups`]), where shaders using them are accepted.
+pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
+    let l = limits(info);
+    let (stages, ops) = subgroup_capability();
+    crate::api_version::Props {
+        max_per_set_descriptors: l.max_per_stage_resources,
+        max_memory_allocation_size: heap_size(info),
+        // The widest dispatch: a kernel's gl_SubgroupSize is the SIMD width it was compiled for.
+        subgroup_size: 32,
+        subgroup_stages: stages,
+        subgroup_operations: ops,
+        max_timeline_semaphore_value_difference: MAX_TIMELINE_DIFFERENCE,
+        // A subgroup is one EU thread at the SIMD width the compiler chose for the kernel.
+        min_subgroup_size: *GEN9_SIMD_WIDTHS.iter().min().unwrap_or(&8),
+        max_subgroup_size: *GEN9_SIMD_WIDTHS.iter().max().unwrap_or(&32),
+        // One thread per subgroup: a workgroup has at most the device's threads per group.
+        max_compute_workgroup_subgroups: info.max_threads_per_group,
+        ..Default::default()
+    }
+}
+
+/// The SIMD widths the back end may choose (`HwFacts::simd_widths`).
+const GEN9_SIMD_WIDTHS: &[u32] = ferrite_compiler::hw::GEN9.simd_widths;
+
+/// VkPhysicalDeviceVulkan13Properties for an application that chains it: the subgroup sizes
+/// (`requiredSubgroupSizeStages` stays empty: subgroup size control is not offered), and
+/// nothing for inline uniform blocks or integer dot products, which are not offered either
+/// (every "accelerated" member false: Gen9 has no DP4A).
+fn vulkan13_properties(
+    info: &DeviceInfo,
+    p_next: *mut std::ffi::c_void,
+) -> vk::PhysicalDeviceVulkan13Properties<'static> {
+    let p = version_props(info);
+    vk::PhysicalDeviceVulkan13Properties {
+        p_next,
+        min_subgroup_size: p.min_subgroup_size,
+        max_subgroup_size: p.max_subgroup_size,
+        max_compute_workgroup_subgroups: p.max_compute_workgroup_subgroups,
+        ..Default::default()
+    }
+}
+
+/// Subgroup stages and operations as reported: the capability on a 1.1+ device, nothing on a
+/// 1.0 one (shaders with GroupNonUniform capabilities are refused there, see
+/// `pipeline::target`).
+pub fn reported_subgroups(info: &DeviceInfo) -> (vk::ShaderStageFlags, vk::SubgroupFeatureFlags) {
+    if crate::api_version::device_version(info) >= vk::API_VERSION_1_1 {
+        subgroup_capability()
+    } else {
+        Default::default()
+    }
+}
+
+/// VkPhysicalDeviceVulkan11Properties: identifiers, limits and the subgroup properties; no
+/// multiview or protected memory is claimed.
 fn vulkan11_properties(
     adapter: &Adapter,
     p_next: *mut std::ffi::c_void,
 ) -> vk::PhysicalDeviceVulkan11Properties<'static> {
-    let l = limits(adapter.info);
+    let p = version_props(adapter.info);
+    let (stages, ops) = reported_subgroups(adapter.info);
     vk::PhysicalDeviceVulkan11Properties {
         p_next,
         device_uuid: pipeline_cache_uuid(adapter.info.pci_id),
         driver_uuid: pipeline_cache_uuid(0),
-        subgroup_size: 32,
+        subgroup_size: p.subgroup_size,
+        subgroup_supported_stages: stages,
+        subgroup_supported_operations: ops,
+        subgroup_quad_operations_in_all_stages: vk::Bool32::from(!ops.is_empty()),
         point_clipping_behavior: vk::PointClippingBehavior::ALL_CLIP_PLANES,
-        max_per_set_descriptors: l.max_per_stage_resources,
+        max_per_set_descriptors: p.max_per_set_descriptors,
         max_memory_allocation_size: adapter.heap_size,
         ..Default::default()
     }
@@ -919,18 +731,11 @@ pub(crate) unsafe extern "system" fn get_features2(
         // we know in its chain are written.
         let out = unsafe { p_features.as_mut() }.ok_or(DriverError::NullPointer("pFeatures"))?;
         out.features = features;
-        // SAFETY: a valid output chain per the spec.
-        unsafe { fill_extension_features(out.p_next) };
         // SAFETY: valid handle per the spec.
         let info = unsafe { adapter(pd) }?.info;
-        // SAFETY: the chain is valid per the spec.
-        unsafe {
-            for_each_narrow_feature(out.p_next, info, &mut |_, b, sup| {
-                *b = vk::Bool32::from(sup)
-            })
-        };
-        // SAFETY: the output chain is valid and writable per the spec.
-        unsafe { crate::pipeline::fill_features_chain(out.p_next) };
+        // SAFETY: a valid output chain per the spec; every known feature member is written
+        // from the feature rows.
+        unsafe { crate::features::fill_chain(out.p_next, info) };
         Ok(())
     })
 }
@@ -1131,6 +936,79 @@ pub(crate) unsafe extern "system" fn get_sparse_image_format_properties2(
     })
 }
 
+/// vkGetPhysicalDeviceToolProperties: Ferrite has no built-in tools (layers report their own).
+pub(crate) unsafe extern "system" fn get_tool_properties(
+    pd: vk::PhysicalDevice,
+    p_count: *mut u32,
+    p_props: *mut vk::PhysicalDeviceToolProperties<'_>,
+) -> vk::Result {
+    ffi::result("vkGetPhysicalDeviceToolProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        let _ = p_props;
+        // SAFETY: valid count pointer per the spec; with no tools nothing else is written.
+        unsafe { ffi::write(p_count, 0, "pToolCount") }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+/// vkGetPhysicalDeviceExternalBufferProperties: no external memory handle type is supported
+/// yet (GEM handles as opaque/dma-buf FDs are not exported), so every answer is empty: not
+/// exportable, not importable, compatible with nothing.
+pub(crate) unsafe extern "system" fn get_external_buffer_properties(
+    pd: vk::PhysicalDevice,
+    _p_info: *const vk::PhysicalDeviceExternalBufferInfo<'_>,
+    p_props: *mut vk::ExternalBufferProperties<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceExternalBufferProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only the core member is written.
+        let out = unsafe { p_props.as_mut() }
+            .ok_or(DriverError::NullPointer("pExternalBufferProperties"))?;
+        out.external_memory_properties = vk::ExternalMemoryProperties::default();
+        Ok(())
+    })
+}
+
+/// vkGetPhysicalDeviceExternalFenceProperties: no external fence handle type yet.
+pub(crate) unsafe extern "system" fn get_external_fence_properties(
+    pd: vk::PhysicalDevice,
+    _p_info: *const vk::PhysicalDeviceExternalFenceInfo<'_>,
+    p_props: *mut vk::ExternalFenceProperties<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceExternalFenceProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only its members (not sType/pNext) are written.
+        let out = unsafe { p_props.as_mut() }
+            .ok_or(DriverError::NullPointer("pExternalFenceProperties"))?;
+        out.export_from_imported_handle_types = Default::default();
+        out.compatible_handle_types = Default::default();
+        out.external_fence_features = Default::default();
+        Ok(())
+    })
+}
+
+/// vkGetPhysicalDeviceExternalSemaphoreProperties: no external semaphore handle type yet.
+pub(crate) unsafe extern "system" fn get_external_semaphore_properties(
+    pd: vk::PhysicalDevice,
+    _p_info: *const vk::PhysicalDeviceExternalSemaphoreInfo<'_>,
+    p_props: *mut vk::ExternalSemaphoreProperties<'_>,
+) {
+    ffi::void("vkGetPhysicalDeviceExternalSemaphoreProperties", || {
+        // SAFETY: valid handle per the spec.
+        unsafe { adapter(pd) }?;
+        // SAFETY: valid output structure; only its members (not sType/pNext) are written.
+        let out = unsafe { p_props.as_mut() }
+            .ok_or(DriverError::NullPointer("pExternalSemaphoreProperties"))?;
+        out.export_from_imported_handle_types = Default::default();
+        out.compatible_handle_types = Default::default();
+        out.external_semaphore_features = Default::default();
+        Ok(())
+    })
+}
+
 pub(crate) unsafe extern "system" fn enumerate_device_extension_properties(
     pd: vk::PhysicalDevice,
     p_layer_name: *const std::ffi::c_char,
@@ -1183,17 +1061,18 @@ mod tests {
     }
 
     #[test]
-    fn narrow_feature_requests_are_checked_in_the_chain() {
+    fn subgroup_sizes_are_the_simd_widths_and_a_thread_per_subgroup() {
         let info = lookup_pci_id(0x1912).unwrap();
-        let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default()
-            .storage_buffer16_bit_access(true)
-            .storage_input_output16(true);
-        let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
-        s16.p_next = (&mut f16 as *mut vk::PhysicalDeviceShaderFloat16Int8Features).cast();
-        let chain = (&s16 as *const vk::PhysicalDevice16BitStorageFeatures).cast();
-        // SAFETY: a valid two-element chain of live structures.
-        let missing = unsafe { unsupported_narrow_features(chain, info) };
-        assert_eq!(missing, vec!["storageInputOutput16"]);
+        let p = vulkan13_properties(info, std::ptr::null_mut());
+        assert_eq!((p.min_subgroup_size, p.max_subgroup_size), (8, 32));
+        assert_eq!(
+            p.max_compute_workgroup_subgroups,
+            info.max_threads_per_group
+        );
+        assert!(p.required_subgroup_size_stages.is_empty());
+        assert_eq!(p.integer_dot_product8_bit_unsigned_accelerated, vk::FALSE);
+        let v = version_props(info);
+        assert!(v.min_subgroup_size <= v.subgroup_size && v.subgroup_size <= v.max_subgroup_size);
     }
 
     #[test]

@@ -265,6 +265,7 @@ pub fn deserialize_kernel(data: &[u8]) -> Option<Kernel> {
 
 /// The compiler's target for a device.
 pub fn target(info: &DeviceInfo) -> Target {
+    let version = crate::api_version::device_version(info);
     Target {
         has_fp64: info.has_fp64,
         has_int64: info.has_int64,
@@ -273,9 +274,12 @@ pub fn target(info: &DeviceInfo) -> Target {
             max_threads_per_group: info.max_threads_per_group,
             ..GEN9
         },
-        // Ferrite reports Vulkan 1.0 and no subgroup properties yet: a shader with
-        // GroupNonUniform* capabilities is refused, not compiled behind the API's back.
-        subgroup_ops: false,
+        // What the reported apiVersion allows (docs/api-version.md): SPIR-V 1.0 on a 1.0
+        // device, 1.3 on 1.1, 1.5 on 1.2, 1.6 on 1.3; GroupNonUniform* capabilities (SPIR-V
+        // 1.3) from 1.1 on, where the subgroup properties are reported. A newer module is
+        // refused by the front end ("SPIR-V version 1.x"), not compiled behind the API's back.
+        max_spirv_version: crate::api_version::spirv_for(version),
+        subgroup_ops: version >= vk::API_VERSION_1_1,
         ..Target::gen9()
     }
 }
@@ -624,6 +628,46 @@ pub(crate) unsafe extern "system" fn merge_pipeline_caches(
 }
 
 /// Builds one pipeline (compile or cache hit, then the kernel and scratch objects).
+/// VkPipelineCreationFeedbackCreateInfo (VK_EXT_pipeline_creation_feedback, core 1.3): the
+/// time the creation took and whether the application's cache held the kernel, for the
+/// pipeline and for its one stage.
+///
+/// # Safety
+/// `p_next` must be null or a valid chain whose feedback structure points at writable outputs.
+unsafe fn write_feedback(p_next: *const c_void, hit: bool, took: std::time::Duration) {
+    // SAFETY: forwarded caller contract.
+    let Some(p) = (unsafe {
+        ffi::find_in_chain(
+            p_next,
+            vk::StructureType::PIPELINE_CREATION_FEEDBACK_CREATE_INFO,
+        )
+    }) else {
+        return;
+    };
+    // SAFETY: a structure with this sType is this type.
+    let fb = unsafe { &*p.cast::<vk::PipelineCreationFeedbackCreateInfo<'_>>() };
+    let mut flags = vk::PipelineCreationFeedbackFlags::VALID;
+    if hit {
+        flags |= vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT;
+    }
+    let value = vk::PipelineCreationFeedback {
+        flags,
+        duration: took.as_nanos().min(u128::from(u64::MAX)) as u64,
+    };
+    // SAFETY: pPipelineCreationFeedback is a valid output per the spec; the stage array holds
+    // pipelineStageCreationFeedbackCount elements (one stage for a compute pipeline).
+    unsafe {
+        if !fb.p_pipeline_creation_feedback.is_null() {
+            fb.p_pipeline_creation_feedback.write(value);
+        }
+        if fb.pipeline_stage_creation_feedback_count >= 1
+            && !fb.p_pipeline_stage_creation_feedbacks.is_null()
+        {
+            fb.p_pipeline_stage_creation_feedbacks.write(value);
+        }
+    }
+}
+
 fn create_one(
     core: &Core,
     cache: Option<&PipelineCache>,
@@ -666,6 +710,7 @@ fn create_one(
             .flags
             .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR),
     };
+    let started = std::time::Instant::now();
     let dinfo = core.adapter.info;
     let key = cache_key(&module.words, &opts, &target(dinfo));
     // An entry compiled without its assembly/IR text cannot serve a pipeline that wants them:
@@ -673,6 +718,7 @@ fn create_one(
     let cached = cache
         .and_then(|c| c.lock().get(&key).cloned())
         .filter(|k| !opts.keep_ir || !k.asm.is_empty());
+    let hit = cached.is_some();
     let kernel = match cached {
         Some(k) => {
             if let Some(c) = cache {
@@ -680,6 +726,12 @@ fn create_one(
             }
             log::debug!("pipeline cache hit");
             k
+        }
+        None if info
+            .flags
+            .contains(vk::PipelineCreateFlags::FAIL_ON_PIPELINE_COMPILE_REQUIRED) =>
+        {
+            return Err(DriverError::PipelineCompileRequired);
         }
         None => {
             let k = Arc::new(compile(dinfo, &module.words, &opts)?);
@@ -689,6 +741,8 @@ fn create_one(
             k
         }
     };
+    // SAFETY: the create info's pNext chain is valid per the spec.
+    unsafe { write_feedback(info.p_next, hit, started.elapsed()) };
     // The EUs prefetch past the end of a kernel: pad with zeros (a cache line is plenty).
     let mut code = kernel.binary.clone();
     code.resize(code.len() + 128, 0);
@@ -743,6 +797,24 @@ pub(crate) unsafe extern "system" fn create_compute_pipelines(
             };
             // SAFETY: pPipelines holds `count` elements per the spec.
             unsafe { ffi::write(p_pipelines.wrapping_add(i), handle, "pPipelines") }?;
+            if handle.is_null()
+                && info
+                    .flags
+                    .contains(vk::PipelineCreateFlags::EARLY_RETURN_ON_FAILURE)
+            {
+                // The rest are not created and must read VK_NULL_HANDLE.
+                for j in i + 1..infos.len() {
+                    // SAFETY: as above.
+                    unsafe {
+                        ffi::write(
+                            p_pipelines.wrapping_add(j),
+                            vk::Pipeline::null(),
+                            "pPipelines",
+                        )
+                    }?;
+                }
+                break;
+            }
         }
         match first_error {
             None => Ok(vk::Result::SUCCESS),
@@ -960,29 +1032,6 @@ pub(crate) unsafe extern "system" fn get_pipeline_executable_internal_representa
             vk::Result::SUCCESS
         })
     })
-}
-
-/// Fills VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR where it is chained in a
-/// vkGetPhysicalDeviceFeatures2 output chain.
-///
-/// # Safety
-/// `p_next` must be null or the head of a valid, writable Vulkan structure chain.
-pub unsafe fn fill_features_chain(p_next: *mut c_void) {
-    let mut p = p_next.cast::<vk::BaseOutStructure<'static>>();
-    while !p.is_null() {
-        // SAFETY: every chain element starts with sType/pNext per the spec.
-        let base = unsafe { &*p };
-        if base.s_type
-            == vk::StructureType::PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
-        {
-            // SAFETY: a structure of this sType is this struct; only the feature is written.
-            unsafe {
-                (*p.cast::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR<'static>>())
-                    .pipeline_executable_info = vk::TRUE;
-            }
-        }
-        p = base.p_next;
-    }
 }
 
 #[cfg(test)]

@@ -56,6 +56,36 @@ impl Event {
     }
 }
 
+/// vkResetQueryPool (VK_EXT_host_query_reset, core 1.2): the CPU clears the availability
+/// words, as vkCmdResetQueryPool does from the command streamer.
+pub(crate) unsafe extern "system" fn reset_query_pool(
+    device: vk::Device,
+    pool: vk::QueryPool,
+    first: u32,
+    count: u32,
+) {
+    ffi::void("vkResetQueryPool", || {
+        // SAFETY: a live device per the spec.
+        let q = unsafe { dev(device) }?.query_pools.get(pool.as_raw())?;
+        let end = first
+            .checked_add(count)
+            .filter(|&e| e <= q.count)
+            .ok_or_else(|| {
+                DriverError::InvalidArgument(format!(
+                    "queries {first}..+{count} of a {}-query pool",
+                    q.count
+                ))
+            })?;
+        for i in first..end {
+            q.bo.write(
+                (QUERY_STRIDE * u64::from(i) + 8) as usize,
+                &0u64.to_le_bytes(),
+            );
+        }
+        Ok(())
+    })
+}
+
 pub(crate) unsafe extern "system" fn create_query_pool(
     device: vk::Device,
     p_info: *const vk::QueryPoolCreateInfo<'_>,

@@ -416,6 +416,31 @@ pub(crate) unsafe extern "system" fn get_device_queue(
     })
 }
 
+/// vkGetDeviceQueue2: the one queue, for flags 0. Ferrite creates no protected-capable
+/// queue, so a request with flags gets VK_NULL_HANDLE (the spec's answer when no queue was
+/// created with those flags).
+pub(crate) unsafe extern "system" fn get_device_queue2(
+    device: vk::Device,
+    p_info: *const vk::DeviceQueueInfo2<'_>,
+    p_queue: *mut vk::Queue,
+) {
+    ffi::void("vkGetDeviceQueue2", || {
+        // SAFETY: a valid structure per the spec.
+        let info = unsafe { ffi::read(p_info, "pQueueInfo") }?;
+        if !info.flags.is_empty() {
+            log::warn!(
+                "vkGetDeviceQueue2: no queue was created with flags {:?}",
+                info.flags
+            );
+            // SAFETY: valid output pointer per the spec.
+            return unsafe { ffi::write(p_queue, vk::Queue::null(), "pQueue") };
+        }
+        // SAFETY: forwarded; the same contract as vkGetDeviceQueue.
+        unsafe { get_device_queue(device, info.queue_family_index, info.queue_index, p_queue) };
+        Ok(())
+    })
+}
+
 /// Turns resolved batches into execbuffer steps: waits on the first execbuffer of a batch,
 /// signals (and, for the last batch, the fence) on its last; a batch without command buffers
 /// runs the no-op batch if it waits or signals anything.

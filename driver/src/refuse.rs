@@ -45,12 +45,28 @@ refuse_create! {
     create_sampler, "vkCreateSampler", vk::SamplerCreateInfo<'_>, vk::Sampler;
     create_framebuffer, "vkCreateFramebuffer", vk::FramebufferCreateInfo<'_>, vk::Framebuffer;
     create_render_pass, "vkCreateRenderPass", vk::RenderPassCreateInfo<'_>, vk::RenderPass;
+    create_sampler_ycbcr_conversion, "vkCreateSamplerYcbcrConversion",
+        vk::SamplerYcbcrConversionCreateInfo<'_>, vk::SamplerYcbcrConversion;
 }
 
 refuse_destroy! {
     destroy_sampler, "vkDestroySampler", vk::Sampler;
     destroy_framebuffer, "vkDestroyFramebuffer", vk::Framebuffer;
     destroy_render_pass, "vkDestroyRenderPass", vk::RenderPass;
+    destroy_sampler_ycbcr_conversion, "vkDestroySamplerYcbcrConversion", vk::SamplerYcbcrConversion;
+}
+
+/// Core 1.1: no image is sparse, so none has sparse requirements.
+pub(crate) unsafe extern "system" fn get_image_sparse_memory_requirements2(
+    _device: vk::Device,
+    _p_info: *const vk::ImageSparseMemoryRequirementsInfo2<'_>,
+    p_count: *mut u32,
+    _p_reqs: *mut vk::SparseImageMemoryRequirements2<'_>,
+) {
+    ffi::void("vkGetImageSparseMemoryRequirements2", || {
+        // SAFETY: valid count pointer per the spec; no sparse image exists, so none is listed.
+        unsafe { ffi::write(p_count, 0, "pSparseMemoryRequirementCount") }
+    })
 }
 
 macro_rules! refuse_pipelines {

@@ -111,6 +111,13 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_float_controls",
         // robustBufferAccess2: tests/tests/robust_access.rs.
         "VK_EXT_robustness2",
+        // Host query reset, private data, driver properties: tests/tests/core_commands.rs.
+        "VK_EXT_host_query_reset",
+        "VK_EXT_private_data",
+        "VK_KHR_driver_properties",
+        "VK_EXT_pipeline_creation_cache_control",
+        "VK_EXT_pipeline_creation_feedback",
+        "VK_KHR_dedicated_allocation",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

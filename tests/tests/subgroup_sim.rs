@@ -542,3 +542,45 @@ fn subgroup_operations_in_a_divergent_loop_match_cpu() {
         }
     }
 }
+
+/// SPIR-V 1.5 lets `OpGroupNonUniformBroadcast` take a dynamically uniform id
+/// (`subgroupBroadcastDynamicId`): here the id depends on a buffer value and on the subgroup,
+/// and stays below 8 so it names an active lane in every subgroup (the partial last thread
+/// of a 40-wide workgroup has 8).
+const DYNAMIC_BROADCAST: &str = "#version 450
+#extension GL_KHR_shader_subgroup_ballot : require
+layout(local_size_x = 40) in;
+layout(set=0, binding=0) buffer A { uint a[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint id = (a[0] + gl_SubgroupID * 3u) % 8u;
+    o[i] = subgroupBroadcast(a[i], id);
+}";
+
+#[test]
+fn broadcast_with_a_dynamically_uniform_id_matches_cpu() {
+    for simd in [8usize, 16, 32] {
+        let Some(k) = kernel_env(
+            "subgroup_dyn_broadcast",
+            DYNAMIC_BROADCAST,
+            simd as u32,
+            "vulkan1.2",
+        ) else {
+            return;
+        };
+        let a = inputs(true);
+        let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N]]);
+        for (i, &got) in out[1].iter().enumerate() {
+            let (g, l) = (i / LOCAL, i % LOCAL);
+            let s = l / simd;
+            let id = (a[0] as usize + s * 3) % 8;
+            let want = a[g * LOCAL + s * simd + id];
+            assert_eq!(
+                got, want,
+                "SIMD{simd} invocation {i}: broadcast from lane {id} of subgroup {s}, input a[0] = {}\n{}",
+                a[0], k.asm
+            );
+        }
+    }
+}

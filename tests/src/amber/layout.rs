@@ -8,7 +8,6 @@
 //!   not arrays are packed as they are.
 
 use super::ast::{BufferInit, DataType, Layout, Scalar, Value};
-use half::f16;
 
 /// Where the components of one element live.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,11 +56,42 @@ impl ElementFormat {
     }
 }
 
+/// A decimal as Amber stores it in a float16 buffer element (Amber's `FloatToHexFloat16`,
+/// src/float16_helper.cc): the value is first a float32 (rounded to nearest), then its
+/// exponent is rebased by 127 - 15 = 112 and its 23-bit mantissa is cut to 10 bits by a shift:
+/// truncation, not rounding. A float32 denormal becomes a signed zero. For a value outside the
+/// half range Amber asserts in debug builds; its release arithmetic (the rebased exponent taken
+/// modulo 32) is what is reproduced here.
+pub fn amber_f16_bits(v: f64) -> u16 {
+    let bits = (v as f32).to_bits();
+    let sign = (bits >> 31) as u16;
+    let exp_bits = (bits >> 23) & 0xff;
+    if exp_bits == 0 {
+        return sign << 15;
+    }
+    let exponent = (exp_bits.wrapping_sub(112) & 0x1f) as u16;
+    let mantissa = ((bits & 0x7f_ffff) >> 13) as u16;
+    (sign << 15) | (exponent << 10) | mantissa
+}
+
+/// A float16 element as Amber reads it for a probe (Amber's `HexFloat16ToFloat`): half
+/// denormals flush to a signed zero, and exponent 31 is rebased like any other (Amber has no
+/// half infinity or NaN: 0x7c00 reads as 65536).
+pub fn amber_f16_value(h: u16) -> f32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    let exp_bits = u32::from(h >> 10) & 0x1f;
+    if exp_bits == 0 {
+        return f32::from_bits(sign);
+    }
+    let mantissa = u32::from(h & 0x3ff) << 13;
+    f32::from_bits(sign | ((exp_bits + 112) << 23) | mantissa)
+}
+
 /// Stores `v` into `out` (little endian) as a `s`; integers wrap to the type.
 pub fn store(out: &mut [u8], s: Scalar, v: Value) {
     let n = s.size() as usize;
     match s {
-        Scalar::F16 => out[..2].copy_from_slice(&f16::from_f64(v.as_f64()).to_bits().to_le_bytes()),
+        Scalar::F16 => out[..2].copy_from_slice(&amber_f16_bits(v.as_f64()).to_le_bytes()),
         Scalar::F32 => out[..4].copy_from_slice(&(v.as_f64() as f32).to_le_bytes()),
         Scalar::F64 => out[..8].copy_from_slice(&v.as_f64().to_le_bytes()),
         _ => out[..n].copy_from_slice(&v.as_bits().to_le_bytes()[..n]),
@@ -97,7 +127,7 @@ pub fn load(bytes: &[u8], s: Scalar) -> Loaded {
         Scalar::I32 => Loaded::Signed(u as u32 as i32 as i64),
         Scalar::I64 => Loaded::Signed(u as i64),
         Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::U64 => Loaded::Unsigned(u),
-        Scalar::F16 => Loaded::Float(f16::from_bits(u as u16).to_f64()),
+        Scalar::F16 => Loaded::Float(f64::from(amber_f16_value(u as u16))),
         Scalar::F32 => Loaded::Float(f32::from_bits(u as u32) as f64),
         Scalar::F64 => Loaded::Float(f64::from_bits(u)),
     }
@@ -162,6 +192,35 @@ mod tests {
 
     use Layout::{Std140, Std430};
     use Scalar::*;
+
+    /// Values whose half rounding and truncation differ, with Amber's bits (truncated).
+    #[test]
+    fn float16_data_truncates_as_amber_does() {
+        for (v, bits) in [
+            // 0.1 = 0x3dcccccd as float32: mantissa 0x4ccccd >> 13 = 0x266 (the cut bits are
+            // below half, so rounding agrees).
+            (0.1, 0x2e66u16),
+            // 1/3: 0x3eaaaaab -> 0x3555 (rounding agrees).
+            (1.0 / 3.0, 0x3555),
+            // 0.7 = 0x3f333333: 0x333333 >> 13 = 0x199 -> 0x3999 (rounding: 0x399a).
+            (0.7, 0x3999),
+            (-2.0, 0xc000),
+            (0.0, 0x0000),
+            (-0.0, 0x8000),
+            // A float32 denormal flushes to a signed zero.
+            (-1e-40, 0x8000),
+            // Half normal limits.
+            (65504.0, 0x7bff),
+            (6.103_515_625e-5, 0x0400),
+        ] {
+            assert_eq!(amber_f16_bits(v), bits, "{v}: {:#06x}", amber_f16_bits(v));
+        }
+        // Reading back: half denormals flush, exponent 31 is not an infinity.
+        assert_eq!(amber_f16_value(0x0001), 0.0);
+        assert_eq!(amber_f16_value(0x8001).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(amber_f16_value(0x7c00), 65536.0);
+        assert_eq!(amber_f16_value(0x3999), 0.699_707_03);
+    }
 
     #[test]
     fn scalars_are_packed_in_both_layouts() {
@@ -235,8 +294,8 @@ mod tests {
         assert_eq!(load(&b, I64), Loaded::Signed(-2));
         store(&mut b, F16, Value::Float(1.5));
         assert_eq!(u16::from_le_bytes([b[0], b[1]]), 0x3e00);
-        store(&mut b, F16, Value::Float(65504.0 * 2.0));
-        assert_eq!(load(&b, F16), Loaded::Float(f64::INFINITY));
+        store(&mut b, F16, Value::Float(-65504.0));
+        assert_eq!(load(&b, F16), Loaded::Float(-65504.0));
         store(&mut b, F32, Value::Float(f64::NAN));
         assert!(matches!(load(&b, F32), Loaded::Float(v) if v.is_nan()));
         store(&mut b, F64, Value::Int(3));
