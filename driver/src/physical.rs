@@ -370,6 +370,11 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         shader_int64: vk::Bool32::from(info.has_int64),
         // 16-bit integer arithmetic: computed in 32 bits by the compiler's lower_narrow.
         shader_int16: vk::TRUE,
+        // Run-time indices into arrays of buffers: the binding-table index goes to the SEND
+        // through a0 (docs/descriptors.md); tests/tests/descriptor_sim.rs and the
+        // tests/amber/desc_*.amber files.
+        shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
+        shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
         ..Default::default()
     }
 }

@@ -6,7 +6,7 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
-use super::{narrow, wide, BackendError};
+use super::{descriptor, narrow, wide, BackendError};
 use crate::hw::HwFacts;
 use crate::ir::{self, AluOp, AtomicOp, Kind, Node, Op, Space, SysVal};
 use crate::kernel::CurbeLayout;
@@ -33,6 +33,8 @@ pub struct Isel<'a> {
     loops: Vec<(Vec<ir::Value>, Vec<ir::Value>)>,
     lane: Option<Opnd>,
     pub uses_barrier: bool,
+    /// The surface a descriptor-array access is being selected for (see `descriptor`).
+    indexed_surface: Option<Surface>,
 }
 
 type Res<T> = Result<T, BackendError>;
@@ -131,6 +133,7 @@ impl<'a> Isel<'a> {
             loops: Vec::new(),
             lane: None,
             uses_barrier: false,
+            indexed_surface: None,
         }
     }
 
@@ -488,6 +491,9 @@ impl<'a> Isel<'a> {
                     "dynamic push-constant load without a push surface".into(),
                 )),
             },
+            Space::SsboArray(_) | Space::UboArray(_) => self.indexed_surface.ok_or_else(|| {
+                BackendError::Internal(format!("{s} outside a descriptor-array access"))
+            }),
             Space::Shared => Ok(Surface::Bti(self.hw.bti_slm)),
             // Private memory lives in the thread's scratch, addressed statelessly.
             Space::Local => Ok(Surface::Bti(self.hw.bti_stateless)),
@@ -520,8 +526,21 @@ impl<'a> Isel<'a> {
         Ok(a)
     }
 
+    /// Selects `i`, whose descriptor-array space is reached through `surf`.
+    pub(super) fn instr_on_surface(&mut self, i: &ir::Instr, surf: Surface) -> Res<()> {
+        self.indexed_surface = Some(surf);
+        let r = self.instr(i);
+        self.indexed_surface = None;
+        r
+    }
+
     fn instr(&mut self, i: &ir::Instr) -> Res<()> {
         let w = self.w as u32;
+        if self.indexed_surface.is_none() {
+            if let Some(x) = descriptor::indexed_space(&i.op) {
+                return self.indexed_access(i, x);
+            }
+        }
         match &i.op {
             Op::Const(bits) => {
                 let d = i.dst.expect("const has a destination");

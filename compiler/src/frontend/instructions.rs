@@ -191,7 +191,7 @@ impl Fe<'_> {
         let p = self.ptr_of(op_id(i, 0)?, b)?;
         let (space, offset, ty) = match p {
             Ptr::Mem {
-                space: space @ (Space::Ssbo(_) | Space::Shared),
+                space: space @ (Space::Ssbo(_) | Space::SsboArray(_) | Space::Shared),
                 dyn_off,
                 konst,
                 ty,

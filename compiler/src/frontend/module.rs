@@ -35,6 +35,12 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::StorageBuffer16BitAccess
         | C::VulkanMemoryModel
         | C::VulkanMemoryModelDeviceScope => true,
+        // Run-time indices into arrays of buffers (docs/descriptors.md).
+        C::UniformBufferArrayDynamicIndexing
+        | C::StorageBufferArrayDynamicIndexing
+        | C::ShaderNonUniform
+        | C::UniformBufferArrayNonUniformIndexing
+        | C::StorageBufferArrayNonUniformIndexing => true,
         C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
@@ -75,6 +81,7 @@ pub(super) fn extension_ok(e: &str) -> bool {
             | "SPV_KHR_8bit_storage"
             | "SPV_KHR_shader_draw_parameters"
             | "SPV_KHR_non_semantic_info"
+            | "SPV_EXT_descriptor_indexing"
             | "SPV_GOOGLE_decorate_string"
             | "SPV_GOOGLE_hlsl_functionality1"
             | "SPV_GOOGLE_user_type"
