@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use ash::vk::Handle;
 
-use crate::device::{dev, Device};
+use crate::device::{dev, Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::memory::Memory;
@@ -130,6 +130,50 @@ pub struct DescriptorSet {
 impl DescriptorSet {
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<BufferDesc>>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes consecutive descriptors from (`binding`, `element`) on; writes past the end of
+    /// a binding continue into the next bindings (vkUpdateDescriptorSets' rule, shared by the
+    /// other ways of writing a set).
+    pub fn write<'a>(
+        &self,
+        d: &Core,
+        binding: u32,
+        element: u32,
+        ty: vk::DescriptorType,
+        infos: impl Iterator<Item = &'a vk::DescriptorBufferInfo>,
+    ) -> Result<()> {
+        let mut slots = self.lock();
+        let mut binding = binding;
+        let mut element = element;
+        for info in infos {
+            let mut lb = self.layout.binding(binding).copied();
+            while let Some(b) = lb.filter(|b| element >= b.count) {
+                element -= b.count;
+                binding = b.binding + 1;
+                lb = self
+                    .layout
+                    .bindings
+                    .iter()
+                    .find(|x| x.binding >= binding)
+                    .copied();
+                if let Some(n) = lb {
+                    binding = n.binding;
+                }
+            }
+            let lb = lb.ok_or_else(|| {
+                DriverError::InvalidArgument(format!("no binding {binding} in the set"))
+            })?;
+            if lb.ty != ty {
+                return Err(DriverError::InvalidArgument(format!(
+                    "binding {} is {:?}, write is {:?}",
+                    lb.binding, lb.ty, ty
+                )));
+            }
+            slots[(lb.first + element) as usize] = buffer_desc(d, info)?;
+            element += 1;
+        }
+        Ok(())
     }
 }
 
@@ -311,7 +355,7 @@ pub(crate) unsafe extern "system" fn free_descriptor_sets(
     })
 }
 
-fn buffer_desc(d: &Device, info: &vk::DescriptorBufferInfo) -> Result<Option<BufferDesc>> {
+fn buffer_desc(d: &Core, info: &vk::DescriptorBufferInfo) -> Result<Option<BufferDesc>> {
     if info.buffer.is_null() {
         return Ok(None);
     }
@@ -361,37 +405,13 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
             let set = d.descriptor_sets.get(w.dst_set.as_raw())?;
             // SAFETY: descriptorCount buffer infos for buffer descriptor types.
             let infos = unsafe { ffi::slice(w.p_buffer_info, w.descriptor_count, "pBufferInfo") }?;
-            let mut slots = set.lock();
-            // Writes past the end of a binding continue into the next bindings.
-            let mut binding = w.dst_binding;
-            let mut element = w.dst_array_element;
-            for info in infos {
-                let mut lb = set.layout.binding(binding).copied();
-                while let Some(b) = lb.filter(|b| element >= b.count) {
-                    element -= b.count;
-                    binding = b.binding + 1;
-                    lb = set
-                        .layout
-                        .bindings
-                        .iter()
-                        .find(|x| x.binding >= binding)
-                        .copied();
-                    if let Some(n) = lb {
-                        binding = n.binding;
-                    }
-                }
-                let lb = lb.ok_or_else(|| {
-                    DriverError::InvalidArgument(format!("no binding {binding} in the set"))
-                })?;
-                if lb.ty != w.descriptor_type {
-                    return Err(DriverError::InvalidArgument(format!(
-                        "binding {} is {:?}, write is {:?}",
-                        lb.binding, lb.ty, w.descriptor_type
-                    )));
-                }
-                slots[(lb.first + element) as usize] = buffer_desc(d, info)?;
-                element += 1;
-            }
+            set.write(
+                d,
+                w.dst_binding,
+                w.dst_array_element,
+                w.descriptor_type,
+                infos.iter(),
+            )?;
         }
         for c in copies {
             let src = d.descriptor_sets.get(c.src_set.as_raw())?;
