@@ -128,6 +128,16 @@ pub struct DescriptorSet {
 }
 
 impl DescriptorSet {
+    /// A set outside any pool: the set a vkCmdPushDescriptorSetKHR builds.
+    pub fn detached(layout: Arc<SetLayout>) -> DescriptorSet {
+        let slots = Mutex::new(vec![None; layout.slots as usize]);
+        DescriptorSet {
+            layout,
+            slots,
+            pool: 0,
+        }
+    }
+
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<BufferDesc>>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -438,6 +448,152 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
                 t[slot as usize] = v;
             }
         }
+        Ok(())
+    })
+}
+
+/// One entry of a descriptor update template: `count` descriptors from (`binding`,
+/// `element`) on, their `VkDescriptorBufferInfo`s `stride` bytes apart from `offset` in the
+/// application's data.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateEntry {
+    pub binding: u32,
+    pub element: u32,
+    pub count: u32,
+    pub ty: vk::DescriptorType,
+    pub offset: usize,
+    pub stride: usize,
+}
+
+/// A VkDescriptorUpdateTemplate (VK_KHR_descriptor_update_template).
+#[derive(Debug)]
+pub struct UpdateTemplate {
+    pub entries: Vec<TemplateEntry>,
+}
+
+impl UpdateTemplate {
+    /// Writes the descriptors `data` holds into `set`.
+    ///
+    /// # Safety
+    /// `data` points at memory laid out as the template's entries describe.
+    pub unsafe fn apply(&self, d: &Core, set: &DescriptorSet, data: *const u8) -> Result<()> {
+        if data.is_null() && self.entries.iter().any(|e| e.count > 0) {
+            return Err(DriverError::InvalidArgument("pData is NULL".into()));
+        }
+        for e in &self.entries {
+            let infos: Vec<vk::DescriptorBufferInfo> = (0..e.count as usize)
+                .map(|j| {
+                    let at = data.wrapping_add(e.offset + j * e.stride);
+                    // SAFETY: the caller's data holds a VkDescriptorBufferInfo here (the
+                    // template's layout); the application need not align it.
+                    unsafe { at.cast::<vk::DescriptorBufferInfo>().read_unaligned() }
+                })
+                .collect();
+            set.write(d, e.binding, e.element, e.ty, infos.iter())?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) unsafe extern "system" fn create_descriptor_update_template(
+    device: vk::Device,
+    p_info: *const vk::DescriptorUpdateTemplateCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_template: *mut vk::DescriptorUpdateTemplate,
+) -> vk::Result {
+    ffi::result("vkCreateDescriptorUpdateTemplateKHR", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        // SAFETY: descriptorUpdateEntryCount entries per the spec.
+        let raw = unsafe {
+            ffi::slice(
+                info.p_descriptor_update_entries,
+                info.descriptor_update_entry_count,
+                "pDescriptorUpdateEntries",
+            )
+        }?;
+        let entries = raw
+            .iter()
+            .map(|e| TemplateEntry {
+                binding: e.dst_binding,
+                element: e.dst_array_element,
+                count: e.descriptor_count,
+                ty: e.descriptor_type,
+                offset: e.offset,
+                stride: e.stride,
+            })
+            .collect();
+        let id = d.update_templates.insert(UpdateTemplate { entries });
+        // SAFETY: valid output pointer per the spec.
+        unsafe {
+            ffi::write(
+                p_template,
+                vk::DescriptorUpdateTemplate::from_raw(id),
+                "pDescriptorUpdateTemplate",
+            )
+        }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_descriptor_update_template(
+    device: vk::Device,
+    template: vk::DescriptorUpdateTemplate,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyDescriptorUpdateTemplateKHR", || {
+        if template.is_null() {
+            return Ok(());
+        }
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?
+            .update_templates
+            .remove(template.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn update_descriptor_set_with_template(
+    device: vk::Device,
+    set: vk::DescriptorSet,
+    template: vk::DescriptorUpdateTemplate,
+    p_data: *const std::ffi::c_void,
+) {
+    ffi::void("vkUpdateDescriptorSetWithTemplateKHR", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let t = d.update_templates.get(template.as_raw())?;
+        let s = d.descriptor_sets.get(set.as_raw())?;
+        // SAFETY: pData is laid out as the template says (the spec's requirement).
+        unsafe { t.apply(d, &s, p_data.cast()) }
+    })
+}
+
+/// vkGetDescriptorSetLayoutSupport (VK_KHR_maintenance3): a layout is supported exactly
+/// when vkCreateDescriptorSetLayout would create it.
+pub(crate) unsafe extern "system" fn get_descriptor_set_layout_support(
+    _device: vk::Device,
+    p_info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
+    p_support: *mut vk::DescriptorSetLayoutSupport<'_>,
+) {
+    ffi::void("vkGetDescriptorSetLayoutSupportKHR", || {
+        // SAFETY: valid create info per the spec.
+        let info = unsafe { ffi::read(p_info, "pCreateInfo") }?;
+        // SAFETY: bindingCount valid structures.
+        let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
+        let ok = SetLayout::new(
+            raw.iter()
+                .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
+                .collect(),
+        );
+        if let Err(e) = &ok {
+            log::info!("vkGetDescriptorSetLayoutSupportKHR: not supported: {e}");
+        }
+        if p_support.is_null() {
+            return Err(DriverError::InvalidArgument("pSupport is NULL".into()));
+        }
+        // SAFETY: pSupport is a valid, writable structure per the spec.
+        unsafe { (*p_support).supported = vk::Bool32::from(ok.is_ok()) };
         Ok(())
     })
 }

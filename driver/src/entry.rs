@@ -51,6 +51,9 @@ pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
+pub const KHR_DESCRIPTOR_UPDATE_TEMPLATE: &str = "VK_KHR_descriptor_update_template";
+pub const KHR_PUSH_DESCRIPTOR: &str = "VK_KHR_push_descriptor";
+pub const KHR_MAINTENANCE_3: &str = "VK_KHR_maintenance3";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -75,6 +78,11 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_DEVICE_GROUP, 4),
     (KHR_MAINTENANCE_1, 2),
     (KHR_PIPELINE_EXECUTABLE_PROPERTIES, 1),
+    // Descriptor writes through templates and push descriptor sets (driver/src/descriptor.rs,
+    // docs/descriptors.md); tested by tests/tests/descriptor_updates.rs.
+    (KHR_DESCRIPTOR_UPDATE_TEMPLATE, 1),
+    (KHR_PUSH_DESCRIPTOR, 2),
+    (KHR_MAINTENANCE_3, 1),
 ];
 
 macro_rules! entry_points {
@@ -113,6 +121,9 @@ const TLS: Option<&str> = Some(KHR_TIMELINE_SEMAPHORE);
 const SYNC2: Option<&str> = Some(KHR_SYNCHRONIZATION_2);
 const DGC: Option<&str> = Some(KHR_DEVICE_GROUP_CREATION);
 const DG: Option<&str> = Some(KHR_DEVICE_GROUP);
+const DUT: Option<&str> = Some(KHR_DESCRIPTOR_UPDATE_TEMPLATE);
+const PD: Option<&str> = Some(KHR_PUSH_DESCRIPTOR);
+const M3: Option<&str> = Some(KHR_MAINTENANCE_3);
 const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
 const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 
@@ -223,6 +234,12 @@ entry_points! {
     Device CORE => "vkCmdWaitEvents": cmd::cmd_wait_events;
     Instance DGC => "vkEnumeratePhysicalDeviceGroupsKHR": group::enumerate_physical_device_groups;
     Device TLS => "vkGetSemaphoreCounterValueKHR": sync::get_semaphore_counter_value;
+    Device DUT => "vkCreateDescriptorUpdateTemplateKHR": descriptor::create_descriptor_update_template;
+    Device DUT => "vkDestroyDescriptorUpdateTemplateKHR": descriptor::destroy_descriptor_update_template;
+    Device DUT => "vkUpdateDescriptorSetWithTemplateKHR": descriptor::update_descriptor_set_with_template;
+    Device PD => "vkCmdPushDescriptorSetKHR": cmd::cmd_push_descriptor_set;
+    Device PD => "vkCmdPushDescriptorSetWithTemplateKHR": cmd::cmd_push_descriptor_set_with_template;
+    Device M3 => "vkGetDescriptorSetLayoutSupportKHR": descriptor::get_descriptor_set_layout_support;
     Device TLS => "vkWaitSemaphoresKHR": sync::wait_semaphores;
     Device TLS => "vkSignalSemaphoreKHR": sync::signal_semaphore;
     Device SYNC2 => "vkQueueSubmit2KHR": queue::queue_submit2;

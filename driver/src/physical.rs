@@ -710,6 +710,18 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                     ..fc
                 };
             }
+            S::PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR => {
+                // A push set is an ordinary set of the layout: the binding table bounds it.
+                (*p.cast::<vk::PhysicalDevicePushDescriptorPropertiesKHR<'_>>())
+                    .max_push_descriptors = MAX_BUFFER_DESCRIPTORS;
+            }
+            S::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
+                // The same values as VkPhysicalDeviceVulkan11Properties.
+                let v = vulkan11_properties(adapter, std::ptr::null_mut());
+                let out = &mut *p.cast::<vk::PhysicalDeviceMaintenance3Properties<'_>>();
+                out.max_per_set_descriptors = v.max_per_set_descriptors;
+                out.max_memory_allocation_size = v.max_memory_allocation_size;
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();
                 *out = vulkan11_properties(adapter, out.p_next);
