@@ -526,6 +526,40 @@ impl<'a> Isel<'a> {
         Ok(a)
     }
 
+    /// The size dword of element `x.index` (clamped) of a descriptor array, per channel: a
+    /// select over the array's size dwords, so the index need not be uniform.
+    fn indexed_buffer_size(&mut self, d: ir::Value, x: ir::BufIndex) -> Res<()> {
+        let size = |this: &Self, k: u32| -> Res<Opnd> {
+            let (reg, byte) = this.layout.size_slot(x.base + k).ok_or_else(|| {
+                BackendError::Internal(format!("no size dword for bti {}", x.base + k))
+            })?;
+            Ok(Opnd::g(reg, byte, Type::UD, 0))
+        };
+        let idx = self.comp(x.index, 0)?;
+        let first = size(self, 0)?;
+        let rest = (1..x.count)
+            .map(|k| size(self, k))
+            .collect::<Res<Vec<_>>>()?;
+        let dst = self.def_reg(d)?.retype(Type::UD);
+        let mut b = self.b();
+        b.mov(dst, first);
+        for (k, s) in rest.into_iter().enumerate() {
+            let k = k as u32 + 1;
+            // Indices past the array read the last element's size, as accesses do.
+            let cm = if k + 1 == x.count {
+                CondMod::Ge
+            } else {
+                CondMod::Z
+            };
+            b.cmp(cm, Opnd::null(Type::UD), idx.retype(Type::UD), Opnd::ud(k));
+            b.mov(dst, s).pred = Some(Pred {
+                flag_sub: 0,
+                inverse: false,
+            });
+        }
+        Ok(())
+    }
+
     /// Selects `i`, whose descriptor-array space is reached through `surf`.
     pub(super) fn instr_on_surface(&mut self, i: &ir::Instr, surf: Surface) -> Res<()> {
         self.indexed_surface = Some(surf);
@@ -787,6 +821,10 @@ impl<'a> Isel<'a> {
             Op::SysVal(s) => {
                 let d = i.dst.expect("sysval has a destination");
                 self.sysval(*s, d)?;
+            }
+            Op::BufferSize(Space::SsboArray(x) | Space::UboArray(x)) => {
+                let d = i.dst.expect("buffer_size has a destination");
+                self.indexed_buffer_size(d, *x)?;
             }
             Op::BufferSize(s) => {
                 let d = i.dst.expect("buffer_size has a destination");
