@@ -92,6 +92,17 @@ impl Group<'_> {
     }
 
     fn buffer(&mut self, space: Space, lane: usize) -> Result<&mut Vec<u8>, InterpError> {
+        // A descriptor array element: the lane's index, clamped to the array (as the
+        // back end does).
+        let element = |g: &Self, x: &BufIndex| -> Result<u32, InterpError> {
+            let i = g.get(x.index, lane)?[0] as u32;
+            Ok(x.base + i.min(x.count.saturating_sub(1)))
+        };
+        let space = match space {
+            Space::SsboArray(x) => Space::Ssbo(element(self, &x)?),
+            Space::UboArray(x) => Space::Ubo(element(self, &x)?),
+            other => other,
+        };
         Ok(match space {
             Space::Ssbo(b) => self
                 .mem
@@ -106,6 +117,9 @@ impl Group<'_> {
             Space::Push => &mut self.mem.push,
             Space::Shared => &mut self.shared,
             Space::Local => &mut self.local[lane],
+            Space::SsboArray(_) | Space::UboArray(_) => {
+                return Err(InterpError::Unbound(space.to_string()))
+            }
         })
     }
 

@@ -127,17 +127,74 @@ impl fmt::Display for Var {
 pub enum Space {
     Ssbo(u32),
     Ubo(u32),
+    /// A storage buffer of a descriptor array chosen at run time.
+    SsboArray(BufIndex),
+    /// A uniform buffer of a descriptor array chosen at run time.
+    UboArray(BufIndex),
     Push,
     Shared,
     /// Per-invocation private memory (dynamically indexed local arrays; scratch in a back end).
     Local,
 }
 
+/// Element `index` (an `i32` value) of a descriptor array of buffers whose `count`
+/// elements sit at consecutive binding-table entries from `base` (the dispatch contract).
+/// An index outside `0..count` is clamped to the last element, so a shader never reaches a
+/// binding-table entry of another descriptor. `nonuniform`: the index may differ between
+/// the invocations of a subgroup (SPIR-V `NonUniform`); otherwise it is dynamically uniform.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct BufIndex {
+    pub base: u32,
+    pub count: u32,
+    pub index: Value,
+    pub nonuniform: bool,
+}
+
+impl Space {
+    /// The run-time descriptor index this space reads, if any (a source of the op).
+    pub fn index(&self) -> Option<Value> {
+        match self {
+            Space::SsboArray(x) | Space::UboArray(x) => Some(x.index),
+            Space::Ssbo(_) | Space::Ubo(_) | Space::Push | Space::Shared | Space::Local => None,
+        }
+    }
+    pub fn index_mut(&mut self) -> Option<&mut Value> {
+        match self {
+            Space::SsboArray(x) | Space::UboArray(x) => Some(&mut x.index),
+            Space::Ssbo(_) | Space::Ubo(_) | Space::Push | Space::Shared | Space::Local => None,
+        }
+    }
+    /// Storage buffers, fixed or indexed.
+    pub fn is_ssbo(&self) -> bool {
+        matches!(self, Space::Ssbo(_) | Space::SsboArray(_))
+    }
+    /// Storage or uniform buffers, fixed or indexed.
+    pub fn is_buffer(&self) -> bool {
+        matches!(
+            self,
+            Space::Ssbo(_) | Space::Ubo(_) | Space::SsboArray(_) | Space::UboArray(_)
+        )
+    }
+}
+
 impl fmt::Display for Space {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        // `ssbo[B+%V<N]`; `.nu` marks a non-uniform index.
+        let arr = |f: &mut fmt::Formatter, name: &str, x: &BufIndex| {
+            write!(
+                f,
+                "{name}{}[{}+{}<{}]",
+                if x.nonuniform { ".nu" } else { "" },
+                x.base,
+                x.index,
+                x.count
+            )
+        };
         match self {
             Space::Ssbo(b) => write!(f, "ssbo[{b}]"),
             Space::Ubo(b) => write!(f, "ubo[{b}]"),
+            Space::SsboArray(x) => arr(f, "ssbo", x),
+            Space::UboArray(x) => arr(f, "ubo", x),
             Space::Push => write!(f, "push"),
             Space::Shared => write!(f, "shared"),
             Space::Local => write!(f, "local"),
@@ -365,17 +422,32 @@ impl Op {
     /// Source values in order.
     pub fn srcs(&self) -> Vec<Value> {
         match self {
-            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
+            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => vec![],
             Op::Barrier { .. } => vec![],
             Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) | Op::Image(_, _, s) => s.clone(),
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![*v],
             Op::Insert(v, s, _) => vec![*v, *s],
             Op::StoreVar(_, v) => vec![*v],
-            Op::Load { offset, .. } => vec![*offset],
-            Op::Store { offset, value, .. } => vec![*offset, *value],
-            Op::Atomic { offset, data, .. } => {
+            // A run-time descriptor index comes last.
+            Op::BufferSize(space) => space.index().into_iter().collect(),
+            Op::Load { offset, space, .. } => {
+                std::iter::once(*offset).chain(space.index()).collect()
+            }
+            Op::Store {
+                offset,
+                value,
+                space,
+                ..
+            } => [*offset, *value].into_iter().chain(space.index()).collect(),
+            Op::Atomic {
+                offset,
+                data,
+                space,
+                ..
+            } => {
                 let mut v = vec![*offset];
                 v.extend(data.iter().copied());
+                v.extend(space.index());
                 v
             }
         }
@@ -384,7 +456,7 @@ impl Op {
     /// Mutable access to every source value.
     pub fn srcs_mut(&mut self) -> Vec<&mut Value> {
         match self {
-            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) | Op::BufferSize(_) => vec![],
+            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => vec![],
             Op::Barrier { .. } => vec![],
             Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) | Op::Image(_, _, s) => {
                 s.iter_mut().collect()
@@ -392,11 +464,28 @@ impl Op {
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![v],
             Op::Insert(v, s, _) => vec![v, s],
             Op::StoreVar(_, v) => vec![v],
-            Op::Load { offset, .. } => vec![offset],
-            Op::Store { offset, value, .. } => vec![offset, value],
-            Op::Atomic { offset, data, .. } => {
+            Op::BufferSize(space) => space.index_mut().into_iter().collect(),
+            Op::Load { offset, space, .. } => {
+                std::iter::once(offset).chain(space.index_mut()).collect()
+            }
+            Op::Store {
+                offset,
+                value,
+                space,
+                ..
+            } => [offset, value]
+                .into_iter()
+                .chain(space.index_mut())
+                .collect(),
+            Op::Atomic {
+                offset,
+                data,
+                space,
+                ..
+            } => {
                 let mut v = vec![offset];
                 v.extend(data.iter_mut());
+                v.extend(space.index_mut());
                 v
             }
         }

@@ -105,7 +105,27 @@ fn parse_space(s: &str) -> Option<Space> {
         _ => {}
     }
     let (name, rest) = s.split_once('[')?;
-    let idx: u32 = rest.strip_suffix(']')?.parse().ok()?;
+    let inner = rest.strip_suffix(']')?;
+    // `ssbo[B+%V<N]` (or `ssbo.nu[...]` for a non-uniform index): descriptor array element.
+    if let Some((base, rest)) = inner.split_once("+%") {
+        let (v, count) = rest.split_once('<')?;
+        let (name, nonuniform) = match name.strip_suffix(".nu") {
+            Some(n) => (n, true),
+            None => (name, false),
+        };
+        let x = BufIndex {
+            base: base.parse().ok()?,
+            count: count.parse().ok()?,
+            index: Value(v.parse().ok().filter(|n| *n <= 1_000_000)?),
+            nonuniform,
+        };
+        return match name {
+            "ssbo" => Some(Space::SsboArray(x)),
+            "ubo" => Some(Space::UboArray(x)),
+            _ => None,
+        };
+    }
+    let idx: u32 = inner.parse().ok()?;
     match name {
         "ssbo" => Some(Space::Ssbo(idx)),
         "ubo" => Some(Space::Ubo(idx)),
@@ -310,6 +330,17 @@ impl<'a> Parser<'a> {
                     _ => return self.err(ln, "instructions define at most one value"),
                 };
                 let op = self.op(ln, dst, rest)?;
+                // A run-time descriptor index inside an address space is a use too.
+                let space = match &op {
+                    Op::Load { space, .. }
+                    | Op::Store { space, .. }
+                    | Op::Atomic { space, .. }
+                    | Op::BufferSize(space) => space.index(),
+                    _ => None,
+                };
+                if let Some(v) = space {
+                    self.used.push((ln, v.0));
+                }
                 Ok(Node::Instr(Instr { dst, op }))
             }
         }

@@ -172,6 +172,21 @@ impl Ctx<'_> {
         };
         let show = || InstrDisplay { func: f, instr: i }.to_string();
         let bad = |why: &str| err(format!("{why}: {}", show()));
+        let space = match &i.op {
+            Op::Load { space, .. }
+            | Op::Store { space, .. }
+            | Op::Atomic { space, .. }
+            | Op::BufferSize(space) => Some(*space),
+            _ => None,
+        };
+        if let Some(Space::SsboArray(x) | Space::UboArray(x)) = space {
+            if st.last() != Some(&Type::I32) {
+                return bad("descriptor indices are i32");
+            }
+            if x.count == 0 {
+                return bad("descriptor array of no elements");
+            }
+        }
         match &i.op {
             Op::Const(c) => {
                 let t = dt.unwrap();
@@ -251,11 +266,12 @@ impl Ctx<'_> {
                 if st[0] != Type::I32 || data.len() != op.num_data() {
                     return bad("bad atomic operands");
                 }
-                if !matches!(space, Space::Ssbo(_) | Space::Shared) {
+                if !(space.is_ssbo() || *space == Space::Shared) {
                     return bad("atomics work on ssbo and shared memory");
                 }
                 if let Some(t) = dt {
-                    if t.kind != Kind::Int || t.comps != 1 || st[1..].iter().any(|s| *s != t) {
+                    let data = &st[1..1 + data.len()];
+                    if t.kind != Kind::Int || t.comps != 1 || data.iter().any(|s| *s != t) {
                         return bad("atomic data must be scalar integers of the result type");
                     }
                 }
@@ -266,7 +282,7 @@ impl Ctx<'_> {
                 }
             }
             Op::BufferSize(s) => {
-                if dt.unwrap() != Type::I32 || !matches!(s, Space::Ssbo(_) | Space::Ubo(_)) {
+                if dt.unwrap() != Type::I32 || !s.is_buffer() {
                     return bad("buffer_size");
                 }
             }

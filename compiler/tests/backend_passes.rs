@@ -315,6 +315,7 @@ fn scheduling_hides_send_latency_and_keeps_dependencies() {
     let x = p.new_vreg(32);
     let y = p.new_vreg(32);
     let read = LOp::Send {
+        indirect: false,
         sfid: Sfid::DpDc1,
         desc: 0x0210_6e01,
         ex_desc: 0,

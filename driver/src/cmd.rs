@@ -943,6 +943,76 @@ pub(crate) unsafe extern "system" fn cmd_bind_descriptor_sets(
     })
 }
 
+/// Binds a push descriptor set at `index`: the descriptors pushed before at that index (when
+/// the layout is the same) with `update` applied (VK_KHR_push_descriptor).
+fn push_descriptors(
+    core: &Core,
+    r: &mut Recorder,
+    layout: vk::PipelineLayout,
+    index: u32,
+    update: impl FnOnce(&DescriptorSet) -> Result<()>,
+) -> Result<()> {
+    let pl = core.pipeline_layouts.get(layout.as_raw())?;
+    let sl = pl.sets.get(index as usize).cloned().ok_or_else(|| {
+        DriverError::InvalidArgument(format!("pipeline layout has no set {index}"))
+    })?;
+    let set = DescriptorSet::detached(sl.clone());
+    if let Some(Some(old)) = r.sets.get(index as usize) {
+        if Arc::ptr_eq(&old.set.layout, &sl) {
+            *set.lock() = old.set.lock().clone();
+        }
+    }
+    update(&set)?;
+    let slot = r.sets.get_mut(index as usize).ok_or_else(|| {
+        DriverError::InvalidArgument(format!(
+            "set {index} is past maxBoundDescriptorSets ({MAX_SETS})"
+        ))
+    })?;
+    *slot = Some(BoundSet {
+        set: Arc::new(set),
+        dynamic: Vec::new(),
+    });
+    Ok(())
+}
+
+pub(crate) unsafe extern "system" fn cmd_push_descriptor_set(
+    cb: vk::CommandBuffer,
+    _bind_point: vk::PipelineBindPoint,
+    layout: vk::PipelineLayout,
+    set: u32,
+    count: u32,
+    p_writes: *const vk::WriteDescriptorSet<'_>,
+) {
+    record("vkCmdPushDescriptorSetKHR", cb, |core, r| {
+        // SAFETY: `count` writes per the spec.
+        let writes = unsafe { ffi::slice(p_writes, count, "pDescriptorWrites") }?;
+        push_descriptors(core, r, layout, set, |s| {
+            for w in writes {
+                // SAFETY: the write's arrays are valid for its type per the spec.
+                let descs = unsafe { crate::descriptor::write_descs(core, w) }?;
+                s.write(w.dst_binding, w.dst_array_element, w.descriptor_type, descs)?;
+            }
+            Ok(())
+        })
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_push_descriptor_set_with_template(
+    cb: vk::CommandBuffer,
+    template: vk::DescriptorUpdateTemplate,
+    layout: vk::PipelineLayout,
+    set: u32,
+    p_data: *const std::ffi::c_void,
+) {
+    record("vkCmdPushDescriptorSetWithTemplateKHR", cb, |core, r| {
+        let t = core.update_templates.get(template.as_raw())?;
+        // SAFETY: pData is laid out as the template says (the spec's requirement).
+        push_descriptors(core, r, layout, set, |s| unsafe {
+            t.apply(core, s, p_data.cast())
+        })
+    })
+}
+
 pub(crate) unsafe extern "system" fn cmd_push_constants(
     cb: vk::CommandBuffer,
     _layout: vk::PipelineLayout,

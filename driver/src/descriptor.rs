@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use ash::vk::Handle;
 
-use crate::device::{dev, Device};
+use crate::device::{dev, Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::memory::Memory;
@@ -133,8 +133,61 @@ pub struct DescriptorSet {
 }
 
 impl DescriptorSet {
+    /// A set outside any pool: the set a vkCmdPushDescriptorSetKHR builds.
+    pub fn detached(layout: Arc<SetLayout>) -> DescriptorSet {
+        let slots = Mutex::new(vec![None; layout.slots as usize]);
+        DescriptorSet {
+            layout,
+            slots,
+            pool: 0,
+        }
+    }
+
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<BufferDesc>>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes consecutive descriptors from (`binding`, `element`) on; writes past the end of
+    /// a binding continue into the next bindings (vkUpdateDescriptorSets' rule, shared by the
+    /// other ways of writing a set).
+    pub fn write(
+        &self,
+        binding: u32,
+        element: u32,
+        ty: vk::DescriptorType,
+        descs: Vec<Option<BufferDesc>>,
+    ) -> Result<()> {
+        let mut slots = self.lock();
+        let mut binding = binding;
+        let mut element = element;
+        for desc in descs {
+            let mut lb = self.layout.binding(binding).copied();
+            while let Some(b) = lb.filter(|b| element >= b.count) {
+                element -= b.count;
+                binding = b.binding + 1;
+                lb = self
+                    .layout
+                    .bindings
+                    .iter()
+                    .find(|x| x.binding >= binding)
+                    .copied();
+                if let Some(n) = lb {
+                    binding = n.binding;
+                }
+            }
+            let lb = lb.ok_or_else(|| {
+                DriverError::InvalidArgument(format!("no binding {binding} in the set"))
+            })?;
+            if lb.ty != ty {
+                return Err(DriverError::InvalidArgument(format!(
+                    "binding {} is {:?}, write is {:?}",
+                    lb.binding, lb.ty, ty
+                )));
+            }
+            slots[(lb.first + element) as usize] = desc;
+            element += 1;
+        }
+        Ok(())
     }
 }
 
@@ -316,7 +369,7 @@ pub(crate) unsafe extern "system" fn free_descriptor_sets(
     })
 }
 
-fn buffer_desc(d: &Device, info: &vk::DescriptorBufferInfo) -> Result<Option<BufferDesc>> {
+fn buffer_desc(d: &Core, info: &vk::DescriptorBufferInfo) -> Result<Option<BufferDesc>> {
     if info.buffer.is_null() {
         return Ok(None);
     }
@@ -357,48 +410,87 @@ fn view_desc(s: &crate::image::ViewSurface) -> BufferDesc {
     }
 }
 
+/// Where one descriptor's source lives in the application's memory: the structure its type
+/// reads (VkDescriptorBufferInfo, VkDescriptorImageInfo or VkBufferView).
+pub(crate) enum DescSource<'a> {
+    Buffer(&'a vk::DescriptorBufferInfo),
+    Image(&'a vk::DescriptorImageInfo),
+    TexelBuffer(vk::BufferView),
+}
+
+impl DescSource<'_> {
+    /// Which structure a descriptor of type `ty` reads.
+    pub fn kind(ty: vk::DescriptorType) -> SourceKind {
+        match ty {
+            vk::DescriptorType::STORAGE_IMAGE => SourceKind::Image,
+            vk::DescriptorType::STORAGE_TEXEL_BUFFER => SourceKind::TexelBuffer,
+            _ => SourceKind::Buffer,
+        }
+    }
+}
+
+/// The structure a descriptor type reads its source from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceKind {
+    Buffer,
+    Image,
+    TexelBuffer,
+}
+
+/// The descriptor one source describes (None for a null handle).
+pub(crate) fn source_desc(d: &Core, src: DescSource<'_>) -> Result<Option<BufferDesc>> {
+    match src {
+        DescSource::Buffer(i) => buffer_desc(d, i),
+        DescSource::Image(i) => {
+            if i.image_view.is_null() {
+                return Ok(None);
+            }
+            let v = d.image_views.get(i.image_view.as_raw())?;
+            Ok(Some(view_desc(&v.storage)))
+        }
+        DescSource::TexelBuffer(v) => {
+            if v.is_null() {
+                return Ok(None);
+            }
+            let v = d.buffer_views.get(v.as_raw())?;
+            Ok(Some(view_desc(&v.surface)))
+        }
+    }
+}
+
 /// The descriptors one VkWriteDescriptorSet writes, in order.
 ///
 /// # Safety
 /// The write's arrays must be valid for its descriptor type, per the spec.
-unsafe fn write_descs(
-    d: &Device,
+pub(crate) unsafe fn write_descs(
+    d: &Core,
     w: &vk::WriteDescriptorSet<'_>,
 ) -> Result<Vec<Option<BufferDesc>>> {
     let n = w.descriptor_count;
-    match w.descriptor_type {
-        vk::DescriptorType::STORAGE_IMAGE => {
+    match DescSource::kind(w.descriptor_type) {
+        SourceKind::Image => {
             // SAFETY: descriptorCount image infos per the spec.
             let infos = unsafe { ffi::slice(w.p_image_info, n, "pImageInfo") }?;
             infos
                 .iter()
-                .map(|i| {
-                    if i.image_view.is_null() {
-                        return Ok(None);
-                    }
-                    let v = d.image_views.get(i.image_view.as_raw())?;
-                    Ok(Some(view_desc(&v.storage)))
-                })
+                .map(|i| source_desc(d, DescSource::Image(i)))
                 .collect()
         }
-        vk::DescriptorType::STORAGE_TEXEL_BUFFER => {
+        SourceKind::TexelBuffer => {
             // SAFETY: descriptorCount buffer views per the spec.
             let views = unsafe { ffi::slice(w.p_texel_buffer_view, n, "pTexelBufferView") }?;
             views
                 .iter()
-                .map(|v| {
-                    if v.is_null() {
-                        return Ok(None);
-                    }
-                    let v = d.buffer_views.get(v.as_raw())?;
-                    Ok(Some(view_desc(&v.surface)))
-                })
+                .map(|&v| source_desc(d, DescSource::TexelBuffer(v)))
                 .collect()
         }
-        _ => {
+        SourceKind::Buffer => {
             // SAFETY: descriptorCount buffer infos for buffer descriptor types.
             let infos = unsafe { ffi::slice(w.p_buffer_info, n, "pBufferInfo") }?;
-            infos.iter().map(|i| buffer_desc(d, i)).collect()
+            infos
+                .iter()
+                .map(|i| source_desc(d, DescSource::Buffer(i)))
+                .collect()
         }
     }
 }
@@ -423,37 +515,7 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
             let set = d.descriptor_sets.get(w.dst_set.as_raw())?;
             // SAFETY: the write's arrays are valid for its type per the spec.
             let descs = unsafe { write_descs(d, w) }?;
-            let mut slots = set.lock();
-            // Writes past the end of a binding continue into the next bindings.
-            let mut binding = w.dst_binding;
-            let mut element = w.dst_array_element;
-            for desc in descs {
-                let mut lb = set.layout.binding(binding).copied();
-                while let Some(b) = lb.filter(|b| element >= b.count) {
-                    element -= b.count;
-                    binding = b.binding + 1;
-                    lb = set
-                        .layout
-                        .bindings
-                        .iter()
-                        .find(|x| x.binding >= binding)
-                        .copied();
-                    if let Some(n) = lb {
-                        binding = n.binding;
-                    }
-                }
-                let lb = lb.ok_or_else(|| {
-                    DriverError::InvalidArgument(format!("no binding {binding} in the set"))
-                })?;
-                if lb.ty != w.descriptor_type {
-                    return Err(DriverError::InvalidArgument(format!(
-                        "binding {} is {:?}, write is {:?}",
-                        lb.binding, lb.ty, w.descriptor_type
-                    )));
-                }
-                slots[(lb.first + element) as usize] = desc;
-                element += 1;
-            }
+            set.write(w.dst_binding, w.dst_array_element, w.descriptor_type, descs)?;
         }
         for c in copies {
             let src = d.descriptor_sets.get(c.src_set.as_raw())?;
@@ -480,6 +542,167 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
                 t[slot as usize] = v;
             }
         }
+        Ok(())
+    })
+}
+
+/// One entry of a descriptor update template: `count` descriptors from (`binding`,
+/// `element`) on, their `VkDescriptorBufferInfo`s `stride` bytes apart from `offset` in the
+/// application's data.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateEntry {
+    pub binding: u32,
+    pub element: u32,
+    pub count: u32,
+    pub ty: vk::DescriptorType,
+    pub offset: usize,
+    pub stride: usize,
+}
+
+/// A VkDescriptorUpdateTemplate (VK_KHR_descriptor_update_template).
+#[derive(Debug)]
+pub struct UpdateTemplate {
+    pub entries: Vec<TemplateEntry>,
+}
+
+impl UpdateTemplate {
+    /// Writes the descriptors `data` holds into `set`.
+    ///
+    /// # Safety
+    /// `data` points at memory laid out as the template's entries describe.
+    pub unsafe fn apply(&self, d: &Core, set: &DescriptorSet, data: *const u8) -> Result<()> {
+        if data.is_null() && self.entries.iter().any(|e| e.count > 0) {
+            return Err(DriverError::InvalidArgument("pData is NULL".into()));
+        }
+        for e in &self.entries {
+            let descs = (0..e.count as usize)
+                .map(|j| {
+                    let at = data.wrapping_add(e.offset + j * e.stride);
+                    // SAFETY: the caller's data holds the structure the entry's type reads here
+                    // (the template's layout); the application need not align it.
+                    unsafe {
+                        match DescSource::kind(e.ty) {
+                            SourceKind::Buffer => {
+                                let i = at.cast::<vk::DescriptorBufferInfo>().read_unaligned();
+                                source_desc(d, DescSource::Buffer(&i))
+                            }
+                            SourceKind::Image => {
+                                let i = at.cast::<vk::DescriptorImageInfo>().read_unaligned();
+                                source_desc(d, DescSource::Image(&i))
+                            }
+                            SourceKind::TexelBuffer => {
+                                let v = at.cast::<vk::BufferView>().read_unaligned();
+                                source_desc(d, DescSource::TexelBuffer(v))
+                            }
+                        }
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            set.write(e.binding, e.element, e.ty, descs)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) unsafe extern "system" fn create_descriptor_update_template(
+    device: vk::Device,
+    p_info: *const vk::DescriptorUpdateTemplateCreateInfo<'_>,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+    p_template: *mut vk::DescriptorUpdateTemplate,
+) -> vk::Result {
+    ffi::result("vkCreateDescriptorUpdateTemplateKHR", || {
+        // SAFETY: live device and valid create info per the spec.
+        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
+        // SAFETY: descriptorUpdateEntryCount entries per the spec.
+        let raw = unsafe {
+            ffi::slice(
+                info.p_descriptor_update_entries,
+                info.descriptor_update_entry_count,
+                "pDescriptorUpdateEntries",
+            )
+        }?;
+        let entries = raw
+            .iter()
+            .map(|e| TemplateEntry {
+                binding: e.dst_binding,
+                element: e.dst_array_element,
+                count: e.descriptor_count,
+                ty: e.descriptor_type,
+                offset: e.offset,
+                stride: e.stride,
+            })
+            .collect();
+        let id = d.update_templates.insert(UpdateTemplate { entries });
+        // SAFETY: valid output pointer per the spec.
+        unsafe {
+            ffi::write(
+                p_template,
+                vk::DescriptorUpdateTemplate::from_raw(id),
+                "pDescriptorUpdateTemplate",
+            )
+        }?;
+        Ok(vk::Result::SUCCESS)
+    })
+}
+
+pub(crate) unsafe extern "system" fn destroy_descriptor_update_template(
+    device: vk::Device,
+    template: vk::DescriptorUpdateTemplate,
+    _p_allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    ffi::void("vkDestroyDescriptorUpdateTemplateKHR", || {
+        if template.is_null() {
+            return Ok(());
+        }
+        // SAFETY: a live device per the spec.
+        unsafe { dev(device) }?
+            .update_templates
+            .remove(template.as_raw())?;
+        Ok(())
+    })
+}
+
+pub(crate) unsafe extern "system" fn update_descriptor_set_with_template(
+    device: vk::Device,
+    set: vk::DescriptorSet,
+    template: vk::DescriptorUpdateTemplate,
+    p_data: *const std::ffi::c_void,
+) {
+    ffi::void("vkUpdateDescriptorSetWithTemplateKHR", || {
+        // SAFETY: a live device per the spec.
+        let d = unsafe { dev(device) }?;
+        let t = d.update_templates.get(template.as_raw())?;
+        let s = d.descriptor_sets.get(set.as_raw())?;
+        // SAFETY: pData is laid out as the template says (the spec's requirement).
+        unsafe { t.apply(d, &s, p_data.cast()) }
+    })
+}
+
+/// vkGetDescriptorSetLayoutSupport (VK_KHR_maintenance3): a layout is supported exactly
+/// when vkCreateDescriptorSetLayout would create it.
+pub(crate) unsafe extern "system" fn get_descriptor_set_layout_support(
+    _device: vk::Device,
+    p_info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
+    p_support: *mut vk::DescriptorSetLayoutSupport<'_>,
+) {
+    ffi::void("vkGetDescriptorSetLayoutSupportKHR", || {
+        // SAFETY: valid create info per the spec.
+        let info = unsafe { ffi::read(p_info, "pCreateInfo") }?;
+        // SAFETY: bindingCount valid structures.
+        let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
+        let ok = SetLayout::new(
+            raw.iter()
+                .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
+                .collect(),
+        );
+        if let Err(e) = &ok {
+            log::info!("vkGetDescriptorSetLayoutSupportKHR: not supported: {e}");
+        }
+        if p_support.is_null() {
+            return Err(DriverError::InvalidArgument("pSupport is NULL".into()));
+        }
+        // SAFETY: pSupport is a valid, writable structure per the spec.
+        unsafe { (*p_support).supported = vk::Bool32::from(ok.is_ok()) };
         Ok(())
     })
 }

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ash::vk;
 
 use crate::{
-    cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline,
-    private_data, query, queue, refuse, sync,
+    cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline, private_data,
+    query, queue, refuse, sync,
 };
 
 /// Which dispatch level an entry point belongs to.
@@ -76,6 +76,9 @@ pub fn version_allows(ext: &str, api_version: u32) -> bool {
     };
     api_version >= needed
 }
+pub const KHR_DESCRIPTOR_UPDATE_TEMPLATE: &str = "VK_KHR_descriptor_update_template";
+pub const KHR_PUSH_DESCRIPTOR: &str = "VK_KHR_push_descriptor";
+pub const KHR_MAINTENANCE_3: &str = "VK_KHR_maintenance3";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -115,6 +118,11 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // VkMemoryDedicatedRequirements answered (never preferred); a VkMemoryDedicatedAllocateInfo
     // is a hint the allocator may ignore. tests/tests/core_commands.rs.
     (KHR_DEDICATED_ALLOCATION, 3),
+    // Descriptor writes through templates and push descriptor sets (driver/src/descriptor.rs,
+    // docs/descriptors.md); tested by tests/tests/descriptor_updates.rs.
+    (KHR_DESCRIPTOR_UPDATE_TEMPLATE, 1),
+    (KHR_PUSH_DESCRIPTOR, 2),
+    (KHR_MAINTENANCE_3, 1),
 ];
 
 macro_rules! entry_points {
@@ -153,6 +161,9 @@ const TLS: Option<&str> = Some(KHR_TIMELINE_SEMAPHORE);
 const SYNC2: Option<&str> = Some(KHR_SYNCHRONIZATION_2);
 const DGC: Option<&str> = Some(KHR_DEVICE_GROUP_CREATION);
 const DG: Option<&str> = Some(KHR_DEVICE_GROUP);
+const DUT: Option<&str> = Some(KHR_DESCRIPTOR_UPDATE_TEMPLATE);
+const PUSH: Option<&str> = Some(KHR_PUSH_DESCRIPTOR);
+const M3: Option<&str> = Some(KHR_MAINTENANCE_3);
 const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
 const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 const HQR: Option<&str> = Some(EXT_HOST_QUERY_RESET);
@@ -268,6 +279,12 @@ entry_points! {
     Device CORE => "vkCmdWaitEvents": cmd::cmd_wait_events;
     Instance DGC => "vkEnumeratePhysicalDeviceGroupsKHR": group::enumerate_physical_device_groups;
     Device TLS => "vkGetSemaphoreCounterValueKHR": sync::get_semaphore_counter_value;
+    Device DUT => "vkCreateDescriptorUpdateTemplateKHR": descriptor::create_descriptor_update_template;
+    Device DUT => "vkDestroyDescriptorUpdateTemplateKHR": descriptor::destroy_descriptor_update_template;
+    Device DUT => "vkUpdateDescriptorSetWithTemplateKHR": descriptor::update_descriptor_set_with_template;
+    Device PUSH => "vkCmdPushDescriptorSetKHR": cmd::cmd_push_descriptor_set;
+    Device PUSH => "vkCmdPushDescriptorSetWithTemplateKHR": cmd::cmd_push_descriptor_set_with_template;
+    Device M3 => "vkGetDescriptorSetLayoutSupportKHR": descriptor::get_descriptor_set_layout_support;
     Device TLS => "vkWaitSemaphoresKHR": sync::wait_semaphores;
     Device TLS => "vkSignalSemaphoreKHR": sync::signal_semaphore;
     Device SYNC2 => "vkQueueSubmit2KHR": queue::queue_submit2;
@@ -305,6 +322,10 @@ entry_points! {
     Device V11 => "vkCmdDispatchBase": cmd::cmd_dispatch_base;
     Device V11 => "vkTrimCommandPool": cmd::trim_command_pool;
     Device V11 => "vkGetDeviceQueue2": queue::get_device_queue2;
+    Device V11 => "vkCreateDescriptorUpdateTemplate": descriptor::create_descriptor_update_template;
+    Device V11 => "vkDestroyDescriptorUpdateTemplate": descriptor::destroy_descriptor_update_template;
+    Device V11 => "vkUpdateDescriptorSetWithTemplate": descriptor::update_descriptor_set_with_template;
+    Device V11 => "vkGetDescriptorSetLayoutSupport": descriptor::get_descriptor_set_layout_support;
     Device V12 => "vkResetQueryPool": query::reset_query_pool;
     Device V12 => "vkGetSemaphoreCounterValue": sync::get_semaphore_counter_value;
     Device V12 => "vkWaitSemaphores": sync::wait_semaphores;

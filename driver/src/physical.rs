@@ -383,6 +383,11 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         shader_int64: vk::Bool32::from(info.has_int64),
         // 16-bit integer arithmetic: computed in 32 bits by the compiler's lower_narrow.
         shader_int16: vk::TRUE,
+        // Run-time indices into arrays of buffers: the binding-table index goes to the SEND
+        // through a0 (docs/descriptors.md); tests/tests/descriptor_sim.rs and the
+        // tests/amber/desc_*.amber files.
+        shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
+        shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
         ..Default::default()
     }
 }
@@ -509,6 +514,18 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 out.driver_name = v12.driver_name;
                 out.driver_info = v12.driver_info;
                 out.conformance_version = v12.conformance_version;
+            }
+            S::PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR => {
+                // A push set is an ordinary set of the layout: the binding table bounds it.
+                (*p.cast::<vk::PhysicalDevicePushDescriptorPropertiesKHR<'_>>())
+                    .max_push_descriptors = MAX_BUFFER_DESCRIPTORS;
+            }
+            S::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
+                // The same values as VkPhysicalDeviceVulkan11Properties.
+                let v = vulkan11_properties(adapter, std::ptr::null_mut());
+                let out = &mut *p.cast::<vk::PhysicalDeviceMaintenance3Properties<'_>>();
+                out.max_per_set_descriptors = v.max_per_set_descriptors;
+                out.max_memory_allocation_size = v.max_memory_allocation_size;
             }
             S::PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();

@@ -217,9 +217,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
     let mut n = 0usize;
     for i in insts {
         idx.push(n);
-        if i.op != LOp::Do {
-            n += 1;
-        }
+        n += native_len(i);
     }
     idx.push(n);
     let off = |from: usize, to: usize| -> i32 { (idx[to] as i32 - idx[from] as i32) * 16 };
@@ -262,12 +260,35 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
             }
             LOp::Send {
                 sfid,
+                indirect,
                 desc,
                 ex_desc,
                 ex_mlen,
                 eot,
                 ..
             } => {
+                // A run-time binding-table index: `or(1) a0.0 index desc`, then the SEND
+                // takes its descriptor from a0.0.
+                let desc = if indirect {
+                    let bti = i.srcs.last().ok_or_else(|| {
+                        BackendError::Internal("indirect send without an index".into())
+                    })?;
+                    let mut or = Instruction::alu2(
+                        Opcode::Or,
+                        ferrite_isa::ExecSize::new(1).expect("exec size 1"),
+                        Dst::new(Addr::arf(ferrite_isa::ArfReg::A0, 0), Type::UD),
+                        src_of(&bti.retype(Type::UD).scalar(), 1, reg),
+                        Src::Imm(Imm {
+                            ty: Type::UD,
+                            bits: u64::from(desc),
+                        }),
+                    );
+                    or.we_all = true;
+                    out.push(or);
+                    SendDesc::A0 { subnr: 0 }
+                } else {
+                    SendDesc::Imm(desc)
+                };
                 if ex_mlen > 0 {
                     Instruction::new(
                         Opcode::Sends,
@@ -278,7 +299,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                             dst: sends_reg(&i.dst, reg),
                             src0: sends_reg(&i.srcs[0], reg),
                             src1: sends_reg(&i.srcs[1], reg),
-                            desc: SendDesc::Imm(desc),
+                            desc,
                             ex_desc: ExDesc::Imm(ex_desc),
                         },
                     )
@@ -295,7 +316,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                                 None => Dst::null(Type::UD),
                             },
                             src0: RegSrc::grf(nr, 0, Type::UD, Region::SCALAR),
-                            desc: SendDesc::Imm(desc),
+                            desc,
                             ex_desc_31_28: 0,
                         },
                     )
@@ -410,6 +431,16 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
         out.push(inst);
     }
     Ok(out)
+}
+
+/// Native instructions one LIR instruction becomes: none for a DO marker, two for a SEND
+/// with a run-time descriptor (the `a0` write and the SEND).
+fn native_len(i: &LInst) -> usize {
+    match i.op {
+        LOp::Do => 0,
+        LOp::Send { indirect: true, .. } => 2,
+        _ => 1,
+    }
 }
 
 fn matching_while(insts: &[LInst], p: usize) -> Option<usize> {

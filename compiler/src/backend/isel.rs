@@ -6,7 +6,7 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
-use super::{narrow, wide, BackendError};
+use super::{descriptor, narrow, wide, BackendError};
 use crate::hw::HwFacts;
 use crate::ir::{self, AluOp, AtomicOp, ImageOp, Kind, Node, Op, Space, SysVal};
 use crate::kernel::CurbeLayout;
@@ -33,6 +33,8 @@ pub struct Isel<'a> {
     loops: Vec<(Vec<ir::Value>, Vec<ir::Value>)>,
     lane: Option<Opnd>,
     pub uses_barrier: bool,
+    /// The surface a descriptor-array access is being selected for (see `descriptor`).
+    indexed_surface: Option<Surface>,
 }
 
 type Res<T> = Result<T, BackendError>;
@@ -131,6 +133,7 @@ impl<'a> Isel<'a> {
             loops: Vec::new(),
             lane: None,
             uses_barrier: false,
+            indexed_surface: None,
         }
     }
 
@@ -488,6 +491,9 @@ impl<'a> Isel<'a> {
                     "dynamic push-constant load without a push surface".into(),
                 )),
             },
+            Space::SsboArray(_) | Space::UboArray(_) => self.indexed_surface.ok_or_else(|| {
+                BackendError::Internal(format!("{s} outside a descriptor-array access"))
+            }),
             Space::Shared => Ok(Surface::Bti(self.hw.bti_slm)),
             // Private memory lives in the thread's scratch, addressed statelessly.
             Space::Local => Ok(Surface::Bti(self.hw.bti_stateless)),
@@ -520,8 +526,55 @@ impl<'a> Isel<'a> {
         Ok(a)
     }
 
+    /// The size dword of element `x.index` (clamped) of a descriptor array, per channel: a
+    /// select over the array's size dwords, so the index need not be uniform.
+    fn indexed_buffer_size(&mut self, d: ir::Value, x: ir::BufIndex) -> Res<()> {
+        let size = |this: &Self, k: u32| -> Res<Opnd> {
+            let (reg, byte) = this.layout.size_slot(x.base + k).ok_or_else(|| {
+                BackendError::Internal(format!("no size dword for bti {}", x.base + k))
+            })?;
+            Ok(Opnd::g(reg, byte, Type::UD, 0))
+        };
+        let idx = self.comp(x.index, 0)?;
+        let first = size(self, 0)?;
+        let rest = (1..x.count)
+            .map(|k| size(self, k))
+            .collect::<Res<Vec<_>>>()?;
+        let dst = self.def_reg(d)?.retype(Type::UD);
+        let mut b = self.b();
+        b.mov(dst, first);
+        for (k, s) in rest.into_iter().enumerate() {
+            let k = k as u32 + 1;
+            // Indices past the array read the last element's size, as accesses do.
+            let cm = if k + 1 == x.count {
+                CondMod::Ge
+            } else {
+                CondMod::Z
+            };
+            b.cmp(cm, Opnd::null(Type::UD), idx.retype(Type::UD), Opnd::ud(k));
+            b.mov(dst, s).pred = Some(Pred {
+                flag_sub: 0,
+                inverse: false,
+            });
+        }
+        Ok(())
+    }
+
+    /// Selects `i`, whose descriptor-array space is reached through `surf`.
+    pub(super) fn instr_on_surface(&mut self, i: &ir::Instr, surf: Surface) -> Res<()> {
+        self.indexed_surface = Some(surf);
+        let r = self.instr(i);
+        self.indexed_surface = None;
+        r
+    }
+
     fn instr(&mut self, i: &ir::Instr) -> Res<()> {
         let w = self.w as u32;
+        if self.indexed_surface.is_none() {
+            if let Some(x) = descriptor::indexed_space(&i.op) {
+                return self.indexed_access(i, x);
+            }
+        }
         match &i.op {
             Op::Const(bits) => {
                 let d = i.dst.expect("const has a destination");
@@ -754,6 +807,10 @@ impl<'a> Isel<'a> {
             Op::SysVal(s) => {
                 let d = i.dst.expect("sysval has a destination");
                 self.sysval(*s, d)?;
+            }
+            Op::BufferSize(Space::SsboArray(x) | Space::UboArray(x)) => {
+                let d = i.dst.expect("buffer_size has a destination");
+                self.indexed_buffer_size(d, *x)?;
             }
             Op::BufferSize(s) => {
                 let d = i.dst.expect("buffer_size has a destination");

@@ -150,12 +150,18 @@ impl fmt::Display for Opnd {
 pub enum Surface {
     /// Binding-table index (0..=251), or 254 for shared local memory.
     Bti(u8),
+    /// A binding-table index computed at run time: the instruction's last source, a scalar
+    /// UD (the same in every channel). The lowered SEND takes its descriptor from `a0`.
+    Indirect,
 }
 
 impl Surface {
+    /// The binding-table index field of the descriptor (0 for an indirect surface, whose
+    /// index is added at run time).
     pub fn bti(self) -> u8 {
         match self {
             Surface::Bti(b) => b,
+            Surface::Indirect => 0,
         }
     }
 }
@@ -234,8 +240,11 @@ pub enum LOp {
         regs: u8,
     },
     /// A lowered message: srcs[0] payload (mlen GRFs), srcs[1] optional split payload.
+    /// `indirect`: the last source is a scalar UD added to `desc` in `a0.0` at run time
+    /// (a binding-table index), and the SEND reads its descriptor from there.
     Send {
         sfid: Sfid,
+        indirect: bool,
         desc: u32,
         ex_desc: u32,
         mlen: u8,
@@ -285,6 +294,35 @@ impl LOp {
     pub fn is_logical(&self) -> bool {
         self.is_message() && !matches!(self, LOp::Send { .. } | LOp::Wait)
     }
+    /// The surface of a logical data-port message.
+    pub fn surface(&self) -> Option<Surface> {
+        match *self {
+            LOp::UntypedRead { surf, .. }
+            | LOp::UntypedWrite { surf, .. }
+            | LOp::UntypedAtomic { surf, .. }
+            | LOp::ByteScatteredRead { surf, .. }
+            | LOp::ByteScatteredWrite { surf, .. }
+            | LOp::TypedRead { surf, .. }
+            | LOp::TypedWrite { surf, .. }
+            | LOp::TypedAtomic { surf, .. } => Some(surf),
+            LOp::Alu(_)
+            | LOp::Math(_)
+            | LOp::Fence
+            | LOp::Barrier
+            | LOp::Eot
+            | LOp::ScratchRead { .. }
+            | LOp::ScratchWrite { .. }
+            | LOp::Send { .. }
+            | LOp::Wait
+            | LOp::Do
+            | LOp::If
+            | LOp::Else
+            | LOp::Endif
+            | LOp::While
+            | LOp::Break
+            | LOp::Cont => None,
+        }
+    }
 }
 
 /// Predication on a flag sub-register (f0.0 unless stated).
@@ -313,6 +351,28 @@ pub struct LInst {
 }
 
 impl LInst {
+    /// For a SEND, the GRFs source `k` spans: `mlen` for the payload, `ex_mlen` for the
+    /// split payload. None for the run-time index of an indirect SEND (a scalar) and for
+    /// the sources of other instructions (their regions say what they read).
+    pub fn message_src_regs(&self, k: usize) -> Option<u32> {
+        match self.op {
+            LOp::Send {
+                mlen,
+                ex_mlen,
+                indirect,
+                ..
+            } => {
+                if indirect && k + 1 == self.srcs.len() {
+                    None
+                } else if k == 0 {
+                    Some(u32::from(mlen))
+                } else {
+                    Some(u32::from(ex_mlen))
+                }
+            }
+            _ => None,
+        }
+    }
     pub fn writes_flag(&self) -> bool {
         self.cmod != CondMod::None
     }

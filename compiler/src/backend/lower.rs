@@ -189,7 +189,14 @@ pub fn lower_sends(prog: &mut Program) {
         let bl = regs(i.exec);
         let simd_bits = |exec: u8| if exec == 16 { 1u32 << 4 } else { 2 << 4 };
         let pred = i.pred;
-        let send = |b: &mut Builder, op: LOp, dst: Opnd, srcs: Vec<Opnd>| {
+        // A run-time binding-table index (the logical message's last source) goes with the
+        // SEND, which adds it to its descriptor in a0.
+        let bti_src = (i.op.surface() == Some(Surface::Indirect)).then(|| i.srcs[i.srcs.len() - 1]);
+        let send = |b: &mut Builder, mut op: LOp, dst: Opnd, mut srcs: Vec<Opnd>| {
+            if let (Some(x), LOp::Send { indirect, .. }) = (bti_src, &mut op) {
+                *indirect = true;
+                srcs.push(x);
+            }
             let s = b.inst(op, dst, srcs);
             s.pred = pred;
         };
@@ -212,6 +219,7 @@ pub fn lower_sends(prog: &mut Program) {
                 send(
                     &mut b,
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::DpDc1,
                         desc: desc(bl, rlen, false, fc),
                         ex_desc: 0,
@@ -245,6 +253,7 @@ pub fn lower_sends(prog: &mut Program) {
                 send(
                     &mut b,
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::DpDc1,
                         desc: desc(bl, 0, false, fc),
                         ex_desc: ex_mlen << 6,
@@ -282,6 +291,7 @@ pub fn lower_sends(prog: &mut Program) {
                 send(
                     &mut b,
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::DpDc1,
                         desc: desc(bl, rlen, false, fc),
                         ex_desc: ex_mlen << 6,
@@ -316,6 +326,7 @@ pub fn lower_sends(prog: &mut Program) {
                         ex_mlen: 0,
                         rlen: 4,
                         eot: false,
+                        indirect: false,
                     },
                     dst.retype(Type::UD),
                     vec![c],
@@ -347,6 +358,7 @@ pub fn lower_sends(prog: &mut Program) {
                         ex_mlen: 4,
                         rlen: 0,
                         eot: false,
+                        indirect: false,
                     },
                     Opnd::null(Type::UD),
                     vec![c, data],
@@ -384,6 +396,7 @@ pub fn lower_sends(prog: &mut Program) {
                         ex_mlen: ndata,
                         rlen: ret as u8,
                         eot: false,
+                        indirect: false,
                     },
                     dst.retype(Type::UD),
                     srcs,
@@ -423,6 +436,7 @@ pub fn lower_sends(prog: &mut Program) {
                 let fc = (0x07 << 14) | (1 << 13);
                 b8.inst(
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::DpDc0,
                         desc: desc(1, 1, true, fc),
                         ex_desc: 0,
@@ -449,6 +463,7 @@ pub fn lower_sends(prog: &mut Program) {
                 );
                 b8.inst(
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::Gateway,
                         desc: 0x0200_0004,
                         ex_desc: 0,
@@ -469,6 +484,7 @@ pub fn lower_sends(prog: &mut Program) {
                 b8.mov(p, Opnd::g(0, 0, Type::UD, 1));
                 b8.inst(
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::ThreadSpawner,
                         desc: 0x0200_0010,
                         ex_desc: 0,
@@ -485,6 +501,7 @@ pub fn lower_sends(prog: &mut Program) {
                 let hdr = scratch_header(&mut b, offset);
                 b.at(8, 0, true).inst(
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::DpDc0,
                         desc: desc(1, regs as u32, true, SCRATCH_BTI | (oword_code(regs) << 8)),
                         ex_desc: 0,
@@ -502,6 +519,7 @@ pub fn lower_sends(prog: &mut Program) {
                 let fc = (0x08 << 14) | (oword_code(regs) << 8) | SCRATCH_BTI;
                 b.at(8, 0, true).inst(
                     LOp::Send {
+                        indirect: false,
                         sfid: Sfid::DpDc0,
                         desc: desc(1, 0, true, fc),
                         ex_desc: (regs as u32) << 6,
@@ -529,6 +547,7 @@ fn byte_scattered(write: bool, surf: Surface, size_log2: u8, exec: u8) -> LOp {
     let fc = (ty << 14) | (mc << 8) | surf.bti() as u32;
     let rlen = if write { 0 } else { bl };
     LOp::Send {
+        indirect: false,
         sfid: Sfid::DpDc0,
         desc: desc(bl, rlen, false, fc),
         ex_desc: if write { bl << 6 } else { 0 },

@@ -22,6 +22,7 @@
 //! buffer-size registers (`CurbeLayout::size_btis`, one dword each), then the per-thread
 //! register whose dword 7 is the subgroup id.
 
+pub mod descriptor;
 pub mod emit;
 pub mod isel;
 pub mod lir;
@@ -120,7 +121,13 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
                 | ir::Op::BufferSize(space) => Some(*space),
                 _ => None,
             };
-            if let Some(ir::Space::Ssbo(b) | ir::Space::Ubo(b)) = s {
+            let range = match s {
+                Some(ir::Space::Ssbo(b) | ir::Space::Ubo(b)) => b..b + 1,
+                // Any element of a descriptor array indexed at run time may be read.
+                Some(ir::Space::SsboArray(x) | ir::Space::UboArray(x)) => x.base..x.base + x.count,
+                _ => 0..0,
+            };
+            for b in range {
                 if !v.contains(&b) {
                     v.push(b);
                 }
@@ -140,13 +147,21 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
 fn collect_size_btis(f: &ir::Function) -> Vec<u32> {
     let mut v = Vec::new();
     f.for_each_node(&mut |n| {
-        if let ir::Node::Instr(ir::Instr {
-            op: ir::Op::BufferSize(ir::Space::Ssbo(b) | ir::Space::Ubo(b)),
-            ..
-        }) = n
-        {
-            if !v.contains(b) {
-                v.push(*b);
+        let range = match n {
+            ir::Node::Instr(ir::Instr {
+                op: ir::Op::BufferSize(ir::Space::Ssbo(b) | ir::Space::Ubo(b)),
+                ..
+            }) => *b..*b + 1,
+            // arrayLength() of a descriptor-array element chosen at run time.
+            ir::Node::Instr(ir::Instr {
+                op: ir::Op::BufferSize(ir::Space::SsboArray(x) | ir::Space::UboArray(x)),
+                ..
+            }) => x.base..x.base + x.count,
+            _ => 0..0,
+        };
+        for b in range {
+            if !v.contains(&b) {
+                v.push(b);
             }
         }
     });

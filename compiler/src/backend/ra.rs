@@ -515,14 +515,9 @@ fn spill_ranges(i: &LInst, which: &[u32], vs: &[u32], prog: &Program) -> Vec<(u3
     }
     js.sort_unstable();
     js.dedup();
-    let (mlen, ex_mlen, rlen) = match i.op {
-        LOp::Send {
-            mlen,
-            ex_mlen,
-            rlen,
-            ..
-        } => (Some(mlen as u32), Some(ex_mlen as u32), Some(rlen as u32)),
-        _ => (None, None, None),
+    let rlen = match i.op {
+        LOp::Send { rlen, .. } => Some(rlen as u32),
+        _ => None,
     };
     js.into_iter()
         .map(|j| {
@@ -537,7 +532,7 @@ fn spill_ranges(i: &LInst, which: &[u32], vs: &[u32], prog: &Program) -> Vec<(u3
             };
             touch(&i.dst, rlen);
             for (k, o) in i.srcs.iter().enumerate() {
-                touch(o, if k == 0 { mlen } else { ex_mlen });
+                touch(o, i.message_src_regs(k));
             }
             let regs = prog.vregs[v as usize].regs();
             let hi = hi.min(regs).max(lo + 1);

@@ -96,17 +96,10 @@ pub fn footprint(i: &LInst, reg: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut r = Vec::new();
     let mut w = Vec::new();
     match i.op {
-        LOp::Send {
-            mlen,
-            ex_mlen,
-            rlen,
-            ..
-        } => {
-            if let Some(s) = i.srcs.first() {
-                r.extend(grfs(s, i.exec, reg, Some(mlen as u32 * 32)));
-            }
-            if let Some(s) = i.srcs.get(1) {
-                r.extend(grfs(s, i.exec, reg, Some(ex_mlen as u32 * 32)));
+        LOp::Send { rlen, .. } => {
+            for (k, s) in i.srcs.iter().enumerate() {
+                let len = i.message_src_regs(k).map(|n| n * 32);
+                r.extend(grfs(s, i.exec, reg, len));
             }
             w.extend(grfs(&i.dst, i.exec, reg, Some(rlen as u32 * 32)));
             if rlen == 0 {
@@ -524,6 +517,7 @@ mod tests {
             let op = match rng.next(8) {
                 0 => LOp::Math(MathFunction::Inv),
                 1 => LOp::Send {
+                    indirect: false,
                     sfid: Sfid::DpDc1,
                     desc: 0x0210_6e01,
                     ex_desc: 0,

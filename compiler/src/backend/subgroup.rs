@@ -52,7 +52,7 @@ impl Isel<'_> {
 
     /// A dword per channel: `identity` in every channel (`WE_all`), then `src` in the
     /// active ones.
-    fn sg_fill(&mut self, src: Opnd, identity: u32) -> Opnd {
+    pub(super) fn sg_fill(&mut self, src: Opnd, identity: u32) -> Opnd {
         let w = self.w;
         let mut b = self.b();
         let t = b.vreg(Type::UD, 1);
@@ -70,7 +70,7 @@ impl Isel<'_> {
     }
 
     /// Reduces a filled temporary in place; the result is its channel 0.
-    fn sg_reduce(&mut self, r: RedOp, t: Opnd) -> Opnd {
+    pub(super) fn sg_reduce(&mut self, r: RedOp, t: Opnd) -> Opnd {
         let mut n = self.w as u32;
         while n > 1 {
             n /= 2;

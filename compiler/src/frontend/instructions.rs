@@ -197,7 +197,7 @@ impl Fe<'_> {
         }
         let (space, offset, ty) = match p {
             Ptr::Mem {
-                space: space @ (Space::Ssbo(_) | Space::Shared),
+                space: space @ (Space::Ssbo(_) | Space::SsboArray(_) | Space::Shared),
                 dyn_off,
                 konst,
                 ty,

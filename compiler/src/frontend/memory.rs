@@ -6,9 +6,9 @@ use super::constants::Const;
 use super::types::SType;
 use super::values::{FVal, VarTree};
 use super::{invalid, pow2_div, unsupported, Fe, FrontendError, Res};
-use crate::ir::{AluOp, Kind, Op, Space, SysVal, Type, Value, Var};
+use crate::ir::{AluOp, BufIndex, Kind, Op, Space, SysVal, Type, Value, Var};
 use rspirv::spirv;
-use spirv::BuiltIn;
+use spirv::{BuiltIn, Decoration};
 
 /// A matrix stride and majorness carried by a pointer into a matrix (or array of them).
 #[derive(Clone, Copy, Debug, Default)]
@@ -376,7 +376,7 @@ impl Fe<'_> {
                 mat,
                 comp_stride,
             } => {
-                if matches!(space, Space::Ubo(_) | Space::Push) {
+                if matches!(space, Space::Ubo(_) | Space::UboArray(_) | Space::Push) {
                     return invalid("store to read-only memory");
                 }
                 self.store_mem(
@@ -693,18 +693,30 @@ impl Fe<'_> {
                     if let Some((e, n)) = desc_array {
                         // An array of blocks is a descriptor array: element k is its own
                         // buffer at binding-table entry first + k.
-                        let Some(c) = c else {
-                            return unsupported(
-                                "dynamically indexed descriptor arrays \
-                                 (shaderStorageBufferArrayDynamicIndexing)",
-                            );
-                        };
-                        if c >= n {
-                            return invalid("descriptor array index out of range");
-                        }
-                        let space = match space {
-                            Space::Ssbo(b) => Space::Ssbo(b + c),
-                            Space::Ubo(b) => Space::Ubo(b + c),
+                        let space = match (c, dynv, space) {
+                            (Some(c), _, _) if c >= n => {
+                                return invalid("descriptor array index out of range")
+                            }
+                            (Some(c), _, Space::Ssbo(b)) => Space::Ssbo(b + c),
+                            (Some(c), _, Space::Ubo(b)) => Space::Ubo(b + c),
+                            // A run-time index: the back end picks the binding-table entry
+                            // (docs/descriptors.md).
+                            (None, Some(v), Space::Ssbo(_) | Space::Ubo(_)) => {
+                                let (Space::Ssbo(base) | Space::Ubo(base)) = space else {
+                                    unreachable!()
+                                };
+                                let x = BufIndex {
+                                    base,
+                                    count: n,
+                                    index: self.as_i32(v)?,
+                                    nonuniform: self.deco(id, Decoration::NonUniform).is_some(),
+                                };
+                                if space.is_ssbo() {
+                                    Space::SsboArray(x)
+                                } else {
+                                    Space::UboArray(x)
+                                }
+                            }
                             _ => return invalid("array of blocks outside a buffer"),
                         };
                         p = Ptr::Mem {

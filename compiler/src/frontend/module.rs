@@ -38,6 +38,12 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Storage images and texel buffers on typed surface messages (frontend/image.rs);
         // the surface format comes from the descriptor.
         C::Image1D | C::ImageBuffer | C::StorageImageExtendedFormats => true,
+        // Run-time indices into arrays of buffers (docs/descriptors.md).
+        C::UniformBufferArrayDynamicIndexing
+        | C::StorageBufferArrayDynamicIndexing
+        | C::ShaderNonUniform
+        | C::UniformBufferArrayNonUniformIndexing
+        | C::StorageBufferArrayNonUniformIndexing => true,
         C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
@@ -78,6 +84,7 @@ pub(super) fn extension_ok(e: &str) -> bool {
             | "SPV_KHR_8bit_storage"
             | "SPV_KHR_shader_draw_parameters"
             | "SPV_KHR_non_semantic_info"
+            | "SPV_EXT_descriptor_indexing"
             | "SPV_GOOGLE_decorate_string"
             | "SPV_GOOGLE_hlsl_functionality1"
             | "SPV_GOOGLE_user_type"

@@ -135,6 +135,25 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
     let fc = f.float_controls;
     let mut changed = false;
     f.for_each_instr_mut(&mut |i| {
+        // A descriptor-array index that became constant (after unrolling, say) names its
+        // binding-table entry directly, clamped to the array as the back end clamps.
+        if let Op::Load { space, .. }
+        | Op::Store { space, .. }
+        | Op::Atomic { space, .. }
+        | Op::BufferSize(space) = &mut i.op
+        {
+            if let Space::SsboArray(x) | Space::UboArray(x) = *space {
+                if let Some(c) = consts.get(x.index) {
+                    let b = x.base + (c[0] as u32).min(x.count.saturating_sub(1));
+                    *space = if space.is_ssbo() {
+                        Space::Ssbo(b)
+                    } else {
+                        Space::Ubo(b)
+                    };
+                    changed = true;
+                }
+            }
+        }
         let Some(d) = i.dst else { return };
         let dt = types[d.0 as usize];
         if let Op::Alu(AluOp::Bcsel, srcs) = &i.op {
@@ -636,6 +655,32 @@ mod tests {
             "loop {
                 break
             }",
+        );
+    }
+
+    #[test]
+    fn const_fold_turns_constant_descriptor_indices_into_entries() {
+        // Index 1 of the array at entries 4..6; index 9 is clamped to the last element.
+        check_pass(
+            opt_const_fold,
+            "%0:i32 = const 1
+            %1:i32 = const 9
+            %2:i32 = sysval local_invocation_index
+            %3:i32 = load ssbo.nu[4+%0<3] %2 align 4
+            %4:i32 = load ubo[4+%1<3] %2 align 4
+            %5:i32 = load ssbo[4+%2<3] %2 align 4
+            store ssbo[4+%1<3] %2, %3 align 4
+            store ssbo[0] %2, %4 align 4
+            store ssbo[0] %2, %5 align 4",
+            "%0:i32 = const 1
+            %1:i32 = const 9
+            %2:i32 = sysval local_invocation_index
+            %3:i32 = load ssbo[5] %2 align 4
+            %4:i32 = load ubo[6] %2 align 4
+            %5:i32 = load ssbo[4+%2<3] %2 align 4
+            store ssbo[6] %2, %3 align 4
+            store ssbo[0] %2, %4 align 4
+            store ssbo[0] %2, %5 align 4",
         );
     }
 
