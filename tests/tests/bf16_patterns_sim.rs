@@ -179,7 +179,7 @@ fn bf16_bit_patterns_match_reference_at_each_width() {
                     u32::from(hy) | (u32::from(hx) << 16),
                     (x >> 16) | (y & 0xffff_0000),
                     hx as i16 as i32 as u32,
-                    (x >> 16) | (x << 16),
+                    x.rotate_left(16),
                     ((hx as i16) >> 3) as i32 as u32,
                     back.to_bits() ^ 1,
                     (y & 0xffff_0000) | u32::from(hy),
