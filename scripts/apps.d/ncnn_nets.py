@@ -125,11 +125,18 @@ def nets(quick):
         n.w_tagged(20 * 288, 1 / np.sqrt(288))
         n.w_raw(20)
 
-    @net("matmul")
-    def matmul(n):
+    # Gemm, not MatMul: ncnn has no Vulkan MatMul, which would run on the CPU.
+    @net("gemm")
+    def gemm(n):
         n.input("a", (24, 32))
         n.input("b", (32, 20))
-        n.add("MatMul", "mm", ["a", "b"], ["out"], "0=0")
+        n.add("Gemm", "mm", ["a", "b"], ["out"], "0=1.0 1=0.0 2=0 3=0")
+
+    @net("gemm transB alpha")
+    def gemm_t(n):
+        n.input("a", (17, 40))
+        n.input("b", (12, 40))
+        n.add("Gemm", "mm", ["a", "b"], ["out"], "0=0.5 1=0.0 2=0 3=1")
 
     @net("softmax")
     def softmax(n):
