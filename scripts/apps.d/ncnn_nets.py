@@ -1,7 +1,7 @@
 """ncnn networks in ncnn's own param format with generated weights, run through ncnn's Vulkan
 back end on whatever device the loader picks (VK_DRIVER_FILES), compared with ncnn's CPU path.
 
-Usage: python ncnn_nets.py OUT.json [--quick] [--fp32] [--only NAME[,NAME...]]
+Usage: python ncnn_nets.py OUT.json [--quick] [--fp32 | --fp16] [--only NAME[,NAME...]]
 Writes one record per (network, mode): name, mode, pass, err (max |gpu - cpu| / max |cpu|),
 tol, seconds (Vulkan run, pipeline creation included) and the device name.
 Modes: fp32 (ncnn's fp16/bf16 storage and arithmetic off) and fp16 (fp16 packed, storage and
@@ -267,7 +267,7 @@ def main():
     for i, (name, build) in enumerate(nets(quick)):
         if only and name not in only:
             continue
-        for mode in ("fp32",) if "--fp32" in args else ("fp32", "fp16"):
+        for mode in ("fp32",) if "--fp32" in args else ("fp16",) if "--fp16" in args else ("fp32", "fp16"):
             n = Net(np.random.default_rng(SEED + i))
             build(n)
             rec = {"name": name, "mode": mode, "device": gpu_name, "tol": TOL[mode], "seed": SEED + i}
