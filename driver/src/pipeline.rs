@@ -713,6 +713,17 @@ fn create_one(
     let started = std::time::Instant::now();
     let dinfo = core.adapter.info;
     let key = cache_key(&module.words, &opts, &target(dinfo));
+    // One directory per pipeline under FERRITE_DUMP_DIR, named by its cache key, so that an
+    // application's many pipelines do not overwrite each other's dumps.
+    let mut opts = opts;
+    if let Some(dir) = opts.dump_dir.take() {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        let sub = dir.join(format!("pipeline-{}", &hex[..16]));
+        match std::fs::create_dir_all(&sub) {
+            Ok(()) => opts.dump_dir = Some(sub),
+            Err(e) => log::warn!("FERRITE_DUMP_DIR: cannot create {}: {e}", sub.display()),
+        }
+    }
     // An entry compiled without its assembly/IR text cannot serve a pipeline that wants them:
     // compile again (the new entry, with the text, replaces it).
     let cached = cache

@@ -139,6 +139,10 @@ pub const DEBUG_FLAGS: &[(&str, &str)] = &[
         "batch",
         "simulated GPU: decode every submitted batch (the driver also dumps recorded batches)",
     ),
+    (
+        "simstats",
+        "simulated GPU: log its work and speed (lane-instructions per second) when it goes away",
+    ),
 ];
 
 /// Whether `FERRITE_DEBUG` (comma/space/colon separated) names `flag`, one of [`DEBUG_FLAGS`].

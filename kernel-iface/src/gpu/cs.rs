@@ -83,6 +83,29 @@ pub struct GpuStats {
     pub instructions: AtomicU64,
     pub lane_instructions: AtomicU64,
     pub hangs: AtomicU64,
+    /// Host time spent executing walkers, in nanoseconds.
+    pub walker_nanos: AtomicU64,
+}
+
+impl std::fmt::Display for GpuStats {
+    /// One line: the work done and the simulator's speed on it (lane-instructions per second
+    /// of walker time: one lane-instruction is one EU instruction in one enabled channel).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let secs = get(&self.walker_nanos) as f64 * 1e-9;
+        let lanes = get(&self.lane_instructions);
+        write!(
+            f,
+            "{} walkers, {} groups, {} threads, {} instructions, {} lane-instructions in {:.3} s: {:.1} M lane-instructions/s",
+            get(&self.walkers),
+            get(&self.groups),
+            get(&self.threads),
+            get(&self.instructions),
+            lanes,
+            secs,
+            if secs > 0.0 { lanes as f64 / secs * 1e-6 } else { 0.0 }
+        )
+    }
 }
 
 /// The simulated Gen9 render engine: command streamer, thread dispatch, EUs and data port.
@@ -93,7 +116,17 @@ pub struct SimGpu {
     host_threads: AtomicU64,
     strict: bool,
     dump: bool,
+    /// `FERRITE_DEBUG=simstats`: log [`GpuStats`] when the device goes away.
+    report: bool,
     stats: GpuStats,
+}
+
+impl Drop for SimGpu {
+    fn drop(&mut self) {
+        if self.report {
+            log::info!("simulated GPU: {}", self.stats);
+        }
+    }
 }
 
 impl std::fmt::Debug for SimGpu {
@@ -132,6 +165,7 @@ impl SimGpu {
             host_threads: AtomicU64::new(threads.max(1)),
             strict: simstrict_from_env(),
             dump: debug_flag("batch"),
+            report: debug_flag("simstats"),
             stats: GpuStats::default(),
         }
     }
@@ -481,7 +515,11 @@ impl SimGpu {
             budget: self.thread_budget.load(Ordering::Relaxed),
             host_threads: self.host_threads.load(Ordering::Relaxed) as usize,
         };
+        let start = std::time::Instant::now();
         let s = run_walker(mem, &params)?;
+        self.stats
+            .walker_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.stats.walkers.fetch_add(1, Ordering::Relaxed);
         self.stats.groups.fetch_add(s.groups, Ordering::Relaxed);
         self.stats.threads.fetch_add(s.threads, Ordering::Relaxed);
