@@ -7,6 +7,14 @@ use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
+/// What a rule replaces an instruction's op with.
+enum Rewrite {
+    /// Another op on existing values.
+    Op(Op),
+    /// `x << n`, with the shift count `n` a new constant emitted before the instruction.
+    ShlBy(Value, u64),
+}
+
 struct Ctx {
     defs: HashMap<Value, Op>,
     values: Vec<Type>,
@@ -35,17 +43,12 @@ impl Ctx {
     fn ftz(&self, t: Type) -> bool {
         t.kind == Kind::Float && self.float_controls.mode(t.bits).denorm == Denorm::FlushToZero
     }
-    fn new_value(&mut self, t: Type) -> Value {
-        self.values.push(t);
-        Value(self.values.len() as u32 - 1)
-    }
-
-    /// Returns a replacement op for `op` (and instructions to insert before it).
-    fn simplify(&mut self, t: Type, op: &Op) -> Option<(Op, Vec<Instr>)> {
+    /// Returns the rewrite of `op` (of result type `t`), if a rule applies.
+    fn simplify(&self, t: Type, op: &Op) -> Option<Rewrite> {
         use AluOp::*;
         let Op::Alu(a, s) = op else { return None };
-        let mov = |v: Value| Some((Op::Alu(Mov, vec![v]), vec![]));
-        let zero = |t: Type| Some((Op::Const(vec![0; usize::from(t.comps)]), vec![]));
+        let mov = |v: Value| Some(Rewrite::Op(Op::Alu(Mov, vec![v])));
+        let zero = |t: Type| Some(Rewrite::Op(Op::Const(vec![0; usize::from(t.comps)])));
         let k = |i: usize| s.get(i).and_then(|v| self.konst(*v));
         let ones = t.mask();
         match a {
@@ -59,14 +62,7 @@ impl Ctx {
             Imul if k(0) == Some(0) || k(1) == Some(0) => zero(t),
             Imul if k(1).is_some_and(|c| c.is_power_of_two()) => {
                 let n = u64::from(k(1).unwrap().trailing_zeros());
-                let sh = self.new_value(Type::I32.vec(t.comps));
-                Some((
-                    Op::Alu(Ishl, vec![s[0], sh]),
-                    vec![Instr {
-                        dst: Some(sh),
-                        op: Op::Const(vec![n; usize::from(t.comps)]),
-                    }],
-                ))
+                Some(Rewrite::ShlBy(s[0], n))
             }
             Udiv | Idiv if k(1) == Some(1) => mov(s[0]),
             Iand | Ior if s[0] == s[1] => mov(s[0]),
@@ -76,7 +72,7 @@ impl Ctx {
             Ior | Ixor if k(1) == Some(0) => mov(s[0]),
             Ior | Ixor if k(0) == Some(0) => mov(s[1]),
             Ior if k(1) == Some(ones) || k(0) == Some(ones) => {
-                Some((Op::Const(vec![ones; usize::from(t.comps)]), vec![]))
+                Some(Rewrite::Op(Op::Const(vec![ones; usize::from(t.comps)])))
             }
             Ishl | Ishr | Ushr if k(1) == Some(0) => mov(s[0]),
             Ieq if t.is_bool()
@@ -95,7 +91,7 @@ impl Ctx {
             Fneg | Inot | Ineg => match self.defs.get(&s[0]) {
                 Some(Op::Alu(b, inner)) if b == a => mov(inner[0]),
                 Some(Op::Alu(cmp, inner)) if *a == Inot && cmp.inverse().is_some() => {
-                    Some((Op::Alu(cmp.inverse().unwrap(), inner.clone()), vec![]))
+                    Some(Rewrite::Op(Op::Alu(cmp.inverse().unwrap(), inner.clone())))
                 }
                 _ => None,
             },
@@ -114,7 +110,7 @@ impl Ctx {
                     && k(1) == Some(0)
                     && k(2).is_some_and(|c| c != 0) =>
             {
-                Some((Op::Alu(Inot, vec![s[0]]), vec![]))
+                Some(Rewrite::Op(Op::Alu(Inot, vec![s[0]])))
             }
             _ => None,
         }
@@ -127,13 +123,18 @@ impl Ctx {
                 Node::Instr(mut i) => {
                     if let Some(d) = i.dst {
                         let t = self.values[d.0 as usize];
-                        if let Some((op, pre)) = self.simplify(t, &i.op) {
+                        if let Some(rw) = self.simplify(t, &i.op) {
                             self.changed = true;
-                            for p in pre {
-                                self.defs.insert(p.dst.unwrap(), p.op.clone());
-                                b.push(Node::Instr(p));
-                            }
-                            i.op = op;
+                            i.op = match rw {
+                                Rewrite::Op(op) => op,
+                                Rewrite::ShlBy(x, n) => {
+                                    let st = Type::I32.vec(t.comps);
+                                    let sh = Builder::new(&mut self.values, b).konst(st, n);
+                                    self.defs
+                                        .insert(sh, Op::Const(vec![n; usize::from(t.comps)]));
+                                    Op::Alu(AluOp::Ishl, vec![x, sh])
+                                }
+                            };
                         }
                         self.defs.insert(d, i.op.clone());
                     }
