@@ -13,6 +13,8 @@ enum Rewrite {
     Op(Op),
     /// `x << n`, with the shift count `n` a new constant emitted before the instruction.
     ShlBy(Value, u64),
+    /// `(x << shift) + add`: the shift and the constant `add` are emitted before it.
+    AddAfterShl { x: Value, shift: Value, add: u64 },
 }
 
 struct Ctx {
@@ -75,6 +77,21 @@ impl Ctx {
                 Some(Rewrite::Op(Op::Const(vec![ones; usize::from(t.comps)])))
             }
             Ishl | Ishr | Ushr if k(1) == Some(0) => mov(s[0]),
+            // (x + c1) << c2 == (x << c2) + (c1 << c2) modulo 2^n: addresses `(i + k) * 4`
+            // then share one shift (CSE) and differ by an immediate.
+            Ishl if t.kind != Kind::Float && t.bits == 32 && k(1).is_some_and(|c| c < 32) => {
+                match self.defs.get(&s[0]) {
+                    Some(Op::Alu(Iadd, inner)) => {
+                        let c1 = inner.get(1).and_then(|v| self.konst(*v))?;
+                        Some(Rewrite::AddAfterShl {
+                            x: inner[0],
+                            shift: s[1],
+                            add: (c1 << k(1).unwrap()) & ones,
+                        })
+                    }
+                    _ => None,
+                }
+            }
             Ieq if t.is_bool()
                 && self.values[s[0].0 as usize].is_bool()
                 && k(1).is_some_and(|c| c != 0) =>
@@ -133,6 +150,18 @@ impl Ctx {
                                     self.defs
                                         .insert(sh, Op::Const(vec![n; usize::from(t.comps)]));
                                     Op::Alu(AluOp::Ishl, vec![x, sh])
+                                }
+                                Rewrite::AddAfterShl { x, shift, add } => {
+                                    let mut bld = Builder::new(&mut self.values, b);
+                                    let shl = Op::Alu(AluOp::Ishl, vec![x, shift]);
+                                    let xs = bld.emit(t, shl.clone());
+                                    let c = bld.konst(t, add);
+                                    self.defs.insert(xs, shl);
+                                    self.defs.insert(
+                                        c,
+                                        Op::Const(vec![add & t.mask(); usize::from(t.comps)]),
+                                    );
+                                    Op::Alu(AluOp::Iadd, vec![xs, c])
                                 }
                             };
                         }
@@ -230,6 +259,37 @@ mod tests {
             %5:i32 = const 0
             store ssbo[0] %4, %5 align 4",
         );
+    }
+
+    #[test]
+    fn shift_of_an_offset_address_shifts_first_and_adds_an_immediate() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:i32 = iadd %0, %1
+            %3:i32 = const 2
+            %4:i32 = ishl %2, %3
+            store ssbo[0] %4, %0 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:i32 = iadd %0, %1
+            %3:i32 = const 2
+            %5:i32 = ishl %0, %3
+            %6:i32 = const 12
+            %4:i32 = iadd %5, %6
+            store ssbo[0] %4, %0 align 4",
+        );
+    }
+
+    #[test]
+    fn shift_of_a_sum_of_two_values_is_kept() {
+        let text = "%0:i32 = sysval local_invocation_index
+            %1:i32 = iadd %0, %0
+            %3:i32 = const 2
+            %4:i32 = ishl %1, %3
+            store ssbo[0] %4, %0 align 4";
+        check_pass(opt_algebraic, text, text);
     }
 
     #[test]
