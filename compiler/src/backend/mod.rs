@@ -28,6 +28,7 @@ pub mod isel;
 pub mod lir;
 pub mod lower;
 pub mod narrow;
+pub mod opt;
 pub mod ra;
 pub mod sched;
 pub mod subgroup;
@@ -233,6 +234,15 @@ fn compile_one(
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;
     log::trace!("LIR after selection (SIMD{simd}):\n{prog}");
+    let payload_end = layout.first_free();
+    if times.time(name("propagate_payload_copies"), || {
+        opt::propagate_payload_copies(&mut prog, payload_end)
+    }) {
+        log::trace!("LIR after propagate_payload_copies:\n{prog}");
+    }
+    if times.time(name("lir dce"), || opt::dce(&mut prog)) {
+        log::trace!("LIR after dce:\n{prog}");
+    }
     times.time(name("lower_simd_width"), || {
         lower::lower_simd_width(&mut prog)
     });

@@ -7,6 +7,16 @@ use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
+/// What a rule replaces an instruction's op with.
+enum Rewrite {
+    /// Another op on existing values.
+    Op(Op),
+    /// `x << n`, with the shift count `n` a new constant emitted before the instruction.
+    ShlBy(Value, u64),
+    /// `(x << shift) + add`: the shift and the constant `add` are emitted before it.
+    AddAfterShl { x: Value, shift: Value, add: u64 },
+}
+
 struct Ctx {
     defs: HashMap<Value, Op>,
     values: Vec<Type>,
@@ -35,17 +45,12 @@ impl Ctx {
     fn ftz(&self, t: Type) -> bool {
         t.kind == Kind::Float && self.float_controls.mode(t.bits).denorm == Denorm::FlushToZero
     }
-    fn new_value(&mut self, t: Type) -> Value {
-        self.values.push(t);
-        Value(self.values.len() as u32 - 1)
-    }
-
-    /// Returns a replacement op for `op` (and instructions to insert before it).
-    fn simplify(&mut self, t: Type, op: &Op) -> Option<(Op, Vec<Instr>)> {
+    /// Returns the rewrite of `op` (of result type `t`), if a rule applies.
+    fn simplify(&self, t: Type, op: &Op) -> Option<Rewrite> {
         use AluOp::*;
         let Op::Alu(a, s) = op else { return None };
-        let mov = |v: Value| Some((Op::Alu(Mov, vec![v]), vec![]));
-        let zero = |t: Type| Some((Op::Const(vec![0; usize::from(t.comps)]), vec![]));
+        let mov = |v: Value| Some(Rewrite::Op(Op::Alu(Mov, vec![v])));
+        let zero = |t: Type| Some(Rewrite::Op(Op::Const(vec![0; usize::from(t.comps)])));
         let k = |i: usize| s.get(i).and_then(|v| self.konst(*v));
         let ones = t.mask();
         match a {
@@ -59,14 +64,7 @@ impl Ctx {
             Imul if k(0) == Some(0) || k(1) == Some(0) => zero(t),
             Imul if k(1).is_some_and(|c| c.is_power_of_two()) => {
                 let n = u64::from(k(1).unwrap().trailing_zeros());
-                let sh = self.new_value(Type::I32.vec(t.comps));
-                Some((
-                    Op::Alu(Ishl, vec![s[0], sh]),
-                    vec![Instr {
-                        dst: Some(sh),
-                        op: Op::Const(vec![n; usize::from(t.comps)]),
-                    }],
-                ))
+                Some(Rewrite::ShlBy(s[0], n))
             }
             Udiv | Idiv if k(1) == Some(1) => mov(s[0]),
             Iand | Ior if s[0] == s[1] => mov(s[0]),
@@ -76,9 +74,24 @@ impl Ctx {
             Ior | Ixor if k(1) == Some(0) => mov(s[0]),
             Ior | Ixor if k(0) == Some(0) => mov(s[1]),
             Ior if k(1) == Some(ones) || k(0) == Some(ones) => {
-                Some((Op::Const(vec![ones; usize::from(t.comps)]), vec![]))
+                Some(Rewrite::Op(Op::Const(vec![ones; usize::from(t.comps)])))
             }
             Ishl | Ishr | Ushr if k(1) == Some(0) => mov(s[0]),
+            // (x + c1) << c2 == (x << c2) + (c1 << c2) modulo 2^n: addresses `(i + k) * 4`
+            // then share one shift (CSE) and differ by an immediate.
+            Ishl if t.kind != Kind::Float && t.bits == 32 && k(1).is_some_and(|c| c < 32) => {
+                match self.defs.get(&s[0]) {
+                    Some(Op::Alu(Iadd, inner)) => {
+                        let c1 = inner.get(1).and_then(|v| self.konst(*v))?;
+                        Some(Rewrite::AddAfterShl {
+                            x: inner[0],
+                            shift: s[1],
+                            add: (c1 << k(1).unwrap()) & ones,
+                        })
+                    }
+                    _ => None,
+                }
+            }
             Ieq if t.is_bool()
                 && self.values[s[0].0 as usize].is_bool()
                 && k(1).is_some_and(|c| c != 0) =>
@@ -95,7 +108,7 @@ impl Ctx {
             Fneg | Inot | Ineg => match self.defs.get(&s[0]) {
                 Some(Op::Alu(b, inner)) if b == a => mov(inner[0]),
                 Some(Op::Alu(cmp, inner)) if *a == Inot && cmp.inverse().is_some() => {
-                    Some((Op::Alu(cmp.inverse().unwrap(), inner.clone()), vec![]))
+                    Some(Rewrite::Op(Op::Alu(cmp.inverse().unwrap(), inner.clone())))
                 }
                 _ => None,
             },
@@ -114,7 +127,7 @@ impl Ctx {
                     && k(1) == Some(0)
                     && k(2).is_some_and(|c| c != 0) =>
             {
-                Some((Op::Alu(Inot, vec![s[0]]), vec![]))
+                Some(Rewrite::Op(Op::Alu(Inot, vec![s[0]])))
             }
             _ => None,
         }
@@ -127,13 +140,30 @@ impl Ctx {
                 Node::Instr(mut i) => {
                     if let Some(d) = i.dst {
                         let t = self.values[d.0 as usize];
-                        if let Some((op, pre)) = self.simplify(t, &i.op) {
+                        if let Some(rw) = self.simplify(t, &i.op) {
                             self.changed = true;
-                            for p in pre {
-                                self.defs.insert(p.dst.unwrap(), p.op.clone());
-                                b.push(Node::Instr(p));
-                            }
-                            i.op = op;
+                            i.op = match rw {
+                                Rewrite::Op(op) => op,
+                                Rewrite::ShlBy(x, n) => {
+                                    let st = Type::I32.vec(t.comps);
+                                    let sh = Builder::new(&mut self.values, b).konst(st, n);
+                                    self.defs
+                                        .insert(sh, Op::Const(vec![n; usize::from(t.comps)]));
+                                    Op::Alu(AluOp::Ishl, vec![x, sh])
+                                }
+                                Rewrite::AddAfterShl { x, shift, add } => {
+                                    let mut bld = Builder::new(&mut self.values, b);
+                                    let shl = Op::Alu(AluOp::Ishl, vec![x, shift]);
+                                    let xs = bld.emit(t, shl.clone());
+                                    let c = bld.konst(t, add);
+                                    self.defs.insert(xs, shl);
+                                    self.defs.insert(
+                                        c,
+                                        Op::Const(vec![add & t.mask(); usize::from(t.comps)]),
+                                    );
+                                    Op::Alu(AluOp::Iadd, vec![xs, c])
+                                }
+                            };
                         }
                         self.defs.insert(d, i.op.clone());
                     }
@@ -229,6 +259,37 @@ mod tests {
             %5:i32 = const 0
             store ssbo[0] %4, %5 align 4",
         );
+    }
+
+    #[test]
+    fn shift_of_an_offset_address_shifts_first_and_adds_an_immediate() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:i32 = iadd %0, %1
+            %3:i32 = const 2
+            %4:i32 = ishl %2, %3
+            store ssbo[0] %4, %0 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:i32 = iadd %0, %1
+            %3:i32 = const 2
+            %5:i32 = ishl %0, %3
+            %6:i32 = const 12
+            %4:i32 = iadd %5, %6
+            store ssbo[0] %4, %0 align 4",
+        );
+    }
+
+    #[test]
+    fn shift_of_a_sum_of_two_values_is_kept() {
+        let text = "%0:i32 = sysval local_invocation_index
+            %1:i32 = iadd %0, %0
+            %3:i32 = const 2
+            %4:i32 = ishl %1, %3
+            store ssbo[0] %4, %0 align 4";
+        check_pass(opt_algebraic, text, text);
     }
 
     #[test]

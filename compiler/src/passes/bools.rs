@@ -10,6 +10,7 @@
 //! * Boolean constants take the size their use needs (one constant per size). Where any size
 //!   works (an `if` or `bcsel` condition, `b2i`, `b2f`, `b2b`) a constant is 32-bit.
 
+use crate::builder::Builder;
 use crate::ir::*;
 use std::collections::HashMap;
 
@@ -27,7 +28,7 @@ struct Lower {
     size: HashMap<Value, u8>,
     consts: Consts,
     /// Conversions/constant copies to emit after a value's definition.
-    after: HashMap<Value, Vec<Instr>>,
+    after: HashMap<Value, Block>,
     conv: HashMap<(Value, u8), Value>,
     values: Vec<Type>,
     site: HashMap<Value, DefSite>,
@@ -173,17 +174,12 @@ impl Lower {
         }
         let comps = self.values[v.0 as usize].comps;
         let t = Type::bool(need).vec(comps);
-        self.values.push(t);
-        let nv = Value(self.values.len() as u32 - 1);
-        self.size.insert(nv, need);
-        let op = match self.consts.splat(v) {
-            Some(c) => Op::Const(vec![if c != 0 { t.mask() } else { 0 }; usize::from(comps)]),
-            None => Op::Alu(AluOp::B2b, vec![v]),
+        let mut b = Builder::new(&mut self.values, self.after.entry(v).or_default());
+        let nv = match self.consts.splat(v) {
+            Some(c) => b.konst(t, c),
+            None => b.alu(AluOp::B2b, t, &[v]),
         };
-        self.after
-            .entry(v)
-            .or_default()
-            .push(Instr { dst: Some(nv), op });
+        self.size.insert(nv, need);
         self.conv.insert((v, need), nv);
         nv
     }
@@ -309,9 +305,12 @@ impl Lower {
 
     fn take_after(&mut self, v: Value, out: &mut Block) {
         if let Some(list) = self.after.remove(&v) {
-            for i in list {
-                let d = i.dst;
-                out.push(Node::Instr(i));
+            for n in list {
+                let d = match &n {
+                    Node::Instr(i) => i.dst,
+                    _ => None,
+                };
+                out.push(n);
                 // Conversions of conversions (none today) would follow here.
                 if let Some(d) = d {
                     self.take_after(d, out);

@@ -34,10 +34,6 @@ fn stored_vars(b: &Block, out: &mut Vec<Var>) {
 }
 
 impl Ssa {
-    fn new_value(&mut self, t: Type) -> Value {
-        self.values.push(t);
-        Value(self.values.len() as u32 - 1)
-    }
     fn s(&self, v: Value) -> Value {
         let mut v = v;
         while let Some(x) = self.subst.get(&v) {
@@ -88,7 +84,8 @@ impl Ssa {
                         let (a, b) = (tc[v], ec[v]);
                         match (t_yields, e_yields) {
                             (true, true) if a != b => {
-                                let r = self.new_value(self.vars[v]);
+                                let r = Builder::new(&mut self.values, &mut out)
+                                    .new_value(self.vars[v]);
                                 results.push(r);
                                 new_t.push(a);
                                 new_e.push(b);
@@ -125,7 +122,8 @@ impl Ssa {
                         l.params.iter().map(|(p, i)| (*p, self.s(*i))).collect();
                     let mut inner = cur.to_vec();
                     for v in &carried {
-                        let p = self.new_value(self.vars[v.0 as usize]);
+                        let p = Builder::new(&mut self.values, &mut out)
+                            .new_value(self.vars[v.0 as usize]);
                         params.push((p, cur[v.0 as usize]));
                         inner[v.0 as usize] = p;
                     }
@@ -139,7 +137,8 @@ impl Ssa {
                     }
                     let mut results = l.results.clone();
                     for v in &carried {
-                        let r = self.new_value(self.vars[v.0 as usize]);
+                        let r = Builder::new(&mut self.values, &mut out)
+                            .new_value(self.vars[v.0 as usize]);
                         results.push(r);
                         cur[v.0 as usize] = r;
                     }

@@ -12,6 +12,7 @@
 //! The exit condition is evaluated at compile time, iteration by iteration, from the
 //! parameters' constant initial values through the top-level ALU instructions.
 
+use crate::builder::Builder;
 use crate::eval::eval_alu_vec;
 use crate::ir::*;
 use std::collections::HashMap;
@@ -20,37 +21,44 @@ use std::collections::HashMap;
 const MAX_TRIPS: usize = 16;
 const MAX_UNROLLED_INSTRS: usize = 512;
 
-fn clone_block(b: &Block, map: &mut HashMap<Value, Value>, values: &mut Vec<Type>) -> Block {
-    let fresh = |v: Value, map: &mut HashMap<Value, Value>, values: &mut Vec<Type>| {
-        let t = values[v.0 as usize];
-        values.push(t);
-        let n = Value(values.len() as u32 - 1);
+/// Emits a copy of `src` through `b`, every defined value renamed to a fresh one (the
+/// renaming is recorded in `map`, which also renames the sources).
+fn clone_into(b: &mut Builder, src: &[Node], map: &mut HashMap<Value, Value>) {
+    let m = |v: Value, map: &HashMap<Value, Value>| *map.get(&v).unwrap_or(&v);
+    let fresh = |b: &mut Builder, v: Value, map: &mut HashMap<Value, Value>| {
+        let n = b.new_value(b.ty(v));
         map.insert(v, n);
         n
     };
-    let m = |v: Value, map: &HashMap<Value, Value>| *map.get(&v).unwrap_or(&v);
-    let mut out = Vec::new();
-    for n in b {
-        out.push(match n {
+    for n in src {
+        match n {
             Node::Instr(i) => {
                 let mut op = i.op.clone();
                 for s in op.srcs_mut() {
                     *s = m(*s, map);
                 }
-                let dst = i.dst.map(|d| fresh(d, map, values));
-                Node::Instr(Instr { dst, op })
+                match i.dst {
+                    Some(d) => {
+                        let nd = b.emit(b.ty(d), op);
+                        map.insert(d, nd);
+                    }
+                    None => b.emit_void(op),
+                }
             }
             Node::If(i) => {
                 let cond = m(i.cond, map);
-                let then_ = clone_block(&i.then_, map, values);
-                let else_ = clone_block(&i.else_, map, values);
-                let results = i.results.iter().map(|r| fresh(*r, map, values)).collect();
-                Node::If(Box::new(If {
+                let outer = b.take_block();
+                clone_into(b, &i.then_, map);
+                let then_ = b.take_block();
+                clone_into(b, &i.else_, map);
+                let else_ = b.put_block(outer);
+                let results = i.results.iter().map(|r| fresh(b, *r, map)).collect();
+                b.push(Node::If(Box::new(If {
                     cond,
                     then_,
                     else_,
                     results,
-                }))
+                })));
             }
             Node::Loop(l) => {
                 let inits: Vec<Value> = l.params.iter().map(|p| m(p.1, map)).collect();
@@ -58,22 +66,23 @@ fn clone_block(b: &Block, map: &mut HashMap<Value, Value>, values: &mut Vec<Type
                     .params
                     .iter()
                     .zip(inits)
-                    .map(|(p, i)| (fresh(p.0, map, values), i))
+                    .map(|(p, i)| (fresh(b, p.0, map), i))
                     .collect();
-                let body = clone_block(&l.body, map, values);
-                let results = l.results.iter().map(|r| fresh(*r, map, values)).collect();
-                Node::Loop(Box::new(Loop {
+                let outer = b.take_block();
+                clone_into(b, &l.body, map);
+                let body = b.put_block(outer);
+                let results = l.results.iter().map(|r| fresh(b, *r, map)).collect();
+                b.push(Node::Loop(Box::new(Loop {
                     params,
                     body,
                     results,
-                }))
+                })));
             }
-            Node::Break(v) => Node::Break(v.iter().map(|x| m(*x, map)).collect()),
-            Node::Continue(v) => Node::Continue(v.iter().map(|x| m(*x, map)).collect()),
-            Node::Yield(v) => Node::Yield(v.iter().map(|x| m(*x, map)).collect()),
-        });
+            Node::Break(v) => b.push(Node::Break(v.iter().map(|x| m(*x, map)).collect())),
+            Node::Continue(v) => b.push(Node::Continue(v.iter().map(|x| m(*x, map)).collect())),
+            Node::Yield(v) => b.push(Node::Yield(v.iter().map(|x| m(*x, map)).collect())),
+        }
     }
-    out
 }
 
 fn jumps_to_this_loop(b: &[Node]) -> usize {
@@ -190,6 +199,7 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
     }
     // Emit the iterations.
     let mut out = Vec::new();
+    let mut b = Builder::new(values, &mut out);
     let mut cur: Vec<Value> = l.params.iter().map(|p| p.1).collect();
     let mut results = Vec::new();
     for t in 0..=trips {
@@ -199,7 +209,7 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
             .map(|p| p.0)
             .zip(cur.iter().copied())
             .collect();
-        out.extend(clone_block(&body[..exit_at].to_vec(), &mut map, values));
+        clone_into(&mut b, &body[..exit_at], &mut map);
         if t == trips {
             results = break_args
                 .iter()
@@ -207,15 +217,12 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
                 .collect();
             break;
         }
-        out.extend(clone_block(&rest.to_vec(), &mut map, values));
+        clone_into(&mut b, rest, &mut map);
         cur = cont_args.iter().map(|a| *map.get(a).unwrap_or(a)).collect();
     }
     // Loop results become copies of the final break arguments.
     for (r, v) in l.results.iter().zip(results) {
-        out.push(Node::Instr(Instr {
-            dst: Some(*r),
-            op: Op::Alu(AluOp::Mov, vec![v]),
-        }));
+        b.emit_to(*r, Op::Alu(AluOp::Mov, vec![v]));
     }
     Some(out)
 }
