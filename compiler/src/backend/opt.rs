@@ -311,6 +311,7 @@ mod tests {
                 ex_mlen: 0,
                 rlen: 0,
                 eot: false,
+                indirect: false,
             },
             Opnd::null(Type::UD),
             vec![payload.scalar()],
