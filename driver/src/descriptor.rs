@@ -76,11 +76,12 @@ impl SetLayout {
             });
             next = next.saturating_add(count);
         }
-        let max = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        // The binding table bounds what one stage reaches: the pipeline layout checks that
+        // over all of its sets (pipeline.rs).
+        let max = crate::physical::MAX_PER_SET_DESCRIPTORS;
         if next > max {
             return Err(DriverError::InvalidArgument(format!(
-                "{next} descriptors in a set exceed maxDescriptorSetStorageBuffers/\
-                 maxDescriptorSetUniformBuffers ({max}, the binding table)"
+                "{next} descriptors in a set exceed maxPerSetDescriptors ({max})"
             )));
         }
         Ok(SetLayout {
@@ -729,11 +730,13 @@ mod tests {
     }
 
     #[test]
-    fn set_layouts_stop_at_the_binding_table() {
-        let max = crate::physical::MAX_BUFFER_DESCRIPTORS;
+    fn set_layouts_stop_at_max_per_set_descriptors() {
         // The compiler's push-constant surface goes after the last descriptor and must still
         // be a buffer BTI: the driver's count and the compiler's facts agree.
-        assert_eq!(max, ferrite_compiler::hw::GEN9.max_buffer_bti);
+        let bt = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        assert_eq!(bt, ferrite_compiler::hw::GEN9.max_buffer_bti);
+        let max = crate::physical::MAX_PER_SET_DESCRIPTORS;
+        assert!(max > bt);
         let ub = vk::DescriptorType::UNIFORM_BUFFER;
         assert_eq!(SetLayout::new(vec![(0, ub, max)]).unwrap().slots, max);
         assert!(SetLayout::new(vec![(0, ub, max - 1), (1, ub, 2)]).is_err());

@@ -108,11 +108,8 @@ fn find_adapters() -> Vec<Adapter> {
 /// Loader interface 5: from then on the loader (not the driver) deals with applications asking
 /// for more than a 1.0 driver offers; an older loader expects a 1.0 driver to refuse any
 /// apiVersion above 1.0 with VK_ERROR_INCOMPATIBLE_DRIVER (the Vulkan 1.0 rule).
-fn check_api_version(interface_version: u32, requested: u32) -> Result<()> {
-    if interface_version < 5
-        && requested > vk::API_VERSION_1_0
-        && api_version() == vk::API_VERSION_1_0
-    {
+fn check_api_version(interface_version: u32, requested: u32, driver: u32) -> Result<()> {
+    if interface_version < 5 && requested > vk::API_VERSION_1_0 && driver == vk::API_VERSION_1_0 {
         return Err(DriverError::IncompatibleDriver(format!(
             "apiVersion {}.{} requested of a Vulkan 1.0 driver through loader interface {interface_version}",
             vk::api_version_major(requested),
@@ -133,7 +130,11 @@ pub(crate) unsafe extern "system" fn create_instance(
         // SAFETY: pApplicationInfo is null or valid per the spec.
         let requested =
             unsafe { ffi::read_opt(info.p_application_info) }.map_or(0, |a| a.api_version);
-        check_api_version(entry::negotiated_interface_version(), requested)?;
+        check_api_version(
+            entry::negotiated_interface_version(),
+            requested,
+            api_version(),
+        )?;
         // SAFETY: ppEnabledExtensionNames holds enabledExtensionCount valid strings.
         let enabled_extensions = unsafe {
             ffi::enabled_extensions(
@@ -238,9 +239,12 @@ mod tests {
 
     #[test]
     fn api_version_above_1_0_needs_loader_interface_5() {
-        assert!(check_api_version(4, vk::API_VERSION_1_1).is_err());
-        assert!(check_api_version(4, vk::API_VERSION_1_0).is_ok());
-        assert!(check_api_version(4, 0).is_ok());
-        assert!(check_api_version(5, vk::API_VERSION_1_3).is_ok());
+        let v10 = vk::API_VERSION_1_0;
+        assert!(check_api_version(4, vk::API_VERSION_1_1, v10).is_err());
+        assert!(check_api_version(4, v10, v10).is_ok());
+        assert!(check_api_version(4, 0, v10).is_ok());
+        assert!(check_api_version(5, vk::API_VERSION_1_3, v10).is_ok());
+        // A 1.1 driver takes any apiVersion, whatever the loader.
+        assert!(check_api_version(4, vk::API_VERSION_1_3, vk::API_VERSION_1_1).is_ok());
     }
 }

@@ -173,6 +173,11 @@ pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
 /// one binding-table entry each, as many as the compiler's `HwFacts::max_descriptor_btis`
 /// leaves below the push-constant surface.
 pub const MAX_BUFFER_DESCRIPTORS: u32 = crate::pipeline::MAX_BTI;
+/// Descriptors one set layout may hold (maxPerSetDescriptors, the Vulkan 1.1 minimum). A set
+/// is the driver's own memory, so this bounds nothing in the hardware; what one compute stage
+/// reaches is the binding table ([`MAX_BUFFER_DESCRIPTORS`], checked at pipeline-layout
+/// creation over all of the layout's sets).
+pub const MAX_PER_SET_DESCRIPTORS: u32 = 1024;
 /// Typed buffer surfaces address at most 2^27 elements (Width/Height/Depth: 7 + 14 + 6 bits).
 pub const MAX_TEXEL_BUFFER_ELEMENTS: u32 = 1 << 27;
 
@@ -610,10 +615,9 @@ pub fn subgroup_capability() -> (vk::ShaderStageFlags, vk::SubgroupFeatureFlags)
 /// capability here; the structures report them only on a device of 1.1 or later
 /// ([`reported_subgroups`]), where shaders using them are accepted.
 pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
-    let l = limits(info);
     let (stages, ops) = subgroup_capability();
     crate::api_version::Props {
-        max_per_set_descriptors: l.max_per_stage_resources,
+        max_per_set_descriptors: MAX_PER_SET_DESCRIPTORS,
         max_memory_allocation_size: heap_size(info),
         // The widest dispatch: a kernel's gl_SubgroupSize is the SIMD width it was compiled for.
         subgroup_size: 32,
