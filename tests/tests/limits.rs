@@ -270,7 +270,10 @@ fn storage_buffer_of_the_largest_range() {
 #[test]
 fn one_descriptor_past_the_limit_is_refused() {
     // Without validation: the layer would (rightly) report the invalid layout.
-    let h = ferrite_tests::icd::Harness::with_validation(false);
+    let h = ferrite_tests::icd::Harness::with_instance_extensions(
+        false,
+        &[ash::khr::get_physical_device_properties2::NAME],
+    );
     let pd = h.physical_device();
     let dev = h.create_device(pd);
     // SAFETY: live instance and device.
@@ -282,6 +285,33 @@ fn one_descriptor_past_the_limit_is_refused() {
         .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
         .descriptor_count(n + 1)
         .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+    // A set is the driver's own memory (maxPerSetDescriptors, 1024): the layout is made; the
+    // binding table bounds what one stage reaches, so the pipeline layout over it is refused.
+    // SAFETY: valid create infos on a live device; what is made here is destroyed here.
+    unsafe {
+        let set_layout = dev
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+                None,
+            )
+            .expect("a set of maxPerStageDescriptorStorageBuffers + 1");
+        let sls = [set_layout];
+        let r = dev.create_pipeline_layout(
+            &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls),
+            None,
+        );
+        assert_eq!(r.err(), Some(vk::Result::ERROR_OUT_OF_HOST_MEMORY));
+        dev.destroy_descriptor_set_layout(set_layout, None);
+    }
+    // One descriptor past maxPerSetDescriptors is refused by the set layout itself.
+    let mut props = vk::PhysicalDeviceMaintenance3Properties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut props);
+    let gpdp2 = ash::khr::get_physical_device_properties2::Instance::new(&h.entry, &h.instance);
+    // SAFETY: live instance with the extension enabled.
+    unsafe { gpdp2.get_physical_device_properties2(pd, &mut p2) };
+    let per_set = props.max_per_set_descriptors;
+    assert_eq!(per_set, 1024, "maxPerSetDescriptors");
+    let binding = [binding[0].descriptor_count(per_set + 1)];
     // SAFETY: valid create info on a live device.
     let r = unsafe {
         dev.create_descriptor_set_layout(
