@@ -13,6 +13,7 @@ use crate::device::{dev, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::memory::Memory;
+use crate::sampler::Sampler;
 
 /// One binding of a set layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub struct SetLayout {
     pub bindings: Vec<LayoutBinding>,
     /// Number of slots (descriptors) in a set.
     pub slots: u32,
+    /// Immutable samplers: (slot, sampler), set by vkCreateDescriptorSetLayout.
+    pub immutable: Vec<(u32, Arc<Sampler>)>,
 }
 
 impl SetLayout {
@@ -55,9 +58,13 @@ impl SetLayout {
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
                     | vk::DescriptorType::STORAGE_IMAGE
                     | vk::DescriptorType::STORAGE_TEXEL_BUFFER
+                    | vk::DescriptorType::SAMPLER
+                    | vk::DescriptorType::SAMPLED_IMAGE
+                    | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
             ) {
                 return Err(DriverError::NotImplemented(
-                    "descriptor types other than buffers, storage images and storage texel buffers",
+                    "descriptor types other than buffers, storage and sampled images, samplers \
+                     and storage texel buffers",
                 ));
             }
             if bindings
@@ -86,6 +93,7 @@ impl SetLayout {
         Ok(SetLayout {
             bindings,
             slots: next,
+            immutable: Vec::new(),
         })
     }
 
@@ -129,12 +137,22 @@ impl BufferDesc {
 pub struct DescriptorSet {
     pub layout: Arc<SetLayout>,
     pub slots: Mutex<Vec<Option<BufferDesc>>>,
+    /// The sampler of each SAMPLER / COMBINED_IMAGE_SAMPLER slot (None elsewhere).
+    pub samplers: Mutex<Vec<Option<Arc<Sampler>>>>,
     pool: u64,
 }
 
 impl DescriptorSet {
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<BufferDesc>>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn lock_samplers(&self) -> std::sync::MutexGuard<'_, Vec<Option<Arc<Sampler>>>> {
+        self.samplers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_immutable(&self, slot: u32) -> bool {
+        self.layout.immutable.iter().any(|(s, _)| *s == slot)
     }
 }
 
@@ -155,11 +173,33 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
         // SAFETY: bindingCount valid structures.
         let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
-        let layout = SetLayout::new(
+        let mut layout = SetLayout::new(
             raw.iter()
                 .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
                 .collect(),
         )?;
+        for b in raw.iter().filter(|b| {
+            !b.p_immutable_samplers.is_null()
+                && matches!(
+                    b.descriptor_type,
+                    vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+                )
+        }) {
+            // SAFETY: descriptorCount samplers when pImmutableSamplers is not NULL.
+            let samplers = unsafe {
+                ffi::slice(
+                    b.p_immutable_samplers,
+                    b.descriptor_count,
+                    "pImmutableSamplers",
+                )
+            }?;
+            for (i, s) in samplers.iter().enumerate() {
+                let slot = layout.slot_of(b.binding, i as u32).ok_or_else(|| {
+                    DriverError::InvalidArgument("immutable sampler outside its binding".into())
+                })?;
+                layout.immutable.push((slot, d.samplers.get(s.as_raw())?));
+            }
+        }
         let id = d.set_layouts.insert(layout);
         // SAFETY: valid output pointer per the spec.
         unsafe {
@@ -265,9 +305,14 @@ pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
         for l in layouts {
             let layout = d.set_layouts.get(l.as_raw())?;
             let slots = Mutex::new(vec![None; layout.slots as usize]);
+            let mut samplers = vec![None; layout.slots as usize];
+            for (slot, s) in &layout.immutable {
+                samplers[*slot as usize] = Some(s.clone());
+            }
             made.push(d.descriptor_sets.insert(DescriptorSet {
                 layout,
                 slots,
+                samplers: Mutex::new(samplers),
                 pool: info.descriptor_pool.as_raw(),
             }));
         }
@@ -367,6 +412,21 @@ unsafe fn write_descs(
 ) -> Result<Vec<Option<BufferDesc>>> {
     let n = w.descriptor_count;
     match w.descriptor_type {
+        vk::DescriptorType::SAMPLER => Ok(vec![None; n as usize]),
+        vk::DescriptorType::SAMPLED_IMAGE | vk::DescriptorType::COMBINED_IMAGE_SAMPLER => {
+            // SAFETY: descriptorCount image infos per the spec.
+            let infos = unsafe { ffi::slice(w.p_image_info, n, "pImageInfo") }?;
+            infos
+                .iter()
+                .map(|i| {
+                    if i.image_view.is_null() {
+                        return Ok(None);
+                    }
+                    let v = d.image_views.get(i.image_view.as_raw())?;
+                    Ok(Some(view_desc(&v.sampled)))
+                })
+                .collect()
+        }
         vk::DescriptorType::STORAGE_IMAGE => {
             // SAFETY: descriptorCount image infos per the spec.
             let infos = unsafe { ffi::slice(w.p_image_info, n, "pImageInfo") }?;
@@ -403,6 +463,34 @@ unsafe fn write_descs(
     }
 }
 
+/// The samplers one VkWriteDescriptorSet writes (None for other descriptor types).
+///
+/// # Safety
+/// As [`write_descs`].
+unsafe fn write_samplers(
+    d: &Device,
+    w: &vk::WriteDescriptorSet<'_>,
+) -> Result<Vec<Option<Arc<Sampler>>>> {
+    let n = w.descriptor_count;
+    if !matches!(
+        w.descriptor_type,
+        vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+    ) {
+        return Ok(vec![None; n as usize]);
+    }
+    // SAFETY: descriptorCount image infos per the spec.
+    let infos = unsafe { ffi::slice(w.p_image_info, n, "pImageInfo") }?;
+    infos
+        .iter()
+        .map(|i| {
+            if i.sampler.is_null() {
+                return Ok(None);
+            }
+            Ok(Some(d.samplers.get(i.sampler.as_raw())?))
+        })
+        .collect()
+}
+
 pub(crate) unsafe extern "system" fn update_descriptor_sets(
     device: vk::Device,
     write_count: u32,
@@ -423,11 +511,14 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
             let set = d.descriptor_sets.get(w.dst_set.as_raw())?;
             // SAFETY: the write's arrays are valid for its type per the spec.
             let descs = unsafe { write_descs(d, w) }?;
+            // SAFETY: as above.
+            let samplers = unsafe { write_samplers(d, w) }?;
             let mut slots = set.lock();
+            let mut set_samplers = set.lock_samplers();
             // Writes past the end of a binding continue into the next bindings.
             let mut binding = w.dst_binding;
             let mut element = w.dst_array_element;
-            for desc in descs {
+            for (desc, sampler) in descs.into_iter().zip(samplers) {
                 let mut lb = set.layout.binding(binding).copied();
                 while let Some(b) = lb.filter(|b| element >= b.count) {
                     element -= b.count;
@@ -451,7 +542,12 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
                         lb.binding, lb.ty, w.descriptor_type
                     )));
                 }
-                slots[(lb.first + element) as usize] = desc;
+                let slot = lb.first + element;
+                slots[slot as usize] = desc;
+                // An immutable sampler stays; the write's sampler is ignored (spec).
+                if !set.is_immutable(slot) {
+                    set_samplers[slot as usize] = sampler;
+                }
                 element += 1;
             }
         }
@@ -459,25 +555,30 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
             let src = d.descriptor_sets.get(c.src_set.as_raw())?;
             let dst = d.descriptor_sets.get(c.dst_set.as_raw())?;
             let bad = || DriverError::InvalidArgument("descriptor copy out of range".into());
-            let vals: Vec<Option<BufferDesc>> = {
+            let vals: Vec<(Option<BufferDesc>, Option<Arc<Sampler>>)> = {
                 let s = src.lock();
+                let ss = src.lock_samplers();
                 (0..c.descriptor_count)
                     .map(|i| {
                         let slot = src
                             .layout
                             .slot_of(c.src_binding, c.src_array_element + i)
                             .ok_or_else(bad)?;
-                        Ok(s[slot as usize].clone())
+                        Ok((s[slot as usize].clone(), ss[slot as usize].clone()))
                     })
                     .collect::<Result<_>>()?
             };
             let mut t = dst.lock();
-            for (i, v) in vals.into_iter().enumerate() {
+            let mut ts = dst.lock_samplers();
+            for (i, (v, smp)) in vals.into_iter().enumerate() {
                 let slot = dst
                     .layout
                     .slot_of(c.dst_binding, c.dst_array_element + i as u32)
                     .ok_or_else(bad)?;
                 t[slot as usize] = v;
+                if !dst.is_immutable(slot) {
+                    ts[slot as usize] = smp;
+                }
             }
         }
         Ok(())
@@ -502,7 +603,14 @@ mod tests {
         assert_eq!(l.slot_of(3, 1), Some(3));
         assert_eq!(l.slot_of(3, 2), None);
         assert_eq!(l.dynamic_slots().collect::<Vec<_>>(), vec![1, 2, 3]);
-        assert!(SetLayout::new(vec![(0, vk::DescriptorType::SAMPLER, 1)]).is_err());
+        assert!(SetLayout::new(vec![(0, vk::DescriptorType::INPUT_ATTACHMENT, 1)]).is_err());
+        let l = SetLayout::new(vec![
+            (2, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 2),
+            (0, vk::DescriptorType::SAMPLER, 1),
+            (1, vk::DescriptorType::SAMPLED_IMAGE, 1),
+        ])
+        .unwrap();
+        assert_eq!((l.slots, l.slot_of(2, 1)), (4, Some(3)));
     }
 
     #[test]

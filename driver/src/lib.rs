@@ -23,6 +23,7 @@ mod pipeline;
 mod query;
 mod queue;
 mod refuse;
+mod sampler;
 mod sync;
 
 pub use instance::API_VERSION;

@@ -42,13 +42,11 @@ macro_rules! refuse_destroy {
 }
 
 refuse_create! {
-    create_sampler, "vkCreateSampler", vk::SamplerCreateInfo<'_>, vk::Sampler;
     create_framebuffer, "vkCreateFramebuffer", vk::FramebufferCreateInfo<'_>, vk::Framebuffer;
     create_render_pass, "vkCreateRenderPass", vk::RenderPassCreateInfo<'_>, vk::RenderPass;
 }
 
 refuse_destroy! {
-    destroy_sampler, "vkDestroySampler", vk::Sampler;
     destroy_framebuffer, "vkDestroyFramebuffer", vk::Framebuffer;
     destroy_render_pass, "vkDestroyRenderPass", vk::RenderPass;
 }
