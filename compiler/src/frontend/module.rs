@@ -38,6 +38,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Storage images and texel buffers on typed surface messages (frontend/image.rs);
         // the surface format comes from the descriptor.
         C::Image1D | C::ImageBuffer | C::StorageImageExtendedFormats => true,
+        // Size and level queries of sampled images (resinfo).
+        C::ImageQuery => true,
         C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
