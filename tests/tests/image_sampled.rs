@@ -1,6 +1,7 @@
 //! Sampled images end to end: texelFetch, textureLod (nearest and linear, every address mode,
 //! normalized and unnormalized coordinates), textureSize and textureQueryLevels through a
-//! combined image sampler, on each format reporting SAMPLED_IMAGE. The same program runs on
+//! combined image sampler, on each format reporting SAMPLED_IMAGE, LINEAR (written by the
+//! host) and OPTIMAL (Y-tiled, written by a storage-image shader). The same program runs on
 //! Ferrite's simulated GPU and on lavapipe (child processes); fetches, nearest samples and
 //! sizes must be equal, linear samples within the filter-weight precision (Gen9 rounds
 //! weights to 8 fractional bits; 2/256 of the texel range) and UNORM conversions within one
@@ -39,14 +40,127 @@ void main() {
 }
 ";
 
+/// Writes the texel data into an OPTIMAL (Y-tiled) image with imageStore.
+fn fill_shader(bpt: usize) -> String {
+    let (layout, value) = if bpt == 16 {
+        (
+            "rgba32f",
+            "uintBitsToFloat(uvec4(d[4u * i], d[4u * i + 1u], d[4u * i + 2u], d[4u * i + 3u]))",
+        )
+    } else {
+        ("rgba8", "unpackUnorm4x8(d[i])")
+    };
+    format!(
+        "
+#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, {layout}) uniform writeonly image2D img;
+layout(set = 0, binding = 1) buffer In {{ uint d[]; }};
+void main() {{
+    uint i = gl_GlobalInvocationID.x;
+    imageStore(img, ivec2(i % 8u, i / 8u), {value});
+}}
+"
+    )
+}
+
+fn fill_optimal(c: &mut Ctx, img: &Img, bpt: usize, seed: u32) {
+    let words = texel_words(bpt, seed);
+    let data = c.buffer(words.len() as u64 * 4);
+    c.buf(data).write_u32s(&words);
+    let types = [
+        vk::DescriptorType::STORAGE_IMAGE,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
+    let code = spirv("image_sampled_fill", Some(&fill_shader(bpt)));
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .unwrap();
+    let ii = [vk::DescriptorImageInfo {
+        sampler: vk::Sampler::null(),
+        image_view: img.view,
+        image_layout: vk::ImageLayout::GENERAL,
+    }];
+    let bi = [vk::DescriptorBufferInfo {
+        buffer: c.buf(data).buffer,
+        offset: 0,
+        range: vk::WHOLE_SIZE,
+    }];
+    let w = [
+        vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&ii),
+        vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi),
+    ];
+    // SAFETY: valid writes and commands on live objects; the submission is waited for.
+    unsafe {
+        c.dev.update_descriptor_sets(&w, &[]);
+        c.run(|d, cb| {
+            let b = [vk::ImageMemoryBarrier::default()
+                .dst_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::GENERAL)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(img.image)
+                .subresource_range(vk::ImageSubresourceRange {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    base_mip_level: 0,
+                    level_count: 1,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &b,
+            );
+            c.bind_kernel(cb, k);
+            dispatch(c, cb, 1, 1);
+        })
+        .unwrap();
+    }
+}
+
 struct Img {
     image: vk::Image,
     memory: vk::DeviceMemory,
     view: vk::ImageView,
 }
 
-/// A LINEAR 8x8 image filled through mapped memory with seeded data.
-fn create_image(c: &Ctx, format: vk::Format, bpt: usize, seed: u32) -> Img {
+/// The seeded texel data of an image, as dwords (RGBA32F: floats in [0, 1)).
+fn texel_words(bpt: usize, seed: u32) -> Vec<u32> {
+    let words = random_u32s(seed, (W * H) as usize * bpt / 4);
+    if bpt == 16 {
+        words
+            .iter()
+            .map(|w| ((*w >> 8) as f32 / (1 << 24) as f32).to_bits())
+            .collect()
+    } else {
+        words
+    }
+}
+
+/// An 8x8 image: LINEAR ones filled through mapped memory, OPTIMAL ones left for
+/// `fill_optimal` (a storage-image write of the same data).
+fn create_image(
+    c: &Ctx,
+    format: vk::Format,
+    bpt: usize,
+    seed: u32,
+    tiling: vk::ImageTiling,
+) -> Img {
+    let linear = tiling == vk::ImageTiling::LINEAR;
     let mem_type =
         c.h.memory_type(
             c.pd,
@@ -69,9 +183,17 @@ fn create_image(c: &Ctx, format: vk::Format, bpt: usize, seed: u32) -> Img {
                     .mip_levels(1)
                     .array_layers(1)
                     .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(vk::ImageTiling::LINEAR)
-                    .usage(vk::ImageUsageFlags::SAMPLED)
-                    .initial_layout(vk::ImageLayout::PREINITIALIZED),
+                    .tiling(tiling)
+                    .usage(if linear {
+                        vk::ImageUsageFlags::SAMPLED
+                    } else {
+                        vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::STORAGE
+                    })
+                    .initial_layout(if linear {
+                        vk::ImageLayout::PREINITIALIZED
+                    } else {
+                        vk::ImageLayout::UNDEFINED
+                    }),
                 None,
             )
             .unwrap();
@@ -86,37 +208,31 @@ fn create_image(c: &Ctx, format: vk::Format, bpt: usize, seed: u32) -> Img {
             )
             .unwrap();
         c.dev.bind_image_memory(image, memory, 0).unwrap();
-        let ptr: *mut u8 = c
-            .dev
-            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            .unwrap()
-            .cast();
-        let l = c.dev.get_image_subresource_layout(
-            image,
-            vk::ImageSubresource {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                array_layer: 0,
-            },
-        );
-        let words = random_u32s(seed, (W * H) as usize * bpt / 4);
-        let bytes: Vec<u8> = words
-            .iter()
-            .flat_map(|w| {
-                if bpt == 16 {
-                    // Floats in [0, 1).
-                    ((*w >> 8) as f32 / (1 << 24) as f32).to_le_bytes()
-                } else {
-                    w.to_le_bytes()
-                }
-            })
-            .collect();
-        let row = W as usize * bpt;
-        for y in 0..H as usize {
-            let at = l.offset as usize + y * l.row_pitch as usize;
-            std::ptr::copy_nonoverlapping(bytes[y * row..].as_ptr(), ptr.add(at), row);
+        if linear {
+            let ptr: *mut u8 = c
+                .dev
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .unwrap()
+                .cast();
+            let l = c.dev.get_image_subresource_layout(
+                image,
+                vk::ImageSubresource {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: 0,
+                    array_layer: 0,
+                },
+            );
+            let bytes: Vec<u8> = texel_words(bpt, seed)
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            let row = W as usize * bpt;
+            for y in 0..H as usize {
+                let at = l.offset as usize + y * l.row_pitch as usize;
+                std::ptr::copy_nonoverlapping(bytes[y * row..].as_ptr(), ptr.add(at), row);
+            }
+            c.dev.unmap_memory(memory);
         }
-        c.dev.unmap_memory(memory);
         let view = c
             .dev
             .create_image_view(
@@ -190,11 +306,24 @@ fn run_cases() -> Results {
         .unwrap();
     let n = (W * H) as usize * 3 * 4;
     let out = zeroed(&mut c, n);
-    for (fi, &(format, bpt, fname)) in FORMATS.iter().enumerate() {
-        let img = create_image(&c, format, bpt, 31 + fi as u32);
+    let tilings = [
+        ("linear", vk::ImageTiling::LINEAR),
+        ("optimal", vk::ImageTiling::OPTIMAL),
+    ];
+    for ((fi, &(format, bpt, fname)), (tname, tiling)) in FORMATS
+        .iter()
+        .enumerate()
+        .flat_map(|f| tilings.map(|t| (f, t)))
+    {
+        let seed = 31 + fi as u32;
+        let img = create_image(&c, format, bpt, seed, tiling);
+        let linear = tiling == vk::ImageTiling::LINEAR;
+        if !linear {
+            fill_optimal(&mut c, &img, bpt, seed);
+        }
         for (si, (sname, info, scale)) in samplers().into_iter().enumerate() {
             // The first submission moves the host-written image to GENERAL.
-            let old = if si == 0 {
+            let old = if si == 0 && linear {
                 vk::ImageLayout::PREINITIALIZED
             } else {
                 vk::ImageLayout::GENERAL
@@ -258,7 +387,7 @@ fn run_cases() -> Results {
                 .unwrap();
                 c.dev.destroy_sampler(sampler, None);
             }
-            r.insert(format!("{fname}_{sname}"), c.buf(out).read_u32s(n));
+            r.insert(format!("{fname}_{tname}_{sname}"), c.buf(out).read_u32s(n));
         }
         // SAFETY: idle objects created above.
         unsafe {
@@ -289,10 +418,11 @@ fn sampled_images_match_lavapipe() {
         lvp.keys().collect::<Vec<_>>(),
         "both drivers ran every case"
     );
-    assert_eq!(ferrite.len(), FORMATS.len() * 10);
+    assert_eq!(ferrite.len(), FORMATS.len() * 2 * 10);
     for (name, want) in &lvp {
         let got = &ferrite[name];
-        let linear = name.contains("_linear_");
+        // FORMAT_TILING_FILTER_MODE: only linear filtering gets the weight tolerance.
+        let linear = name.split('_').nth(2) == Some("linear");
         for (i, (g, w)) in got.iter().zip(want).enumerate() {
             // Word i: texel i / 12, vec4 (i / 4) % 3 (0 fetch, 1 sample, 2 size), component.
             let sample = (i / 4) % 3 == 1;
