@@ -133,7 +133,11 @@ pub fn image_features(format: vk::Format) -> vk::FormatFeatureFlags {
 
 /// Formats reported as SAMPLED_IMAGE (with linear filtering): the ones
 /// tests/tests/image_sampled.rs compares with lavapipe.
-const SAMPLED: &[vk::Format] = &[vk::Format::R32G32B32A32_SFLOAT, vk::Format::R8G8B8A8_UNORM];
+const SAMPLED: &[vk::Format] = &[
+    vk::Format::R32G32B32A32_SFLOAT,
+    vk::Format::R8G8B8A8_UNORM,
+    vk::Format::R32_SFLOAT,
+];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
 /// formats (the lowering works the same way for texel buffers but is tested on images only,
@@ -245,6 +249,8 @@ mod tests {
         assert_eq!(
             image_features(vk::Format::R32_SFLOAT),
             vk::FormatFeatureFlags::STORAGE_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
         );
         // Lowered through R32_UINT: reported (the compiler unpacks it); packed floats and
         // the extended formats are not.

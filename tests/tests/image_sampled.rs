@@ -20,6 +20,7 @@ const H: u32 = 8;
 const FORMATS: &[(vk::Format, usize, &str)] = &[
     (vk::Format::R32G32B32A32_SFLOAT, 16, "rgba32f"),
     (vk::Format::R8G8B8A8_UNORM, 4, "rgba8"),
+    (vk::Format::R32_SFLOAT, 4, "r32f"),
 ];
 
 /// One invocation per texel: a fetch, a sample at a coordinate that goes outside [0, 1]
@@ -41,14 +42,14 @@ void main() {
 ";
 
 /// Writes the texel data into an OPTIMAL (Y-tiled) image with imageStore.
-fn fill_shader(bpt: usize) -> String {
-    let (layout, value) = if bpt == 16 {
-        (
+fn fill_shader(format: vk::Format) -> String {
+    let (layout, value) = match format {
+        vk::Format::R32G32B32A32_SFLOAT => (
             "rgba32f",
             "uintBitsToFloat(uvec4(d[4u * i], d[4u * i + 1u], d[4u * i + 2u], d[4u * i + 3u]))",
-        )
-    } else {
-        ("rgba8", "unpackUnorm4x8(d[i])")
+        ),
+        vk::Format::R32_SFLOAT => ("r32f", "vec4(uintBitsToFloat(d[i]))"),
+        _ => ("rgba8", "unpackUnorm4x8(d[i])"),
     };
     format!(
         "
@@ -64,15 +65,15 @@ void main() {{
     )
 }
 
-fn fill_optimal(c: &mut Ctx, img: &Img, bpt: usize, seed: u32) {
-    let words = texel_words(bpt, seed);
+fn fill_optimal(c: &mut Ctx, img: &Img, format: vk::Format, bpt: usize, seed: u32) {
+    let words = texel_words(format, bpt, seed);
     let data = c.buffer(words.len() as u64 * 4);
     c.buf(data).write_u32s(&words);
     let types = [
         vk::DescriptorType::STORAGE_IMAGE,
         vk::DescriptorType::STORAGE_BUFFER,
     ];
-    let code = spirv("image_sampled_fill", Some(&fill_shader(bpt)));
+    let code = spirv("image_sampled_fill", Some(&fill_shader(format)));
     let k = c
         .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
         .unwrap();
@@ -157,10 +158,10 @@ struct Img {
     view: vk::ImageView,
 }
 
-/// The seeded texel data of an image, as dwords (RGBA32F: floats in [0, 1)).
-fn texel_words(bpt: usize, seed: u32) -> Vec<u32> {
+/// The seeded texel data of an image, as dwords (float formats: floats in [0, 1)).
+fn texel_words(format: vk::Format, bpt: usize, seed: u32) -> Vec<u32> {
     let words = random_u32s(seed, (W * H) as usize * bpt / 4);
-    if bpt == 16 {
+    if format != vk::Format::R8G8B8A8_UNORM {
         words
             .iter()
             .map(|w| ((*w >> 8) as f32 / (1 << 24) as f32).to_bits())
@@ -241,7 +242,7 @@ fn create_image(
                     array_layer: 0,
                 },
             );
-            let bytes: Vec<u8> = texel_words(bpt, seed)
+            let bytes: Vec<u8> = texel_words(format, bpt, seed)
                 .iter()
                 .flat_map(|w| w.to_le_bytes())
                 .collect();
@@ -347,7 +348,7 @@ fn run_cases() -> Results {
         let img = create_image(&c, format, bpt, seed, tiling);
         let linear = tiling == vk::ImageTiling::LINEAR;
         if !linear {
-            fill_optimal(&mut c, &img, bpt, seed);
+            fill_optimal(&mut c, &img, format, bpt, seed);
         }
         for (si, (sname, info, scale)) in samplers().into_iter().enumerate() {
             // The first submission moves the host-written image to GENERAL.
