@@ -55,6 +55,8 @@ pub enum WidthClass {
     Untyped,
     /// Typed surface read/write/atomic messages.
     Typed,
+    /// Sampler messages (SIMD8 and SIMD16 modes).
+    Sampler,
     /// Everything else.
     Unlimited,
 }
@@ -73,13 +75,15 @@ pub const GEN9: HwFacts = HwFacts {
     // ALU and float math: an operand may span at most 2 GRFs, so 16 channels of 32-bit
     // data; integer division on the math unit: SIMD8 only; untyped surface and byte
     // scattered messages exist as SIMD8 and SIMD16 (SIMD32 kernels send two halves); typed
-    // surface messages only as SIMD8 (a slot group picks channels 0-7 or 8-15).
+    // surface messages only as SIMD8 (a slot group picks channels 0-7 or 8-15); sampler
+    // messages as SIMD8 and SIMD16 (SIMD32 kernels send two halves).
     width_limits: &[
         (WidthClass::Alu32, 16),
         (WidthClass::MathFloat, 16),
         (WidthClass::MathIntDiv, 8),
         (WidthClass::Untyped, 16),
         (WidthClass::Typed, 8),
+        (WidthClass::Sampler, 16),
         (WidthClass::Unlimited, 32),
     ],
     // Integer add, sub, mul (low half), neg, abs, min/max, logic, shifts and compares on

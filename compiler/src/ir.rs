@@ -276,6 +276,15 @@ pub enum ImageOp {
     Store,
     /// An atomic on a one-channel 32-bit texel: srcs [coords, data...] (`AtomicOp::num_data`).
     Atomic(AtomicOp),
+    /// `OpImageFetch` on a sampled image (the sampler's `ld`): srcs [coords, lod (i32)];
+    /// the result is the texel (0 outside the level).
+    Fetch,
+    /// `OpImageSampleExplicitLod ... Lod` (`sample_l`) with the sampler whose table index is
+    /// `sampler`: srcs [coords (1-3 f32: u, v, then r or the array layer), lod (f32)].
+    SampleLod { sampler: u32 },
+    /// `OpImageQuerySizeLod` / `OpImageQueryLevels` (`resinfo`): srcs [lod (i32)]; the
+    /// result is (width, height, depth or layers, level count) of that level.
+    Size,
 }
 
 impl ImageOp {
@@ -284,7 +293,18 @@ impl ImageOp {
             ImageOp::Load => "image_load".into(),
             ImageOp::Store => "image_store".into(),
             ImageOp::Atomic(a) => format!("image_atomic_{}", a.name()),
+            ImageOp::Fetch => "image_fetch".into(),
+            ImageOp::SampleLod { sampler } => format!("image_sample_l.s{sampler}"),
+            ImageOp::Size => "image_size".into(),
         }
+    }
+
+    /// True for the ops that only read (no effect besides their result).
+    pub fn is_read(self) -> bool {
+        matches!(
+            self,
+            ImageOp::Load | ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Size
+        )
     }
 }
 
@@ -502,7 +522,7 @@ impl Op {
             | Op::Atomic { .. }
             | Op::Barrier { .. }
             | Op::Subgroup(..) => true,
-            Op::Image(op, ..) => *op != ImageOp::Load,
+            Op::Image(op, ..) => !op.is_read(),
             Op::Const(_)
             | Op::Alu(..)
             | Op::Vec(_)

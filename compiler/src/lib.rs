@@ -77,6 +77,9 @@ pub enum BindingKind {
     Uniform,
     /// A storage image or storage texel buffer (typed surface messages).
     StorageImage,
+    /// A sampled image, sampler or combined image sampler (sampler messages; the sampler's
+    /// binding-table index is also its sampler-table index).
+    Sampled,
 }
 
 /// A binding-table entry the kernel uses.

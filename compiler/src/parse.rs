@@ -398,6 +398,14 @@ impl<'a> Parser<'a> {
             let op = match name {
                 "load" => ImageOp::Load,
                 "store" => ImageOp::Store,
+                "fetch" => ImageOp::Fetch,
+                "size" => ImageOp::Size,
+                _ if name.starts_with("sample_l.s") => ImageOp::SampleLod {
+                    sampler: name["sample_l.s".len()..].parse().map_err(|_| ParseError {
+                        line: ln,
+                        msg: format!("bad sampler index in '{kw}'"),
+                    })?,
+                },
                 _ => ImageOp::Atomic(
                     name.strip_prefix("atomic_")
                         .and_then(|n| AtomicOp::ALL.iter().copied().find(|o| o.name() == n))

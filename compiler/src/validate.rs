@@ -289,11 +289,40 @@ impl Ctx<'_> {
             Op::Barrier { .. } => {}
             Op::Image(op, _, srcs) => {
                 let coords = st[0];
-                if coords.kind != Kind::Int || coords.bits != 32 || coords.comps > 3 {
-                    return bad("image coordinates must be 1 to 3 32-bit integers");
-                }
                 let texel = |t: Type| t.bits == 32 && t.comps == 4 && !t.is_bool();
                 match op {
+                    ImageOp::Size
+                        if srcs.len() != 1
+                            || st[0] != Type::I32
+                            || dt != Some(Type::I32.vec(4)) =>
+                    {
+                        return bad("image_size takes an i32 level and returns i32x4");
+                    }
+                    ImageOp::SampleLod { .. }
+                        if coords.kind != Kind::Float
+                            || coords.bits != 32
+                            || coords.comps > 3
+                            || srcs.len() != 2
+                            || st[1] != Type::F32
+                            || !texel(dt.unwrap()) =>
+                    {
+                        return bad(
+                            "image_sample_l takes 1-3 f32 coordinates and an f32 level, \
+                             returns a texel",
+                        );
+                    }
+                    _ => {}
+                }
+                let sampled = matches!(op, ImageOp::Size | ImageOp::SampleLod { .. });
+                if !sampled && (coords.kind != Kind::Int || coords.bits != 32 || coords.comps > 3) {
+                    return bad("image coordinates must be 1 to 3 32-bit integers");
+                }
+                match op {
+                    ImageOp::Fetch
+                        if srcs.len() != 2 || st[1] != Type::I32 || !texel(dt.unwrap()) =>
+                    {
+                        return bad("image_fetch takes coordinates and an i32 level");
+                    }
                     ImageOp::Load if !texel(dt.unwrap()) || srcs.len() != 1 => {
                         return bad("image_load returns a 4-component 32-bit texel");
                     }

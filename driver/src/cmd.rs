@@ -96,6 +96,8 @@ impl Executable {
 
 /// (BTI, bound range size in bytes) of each descriptor a dispatch uses.
 type BoundSizes = Vec<(u32, u32)>;
+/// The samplers of a dispatch's descriptors, by binding-table index.
+type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 
 /// Descriptor sets bound at one set index, with their dynamic offsets.
 #[derive(Clone)]
@@ -307,14 +309,15 @@ impl Recorder {
         }
         let k = &p.kernel;
         self.reserve_dispatch_state(k);
-        let (mut bt, sizes) = self.descriptor_surfaces(core, &p)?;
+        let (mut bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
+        let sampler_table = self.sampler_table(core, &samplers)?;
         let curbe_bytes = curbe_bytes(k);
         let curbe_off = self.alloc_state(core, curbe_bytes)?;
         self.push_surface(core, k, curbe_off, &mut bt)?;
         let bt_off = self.alloc_state(core, (bt.len() as u64 * 4).max(32))?;
         self.write_state(bt_off, &bt);
         self.write_curbe(k, curbe_off, curbe_bytes, groups, base, &sizes);
-        let idd_off = self.write_idd(core, &p, bt_off)?;
+        let idd_off = self.write_idd(core, &p, bt_off, sampler_table)?;
         self.emit_compute_state(core, &p);
         if let Some(addr) = indirect {
             let counts = self.block().va + curbe_off + k.layout.num_workgroups_offset();
@@ -346,7 +349,10 @@ impl Recorder {
     fn reserve_dispatch_state(&mut self, k: &Kernel) {
         let n_bt = u64::from(k.binding_table_entries());
         let surfaces = k.btis.len() as u64 + u64::from(k.layout.push_bti.is_some());
-        let need = (n_bt * 4).div_ceil(64) * 64 + 64 * surfaces + curbe_bytes(k) + 64;
+        // Samplers: a 16-byte table entry per binding-table entry at most, and a 64-byte
+        // border colour each.
+        let samplers = n_bt * (16 + 64);
+        let need = (n_bt * 4).div_ceil(64) * 64 + 64 * surfaces + curbe_bytes(k) + 64 + samplers;
         if self.blocks.is_empty() || self.used.div_ceil(64) * 64 + need + 64 * 4 > STATE_BLOCK {
             self.used = STATE_BLOCK;
         }
@@ -355,11 +361,16 @@ impl Recorder {
     /// A RENDER_SURFACE_STATE per descriptor the kernel uses, and the binding table pointing
     /// at them (the push-constant surface's entry still 0). Also returns the bound range
     /// size of every BTI (the size the surface state holds, 0 for a NULL descriptor), for the
-    /// CURBE's size dwords.
-    fn descriptor_surfaces(&mut self, core: &Core, p: &Pipeline) -> Result<(Vec<u32>, BoundSizes)> {
+    /// CURBE's size dwords, and the samplers of SAMPLER / COMBINED_IMAGE_SAMPLER descriptors.
+    fn descriptor_surfaces(
+        &mut self,
+        core: &Core,
+        p: &Pipeline,
+    ) -> Result<(Vec<u32>, BoundSizes, BoundSamplers)> {
         let k = &p.kernel;
         let mut bt = vec![0u32; k.binding_table_entries() as usize];
         let mut sizes = Vec::with_capacity(k.btis.len());
+        let mut samplers = Vec::new();
         for &bti in &k.btis {
             let (set, slot) = p.layout.slot_of_bti(bti).ok_or_else(|| {
                 DriverError::InvalidArgument(format!("kernel uses BTI {bti} outside the layout"))
@@ -369,6 +380,9 @@ impl Recorder {
             })?;
             let layout = &bound.set.layout;
             let desc = bound.set.lock()[slot as usize].clone();
+            if let Some(s) = bound.set.lock_samplers()[slot as usize].clone() {
+                samplers.push((bti, s));
+            }
             let (ss, size) = match desc {
                 None => (null_surface(), 0),
                 Some(desc) => {
@@ -396,7 +410,26 @@ impl Recorder {
             sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX)));
             bt[bti as usize] = self.surface_state(core, &ss)?;
         }
-        Ok((bt, sizes))
+        Ok((bt, sizes, samplers))
+    }
+
+    /// The sampler table (dispatch contract): entry i is the SAMPLER_STATE of the descriptor at
+    /// binding-table index i (zeros where none is), each with its border colour written
+    /// before it. Returns the table's offset from Dynamic State Base and its entry count.
+    fn sampler_table(&mut self, core: &Core, samplers: &BoundSamplers) -> Result<(u64, u32)> {
+        let Some(n) = samplers.iter().map(|(bti, _)| bti + 1).max() else {
+            return Ok((0, 0));
+        };
+        let mut table = vec![0u32; 4 * n as usize];
+        for (bti, s) in samplers {
+            let border = self.alloc_state(core, 64)?;
+            self.write_state(border, &s.border);
+            let at = 4 * *bti as usize;
+            table[at..at + 4].copy_from_slice(&s.state_with_border(border));
+        }
+        let off = self.alloc_state(core, 16 * u64::from(n))?;
+        self.write_state(off, &table);
+        Ok((off, n))
     }
 
     /// Writes one surface state; returns its binding-table entry.
@@ -454,7 +487,13 @@ impl Recorder {
     }
 
     /// INTERFACE_DESCRIPTOR_DATA of the pipeline's kernel; returns its offset.
-    fn write_idd(&mut self, core: &Core, p: &Pipeline, bt_off: u64) -> Result<u64> {
+    fn write_idd(
+        &mut self,
+        core: &Core,
+        p: &Pipeline,
+        bt_off: u64,
+        (sampler_off, samplers): (u64, u32),
+    ) -> Result<u64> {
         let k = &p.kernel;
         let slm_code = match k.slm_size {
             0 => 0,
@@ -463,6 +502,9 @@ impl Recorder {
         let idd = InterfaceDescriptorData {
             kernel_start_pointer: p.kernel_offset(),
             binding_table_pointer: bt_off,
+            sampler_state_pointer: sampler_off,
+            // In groups of four, at most 16 (prefetch hint; a larger table is still read).
+            sampler_count: u64::from(samplers.div_ceil(4).min(4)),
             binding_table_entry_count: u64::from(k.binding_table_entries().min(30)),
             constant_urb_entry_read_length: u64::from(k.layout.per_thread_regs()),
             cross_thread_constant_data_read_length: u64::from(k.layout.cross_thread_regs()),
@@ -960,6 +1002,7 @@ fn push_descriptors(
     if let Some(Some(old)) = r.sets.get(index as usize) {
         if Arc::ptr_eq(&old.set.layout, &sl) {
             *set.lock() = old.set.lock().clone();
+            *set.lock_samplers() = old.set.lock_samplers().clone();
         }
     }
     update(&set)?;

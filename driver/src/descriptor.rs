@@ -13,6 +13,7 @@ use crate::device::{dev, Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::memory::Memory;
+use crate::sampler::Sampler;
 
 /// One binding of a set layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub struct SetLayout {
     pub bindings: Vec<LayoutBinding>,
     /// Number of slots (descriptors) in a set.
     pub slots: u32,
+    /// Immutable samplers: (slot, sampler), set by vkCreateDescriptorSetLayout.
+    pub immutable: Vec<(u32, Arc<Sampler>)>,
 }
 
 impl SetLayout {
@@ -55,9 +58,13 @@ impl SetLayout {
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
                     | vk::DescriptorType::STORAGE_IMAGE
                     | vk::DescriptorType::STORAGE_TEXEL_BUFFER
+                    | vk::DescriptorType::SAMPLER
+                    | vk::DescriptorType::SAMPLED_IMAGE
+                    | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
             ) {
                 return Err(DriverError::NotImplemented(
-                    "descriptor types other than buffers, storage images and storage texel buffers",
+                    "descriptor types other than buffers, storage and sampled images, samplers \
+                     and storage texel buffers",
                 ));
             }
             if bindings
@@ -87,6 +94,7 @@ impl SetLayout {
         Ok(SetLayout {
             bindings,
             slots: next,
+            immutable: Vec::new(),
         })
     }
 
@@ -130,18 +138,32 @@ impl BufferDesc {
 pub struct DescriptorSet {
     pub layout: Arc<SetLayout>,
     pub slots: Mutex<Vec<Option<BufferDesc>>>,
+    /// The sampler of each SAMPLER / COMBINED_IMAGE_SAMPLER slot (None elsewhere).
+    pub samplers: Mutex<Vec<Option<Arc<Sampler>>>>,
     pool: u64,
 }
 
 impl DescriptorSet {
-    /// A set outside any pool: the set a vkCmdPushDescriptorSetKHR builds.
-    pub fn detached(layout: Arc<SetLayout>) -> DescriptorSet {
+    /// A set of `layout` from pool `pool` (0: outside any pool, the set a
+    /// vkCmdPushDescriptorSetKHR builds): no descriptors written, the layout's immutable
+    /// samplers in place.
+    pub fn new(layout: Arc<SetLayout>, pool: u64) -> DescriptorSet {
         let slots = Mutex::new(vec![None; layout.slots as usize]);
+        let mut samplers = vec![None; layout.slots as usize];
+        for (slot, s) in &layout.immutable {
+            samplers[*slot as usize] = Some(s.clone());
+        }
         DescriptorSet {
             layout,
             slots,
-            pool: 0,
+            samplers: Mutex::new(samplers),
+            pool,
         }
+    }
+
+    /// A set outside any pool: the set a vkCmdPushDescriptorSetKHR builds.
+    pub fn detached(layout: Arc<SetLayout>) -> DescriptorSet {
+        DescriptorSet::new(layout, 0)
     }
 
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<BufferDesc>>> {
@@ -156,12 +178,13 @@ impl DescriptorSet {
         binding: u32,
         element: u32,
         ty: vk::DescriptorType,
-        descs: Vec<Option<BufferDesc>>,
+        descs: Vec<Written>,
     ) -> Result<()> {
         let mut slots = self.lock();
+        let mut samplers = self.lock_samplers();
         let mut binding = binding;
         let mut element = element;
-        for desc in descs {
+        for w in descs {
             let mut lb = self.layout.binding(binding).copied();
             while let Some(b) = lb.filter(|b| element >= b.count) {
                 element -= b.count;
@@ -185,10 +208,23 @@ impl DescriptorSet {
                     lb.binding, lb.ty, ty
                 )));
             }
-            slots[(lb.first + element) as usize] = desc;
+            let slot = lb.first + element;
+            slots[slot as usize] = w.desc;
+            // An immutable sampler stays; the write's sampler is ignored (spec).
+            if !self.is_immutable(slot) {
+                samplers[slot as usize] = w.sampler;
+            }
             element += 1;
         }
         Ok(())
+    }
+
+    pub fn lock_samplers(&self) -> std::sync::MutexGuard<'_, Vec<Option<Arc<Sampler>>>> {
+        self.samplers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_immutable(&self, slot: u32) -> bool {
+        self.layout.immutable.iter().any(|(s, _)| *s == slot)
     }
 }
 
@@ -209,11 +245,33 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
         // SAFETY: bindingCount valid structures.
         let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
-        let layout = SetLayout::new(
+        let mut layout = SetLayout::new(
             raw.iter()
                 .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
                 .collect(),
         )?;
+        for b in raw.iter().filter(|b| {
+            !b.p_immutable_samplers.is_null()
+                && matches!(
+                    b.descriptor_type,
+                    vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+                )
+        }) {
+            // SAFETY: descriptorCount samplers when pImmutableSamplers is not NULL.
+            let samplers = unsafe {
+                ffi::slice(
+                    b.p_immutable_samplers,
+                    b.descriptor_count,
+                    "pImmutableSamplers",
+                )
+            }?;
+            for (i, s) in samplers.iter().enumerate() {
+                let slot = layout.slot_of(b.binding, i as u32).ok_or_else(|| {
+                    DriverError::InvalidArgument("immutable sampler outside its binding".into())
+                })?;
+                layout.immutable.push((slot, d.samplers.get(s.as_raw())?));
+            }
+        }
         let id = d.set_layouts.insert(layout);
         // SAFETY: valid output pointer per the spec.
         unsafe {
@@ -318,12 +376,10 @@ pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
         let mut made = Vec::new();
         for l in layouts {
             let layout = d.set_layouts.get(l.as_raw())?;
-            let slots = Mutex::new(vec![None; layout.slots as usize]);
-            made.push(d.descriptor_sets.insert(DescriptorSet {
-                layout,
-                slots,
-                pool: info.descriptor_pool.as_raw(),
-            }));
+            made.push(
+                d.descriptor_sets
+                    .insert(DescriptorSet::new(layout, info.descriptor_pool.as_raw())),
+            );
         }
         for (i, &id) in made.iter().enumerate() {
             // SAFETY: pDescriptorSets holds descriptorSetCount elements per the spec.
@@ -411,6 +467,14 @@ fn view_desc(s: &crate::image::ViewSurface) -> BufferDesc {
     }
 }
 
+/// One written descriptor: its surface (None for a null handle or a sampler-only descriptor) and
+/// its sampler (SAMPLER and COMBINED_IMAGE_SAMPLER).
+#[derive(Clone, Default)]
+pub struct Written {
+    pub desc: Option<BufferDesc>,
+    pub sampler: Option<Arc<Sampler>>,
+}
+
 /// Where one descriptor's source lives in the application's memory: the structure its type
 /// reads (VkDescriptorBufferInfo, VkDescriptorImageInfo or VkBufferView).
 pub(crate) enum DescSource<'a> {
@@ -423,7 +487,10 @@ impl DescSource<'_> {
     /// Which structure a descriptor of type `ty` reads.
     pub fn kind(ty: vk::DescriptorType) -> SourceKind {
         match ty {
-            vk::DescriptorType::STORAGE_IMAGE => SourceKind::Image,
+            vk::DescriptorType::STORAGE_IMAGE
+            | vk::DescriptorType::SAMPLED_IMAGE
+            | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+            | vk::DescriptorType::SAMPLER => SourceKind::Image,
             vk::DescriptorType::STORAGE_TEXEL_BUFFER => SourceKind::TexelBuffer,
             _ => SourceKind::Buffer,
         }
@@ -438,23 +505,50 @@ pub(crate) enum SourceKind {
     TexelBuffer,
 }
 
-/// The descriptor one source describes (None for a null handle).
-pub(crate) fn source_desc(d: &Core, src: DescSource<'_>) -> Result<Option<BufferDesc>> {
+/// The descriptor one source of a `ty` descriptor describes.
+pub(crate) fn source_desc(
+    d: &Core,
+    ty: vk::DescriptorType,
+    src: DescSource<'_>,
+) -> Result<Written> {
+    use vk::DescriptorType as T;
     match src {
-        DescSource::Buffer(i) => buffer_desc(d, i),
+        DescSource::Buffer(i) => Ok(Written {
+            desc: buffer_desc(d, i)?,
+            sampler: None,
+        }),
         DescSource::Image(i) => {
-            if i.image_view.is_null() {
-                return Ok(None);
-            }
-            let v = d.image_views.get(i.image_view.as_raw())?;
-            Ok(Some(view_desc(&v.storage)))
+            let sampler =
+                if matches!(ty, T::SAMPLER | T::COMBINED_IMAGE_SAMPLER) && !i.sampler.is_null() {
+                    Some(d.samplers.get(i.sampler.as_raw())?)
+                } else {
+                    None
+                };
+            let desc = if ty == T::SAMPLER || i.image_view.is_null() {
+                None
+            } else {
+                let v = d.image_views.get(i.image_view.as_raw())?;
+                // Storage images are accessed through the typed messages' (possibly lowered)
+                // format; sampled ones through the view's own format.
+                Some(view_desc(if ty == T::STORAGE_IMAGE {
+                    &v.storage
+                } else {
+                    &v.sampled
+                }))
+            };
+            Ok(Written { desc, sampler })
         }
         DescSource::TexelBuffer(v) => {
-            if v.is_null() {
-                return Ok(None);
-            }
-            let v = d.buffer_views.get(v.as_raw())?;
-            Ok(Some(view_desc(&v.surface)))
+            let desc = if v.is_null() {
+                None
+            } else {
+                let v = d.buffer_views.get(v.as_raw())?;
+                Some(view_desc(&v.surface))
+            };
+            Ok(Written {
+                desc,
+                sampler: None,
+            })
         }
     }
 }
@@ -463,18 +557,15 @@ pub(crate) fn source_desc(d: &Core, src: DescSource<'_>) -> Result<Option<Buffer
 ///
 /// # Safety
 /// The write's arrays must be valid for its descriptor type, per the spec.
-pub(crate) unsafe fn write_descs(
-    d: &Core,
-    w: &vk::WriteDescriptorSet<'_>,
-) -> Result<Vec<Option<BufferDesc>>> {
-    let n = w.descriptor_count;
-    match DescSource::kind(w.descriptor_type) {
+pub(crate) unsafe fn write_descs(d: &Core, w: &vk::WriteDescriptorSet<'_>) -> Result<Vec<Written>> {
+    let (n, ty) = (w.descriptor_count, w.descriptor_type);
+    match DescSource::kind(ty) {
         SourceKind::Image => {
             // SAFETY: descriptorCount image infos per the spec.
             let infos = unsafe { ffi::slice(w.p_image_info, n, "pImageInfo") }?;
             infos
                 .iter()
-                .map(|i| source_desc(d, DescSource::Image(i)))
+                .map(|i| source_desc(d, ty, DescSource::Image(i)))
                 .collect()
         }
         SourceKind::TexelBuffer => {
@@ -482,7 +573,7 @@ pub(crate) unsafe fn write_descs(
             let views = unsafe { ffi::slice(w.p_texel_buffer_view, n, "pTexelBufferView") }?;
             views
                 .iter()
-                .map(|&v| source_desc(d, DescSource::TexelBuffer(v)))
+                .map(|&v| source_desc(d, ty, DescSource::TexelBuffer(v)))
                 .collect()
         }
         SourceKind::Buffer => {
@@ -490,7 +581,7 @@ pub(crate) unsafe fn write_descs(
             let infos = unsafe { ffi::slice(w.p_buffer_info, n, "pBufferInfo") }?;
             infos
                 .iter()
-                .map(|i| source_desc(d, DescSource::Buffer(i)))
+                .map(|i| source_desc(d, ty, DescSource::Buffer(i)))
                 .collect()
         }
     }
@@ -522,25 +613,30 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
             let src = d.descriptor_sets.get(c.src_set.as_raw())?;
             let dst = d.descriptor_sets.get(c.dst_set.as_raw())?;
             let bad = || DriverError::InvalidArgument("descriptor copy out of range".into());
-            let vals: Vec<Option<BufferDesc>> = {
+            let vals: Vec<(Option<BufferDesc>, Option<Arc<Sampler>>)> = {
                 let s = src.lock();
+                let ss = src.lock_samplers();
                 (0..c.descriptor_count)
                     .map(|i| {
                         let slot = src
                             .layout
                             .slot_of(c.src_binding, c.src_array_element + i)
                             .ok_or_else(bad)?;
-                        Ok(s[slot as usize].clone())
+                        Ok((s[slot as usize].clone(), ss[slot as usize].clone()))
                     })
                     .collect::<Result<_>>()?
             };
             let mut t = dst.lock();
-            for (i, v) in vals.into_iter().enumerate() {
+            let mut ts = dst.lock_samplers();
+            for (i, (v, smp)) in vals.into_iter().enumerate() {
                 let slot = dst
                     .layout
                     .slot_of(c.dst_binding, c.dst_array_element + i as u32)
                     .ok_or_else(bad)?;
                 t[slot as usize] = v;
+                if !dst.is_immutable(slot) {
+                    ts[slot as usize] = smp;
+                }
             }
         }
         Ok(())
@@ -585,15 +681,15 @@ impl UpdateTemplate {
                         match DescSource::kind(e.ty) {
                             SourceKind::Buffer => {
                                 let i = at.cast::<vk::DescriptorBufferInfo>().read_unaligned();
-                                source_desc(d, DescSource::Buffer(&i))
+                                source_desc(d, e.ty, DescSource::Buffer(&i))
                             }
                             SourceKind::Image => {
                                 let i = at.cast::<vk::DescriptorImageInfo>().read_unaligned();
-                                source_desc(d, DescSource::Image(&i))
+                                source_desc(d, e.ty, DescSource::Image(&i))
                             }
                             SourceKind::TexelBuffer => {
                                 let v = at.cast::<vk::BufferView>().read_unaligned();
-                                source_desc(d, DescSource::TexelBuffer(v))
+                                source_desc(d, e.ty, DescSource::TexelBuffer(v))
                             }
                         }
                     }
@@ -726,7 +822,14 @@ mod tests {
         assert_eq!(l.slot_of(3, 1), Some(3));
         assert_eq!(l.slot_of(3, 2), None);
         assert_eq!(l.dynamic_slots().collect::<Vec<_>>(), vec![1, 2, 3]);
-        assert!(SetLayout::new(vec![(0, vk::DescriptorType::SAMPLER, 1)]).is_err());
+        assert!(SetLayout::new(vec![(0, vk::DescriptorType::INPUT_ATTACHMENT, 1)]).is_err());
+        let l = SetLayout::new(vec![
+            (2, vk::DescriptorType::COMBINED_IMAGE_SAMPLER, 2),
+            (0, vk::DescriptorType::SAMPLER, 1),
+            (1, vk::DescriptorType::SAMPLED_IMAGE, 1),
+        ])
+        .unwrap();
+        assert_eq!((l.slots, l.slot_of(2, 1)), (4, Some(3)));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use ash::vk;
 
 use crate::{
     cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline, private_data,
-    query, queue, refuse, sync,
+    query, queue, refuse, sampler, sync,
 };
 
 /// Which dispatch level an entry point belongs to.
@@ -358,7 +358,7 @@ entry_points! {
     Device CORE => "vkBindImageMemory": image::bind_image_memory;
     Device BM2 => "vkBindImageMemory2KHR": image::bind_image_memory2;
     Device CORE => "vkGetImageSubresourceLayout": image::get_image_subresource_layout;
-    Device CORE, refuse => "vkCreateSampler": refuse::create_sampler;
+    Device CORE => "vkCreateSampler": sampler::create_sampler;
     Device CORE, refuse => "vkCreateFramebuffer": refuse::create_framebuffer;
     Device CORE, refuse => "vkCreateRenderPass": refuse::create_render_pass;
     Device CORE, refuse => "vkCreateGraphicsPipelines": refuse::create_graphics_pipelines;
@@ -366,7 +366,7 @@ entry_points! {
     Device CORE => "vkDestroyBufferView": image::destroy_buffer_view;
     Device CORE => "vkDestroyImage": image::destroy_image;
     Device CORE => "vkDestroyImageView": image::destroy_image_view;
-    Device CORE, refuse => "vkDestroySampler": refuse::destroy_sampler;
+    Device CORE => "vkDestroySampler": sampler::destroy_sampler;
     Device CORE, refuse => "vkDestroyFramebuffer": refuse::destroy_framebuffer;
     Device CORE, refuse => "vkDestroyRenderPass": refuse::destroy_render_pass;
 }

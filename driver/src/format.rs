@@ -124,8 +124,20 @@ pub fn image_features(format: vk::Format) -> vk::FormatFeatureFlags {
     if atomic_ok(format) {
         f |= vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
     }
+    if SAMPLED.contains(&format) {
+        f |= vk::FormatFeatureFlags::SAMPLED_IMAGE
+            | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
+    }
     f
 }
+
+/// Formats reported as SAMPLED_IMAGE (with linear filtering): the ones
+/// tests/tests/image_sampled.rs compares with lavapipe.
+const SAMPLED: &[vk::Format] = &[
+    vk::Format::R32G32B32A32_SFLOAT,
+    vk::Format::R8G8B8A8_UNORM,
+    vk::Format::R32_SFLOAT,
+];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
 /// formats (the lowering works the same way for texel buffers but is tested on images only,
@@ -157,12 +169,16 @@ fn usage_ok(format: vk::Format, usage: vk::ImageUsageFlags) -> bool {
     let need = |u: vk::ImageUsageFlags, feat: vk::FormatFeatureFlags| {
         !usage.intersects(u) || f.contains(feat)
     };
-    let supported = vk::ImageUsageFlags::STORAGE;
+    let supported = vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED;
     (usage & !supported).is_empty()
         && !usage.is_empty()
         && need(
             vk::ImageUsageFlags::STORAGE,
             vk::FormatFeatureFlags::STORAGE_IMAGE,
+        )
+        && need(
+            vk::ImageUsageFlags::SAMPLED,
+            vk::FormatFeatureFlags::SAMPLED_IMAGE,
         )
 }
 
@@ -233,12 +249,17 @@ mod tests {
         assert_eq!(
             image_features(vk::Format::R32_SFLOAT),
             vk::FormatFeatureFlags::STORAGE_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
         );
         // Lowered through R32_UINT: reported (the compiler unpacks it); packed floats and
         // the extended formats are not.
+        // ... and sampled with linear filtering (tested against lavapipe).
         assert_eq!(
             image_features(vk::Format::R8G8B8A8_UNORM),
             vk::FormatFeatureFlags::STORAGE_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
         );
         assert!(image_features(vk::Format::B10G11R11_UFLOAT_PACK32).is_empty());
         assert!(image_features(vk::Format::R16G16_UNORM).is_empty());
@@ -253,6 +274,19 @@ mod tests {
         let none = vk::ImageCreateFlags::empty();
         assert!(ok(vk::Format::R32_UINT, vk::ImageTiling::OPTIMAL, st, none));
         assert!(ok(vk::Format::R32_UINT, vk::ImageTiling::LINEAR, st, none));
+        let sampled = vk::ImageUsageFlags::SAMPLED;
+        assert!(ok(
+            vk::Format::R8G8B8A8_UNORM,
+            vk::ImageTiling::LINEAR,
+            sampled,
+            none
+        ));
+        assert!(!ok(
+            vk::Format::R32_UINT,
+            vk::ImageTiling::LINEAR,
+            sampled,
+            none
+        ));
         assert!(!ok(
             vk::Format::R8G8B8A8_SRGB,
             vk::ImageTiling::OPTIMAL,

@@ -176,6 +176,8 @@ pub struct ViewSurface {
 pub struct ImageView {
     /// The storage-image surface (typed messages): one level, the view's layers.
     pub storage: ViewSurface,
+    /// The sampled-image surface (sampler messages): the view's levels and layers.
+    pub sampled: ViewSurface,
 }
 
 fn remaining(total: u32, base: u32, count: u32) -> Result<u32> {
@@ -202,7 +204,7 @@ impl ImageView {
             )));
         }
         // Every level of the range must exist even though a storage view reads only the first.
-        remaining(image.layout.levels, r.base_mip_level, r.level_count)?;
+        let levels = remaining(image.layout.levels, r.base_mip_level, r.level_count)?;
         let total_layers = if image.ty == vk::ImageType::TYPE_3D {
             1
         } else {
@@ -281,13 +283,23 @@ impl ImageView {
             surface_base_address: memory.va + offset,
             ..Default::default()
         };
+        // A sampled view: the format itself (the sampler converts), every level of the range
+        // (SurfaceMinLOD = the base level, MIPCount = the level count - 1).
+        let sampled = RenderSurfaceState {
+            surface_format: hw as u64,
+            mip_count_lod: u64::from(levels - 1),
+            surface_min_lod: u64::from(r.base_mip_level),
+            ..ss
+        };
+        let surface = |state: RenderSurfaceState| ViewSurface {
+            memory: memory.clone(),
+            offset,
+            size: l.size,
+            state: state.to_dwords().into(),
+        };
         Ok(ImageView {
-            storage: ViewSurface {
-                memory,
-                offset,
-                size: l.size,
-                state: ss.to_dwords().into(),
-            },
+            storage: surface(ss),
+            sampled: surface(sampled),
         })
     }
 }

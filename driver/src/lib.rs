@@ -26,6 +26,7 @@ mod private_data;
 mod query;
 mod queue;
 mod refuse;
+mod sampler;
 mod sync;
 
 pub use instance::api_version;

@@ -169,6 +169,9 @@ pub fn pipeline_cache_uuid(pci_id: u16) -> [u8; vk::UUID_SIZE] {
 /// (docs/dispatch-contract.md), so the hardware sets no bound of its own; 32 is anv's value.
 pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
 
+/// maxSamplerLodBias: SAMPLER_STATE's Texture LOD Bias holds more (S4.8), Vulkan asks 2.
+pub const MAX_SAMPLER_LOD_BIAS: f32 = 2.0;
+
 /// Buffer descriptors one compute stage (and so one pipeline layout, and one set) may hold:
 /// one binding-table entry each, as many as the compiler's `HwFacts::max_descriptor_btis`
 /// leaves below the push-constant surface.
@@ -255,7 +258,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         mipmap_precision_bits: 4,
         max_draw_indexed_index_value: (1 << 24) - 1,
         max_draw_indirect_count: 1,
-        max_sampler_lod_bias: 2.0,
+        max_sampler_lod_bias: MAX_SAMPLER_LOD_BIAS,
         max_sampler_anisotropy: 1.0,
         max_viewports: 1,
         max_viewport_dimensions: [4096, 4096],

@@ -42,7 +42,6 @@ macro_rules! refuse_destroy {
 }
 
 refuse_create! {
-    create_sampler, "vkCreateSampler", vk::SamplerCreateInfo<'_>, vk::Sampler;
     create_framebuffer, "vkCreateFramebuffer", vk::FramebufferCreateInfo<'_>, vk::Framebuffer;
     create_render_pass, "vkCreateRenderPass", vk::RenderPassCreateInfo<'_>, vk::RenderPass;
     create_sampler_ycbcr_conversion, "vkCreateSamplerYcbcrConversion",
@@ -50,7 +49,6 @@ refuse_create! {
 }
 
 refuse_destroy! {
-    destroy_sampler, "vkDestroySampler", vk::Sampler;
     destroy_framebuffer, "vkDestroyFramebuffer", vk::Framebuffer;
     destroy_render_pass, "vkDestroyRenderPass", vk::RenderPass;
     destroy_sampler_ycbcr_conversion, "vkDestroySamplerYcbcrConversion", vk::SamplerYcbcrConversion;

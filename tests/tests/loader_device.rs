@@ -275,9 +275,12 @@ fn unimplemented_core_commands_refuse_with_an_error() {
     let device = h.create_device(h.physical_device());
     // SAFETY: valid calls; the driver refuses the creations, nothing is created.
     unsafe {
-        let info = vk::SamplerCreateInfo::default();
+        let subpass =
+            [vk::SubpassDescription::default()
+                .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)];
+        let info = vk::RenderPassCreateInfo::default().subpasses(&subpass);
         assert_eq!(
-            device.create_sampler(&info, None).err(),
+            device.create_render_pass(&info, None).err(),
             Some(vk::Result::ERROR_FEATURE_NOT_PRESENT)
         );
         device.destroy_sampler(vk::Sampler::null(), None);

@@ -898,6 +898,9 @@ impl<'a> Isel<'a> {
         if bti > self.hw.max_buffer_bti {
             return Err(BackendError::Internal(format!("image at bti {bti}")));
         }
+        if op.is_read() && op != ImageOp::Load {
+            return self.sample(dst, op, bti, srcs);
+        }
         let surf = Surface::Bti(bti as u8);
         let w = self.w;
         let stride = 4 * w as u32;
@@ -913,6 +916,12 @@ impl<'a> Isel<'a> {
         let coords = self.func.ty(srcs[0]).comps;
         let coord = block(self, srcs[0])?;
         match op {
+            ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Size => {
+                return Err(BackendError::Internal(format!(
+                    "{} as a typed message",
+                    op.name()
+                )))
+            }
             ImageOp::Load => {
                 let d = dst.ok_or_else(|| BackendError::Internal("image_load result".into()))?;
                 let r = self.def_reg(d)?;
@@ -983,6 +992,70 @@ impl<'a> Isel<'a> {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// A sampler message: the parameters of `payload_params` (coordinates, level; missing
+    /// ones in the middle 0, trailing ones left out), one block each, stay a logical message
+    /// until `lower_sends`.
+    fn sample(
+        &mut self,
+        dst: Option<ir::Value>,
+        op: ImageOp,
+        bti: u32,
+        srcs: &[ir::Value],
+    ) -> Res<()> {
+        use ferrite_isa::sampler_msg::{payload_params, Param, SamplerMsgType as M};
+        let (msg, sampler, coords, lod) = match op {
+            ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), srcs[1]),
+            ImageOp::SampleLod { sampler } => (M::SampleL, sampler, Some(srcs[0]), srcs[1]),
+            ImageOp::Size => (M::Resinfo, 0, None, srcs[0]),
+            _ => {
+                return Err(BackendError::Internal(format!(
+                    "{} as a sampler message",
+                    op.name()
+                )))
+            }
+        };
+        if sampler > 15 {
+            // Needs a message header with an offset sampler-state pointer.
+            return Err(unsupported(format!("sampler index {sampler} (above 15)")));
+        }
+        let n_coords = coords.map_or(0, |c| self.func.ty(c).comps as u32);
+        let mut vals = Vec::new();
+        for p in payload_params(msg) {
+            let coord = |c: u32| (c < n_coords).then_some(c);
+            vals.push(match p {
+                Param::U => coord(0).map(|c| (coords.unwrap(), c)),
+                Param::V => coord(1).map(|c| (coords.unwrap(), c)),
+                Param::R => coord(2).map(|c| (coords.unwrap(), c)),
+                Param::Lod => Some((lod, 0)),
+                _ => None,
+            });
+        }
+        let n = vals.iter().rposition(|v| v.is_some()).map_or(0, |i| i + 1);
+        let stride = 4 * self.w as u32;
+        let r = self.b().vreg(Type::UD, n.max(1) as u32);
+        for (k, v) in vals.iter().take(n).enumerate() {
+            let src = match v {
+                Some((val, c)) => self.comp(*val, *c as usize)?.retype(Type::UD),
+                None => Opnd::ud(0),
+            };
+            self.b().mov(r.offset(k as u32 * stride), src);
+        }
+        let d = dst.ok_or_else(|| BackendError::Internal("sampler message result".into()))?;
+        let d = self.def_reg(d)?.retype(Type::UD);
+        self.b().inst(
+            LOp::Sample {
+                bti: bti as u8,
+                sampler: sampler as u8,
+                msg,
+                params: n as u8,
+                comp_stride: stride,
+            },
+            d,
+            vec![r],
+        );
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 //! operand names a register, a byte offset in it, a type and a stride (0 = scalar region).
 //! Every instruction carries its exec size, first channel and `WE_all` explicitly.
 
+use ferrite_isa::sampler_msg::SamplerMsgType;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 use std::fmt;
 
@@ -212,6 +213,16 @@ pub enum LOp {
         hw_op: u8,
         ndata: u8,
     },
+    /// Sampler message (shared function 2, SIMD8 or SIMD16, no header): srcs: [the
+    /// `params` parameters of `msg` in `payload_params` order, blocks `comp_stride` bytes
+    /// apart]; dst: R, G, B, A, `comp_stride` bytes apart.
+    Sample {
+        bti: u8,
+        sampler: u8,
+        msg: SamplerMsgType,
+        params: u8,
+        comp_stride: u32,
+    },
     /// Byte scattered read of `1 << size_log2` bytes per lane (data cache 0): srcs:
     /// [address]; dst: one dword per lane, the bytes zero-extended.
     ByteScatteredRead {
@@ -280,6 +291,7 @@ impl LOp {
                 | LOp::TypedRead { .. }
                 | LOp::TypedWrite { .. }
                 | LOp::TypedAtomic { .. }
+                | LOp::Sample { .. }
                 | LOp::ByteScatteredRead { .. }
                 | LOp::ByteScatteredWrite { .. }
                 | LOp::Fence
@@ -305,7 +317,9 @@ impl LOp {
             | LOp::TypedRead { surf, .. }
             | LOp::TypedWrite { surf, .. }
             | LOp::TypedAtomic { surf, .. } => Some(surf),
-            LOp::Alu(_)
+            // Sampler messages name a fixed binding-table index (no descriptor indexing yet).
+            LOp::Sample { .. }
+            | LOp::Alu(_)
             | LOp::Math(_)
             | LOp::Fence
             | LOp::Barrier

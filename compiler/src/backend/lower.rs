@@ -4,6 +4,7 @@
 
 use super::lir::*;
 use crate::hw::GEN9;
+use ferrite_isa::sampler_msg::{SamplerDesc, SamplerSimd};
 use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
 
 pub use crate::hw::WidthClass;
@@ -23,6 +24,7 @@ pub fn width_class(i: &LInst) -> WidthClass {
         LOp::TypedRead { .. } | LOp::TypedWrite { .. } | LOp::TypedAtomic { .. } => {
             WidthClass::Typed
         }
+        LOp::Sample { .. } => WidthClass::Sampler,
         _ => WidthClass::Unlimited,
     }
 }
@@ -305,6 +307,47 @@ pub fn lower_sends(prog: &mut Program) {
                 );
                 if !direct {
                     b.mov(i.dst.retype(Type::UD), dst);
+                }
+            }
+            LOp::Sample {
+                bti,
+                sampler,
+                msg,
+                params,
+                comp_stride,
+            } => {
+                let c = payload(&mut b, i.srcs[0], params, comp_stride);
+                let direct = contiguous(&i.dst, i.exec, 4, comp_stride);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, 4) };
+                let simd = if i.exec <= 8 {
+                    SamplerSimd::Simd8
+                } else {
+                    SamplerSimd::Simd16
+                };
+                let d = SamplerDesc::new(bti, sampler, msg, simd, false, params as u32, 4);
+                send(
+                    &mut b,
+                    LOp::Send {
+                        sfid: Sfid::Sampler,
+                        desc: d.encode(),
+                        ex_desc: 0,
+                        mlen: d.mlen as u8,
+                        ex_mlen: 0,
+                        rlen: d.rlen as u8,
+                        eot: false,
+                        indirect: false,
+                    },
+                    dst.retype(Type::UD),
+                    vec![c],
+                );
+                if !direct {
+                    let block = 32 * regs(i.exec);
+                    for k in 0..4 {
+                        b.mov(
+                            i.dst.offset(k * comp_stride).retype(Type::UD),
+                            dst.offset(k * block),
+                        );
+                    }
                 }
             }
             LOp::TypedRead {
@@ -793,5 +836,59 @@ mod tests {
             .collect();
         // mlen 2, rlen 4, type 0x05, mask 0 (XYZW), slot group 1 then 2, BTI 3.
         assert_eq!(sends, vec![0x0441_5003, 0x0441_6003]);
+    }
+
+    /// A SIMD32 sample_l (LOD, U, V) becomes two SIMD16 sampler messages, each with 3
+    /// parameters of 2 GRFs and 4 channels of 2 GRFs back; at SIMD8 one message of 3 + 4.
+    #[test]
+    fn sampler_messages_split_to_simd16() {
+        use ferrite_isa::sampler_msg::SamplerMsgType;
+        for (width, exec, sends_n, mlen, rlen) in [(32u8, 16u8, 2, 6, 8), (8, 8, 1, 3, 4)] {
+            let mut p = Program::default();
+            let mut b = Builder::new(&mut p, width);
+            let stride = 4 * width as u32;
+            let params = b.vreg(Type::UD, 3);
+            let dst = b.vreg(Type::UD, 4);
+            b.inst(
+                LOp::Sample {
+                    bti: 5,
+                    sampler: 5,
+                    msg: SamplerMsgType::SampleL,
+                    params: 3,
+                    comp_stride: stride,
+                },
+                dst,
+                vec![params],
+            );
+            lower_simd_width(&mut p);
+            lower_sends(&mut p);
+            let sends: Vec<SamplerDesc> = p
+                .insts
+                .iter()
+                .filter_map(|i| match i.op {
+                    LOp::Send {
+                        sfid,
+                        desc,
+                        mlen: m,
+                        rlen: r,
+                        ..
+                    } => {
+                        assert_eq!(
+                            (sfid, i.exec, m, r),
+                            (Sfid::Sampler, exec, mlen, rlen),
+                            "{i}"
+                        );
+                        Some(SamplerDesc::decode(desc).unwrap())
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(sends.len(), sends_n, "SIMD{width}");
+            for d in sends {
+                assert_eq!((d.bti, d.sampler, d.msg), (5, 5, SamplerMsgType::SampleL));
+                assert_eq!(d.simd.width(), exec as u32);
+                assert_eq!((d.params(), d.rlen, d.header), (3, rlen as u32, false));
+            }
+        }
     }
 }

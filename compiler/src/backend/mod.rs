@@ -133,9 +133,17 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
                     v.push(b);
                 }
             }
-            if let ir::Op::Image(_, b, _) = &i.op {
-                if !v.contains(b) {
-                    v.push(*b);
+            if let ir::Op::Image(op, b, _) = &i.op {
+                // A sampler's index is its descriptor's BTI: the driver must see it to
+                // write that sampler-table entry (dispatch contract).
+                let sampler = match op {
+                    ir::ImageOp::SampleLod { sampler } => Some(*sampler),
+                    _ => None,
+                };
+                for b in std::iter::once(*b).chain(sampler) {
+                    if !v.contains(&b) {
+                        v.push(b);
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@ use super::{invalid, op_id, rid, rty, unsupported, Fe, Res};
 use crate::ir::{AluOp, ImageOp, Kind, Op, Type, Value};
 use ferrite_isa::surface_format::{ChannelKind, StorageAccess, SurfaceFormat};
 use rspirv::dr;
-use rspirv::spirv::ImageFormat;
+use rspirv::spirv::{self, ImageFormat};
 
 /// The Gen9 surface format of a SPIR-V storage image format (the same one the driver's
 /// VkFormat table picks for the matching VkFormat); None for Unknown and formats Ferrite
@@ -335,6 +335,180 @@ impl Fe<'_> {
     }
 }
 
+/// The explicit level of an image instruction's optional operands starting at `from`:
+/// only `Lod` is supported (offsets, gradients, sample indices and the rest are refused).
+fn lod_operand(i: &dr::Instruction, from: usize) -> Res<Option<u32>> {
+    use rspirv::spirv::ImageOperands as IO;
+    match i.operands.get(from) {
+        None => Ok(None),
+        Some(dr::Operand::ImageOperands(m)) if *m == IO::LOD => Ok(Some(op_id(i, from + 1)?)),
+        Some(dr::Operand::ImageOperands(m)) if m.is_empty() => Ok(None),
+        Some(dr::Operand::ImageOperands(m)) => {
+            unsupported(format!("image operands {m:?} (only Lod is supported)"))
+        }
+        Some(o) => invalid(format!("image operand {o:?}")),
+    }
+}
+
+impl Fe<'_> {
+    /// The binding-table index and type id of the image, sampler or sampled-image
+    /// descriptor behind `id`.
+    fn descriptor_of(&mut self, id: u32, b: u32) -> Res<(u32, u32)> {
+        match self.get(id, b)? {
+            FVal::P(p) => match *p {
+                Ptr::Image { bti, count: 1, ty } => Ok((bti, ty)),
+                Ptr::Image { .. } => invalid(format!("%{id} is an array of descriptors")),
+                _ => invalid(format!("%{id} is not a descriptor")),
+            },
+            _ => invalid(format!("%{id} is not a descriptor")),
+        }
+    }
+
+    /// A sampled image: (image BTI, sampler BTI, image type id) of an `OpSampledImage`
+    /// result or a combined image sampler.
+    fn sampled_of(&mut self, id: u32, b: u32) -> Res<(u32, u32, u32)> {
+        if let FVal::P(p) = self.get(id, b)? {
+            if let Ptr::Sampled { image, sampler, ty } = *p {
+                return Ok((image, sampler, ty));
+            }
+        }
+        let (bti, ty) = self.descriptor_of(id, b)?;
+        match self.stype(ty)? {
+            SType::SampledImage(img) => Ok((bti, bti, img)),
+            _ => invalid(format!("%{id} is not a sampled image")),
+        }
+    }
+
+    /// The image type of a sampled image, refusing what the sampler path does not do yet.
+    fn sampled_type(&mut self, ty: u32) -> Res<ImageType> {
+        let SType::Image(t) = self.stype(ty)? else {
+            return invalid("sampled image of a non-image type");
+        };
+        if t.sampled != 1 {
+            return invalid("a storage image used with the sampler");
+        }
+        match t.dim {
+            spirv::Dim::Dim1D | spirv::Dim::Dim2D | spirv::Dim::Dim3D => Ok(t),
+            d => unsupported(format!("sampled images of dimension {d:?}")),
+        }
+    }
+
+    pub(super) fn sampled_image(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (image, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let (sampler, sty) = self.descriptor_of(op_id(i, 1)?, b)?;
+        if !matches!(self.stype(sty)?, SType::Sampler) {
+            return invalid("OpSampledImage without a sampler");
+        }
+        self.sampled_type(ty)?;
+        let p = Ptr::Sampled { image, sampler, ty };
+        self.define(rid(i)?, FVal::P(Box::new(p)))
+    }
+
+    pub(super) fn image_from_sampled(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (bti, _, ty) = self.sampled_of(op_id(i, 0)?, b)?;
+        let p = Ptr::Image { bti, count: 1, ty };
+        self.define(rid(i)?, FVal::P(Box::new(p)))
+    }
+
+    /// The result of a sampler message as the instruction's result type.
+    fn texel_result(&mut self, i: &dr::Instruction, t: &ImageType, texel: Value) -> Res<()> {
+        let tt = self.texel_type(t)?;
+        let rt = self.ir_type(rty(i)?)?;
+        if rt != tt {
+            return invalid("sampled result type differs from the image's sampled type");
+        }
+        self.define(rid(i)?, FVal::V(texel))
+    }
+
+    /// `OpImageFetch` (texelFetch): the sampler's `ld` at integer coordinates and level.
+    pub(super) fn image_fetch(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let t = self.sampled_type(ty)?;
+        let coord = self.image_coords(&t, op_id(i, 1)?, b)?;
+        let lod = match lod_operand(i, 2)? {
+            Some(l) => {
+                let l = self.getv(l, b)?;
+                self.as_i32(l)?
+            }
+            None => self.konst(Type::I32, 0)?,
+        };
+        let tt = self.texel_type(&t)?;
+        let texel = self.emit(tt, Op::Image(ImageOp::Fetch, bti, vec![coord, lod]))?;
+        self.texel_result(i, &t, texel)
+    }
+
+    /// `OpImageSampleExplicitLod ... Lod` (textureLod): `sample_l` with the descriptor's
+    /// sampler (its binding-table index is its sampler-table index).
+    pub(super) fn image_sample_lod(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (image, sampler, ty) = self.sampled_of(op_id(i, 0)?, b)?;
+        let t = self.sampled_type(ty)?;
+        if t.arrayed {
+            return unsupported("sampling arrayed images");
+        }
+        let n = t.coords();
+        let c = self.getv(op_id(i, 1)?, b)?;
+        let ct = self.ty(c);
+        if ct.kind != Kind::Float || ct.bits != 32 || ct.comps < n {
+            return invalid("sample coordinate is not a float vector of the image's dimension");
+        }
+        let coord = if ct.comps == n {
+            c
+        } else {
+            let comps = (0..n)
+                .map(|k| self.extract(c, k))
+                .collect::<Res<Vec<_>>>()?;
+            if n == 1 {
+                comps[0]
+            } else {
+                self.emit(Type::F32.vec(n), Op::Vec(comps))?
+            }
+        };
+        let Some(lod) = lod_operand(i, 2)? else {
+            return unsupported("explicit-LOD sampling without Lod (gradients)");
+        };
+        let lod = self.getv(lod, b)?;
+        if self.ty(lod) != Type::F32 {
+            return invalid("Lod of a sample is not a 32-bit float");
+        }
+        let tt = self.texel_type(&t)?;
+        let op = Op::Image(ImageOp::SampleLod { sampler }, image, vec![coord, lod]);
+        let texel = self.emit(tt, op)?;
+        self.texel_result(i, &t, texel)
+    }
+
+    /// `OpImageQuerySizeLod` and `OpImageQueryLevels` on a sampled image: `resinfo`.
+    pub(super) fn image_query(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let t = self.sampled_type(ty)?;
+        let levels = i.class.opcode == spirv::Op::ImageQueryLevels;
+        let lod = if levels {
+            self.konst(Type::I32, 0)?
+        } else {
+            let l = self.getv(op_id(i, 1)?, b)?;
+            self.as_i32(l)?
+        };
+        let info = self.emit(Type::I32.vec(4), Op::Image(ImageOp::Size, bti, vec![lod]))?;
+        let rt = self.ir_type(rty(i)?)?;
+        let v = if levels {
+            self.extract(info, 3)?
+        } else {
+            let n = t.coords();
+            if rt.comps != n || rt.kind != Kind::Int {
+                return invalid("OpImageQuerySizeLod result is not an integer vector of the size");
+            }
+            if n == 1 {
+                self.extract(info, 0)?
+            } else {
+                let comps = (0..n)
+                    .map(|k| self.extract(info, k))
+                    .collect::<Res<Vec<_>>>()?;
+                self.emit(Type::I32.vec(n), Op::Vec(comps))?
+            }
+        };
+        self.define(rid(i)?, FVal::V(v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::check_ir;
@@ -386,6 +560,78 @@ mod tests {
                     %3:i32x2 = const 1, 2
                     %4:i32 = const 1
                     %5:i32 = image_atomic_add img[1] %3, %4
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// texelFetch, textureLod through a combined image sampler and through OpSampledImage
+    /// of a separate image and sampler, and textureSize/textureQueryLevels become sampler
+    /// ops: the sampler index is the sampler descriptor's binding-table index.
+    #[test]
+    fn sampled_image_ops_become_sampler_ops() {
+        check_ir(
+            "sampled_image_ops_become_sampler_ops",
+            "
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 0
+            OpDecorate %tex DescriptorSet 0
+            OpDecorate %tex Binding 1
+            OpDecorate %smp DescriptorSet 0
+            OpDecorate %smp Binding 2
+            %v2i32 = OpTypeVector %i32 2
+            %img = OpTypeImage %f32 2D 0 0 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %stype = OpTypeSampler
+            %pcomb = OpTypePointer UniformConstant %simg
+            %pimg = OpTypePointer UniformConstant %img
+            %psmp = OpTypePointer UniformConstant %stype
+            %comb = OpVariable %pcomb UniformConstant
+            %tex = OpVariable %pimg UniformConstant
+            %smp = OpVariable %psmp UniformConstant
+            %c1 = OpConstant %i32 1
+            %c2 = OpConstant %i32 2
+            %h = OpConstant %f32 0.5
+            %xy = OpConstantComposite %v2i32 %c1 %c2
+            %uv = OpConstantComposite %v2f32 %h %h
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %simg %comb
+            %ci = OpImage %img %c
+            %f = OpImageFetch %v4f32 %ci %xy Lod %c1
+            %s = OpImageSampleExplicitLod %v4f32 %c %uv Lod %h
+            %t = OpLoad %img %tex
+            %sm = OpLoad %stype %smp
+            %ts = OpSampledImage %simg %t %sm
+            %s2 = OpImageSampleExplicitLod %v4f32 %ts %uv Lod %h
+            %sz = OpImageQuerySizeLod %v2i32 %t %c1
+            %lv = OpImageQueryLevels %i32 %t
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32x2 = const 1, 2
+                    %1:i32 = const 1
+                    %2:f32x4 = image_fetch img[0] %0, %1
+                    %3:f32x2 = const 0.5, 0.5
+                    %4:f32 = const 0.5
+                    %5:f32x4 = image_sample_l.s0 img[0] %3, %4
+                    %6:f32x2 = const 0.5, 0.5
+                    %7:f32 = const 0.5
+                    %8:f32x4 = image_sample_l.s2 img[1] %6, %7
+                    %9:i32 = const 1
+                    %10:i32x4 = image_size img[1] %9
+                    %11:i32 = extract %10, 0
+                    %12:i32 = extract %10, 1
+                    %13:i32x2 = vec %11, %12
+                    %14:i32 = const 0
+                    %15:i32x4 = image_size img[1] %14
+                    %16:i32 = extract %15, 3
                     break
                 }
             }

@@ -155,6 +155,11 @@ impl Fe<'_> {
             O::ImageRead => self.image_read(i, b)?,
             O::ImageWrite => self.image_write(i, b)?,
             O::ImageTexelPointer => self.image_texel_pointer(i, b)?,
+            O::SampledImage => self.sampled_image(i, b)?,
+            O::Image => self.image_from_sampled(i, b)?,
+            O::ImageFetch => self.image_fetch(i, b)?,
+            O::ImageSampleExplicitLod => self.image_sample_lod(i, b)?,
+            O::ImageQuerySizeLod | O::ImageQueryLevels => self.image_query(i, b)?,
             O::ExtInst => {
                 let set = op_id(i, 0)?;
                 if !self.decl.ext_glsl.contains(&set) {

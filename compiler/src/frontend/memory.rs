@@ -50,6 +50,14 @@ pub(super) enum Ptr {
         count: u32,
         ty: u32,
     },
+    /// `OpSampledImage`: the sampled image at `image` with the sampler at `sampler`
+    /// (binding-table indices; the sampler's is also its sampler-table index), of image type
+    /// `ty`.
+    Sampled {
+        image: u32,
+        sampler: u32,
+        ty: u32,
+    },
     /// `OpImageTexelPointer`: one texel of the image at `bti` (for atomics).
     Texel {
         bti: u32,
@@ -142,7 +150,7 @@ impl Fe<'_> {
     pub(super) fn load_ptr(&mut self, p: &Ptr) -> Res<FVal> {
         match p {
             // Loading an image variable yields the image itself (a descriptor).
-            Ptr::Image { .. } => Ok(FVal::P(Box::new(p.clone()))),
+            Ptr::Image { .. } | Ptr::Sampled { .. } => Ok(FVal::P(Box::new(p.clone()))),
             Ptr::Texel { .. } => invalid("OpLoad through an image texel pointer"),
             Ptr::Var { tree, .. } => self.load_tree(tree),
             Ptr::VarComp { var, comp, .. } => {
@@ -350,7 +358,9 @@ impl Fe<'_> {
 
     pub(super) fn store_ptr(&mut self, p: &Ptr, v: &FVal) -> Res<()> {
         match p {
-            Ptr::Image { .. } | Ptr::Texel { .. } => invalid("OpStore to an image"),
+            Ptr::Image { .. } | Ptr::Sampled { .. } | Ptr::Texel { .. } => {
+                invalid("OpStore to an image")
+            }
             Ptr::Var { tree, .. } => self.store_tree(tree, v),
             Ptr::VarComp { var, comp, .. } => {
                 let ty = self.f.vars[var.0 as usize];
@@ -843,6 +853,7 @@ impl Fe<'_> {
                     None => return unsupported("dynamic indexing of image arrays"),
                 },
                 Ptr::Texel { .. } => return invalid("access chain into a texel pointer"),
+                Ptr::Sampled { .. } => return invalid("access chain into a sampled image"),
             };
         }
         Ok(p)

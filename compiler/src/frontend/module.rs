@@ -44,6 +44,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::ShaderNonUniform
         | C::UniformBufferArrayNonUniformIndexing
         | C::StorageBufferArrayNonUniformIndexing => true,
+        // Size and level queries of sampled images (resinfo).
+        C::ImageQuery => true,
         C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot
@@ -488,7 +490,9 @@ impl Fe<'_> {
         let bti = self.binding_bti(id, kind, count)?;
         Ok(match kind {
             BindingKind::Uniform => Space::Ubo(bti),
-            BindingKind::Storage | BindingKind::StorageImage => Space::Ssbo(bti),
+            BindingKind::Storage | BindingKind::StorageImage | BindingKind::Sampled => {
+                Space::Ssbo(bti)
+            }
         })
     }
 
@@ -624,13 +628,14 @@ impl Fe<'_> {
                     SType::Array(e, n) => (e, n),
                     _ => (pointee, 1),
                 };
-                let SType::Image(t) = self.stype(img)? else {
-                    return unsupported("samplers and sampled images");
+                let kind = match self.stype(img)? {
+                    SType::Image(t) if t.multisampled => return unsupported("multisampled images"),
+                    SType::Image(t) if t.sampled == 2 => BindingKind::StorageImage,
+                    SType::Image(t) if t.sampled == 1 => BindingKind::Sampled,
+                    SType::Sampler | SType::SampledImage(_) => BindingKind::Sampled,
+                    _ => return unsupported("images whose use (sampled or storage) is unknown"),
                 };
-                if t.sampled != 2 || t.multisampled {
-                    return unsupported("sampled and multisampled images");
-                }
-                let bti = self.binding_bti(id, BindingKind::StorageImage, count)?;
+                let bti = self.binding_bti(id, kind, count)?;
                 Ptr::Image {
                     bti,
                     count,

@@ -21,7 +21,10 @@ pub(super) enum SType {
     Pointer(StorageClass, u32),
     Function,
     Image(ImageType),
-    Other(&'static str),
+    /// `OpTypeSampler`.
+    Sampler,
+    /// `OpTypeSampledImage` of the image type with this id.
+    SampledImage(u32),
 }
 
 /// An `OpTypeImage`.
@@ -282,9 +285,8 @@ impl Fe<'_> {
                 };
                 self.add_type(i, SType::Image(t))?
             }
-            O::TypeSampler | O::TypeSampledImage => {
-                self.add_type(i, SType::Other("image/sampler"))?
-            }
+            O::TypeSampler => self.add_type(i, SType::Sampler)?,
+            O::TypeSampledImage => self.add_type(i, SType::SampledImage(op_id(i, 0)?))?,
             _ => return invalid(format!("{op:?} is not a type declaration")),
         }
         Ok(())

@@ -254,7 +254,10 @@ impl Fe<'_> {
                         Ptr::Mem { dyn_off, .. } => *dyn_off = Some(v),
                         Ptr::VarComp { comp, .. } => *comp = Err(v),
                         Ptr::Builtin { comp, .. } => *comp = Some(Err(v)),
-                        Ptr::Var { .. } | Ptr::Image { .. } | Ptr::Texel { .. } => {}
+                        Ptr::Var { .. }
+                        | Ptr::Image { .. }
+                        | Ptr::Sampled { .. }
+                        | Ptr::Texel { .. } => {}
                     }
                 }
                 Ok(FVal::P(Box::new(p)))
@@ -358,7 +361,7 @@ impl Fe<'_> {
                             }
                             _ => None,
                         },
-                        Ptr::Var { .. } | Ptr::Image { .. } => None,
+                        Ptr::Var { .. } | Ptr::Image { .. } | Ptr::Sampled { .. } => None,
                         Ptr::Texel { .. } => {
                             return unsupported("an image texel pointer used in another block")
                         }
