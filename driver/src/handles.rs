@@ -107,6 +107,26 @@ impl<T> Registry<T> {
         id
     }
 
+    /// Inserts an object and writes its handle through the application's output pointer; when
+    /// that pointer is null the object is removed again, so nothing is left behind.
+    ///
+    /// # Safety
+    /// `p_out` must be null or valid for writes, as the spec requires of output handles.
+    pub unsafe fn publish<H: ash::vk::Handle>(
+        &self,
+        obj: T,
+        p_out: *mut H,
+        what: &'static str,
+    ) -> Result<ash::vk::Result> {
+        let id = self.insert(obj);
+        // SAFETY: the caller's contract on `p_out`.
+        if let Err(e) = unsafe { crate::ffi::write(p_out, H::from_raw(id), what) } {
+            self.remove(id)?;
+            return Err(e);
+        }
+        Ok(ash::vk::Result::SUCCESS)
+    }
+
     pub fn get(&self, id: u64) -> Result<Arc<T>> {
         self.lock()
             .get(&id)

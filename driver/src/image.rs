@@ -388,13 +388,8 @@ pub(crate) unsafe extern "system" fn create_image(
     ffi::result("vkCreateImage", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.images.insert(Image::new(info)?);
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_image, vk::Image::from_raw(id), "pImage") } {
-            d.images.remove(id)?;
-            return Err(e);
-        }
-        Ok(vk::Result::SUCCESS)
+        unsafe { d.images.publish(Image::new(info)?, p_image, "pImage") }
     })
 }
 
@@ -523,13 +518,11 @@ pub(crate) unsafe extern "system" fn create_image_view(
     ffi::result("vkCreateImageView", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.image_views.insert(ImageView::new(d, info)?);
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_view, vk::ImageView::from_raw(id), "pView") } {
-            d.image_views.remove(id)?;
-            return Err(e);
+        unsafe {
+            d.image_views
+                .publish(ImageView::new(d, info)?, p_view, "pView")
         }
-        Ok(vk::Result::SUCCESS)
     })
 }
 
@@ -554,13 +547,11 @@ pub(crate) unsafe extern "system" fn create_buffer_view(
     ffi::result("vkCreateBufferView", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.buffer_views.insert(BufferView::new(d, info)?);
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_view, vk::BufferView::from_raw(id), "pView") } {
-            d.buffer_views.remove(id)?;
-            return Err(e);
+        unsafe {
+            d.buffer_views
+                .publish(BufferView::new(d, info)?, p_view, "pView")
         }
-        Ok(vk::Result::SUCCESS)
     })
 }
 

@@ -344,17 +344,18 @@ pub(crate) unsafe extern "system" fn create_buffer(
         if info.size == 0 {
             return Err(DriverError::InvalidArgument("buffer size is 0".into()));
         }
-        let id = d.buffers.insert(Buffer {
-            size: info.size,
-            usage: info.usage,
-            binding: Mutex::new(None),
-        });
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_buffer, vk::Buffer::from_raw(id), "pBuffer") } {
-            d.buffers.remove(id)?;
-            return Err(e);
+        unsafe {
+            d.buffers.publish(
+                Buffer {
+                    size: info.size,
+                    usage: info.usage,
+                    binding: Mutex::new(None),
+                },
+                p_buffer,
+                "pBuffer",
+            )
         }
-        Ok(vk::Result::SUCCESS)
     })
 }
 

@@ -85,16 +85,17 @@ pub(crate) unsafe extern "system" fn create_fence(
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
         let signaled = info.flags.contains(vk::FenceCreateFlags::SIGNALED);
         let syncobj = d.adapter.drm.syncobj_create(signaled)?;
-        let id = d.fences.insert(Fence {
-            drm: d.adapter.drm.clone(),
-            syncobj,
-        });
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_fence, vk::Fence::from_raw(id), "pFence") } {
-            d.fences.remove(id)?;
-            return Err(e);
+        unsafe {
+            d.fences.publish(
+                Fence {
+                    drm: d.adapter.drm.clone(),
+                    syncobj,
+                },
+                p_fence,
+                "pFence",
+            )
         }
-        Ok(vk::Result::SUCCESS)
     })
 }
 
