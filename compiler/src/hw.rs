@@ -30,6 +30,12 @@ pub struct HwFacts {
     pub max_threads_per_group: u32,
     /// SIMD widths a compute kernel may be dispatched at.
     pub simd_widths: &'static [u32],
+    /// The subgroup size the driver reports (VkPhysicalDeviceSubgroupProperties::subgroupSize),
+    /// and so the one width a kernel that uses subgroup operations or built-ins is compiled at:
+    /// without subgroup size control, a shader of SPIR-V below 1.6 must see `SubgroupSize`
+    /// equal to the reported value (Vulkan spec, "SubgroupSize" built-in). The widest width,
+    /// so that every workgroup size fits the thread limit.
+    pub subgroup_size: u32,
     /// The widest exec size of each kind of instruction (the back end's SIMD-width lowering
     /// splits wider ones); kinds not listed allow 32.
     pub width_limits: &'static [(WidthClass, u8)],
@@ -72,6 +78,7 @@ pub const GEN9: HwFacts = HwFacts {
     bti_stateless: 255,
     max_threads_per_group: 56,
     simd_widths: &[8, 16, 32],
+    subgroup_size: 32,
     // ALU and float math: an operand may span at most 2 GRFs, so 16 channels of 32-bit
     // data; integer division on the math unit: SIMD8 only; untyped surface and byte
     // scattered messages exist as SIMD8 and SIMD16 (SIMD32 kernels send two halves); typed

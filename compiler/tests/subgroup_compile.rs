@@ -108,3 +108,30 @@ fn subgroup_ops_on_64_bit_values_are_refused() {
         }
     }
 }
+
+/// Without debug options, a kernel that uses subgroups runs at the reported subgroup size (a
+/// SPIR-V 1.3 shader must see `SubgroupSize` equal to it), whatever width the policy would pick
+/// otherwise; a kernel without them keeps the policy's width.
+#[test]
+fn subgroup_kernels_run_at_the_reported_subgroup_size() {
+    let o = BackendOptions::gen9();
+    let sg = o.hw.subgroup_size;
+    for op in [SubgroupOp::Elect, SubgroupOp::Reduce(RedOp::Iadd)] {
+        let text = shader(op, "i32");
+        let s = parse_shader(&text).unwrap();
+        assert!(backend::uses_subgroups(&s.func), "{op}");
+        let k = backend::compile(&s, &o).unwrap();
+        assert_eq!(k.simd, sg, "{op}");
+    }
+    let plain = "shader local_size 40 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32 = const 0
+    %1:i32 = load ssbo[0] %0 align 4
+    store ssbo[0] %0, %1 align 4
+}
+";
+    let s = parse_shader(plain).unwrap();
+    assert!(!backend::uses_subgroups(&s.func));
+    let k = backend::compile(&s, &o).unwrap();
+    assert_eq!(k.simd, 16, "the policy's width for a group of 40");
+}

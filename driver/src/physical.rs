@@ -623,7 +623,7 @@ pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
         max_per_set_descriptors: MAX_PER_SET_DESCRIPTORS,
         max_memory_allocation_size: heap_size(info),
         // The widest dispatch: a kernel's gl_SubgroupSize is the SIMD width it was compiled for.
-        subgroup_size: 32,
+        subgroup_size: ferrite_compiler::hw::GEN9.subgroup_size,
         subgroup_stages: stages,
         subgroup_operations: ops,
         max_timeline_semaphore_value_difference: MAX_TIMELINE_DIFFERENCE,

@@ -363,11 +363,48 @@ pub fn candidate_widths(total: u32, opts: &BackendOptions) -> Vec<u32> {
     v
 }
 
+/// Whether a function uses subgroup operations or the subgroup built-ins (whose values depend
+/// on the dispatch width).
+pub fn uses_subgroups(f: &ir::Function) -> bool {
+    fn block(b: &ir::Block) -> bool {
+        b.iter().any(|n| match n {
+            ir::Node::Instr(i) => matches!(
+                i.op,
+                ir::Op::Subgroup(..)
+                    | ir::Op::SysVal(
+                        ir::SysVal::SubgroupSize
+                            | ir::SysVal::SubgroupId
+                            | ir::SysVal::SubgroupInvocation
+                            | ir::SysVal::NumSubgroups
+                    )
+            ),
+            ir::Node::If(i) => block(&i.then_) || block(&i.else_),
+            ir::Node::Loop(l) => block(&l.body),
+            _ => false,
+        })
+    }
+    block(&f.body)
+}
+
 /// Compiles `shader` for every candidate width and returns the widest that does not spill
 /// (or the one with fewest spills if all spill).
 pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, BackendError> {
     let total = shader.local_size.iter().product::<u32>().max(1);
-    let widths = candidate_widths(total, opts);
+    let mut widths = candidate_widths(total, opts);
+    // A kernel that sees subgroups runs at the reported subgroup size (`HwFacts::subgroup_size`)
+    // unless debug options excluded that width.
+    let sg = opts.hw.subgroup_size;
+    let sg_allowed = match sg {
+        8 => !opts.no8,
+        16 => !opts.no16,
+        _ => !opts.no32,
+    };
+    if uses_subgroups(&shader.func)
+        && sg_allowed
+        && total.div_ceil(sg) <= opts.hw.max_threads_per_group
+    {
+        widths = vec![sg];
+    }
     if widths.is_empty() {
         return Err(BackendError::NoWidth(format!(
             "group of {total} invocations with no8={} no16={} no32={}",
