@@ -288,7 +288,7 @@ impl Harness {
             .queue_priorities(&prio)];
         let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
         // SAFETY: valid create info for a live physical device.
-        unsafe { self.instance.create_device(pd, &info, None) }.expect("vkCreateDevice")
+        unsafe { create_device(&self.instance, pd, &info) }.expect("vkCreateDevice")
     }
 
     /// Index of the first memory type with all of `flags`.
@@ -305,6 +305,48 @@ impl Harness {
                 .contains(flags)
         })
     }
+}
+
+/// Serialises `vkCreateDevice` and `vkDestroyDevice` across the test threads of one process.
+///
+/// The Vulkan loader keeps every logical device of the process in per-driver lists that
+/// `vkCreateDevice` walks (it resolves the new device's dispatch table through
+/// `vkGetDeviceProcAddr`) under a lock which `vkDestroyDevice` does not take when it unlinks and
+/// frees a node. Creating a device in one thread while another destroys one is therefore a
+/// use-after-free inside the loader (Debian's 1.3.239 and upstream as of 1.4.341; reported as
+/// KhronosGroup/Vulkan-Loader issue 2018). The Vulkan spec allows the two calls concurrently, so a
+/// test process that runs its tests on several threads would crash at random in the loader, not in
+/// Ferrite; every test creates and destroys devices through these two functions instead.
+static DEVICE_LIST: Mutex<()> = Mutex::new(());
+
+fn device_list_lock() -> std::sync::MutexGuard<'static, ()> {
+    // A panicking test may poison the lock; the list it guards lives in the loader, not here.
+    DEVICE_LIST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `vkCreateDevice`, serialised against other threads' device creation and destruction.
+///
+/// # Safety
+/// The same as `vkCreateDevice`: a live physical device of `instance` and a valid create info.
+pub unsafe fn create_device(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    info: &vk::DeviceCreateInfo,
+) -> ash::prelude::VkResult<ash::Device> {
+    let _list = device_list_lock();
+    // SAFETY: the caller's contract.
+    unsafe { instance.create_device(pd, info, None) }
+}
+
+/// `vkDestroyDevice`, serialised against other threads' device creation and destruction.
+///
+/// # Safety
+/// The same as `vkDestroyDevice`: a live device whose children are all destroyed and which no
+/// other thread uses.
+pub unsafe fn destroy_device(device: &ash::Device) {
+    let _list = device_list_lock();
+    // SAFETY: the caller's contract.
+    unsafe { device.destroy_device(None) }
 }
 
 impl Default for Harness {

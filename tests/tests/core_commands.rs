@@ -42,7 +42,8 @@ fn ctx() -> Ctx {
         .push_next(&mut pdf)
         .push_next(&mut pcc);
     // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice");
     Ctx::with_device(h, pd, dev)
 }
 

@@ -36,7 +36,8 @@ fn ctx() -> (Ctx, Ext) {
         .queue_create_infos(&queues)
         .enabled_extension_names(&names);
     // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice");
     let e = Ext {
         dut: ash::khr::descriptor_update_template::Device::new(&h.instance, &dev),
         pd: ash::khr::push_descriptor::Device::new(&h.instance, &dev),

@@ -116,7 +116,8 @@ fn exact_width_ctx() -> Ctx {
         .push_next(&mut s8)
         .push_next(&mut s16);
     // SAFETY: valid create info for a live physical device; destroyed by the context.
-    let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice");
     Ctx::with_device(h, pd, dev)
 }
 

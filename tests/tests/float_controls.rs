@@ -163,7 +163,8 @@ fn run_driver() -> Results {
         .queue_create_infos(&queues)
         .enabled_extension_names(&names);
     // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice");
     let mut c = Ctx::with_device(h, pd, dev);
     let a = inputs();
     for (name, prop, line) in MODES {

@@ -15,7 +15,7 @@ fn device_and_queue_lifecycle() {
         assert_eq!(device.get_device_queue(0, 0), q);
         device.queue_wait_idle(q).unwrap();
         device.device_wait_idle().unwrap();
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     h.assert_clean();
 }
@@ -70,7 +70,7 @@ fn mapped_memory_write_and_read_back_in_every_memory_type() {
         }
     }
     // SAFETY: all children destroyed.
-    unsafe { device.destroy_device(None) };
+    unsafe { ferrite_tests::icd::destroy_device(&device) };
     h.assert_clean();
 }
 
@@ -108,7 +108,7 @@ fn buffer_requirements_and_binding() {
         device.destroy_buffer(a, None);
         device.destroy_buffer(b, None);
         device.free_memory(m, None);
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     h.assert_clean();
 }
@@ -150,7 +150,7 @@ fn fence_lifecycle_with_empty_submission() {
         device.destroy_fence(f, None);
         device.destroy_fence(s, None);
         device.queue_wait_idle(q).unwrap();
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     h.assert_clean();
 }
@@ -164,7 +164,7 @@ fn unknown_device_function_names_are_null() {
         let gdpa = h.instance.fp_v1_0().get_device_proc_addr;
         assert!(gdpa(device.handle(), c"vkFerriteDoesNotExist".as_ptr()).is_none());
         assert!(gdpa(device.handle(), c"vkAllocateMemory".as_ptr()).is_some());
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     h.assert_clean();
 }
@@ -188,7 +188,7 @@ fn unsupported_feature_is_refused() {
         .queue_create_infos(&queues)
         .enabled_features(&features);
     // SAFETY: valid create info (the feature is unsupported, which the driver must report).
-    let r = unsafe { h.instance.create_device(pd, &info, None) };
+    let r = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) };
     assert_eq!(r.err(), Some(vk::Result::ERROR_FEATURE_NOT_PRESENT));
 }
 
@@ -205,7 +205,7 @@ fn unsupported_extension_is_refused() {
         .queue_create_infos(&queues)
         .enabled_extension_names(&exts);
     // SAFETY: valid create info naming an extension Ferrite does not offer.
-    let r = unsafe { h.instance.create_device(pd, &info, None) };
+    let r = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) };
     assert_eq!(r.err(), Some(vk::Result::ERROR_EXTENSION_NOT_PRESENT));
 }
 
@@ -238,7 +238,7 @@ fn allocation_larger_than_the_heap_is_out_of_device_memory() {
             )
             .unwrap();
         device.free_memory(ok, None);
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
 }
 
@@ -254,7 +254,7 @@ fn harness_catches_validation_errors() {
             .allocation_size(4096)
             .memory_type_index(31);
         assert!(device.allocate_memory(&info, None).is_err());
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     let p = h.problems();
     assert!(
@@ -286,7 +286,7 @@ fn unimplemented_core_commands_refuse_with_an_error() {
         device.destroy_sampler(vk::Sampler::null(), None);
         device.destroy_image(vk::Image::null(), None);
         device.destroy_render_pass(vk::RenderPass::null(), None);
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     h.assert_clean();
 }

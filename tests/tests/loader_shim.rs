@@ -188,7 +188,7 @@ fn shim_child_workload() {
             dev.allocate_memory(&too_big, None),
             Err(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY)
         );
-        dev.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&dev);
     }
     println!("{DONE}");
 }

@@ -82,7 +82,7 @@ impl Setup {
             .push_next(&mut feature);
         // SAFETY: valid create infos; every object is destroyed in Drop.
         unsafe {
-            let dev = h.instance.create_device(pd, &info, None).unwrap();
+            let dev = ferrite_tests::icd::create_device(&h.instance, pd, &info).unwrap();
             let pep = ash::khr::pipeline_executable_properties::Device::new(&h.instance, &dev);
             let binding = [vk::DescriptorSetLayoutBinding::default()
                 .binding(0)
@@ -208,7 +208,7 @@ impl Drop for Setup {
             self.dev.destroy_pipeline_layout(self.layout, None);
             self.dev
                 .destroy_descriptor_set_layout(self.set_layout, None);
-            self.dev.destroy_device(None);
+            ferrite_tests::icd::destroy_device(&self.dev);
         }
     }
 }

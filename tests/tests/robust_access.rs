@@ -96,7 +96,8 @@ fn robust_ctx(robustness2: bool) -> Ctx {
         info
     };
     // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice");
     Ctx::with_device(h, pd, dev)
 }
 

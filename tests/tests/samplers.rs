@@ -119,7 +119,7 @@ fn samplers_and_sampler_descriptors() {
             device.destroy_sampler(s, None);
         }
         device.destroy_sampler(vk::Sampler::null(), None);
-        device.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&device);
     }
     h.assert_clean();
 }

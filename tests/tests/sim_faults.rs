@@ -203,14 +203,12 @@ fn workload(h: &Harness, pd: vk::PhysicalDevice) -> Result<(), (&'static str, vk
         .queue_priorities(&prio)];
     // SAFETY: valid create infos on a live instance; every object is destroyed below.
     unsafe {
-        let dev = h
-            .instance
-            .create_device(
-                pd,
-                &vk::DeviceCreateInfo::default().queue_create_infos(&queues),
-                None,
-            )
-            .map_err(|e| ("vkCreateDevice", e))?;
+        let dev = ferrite_tests::icd::create_device(
+            &h.instance,
+            pd,
+            &vk::DeviceCreateInfo::default().queue_create_infos(&queues),
+        )
+        .map_err(|e| ("vkCreateDevice", e))?;
         let mem_type = h
             .memory_type(pd, vk::MemoryPropertyFlags::HOST_VISIBLE)
             .unwrap();
@@ -275,7 +273,7 @@ fn workload(h: &Harness, pd: vk::PhysicalDevice) -> Result<(), (&'static str, vk
         dev.destroy_command_pool(pool, None);
         dev.destroy_buffer(buffer, None);
         dev.free_memory(memory, None);
-        dev.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&dev);
         result
     }
 }

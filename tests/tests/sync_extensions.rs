@@ -53,7 +53,8 @@ fn ctx() -> (Ctx, Ext) {
         .push_next(&mut timeline)
         .push_next(&mut sync2);
     // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { h.instance.create_device(pd, &info, None) }.expect("vkCreateDevice");
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice");
     let e = Ext {
         tl: ash::khr::timeline_semaphore::Device::new(&h.instance, &dev),
         s2: ash::khr::synchronization2::Device::new(&h.instance, &dev),
@@ -568,7 +569,7 @@ fn invalid_handles_get_vulkan_1_0_error_codes() {
             .unwrap();
         assert_eq!(dev.get_fence_status(f), Ok(true));
         dev.destroy_fence(f, None);
-        dev.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&dev);
     }
 }
 

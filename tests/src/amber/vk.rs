@@ -606,16 +606,15 @@ impl Gpu {
         } else {
             dci = dci.enabled_features(&core_on);
         }
-        let device = instance
-            .create_device(pd, &dci, None)
-            .map_err(vkerr("vkCreateDevice"))?;
+        let device =
+            crate::icd::create_device(instance, pd, &dci).map_err(vkerr("vkCreateDevice"))?;
         let queue = device.get_device_queue(qfi, 0);
         let mp = instance.get_physical_device_memory_properties(pd);
         let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
         let Some(mem_type) = (0..mp.memory_type_count)
             .find(|&i| mp.memory_types[i as usize].property_flags.contains(want))
         else {
-            device.destroy_device(None);
+            crate::icd::destroy_device(&device);
             return Ok(Err("no host-visible coherent memory".into()));
         };
         Ok(Ok((
@@ -1041,7 +1040,7 @@ impl Drop for Gpu {
             }
             self.device.destroy_fence(self.fence, None);
             self.device.destroy_command_pool(self.cmd_pool, None);
-            self.device.destroy_device(None);
+            crate::icd::destroy_device(&self.device);
             self.instance.destroy_instance(None);
         }
     }

@@ -488,7 +488,7 @@ fn drop_ctx(mut c: Ctx, check: bool) {
             c.dev.free_memory(b.memory, None);
         }
         c.dev.destroy_command_pool(c.cmd_pool, None);
-        c.dev.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&c.dev);
     }
     if check {
         c.h.assert_clean();
