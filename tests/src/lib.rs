@@ -2,6 +2,7 @@
 pub mod amber;
 pub mod bench;
 pub mod icd;
+pub mod rng;
 
 /// A new, empty temporary directory `<tmp>/<prefix>-<pid>-<n>`, unique per call: tests run on
 /// parallel threads and may compile shaders of the same name, and a shared file could be read

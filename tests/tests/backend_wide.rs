@@ -11,6 +11,7 @@
 
 mod sim_common;
 
+use ferrite_tests::rng::{XorShift32, XorShift64};
 use sim_common::*;
 
 /// Largest distance in units in the last place allowed for div/rcp/sqrt/inversesqrt.
@@ -61,16 +62,14 @@ fn doubles(n: usize, seed: u64) -> Vec<f64> {
         123456789.125,
         6.0,
     ];
-    let mut s = seed;
+    let mut rng = XorShift64(seed);
     let mut v: Vec<f64> = Vec::with_capacity(n);
     for i in 0..n {
         if i < edges.len() && seed % 2 == 1 {
             v.push(edges[i]);
             continue;
         }
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
+        let s = rng.next_u64();
         let mant = (s >> 12) | 0x3FF0_0000_0000_0000;
         let e = ((s >> 4) % 161) as i32 - 80;
         let m = f64::from_bits(mant) * if s & 1 == 1 { -1.0 } else { 1.0 };
@@ -349,11 +348,9 @@ fn mod_pairs() -> Vec<(f64, f64)> {
         (-123456789.0, 9.0),
         (9007199254740992.0, 7.0),
     ];
-    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    let mut rng = XorShift64(0x1234_5678_9ABC_DEF1);
     while v.len() < 64 {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
+        let s = rng.next_u64();
         let k = (s % 2001) as f64 - 1000.0;
         let y = ((s >> 16) % 97 + 1) as f64 * if s & 2 == 2 { -0.125 } else { 0.375 };
         // Every other pair an exact multiple k * y.
@@ -481,15 +478,13 @@ fn int64_inputs(n: usize, seed: u64) -> Vec<i64> {
         0x1234_5678_9ABC_DEF0,
         7,
     ];
-    let mut s = seed;
+    let mut rng = XorShift64(seed);
     (0..n)
         .map(|i| {
             if i < edges.len() && seed % 2 == 1 {
                 return edges[i];
             }
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = rng.next_u64();
             match i % 3 {
                 0 => s as i64,
                 1 => (s as i64) >> 33,
@@ -859,15 +854,8 @@ fn bitcast_check(simd: u32, soft64: bool, xs: &[u32], ds: &[f64], bufs: &[Vec<u3
 #[test]
 fn bitcasts_between_component_counts_match_rust() {
     let n = 64;
-    let mut s = 0x5851_f42d_4c95_7f2du64;
-    let mut xs: Vec<u32> = (0..2 * n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 16) as u32
-        })
-        .collect();
+    let mut rng = XorShift64(0x5851_f42d_4c95_7f2d);
+    let mut xs: Vec<u32> = (0..2 * n).map(|_| (rng.next_u64() >> 16) as u32).collect();
     // Edge words: all ones, sign bits, zero, f16 infinities and NaNs.
     xs[..8].copy_from_slice(&[
         u32::MAX,
@@ -1062,15 +1050,8 @@ fn bitcast_vec_reference(u: [u32; 4]) -> [u32; 16] {
 #[test]
 fn vector_to_vector_bitcasts_match_rust() {
     let n = 64;
-    let mut s = 0x1405_7b7e_f767_814fu64;
-    let mut xs: Vec<u32> = (0..4 * n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 24) as u32
-        })
-        .collect();
+    let mut rng = XorShift64(0x1405_7b7e_f767_814f);
+    let mut xs: Vec<u32> = (0..4 * n).map(|_| (rng.next_u64() >> 24) as u32).collect();
     xs[..8].copy_from_slice(&[
         u32::MAX,
         u32::MAX,
@@ -1126,13 +1107,8 @@ void main() {
 #[test]
 fn df_division_and_sqrt_of_denormals_match_reference() {
     let n = 64;
-    let mut s = 0x3C6E_F372_FE94_F82Bu64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut rng = XorShift64(0x3C6E_F372_FE94_F82B);
+    let mut next = move || rng.next_u64();
     let mut xs = Vec::new();
     let mut ys = Vec::new();
     for k in 0..n {
@@ -1201,13 +1177,8 @@ void main() {
 #[test]
 fn df_division_is_correctly_rounded_for_normal_quotients() {
     let n = 4096;
-    let mut s = 0x8BAD_F00D_DEAD_BEEFu64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut rng = XorShift64(0x8BAD_F00D_DEAD_BEEF);
+    let mut next = move || rng.next_u64();
     let frac = (1u64 << 52) - 1;
     let mut xs = Vec::with_capacity(n);
     let mut ys = Vec::with_capacity(n);
@@ -1261,13 +1232,10 @@ fn df_division_is_correctly_rounded_for_normal_quotients() {
 
 /// Seeded doubles in [-lim, lim) with all mantissa bits busy (both dwords matter).
 fn doubles_in(n: usize, seed: u64, lim: f64) -> Vec<f64> {
-    let mut s = seed;
+    let mut rng = XorShift64(seed);
     (0..n)
         .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let unit = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             (unit * 2.0 - 1.0) * lim
         })
         .collect()
@@ -1442,15 +1410,8 @@ fn spilled_df_and_q_values_come_back_whole() {
     let n = SPILL64_LIVE;
     let lanes = 64;
     let xs = doubles_in(lanes * n, 0x7A11_5EED_0000_0001, 1e6);
-    let mut s = 0x0123_4567_89AB_CDEFu64;
-    let qs: Vec<u64> = (0..lanes * n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect();
+    let mut rng = XorShift64(0x0123_4567_89AB_CDEF);
+    let qs: Vec<u64> = (0..lanes * n).map(|_| rng.next_u64()).collect();
     let init = [
         f64_words(&xs),
         u64_words(&qs),
@@ -1900,12 +1861,10 @@ fn ldexp_exponent_widths_and_64bit_mul_extended_match_reference() {
     for (i, e) in exps.iter().enumerate() {
         ys[20 + i] = *e;
     }
-    let mut s = 0x1234_5678u32;
+    let mut rng = XorShift32(0x1234_5678);
     let xf: Vec<f32> = (0..n)
         .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
+            let s = rng.next_u32();
             let edges = [1.0f32, -1.5, 0.0, -0.0, f32::INFINITY, 1.75, -1.25, 0.75];
             if i % 5 == 0 {
                 edges[(i / 5) % edges.len()]

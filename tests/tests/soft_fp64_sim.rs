@@ -5,6 +5,7 @@
 
 mod sim_common;
 
+use ferrite_tests::rng::XorShift64;
 use sim_common::*;
 
 /// soft64 forced (or native DF when `soft64` is false).
@@ -99,13 +100,8 @@ fn reference(case: &str, x: f64, y: f64, i: usize) -> f64 {
 }
 
 fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut rng = XorShift64(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.next_u64();
     let edges = [
         0.0,
         -0.0,
@@ -301,13 +297,8 @@ fn ldexp(x: f64, n: i64) -> f64 {
 /// Denormal inputs, tiny normals whose sums, differences and products are denormal, and
 /// moderate values, none in the f32 denormal range (f32 denormal modes are not at issue).
 fn denorm_inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut s = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut rng = XorShift64(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.next_u64();
     let edges = [
         5e-324,
         -5e-324,

@@ -9,6 +9,7 @@
 
 mod sim_common;
 
+use ferrite_tests::rng::XorShift32;
 use sim_common::*;
 
 const LOCAL: usize = 40;
@@ -18,13 +19,10 @@ const N: usize = LOCAL * GROUPS;
 /// Deterministic inputs: `divergent` = false makes the branch condition `x & 3 != 0` true
 /// everywhere.
 fn inputs(divergent: bool) -> Vec<u32> {
-    let mut s = 0x1234_5678u32;
+    let mut rng = XorShift32(0x1234_5678);
     (0..N)
         .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            let x = s % 256;
+            let x = rng.next_u32() % 256;
             if divergent {
                 x
             } else {

@@ -497,15 +497,8 @@ fn drop_ctx(mut c: Ctx, check: bool) {
 
 /// Deterministic pseudo-random u32s (xorshift).
 pub fn random_u32s(seed: u32, n: usize) -> Vec<u32> {
-    let mut x = seed.max(1);
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        })
-        .collect()
+    let mut rng = ferrite_tests::rng::XorShift32(seed.max(1));
+    (0..n).map(|_| rng.next_u32()).collect()
 }
 
 /// Where lavapipe's loader manifest may be (package mesa-vulkan-drivers).
