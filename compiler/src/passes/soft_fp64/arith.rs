@@ -139,6 +139,13 @@ impl SoftBuilder<'_> {
         let el = self.band(e, l);
         self.bor(h, el)
     }
+    /// `a` with `w` ORed into its low word (a sticky bit, a shifted-in bit).
+    pub(super) fn or_lo(&mut self, a: Words64, w: Value) -> Words64 {
+        Words64 {
+            hi: a.hi,
+            lo: self.or(a.lo, w),
+        }
+    }
     pub(super) fn is_zero64(&mut self, a: Words64) -> Value {
         let o = self.or(a.hi, a.lo);
         self.cmpc(AluOp::Ieq, o, 0)
@@ -277,6 +284,17 @@ impl SoftBuilder<'_> {
         let o = self.or(ah, a.lo);
         self.cmpc(AluOp::Ieq, o, 0)
     }
+    /// NaN, infinity and zero tests of two operands, in the order
+    /// `[a NaN, b NaN, a inf, b inf, a zero, b zero]`.
+    pub(super) fn specials2(&mut self, a: Words64, b: Words64) -> [Value; 6] {
+        let an = self.is_nan(a);
+        let bn = self.is_nan(b);
+        let ai = self.is_inf(a);
+        let bi = self.is_inf(b);
+        let az = self.is_zero(a);
+        let bz = self.is_zero(b);
+        [an, bn, ai, bi, az, bz]
+    }
     /// |a| as a pair.
     pub(super) fn mag(&mut self, a: Words64) -> Words64 {
         Words64 {
@@ -309,14 +327,7 @@ impl SoftBuilder<'_> {
     /// already ORed into bit 0) to the nearest f64, ties to even, with denormal results
     /// and overflow to infinity. `sign` is 0 or 0x80000000; `be` is a signed exponent.
     pub(super) fn round_pack64(&mut self, sign: Value, be: Value, m: Words64) -> Words64 {
-        let one = self.c(1);
-        let be_eff = self.i2(AluOp::Imax, be, one);
-        let extra = self.sub(be_eff, be);
-        let sh = self.addc(extra, 9);
-        let c63 = self.c(63);
-        let sh = self.i2(AluOp::Umin, sh, c63);
-        let (t, st) = self.shr64_sticky(m, sh);
-        let st = self.b2i(st);
+        let (one, be_eff, t, st) = self.round_shift(be, m, 9);
         let tlo = self.or(t.lo, st);
         let t = Words64 { hi: t.hi, lo: tlo };
         let inc = self.round_inc(tlo);
@@ -346,6 +357,26 @@ impl SoftBuilder<'_> {
         let x = self.shr(k, r);
         self.andc(x, 1)
     }
+    /// The shift both roundings start with: `m` moved right by `keep_shift` plus however
+    /// far the exponent `be` lies below 1 (a denormal result), capped at 63. Returns the
+    /// constant 1, the exponent clamped to at least 1, the shifted words and the bits
+    /// shifted out as a 0/1 sticky word.
+    fn round_shift(
+        &mut self,
+        be: Value,
+        m: Words64,
+        keep_shift: u32,
+    ) -> (Value, Value, Words64, Value) {
+        let one = self.c(1);
+        let be_eff = self.i2(AluOp::Imax, be, one);
+        let extra = self.sub(be_eff, be);
+        let sh = self.addc(extra, keep_shift);
+        let c63 = self.c(63);
+        let sh = self.i2(AluOp::Umin, sh, c63);
+        let (t, st) = self.shr64_sticky(m, sh);
+        let st = self.b2i(st);
+        (one, be_eff, t, st)
+    }
     /// Rounds like [`SoftBuilder::round_pack64`] to a smaller format whose bits fit in 32
     /// (`mbits` fraction bits, all-ones exponent `emax`); the sign goes above the exponent.
     pub(super) fn round_pack_small(
@@ -356,14 +387,7 @@ impl SoftBuilder<'_> {
         mbits: u32,
         emax: u32,
     ) -> Value {
-        let one = self.c(1);
-        let be_eff = self.i2(AluOp::Imax, be, one);
-        let extra = self.sub(be_eff, be);
-        let sh = self.addc(extra, 61 - mbits);
-        let c63 = self.c(63);
-        let sh = self.i2(AluOp::Umin, sh, c63);
-        let (t, st) = self.shr64_sticky(m, sh);
-        let st = self.b2i(st);
+        let (one, be_eff, t, st) = self.round_shift(be, m, 61 - mbits);
         let t = self.or(t.lo, st);
         let inc = self.round_inc(t);
         let mant = self.shrc(t, 2);
@@ -463,10 +487,7 @@ impl SoftBuilder<'_> {
         let d = self.i2(AluOp::Umin, d, c63);
         let (my, st) = self.shr64_sticky(my, d);
         let st = self.b2i(st);
-        let my = Words64 {
-            hi: my.hi,
-            lo: self.or(my.lo, st),
-        };
+        let my = self.or_lo(my, st);
         let same = self.cmp(AluOp::Ieq, sx, sy);
         let sum = self.add64(mx, my);
         let dif = self.sub64(mx, my);
@@ -506,10 +527,7 @@ impl SoftBuilder<'_> {
         let lz = self.is_zero64(l);
         let st = self.bnot(lz);
         let st = self.b2i(st);
-        let t = Words64 {
-            hi: t.hi,
-            lo: self.or(t.lo, st),
-        };
+        let t = self.or_lo(t, st);
         // The product of two [1,2) significands is in [1,4): normalize by at most 1 bit.
         let top = self.shrc(t.hi, 31);
         let n = self.cmpc(AluOp::Ieq, top, 0);
@@ -520,12 +538,7 @@ impl SoftBuilder<'_> {
         let nb = self.b2i(n);
         let be = self.sub(be, nb);
         let r = self.round_pack64(sr, be, m);
-        let an = self.is_nan(a);
-        let bn = self.is_nan(b);
-        let ai = self.is_inf(a);
-        let bi = self.is_inf(b);
-        let az = self.is_zero(a);
-        let bz = self.is_zero(b);
+        let [an, bn, ai, bi, az, bz] = self.specials2(a, b);
         let x = self.band(ai, bz);
         let y = self.band(bi, az);
         let nan = self.bor(an, bn);
@@ -553,14 +566,8 @@ impl SoftBuilder<'_> {
         // + one more) with the remainder as sticky.
         let zero = self.c(0);
         let res = self.counted_loop(28, vec![xa.hi, xa.lo, zero, zero], |s, st| {
-            let mut r = Words64 {
-                hi: st[0],
-                lo: st[1],
-            };
-            let mut q = Words64 {
-                hi: st[2],
-                lo: st[3],
-            };
+            let mut r = Words64::pair_at(st, 0);
+            let mut q = Words64::pair_at(st, 2);
             for _ in 0..2 {
                 // r < 2 * xb < 2^54: the sign of the 64-bit difference is the comparison.
                 let d = s.sub64(r, xb);
@@ -569,40 +576,17 @@ impl SoftBuilder<'_> {
                 r = s.shl64c(rs, 1);
                 let q2 = s.shl64c(q, 1);
                 let g = s.b2i(ge);
-                q = Words64 {
-                    hi: q2.hi,
-                    lo: s.or(q2.lo, g),
-                };
+                q = s.or_lo(q2, g);
             }
             vec![r.hi, r.lo, q.hi, q.lo]
         });
-        let r = Words64 {
-            hi: res[0],
-            lo: res[1],
-        };
-        let q = Words64 {
-            hi: res[2],
-            lo: res[3],
-        };
-        let rz = self.is_zero64(r);
-        let st = self.bnot(rz);
-        let st = self.b2i(st);
-        let m = self.shl64c(q, 8);
-        let m = Words64 {
-            hi: m.hi,
-            lo: self.or(m.lo, st),
-        };
+        let m = self.quotient_with_sticky(&res);
         let be = self.sub(ea, eb);
         let l = self.b2i(lt);
         let be = self.sub(be, l);
         let be = self.addc(be, 1023);
         let r = self.round_pack64(sr, be, m);
-        let an = self.is_nan(a);
-        let bn = self.is_nan(b);
-        let ai = self.is_inf(a);
-        let bi = self.is_inf(b);
-        let az = self.is_zero(a);
-        let bz = self.is_zero(b);
+        let [an, bn, ai, bi, az, bz] = self.specials2(a, b);
         let zz = self.band(az, bz);
         let ii = self.band(ai, bi);
         let nan = self.bor(an, bn);
@@ -620,6 +604,18 @@ impl SoftBuilder<'_> {
         let qnan = self.nan();
         self.selp(nan, qnan, r)
     }
+    /// The significand of a digit-by-digit loop's result (`res` = remainder words, then
+    /// quotient words): the quotient moved up by 8 with a sticky bit in bit 0 when the
+    /// remainder is not zero.
+    fn quotient_with_sticky(&mut self, res: &[Value]) -> Words64 {
+        let r = Words64::pair_at(res, 0);
+        let q = Words64::pair_at(res, 2);
+        let rz = self.is_zero64(r);
+        let st = self.bnot(rz);
+        let st = self.b2i(st);
+        let m = self.shl64c(q, 8);
+        self.or_lo(m, st)
+    }
     pub(super) fn fsqrt(&mut self, a: Words64) -> Words64 {
         let (m, e) = self.normalize(a);
         let x = self.shr64c(m, 11);
@@ -635,25 +631,13 @@ impl SoftBuilder<'_> {
         let xs = self.shl64c(x, 10);
         let zero = self.c(0);
         let res = self.counted_loop(28, vec![zero, zero, zero, zero, xs.hi, xs.lo], |s, st| {
-            let mut r = Words64 {
-                hi: st[0],
-                lo: st[1],
-            };
-            let mut q = Words64 {
-                hi: st[2],
-                lo: st[3],
-            };
-            let mut xs = Words64 {
-                hi: st[4],
-                lo: st[5],
-            };
+            let mut r = Words64::pair_at(st, 0);
+            let mut q = Words64::pair_at(st, 2);
+            let mut xs = Words64::pair_at(st, 4);
             for _ in 0..2 {
                 let top = s.shrc(xs.hi, 30);
                 let r2 = s.shl64c(r, 2);
-                r = Words64 {
-                    hi: r2.hi,
-                    lo: s.or(r2.lo, top),
-                };
+                r = s.or_lo(r2, top);
                 xs = s.shl64c(xs, 2);
                 let t = s.shl64c(q, 2);
                 let t = Words64 {
@@ -666,29 +650,11 @@ impl SoftBuilder<'_> {
                 r = s.selp(ge, d, r);
                 let q2 = s.shl64c(q, 1);
                 let g = s.b2i(ge);
-                q = Words64 {
-                    hi: q2.hi,
-                    lo: s.or(q2.lo, g),
-                };
+                q = s.or_lo(q2, g);
             }
             vec![r.hi, r.lo, q.hi, q.lo, xs.hi, xs.lo]
         });
-        let r = Words64 {
-            hi: res[0],
-            lo: res[1],
-        };
-        let q = Words64 {
-            hi: res[2],
-            lo: res[3],
-        };
-        let rz = self.is_zero64(r);
-        let st = self.bnot(rz);
-        let st = self.b2i(st);
-        let m = self.shl64c(q, 8);
-        let m = Words64 {
-            hi: m.hi,
-            lo: self.or(m.lo, st),
-        };
+        let m = self.quotient_with_sticky(&res);
         let half = self.sarc(u, 1);
         let be = self.addc(half, 1023);
         let r = self.round_pack64(zero, be, m);
@@ -1253,10 +1219,7 @@ impl SoftBuilder<'_> {
         let low = self.or(r[0], r[1]);
         let lnz = self.cmpc(AluOp::Ine, low, 0);
         let lnz = self.b2i(lnz);
-        let m = Words64 {
-            hi: r[3],
-            lo: self.or(r[2], lnz),
-        };
+        let m = self.or_lo(Words64 { hi: r[3], lo: r[2] }, lnz);
         let be = self.addc(eb_, 1024);
         let be = self.sub(be, k);
         let nsame = self.bnot(same);

@@ -52,6 +52,17 @@ struct Words64 {
     lo: Value,
 }
 
+impl Words64 {
+    /// The pair `w[i]` (high word), `w[i + 1]` (low word): loop state and loop results
+    /// carry 64-bit quantities as consecutive words in that order.
+    fn pair_at(w: &[Value], i: usize) -> Self {
+        Words64 {
+            hi: w[i],
+            lo: w[i + 1],
+        }
+    }
+}
+
 /// The IR builder with the helpers soft fp64 emits its 32-bit integer code with (word
 /// arithmetic, 64-bit quantities as two words, and the f64 operations themselves).
 struct SoftBuilder<'a> {
