@@ -73,14 +73,14 @@ impl Narrow<'_> {
             return v;
         }
         match t.kind {
-            Kind::Float => self.emit(Type::F32.vec(t.comps), Op::Alu(AluOp::F2f, vec![v])),
+            Kind::Float => self.b.alu(AluOp::F2f, Type::F32.vec(t.comps), &[v]),
             _ => {
                 let op = if ext == Ext::Sign {
                     AluOp::I2i
                 } else {
                     AluOp::U2u
                 };
-                self.emit(Type::I32.vec(t.comps), Op::Alu(op, vec![v]))
+                self.b.alu(op, Type::I32.vec(t.comps), &[v])
             }
         }
     }
@@ -123,7 +123,7 @@ impl Narrow<'_> {
                 };
                 let ct = self.ty(c);
                 let m = self.emit(ct, Op::Const(vec![15]));
-                let c = self.emit(ct, Op::Alu(Iand, vec![c, m]));
+                let c = self.b.alu(Iand, ct, &[c, m]);
                 self.b.emit_to(d, Op::Alu(op, vec![srcs[0], c]));
                 return true;
             }
@@ -137,7 +137,7 @@ impl Narrow<'_> {
                 .iter()
                 .map(|s| {
                     let t = self.ty(*s);
-                    self.emit(Type { bits: 16, ..t }, Op::Alu(cv, vec![*s]))
+                    self.b.alu(cv, Type { bits: 16, ..t }, &[*s])
                 })
                 .collect();
             self.b.emit_to(d, Op::Alu(op, ws));
@@ -155,24 +155,24 @@ impl Narrow<'_> {
                 Type::I32.vec(self.ty(ws[1]).comps),
                 Op::Const(vec![u64::from(st.bits) - 1]),
             );
-            ws[1] = self.emit(self.ty(ws[1]), Op::Alu(Iand, vec![ws[1], m]));
+            ws[1] = self.b.alu(Iand, self.ty(ws[1]), &[ws[1], m]);
         }
         let wt = Self::wide_ty(dt);
         let bits = u64::from(st.bits);
         let r = match op {
             ImulHigh | UmulHigh => {
                 // The full product of two extended narrow values fits in 32 bits.
-                let p = self.emit(wt, Op::Alu(Imul, ws));
+                let p = self.b.alu(Imul, wt, &ws);
                 let k = self.emit(Type::I32.vec(wt.comps), Op::Const(vec![bits]));
                 let sh = if op == ImulHigh { Ishr } else { Ushr };
-                self.emit(wt, Op::Alu(sh, vec![p, k]))
+                self.b.alu(sh, wt, &[p, k])
             }
             BitfieldReverse => {
-                let r = self.emit(wt, Op::Alu(BitfieldReverse, ws));
+                let r = self.b.alu(BitfieldReverse, wt, &ws);
                 let k = self.emit(Type::I32.vec(wt.comps), Op::Const(vec![32 - bits]));
-                self.emit(wt, Op::Alu(Ushr, vec![r, k]))
+                self.b.alu(Ushr, wt, &[r, k])
             }
-            _ => self.emit(wt, Op::Alu(op, ws)),
+            _ => self.b.alu(op, wt, &ws),
         };
         self.finish(d, r);
         true
@@ -208,37 +208,19 @@ impl Narrow<'_> {
             I2i | U2u if ss <= 32 && ds <= 32 => false,
             F2f if ss <= 32 && ds <= 32 => false,
             Bitcast if ss == ds => false,
-            I2i | U2u => {
-                // One side is 64-bit: through 32 bits.
-                let ext = if op == I2i { Ext::Sign } else { Ext::Zero };
+            // Through 32 bits: the narrow source widened (sign-extended for the signed
+            // conversions), converted, the result narrowed by `finish`. For I2i/U2u one side
+            // is 64-bit; I2f/U2f of up to 32-bit integers are exact in f32 up to 2^24,
+            // beyond f16's range, so rounding once to f16 afterwards is correct; booleans
+            // are never narrow, so B2i/B2f convert their source as it is.
+            I2i | U2u | F2f | I2f | U2f | F2i | F2u | FrexpExp | B2i | B2f => {
+                let ext = if matches!(op, I2i | I2f) {
+                    Ext::Sign
+                } else {
+                    Ext::Zero
+                };
                 let m = self.widen(s, ext);
-                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![m]));
-                self.finish(d, r);
-                true
-            }
-            F2f => {
-                let m = self.widen(s, Ext::Zero);
-                let r = self.emit(Self::wide_ty(dt), Op::Alu(F2f, vec![m]));
-                self.finish(d, r);
-                true
-            }
-            I2f | U2f => {
-                // Integers of up to 32 bits are exact in f32 up to 2^24, beyond f16's range,
-                // so rounding once to f16 afterwards is correct.
-                let ext = if op == I2f { Ext::Sign } else { Ext::Zero };
-                let m = self.widen(s, ext);
-                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![m]));
-                self.finish(d, r);
-                true
-            }
-            F2i | F2u | FrexpExp => {
-                let m = self.widen(s, Ext::Zero);
-                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![m]));
-                self.finish(d, r);
-                true
-            }
-            B2i | B2f => {
-                let r = self.emit(Self::wide_ty(dt), Op::Alu(op, vec![s]));
+                let r = self.b.alu(op, Self::wide_ty(dt), &[m]);
                 self.finish(d, r);
                 true
             }
