@@ -392,30 +392,37 @@ pub fn run_with_loader_env(
     (out.status.success(), text)
 }
 
-/// A descriptor set layout of `buffers` storage buffers (bindings 0..buffers, compute stage)
-/// and a pipeline layout over it with `push_bytes` of push constants: the layout of the
-/// SAXPY-like kernels the benchmarks and stress tests dispatch.
+/// Binding `binding` of set 0: `count` descriptors of type `ty`, visible to the compute
+/// stage.
+pub fn compute_binding(
+    binding: u32,
+    ty: vk::DescriptorType,
+    count: u32,
+) -> vk::DescriptorSetLayoutBinding<'static> {
+    vk::DescriptorSetLayoutBinding::default()
+        .binding(binding)
+        .descriptor_type(ty)
+        .descriptor_count(count)
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+}
+
+/// A descriptor set layout of `bindings` created with `flags`, and a pipeline layout of that
+/// one set with `push_bytes` of compute push constants (no range when 0).
 ///
 /// # Safety
 /// `dev` must be a live device.
-pub unsafe fn storage_buffer_layout(
+pub unsafe fn compute_layout(
     dev: &ash::Device,
-    buffers: u32,
+    bindings: &[vk::DescriptorSetLayoutBinding],
+    flags: vk::DescriptorSetLayoutCreateFlags,
     push_bytes: u32,
 ) -> ash::prelude::VkResult<(vk::DescriptorSetLayout, vk::PipelineLayout)> {
-    let bindings: Vec<_> = (0..buffers)
-        .map(|b| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(b)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-        })
-        .collect();
     // SAFETY: a live device (caller contract) and valid create infos.
     unsafe {
         let set_layout = dev.create_descriptor_set_layout(
-            &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+            &vk::DescriptorSetLayoutCreateInfo::default()
+                .flags(flags)
+                .bindings(bindings),
             None,
         )?;
         let ranges = [vk::PushConstantRange::default()
@@ -433,5 +440,81 @@ pub unsafe fn storage_buffer_layout(
             None,
         )?;
         Ok((set_layout, layout))
+    }
+}
+
+/// A descriptor set layout of `buffers` storage buffers (bindings 0..buffers, compute stage)
+/// and a pipeline layout over it with `push_bytes` of push constants: the layout of the
+/// SAXPY-like kernels the benchmarks and stress tests dispatch.
+///
+/// # Safety
+/// `dev` must be a live device.
+pub unsafe fn storage_buffer_layout(
+    dev: &ash::Device,
+    buffers: u32,
+    push_bytes: u32,
+) -> ash::prelude::VkResult<(vk::DescriptorSetLayout, vk::PipelineLayout)> {
+    let bindings: Vec<_> = (0..buffers)
+        .map(|b| compute_binding(b, vk::DescriptorType::STORAGE_BUFFER, 1))
+        .collect();
+    // SAFETY: forwarded contract.
+    unsafe {
+        compute_layout(
+            dev,
+            &bindings,
+            vk::DescriptorSetLayoutCreateFlags::empty(),
+            push_bytes,
+        )
+    }
+}
+
+/// The compute pipeline of entry point `main` of `code` over `layout`, created with `flags`
+/// in `cache`, with the 32-bit specialization constants `spec` ((constant id, value); none
+/// when empty). The shader module lives only for the call. On failure: the handles
+/// vkCreateComputePipelines wrote (none when the module was refused) and its error.
+///
+/// # Safety
+/// `dev` must be a live device and `layout` one of its pipeline layouts.
+pub unsafe fn compute_pipeline(
+    dev: &ash::Device,
+    code: &[u32],
+    layout: vk::PipelineLayout,
+    spec: &[(u32, u32)],
+    flags: vk::PipelineCreateFlags,
+    cache: vk::PipelineCache,
+) -> Result<vk::Pipeline, (Vec<vk::Pipeline>, vk::Result)> {
+    let entries: Vec<_> = spec
+        .iter()
+        .enumerate()
+        .map(|(i, &(id, _))| vk::SpecializationMapEntry {
+            constant_id: id,
+            offset: 4 * i as u32,
+            size: 4,
+        })
+        .collect();
+    let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_le_bytes()).collect();
+    let si = vk::SpecializationInfo::default()
+        .map_entries(&entries)
+        .data(&data);
+    // SAFETY: a live device (caller contract) and valid create infos; the module is
+    // destroyed once the pipeline is made (a pipeline does not need it afterwards).
+    unsafe {
+        let module = dev
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(code), None)
+            .map_err(|e| (Vec::new(), e))?;
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        if !spec.is_empty() {
+            stage = stage.specialization_info(&si);
+        }
+        let info = vk::ComputePipelineCreateInfo::default()
+            .flags(flags)
+            .stage(stage)
+            .layout(layout);
+        let r = dev.create_compute_pipelines(cache, &[info], None);
+        dev.destroy_shader_module(module, None);
+        r.map(|p| p[0])
     }
 }

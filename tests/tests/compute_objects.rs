@@ -7,6 +7,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
+use ferrite_tests::icd::{compute_pipeline, storage_buffer_layout};
 
 #[test]
 fn pipeline_cache_header_round_trip_and_merge() {
@@ -365,44 +366,18 @@ fn shader_ferrite_cannot_compile_is_out_of_host_memory_and_a_null_pipeline() {
     let code = spirv("huge_private_array", Some(HUGE_PRIVATE_ARRAY));
     // SAFETY: valid create infos on a live device; everything made here is destroyed here.
     unsafe {
-        let binding = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
-                None,
-            )
-            .unwrap();
-        let sls = [set_layout];
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls),
-                None,
-            )
-            .unwrap();
-        let module = c
-            .dev
-            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
-            .unwrap();
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(c"main");
-        let info = vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(layout);
-        let r = c
-            .dev
-            .create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+        let (set_layout, layout) = storage_buffer_layout(&c.dev, 1, 0).unwrap();
+        let r = compute_pipeline(
+            &c.dev,
+            &code,
+            layout,
+            &[],
+            vk::PipelineCreateFlags::empty(),
+            vk::PipelineCache::null(),
+        );
         let (pipelines, e) = r.expect_err("more than 1 MiB of function memory");
         assert_eq!(e, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
         assert_eq!(pipelines, [vk::Pipeline::null()]);
-        c.dev.destroy_shader_module(module, None);
         c.dev.destroy_pipeline_layout(layout, None);
         c.dev.destroy_descriptor_set_layout(set_layout, None);
     }

@@ -11,7 +11,7 @@ mod compute_common;
 use ash::vk;
 use ash::vk::Handle;
 use compute_common::*;
-use ferrite_tests::icd::Harness;
+use ferrite_tests::icd::{storage_buffer_layout, Harness};
 
 const DEVICE_EXTS: [&std::ffi::CStr; 6] = [
     c"VK_KHR_get_memory_requirements2",
@@ -232,26 +232,7 @@ fn compile_required_cache_control_and_creation_feedback() {
             .dev
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
             .unwrap();
-        let binding = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
-                None,
-            )
-            .unwrap();
-        let set_layouts = [set_layout];
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts),
-                None,
-            )
-            .unwrap();
+        let (set_layout, layout) = storage_buffer_layout(&c.dev, 1, 0).unwrap();
         let cache = c
             .dev
             .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)

@@ -9,7 +9,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::Harness;
+use ferrite_tests::icd::{compute_binding, compute_layout, compute_pipeline, Harness};
 
 const DEVICE_EXTS: [&std::ffi::CStr; 3] = [
     c"VK_KHR_descriptor_update_template",
@@ -66,49 +66,20 @@ struct Objects {
 
 fn objects(c: &Ctx, flags: vk::DescriptorSetLayoutCreateFlags) -> Objects {
     let code = spirv("descriptor_updates", Some(SHADER));
-    let b = |binding: u32, count: u32| {
-        vk::DescriptorSetLayoutBinding::default()
-            .binding(binding)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(count)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)
-    };
+    let b = |binding, count| compute_binding(binding, vk::DescriptorType::STORAGE_BUFFER, count);
     let bindings = [b(0, 2), b(2, 1), b(3, 1)];
     // SAFETY: valid create infos on a live device; destroyed by `destroy`.
     unsafe {
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default()
-                    .flags(flags)
-                    .bindings(&bindings),
-                None,
-            )
-            .unwrap();
-        let sls = [set_layout];
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls),
-                None,
-            )
-            .unwrap();
-        let module = c
-            .dev
-            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
-            .unwrap();
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(c"main");
-        let info = vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(layout);
-        let pipeline = c
-            .dev
-            .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
-            .unwrap()[0];
-        c.dev.destroy_shader_module(module, None);
+        let (set_layout, layout) = compute_layout(&c.dev, &bindings, flags, 0).unwrap();
+        let pipeline = compute_pipeline(
+            &c.dev,
+            &code,
+            layout,
+            &[],
+            vk::PipelineCreateFlags::empty(),
+            vk::PipelineCache::null(),
+        )
+        .unwrap();
         Objects {
             set_layout,
             layout,

@@ -10,6 +10,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
+use ferrite_tests::icd::{compute_binding, compute_pipeline};
 
 fn doc_table() -> Vec<(String, u64)> {
     let text = std::fs::read_to_string(ferrite_tests::icd::workspace_root().join("docs/limits.md"))
@@ -142,11 +143,7 @@ fn highest_set_index() {
         let empty = d
             .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default(), None)
             .unwrap();
-        let binding = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+        let binding = [compute_binding(0, vk::DescriptorType::STORAGE_BUFFER, 1)];
         let one = d
             .create_descriptor_set_layout(
                 &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
@@ -161,22 +158,15 @@ fn highest_set_index() {
                 None,
             )
             .unwrap();
-        let module = d
-            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
-            .unwrap();
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(c"main");
-        let pipeline = d
-            .create_compute_pipelines(
-                vk::PipelineCache::null(),
-                &[vk::ComputePipelineCreateInfo::default()
-                    .stage(stage)
-                    .layout(layout)],
-                None,
-            )
-            .unwrap()[0];
+        let pipeline = compute_pipeline(
+            d,
+            &code,
+            layout,
+            &[],
+            vk::PipelineCreateFlags::empty(),
+            vk::PipelineCache::null(),
+        )
+        .unwrap();
         let sizes = [vk::DescriptorPoolSize {
             ty: vk::DescriptorType::STORAGE_BUFFER,
             descriptor_count: 1,
@@ -225,7 +215,6 @@ fn highest_set_index() {
         assert_eq!(c.buf(buf).read_u32s(1)[0], last + 7);
         d.destroy_descriptor_pool(pool, None);
         d.destroy_pipeline(pipeline, None);
-        d.destroy_shader_module(module, None);
         d.destroy_pipeline_layout(layout, None);
         d.destroy_descriptor_set_layout(one, None);
         d.destroy_descriptor_set_layout(empty, None);
@@ -280,11 +269,11 @@ fn one_descriptor_past_the_limit_is_refused() {
     let n = unsafe { h.instance.get_physical_device_properties(pd) }
         .limits
         .max_per_stage_descriptor_storage_buffers;
-    let binding = [vk::DescriptorSetLayoutBinding::default()
-        .binding(0)
-        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-        .descriptor_count(n + 1)
-        .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+    let binding = [compute_binding(
+        0,
+        vk::DescriptorType::STORAGE_BUFFER,
+        n + 1,
+    )];
     // A set is the driver's own memory (maxPerSetDescriptors, 1024): the layout is made; the
     // binding table bounds what one stage reaches, so the pipeline layout over it is refused.
     // SAFETY: valid create infos on a live device; what is made here is destroyed here.

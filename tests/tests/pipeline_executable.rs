@@ -84,24 +84,8 @@ impl Setup {
         unsafe {
             let dev = ferrite_tests::icd::create_device(&h.instance, pd, &info).unwrap();
             let pep = ash::khr::pipeline_executable_properties::Device::new(&h.instance, &dev);
-            let binding = [vk::DescriptorSetLayoutBinding::default()
-                .binding(0)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-            let set_layout = dev
-                .create_descriptor_set_layout(
-                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
-                    None,
-                )
-                .unwrap();
-            let sets = [set_layout];
-            let layout = dev
-                .create_pipeline_layout(
-                    &vk::PipelineLayoutCreateInfo::default().set_layouts(&sets),
-                    None,
-                )
-                .unwrap();
+            let (set_layout, layout) =
+                ferrite_tests::icd::storage_buffer_layout(&dev, 1, 0).unwrap();
             // Compiled once per process: the tests run in parallel and spirv() writes to a
             // per-process path named after the shader.
             static CODE: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();

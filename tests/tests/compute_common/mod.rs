@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use ash::vk;
-use ferrite_tests::icd::{workspace_root, Harness};
+use ferrite_tests::icd::{
+    compute_binding, compute_layout, compute_pipeline, workspace_root, Harness,
+};
 
 /// SPIR-V of a GLSL compute shader from tests/shaders/ (or inline source when `name` has no
 /// file), compiled by glslangValidator. Panics (fails the test) when the tool is missing:
@@ -210,62 +212,19 @@ impl Ctx {
             let bindings: Vec<_> = types
                 .iter()
                 .enumerate()
-                .map(|(i, &t)| {
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(i as u32)
-                        .descriptor_type(t)
-                        .descriptor_count(1)
-                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                })
+                .map(|(i, &t)| compute_binding(i as u32, t, 1))
                 .collect();
-            let set_layout = self
-                .dev
-                .create_descriptor_set_layout(
-                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                    None,
-                )
-                .unwrap();
-            let ranges = [vk::PushConstantRange::default()
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                .size(push)];
+            let (set_layout, layout) = compute_layout(
+                &self.dev,
+                &bindings,
+                vk::DescriptorSetLayoutCreateFlags::empty(),
+                push,
+            )
+            .unwrap();
             let sls = [set_layout];
-            let mut li = vk::PipelineLayoutCreateInfo::default().set_layouts(&sls);
-            if push > 0 {
-                li = li.push_constant_ranges(&ranges);
-            }
-            let layout = self.dev.create_pipeline_layout(&li, None).unwrap();
-            let module = self
-                .dev
-                .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(code), None)
-                .unwrap();
-            let entries: Vec<_> = spec
-                .iter()
-                .enumerate()
-                .map(|(i, &(id, _))| vk::SpecializationMapEntry {
-                    constant_id: id,
-                    offset: 4 * i as u32,
-                    size: 4,
-                })
-                .collect();
-            let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_le_bytes()).collect();
-            let si = vk::SpecializationInfo::default()
-                .map_entries(&entries)
-                .data(&data);
-            let mut stage = vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::COMPUTE)
-                .module(module)
-                .name(c"main");
-            if !spec.is_empty() {
-                stage = stage.specialization_info(&si);
-            }
-            let info = vk::ComputePipelineCreateInfo::default()
-                .flags(self.pipeline_flags)
-                .stage(stage)
-                .layout(layout);
-            let r = self.dev.create_compute_pipelines(cache, &[info], None);
-            self.dev.destroy_shader_module(module, None);
+            let r = compute_pipeline(&self.dev, code, layout, spec, self.pipeline_flags, cache);
             let pipeline = match r {
-                Ok(p) => p[0],
+                Ok(p) => p,
                 Err((_, e)) => {
                     self.dev.destroy_pipeline_layout(layout, None);
                     self.dev.destroy_descriptor_set_layout(set_layout, None);
