@@ -534,6 +534,38 @@ impl Setup {
     }
 }
 
+/// Gives `e` the fence array `fences` (I915_EXEC_FENCE_ARRAY: the array and its length ride
+/// in the cliprects fields).
+fn fence_array(e: &mut drm_i915_gem_execbuffer2, fences: &[drm_i915_gem_exec_fence]) {
+    e.flags |= I915_EXEC_FENCE_ARRAY;
+    e.num_cliprects = fences.len() as u32;
+    e.cliprects_ptr = fences.as_ptr() as u64;
+}
+
+/// Gives `e` the extension chain that starts at `ext` (I915_EXEC_USE_EXTENSIONS: the chain
+/// rides in cliprects_ptr).
+fn extensions<T>(e: &mut drm_i915_gem_execbuffer2, ext: &T) {
+    e.flags |= I915_EXEC_USE_EXTENSIONS;
+    e.cliprects_ptr = ext as *const T as u64;
+}
+
+/// The timeline-fences execbuf extension over `handles` at `points` (one point a handle).
+fn timeline_fences(
+    handles: &[drm_i915_gem_exec_fence],
+    points: &[u64],
+) -> drm_i915_gem_execbuffer_ext_timeline_fences {
+    assert_eq!(handles.len(), points.len());
+    drm_i915_gem_execbuffer_ext_timeline_fences {
+        base: i915_user_extension {
+            name: DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES,
+            ..Default::default()
+        },
+        fence_count: handles.len() as u64,
+        handles_ptr: handles.as_ptr() as u64,
+        values_ptr: points.as_ptr() as u64,
+    }
+}
+
 #[test]
 fn valid_execbuf_fails_clearly_without_a_gpu() {
     let s = Setup::new();
@@ -571,29 +603,13 @@ fn execbuf_bad_inputs_get_the_kernels_errno() {
         flags: I915_EXEC_FENCE_WAIT,
     }];
     let tl_points_missing = [7u64];
-    let tl_missing = drm_i915_gem_execbuffer_ext_timeline_fences {
-        base: i915_user_extension {
-            name: DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES,
-            ..Default::default()
-        },
-        fence_count: 1,
-        handles_ptr: tl_handles.as_ptr() as u64,
-        values_ptr: tl_points_missing.as_ptr() as u64,
-    };
+    let tl_missing = timeline_fences(&tl_handles, &tl_points_missing);
     let tl_wait_signal = [drm_i915_gem_exec_fence {
         handle: timeline,
         flags: I915_EXEC_FENCE_WAIT | I915_EXEC_FENCE_SIGNAL,
     }];
     let tl_points_3 = [3u64];
-    let tl_same_point = drm_i915_gem_execbuffer_ext_timeline_fences {
-        base: i915_user_extension {
-            name: DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES,
-            ..Default::default()
-        },
-        fence_count: 1,
-        handles_ptr: tl_wait_signal.as_ptr() as u64,
-        values_ptr: tl_points_3.as_ptr() as u64,
-    };
+    let tl_same_point = timeline_fences(&tl_wait_signal, &tl_points_3);
     let mut ext_flags = tl_same_point;
     ext_flags.base.flags = 1;
     ext_flags.handles_ptr = tl_handles.as_ptr() as u64;
@@ -808,31 +824,19 @@ fn execbuf_bad_inputs_get_the_kernels_errno() {
         (
             "fence array: waits on a syncobj without fence",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_FENCE_ARRAY;
-                e.num_cliprects = 1;
-                e.cliprects_ptr = &unsignaled as *const _ as u64;
-            }),
+            Box::new(|e| fence_array(e, std::slice::from_ref(&unsignaled))),
             libc::EINVAL,
         ),
         (
             "fence array: bad syncobj",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_FENCE_ARRAY;
-                e.num_cliprects = 1;
-                e.cliprects_ptr = &bad_syncobj as *const _ as u64;
-            }),
+            Box::new(|e| fence_array(e, std::slice::from_ref(&bad_syncobj))),
             libc::ENOENT,
         ),
         (
             "fence array: unknown fence flags",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_FENCE_ARRAY;
-                e.num_cliprects = 1;
-                e.cliprects_ptr = &bad_fence_flags as *const _ as u64;
-            }),
+            Box::new(|e| fence_array(e, std::slice::from_ref(&bad_fence_flags))),
             libc::EINVAL,
         ),
         (
@@ -846,37 +850,25 @@ fn execbuf_bad_inputs_get_the_kernels_errno() {
         (
             "unknown execbuf extension",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_USE_EXTENSIONS;
-                e.cliprects_ptr = &ext_bad_name as *const _ as u64;
-            }),
+            Box::new(|e| extensions(e, &ext_bad_name)),
             libc::EINVAL,
         ),
         (
             "extension with flags",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_USE_EXTENSIONS;
-                e.cliprects_ptr = &ext_flags as *const _ as u64;
-            }),
+            Box::new(|e| extensions(e, &ext_flags)),
             libc::EINVAL,
         ),
         (
             "timeline point not submitted",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_USE_EXTENSIONS;
-                e.cliprects_ptr = &tl_missing as *const _ as u64;
-            }),
+            Box::new(|e| extensions(e, &tl_missing)),
             libc::EINVAL,
         ),
         (
             "wait and signal the same timeline point",
             none_obj(),
-            Box::new(|e| {
-                e.flags |= I915_EXEC_USE_EXTENSIONS;
-                e.cliprects_ptr = &tl_same_point as *const _ as u64;
-            }),
+            Box::new(|e| extensions(e, &tl_same_point)),
             libc::EINVAL,
         ),
     ];
@@ -929,22 +921,12 @@ fn execbuf_signals_and_waits_on_syncobjs() {
         flags: I915_EXEC_FENCE_SIGNAL,
     }];
     let mut objs = s.objects();
-    s.submit(&mut objs, |e| {
-        e.flags |= I915_EXEC_FENCE_ARRAY;
-        e.num_cliprects = 1;
-        e.cliprects_ptr = fences.as_mut_ptr() as u64;
-    })
-    .unwrap();
+    s.submit(&mut objs, |e| fence_array(e, &fences)).unwrap();
     s.dev.syncobj_wait(&[s.out], 0, true).unwrap();
     // Now the same syncobj can be waited on by the next batch.
     fences[0].flags = I915_EXEC_FENCE_WAIT;
     let mut objs = s.objects();
-    s.submit(&mut objs, |e| {
-        e.flags |= I915_EXEC_FENCE_ARRAY;
-        e.num_cliprects = 1;
-        e.cliprects_ptr = fences.as_mut_ptr() as u64;
-    })
-    .unwrap();
+    s.submit(&mut objs, |e| fence_array(e, &fences)).unwrap();
     // Timeline: signal point 5 through the extension.
     let tl = s.dev.syncobj_create(false).unwrap();
     let handles = [drm_i915_gem_exec_fence {
@@ -952,21 +934,9 @@ fn execbuf_signals_and_waits_on_syncobjs() {
         flags: I915_EXEC_FENCE_SIGNAL,
     }];
     let points = [5u64];
-    let mut ext = drm_i915_gem_execbuffer_ext_timeline_fences {
-        base: i915_user_extension {
-            name: DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES,
-            ..Default::default()
-        },
-        fence_count: 1,
-        handles_ptr: handles.as_ptr() as u64,
-        values_ptr: points.as_ptr() as u64,
-    };
+    let ext = timeline_fences(&handles, &points);
     let mut objs = s.objects();
-    s.submit(&mut objs, |e| {
-        e.flags |= I915_EXEC_USE_EXTENSIONS;
-        e.cliprects_ptr = &mut ext as *mut _ as u64;
-    })
-    .unwrap();
+    s.submit(&mut objs, |e| extensions(e, &ext)).unwrap();
     assert_eq!(s.dev.syncobj_query(&[tl], 0).unwrap(), [5]);
     assert_eq!(gpu.jobs.lock().unwrap().len(), 3);
     // The BOs are idle again.
@@ -1005,18 +975,13 @@ fn hang_bans_a_non_recoverable_context_and_signals_the_error() {
     let gpu = Arc::new(TestGpu::default());
     s.dev.sim().unwrap().set_gpu_backend(gpu.clone());
     *gpu.hang.lock().unwrap() = true;
-    let mut fences = [drm_i915_gem_exec_fence {
+    let fences = [drm_i915_gem_exec_fence {
         handle: s.out,
         flags: I915_EXEC_FENCE_SIGNAL,
     }];
     let mut objs = s.objects();
     // The execbuf itself succeeds: the hang happens "later" on the GPU.
-    s.submit(&mut objs, |e| {
-        e.flags |= I915_EXEC_FENCE_ARRAY;
-        e.num_cliprects = 1;
-        e.cliprects_ptr = fences.as_mut_ptr() as u64;
-    })
-    .unwrap();
+    s.submit(&mut objs, |e| fence_array(e, &fences)).unwrap();
     s.dev.syncobj_wait(&[s.out], monotonic_ns(), true).unwrap();
     let sim = s.dev.sim().unwrap();
     assert_eq!(sim.syncobj_fence_error(s.out).unwrap(), Some(-libc::EIO));
@@ -1040,25 +1005,22 @@ fn hang_bans_a_non_recoverable_context_and_signals_the_error() {
     assert_eq!(s.dev.context_reset_stats(0).unwrap().batch_active, 1);
     assert_eq!(gpu.jobs.lock().unwrap().len(), 3);
     // A batch that depends on a failed fence is cancelled with its error, not run.
-    let mut fences = [drm_i915_gem_exec_fence {
+    let fences = [drm_i915_gem_exec_fence {
         handle: s.out,
         flags: I915_EXEC_FENCE_WAIT,
     }];
     let out2 = s.dev.syncobj_create(false).unwrap();
-    let mut both = [
+    let both = [
         fences[0],
         drm_i915_gem_exec_fence {
             handle: out2,
             flags: I915_EXEC_FENCE_SIGNAL,
         },
     ];
-    let _ = &mut fences;
     let mut objs = s.objects();
     s.submit(&mut objs, |e| {
         e.rsvd1 = 0;
-        e.flags |= I915_EXEC_FENCE_ARRAY;
-        e.num_cliprects = 2;
-        e.cliprects_ptr = both.as_mut_ptr() as u64;
+        fence_array(e, &both);
     })
     .unwrap();
     assert_eq!(
