@@ -198,31 +198,16 @@ fn arith_reference(simd: usize, a: &[u32]) -> Vec<u32> {
     o
 }
 
+/// Runs `src` at SIMD8/16/32 over [`inputs`] (uniform and divergent) and compares every
+/// result with `reference`; `names` names the 16 results of an invocation.
 fn check(name: &str, src: &str, reference: fn(usize, &[u32]) -> Vec<u32>, names: &[&str]) {
-    for simd in [8usize, 16, 32] {
-        let Some(k) = kernel_env(name, src, simd as u32, "vulkan1.1") else {
-            return;
-        };
-        for divergent in [false, true] {
-            let a = inputs(divergent);
-            let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 16]]);
-            let want = reference(simd, &a);
-            for (j, (&g, &w)) in out[1].iter().zip(&want).enumerate() {
-                let (i, f) = (j / 16, j % 16);
-                assert_eq!(
-                    g,
-                    w,
-                    "SIMD{simd} {} invocation {i} (lane {}) {}: got {g:#x}, want {w:#x}, \
-                     input {:#x}\n{}",
-                    if divergent { "divergent" } else { "uniform" },
-                    (i % LOCAL) % simd,
-                    names[f],
-                    a[i],
-                    k.asm
-                );
-            }
-        }
-    }
+    check_defined(
+        name,
+        src,
+        |simd, a| reference(simd, a).into_iter().map(Some).collect(),
+        names,
+        N * 16,
+    )
 }
 
 #[test]
@@ -344,7 +329,7 @@ fn shuffle_reference(simd: usize, a: &[u32]) -> Vec<Option<u32>> {
 fn check_defined(
     name: &str,
     src: &str,
-    reference: fn(usize, &[u32]) -> Vec<Option<u32>>,
+    reference: impl Fn(usize, &[u32]) -> Vec<Option<u32>>,
     names: &[&str],
     min_defined: usize,
 ) {
@@ -364,10 +349,12 @@ fn check_defined(
                 assert_eq!(
                     g,
                     w,
-                    "SIMD{simd} {} invocation {i} (lane {}) {}: got {g:#x}, want {w:#x}\n{}",
+                    "SIMD{simd} {} invocation {i} (lane {}) {}: got {g:#x}, want {w:#x}, \
+                     input {:#x}\n{}",
                     if divergent { "divergent" } else { "uniform" },
                     (i % LOCAL) % simd,
                     names.get(f).unwrap_or(&"unused"),
+                    a[i],
                     k.asm
                 );
             }
