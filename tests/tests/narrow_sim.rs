@@ -321,6 +321,15 @@ fn ftz(h: half::f16) -> half::f16 {
     }
 }
 
+/// Whether the f16 bits `got` are `f(x, y)` rounded to f16 (within `ulps`) under any
+/// denormal treatment: the inputs read as they are or flushed, the result kept or flushed.
+fn f16_matches(got: u16, x: half::f16, y: half::f16, f: &F2, ulps: u16) -> bool {
+    [(x, y), (ftz(x), ftz(y))].iter().any(|(xh, yh)| {
+        let v = half::f16::from_f32(f(xh.to_f32(), yh.to_f32()));
+        f16_close(got, v, ulps) || f16_close(got, ftz(v), ulps)
+    })
+}
+
 fn f16_close(got: u16, want: half::f16, ulps: u16) -> bool {
     let g = half::f16::from_bits(got);
     if want.is_nan() {
@@ -376,12 +385,8 @@ fn fp16_ops_match_reference() {
             // Denormal behaviour is not fixed (the driver reports neither preserve nor
             // flush-to-zero for fp16): inputs may be read as they are or flushed, results may be
             // flushed. Every other value must match exactly (or within the ULP bound).
-            let variants = [(xr, yr), (ftz(xr), ftz(yr))];
-            let ok16 = |k: usize, got: u16, ulps: u16, f: &dyn Fn(f32, f32) -> f32| {
-                variants.iter().any(|(xh, yh)| {
-                    let v = f16::from_f32(f(xh.to_f32(), yh.to_f32()));
-                    f16_close(got, v, ulps) || f16_close(got, ftz(v), ulps)
-                }) || (k == 7 && (xr.is_nan() || yr.is_nan()))
+            let ok16 = |k: usize, got: u16, ulps: u16, f: &F2| {
+                f16_matches(got, xr, yr, f, ulps) || (k == 7 && (xr.is_nan() || yr.is_nan()))
             };
             let ops: [(&F2, u16); 8] = [
                 (&|x, y| x + y, 0),
@@ -397,7 +402,7 @@ fn fp16_ops_match_reference() {
             for (k, (f, ulps)) in ops.iter().enumerate() {
                 let got = o[8 * i + k];
                 assert!(
-                    ok16(k, got, *ulps, *f),
+                    ok16(k, got, *ulps, f),
                     "SIMD{simd} element {i} op {k}: x={x} y={y} got {got:#06x} ({})",
                     f16::from_bits(got),
                 );
@@ -633,26 +638,23 @@ fn fp16_native_ops_match_reference() {
         for i in 0..n {
             let (xr, yr) = (f16::from_bits(ah[2 * i]), f16::from_bits(ah[2 * i + 1]));
             let nan = xr.is_nan() || yr.is_nan();
-            let variants = [(xr, yr), (ftz(xr), ftz(yr))];
             for (k, f) in ops.iter().enumerate() {
                 // max/clamp of a NaN: which operand the hardware picks is not checked.
                 if nan && matches!(k, 0 | 5) {
                     continue;
                 }
                 let got = o[10 * i + k];
-                let ok = variants.iter().any(|(xh, yh)| {
-                    let v = h(f(xh.to_f32(), yh.to_f32()));
-                    f16_close(got, v, 0) || f16_close(got, ftz(v), 0)
-                }) || (k == 7 || k == 8) && {
-                    // The intermediate (x*y or x-y) in the denormal range, flushed.
-                    let (x, y) = (ftz(xr).to_f32(), ftz(yr).to_f32());
-                    let m = if k == 7 {
-                        ftz(h(x * y)).to_f32() + y
-                    } else {
-                        ftz(h(x - y)).to_f32() * h(0.1).to_f32()
+                let ok = f16_matches(got, xr, yr, *f, 0)
+                    || (k == 7 || k == 8) && {
+                        // The intermediate (x*y or x-y) in the denormal range, flushed.
+                        let (x, y) = (ftz(xr).to_f32(), ftz(yr).to_f32());
+                        let m = if k == 7 {
+                            ftz(h(x * y)).to_f32() + y
+                        } else {
+                            ftz(h(x - y)).to_f32() * h(0.1).to_f32()
+                        };
+                        f16_close(got, ftz(h(m)), 0)
                     };
-                    f16_close(got, ftz(h(m)), 0)
-                };
                 assert!(
                     ok,
                     "SIMD{simd} element {i} op {k}: x={xr} ({:#06x}) y={yr} ({:#06x}) got {got:#06x} ({})",
