@@ -2,7 +2,7 @@
 //! alignment versus the execution type, byte destinations; immediate vectors; 3-source
 //! replicate control; null sources; opcode availability.
 
-use super::ctx::{is_byte, is_int, Ctx, Shape};
+use super::ctx::{is_byte, is_int, Ctx, Shape, SrcV};
 use super::Platform;
 use crate::model::*;
 
@@ -35,35 +35,48 @@ pub(super) fn packed_byte_dst(c: &Ctx) -> Option<String> {
         .then(|| format!("packed {} destination on a non-raw {}", d.ty, c.inst.opcode))
 }
 
-pub(super) fn byte_64bit_conversion(c: &Ctx) -> Option<String> {
+/// The first source whose conversion to the destination goes between a type of class `a`
+/// and one of class `b`, in either direction (the conversion restrictions name type pairs,
+/// not directions).
+fn converting_src<'c>(
+    c: &'c Ctx,
+    a: impl Fn(Type) -> bool,
+    b: impl Fn(Type) -> bool,
+) -> Option<(usize, &'c SrcV)> {
+    let d = c.dst?;
+    c.sources()
+        .find(|(_, s)| (a(d.ty) && b(s.ty)) || (b(d.ty) && a(s.ty)))
+}
+
+fn is_64bit(t: Type) -> bool {
+    t.size() == 8
+}
+
+fn is_hf(t: Type) -> bool {
+    t == Type::HF
+}
+
+/// A conversion between classes `a` and `b` on a multi-channel ALU instruction, as the
+/// diagnostic `dst <- srcN type`.
+fn multi_conversion(c: &Ctx, a: impl Fn(Type) -> bool, b: impl Fn(Type) -> bool) -> Option<String> {
     if !alu_multi(c) {
         return None;
     }
     let d = c.dst?;
-    c.sources()
-        .find(|(_, s)| (is_byte(d.ty) && s.ty.size() == 8) || (d.ty.size() == 8 && is_byte(s.ty)))
-        .map(|(i, s)| format!("{} <- src{i} {}", d.ty, s.ty))
+    converting_src(c, a, b).map(|(i, s)| format!("{} <- src{i} {}", d.ty, s.ty))
+}
+
+pub(super) fn byte_64bit_conversion(c: &Ctx) -> Option<String> {
+    multi_conversion(c, is_byte, is_64bit)
 }
 
 pub(super) fn hf_64bit_conversion(c: &Ctx) -> Option<String> {
-    if !alu_multi(c) {
-        return None;
-    }
-    let d = c.dst?;
-    c.sources()
-        .find(|(_, s)| {
-            (d.ty == Type::HF && s.ty.size() == 8) || (d.ty.size() == 8 && s.ty == Type::HF)
-        })
-        .map(|(i, s)| format!("{} <- src{i} {}", d.ty, s.ty))
+    multi_conversion(c, is_hf, is_64bit)
 }
 
 /// Align1 conversion between an integer type and HF (either direction).
 fn int_hf_conversion(c: &Ctx) -> bool {
-    let Some(d) = c.dst else { return false };
-    alu_multi(c)
-        && !c.align16()
-        && c.sources()
-            .any(|(_, s)| (d.ty == Type::HF && is_int(s.ty)) || (is_int(d.ty) && s.ty == Type::HF))
+    alu_multi(c) && !c.align16() && converting_src(c, is_hf, is_int).is_some()
 }
 
 pub(super) fn int_hf_dst_stride(c: &Ctx) -> Option<String> {
