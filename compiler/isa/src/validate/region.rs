@@ -196,6 +196,16 @@ impl super::ctx::DstV {
 pub(super) fn cases() -> Vec<super::testutil::Case> {
     use super::testutil::*;
     use Type::*;
+    // An Align16 SIMD8 float add: the destination's HorzStride and src0's VertStride vary.
+    let a16_add = |dst_hstride, src0_vstride| {
+        align16(op2(
+            Opcode::Add,
+            8,
+            d(10, 0, F, dst_hstride),
+            s16(12, F, src0_vstride),
+            s16(14, F, 4),
+        ))
+    };
     vec![
         case(
             "region.exec-ge-width",
@@ -290,38 +300,14 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
         case(
             "region.align16-dst-hstride1",
             SKL,
-            vec![align16(op2(
-                Opcode::Add,
-                8,
-                d(10, 0, F, 1),
-                s16(12, F, 4),
-                s16(14, F, 4),
-            ))],
-            vec![align16(op2(
-                Opcode::Add,
-                8,
-                d(10, 0, F, 2),
-                s16(12, F, 4),
-                s16(14, F, 4),
-            ))],
+            vec![a16_add(1, 4)],
+            vec![a16_add(2, 4)],
         ),
         case(
             "region.align16-vstride",
             SKL,
-            vec![align16(op2(
-                Opcode::Add,
-                8,
-                d(10, 0, F, 1),
-                s16(12, F, 0),
-                s16(14, F, 4),
-            ))],
-            vec![align16(op2(
-                Opcode::Add,
-                8,
-                d(10, 0, F, 1),
-                s16(12, F, 8),
-                s16(14, F, 4),
-            ))],
+            vec![a16_add(1, 0)],
+            vec![a16_add(1, 8)],
         ),
         case(
             "region.exec-size-bytes",
