@@ -468,6 +468,60 @@ pub unsafe fn storage_buffer_layout(
     }
 }
 
+/// A descriptor pool for one set of `buffers.len()` storage buffers, that set (of
+/// `set_layout`, whose bindings 0.. are storage buffers) and its binding b pointed at the
+/// whole of `buffers[b]`.
+///
+/// # Safety
+/// `dev` must be a live device; `set_layout` and `buffers` must be its objects.
+pub unsafe fn storage_buffer_set(
+    dev: &ash::Device,
+    set_layout: vk::DescriptorSetLayout,
+    buffers: &[vk::Buffer],
+) -> ash::prelude::VkResult<(vk::DescriptorPool, vk::DescriptorSet)> {
+    let sizes = [vk::DescriptorPoolSize {
+        ty: vk::DescriptorType::STORAGE_BUFFER,
+        descriptor_count: buffers.len() as u32,
+    }];
+    // SAFETY: a live device and its objects (caller contract); valid create infos.
+    unsafe {
+        let pool = dev.create_descriptor_pool(
+            &vk::DescriptorPoolCreateInfo::default()
+                .max_sets(1)
+                .pool_sizes(&sizes),
+            None,
+        )?;
+        let set = dev.allocate_descriptor_sets(
+            &vk::DescriptorSetAllocateInfo::default()
+                .descriptor_pool(pool)
+                .set_layouts(&[set_layout]),
+        )?[0];
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+            .iter()
+            .map(|&buffer| {
+                [vk::DescriptorBufferInfo {
+                    buffer,
+                    offset: 0,
+                    range: vk::WHOLE_SIZE,
+                }]
+            })
+            .collect();
+        let writes: Vec<_> = infos
+            .iter()
+            .enumerate()
+            .map(|(b, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(b as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        dev.update_descriptor_sets(&writes, &[]);
+        Ok((pool, set))
+    }
+}
+
 /// The compute pipeline of entry point `main` of `code` over `layout`, created with `flags`
 /// in `cache`, with the 32-bit specialization constants `spec` ((constant id, value); none
 /// when empty). The shader module lives only for the call. On failure: the handles

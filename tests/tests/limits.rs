@@ -10,7 +10,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_binding, compute_pipeline};
+use ferrite_tests::icd::{compute_binding, compute_pipeline, storage_buffer_set};
 
 fn doc_table() -> Vec<(String, u64)> {
     let text = std::fs::read_to_string(ferrite_tests::icd::workspace_root().join("docs/limits.md"))
@@ -167,38 +167,7 @@ fn highest_set_index() {
             vk::PipelineCache::null(),
         )
         .unwrap();
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: 1,
-        }];
-        let pool = d
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let set = d
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&[one]),
-            )
-            .unwrap()[0];
-        let info = [vk::DescriptorBufferInfo {
-            buffer: c.buf(buf).buffer,
-            offset: 0,
-            range: vk::WHOLE_SIZE,
-        }];
-        d.update_descriptor_sets(
-            &[vk::WriteDescriptorSet::default()
-                .dst_set(set)
-                .dst_binding(0)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .buffer_info(&info)],
-            &[],
-        );
+        let (pool, set) = storage_buffer_set(d, one, &[c.buf(buf).buffer]).unwrap();
         c.run(|d, cb| {
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
             d.cmd_bind_descriptor_sets(

@@ -61,7 +61,6 @@ unsafe fn make_round(
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(code), None)
             .unwrap();
         let (set_layout, layout) = ferrite_tests::icd::storage_buffer_layout(dev, 2, 8).unwrap();
-        let sls = [set_layout];
         let entries = [vk::SpecializationMapEntry {
             constant_id: 0,
             offset: 0,
@@ -85,44 +84,7 @@ unsafe fn make_round(
                 None,
             )
             .unwrap()[0];
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: 2,
-        }];
-        let pool = dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let set = dev
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&sls),
-            )
-            .unwrap()[0];
-        let infos = [x, o].map(|buffer| {
-            [vk::DescriptorBufferInfo {
-                buffer,
-                offset: 0,
-                range: vk::WHOLE_SIZE,
-            }]
-        });
-        let writes: Vec<_> = infos
-            .iter()
-            .enumerate()
-            .map(|(b, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(b as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
-        dev.update_descriptor_sets(&writes, &[]);
+        let (pool, set) = ferrite_tests::icd::storage_buffer_set(dev, set_layout, &[x, o]).unwrap();
         (
             RoundObjects {
                 module,

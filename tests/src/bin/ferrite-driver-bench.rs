@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use ash::vk;
 use ferrite_tests::bench::report::spread;
-use ferrite_tests::icd::{storage_buffer_layout, workspace_root, Harness};
+use ferrite_tests::icd::{storage_buffer_layout, storage_buffer_set, workspace_root, Harness};
 
 /// Dispatches recorded per sample (the per-dispatch figure is the sample over this).
 const DISPATCHES_PER_SAMPLE: u32 = 100;
@@ -71,7 +71,6 @@ fn run(samples: usize) -> Result<(), String> {
     // SAFETY: valid create infos on a live device; everything is destroyed at the end.
     unsafe {
         let (set_layout, layout) = storage_buffer_layout(&dev, 2, 8).map_err(|e| e.to_string())?;
-        let sls = [set_layout];
         let module = dev
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)
             .map_err(|e| e.to_string())?;
@@ -124,47 +123,9 @@ fn run(samples: usize) -> Result<(), String> {
             dev.bind_buffer_memory(b, m, 0).map_err(|e| e.to_string())?;
             buffers.push((b, m));
         }
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: 2,
-        }];
-        let dpool = dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .map_err(|e| e.to_string())?;
-        let set = dev
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(dpool)
-                    .set_layouts(&sls),
-            )
-            .map_err(|e| e.to_string())?[0];
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-            .iter()
-            .map(|&(buffer, _)| {
-                [vk::DescriptorBufferInfo {
-                    buffer,
-                    offset: 0,
-                    range: vk::WHOLE_SIZE,
-                }]
-            })
-            .collect();
-        let writes: Vec<_> = infos
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
-        dev.update_descriptor_sets(&writes, &[]);
+        let handles: Vec<vk::Buffer> = buffers.iter().map(|&(b, _)| b).collect();
+        let (dpool, set) =
+            storage_buffer_set(&dev, set_layout, &handles).map_err(|e| e.to_string())?;
 
         // Recording: one sample = begin, 100 x (bind, bind set, push, dispatch), end.
         let pool = dev
