@@ -5,20 +5,14 @@ use super::{SoftBuilder, Words64, EXP_INF, QNAN_HI, SIGN};
 use crate::ir::*;
 
 impl SoftBuilder<'_> {
-    pub(super) fn emit(&mut self, t: Type, op: Op) -> Value {
-        self.b.emit(t, op)
-    }
     pub(super) fn c(&mut self, x: u32) -> Value {
         self.b.konst(Type::I32, u64::from(x))
     }
     pub(super) fn bc(&mut self, x: bool) -> Value {
         self.b.konst(Type::B1, u64::from(x))
     }
-    pub(super) fn alu(&mut self, t: Type, op: AluOp, s: &[Value]) -> Value {
-        self.b.alu(op, t, s)
-    }
     pub(super) fn i2(&mut self, op: AluOp, a: Value, b: Value) -> Value {
-        self.alu(Type::I32, op, &[a, b])
+        self.alu(op, Type::I32, &[a, b])
     }
     pub(super) fn add(&mut self, a: Value, b: Value) -> Value {
         self.i2(AluOp::Iadd, a, b)
@@ -52,7 +46,7 @@ impl SoftBuilder<'_> {
         self.i2(AluOp::Ixor, a, b)
     }
     pub(super) fn not(&mut self, a: Value) -> Value {
-        self.alu(Type::I32, AluOp::Inot, &[a])
+        self.alu(AluOp::Inot, Type::I32, &[a])
     }
     pub(super) fn shl(&mut self, a: Value, n: Value) -> Value {
         self.i2(AluOp::Ishl, a, n)
@@ -73,26 +67,26 @@ impl SoftBuilder<'_> {
         self.i2(AluOp::Ishr, a, n)
     }
     pub(super) fn cmp(&mut self, op: AluOp, a: Value, b: Value) -> Value {
-        self.alu(Type::B1, op, &[a, b])
+        self.alu(op, Type::B1, &[a, b])
     }
     pub(super) fn cmpc(&mut self, op: AluOp, a: Value, k: u32) -> Value {
         let k = self.c(k);
         self.cmp(op, a, k)
     }
     pub(super) fn band(&mut self, a: Value, b: Value) -> Value {
-        self.alu(Type::B1, AluOp::Iand, &[a, b])
+        self.alu(AluOp::Iand, Type::B1, &[a, b])
     }
     pub(super) fn bor(&mut self, a: Value, b: Value) -> Value {
-        self.alu(Type::B1, AluOp::Ior, &[a, b])
+        self.alu(AluOp::Ior, Type::B1, &[a, b])
     }
     pub(super) fn bnot(&mut self, a: Value) -> Value {
-        self.alu(Type::B1, AluOp::Inot, &[a])
+        self.alu(AluOp::Inot, Type::B1, &[a])
     }
     pub(super) fn b2i(&mut self, b: Value) -> Value {
-        self.alu(Type::I32, AluOp::B2i, &[b])
+        self.alu(AluOp::B2i, Type::I32, &[b])
     }
     pub(super) fn sel(&mut self, c: Value, a: Value, b: Value) -> Value {
-        self.alu(Type::I32, AluOp::Bcsel, &[c, a, b])
+        self.alu(AluOp::Bcsel, Type::I32, &[c, a, b])
     }
     pub(super) fn selc(&mut self, c: Value, a: u32, b: Value) -> Value {
         let a = self.c(a);
@@ -210,14 +204,14 @@ impl SoftBuilder<'_> {
     }
     pub(super) fn clz32(&mut self, x: Value) -> Value {
         // ufind_msb of 0 is all ones, so 31 - msb gives 32 for 0.
-        let m = self.alu(Type::I32, AluOp::UfindMsb, &[x]);
+        let m = self.alu(AluOp::UfindMsb, Type::I32, &[x]);
         self.csub(31, m)
     }
     /// Leading zeros of a 64-bit quantity (64 for 0).
     pub(super) fn clz64(&mut self, a: Words64) -> Value {
         let hz = self.cmpc(AluOp::Ieq, a.hi, 0);
         let ch = self.clz32(a.hi);
-        let m = self.alu(Type::I32, AluOp::UfindMsb, &[a.lo]);
+        let m = self.alu(AluOp::UfindMsb, Type::I32, &[a.lo]);
         let cl = self.csub(63, m);
         self.sel(hz, cl, ch)
     }
@@ -413,15 +407,15 @@ impl SoftBuilder<'_> {
         let zero = self.c(0);
         let kn = self.c(n);
         let mut params = Vec::new();
-        let ctr = self.new_val(Type::I32);
+        let ctr = self.new_value(Type::I32);
         params.push((ctr, zero));
         let mut state = Vec::new();
         for v in &init {
-            let p = self.new_val(Type::I32);
+            let p = self.new_value(Type::I32);
             params.push((p, *v));
             state.push(p);
         }
-        let results: Vec<Value> = init.iter().map(|_| self.new_val(Type::I32)).collect();
+        let results: Vec<Value> = init.iter().map(|_| self.new_value(Type::I32)).collect();
         let outer = self.b.take_block();
         let exit = self.cmp(AluOp::Uge, ctr, kn);
         self.b.push(Node::If(Box::new(If {
@@ -442,9 +436,6 @@ impl SoftBuilder<'_> {
             results: results.clone(),
         })));
         results
-    }
-    pub(super) fn new_val(&mut self, t: Type) -> Value {
-        self.b.new_value(t)
     }
 
     // ---- f64 operations ----
@@ -929,7 +920,7 @@ impl SoftBuilder<'_> {
     }
     pub(super) fn i32_to_f64(&mut self, x: Value) -> Words64 {
         let neg = self.cmpc(AluOp::Ilt, x, 0);
-        let nx = self.alu(Type::I32, AluOp::Ineg, &[x]);
+        let nx = self.alu(AluOp::Ineg, Type::I32, &[x]);
         let ax = self.sel(neg, nx, x);
         let zero = self.c(0);
         let s = self.selc(neg, SIGN, zero);
@@ -970,7 +961,7 @@ impl SoftBuilder<'_> {
         let neg = self.cmpc(AluOp::Ine, s, 0);
         let zero = self.c(0);
         let r = if signed {
-            let nv = self.alu(Type::I32, AluOp::Ineg, &[v]);
+            let nv = self.alu(AluOp::Ineg, Type::I32, &[v]);
             let r = self.sel(neg, nv, v);
             let sat = self.cmpc(AluOp::Uge, e, 1054);
             let mx = self.c(i32::MAX as u32);

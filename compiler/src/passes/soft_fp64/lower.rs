@@ -171,9 +171,9 @@ pub(super) fn lower_alu(
             let x = if st[0].bits == 32 {
                 x
             } else {
-                b.alu(Type::F32, F2f, &[x])
+                b.alu(F2f, Type::F32, &[x])
             };
-            let bits = b.alu(Type::I32, Bitcast, &[x]);
+            let bits = b.alu(Bitcast, Type::I32, &[x]);
             Lowered::F(b.f32_to_f64(bits))
         }
         F2f if is_f64(st[0]) && !is_f64(dt) => {
@@ -183,10 +183,10 @@ pub(super) fn lower_alu(
                 b.f64_to_small(f(0)?, 23, 8)
             };
             if dt.bits == 16 {
-                let h = b.alu(Type::int(16), U2u, &[v]);
-                Lowered::O(b.alu(dt, Bitcast, &[h]))
+                let h = b.alu(U2u, Type::int(16), &[v]);
+                Lowered::O(b.alu(Bitcast, dt, &[h]))
             } else {
-                Lowered::O(b.alu(dt, Bitcast, &[v]))
+                Lowered::O(b.alu(Bitcast, dt, &[v]))
             }
         }
         F2f => Lowered::F(f(0)?),
@@ -197,10 +197,10 @@ pub(super) fn lower_alu(
             let mut xs = Vec::new();
             for i in 0..a.len() {
                 let v = b.f64_to_small(f(i)?, 23, 8);
-                xs.push(b.alu(Type::F32, Bitcast, &[v]));
+                xs.push(b.alu(Bitcast, Type::F32, &[v]));
             }
-            let r = b.alu(Type::F32, op, &xs);
-            let bits = b.alu(Type::I32, Bitcast, &[r]);
+            let r = b.alu(op, Type::F32, &xs);
+            let bits = b.alu(Bitcast, Type::I32, &[r]);
             Lowered::F(b.f32_to_f64(bits))
         }
         _ => return Err(format!("no lowering for {op:?} {dt} <- {st:?}")),
@@ -213,11 +213,8 @@ pub(super) fn widen_int(b: &mut SoftBuilder, x: Value, t: Type, signed: bool) ->
     if t.bits == 32 {
         x
     } else {
-        b.alu(
-            Type::I32,
-            if signed { AluOp::I2i } else { AluOp::U2u },
-            &[x],
-        )
+        let op = if signed { AluOp::I2i } else { AluOp::U2u };
+        b.alu(op, Type::I32, &[x])
     }
 }
 
@@ -225,7 +222,7 @@ pub(super) fn narrow_int(b: &mut SoftBuilder, x: Value, t: Type) -> Value {
     if t.bits == 32 {
         x
     } else {
-        b.alu(t, AluOp::U2u, &[x])
+        b.alu(AluOp::U2u, t, &[x])
     }
 }
 
@@ -235,22 +232,22 @@ pub(super) fn int64_words(b: &mut SoftBuilder, x: Value) -> Words64 {
     let x = if b.b.ty(x) == t {
         x
     } else {
-        b.alu(t, AluOp::Bitcast, &[x])
+        b.alu(AluOp::Bitcast, t, &[x])
     };
-    let lo = b.alu(Type::I32, AluOp::U2u, &[x]);
+    let lo = b.alu(AluOp::U2u, Type::I32, &[x]);
     let k = b.c(32);
-    let h = b.alu(t, AluOp::Ushr, &[x, k]);
-    let hi = b.alu(Type::I32, AluOp::U2u, &[h]);
+    let h = b.alu(AluOp::Ushr, t, &[x, k]);
+    let hi = b.alu(AluOp::U2u, Type::I32, &[h]);
     Words64 { hi, lo }
 }
 
 pub(super) fn int64_from_words(b: &mut SoftBuilder, p: Words64) -> Value {
     let t = Type::int(64);
-    let lo = b.alu(t, AluOp::U2u, &[p.lo]);
-    let hi = b.alu(t, AluOp::U2u, &[p.hi]);
+    let lo = b.alu(AluOp::U2u, t, &[p.lo]);
+    let hi = b.alu(AluOp::U2u, t, &[p.hi]);
     let k = b.c(32);
-    let hi = b.alu(t, AluOp::Ishl, &[hi, k]);
-    b.alu(t, AluOp::Ior, &[lo, hi])
+    let hi = b.alu(AluOp::Ishl, t, &[hi, k]);
+    b.alu(AluOp::Ior, t, &[lo, hi])
 }
 
 pub(super) struct Lower {

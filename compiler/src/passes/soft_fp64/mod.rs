@@ -69,6 +69,21 @@ struct SoftBuilder<'a> {
     b: Builder<'a>,
 }
 
+/// The soft fp64 helpers extend the one builder: its own methods (`emit`, `alu`,
+/// `new_value`, ...) are reached through the SoftBuilder.
+impl<'a> std::ops::Deref for SoftBuilder<'a> {
+    type Target = Builder<'a>;
+    fn deref(&self) -> &Builder<'a> {
+        &self.b
+    }
+}
+
+impl<'a> std::ops::DerefMut for SoftBuilder<'a> {
+    fn deref_mut(&mut self) -> &mut Builder<'a> {
+        &mut self.b
+    }
+}
+
 mod arith;
 mod lower;
 #[cfg(test)]
