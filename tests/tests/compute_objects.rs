@@ -7,7 +7,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_pipeline, storage_buffer_layout};
+use ferrite_tests::icd::storage_buffer_layout;
 
 #[test]
 fn pipeline_cache_header_round_trip_and_merge() {
@@ -367,15 +367,9 @@ fn shader_ferrite_cannot_compile_is_out_of_host_memory_and_a_null_pipeline() {
     // SAFETY: valid create infos on a live device; everything made here is destroyed here.
     unsafe {
         let (set_layout, layout) = storage_buffer_layout(&c.dev, 1, 0).unwrap();
-        let r = compute_pipeline(
-            &c.dev,
-            &code,
-            layout,
-            &[],
-            vk::PipelineCreateFlags::empty(),
-            vk::PipelineCache::null(),
-        );
-        let (pipelines, e) = r.expect_err("more than 1 MiB of function memory");
+        let (pipelines, e) = c
+            .pipeline(&code, layout)
+            .expect_err("more than 1 MiB of function memory");
         assert_eq!(e, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
         assert_eq!(pipelines, [vk::Pipeline::null()]);
         c.dev.destroy_pipeline_layout(layout, None);

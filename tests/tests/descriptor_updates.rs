@@ -9,7 +9,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_binding, compute_layout, compute_pipeline, Harness};
+use ferrite_tests::icd::{compute_binding, compute_layout, Harness};
 
 const DEVICE_EXTS: [&std::ffi::CStr; 3] = [
     c"VK_KHR_descriptor_update_template",
@@ -71,15 +71,7 @@ fn objects(c: &Ctx, flags: vk::DescriptorSetLayoutCreateFlags) -> Objects {
     // SAFETY: valid create infos on a live device; destroyed by `destroy`.
     unsafe {
         let (set_layout, layout) = compute_layout(&c.dev, &bindings, flags, 0).unwrap();
-        let pipeline = compute_pipeline(
-            &c.dev,
-            &code,
-            layout,
-            &[],
-            vk::PipelineCreateFlags::empty(),
-            vk::PipelineCache::null(),
-        )
-        .unwrap();
+        let pipeline = c.pipeline(&code, layout).unwrap();
         Objects {
             set_layout,
             layout,

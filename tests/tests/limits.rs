@@ -10,7 +10,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_binding, compute_pipeline, storage_buffer_set};
+use ferrite_tests::icd::{compute_binding, storage_buffer_set};
 
 fn doc_table() -> Vec<(String, u64)> {
     let text = std::fs::read_to_string(ferrite_tests::icd::workspace_root().join("docs/limits.md"))
@@ -158,15 +158,7 @@ fn highest_set_index() {
                 None,
             )
             .unwrap();
-        let pipeline = compute_pipeline(
-            d,
-            &code,
-            layout,
-            &[],
-            vk::PipelineCreateFlags::empty(),
-            vk::PipelineCache::null(),
-        )
-        .unwrap();
+        let pipeline = c.pipeline(&code, layout).unwrap();
         let (pool, set) = storage_buffer_set(d, one, &[c.buf(buf).buffer]).unwrap();
         c.run(|d, cb| {
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);

@@ -278,6 +278,27 @@ impl Ctx {
         .expect("vkCreateComputePipelines")
     }
 
+    /// The compute pipeline of `code` over a layout the caller made, with the context's
+    /// pipeline flags, no specialization and no cache; on failure the handles
+    /// vkCreateComputePipelines wrote and its error.
+    pub fn pipeline(
+        &self,
+        code: &[u32],
+        layout: vk::PipelineLayout,
+    ) -> Result<vk::Pipeline, (Vec<vk::Pipeline>, vk::Result)> {
+        // SAFETY: a live device and one of its pipeline layouts.
+        unsafe {
+            compute_pipeline(
+                &self.dev,
+                code,
+                layout,
+                &[],
+                self.pipeline_flags,
+                vk::PipelineCache::null(),
+            )
+        }
+    }
+
     pub fn k(&self, i: usize) -> &Kernel {
         &self.kernels[i]
     }
