@@ -468,22 +468,24 @@ pub unsafe fn storage_buffer_layout(
     }
 }
 
-/// A descriptor pool for one set of `buffers.len()` storage buffers, that set (of
-/// `set_layout`, whose bindings 0.. are storage buffers) and its binding b pointed at the
-/// whole of `buffers[b]`.
+/// A descriptor pool for exactly one set with one descriptor of each of `types`, and that
+/// set (of `set_layout`).
 ///
 /// # Safety
-/// `dev` must be a live device; `set_layout` and `buffers` must be its objects.
-pub unsafe fn storage_buffer_set(
+/// `dev` must be a live device and `set_layout` one of its set layouts.
+pub unsafe fn one_set(
     dev: &ash::Device,
     set_layout: vk::DescriptorSetLayout,
-    buffers: &[vk::Buffer],
+    types: &[vk::DescriptorType],
 ) -> ash::prelude::VkResult<(vk::DescriptorPool, vk::DescriptorSet)> {
-    let sizes = [vk::DescriptorPoolSize {
-        ty: vk::DescriptorType::STORAGE_BUFFER,
-        descriptor_count: buffers.len() as u32,
-    }];
-    // SAFETY: a live device and its objects (caller contract); valid create infos.
+    let sizes: Vec<_> = types
+        .iter()
+        .map(|&ty| vk::DescriptorPoolSize {
+            ty,
+            descriptor_count: 1,
+        })
+        .collect();
+    // SAFETY: a live device and its set layout (caller contract); valid create infos.
     unsafe {
         let pool = dev.create_descriptor_pool(
             &vk::DescriptorPoolCreateInfo::default()
@@ -496,28 +498,63 @@ pub unsafe fn storage_buffer_set(
                 .descriptor_pool(pool)
                 .set_layouts(&[set_layout]),
         )?[0];
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-            .iter()
-            .map(|&buffer| {
-                [vk::DescriptorBufferInfo {
-                    buffer,
-                    offset: 0,
-                    range: vk::WHOLE_SIZE,
-                }]
-            })
-            .collect();
-        let writes: Vec<_> = infos
-            .iter()
-            .enumerate()
-            .map(|(b, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(b as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
-        dev.update_descriptor_sets(&writes, &[]);
+        Ok((pool, set))
+    }
+}
+
+/// Points binding b of `set` at `buffers[b]` = (buffer, descriptor type, range from offset
+/// 0).
+///
+/// # Safety
+/// `dev` must be a live device; `set` and the buffers its objects, the set not in use by
+/// pending work.
+pub unsafe fn write_buffers(
+    dev: &ash::Device,
+    set: vk::DescriptorSet,
+    buffers: &[(vk::Buffer, vk::DescriptorType, vk::DeviceSize)],
+) {
+    let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+        .iter()
+        .map(|&(buffer, _, range)| {
+            [vk::DescriptorBufferInfo {
+                buffer,
+                offset: 0,
+                range,
+            }]
+        })
+        .collect();
+    let writes: Vec<_> = infos
+        .iter()
+        .zip(buffers)
+        .enumerate()
+        .map(|(b, (info, &(_, ty, _)))| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(b as u32)
+                .descriptor_type(ty)
+                .buffer_info(info)
+        })
+        .collect();
+    // SAFETY: caller contract; the writes point at live infos.
+    unsafe { dev.update_descriptor_sets(&writes, &[]) };
+}
+
+/// A one-set pool and set of `set_layout` (whose bindings 0.. are storage buffers) with
+/// binding b pointed at the whole of `buffers[b]`.
+///
+/// # Safety
+/// `dev` must be a live device; `set_layout` and `buffers` must be its objects.
+pub unsafe fn storage_buffer_set(
+    dev: &ash::Device,
+    set_layout: vk::DescriptorSetLayout,
+    buffers: &[vk::Buffer],
+) -> ash::prelude::VkResult<(vk::DescriptorPool, vk::DescriptorSet)> {
+    let ty = vk::DescriptorType::STORAGE_BUFFER;
+    // SAFETY: forwarded contract.
+    unsafe {
+        let (pool, set) = one_set(dev, set_layout, &vec![ty; buffers.len()])?;
+        let writes: Vec<_> = buffers.iter().map(|&b| (b, ty, vk::WHOLE_SIZE)).collect();
+        write_buffers(dev, set, &writes);
         Ok((pool, set))
     }
 }

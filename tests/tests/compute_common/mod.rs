@@ -9,7 +9,8 @@ use std::process::Command;
 
 use ash::vk;
 use ferrite_tests::icd::{
-    compute_binding, compute_layout, compute_pipeline, workspace_root, Harness,
+    compute_binding, compute_layout, compute_pipeline, one_set, workspace_root, write_buffers,
+    Harness,
 };
 
 /// SPIR-V of a GLSL compute shader from tests/shaders/ (or inline source when `name` has no
@@ -221,7 +222,6 @@ impl Ctx {
                 push,
             )
             .unwrap();
-            let sls = [set_layout];
             let r = compute_pipeline(&self.dev, code, layout, spec, self.pipeline_flags, cache);
             let pipeline = match r {
                 Ok(p) => p,
@@ -231,30 +231,7 @@ impl Ctx {
                     return Err(e);
                 }
             };
-            let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
-            for &t in types {
-                sizes.push(vk::DescriptorPoolSize {
-                    ty: t,
-                    descriptor_count: 1,
-                });
-            }
-            let pool = self
-                .dev
-                .create_descriptor_pool(
-                    &vk::DescriptorPoolCreateInfo::default()
-                        .max_sets(1)
-                        .pool_sizes(&sizes),
-                    None,
-                )
-                .unwrap();
-            let set = self
-                .dev
-                .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(pool)
-                        .set_layouts(&sls),
-                )
-                .unwrap()[0];
+            let (pool, set) = one_set(&self.dev, set_layout, types).unwrap();
             self.kernels.push(Kernel {
                 pipeline,
                 layout,
@@ -310,37 +287,23 @@ impl Ctx {
     }
 
     pub fn bind_typed(&self, k: usize, bufs: &[usize], types: &[vk::DescriptorType]) {
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = bufs
+        let writes: Vec<_> = bufs
             .iter()
             .enumerate()
             .map(|(b, &i)| {
-                let range = if types[b] == vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
-                    || types[b] == vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+                let ty = types[b];
+                let range = if ty == vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+                    || ty == vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
                 {
                     16
                 } else {
                     vk::WHOLE_SIZE
                 };
-                [vk::DescriptorBufferInfo {
-                    buffer: self.buffers[i].buffer,
-                    offset: 0,
-                    range,
-                }]
-            })
-            .collect();
-        let writes: Vec<_> = infos
-            .iter()
-            .enumerate()
-            .map(|(b, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(self.kernels[k].set)
-                    .dst_binding(b as u32)
-                    .descriptor_type(types[b])
-                    .buffer_info(info)
+                (self.buffers[i].buffer, ty, range)
             })
             .collect();
         // SAFETY: valid writes to a live set that no pending command buffer uses.
-        unsafe { self.dev.update_descriptor_sets(&writes, &[]) };
+        unsafe { write_buffers(&self.dev, self.kernels[k].set, &writes) };
     }
 
     /// A primary command buffer from the context's pool, in the recording state (the caller
