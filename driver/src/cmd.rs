@@ -99,6 +99,15 @@ type BoundSizes = Vec<(u32, u32)>;
 /// The samplers of a dispatch's descriptors, by binding-table index.
 type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 
+/// What one dispatch binds: its binding table, the bound sizes and samplers by BTI, and
+/// the push-constant bytes.
+struct Bound<'a> {
+    bt: Vec<u32>,
+    sizes: &'a [(u32, u32)],
+    samplers: &'a [(u32, Arc<crate::sampler::Sampler>)],
+    push: &'a [u8],
+}
+
 /// Descriptor sets bound at one set index, with their dynamic offsets.
 #[derive(Clone)]
 struct BoundSet {
@@ -307,18 +316,48 @@ impl Recorder {
         if indirect.is_none() && groups.contains(&0) {
             return Ok(());
         }
+        self.reserve_dispatch_state(&p.kernel);
+        let (bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
+        let push = self.push;
+        let bound = Bound {
+            bt,
+            sizes: &sizes,
+            samplers: &samplers,
+            push: &push,
+        };
+        self.launch(core, &p, bound, groups, base, indirect)
+    }
+
+    /// The state and commands of one dispatch of `p` once its binding table (surfaces
+    /// written, the push surface's entry still 0), sizes, samplers and push constants are
+    /// known: user dispatches and the meta kernels (crate::meta) both end here.
+    fn launch(
+        &mut self,
+        core: &Core,
+        p: &Arc<Pipeline>,
+        bound: Bound<'_>,
+        groups: [u32; 3],
+        base: [u32; 3],
+        indirect: Option<u64>,
+    ) -> Result<()> {
         let k = &p.kernel;
-        self.reserve_dispatch_state(k);
-        let (mut bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
-        let sampler_table = self.sampler_table(core, &samplers)?;
+        let mut bt = bound.bt;
+        let sampler_table = self.sampler_table(core, bound.samplers)?;
         let curbe_bytes = curbe_bytes(k);
         let curbe_off = self.alloc_state(core, curbe_bytes)?;
         self.push_surface(core, k, curbe_off, &mut bt)?;
         let bt_off = self.alloc_state(core, (bt.len() as u64 * 4).max(32))?;
         self.write_state(bt_off, &bt);
-        self.write_curbe(k, curbe_off, curbe_bytes, groups, base, &sizes);
-        let idd_off = self.write_idd(core, &p, bt_off, sampler_table)?;
-        self.emit_compute_state(core, &p);
+        self.write_curbe(
+            k,
+            curbe_off,
+            curbe_bytes,
+            (groups, base),
+            bound.sizes,
+            bound.push,
+        );
+        let idd_off = self.write_idd(core, p, bt_off, sampler_table)?;
+        self.emit_compute_state(core, p);
         if let Some(addr) = indirect {
             let counts = self.block().va + curbe_off + k.layout.num_workgroups_offset();
             self.load_indirect_counts(addr, counts);
@@ -416,7 +455,11 @@ impl Recorder {
     /// The sampler table (dispatch contract): entry i is the SAMPLER_STATE of the descriptor at
     /// binding-table index i (zeros where none is), each with its border colour written
     /// before it. Returns the table's offset from Dynamic State Base and its entry count.
-    fn sampler_table(&mut self, core: &Core, samplers: &BoundSamplers) -> Result<(u64, u32)> {
+    fn sampler_table(
+        &mut self,
+        core: &Core,
+        samplers: &[(u32, Arc<crate::sampler::Sampler>)],
+    ) -> Result<(u64, u32)> {
         let Some(n) = samplers.iter().map(|(bti, _)| bti + 1).max() else {
             return Ok((0, 0));
         };
@@ -469,12 +512,12 @@ impl Recorder {
         k: &Kernel,
         curbe_off: u64,
         curbe_bytes: u64,
-        groups: [u32; 3],
-        base: [u32; 3],
+        (groups, base): ([u32; 3], [u32; 3]),
         sizes: &[(u32, u32)],
+        push: &[u8],
     ) {
         let values = CurbeValues {
-            push: &self.push,
+            push,
             num_workgroups: groups,
             base_workgroup: base,
             threads: k.threads_per_group,
