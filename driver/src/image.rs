@@ -149,6 +149,44 @@ impl Image {
         Ok(())
     }
 
+    /// The surface state the meta kernels (crate::meta) access level `level` of every layer
+    /// through: typed messages in the UINT format of the texel size (`format`), absolute
+    /// layer coordinates (MinimumArrayElement 0), with the memory it points into.
+    pub fn transfer_surface(
+        &self,
+        level: u32,
+        format: SurfaceFormat,
+    ) -> Result<(Arc<Memory>, Vec<u32>)> {
+        if level >= self.layout.levels {
+            return Err(DriverError::InvalidArgument(format!(
+                "mip level {level} of an image with {}",
+                self.layout.levels
+            )));
+        }
+        let (memory, offset) = self.resolve()?;
+        let layers = u64::from(self.layout.layers) - 1;
+        let (surface_type, arrayed, depth) = match self.ty {
+            vk::ImageType::TYPE_1D => (SURFTYPE_1D, true, layers),
+            vk::ImageType::TYPE_3D => {
+                (SURFTYPE_3D, false, self.layout.surface_state_fields().depth)
+            }
+            _ => (SURFTYPE_2D, true, layers),
+        };
+        let ss = image_surface(
+            &self.layout,
+            memory.va + offset,
+            SurfaceParams {
+                surface_type,
+                arrayed,
+                format,
+                first_layer: 0,
+                depth,
+                level,
+            },
+        );
+        Ok((memory, ss.to_dwords()))
+    }
+
     /// The memory and the byte offset in it where the image starts.
     pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
         let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
