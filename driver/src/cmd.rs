@@ -1902,6 +1902,28 @@ pub(crate) unsafe extern "system" fn cmd_clear_color_image(
     })
 }
 
+/// vkCmdBlitImage is not implemented: it needs the sampler for scaling, filtering and format
+/// conversion, and no format reports BLIT_SRC/BLIT_DST, so a valid application does not call
+/// it. Recording it fails the command buffer (vkEndCommandBuffer returns the error) rather
+/// than copying something else.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn cmd_blit_image(
+    cb: vk::CommandBuffer,
+    _src: vk::Image,
+    _src_layout: vk::ImageLayout,
+    _dst: vk::Image,
+    _dst_layout: vk::ImageLayout,
+    _count: u32,
+    _p_regions: *const vk::ImageBlit,
+    _filter: vk::Filter,
+) {
+    record("vkCmdBlitImage", cb, |_, _| {
+        Err(DriverError::NotImplemented(
+            "vkCmdBlitImage (no format reports BLIT_SRC/BLIT_DST)",
+        ))
+    })
+}
+
 /// vkCmdCopyBufferToImage2 (core 1.3): the regions of the extensible structures.
 pub(crate) unsafe extern "system" fn cmd_copy_buffer_to_image2(
     cb: vk::CommandBuffer,

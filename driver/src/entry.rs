@@ -275,6 +275,7 @@ entry_points! {
     Device CORE => "vkCmdCopyImageToBuffer": cmd::cmd_copy_image_to_buffer;
     Device CORE => "vkCmdCopyImage": cmd::cmd_copy_image;
     Device CORE => "vkCmdClearColorImage": cmd::cmd_clear_color_image;
+    Device CORE, refuse => "vkCmdBlitImage": cmd::cmd_blit_image;
     Device CORE => "vkCmdExecuteCommands": cmd::cmd_execute_commands;
     Device CORE => "vkCmdWriteTimestamp": cmd::cmd_write_timestamp;
     Device CORE => "vkCmdResetQueryPool": cmd::cmd_reset_query_pool;

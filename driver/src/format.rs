@@ -148,6 +148,11 @@ const SAMPLED: &[vk::Format] = &[
     vk::Format::R32G32B32A32_SFLOAT,
     vk::Format::R8G8B8A8_UNORM,
     vk::Format::R32_SFLOAT,
+    vk::Format::R8_UNORM,
+    vk::Format::R8G8_UNORM,
+    vk::Format::B8G8R8A8_UNORM,
+    vk::Format::A2B10G10R10_UNORM_PACK32,
+    vk::Format::R16G16B16A16_UNORM,
 ];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
