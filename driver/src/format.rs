@@ -167,8 +167,27 @@ pub fn buffer_features(format: vk::Format) -> vk::FormatFeatureFlags {
     if atomic_ok(format) {
         f |= vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER_ATOMIC;
     }
+    if UNIFORM_TEXEL.contains(&format) {
+        f |= vk::FormatFeatureFlags::UNIFORM_TEXEL_BUFFER;
+    }
     f
 }
+
+/// Formats reported as UNIFORM_TEXEL_BUFFER (read with the sampler's `ld` in their own
+/// format): the ones tests/tests/texel_buffers.rs compares with lavapipe.
+const UNIFORM_TEXEL: &[vk::Format] = &[
+    vk::Format::R32G32B32A32_SFLOAT,
+    vk::Format::R32_SFLOAT,
+    vk::Format::R16G16B16A16_SFLOAT,
+    vk::Format::R8G8B8A8_UNORM,
+    vk::Format::R8G8B8A8_SNORM,
+    vk::Format::A2B10G10R10_UNORM_PACK32,
+    vk::Format::B10G11R11_UFLOAT_PACK32,
+    vk::Format::R32_UINT,
+    vk::Format::R32G32B32A32_UINT,
+    vk::Format::R8G8B8A8_UINT,
+    vk::Format::R16G16_SINT,
+];
 
 pub fn properties(format: vk::Format) -> vk::FormatProperties {
     let img = image_features(format);

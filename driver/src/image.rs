@@ -396,7 +396,10 @@ pub fn typed_buffer_surface(address: u64, n: u64, format: SurfaceFormat) -> Rend
 }
 
 pub struct BufferView {
+    /// The storage texel buffer surface (typed messages, possibly the lowered format).
     pub surface: ViewSurface,
+    /// The uniform texel buffer surface (sampler `ld`): the view's own format.
+    pub sampled: ViewSurface,
 }
 
 impl BufferView {
@@ -433,22 +436,27 @@ impl BufferView {
         let offset = base + info.offset;
         // SURFTYPE_BUFFER with a format: Width/Height/Depth hold the element count - 1
         // (7 + 14 + 6 bits), SurfacePitch the element size - 1.
-        let ss = if n == 0 {
-            RenderSurfaceState {
-                surface_type: kernel_iface::genxml::SURFTYPE_NULL,
-                surface_format: hw as u64,
-                ..Default::default()
-            }
-        } else {
-            typed_buffer_surface(memory.va + offset, n, format::storage_surface_format(hw))
+        let state = |format: SurfaceFormat| -> Arc<[u32]> {
+            let ss = if n == 0 {
+                RenderSurfaceState {
+                    surface_type: kernel_iface::genxml::SURFTYPE_NULL,
+                    surface_format: hw as u64,
+                    ..Default::default()
+                }
+            } else {
+                typed_buffer_surface(memory.va + offset, n, format)
+            };
+            ss.to_dwords().into()
+        };
+        let surface = |state| ViewSurface {
+            memory: memory.clone(),
+            offset,
+            size: n * bpe,
+            state,
         };
         Ok(BufferView {
-            surface: ViewSurface {
-                memory,
-                offset,
-                size: n * bpe,
-                state: ss.to_dwords().into(),
-            },
+            surface: surface(state(format::storage_surface_format(hw))),
+            sampled: surface(state(hw)),
         })
     }
 }

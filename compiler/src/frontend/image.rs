@@ -423,7 +423,12 @@ impl Fe<'_> {
     /// `OpImageFetch` (texelFetch): the sampler's `ld` at integer coordinates and level.
     pub(super) fn image_fetch(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
-        let t = self.sampled_type(ty)?;
+        // A uniform texel buffer (Dim Buffer, Sampled 1) is fetched with `ld` as well: the
+        // sampler reads a formatted SURFTYPE_BUFFER at the element index (level 0).
+        let t = match self.stype(ty)? {
+            SType::Image(t) if t.dim == spirv::Dim::DimBuffer && t.sampled == 1 => t,
+            _ => self.sampled_type(ty)?,
+        };
         let coord = self.image_coords(&t, op_id(i, 1)?, b)?;
         let lod = match lod_operand(i, 2)? {
             Some(l) => {
