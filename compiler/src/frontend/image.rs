@@ -643,4 +643,39 @@ mod tests {
             ",
         );
     }
+
+    /// texelFetch on a uniform texel buffer (Dim Buffer, Sampled 1) is the sampler's `ld`
+    /// with one coordinate and level 0, like a fetch from a sampled image.
+    #[test]
+    fn uniform_texel_buffer_fetch_becomes_image_fetch() {
+        check_ir(
+            "uniform_texel_buffer_fetch_becomes_image_fetch",
+            "
+            OpCapability SampledBuffer
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 3
+            %img = OpTypeImage %f32 Buffer 0 0 0 1 Unknown
+            %pimg = OpTypePointer UniformConstant %img
+            %buf = OpVariable %pimg UniformConstant
+            %c5 = OpConstant %i32 5
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %t = OpLoad %img %buf
+            %f = OpImageFetch %v4f32 %t %c5
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = const 5
+                    %1:i32 = const 0
+                    %2:f32x4 = image_fetch img[0] %0, %1
+                    break
+                }
+            }
+            ",
+        );
+    }
 }
