@@ -297,18 +297,23 @@ impl ImageView {
         } else {
             u64::from(layers) - 1
         };
-        let ss = image_surface(
-            &image.layout,
-            memory.va + offset,
-            SurfaceParams {
-                surface_type,
-                arrayed,
-                format: format::storage_surface_format(hw),
-                first_layer: r.base_array_layer,
-                depth,
-                level: r.base_mip_level,
-            },
-        );
+        // SurfaceMinLOD = the level too: typed messages ignore it (they access MIPCount/LOD),
+        // and imageSize's `resinfo` at LOD 0 then answers the view's level.
+        let ss = RenderSurfaceState {
+            surface_min_lod: u64::from(r.base_mip_level),
+            ..image_surface(
+                &image.layout,
+                memory.va + offset,
+                SurfaceParams {
+                    surface_type,
+                    arrayed,
+                    format: format::storage_surface_format(hw),
+                    first_layer: r.base_array_layer,
+                    depth,
+                    level: r.base_mip_level,
+                },
+            )
+        };
         // A sampled view: the format itself (the sampler converts), every level of the range
         // (SurfaceMinLOD = the base level, MIPCount = the level count - 1).
         let sampled = RenderSurfaceState {

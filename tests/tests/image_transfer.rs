@@ -81,6 +81,11 @@ fn level_extent(cfg: &Cfg, level: u32) -> [u32; 3] {
 }
 
 fn create_image(c: &Ctx, cfg: &Cfg, format: vk::Format) -> Img {
+    let usage = vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+    create_image_with(c, cfg, format, usage)
+}
+
+fn create_image_with(c: &Ctx, cfg: &Cfg, format: vk::Format, usage: vk::ImageUsageFlags) -> Img {
     let props = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
     let mem_type = c.h.memory_type(c.pd, props).unwrap();
     // SAFETY: valid create infos on a live device; destroyed by the caller.
@@ -100,7 +105,7 @@ fn create_image(c: &Ctx, cfg: &Cfg, format: vk::Format) -> Img {
                     .array_layers(cfg.layers)
                     .samples(vk::SampleCountFlags::TYPE_1)
                     .tiling(cfg.tiling)
-                    .usage(vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST)
+                    .usage(usage)
                     .initial_layout(vk::ImageLayout::UNDEFINED),
                 None,
             )
@@ -435,10 +440,117 @@ fn run_buffer_case(c: &mut Ctx, r: &mut Results) {
     r.insert("buffer_copy_fill".into(), c.buf(dst).read_u32s(2048));
 }
 
+/// imageSize of storage views that start at level 1 (2-D array, 3-D) or at layer 1 (1-D
+/// array): `resinfo` on the storage surface state.
+const SIZE_SHADER: &str = "
+#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0, r32ui) uniform readonly uimage2DArray a;
+layout(set = 0, binding = 1, r32ui) uniform readonly uimage3D b;
+layout(set = 0, binding = 2, r32ui) uniform readonly uimage1DArray c;
+layout(set = 0, binding = 3) buffer Out { ivec4 o[]; };
+void main() {
+    o[0] = ivec4(imageSize(a), 0);
+    o[1] = ivec4(imageSize(b), 0);
+    o[2] = ivec4(imageSize(c), 0, 0);
+}
+";
+
+fn run_size_case(c: &mut Ctx, r: &mut Results) {
+    let usage = vk::ImageUsageFlags::STORAGE;
+    let f = vk::Format::R32_UINT;
+    // (configuration, view type, base level, base layer, layer count)
+    let views = [
+        (&CFGS[0], vk::ImageViewType::TYPE_2D_ARRAY, 1, 1, 2),
+        (&CFGS[2], vk::ImageViewType::TYPE_3D, 1, 0, 1),
+        (&CFGS[3], vk::ImageViewType::TYPE_1D_ARRAY, 0, 1, 3),
+    ];
+    let types = [
+        vk::DescriptorType::STORAGE_IMAGE,
+        vk::DescriptorType::STORAGE_IMAGE,
+        vk::DescriptorType::STORAGE_IMAGE,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
+    let code = spirv("image_transfer_size", Some(SIZE_SHADER));
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .unwrap();
+    let out = zeroed(c, 12);
+    let mut made = Vec::new();
+    // SAFETY: valid objects on a live device; destroyed after the submission completed.
+    unsafe {
+        for (i, &(cfg, view_type, level, layer, count)) in views.iter().enumerate() {
+            let img = create_image_with(c, cfg, f, usage);
+            let view = c
+                .dev
+                .create_image_view(
+                    &vk::ImageViewCreateInfo::default()
+                        .image(img.image)
+                        .view_type(view_type)
+                        .format(f)
+                        .subresource_range(vk::ImageSubresourceRange {
+                            aspect_mask: vk::ImageAspectFlags::COLOR,
+                            base_mip_level: level,
+                            level_count: 1,
+                            base_array_layer: layer,
+                            layer_count: count,
+                        }),
+                    None,
+                )
+                .unwrap();
+            let ii = [vk::DescriptorImageInfo {
+                sampler: vk::Sampler::null(),
+                image_view: view,
+                image_layout: vk::ImageLayout::GENERAL,
+            }];
+            let w = vk::WriteDescriptorSet::default()
+                .dst_set(c.k(k).set)
+                .dst_binding(i as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+                .image_info(&ii);
+            c.dev.update_descriptor_sets(&[w], &[]);
+            made.push((img, view, cfg));
+        }
+        let bi = [vk::DescriptorBufferInfo {
+            buffer: c.buf(out).buffer,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let w = vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(3)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi);
+        c.dev.update_descriptor_sets(&[w], &[]);
+        c.run(|d, cb| {
+            for (img, _, cfg) in &made {
+                layout(
+                    d,
+                    cb,
+                    cfg,
+                    &[img.image],
+                    vk::ImageLayout::UNDEFINED,
+                    vk::ImageLayout::GENERAL,
+                );
+            }
+            c.bind_kernel(cb, k);
+            dispatch(c, cb, 1, 1);
+        })
+        .unwrap();
+        r.insert("image_size".into(), c.buf(out).read_u32s(12));
+        for (img, view, _) in made {
+            c.dev.destroy_image_view(view, None);
+            c.dev.destroy_image(img.image, None);
+            c.dev.free_memory(img.memory, None);
+        }
+    }
+}
+
 fn run_cases() -> Results {
     let mut r = Results::new();
     let mut c = Ctx::new();
     run_buffer_case(&mut c, &mut r);
+    run_size_case(&mut c, &mut r);
     for cfg in CFGS {
         for fi in 0..FORMATS.len() {
             run_image_case(&mut c, &mut r, cfg, fi);
@@ -466,12 +578,13 @@ fn transfers_match_lavapipe() {
         lvp.keys().collect::<Vec<_>>(),
         "both drivers ran every case"
     );
-    // One buffer case, two read-backs per image case, one mapped read per LINEAR case.
+    // The buffer and size cases, two read-backs per image case, one mapped read per LINEAR
+    // case.
     let linear = CFGS
         .iter()
         .filter(|c| c.tiling == vk::ImageTiling::LINEAR)
         .count();
-    assert_eq!(ferrite.len(), 1 + FORMATS.len() * (2 * CFGS.len() + linear));
+    assert_eq!(ferrite.len(), 2 + FORMATS.len() * (2 * CFGS.len() + linear));
     for (name, want) in &lvp {
         let got = &ferrite[name];
         assert_eq!(got.len(), want.len(), "{name}: lengths");

@@ -484,9 +484,30 @@ impl Fe<'_> {
     /// `OpImageQuerySizeLod` and `OpImageQueryLevels` on a sampled image: `resinfo`.
     pub(super) fn image_query(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
-        let t = self.sampled_type(ty)?;
+        // OpImageQuerySize (imageSize) on a storage image: `resinfo` at LOD 0 on the storage
+        // surface, whose SurfaceMinLOD is the view's level (docs/images.md).
+        let storage = i.class.opcode == spirv::Op::ImageQuerySize;
+        let t = if storage {
+            match self.stype(ty)? {
+                SType::Image(t)
+                    if t.sampled == 2
+                        && !t.multisampled
+                        && matches!(
+                            t.dim,
+                            spirv::Dim::Dim1D | spirv::Dim::Dim2D | spirv::Dim::Dim3D
+                        ) =>
+                {
+                    t
+                }
+                _ => {
+                    return unsupported("OpImageQuerySize other than on 1-D/2-D/3-D storage images")
+                }
+            }
+        } else {
+            self.sampled_type(ty)?
+        };
         let levels = i.class.opcode == spirv::Op::ImageQueryLevels;
-        let lod = if levels {
+        let lod = if levels || storage {
             self.konst(Type::I32, 0)?
         } else {
             let l = self.getv(op_id(i, 1)?, b)?;
