@@ -26,6 +26,9 @@ use crate::pipeline::{total_threads, Pipeline};
 use crate::query::{Event, QueryPool};
 use ferrite_compiler::kernel::{CurbeValues, Kernel};
 
+use crate::image::Image;
+use crate::meta::{self, Dest, MetaOp, Place, Source};
+
 /// Size of one state block.
 pub const STATE_BLOCK: u64 = 64 * 1024;
 /// Descriptor sets a pipeline layout may have (maxBoundDescriptorSets).
@@ -94,10 +97,30 @@ impl Executable {
     }
 }
 
+/// A surface of a meta dispatch: the memory it points into and its RENDER_SURFACE_STATE.
+type MetaSurface = (Arc<Memory>, Vec<u32>);
+
+/// Copies and fills of at most this many bytes stay on command-streamer stores (one
+/// 5-dword MI_COPY_MEM_MEM or 4-dword MI_STORE_DATA_IMM per dword: 80 batch dwords at this
+/// size); larger ones run a meta kernel, whose fixed cost is about 55 batch dwords plus
+/// under 1 KB of state (docs/images.md, "Transfer commands").
+const MI_TRANSFER_MAX: u64 = 64;
+/// Texels one meta dispatch of a buffer copy or fill moves at most.
+const META_CHUNK: u64 = 1 << 24;
+
 /// (BTI, bound range size in bytes) of each descriptor a dispatch uses.
 type BoundSizes = Vec<(u32, u32)>;
 /// The samplers of a dispatch's descriptors, by binding-table index.
 type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
+
+/// What one dispatch binds: its binding table, the bound sizes and samplers by BTI, and
+/// the push-constant bytes.
+struct Bound<'a> {
+    bt: Vec<u32>,
+    sizes: &'a [(u32, u32)],
+    samplers: &'a [(u32, Arc<crate::sampler::Sampler>)],
+    push: &'a [u8],
+}
 
 /// Descriptor sets bound at one set index, with their dynamic offsets.
 #[derive(Clone)]
@@ -307,18 +330,48 @@ impl Recorder {
         if indirect.is_none() && groups.contains(&0) {
             return Ok(());
         }
+        self.reserve_dispatch_state(&p.kernel);
+        let (bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
+        let push = self.push;
+        let bound = Bound {
+            bt,
+            sizes: &sizes,
+            samplers: &samplers,
+            push: &push,
+        };
+        self.launch(core, &p, bound, groups, base, indirect)
+    }
+
+    /// The state and commands of one dispatch of `p` once its binding table (surfaces
+    /// written, the push surface's entry still 0), sizes, samplers and push constants are
+    /// known: user dispatches and the meta kernels (crate::meta) both end here.
+    fn launch(
+        &mut self,
+        core: &Core,
+        p: &Arc<Pipeline>,
+        bound: Bound<'_>,
+        groups: [u32; 3],
+        base: [u32; 3],
+        indirect: Option<u64>,
+    ) -> Result<()> {
         let k = &p.kernel;
-        self.reserve_dispatch_state(k);
-        let (mut bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
-        let sampler_table = self.sampler_table(core, &samplers)?;
+        let mut bt = bound.bt;
+        let sampler_table = self.sampler_table(core, bound.samplers)?;
         let curbe_bytes = curbe_bytes(k);
         let curbe_off = self.alloc_state(core, curbe_bytes)?;
         self.push_surface(core, k, curbe_off, &mut bt)?;
         let bt_off = self.alloc_state(core, (bt.len() as u64 * 4).max(32))?;
         self.write_state(bt_off, &bt);
-        self.write_curbe(k, curbe_off, curbe_bytes, groups, base, &sizes);
-        let idd_off = self.write_idd(core, &p, bt_off, sampler_table)?;
-        self.emit_compute_state(core, &p);
+        self.write_curbe(
+            k,
+            curbe_off,
+            curbe_bytes,
+            (groups, base),
+            bound.sizes,
+            bound.push,
+        );
+        let idd_off = self.write_idd(core, p, bt_off, sampler_table)?;
+        self.emit_compute_state(core, p);
         if let Some(addr) = indirect {
             let counts = self.block().va + curbe_off + k.layout.num_workgroups_offset();
             self.load_indirect_counts(addr, counts);
@@ -342,6 +395,41 @@ impl Recorder {
         self.emit(walker(k, groups, indirect.is_some()).to_dwords());
         self.emit(MediaStateFlush::default().to_dwords());
         Ok(())
+    }
+
+    /// One dispatch of a meta kernel over a w x h x d grid (crate::meta): the source (none
+    /// for constant texels) and destination surfaces at their BTIs, `push` as its push
+    /// constants. The application's bound pipeline, sets and push constants are untouched.
+    fn meta(
+        &mut self,
+        core: &Core,
+        op: MetaOp,
+        src: Option<MetaSurface>,
+        dst: MetaSurface,
+        push: &[u8],
+        extent: [u32; 3],
+    ) -> Result<()> {
+        if extent.contains(&0) {
+            return Ok(());
+        }
+        let p = core.meta.get(core, op)?;
+        self.reserve_dispatch_state(&p.kernel);
+        let mut bt = vec![0u32; p.kernel.binding_table_entries() as usize];
+        for (bti, side) in [(meta::SRC_BTI, src), (meta::DST_BTI, Some(dst))] {
+            if let Some((memory, state)) = side {
+                self.use_memory(&memory);
+                bt[bti as usize] = self.surface_state(core, &state)?;
+            }
+        }
+        let mut bytes = [0u8; MAX_PUSH];
+        bytes[..push.len()].copy_from_slice(push);
+        let bound = Bound {
+            bt,
+            sizes: &[],
+            samplers: &[],
+            push: &bytes,
+        };
+        self.launch(core, &p, bound, meta::groups(extent), [0; 3], None)
     }
 
     /// Makes sure all the state of one dispatch lands in one block (opens a new one when the
@@ -416,7 +504,11 @@ impl Recorder {
     /// The sampler table (dispatch contract): entry i is the SAMPLER_STATE of the descriptor at
     /// binding-table index i (zeros where none is), each with its border colour written
     /// before it. Returns the table's offset from Dynamic State Base and its entry count.
-    fn sampler_table(&mut self, core: &Core, samplers: &BoundSamplers) -> Result<(u64, u32)> {
+    fn sampler_table(
+        &mut self,
+        core: &Core,
+        samplers: &[(u32, Arc<crate::sampler::Sampler>)],
+    ) -> Result<(u64, u32)> {
         let Some(n) = samplers.iter().map(|(bti, _)| bti + 1).max() else {
             return Ok((0, 0));
         };
@@ -469,12 +561,12 @@ impl Recorder {
         k: &Kernel,
         curbe_off: u64,
         curbe_bytes: u64,
-        groups: [u32; 3],
-        base: [u32; 3],
+        (groups, base): ([u32; 3], [u32; 3]),
         sizes: &[(u32, u32)],
+        push: &[u8],
     ) {
         let values = CurbeValues {
-            push: &self.push,
+            push,
             num_workgroups: groups,
             base_workgroup: base,
             threads: k.threads_per_group,
@@ -1159,6 +1251,27 @@ pub(crate) unsafe extern "system" fn cmd_fill_buffer(
                 "fill not dword aligned".into(),
             ));
         }
+        if size > MI_TRANSFER_MAX {
+            let total = size / 4;
+            let mut at = 0;
+            while at < total {
+                let n = (total - at).min(META_CHUNK);
+                let dst = buffer_texels(core, buffer, offset + 4 * at, 4, n)?;
+                let push = meta::push_data(
+                    &Place::default(),
+                    &Place::buffer(n as u32, 0),
+                    [n as u32, 1],
+                    [data; 4],
+                );
+                let op = MetaOp {
+                    src: Source::Constant,
+                    dst: Dest::Buffer,
+                };
+                r.meta(core, op, None, dst, &push, [n as u32, 1, 1])?;
+                at += n;
+            }
+            return Ok(());
+        }
         // Command-streamer stores: one MI_STORE_DATA_IMM per dword.
         barrier(r);
         let mut a = addr;
@@ -1223,13 +1336,33 @@ fn copy_buffer_regions(
     {
         barrier(r);
         for reg in regions {
-            if !reg.src_offset.is_multiple_of(4)
-                || !reg.dst_offset.is_multiple_of(4)
-                || !reg.size.is_multiple_of(4)
-            {
-                return Err(DriverError::NotImplemented(
-                    "vkCmdCopyBuffer regions that are not dword aligned",
-                ));
+            let (s, _) = buffer_address(core, r, src, reg.src_offset)?;
+            let (d, _) = buffer_address(core, r, dst, reg.dst_offset)?;
+            let dword = s % 4 == 0 && d % 4 == 0 && reg.size % 4 == 0;
+            if reg.size > MI_TRANSFER_MAX || !dword {
+                // The widest texel that divides both addresses and the size.
+                let bpt = [16u64, 8, 4, 2, 1]
+                    .into_iter()
+                    .find(|b| (s | d | reg.size) % b == 0)
+                    .unwrap_or(1);
+                // In pieces of META_CHUNK texels (a typed buffer holds at most 2^27).
+                let total = reg.size / bpt;
+                let mut at = 0;
+                while at < total {
+                    let n = (total - at).min(META_CHUNK);
+                    let (so, dso) = (reg.src_offset + at * bpt, reg.dst_offset + at * bpt);
+                    let from = buffer_texels(core, src, so, bpt as u32, n)?;
+                    let to = buffer_texels(core, dst, dso, bpt as u32, n)?;
+                    let place = Place::buffer(n as u32, 0);
+                    let push = meta::push_data(&place, &place, [n as u32, 1], [0; 4]);
+                    let op = MetaOp {
+                        src: Source::Buffer,
+                        dst: Dest::Buffer,
+                    };
+                    r.meta(core, op, Some(from), to, &push, [n as u32, 1, 1])?;
+                    at += n;
+                }
+                continue;
             }
             let (s, _) = buffer_address(core, r, src, reg.src_offset)?;
             let (d, _) = buffer_address(core, r, dst, reg.dst_offset)?;
@@ -1492,6 +1625,368 @@ pub(crate) unsafe extern "system" fn cmd_copy_buffer2(
             .collect();
         copy_buffer_regions(core, r, info.src_buffer, info.dst_buffer, &regions)
     })
+}
+
+/// The typed-buffer surface of `n` texels of `bpt` bytes from `offset` in `buffer`.
+fn buffer_texels(
+    core: &Core,
+    buffer: vk::Buffer,
+    offset: u64,
+    bpt: u32,
+    n: u64,
+) -> Result<MetaSurface> {
+    let b = core.buffers.get(buffer.as_raw())?;
+    let (memory, base) = b.resolve()?;
+    let format =
+        meta::uint_format(bpt).ok_or(DriverError::NotImplemented("transfers of 96-bit texels"))?;
+    let avail = b.size.saturating_sub(offset) / u64::from(bpt);
+    if n == 0 || n > avail || n > u64::from(crate::physical::MAX_TEXEL_BUFFER_ELEMENTS) {
+        return Err(DriverError::InvalidArgument(format!(
+            "{n} texels of {bpt} bytes at offset {offset} of a {}-byte buffer",
+            b.size
+        )));
+    }
+    let address = memory.va + base + offset;
+    let state = crate::image::typed_buffer_surface(address, n, format).to_dwords();
+    Ok((memory, state))
+}
+
+/// The kernel's place of an image subresource at `offset`, and the texel size.
+fn image_place(
+    image: &Image,
+    sub: &vk::ImageSubresourceLayers,
+    offset: vk::Offset3D,
+) -> Result<Place> {
+    if sub.aspect_mask != vk::ImageAspectFlags::COLOR {
+        return Err(DriverError::InvalidArgument(format!(
+            "aspect {:?} (only COLOR images exist)",
+            sub.aspect_mask
+        )));
+    }
+    let o = [offset.x, offset.y, offset.z].map(|v| v.max(0) as u32);
+    Ok(match image.ty {
+        vk::ImageType::TYPE_1D => Place::image([o[0], sub.base_array_layer, 0], true),
+        vk::ImageType::TYPE_3D => Place::image(o, false),
+        _ => Place::image([o[0], o[1], sub.base_array_layer], false),
+    })
+}
+
+/// Layers of a subresource (VK_REMAINING_ARRAY_LAYERS resolved), or the depth of a 3-D
+/// region: the grid's third dimension.
+fn grid_depth(image: &Image, sub: &vk::ImageSubresourceLayers, extent: vk::Extent3D) -> u32 {
+    if image.ty == vk::ImageType::TYPE_3D {
+        extent.depth
+    } else if sub.layer_count == vk::REMAINING_ARRAY_LAYERS {
+        image.layout.layers.saturating_sub(sub.base_array_layer)
+    } else {
+        sub.layer_count
+    }
+}
+
+/// The UINT surface of one level of `image` for the meta kernels.
+fn image_texels(image: &Image, level: u32) -> Result<(MetaSurface, u32)> {
+    let bpt = image.hw.bytes_per_texel();
+    let format =
+        meta::uint_format(bpt).ok_or(DriverError::NotImplemented("transfers of 96-bit formats"))?;
+    Ok((image.transfer_surface(level, format)?, bpt))
+}
+
+/// Buffer <-> image copies of vkCmdCopyBufferToImage(2) and vkCmdCopyImageToBuffer(2):
+/// one meta dispatch per region over its texels, the buffer addressed as the spec's
+/// "Copying Data Between Buffers and Images" says (rows of bufferRowLength texels, slices
+/// of bufferImageHeight rows, array layers after one another like slices).
+fn copy_buffer_image(
+    core: &Core,
+    r: &mut Recorder,
+    buffer: vk::Buffer,
+    image: vk::Image,
+    to_image: bool,
+    regions: &[vk::BufferImageCopy],
+) -> Result<()> {
+    let img = core.images.get(image.as_raw())?;
+    for reg in regions {
+        let sub = &reg.image_subresource;
+        let (surface, bpt) = image_texels(&img, sub.mip_level)?;
+        let e = reg.image_extent;
+        let d = grid_depth(&img, sub, e);
+        let row = if reg.buffer_row_length == 0 {
+            e.width
+        } else {
+            reg.buffer_row_length
+        };
+        let height = if reg.buffer_image_height == 0 {
+            e.height
+        } else {
+            reg.buffer_image_height
+        };
+        if e.width == 0 || e.height == 0 || d == 0 {
+            continue;
+        }
+        let slice = row * height;
+        let texels = u64::from(e.width)
+            + u64::from(e.height - 1) * u64::from(row)
+            + u64::from(d - 1) * u64::from(slice);
+        let buf = buffer_texels(core, buffer, reg.buffer_offset, bpt, texels)?;
+        let place = image_place(&img, sub, reg.image_offset)?;
+        let bplace = Place::buffer(row, slice);
+        let grid = [e.width, e.height, d];
+        if to_image {
+            let push = meta::push_data(&bplace, &place, [e.width, e.height], [0; 4]);
+            let op = MetaOp {
+                src: Source::Buffer,
+                dst: Dest::Image,
+            };
+            r.meta(core, op, Some(buf), surface, &push, grid)?;
+        } else {
+            let push = meta::push_data(&place, &bplace, [e.width, e.height], [0; 4]);
+            let op = MetaOp {
+                src: Source::Image,
+                dst: Dest::Buffer,
+            };
+            r.meta(core, op, Some(surface), buf, &push, grid)?;
+        }
+    }
+    Ok(())
+}
+
+/// vkCmdCopyImage(2): texels of the same size (formats of one compatibility class, or any
+/// two of the same size: the copy moves bits), between any image types the spec allows
+/// (2-D array layers and 3-D slices map onto each other).
+fn copy_image_regions(
+    core: &Core,
+    r: &mut Recorder,
+    src: vk::Image,
+    dst: vk::Image,
+    regions: &[vk::ImageCopy],
+) -> Result<()> {
+    let (si, di) = (
+        core.images.get(src.as_raw())?,
+        core.images.get(dst.as_raw())?,
+    );
+    if si.hw.bytes_per_texel() != di.hw.bytes_per_texel() {
+        return Err(DriverError::InvalidArgument(format!(
+            "copy between {:?} and {:?}: texel sizes differ",
+            si.format, di.format
+        )));
+    }
+    for reg in regions {
+        let (from, _) = image_texels(&si, reg.src_subresource.mip_level)?;
+        let (to, _) = image_texels(&di, reg.dst_subresource.mip_level)?;
+        let e = reg.extent;
+        let d = grid_depth(&si, &reg.src_subresource, e);
+        let sp = image_place(&si, &reg.src_subresource, reg.src_offset)?;
+        let dp = image_place(&di, &reg.dst_subresource, reg.dst_offset)?;
+        let push = meta::push_data(&sp, &dp, [e.width, e.height], [0; 4]);
+        let op = MetaOp {
+            src: Source::Image,
+            dst: Dest::Image,
+        };
+        r.meta(core, op, Some(from), to, &push, [e.width, e.height, d])?;
+    }
+    Ok(())
+}
+
+pub(crate) unsafe extern "system" fn cmd_copy_buffer_to_image(
+    cb: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    image: vk::Image,
+    _layout: vk::ImageLayout,
+    count: u32,
+    p_regions: *const vk::BufferImageCopy,
+) {
+    record("vkCmdCopyBufferToImage", cb, |core, r| {
+        // SAFETY: `count` regions per the spec.
+        let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
+        copy_buffer_image(core, r, buffer, image, true, regions)
+    })
+}
+
+pub(crate) unsafe extern "system" fn cmd_copy_image_to_buffer(
+    cb: vk::CommandBuffer,
+    image: vk::Image,
+    _layout: vk::ImageLayout,
+    buffer: vk::Buffer,
+    count: u32,
+    p_regions: *const vk::BufferImageCopy,
+) {
+    record("vkCmdCopyImageToBuffer", cb, |core, r| {
+        // SAFETY: `count` regions per the spec.
+        let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
+        copy_buffer_image(core, r, buffer, image, false, regions)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn cmd_copy_image(
+    cb: vk::CommandBuffer,
+    src: vk::Image,
+    _src_layout: vk::ImageLayout,
+    dst: vk::Image,
+    _dst_layout: vk::ImageLayout,
+    count: u32,
+    p_regions: *const vk::ImageCopy,
+) {
+    record("vkCmdCopyImage", cb, |core, r| {
+        // SAFETY: `count` regions per the spec.
+        let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
+        copy_image_regions(core, r, src, dst, regions)
+    })
+}
+
+/// vkCmdClearColorImage: the clear colour is encoded once on the host in the image's own
+/// format (the codec the simulated GPU and the sampler use: UNORM/SNORM rounding, sRGB
+/// encoding, narrow floats) and written as raw texels to every level and layer of the
+/// ranges.
+pub(crate) unsafe extern "system" fn cmd_clear_color_image(
+    cb: vk::CommandBuffer,
+    image: vk::Image,
+    _layout: vk::ImageLayout,
+    p_color: *const vk::ClearColorValue,
+    count: u32,
+    p_ranges: *const vk::ImageSubresourceRange,
+) {
+    record("vkCmdClearColorImage", cb, |core, r| {
+        // SAFETY: a valid colour and `count` ranges per the spec.
+        let (color, ranges) = unsafe {
+            (
+                ffi::read(p_color, "pColor")?,
+                ffi::slice(p_ranges, count, "pRanges")?,
+            )
+        };
+        // SAFETY: every member of the union is four plain 32-bit words.
+        let words = unsafe { color.uint32 };
+        let img = core.images.get(image.as_raw())?;
+        let mut bytes = [0u8; 16];
+        img.hw.encode(words, &mut bytes);
+        let texel: [u32; 4] = std::array::from_fn(|i| {
+            u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap_or_default())
+        });
+        let l = &img.layout;
+        for range in ranges {
+            if range.aspect_mask != vk::ImageAspectFlags::COLOR {
+                return Err(DriverError::InvalidArgument(format!(
+                    "clear of aspect {:?}",
+                    range.aspect_mask
+                )));
+            }
+            let levels = if range.level_count == vk::REMAINING_MIP_LEVELS {
+                l.levels.saturating_sub(range.base_mip_level)
+            } else {
+                range.level_count
+            };
+            for level in range.base_mip_level..range.base_mip_level + levels {
+                let (surface, _) = image_texels(&img, level)?;
+                let size = [0, 1, 2].map(|i| (l.extent[i] >> level).max(1));
+                let sub = vk::ImageSubresourceLayers {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: level,
+                    base_array_layer: range.base_array_layer,
+                    layer_count: range.layer_count,
+                };
+                let extent = vk::Extent3D {
+                    width: size[0],
+                    height: size[1],
+                    depth: size[2],
+                };
+                let d = grid_depth(&img, &sub, extent);
+                let place = image_place(&img, &sub, vk::Offset3D::default())?;
+                let push = meta::push_data(&Place::default(), &place, [size[0], size[1]], texel);
+                let op = MetaOp {
+                    src: Source::Constant,
+                    dst: Dest::Image,
+                };
+                r.meta(core, op, None, surface, &push, [size[0], size[1], d])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// vkCmdBlitImage is not implemented: it needs the sampler for scaling, filtering and format
+/// conversion, and no format reports BLIT_SRC/BLIT_DST, so a valid application does not call
+/// it. Recording it fails the command buffer (vkEndCommandBuffer returns the error) rather
+/// than copying something else.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "system" fn cmd_blit_image(
+    cb: vk::CommandBuffer,
+    _src: vk::Image,
+    _src_layout: vk::ImageLayout,
+    _dst: vk::Image,
+    _dst_layout: vk::ImageLayout,
+    _count: u32,
+    _p_regions: *const vk::ImageBlit,
+    _filter: vk::Filter,
+) {
+    record("vkCmdBlitImage", cb, |_, _| {
+        Err(DriverError::NotImplemented(
+            "vkCmdBlitImage (no format reports BLIT_SRC/BLIT_DST)",
+        ))
+    })
+}
+
+/// vkCmdCopyBufferToImage2 (core 1.3): the regions of the extensible structures.
+pub(crate) unsafe extern "system" fn cmd_copy_buffer_to_image2(
+    cb: vk::CommandBuffer,
+    p_info: *const vk::CopyBufferToImageInfo2<'_>,
+) {
+    record("vkCmdCopyBufferToImage2", cb, |core, r| {
+        // SAFETY: a valid structure with `region_count` regions per the spec.
+        let info = unsafe { ffi::read(p_info, "pCopyBufferToImageInfo") }?;
+        // SAFETY: as above.
+        let regions = unsafe { ffi::slice(info.p_regions, info.region_count, "pRegions") }?;
+        let regions: Vec<vk::BufferImageCopy> = regions.iter().map(buffer_image_copy).collect();
+        copy_buffer_image(core, r, info.src_buffer, info.dst_image, true, &regions)
+    })
+}
+
+/// vkCmdCopyImageToBuffer2 (core 1.3).
+pub(crate) unsafe extern "system" fn cmd_copy_image_to_buffer2(
+    cb: vk::CommandBuffer,
+    p_info: *const vk::CopyImageToBufferInfo2<'_>,
+) {
+    record("vkCmdCopyImageToBuffer2", cb, |core, r| {
+        // SAFETY: a valid structure with `region_count` regions per the spec.
+        let info = unsafe { ffi::read(p_info, "pCopyImageToBufferInfo") }?;
+        // SAFETY: as above.
+        let regions = unsafe { ffi::slice(info.p_regions, info.region_count, "pRegions") }?;
+        let regions: Vec<vk::BufferImageCopy> = regions.iter().map(buffer_image_copy).collect();
+        copy_buffer_image(core, r, info.dst_buffer, info.src_image, false, &regions)
+    })
+}
+
+/// vkCmdCopyImage2 (core 1.3).
+pub(crate) unsafe extern "system" fn cmd_copy_image2(
+    cb: vk::CommandBuffer,
+    p_info: *const vk::CopyImageInfo2<'_>,
+) {
+    record("vkCmdCopyImage2", cb, |core, r| {
+        // SAFETY: a valid structure with `region_count` regions per the spec.
+        let info = unsafe { ffi::read(p_info, "pCopyImageInfo") }?;
+        // SAFETY: as above.
+        let regions = unsafe { ffi::slice(info.p_regions, info.region_count, "pRegions") }?;
+        let regions: Vec<vk::ImageCopy> = regions
+            .iter()
+            .map(|c| vk::ImageCopy {
+                src_subresource: c.src_subresource,
+                src_offset: c.src_offset,
+                dst_subresource: c.dst_subresource,
+                dst_offset: c.dst_offset,
+                extent: c.extent,
+            })
+            .collect();
+        copy_image_regions(core, r, info.src_image, info.dst_image, &regions)
+    })
+}
+
+fn buffer_image_copy(c: &vk::BufferImageCopy2<'_>) -> vk::BufferImageCopy {
+    vk::BufferImageCopy {
+        buffer_offset: c.buffer_offset,
+        buffer_row_length: c.buffer_row_length,
+        buffer_image_height: c.buffer_image_height,
+        image_subresource: c.image_subresource,
+        image_offset: c.image_offset,
+        image_extent: c.image_extent,
+    }
 }
 
 pub(crate) unsafe extern "system" fn trim_command_pool(

@@ -58,6 +58,7 @@ impl SetLayout {
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
                     | vk::DescriptorType::STORAGE_IMAGE
                     | vk::DescriptorType::STORAGE_TEXEL_BUFFER
+                    | vk::DescriptorType::UNIFORM_TEXEL_BUFFER
                     | vk::DescriptorType::SAMPLER
                     | vk::DescriptorType::SAMPLED_IMAGE
                     | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
@@ -491,7 +492,9 @@ impl DescSource<'_> {
             | vk::DescriptorType::SAMPLED_IMAGE
             | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
             | vk::DescriptorType::SAMPLER => SourceKind::Image,
-            vk::DescriptorType::STORAGE_TEXEL_BUFFER => SourceKind::TexelBuffer,
+            vk::DescriptorType::STORAGE_TEXEL_BUFFER | vk::DescriptorType::UNIFORM_TEXEL_BUFFER => {
+                SourceKind::TexelBuffer
+            }
             _ => SourceKind::Buffer,
         }
     }
@@ -543,7 +546,12 @@ pub(crate) fn source_desc(
                 None
             } else {
                 let v = d.buffer_views.get(v.as_raw())?;
-                Some(view_desc(&v.surface))
+                // Uniform texel buffers are read by the sampler in the view's own format.
+                Some(view_desc(if ty == T::UNIFORM_TEXEL_BUFFER {
+                    &v.sampled
+                } else {
+                    &v.surface
+                }))
             };
             Ok(Written {
                 desc,

@@ -44,6 +44,8 @@ pub struct Core {
     pub events: Registry<Event>,
     pub query_pools: Registry<QueryPool>,
     pub private_data: crate::private_data::Store,
+    /// The transfer commands' internal kernels, compiled on first use.
+    pub meta: crate::meta::MetaKernels,
     /// Set once a submission of this device hung: every later wait and submit reports
     /// VK_ERROR_DEVICE_LOST.
     pub lost: AtomicBool,
@@ -220,6 +222,7 @@ pub(crate) unsafe extern "system" fn create_device(
             events: Registry::new("VkEvent"),
             query_pools: Registry::new("VkQueryPool"),
             private_data: Default::default(),
+            meta: Default::default(),
             lost: AtomicBool::new(false),
         });
         let queue = Dispatchable::new(Queue::new(core.clone())?);

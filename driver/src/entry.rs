@@ -271,6 +271,11 @@ entry_points! {
     Device CORE => "vkCmdFillBuffer": cmd::cmd_fill_buffer;
     Device CORE => "vkCmdUpdateBuffer": cmd::cmd_update_buffer;
     Device CORE => "vkCmdCopyBuffer": cmd::cmd_copy_buffer;
+    Device CORE => "vkCmdCopyBufferToImage": cmd::cmd_copy_buffer_to_image;
+    Device CORE => "vkCmdCopyImageToBuffer": cmd::cmd_copy_image_to_buffer;
+    Device CORE => "vkCmdCopyImage": cmd::cmd_copy_image;
+    Device CORE => "vkCmdClearColorImage": cmd::cmd_clear_color_image;
+    Device CORE, refuse => "vkCmdBlitImage": cmd::cmd_blit_image;
     Device CORE => "vkCmdExecuteCommands": cmd::cmd_execute_commands;
     Device CORE => "vkCmdWriteTimestamp": cmd::cmd_write_timestamp;
     Device CORE => "vkCmdResetQueryPool": cmd::cmd_reset_query_pool;
@@ -341,6 +346,9 @@ entry_points! {
     Device V13 => "vkCmdResetEvent2": cmd::cmd_reset_event2;
     Device V13 => "vkCmdWaitEvents2": cmd::cmd_wait_events2;
     Device V13 => "vkCmdCopyBuffer2": cmd::cmd_copy_buffer2;
+    Device V13 => "vkCmdCopyBufferToImage2": cmd::cmd_copy_buffer_to_image2;
+    Device V13 => "vkCmdCopyImageToBuffer2": cmd::cmd_copy_image_to_buffer2;
+    Device V13 => "vkCmdCopyImage2": cmd::cmd_copy_image2;
     Device V11 => "vkBindImageMemory2": image::bind_image_memory2;
     Device V11 => "vkGetImageMemoryRequirements2": image::get_image_memory_requirements2;
     Device V11 => "vkGetImageSparseMemoryRequirements2": refuse::get_image_sparse_memory_requirements2;

@@ -124,11 +124,22 @@ pub fn image_features(format: vk::Format) -> vk::FormatFeatureFlags {
     if atomic_ok(format) {
         f |= vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
     }
+    if transfer_ok(format) {
+        f |= vk::FormatFeatureFlags::TRANSFER_SRC | vk::FormatFeatureFlags::TRANSFER_DST;
+    }
     if SAMPLED.contains(&format) {
         f |= vk::FormatFeatureFlags::SAMPLED_IMAGE
             | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
     }
     f
+}
+
+/// True when the transfer commands (copies to, from and between images, clears) work on
+/// images of `format`: the meta kernels move texels of 1, 2, 4, 8 or 16 bytes as UINT
+/// texels of that size (tests/tests/image_transfer.rs); the 96-bit formats have no typed
+/// format to move them with.
+pub fn transfer_ok(format: vk::Format) -> bool {
+    surface_format(format).is_some_and(|s| crate::meta::uint_format(s.bytes_per_texel()).is_some())
 }
 
 /// Formats reported as SAMPLED_IMAGE (with linear filtering): the ones
@@ -137,6 +148,11 @@ const SAMPLED: &[vk::Format] = &[
     vk::Format::R32G32B32A32_SFLOAT,
     vk::Format::R8G8B8A8_UNORM,
     vk::Format::R32_SFLOAT,
+    vk::Format::R8_UNORM,
+    vk::Format::R8G8_UNORM,
+    vk::Format::B8G8R8A8_UNORM,
+    vk::Format::A2B10G10R10_UNORM_PACK32,
+    vk::Format::R16G16B16A16_UNORM,
 ];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
@@ -151,8 +167,27 @@ pub fn buffer_features(format: vk::Format) -> vk::FormatFeatureFlags {
     if atomic_ok(format) {
         f |= vk::FormatFeatureFlags::STORAGE_TEXEL_BUFFER_ATOMIC;
     }
+    if UNIFORM_TEXEL.contains(&format) {
+        f |= vk::FormatFeatureFlags::UNIFORM_TEXEL_BUFFER;
+    }
     f
 }
+
+/// Formats reported as UNIFORM_TEXEL_BUFFER (read with the sampler's `ld` in their own
+/// format): the ones tests/tests/texel_buffers.rs compares with lavapipe.
+const UNIFORM_TEXEL: &[vk::Format] = &[
+    vk::Format::R32G32B32A32_SFLOAT,
+    vk::Format::R32_SFLOAT,
+    vk::Format::R16G16B16A16_SFLOAT,
+    vk::Format::R8G8B8A8_UNORM,
+    vk::Format::R8G8B8A8_SNORM,
+    vk::Format::A2B10G10R10_UNORM_PACK32,
+    vk::Format::B10G11R11_UFLOAT_PACK32,
+    vk::Format::R32_UINT,
+    vk::Format::R32G32B32A32_UINT,
+    vk::Format::R8G8B8A8_UINT,
+    vk::Format::R16G16_SINT,
+];
 
 pub fn properties(format: vk::Format) -> vk::FormatProperties {
     let img = image_features(format);
@@ -169,8 +204,19 @@ fn usage_ok(format: vk::Format, usage: vk::ImageUsageFlags) -> bool {
     let need = |u: vk::ImageUsageFlags, feat: vk::FormatFeatureFlags| {
         !usage.intersects(u) || f.contains(feat)
     };
-    let supported = vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED;
+    let supported = vk::ImageUsageFlags::STORAGE
+        | vk::ImageUsageFlags::SAMPLED
+        | vk::ImageUsageFlags::TRANSFER_SRC
+        | vk::ImageUsageFlags::TRANSFER_DST;
     (usage & !supported).is_empty()
+        && need(
+            vk::ImageUsageFlags::TRANSFER_SRC,
+            vk::FormatFeatureFlags::TRANSFER_SRC,
+        )
+        && need(
+            vk::ImageUsageFlags::TRANSFER_DST,
+            vk::FormatFeatureFlags::TRANSFER_DST,
+        )
         && !usage.is_empty()
         && need(
             vk::ImageUsageFlags::STORAGE,
@@ -246,11 +292,13 @@ mod tests {
         assert!(image_features(vk::Format::R32_UINT).contains(
             vk::FormatFeatureFlags::STORAGE_IMAGE | vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC
         ));
+        let transfer = vk::FormatFeatureFlags::TRANSFER_SRC | vk::FormatFeatureFlags::TRANSFER_DST;
         assert_eq!(
             image_features(vk::Format::R32_SFLOAT),
             vk::FormatFeatureFlags::STORAGE_IMAGE
                 | vk::FormatFeatureFlags::SAMPLED_IMAGE
                 | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
+                | transfer
         );
         // Lowered through R32_UINT: reported (the compiler unpacks it); packed floats and
         // the extended formats are not.
@@ -260,9 +308,14 @@ mod tests {
             vk::FormatFeatureFlags::STORAGE_IMAGE
                 | vk::FormatFeatureFlags::SAMPLED_IMAGE
                 | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
+                | transfer
         );
-        assert!(image_features(vk::Format::B10G11R11_UFLOAT_PACK32).is_empty());
-        assert!(image_features(vk::Format::R16G16_UNORM).is_empty());
+        // Transfers only: the meta kernels move any 1/2/4/8/16-byte texel.
+        assert_eq!(
+            image_features(vk::Format::B10G11R11_UFLOAT_PACK32),
+            transfer
+        );
+        assert_eq!(image_features(vk::Format::R16G16_UNORM), transfer);
         assert!(image_features(vk::Format::R32G32B32_SFLOAT).is_empty());
         assert!(image_features(vk::Format::D32_SFLOAT).is_empty());
     }

@@ -149,6 +149,44 @@ impl Image {
         Ok(())
     }
 
+    /// The surface state the meta kernels (crate::meta) access level `level` of every layer
+    /// through: typed messages in the UINT format of the texel size (`format`), absolute
+    /// layer coordinates (MinimumArrayElement 0), with the memory it points into.
+    pub fn transfer_surface(
+        &self,
+        level: u32,
+        format: SurfaceFormat,
+    ) -> Result<(Arc<Memory>, Vec<u32>)> {
+        if level >= self.layout.levels {
+            return Err(DriverError::InvalidArgument(format!(
+                "mip level {level} of an image with {}",
+                self.layout.levels
+            )));
+        }
+        let (memory, offset) = self.resolve()?;
+        let layers = u64::from(self.layout.layers) - 1;
+        let (surface_type, arrayed, depth) = match self.ty {
+            vk::ImageType::TYPE_1D => (SURFTYPE_1D, true, layers),
+            vk::ImageType::TYPE_3D => {
+                (SURFTYPE_3D, false, self.layout.surface_state_fields().depth)
+            }
+            _ => (SURFTYPE_2D, true, layers),
+        };
+        let ss = image_surface(
+            &self.layout,
+            memory.va + offset,
+            SurfaceParams {
+                surface_type,
+                arrayed,
+                format,
+                first_layer: 0,
+                depth,
+                level,
+            },
+        );
+        Ok((memory, ss.to_dwords()))
+    }
+
     /// The memory and the byte offset in it where the image starts.
     pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
         let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
@@ -259,29 +297,22 @@ impl ImageView {
         } else {
             u64::from(layers) - 1
         };
+        // SurfaceMinLOD = the level too: typed messages ignore it (they access MIPCount/LOD),
+        // and imageSize's `resinfo` at LOD 0 then answers the view's level.
         let ss = RenderSurfaceState {
-            surface_type,
-            surface_array: arrayed,
-            surface_format: format::storage_surface_format(hw) as u64,
-            surface_horizontal_alignment: f.halign,
-            surface_vertical_alignment: f.valign,
-            tile_mode: f.tile_mode,
-            mocs: MOCS,
-            width: f.width,
-            height: f.height,
-            depth,
-            surface_pitch: f.surface_pitch,
-            surface_qpitch: f.surface_qpitch,
-            minimum_array_element: u64::from(r.base_array_layer),
-            render_target_view_extent: depth,
-            mip_count_lod: u64::from(r.base_mip_level),
-            surface_min_lod: 0,
-            shader_channel_select_red: SCS_RED,
-            shader_channel_select_green: SCS_GREEN,
-            shader_channel_select_blue: SCS_BLUE,
-            shader_channel_select_alpha: SCS_ALPHA,
-            surface_base_address: memory.va + offset,
-            ..Default::default()
+            surface_min_lod: u64::from(r.base_mip_level),
+            ..image_surface(
+                &image.layout,
+                memory.va + offset,
+                SurfaceParams {
+                    surface_type,
+                    arrayed,
+                    format: format::storage_surface_format(hw),
+                    first_layer: r.base_array_layer,
+                    depth,
+                    level: r.base_mip_level,
+                },
+            )
         };
         // A sampled view: the format itself (the sampler converts), every level of the range
         // (SurfaceMinLOD = the base level, MIPCount = the level count - 1).
@@ -304,8 +335,76 @@ impl ImageView {
     }
 }
 
+/// What a surface state over an image chooses: its type, arrayness, format, first layer,
+/// Depth field and the level typed messages access (MIPCount/LOD).
+pub struct SurfaceParams {
+    pub surface_type: u64,
+    pub arrayed: bool,
+    pub format: SurfaceFormat,
+    pub first_layer: u32,
+    pub depth: u64,
+    pub level: u32,
+}
+
+/// A typed-message RENDER_SURFACE_STATE over an image at `address` laid out as `l`
+/// (identity channel selects; the layout fields from the layout module).
+pub fn image_surface(l: &ImageLayout, address: u64, p: SurfaceParams) -> RenderSurfaceState {
+    let f = l.surface_state_fields();
+    RenderSurfaceState {
+        surface_type: p.surface_type,
+        surface_array: p.arrayed,
+        surface_format: p.format as u64,
+        surface_horizontal_alignment: f.halign,
+        surface_vertical_alignment: f.valign,
+        tile_mode: f.tile_mode,
+        mocs: MOCS,
+        width: f.width,
+        height: f.height,
+        depth: p.depth,
+        surface_pitch: f.surface_pitch,
+        surface_qpitch: f.surface_qpitch,
+        minimum_array_element: u64::from(p.first_layer),
+        render_target_view_extent: p.depth,
+        mip_count_lod: u64::from(p.level),
+        surface_min_lod: 0,
+        shader_channel_select_red: SCS_RED,
+        shader_channel_select_green: SCS_GREEN,
+        shader_channel_select_blue: SCS_BLUE,
+        shader_channel_select_alpha: SCS_ALPHA,
+        surface_base_address: address,
+        ..Default::default()
+    }
+}
+
+/// A formatted SURFTYPE_BUFFER state of `n` (> 0) elements of `format` at `address`:
+/// Width/Height/Depth hold the element count - 1 (7 + 14 + 6 bits), SurfacePitch the element
+/// size - 1.
+pub fn typed_buffer_surface(address: u64, n: u64, format: SurfaceFormat) -> RenderSurfaceState {
+    let last = n - 1;
+    RenderSurfaceState {
+        surface_type: SURFTYPE_BUFFER,
+        surface_format: format as u64,
+        surface_vertical_alignment: 1,
+        surface_horizontal_alignment: 1,
+        mocs: MOCS,
+        width: last & 0x7F,
+        height: (last >> 7) & 0x3FFF,
+        depth: (last >> 21) & 0x3F,
+        surface_pitch: u64::from(format.bytes_per_texel()) - 1,
+        shader_channel_select_red: SCS_RED,
+        shader_channel_select_green: SCS_GREEN,
+        shader_channel_select_blue: SCS_BLUE,
+        shader_channel_select_alpha: SCS_ALPHA,
+        surface_base_address: address,
+        ..Default::default()
+    }
+}
+
 pub struct BufferView {
+    /// The storage texel buffer surface (typed messages, possibly the lowered format).
     pub surface: ViewSurface,
+    /// The uniform texel buffer surface (sampler `ld`): the view's own format.
+    pub sampled: ViewSurface,
 }
 
 impl BufferView {
@@ -342,39 +441,27 @@ impl BufferView {
         let offset = base + info.offset;
         // SURFTYPE_BUFFER with a format: Width/Height/Depth hold the element count - 1
         // (7 + 14 + 6 bits), SurfacePitch the element size - 1.
-        let ss = if n == 0 {
-            RenderSurfaceState {
-                surface_type: kernel_iface::genxml::SURFTYPE_NULL,
-                surface_format: hw as u64,
-                ..Default::default()
-            }
-        } else {
-            let last = n - 1;
-            RenderSurfaceState {
-                surface_type: SURFTYPE_BUFFER,
-                surface_format: format::storage_surface_format(hw) as u64,
-                surface_vertical_alignment: 1,
-                surface_horizontal_alignment: 1,
-                mocs: MOCS,
-                width: last & 0x7F,
-                height: (last >> 7) & 0x3FFF,
-                depth: (last >> 21) & 0x3F,
-                surface_pitch: bpe - 1,
-                shader_channel_select_red: SCS_RED,
-                shader_channel_select_green: SCS_GREEN,
-                shader_channel_select_blue: SCS_BLUE,
-                shader_channel_select_alpha: SCS_ALPHA,
-                surface_base_address: memory.va + offset,
-                ..Default::default()
-            }
+        let state = |format: SurfaceFormat| -> Arc<[u32]> {
+            let ss = if n == 0 {
+                RenderSurfaceState {
+                    surface_type: kernel_iface::genxml::SURFTYPE_NULL,
+                    surface_format: hw as u64,
+                    ..Default::default()
+                }
+            } else {
+                typed_buffer_surface(memory.va + offset, n, format)
+            };
+            ss.to_dwords().into()
+        };
+        let surface = |state| ViewSurface {
+            memory: memory.clone(),
+            offset,
+            size: n * bpe,
+            state,
         };
         Ok(BufferView {
-            surface: ViewSurface {
-                memory,
-                offset,
-                size: n * bpe,
-                state: ss.to_dwords().into(),
-            },
+            surface: surface(state(format::storage_surface_format(hw))),
+            sampled: surface(state(hw)),
         })
     }
 }

@@ -20,6 +20,7 @@ pub mod handles;
 mod image;
 mod instance;
 mod memory;
+mod meta;
 mod physical;
 mod pipeline;
 mod private_data;

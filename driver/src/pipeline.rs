@@ -754,26 +754,39 @@ fn create_one(
     };
     // SAFETY: the create info's pNext chain is valid per the spec.
     unsafe { write_feedback(info.p_next, hit, started.elapsed()) };
-    // The EUs prefetch past the end of a kernel: pad with zeros (a cache line is plenty).
-    let mut code = kernel.binary.clone();
-    code.resize(code.len() + 128, 0);
-    let kernel_bo = GemBo::with_data(&core.adapter.drm, &core.va, Heap::Instruction, &code)?;
-    let scratch = match kernel.scratch_size {
-        0 => None,
-        s => Some(GemBo::new(
-            &core.adapter.drm,
-            &core.va,
-            Heap::Scratch,
-            u64::from(s) * u64::from(total_threads(dinfo)),
-        )?),
-    };
-    Ok(Pipeline {
-        kernel,
-        flags: info.flags,
-        layout,
-        kernel_bo,
-        scratch,
-    })
+    Pipeline::upload(core, kernel, info.flags, layout)
+}
+
+impl Pipeline {
+    /// A pipeline around a compiled kernel: its binary in the instruction heap and, when it
+    /// spills, scratch for every hardware thread (user pipelines and the meta kernels).
+    pub fn upload(
+        core: &Core,
+        kernel: Arc<Kernel>,
+        flags: vk::PipelineCreateFlags,
+        layout: Arc<PipelineLayout>,
+    ) -> Result<Pipeline> {
+        // The EUs prefetch past the end of a kernel: pad with zeros (a cache line is plenty).
+        let mut code = kernel.binary.clone();
+        code.resize(code.len() + 128, 0);
+        let kernel_bo = GemBo::with_data(&core.adapter.drm, &core.va, Heap::Instruction, &code)?;
+        let scratch = match kernel.scratch_size {
+            0 => None,
+            s => Some(GemBo::new(
+                &core.adapter.drm,
+                &core.va,
+                Heap::Scratch,
+                u64::from(s) * u64::from(total_threads(core.adapter.info)),
+            )?),
+        };
+        Ok(Pipeline {
+            kernel,
+            flags,
+            layout,
+            kernel_bo,
+            scratch,
+        })
+    }
 }
 
 pub(crate) unsafe extern "system" fn create_compute_pipelines(

@@ -423,7 +423,12 @@ impl Fe<'_> {
     /// `OpImageFetch` (texelFetch): the sampler's `ld` at integer coordinates and level.
     pub(super) fn image_fetch(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
-        let t = self.sampled_type(ty)?;
+        // A uniform texel buffer (Dim Buffer, Sampled 1) is fetched with `ld` as well: the
+        // sampler reads a formatted SURFTYPE_BUFFER at the element index (level 0).
+        let t = match self.stype(ty)? {
+            SType::Image(t) if t.dim == spirv::Dim::DimBuffer && t.sampled == 1 => t,
+            _ => self.sampled_type(ty)?,
+        };
         let coord = self.image_coords(&t, op_id(i, 1)?, b)?;
         let lod = match lod_operand(i, 2)? {
             Some(l) => {
@@ -479,9 +484,30 @@ impl Fe<'_> {
     /// `OpImageQuerySizeLod` and `OpImageQueryLevels` on a sampled image: `resinfo`.
     pub(super) fn image_query(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
-        let t = self.sampled_type(ty)?;
+        // OpImageQuerySize (imageSize) on a storage image: `resinfo` at LOD 0 on the storage
+        // surface, whose SurfaceMinLOD is the view's level (docs/images.md).
+        let storage = i.class.opcode == spirv::Op::ImageQuerySize;
+        let t = if storage {
+            match self.stype(ty)? {
+                SType::Image(t)
+                    if t.sampled == 2
+                        && !t.multisampled
+                        && matches!(
+                            t.dim,
+                            spirv::Dim::Dim1D | spirv::Dim::Dim2D | spirv::Dim::Dim3D
+                        ) =>
+                {
+                    t
+                }
+                _ => {
+                    return unsupported("OpImageQuerySize other than on 1-D/2-D/3-D storage images")
+                }
+            }
+        } else {
+            self.sampled_type(ty)?
+        };
         let levels = i.class.opcode == spirv::Op::ImageQueryLevels;
-        let lod = if levels {
+        let lod = if levels || storage {
             self.konst(Type::I32, 0)?
         } else {
             let l = self.getv(op_id(i, 1)?, b)?;
@@ -632,6 +658,41 @@ mod tests {
                     %14:i32 = const 0
                     %15:i32x4 = image_size img[1] %14
                     %16:i32 = extract %15, 3
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// texelFetch on a uniform texel buffer (Dim Buffer, Sampled 1) is the sampler's `ld`
+    /// with one coordinate and level 0, like a fetch from a sampled image.
+    #[test]
+    fn uniform_texel_buffer_fetch_becomes_image_fetch() {
+        check_ir(
+            "uniform_texel_buffer_fetch_becomes_image_fetch",
+            "
+            OpCapability SampledBuffer
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 3
+            %img = OpTypeImage %f32 Buffer 0 0 0 1 Unknown
+            %pimg = OpTypePointer UniformConstant %img
+            %buf = OpVariable %pimg UniformConstant
+            %c5 = OpConstant %i32 5
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %t = OpLoad %img %buf
+            %f = OpImageFetch %v4f32 %t %c5
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = const 5
+                    %1:i32 = const 0
+                    %2:f32x4 = image_fetch img[0] %0, %1
                     break
                 }
             }

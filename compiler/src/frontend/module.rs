@@ -38,6 +38,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Storage images and texel buffers on typed surface messages (frontend/image.rs);
         // the surface format comes from the descriptor.
         C::Image1D | C::ImageBuffer | C::StorageImageExtendedFormats => true,
+        // Uniform texel buffers: `ld` on a formatted buffer surface (frontend/image.rs).
+        C::SampledBuffer => true,
         // Run-time indices into arrays of buffers (docs/descriptors.md).
         C::UniformBufferArrayDynamicIndexing
         | C::StorageBufferArrayDynamicIndexing
