@@ -62,6 +62,9 @@ pub const MEMBERS: &[Member] = members! {
         robust_image_access2: "robustImageAccess2",
         null_descriptor: "nullDescriptor",
     }
+    PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => PhysicalDeviceShaderSubgroupExtendedTypesFeatures {
+        shader_subgroup_extended_types: "shaderSubgroupExtendedTypes",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -211,6 +214,10 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // picks the lane with a compare per channel (tests/tests/subgroup_sim.rs,
         // broadcast_with_a_dynamically_uniform_id_matches_cpu).
         ("subgroupBroadcastDynamicId", true),
+        // Subgroup operations on 8/16-bit integers and fp16 (and, with shaderInt64 and
+        // shaderFloat64, on 64-bit types): widened to dwords or on qword temporaries in the
+        // back end (docs/subgroups.md; tests/tests/subgroup_types_sim.rs).
+        ("shaderSubgroupExtendedTypes", true),
         // VK_EXT_robustness2: the data port returns 0 for loads past the descriptor range and
         // drops stores and atomics there, at dword granularity (tests/tests/robust_access.rs).
         // Not yet: robustImageAccess2, and nullDescriptor (descriptor writes do not take a

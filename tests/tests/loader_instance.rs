@@ -122,6 +122,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_descriptor_update_template",
         "VK_KHR_push_descriptor",
         "VK_KHR_maintenance3",
+        // 8/16-bit subgroup operations: tests/tests/subgroup_types_sim.rs.
+        "VK_KHR_shader_subgroup_extended_types",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),
