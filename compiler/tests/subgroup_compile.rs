@@ -139,3 +139,37 @@ fn main {
     let k = backend::compile(&s, &o).unwrap();
     assert_eq!(k.simd, 16, "the policy's width for a group of 40");
 }
+
+/// A required subgroup size is the only width tried, subgroups or not; one the group cannot
+/// be dispatched at is refused with `NoWidth`; `Varying` leaves the policy's choice.
+#[test]
+fn a_required_subgroup_size_is_the_kernel_width() {
+    use ferrite_compiler::backend::{BackendError, SubgroupWidth};
+    let s = parse_shader(&shader(SubgroupOp::Reduce(RedOp::Iadd), "i32")).unwrap();
+    for w in [8, 16, 32] {
+        let o = BackendOptions {
+            subgroup: SubgroupWidth::Required(w),
+            ..BackendOptions::gen9()
+        };
+        assert_eq!(backend::compile(&s, &o).unwrap().simd, w);
+    }
+    let o = BackendOptions {
+        subgroup: SubgroupWidth::Varying,
+        ..BackendOptions::gen9()
+    };
+    assert_eq!(
+        backend::compile(&s, &o).unwrap().simd,
+        16,
+        "the policy's width for 40"
+    );
+    let big = shader(SubgroupOp::Elect, "i32").replace("local_size 40 1 1", "local_size 1024 1 1");
+    let s = parse_shader(&big).unwrap();
+    let o = BackendOptions {
+        subgroup: SubgroupWidth::Required(8),
+        ..BackendOptions::gen9()
+    };
+    match backend::compile(&s, &o) {
+        Err(BackendError::NoWidth(m)) => assert!(m.contains("required subgroup size 8"), "{m}"),
+        other => panic!("SIMD8 for 1024 invocations: {:?}", other.map(|k| k.simd)),
+    }
+}

@@ -65,6 +65,10 @@ pub const MEMBERS: &[Member] = members! {
     PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => PhysicalDeviceShaderSubgroupExtendedTypesFeatures {
         shader_subgroup_extended_types: "shaderSubgroupExtendedTypes",
     }
+    PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => PhysicalDeviceSubgroupSizeControlFeatures {
+        subgroup_size_control: "subgroupSizeControl",
+        compute_full_subgroups: "computeFullSubgroups",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -218,6 +222,11 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // shaderFloat64, on 64-bit types): widened to dwords or on qword temporaries in the
         // back end (docs/subgroups.md; tests/tests/subgroup_types_sim.rs).
         ("shaderSubgroupExtendedTypes", true),
+        // VK_EXT_subgroup_size_control: a required size 8, 16 or 32 is the SIMD width the
+        // kernel is compiled at; full subgroups hold at every width once the group's x size is
+        // a multiple of it (pipeline::subgroup_width; tests/tests/subgroup_size_control.rs).
+        ("subgroupSizeControl", true),
+        ("computeFullSubgroups", true),
         // VK_EXT_robustness2: the data port returns 0 for loads past the descriptor range and
         // drops stores and atomics there, at dword granularity (tests/tests/robust_access.rs).
         // Not yet: robustImageAccess2, and nullDescriptor (descriptor writes do not take a

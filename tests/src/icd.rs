@@ -185,13 +185,22 @@ impl Harness {
     /// With instance extensions enabled besides VK_EXT_debug_utils (e.g.
     /// VK_KHR_get_physical_device_properties2, which device extensions depend on).
     pub fn with_instance_extensions(validation: bool, extra: &[&std::ffi::CStr]) -> Harness {
+        Self::with_api_version(validation, extra, vk::API_VERSION_1_0)
+    }
+
+    /// With the application's `apiVersion` (e.g. 1.1, for SPIR-V 1.3 and subgroups).
+    pub fn with_api_version(
+        validation: bool,
+        extra: &[&std::ffi::CStr],
+        api_version: u32,
+    ) -> Harness {
         init_process_env();
         // SAFETY: loads the system's libvulkan.so.1; the loader is sound to load once per process.
         let entry = unsafe { ash::Entry::load() }
             .expect("libvulkan.so.1 (package libvulkan1) must be installed");
         let app = vk::ApplicationInfo::default()
             .application_name(c"ferrite-tests")
-            .api_version(vk::API_VERSION_1_0);
+            .api_version(api_version);
         let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
         let extra: Vec<_> = extra.iter().map(|e| e.as_ptr()).collect();
         let exts: Vec<_> = [ash::ext::debug_utils::NAME.as_ptr()]

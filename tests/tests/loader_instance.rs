@@ -124,6 +124,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_maintenance3",
         // 8/16-bit subgroup operations: tests/tests/subgroup_types_sim.rs.
         "VK_KHR_shader_subgroup_extended_types",
+        // Required subgroup sizes: tests/tests/subgroup_size_control.rs.
+        "VK_EXT_subgroup_size_control",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

@@ -14,6 +14,11 @@ use ferrite_tests::icd::{workspace_root, Harness};
 /// file), compiled by glslangValidator. Panics (fails the test) when the tool is missing:
 /// these tests exist to run the shader.
 pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
+    spirv_env(name, src, "vulkan1.0")
+}
+
+/// As [`spirv`], for the glslangValidator target environment `env` (e.g. "vulkan1.1").
+pub fn spirv_env(name: &str, src: Option<&str>, env: &str) -> Vec<u32> {
     let dir = ferrite_tests::fresh_temp_dir("ferrite-compute").unwrap();
     let input: PathBuf = match src {
         Some(s) => {
@@ -27,7 +32,7 @@ pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
     };
     let output = dir.join(format!("{name}.spv"));
     let out = Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.0", "-o"])
+        .args(["-V", "--target-env", env, "-o"])
         .arg(&output)
         .arg(&input)
         .output()
@@ -104,6 +109,10 @@ pub struct Ctx {
     kernels: Vec<Kernel>,
     /// Flags of the compute pipelines `kernel_with` creates.
     pub pipeline_flags: vk::PipelineCreateFlags,
+    /// Flags of their shader stage.
+    pub stage_flags: vk::PipelineShaderStageCreateFlags,
+    /// A required subgroup size chained to their shader stage (VK_EXT_subgroup_size_control).
+    pub required_subgroup_size: Option<u32>,
 }
 
 impl Ctx {
@@ -144,6 +153,8 @@ impl Ctx {
             buffers: Vec::new(),
             kernels: Vec::new(),
             pipeline_flags: vk::PipelineCreateFlags::empty(),
+            stage_flags: vk::PipelineShaderStageCreateFlags::empty(),
+            required_subgroup_size: None,
         }
     }
 
@@ -252,11 +263,17 @@ impl Ctx {
                 .map_entries(&entries)
                 .data(&data);
             let mut stage = vk::PipelineShaderStageCreateInfo::default()
+                .flags(self.stage_flags)
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(module)
                 .name(c"main");
             if !spec.is_empty() {
                 stage = stage.specialization_info(&si);
+            }
+            let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+                .required_subgroup_size(self.required_subgroup_size.unwrap_or(0));
+            if self.required_subgroup_size.is_some() {
+                stage = stage.push_next(&mut required);
             }
             let info = vk::ComputePipelineCreateInfo::default()
                 .flags(self.pipeline_flags)
