@@ -227,7 +227,10 @@ impl Group<'_> {
             if cols.is_empty() {
                 cols.push((base..end).map(|l| active[l].then_some(0)).collect());
             }
-            let out = eval_subgroup(op, &cols);
+            let t = srcs
+                .first()
+                .map_or(Type::I32, |&s| self.shader.func.ty(s).scalar_type());
+            let out = eval_subgroup(op, t, &cols);
             for (k, r) in out.into_iter().enumerate() {
                 if let Some(mut r) = r {
                     if dt.is_bool() {

@@ -129,6 +129,8 @@ pub struct CompileOptions {
     pub dump_dir: Option<std::path::PathBuf>,
     /// Keep the optimized IR text in [`Kernel::ir`].
     pub keep_ir: bool,
+    /// The subgroup-size rule of the stage (VK_EXT_subgroup_size_control).
+    pub subgroup: crate::backend::SubgroupWidth,
 }
 
 /// Time spent per compiler pass, in the order the passes ran: the front end, each middle
@@ -371,7 +373,8 @@ pub fn compile(
             ),
         )?;
     }
-    let bopts = crate::backend::BackendOptions::new(target, &opts.debug);
+    let mut bopts = crate::backend::BackendOptions::new(target, &opts.debug);
+    bopts.subgroup = opts.subgroup;
     let mut k = crate::backend::compile(&shader, &bopts)?;
     k.stats.compile_time_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
     k.bindings = bindings;

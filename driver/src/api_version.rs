@@ -517,7 +517,6 @@ mod tests {
                 "command vkGetBufferOpaqueCaptureAddress missing",
                 "command vkGetDeviceMemoryOpaqueCaptureAddress missing",
                 "feature uniformBufferStandardLayout",
-                "feature shaderSubgroupExtendedTypes",
             ],
             "{r}"
         );

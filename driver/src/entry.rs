@@ -58,6 +58,10 @@ pub const KHR_DRIVER_PROPERTIES: &str = "VK_KHR_driver_properties";
 pub const KHR_DEDICATED_ALLOCATION: &str = "VK_KHR_dedicated_allocation";
 pub const EXT_PIPELINE_CREATION_CACHE_CONTROL: &str = "VK_EXT_pipeline_creation_cache_control";
 pub const EXT_PIPELINE_CREATION_FEEDBACK: &str = "VK_EXT_pipeline_creation_feedback";
+pub const KHR_SHADER_SUBGROUP_EXTENDED_TYPES: &str = "VK_KHR_shader_subgroup_extended_types";
+pub const EXT_SUBGROUP_SIZE_CONTROL: &str = "VK_EXT_subgroup_size_control";
+pub const KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW: &str =
+    "VK_KHR_shader_subgroup_uniform_control_flow";
 
 /// Pseudo-extension names for commands promoted to core: such a row's command is answered by
 /// vkGetDeviceProcAddr only when the device's apiVersion is at least that version
@@ -123,6 +127,14 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_DESCRIPTOR_UPDATE_TEMPLATE, 1),
     (KHR_PUSH_DESCRIPTOR, 2),
     (KHR_MAINTENANCE_3, 1),
+    // Subgroup operations on 8/16-bit and fp16 values (docs/subgroups.md);
+    // tests/tests/subgroup_types_sim.rs.
+    (KHR_SHADER_SUBGROUP_EXTENDED_TYPES, 1),
+    // Required subgroup sizes 8/16/32 and full subgroups (pipeline::subgroup_width);
+    // tests/tests/subgroup_size_control.rs.
+    (EXT_SUBGROUP_SIZE_CONTROL, 2),
+    // Structured control flow reconverges at every merge (features.rs); tests/amber/cts.
+    (KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW, 1),
 ];
 
 macro_rules! entry_points {

@@ -62,6 +62,16 @@ pub const MEMBERS: &[Member] = members! {
         robust_image_access2: "robustImageAccess2",
         null_descriptor: "nullDescriptor",
     }
+    PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => PhysicalDeviceShaderSubgroupExtendedTypesFeatures {
+        shader_subgroup_extended_types: "shaderSubgroupExtendedTypes",
+    }
+    PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES => PhysicalDeviceSubgroupSizeControlFeatures {
+        subgroup_size_control: "subgroupSizeControl",
+        compute_full_subgroups: "computeFullSubgroups",
+    }
+    PHYSICAL_DEVICE_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_FEATURES_KHR => PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR {
+        shader_subgroup_uniform_control_flow: "shaderSubgroupUniformControlFlow",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -211,6 +221,21 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // picks the lane with a compare per channel (tests/tests/subgroup_sim.rs,
         // broadcast_with_a_dynamically_uniform_id_matches_cpu).
         ("subgroupBroadcastDynamicId", true),
+        // Subgroup operations on 8/16-bit integers and fp16 (and, with shaderInt64 and
+        // shaderFloat64, on 64-bit types): widened to dwords or on qword temporaries in the
+        // back end (docs/subgroups.md; tests/tests/subgroup_types_sim.rs).
+        ("shaderSubgroupExtendedTypes", true),
+        // VK_EXT_subgroup_size_control: a required size 8, 16 or 32 is the SIMD width the
+        // kernel is compiled at; full subgroups hold at every width once the group's x size is
+        // a multiple of it (pipeline::subgroup_width; tests/tests/subgroup_size_control.rs).
+        ("subgroupSizeControl", true),
+        // VK_KHR_shader_subgroup_uniform_control_flow: a subgroup is an EU thread, and the
+        // back end keeps SPIR-V's structured control flow (if/else/endif, loops), so the
+        // invocations of a subgroup that enter a construct together are together again at its
+        // merge; no pass moves a subgroup operation (tests/amber/cts, the conformance suite's
+        // subgroup_uniform_control_flow files).
+        ("shaderSubgroupUniformControlFlow", true),
+        ("computeFullSubgroups", true),
         // VK_EXT_robustness2: the data port returns 0 for loads past the descriptor range and
         // drops stores and atomics there, at dword granularity (tests/tests/robust_access.rs).
         // Not yet: robustImageAccess2, and nullDescriptor (descriptor writes do not take a

@@ -178,6 +178,7 @@ pub fn compile_options() -> CompileOptions {
         debug: crate::pipeline::compiler_debug(),
         dump_dir: None,
         keep_ir: false,
+        subgroup: Default::default(),
     }
 }
 

@@ -539,6 +539,14 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan11Properties<'_>>();
                 *out = vulkan11_properties(adapter, out.p_next);
             }
+            S::PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceSubgroupSizeControlProperties<'_>>();
+                let v13 = vulkan13_properties(adapter.info, std::ptr::null_mut());
+                out.min_subgroup_size = v13.min_subgroup_size;
+                out.max_subgroup_size = v13.max_subgroup_size;
+                out.max_compute_workgroup_subgroups = v13.max_compute_workgroup_subgroups;
+                out.required_subgroup_size_stages = v13.required_subgroup_size_stages;
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
                 *out = vulkan13_properties(adapter.info, out.p_next);
@@ -640,7 +648,8 @@ pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
 const GEN9_SIMD_WIDTHS: &[u32] = ferrite_compiler::hw::GEN9.simd_widths;
 
 /// VkPhysicalDeviceVulkan13Properties for an application that chains it: the subgroup sizes
-/// (`requiredSubgroupSizeStages` stays empty: subgroup size control is not offered), and
+/// (`requiredSubgroupSizeStages` is the compute stage wherever subgroups are reported: a
+/// required size picks the SIMD width, `pipeline::subgroup_width`), and
 /// nothing for inline uniform blocks or integer dot products, which are not offered either
 /// (every "accelerated" member false: Gen9 has no DP4A).
 fn vulkan13_properties(
@@ -648,11 +657,13 @@ fn vulkan13_properties(
     p_next: *mut std::ffi::c_void,
 ) -> vk::PhysicalDeviceVulkan13Properties<'static> {
     let p = version_props(info);
+    let (stages, _) = reported_subgroups(info);
     vk::PhysicalDeviceVulkan13Properties {
         p_next,
         min_subgroup_size: p.min_subgroup_size,
         max_subgroup_size: p.max_subgroup_size,
         max_compute_workgroup_subgroups: p.max_compute_workgroup_subgroups,
+        required_subgroup_size_stages: stages,
         ..Default::default()
     }
 }
@@ -1093,7 +1104,10 @@ mod tests {
             p.max_compute_workgroup_subgroups,
             info.max_threads_per_group
         );
-        assert!(p.required_subgroup_size_stages.is_empty());
+        assert_eq!(
+            p.required_subgroup_size_stages,
+            vk::ShaderStageFlags::COMPUTE
+        );
         assert_eq!(p.integer_dot_product8_bit_unsigned_accelerated, vk::FALSE);
         let v = version_props(info);
         assert!(v.min_subgroup_size <= v.subgroup_size && v.subgroup_size <= v.max_subgroup_size);

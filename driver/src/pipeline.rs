@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use ash::vk::Handle;
+use ferrite_compiler::backend::SubgroupWidth;
 use ferrite_compiler::hw::{HwFacts, GEN9};
 use ferrite_compiler::kernel::{CurbeLayout, Statistic, Statistics, STATISTICS};
 use ferrite_compiler::pipeline::{CompileOptions, DebugFlags};
@@ -320,12 +321,13 @@ fn fnv128(parts: &[&[u8]]) -> [u8; 16] {
 pub fn cache_key(words: &[u32], opts: &CompileOptions, t: &Target) -> [u8; 16] {
     let spirv: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let o = format!(
-        "{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         opts.entry_point,
         opts.specialization,
         opts.bindings,
         opts.push_constant_range,
         opts.debug,
+        opts.subgroup,
         t
     );
     fnv128(&[&spirv, o.as_bytes()])
@@ -668,6 +670,40 @@ unsafe fn write_feedback(p_next: *const c_void, hit: bool, took: std::time::Dura
     }
 }
 
+/// The stage's subgroup-size rule (VK_EXT_subgroup_size_control): a required size from
+/// `VkPipelineShaderStageRequiredSubgroupSizeCreateInfo` (8, 16 or 32; the kernel is compiled
+/// at exactly that SIMD width), the width policy's choice with `ALLOW_VARYING_SUBGROUP_SIZE`,
+/// the reported subgroup size otherwise. `REQUIRE_FULL_SUBGROUPS` needs nothing more: the
+/// application must then make the workgroup's x size a multiple of the subgroup size, so
+/// every thread of the group is fully populated at any width.
+fn subgroup_width(stage: &vk::PipelineShaderStageCreateInfo<'_>) -> Result<SubgroupWidth> {
+    // SAFETY: pNext is a valid chain per the spec.
+    let req = unsafe {
+        ffi::find_in_chain(
+            stage.p_next,
+            vk::StructureType::PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+        )
+    };
+    if let Some(p) = req {
+        // SAFETY: the structure type says what `p` points to.
+        let r = unsafe { &*p.cast::<vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo<'_>>() };
+        let w = r.required_subgroup_size;
+        if !ferrite_compiler::hw::GEN9.simd_widths.contains(&w) {
+            return Err(DriverError::InvalidArgument(format!(
+                "requiredSubgroupSize {w} (the device gives 8, 16 or 32)"
+            )));
+        }
+        return Ok(SubgroupWidth::Required(w));
+    }
+    if stage
+        .flags
+        .contains(vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE)
+    {
+        return Ok(SubgroupWidth::Varying);
+    }
+    Ok(SubgroupWidth::Reported)
+}
+
 fn create_one(
     core: &Core,
     cache: Option<&PipelineCache>,
@@ -709,6 +745,7 @@ fn create_one(
         keep_ir: info
             .flags
             .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR),
+        subgroup: subgroup_width(stage)?,
     };
     let started = std::time::Instant::now();
     let dinfo = core.adapter.info;
@@ -1061,6 +1098,28 @@ pub(crate) unsafe extern "system" fn get_pipeline_executable_internal_representa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn required_subgroup_sizes_outside_the_simd_widths_are_refused() {
+        let mut r = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+            .required_subgroup_size(4);
+        let stage = vk::PipelineShaderStageCreateInfo::default().push_next(&mut r);
+        assert!(matches!(
+            subgroup_width(&stage),
+            Err(DriverError::InvalidArgument(_))
+        ));
+        let mut r = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+            .required_subgroup_size(16);
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .flags(vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE)
+            .push_next(&mut r);
+        assert_eq!(subgroup_width(&stage).unwrap(), SubgroupWidth::Required(16));
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .flags(vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE);
+        assert_eq!(subgroup_width(&stage).unwrap(), SubgroupWidth::Varying);
+        let stage = vk::PipelineShaderStageCreateInfo::default();
+        assert_eq!(subgroup_width(&stage).unwrap(), SubgroupWidth::Reported);
+    }
 
     fn sample() -> Kernel {
         Kernel {

@@ -185,13 +185,22 @@ impl Harness {
     /// With instance extensions enabled besides VK_EXT_debug_utils (e.g.
     /// VK_KHR_get_physical_device_properties2, which device extensions depend on).
     pub fn with_instance_extensions(validation: bool, extra: &[&std::ffi::CStr]) -> Harness {
+        Self::with_api_version(validation, extra, vk::API_VERSION_1_0)
+    }
+
+    /// With the application's `apiVersion` (e.g. 1.1, for SPIR-V 1.3 and subgroups).
+    pub fn with_api_version(
+        validation: bool,
+        extra: &[&std::ffi::CStr],
+        api_version: u32,
+    ) -> Harness {
         init_process_env();
         // SAFETY: loads the system's libvulkan.so.1; the loader is sound to load once per process.
         let entry = unsafe { ash::Entry::load() }
             .expect("libvulkan.so.1 (package libvulkan1) must be installed");
         let app = vk::ApplicationInfo::default()
             .application_name(c"ferrite-tests")
-            .api_version(vk::API_VERSION_1_0);
+            .api_version(api_version);
         let layers = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
         let extra: Vec<_> = extra.iter().map(|e| e.as_ptr()).collect();
         let exts: Vec<_> = [ash::ext::debug_utils::NAME.as_ptr()]
@@ -559,6 +568,15 @@ pub unsafe fn storage_buffer_set(
     }
 }
 
+/// The flags of a compute pipeline and its one stage.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PipelineOptions {
+    pub pipeline_flags: vk::PipelineCreateFlags,
+    pub stage_flags: vk::PipelineShaderStageCreateFlags,
+    /// `VkPipelineShaderStageRequiredSubgroupSizeCreateInfo` when set.
+    pub required_subgroup_size: Option<u32>,
+}
+
 /// The compute pipeline of entry point `main` of `code` over `layout`, created with `flags`
 /// in `cache`, with the 32-bit specialization constants `spec` ((constant id, value); none
 /// when empty). The shader module lives only for the call. On failure: the handles
@@ -571,7 +589,7 @@ pub unsafe fn compute_pipeline(
     code: &[u32],
     layout: vk::PipelineLayout,
     spec: &[(u32, u32)],
-    flags: vk::PipelineCreateFlags,
+    opts: &PipelineOptions,
     cache: vk::PipelineCache,
 ) -> Result<vk::Pipeline, (Vec<vk::Pipeline>, vk::Result)> {
     let entries: Vec<_> = spec
@@ -594,14 +612,20 @@ pub unsafe fn compute_pipeline(
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(code), None)
             .map_err(|e| (Vec::new(), e))?;
         let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .flags(opts.stage_flags)
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module)
             .name(c"main");
         if !spec.is_empty() {
             stage = stage.specialization_info(&si);
         }
+        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+            .required_subgroup_size(opts.required_subgroup_size.unwrap_or(0));
+        if opts.required_subgroup_size.is_some() {
+            stage = stage.push_next(&mut required);
+        }
         let info = vk::ComputePipelineCreateInfo::default()
-            .flags(flags)
+            .flags(opts.pipeline_flags)
             .stage(stage)
             .layout(layout);
         let r = dev.create_compute_pipelines(cache, &[info], None);

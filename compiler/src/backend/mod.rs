@@ -75,6 +75,23 @@ pub struct BackendOptions {
     /// The target's hardware facts (GRF count, special binding-table indices, threads per
     /// workgroup).
     pub hw: HwFacts,
+    /// The width rule of the pipeline stage (VK_EXT_subgroup_size_control).
+    pub subgroup: SubgroupWidth,
+}
+
+/// Which width a kernel runs at, as far as subgroups are concerned: the subgroup size is the
+/// SIMD width (docs/subgroups.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SubgroupWidth {
+    /// A kernel that uses subgroups runs at the reported subgroup size
+    /// (`HwFacts::subgroup_size`); others at the width policy's choice.
+    #[default]
+    Reported,
+    /// Exactly this width, whether or not the kernel uses subgroups
+    /// (`VkPipelineShaderStageRequiredSubgroupSizeCreateInfo`).
+    Required(u32),
+    /// The width policy's choice, subgroups or not (`ALLOW_VARYING_SUBGROUP_SIZE`).
+    Varying,
 }
 
 impl Default for BackendOptions {
@@ -95,6 +112,7 @@ impl BackendOptions {
             validate: debug.validate,
             no_sched: false,
             hw: target.hw,
+            subgroup: SubgroupWidth::Reported,
         }
     }
 
@@ -392,18 +410,35 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
     let total = shader.local_size.iter().product::<u32>().max(1);
     let mut widths = candidate_widths(total, opts);
     // A kernel that sees subgroups runs at the reported subgroup size (`HwFacts::subgroup_size`)
-    // unless debug options excluded that width.
+    // unless debug options excluded that width; a required size is the only width tried.
     let sg = opts.hw.subgroup_size;
     let sg_allowed = match sg {
         8 => !opts.no8,
         16 => !opts.no16,
         _ => !opts.no32,
     };
-    if uses_subgroups(&shader.func)
-        && sg_allowed
-        && total.div_ceil(sg) <= opts.hw.max_threads_per_group
-    {
-        widths = vec![sg];
+    match opts.subgroup {
+        SubgroupWidth::Required(w) => {
+            if !opts.hw.simd_widths.contains(&w)
+                || total.div_ceil(w) > opts.hw.max_threads_per_group
+            {
+                return Err(BackendError::NoWidth(format!(
+                    "required subgroup size {w} for a group of {total} invocations (widths {:?}, \
+                     at most {} threads per group)",
+                    opts.hw.simd_widths, opts.hw.max_threads_per_group
+                )));
+            }
+            widths = vec![w];
+        }
+        SubgroupWidth::Varying => {}
+        SubgroupWidth::Reported => {
+            if uses_subgroups(&shader.func)
+                && sg_allowed
+                && total.div_ceil(sg) <= opts.hw.max_threads_per_group
+            {
+                widths = vec![sg];
+            }
+        }
     }
     if widths.is_empty() {
         return Err(BackendError::NoWidth(format!(

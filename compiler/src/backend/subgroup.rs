@@ -1,19 +1,27 @@
 //! Subgroup operations at one SIMD width (see docs/subgroups.md).
 //!
 //! The subgroup is the thread's SIMD8/16/32 channels. Every operation follows one scheme:
-//! a temporary of one dword per channel is first filled with the operation's identity by a
-//! `WE_all` move (so disabled channels hold the identity), then the active channels write
+//! a temporary of one element per channel is first filled with the operation's identity by
+//! a `WE_all` move (so disabled channels hold the identity), then the active channels write
 //! their contribution with an ordinary, execution-masked instruction; the combining steps
 //! after that run `WE_all` over the temporary, so they see every channel and the disabled
 //! ones cannot change the result. Reductions halve the channel count per step
 //! (16, 8, 4, 2, 1 channels, all aligned contiguous regions); scans run a chain of
 //! one-channel steps. The result is read back with a scalar `<0;1,0>` region (reductions)
 //! or per channel (scans) by an execution-masked move.
+//!
+//! Types: the temporaries hold dwords or qwords. 32-bit values and booleans are used as
+//! they are; 8/16-bit integers and 16-bit booleans are widened to a dword (sign-extended
+//! for signed min/max and booleans, zero-extended otherwise) and fp16 is converted to f32
+//! for the float operations, then the result is truncated (integers) or rounded to fp16;
+//! 64-bit integers and doubles use qword temporaries and the 64-bit instruction selection
+//! (`wide`) for the combining steps. Operations that only move bits (broadcast, shuffle)
+//! move the narrow value's dword slot or the 64-bit value as it is.
 
 use super::isel::Isel;
 use super::lir::*;
-use super::BackendError;
-use crate::ir::{self, RedOp, SubgroupOp};
+use super::{narrow, wide, BackendError};
+use crate::ir::{self, Kind, RedOp, SubgroupOp};
 use ferrite_isa::{CondMod, Opcode, Type};
 
 type Res<T> = Result<T, BackendError>;
@@ -38,45 +46,225 @@ fn step_op(r: RedOp) -> (Opcode, Type, CondMod) {
     }
 }
 
-impl Isel<'_> {
-    /// A 32-bit value of `v` (component 0), or an error naming the unsupported type.
-    fn sg_src(&mut self, v: ir::Value) -> Res<Opnd> {
-        let t = self.func.ty(v);
-        if t.bits != 32 && !(t.is_bool() && t.bits == 1) {
-            return Err(BackendError::Unsupported(format!(
-                "subgroup operation on {t} (32-bit types only so far)"
-            )));
+/// How an operand enters a subgroup operation's temporaries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Widen {
+    /// Its bits (8/16-bit values zero-extended).
+    Bits,
+    /// Sign-extended (signed min/max, booleans).
+    Signed,
+    /// As a float (fp16 converted to f32).
+    Float,
+}
+
+/// What the temporaries of one operation hold.
+#[derive(Clone, Copy)]
+struct Dom {
+    /// Qwords (64-bit values) rather than dwords.
+    wide: bool,
+    /// An fp16 value converted to f32: the result is rounded back.
+    promoted: bool,
+    /// The operand's scalar type.
+    src: ir::Type,
+}
+
+impl Dom {
+    /// Bytes per channel.
+    fn es(self) -> u32 {
+        if self.wide {
+            8
+        } else {
+            4
         }
-        self.comp(v, 0)
+    }
+
+    /// The unsigned type of one element.
+    fn bits_ty(self) -> Type {
+        if self.wide {
+            Type::UQ
+        } else {
+            Type::UD
+        }
+    }
+
+    /// The IR type the combining operation `r` computes in.
+    fn ir_ty(self, r: RedOp) -> ir::Type {
+        let bits = if self.wide { 64 } else { 32 };
+        if r.is_float() {
+            ir::Type::float(bits)
+        } else {
+            ir::Type::int(bits)
+        }
+    }
+
+    /// The identity of `r` as an immediate element: an 8/16-bit integer's own identity,
+    /// extended as its operands are (so that it is also what an exclusive scan's first
+    /// invocation gets after truncation).
+    fn identity(self, r: RedOp) -> Opnd {
+        let t = self.src;
+        let bits = if narrow::is_narrow(t) && !r.is_float() {
+            let i = r.identity(t);
+            if widen_for(r) == Widen::Signed {
+                ir::sign_extend(i, t.bits) as u64 & 0xFFFF_FFFF
+            } else {
+                i
+            }
+        } else {
+            r.identity(self.ir_ty(r))
+        };
+        Opnd::imm(self.bits_ty(), bits)
+    }
+}
+
+impl Isel<'_> {
+    /// Component 0 of `v` as an element of the temporaries (see [`Widen`]), with the
+    /// domain it computes in.
+    fn sg_in(&mut self, v: ir::Value, how: Widen) -> Res<(Opnd, Dom)> {
+        let t = self.func.ty(v).scalar_type();
+        let x = self.comp(v, 0)?;
+        if wide::is_wide(t) {
+            return Ok((
+                x,
+                Dom {
+                    wide: true,
+                    promoted: false,
+                    src: t,
+                },
+            ));
+        }
+        let dom = Dom {
+            wide: false,
+            promoted: false,
+            src: t,
+        };
+        if !narrow::is_narrow(t) {
+            if t.bits != 32 && !t.is_bool() {
+                return Err(BackendError::Unsupported(format!(
+                    "subgroup operation on {t}"
+                )));
+            }
+            return Ok((x, dom));
+        }
+        let float = how == Widen::Float && t.kind == Kind::Float;
+        let signed = how == Widen::Signed || t.is_bool();
+        let size = x.ty.size();
+        if let Base::Imm(bits) = x.base {
+            let mask = (1u64 << (8 * size)) - 1;
+            let bits = bits & mask;
+            let o = if float {
+                Opnd::imm(
+                    Type::F,
+                    u64::from(half::f16::from_bits(bits as u16).to_f32().to_bits()),
+                )
+            } else if signed {
+                Opnd::ud(ir::sign_extend(bits, (8 * size) as u8) as u32)
+            } else {
+                Opnd::ud(bits as u32)
+            };
+            return Ok((
+                o,
+                Dom {
+                    promoted: float,
+                    ..dom
+                },
+            ));
+        }
+        let (dt, st) = match (float, signed, size) {
+            (true, _, _) => (Type::F, Type::HF),
+            (false, true, 1) => (Type::D, Type::B),
+            (false, false, 1) => (Type::UD, Type::UB),
+            (false, true, _) => (Type::D, Type::W),
+            (false, false, _) => (Type::UD, Type::UW),
+        };
+        let mut b = self.b();
+        let r = b.vreg(dt, 1);
+        b.mov(r, x.retype(st));
+        Ok((
+            r,
+            Dom {
+                promoted: float,
+                ..dom
+            },
+        ))
+    }
+
+    /// Writes a result element `s` (scalar or per channel, in the domain `dom`) to `d`,
+    /// the register of the IR value `dst`: truncated to a narrow integer's dword slot,
+    /// rounded to fp16 where it was promoted, moved as bits otherwise.
+    fn sg_out(&mut self, dst: ir::Value, d: Opnd, s: Opnd, dom: Dom) {
+        let t = self.func.ty(dst);
+        let mut b = self.b();
+        if narrow::is_narrow(t) {
+            if dom.promoted {
+                b.mov(d.retype(Type::HF), s.retype(Type::F));
+            } else {
+                b.mov(narrow::slot(d), s.retype(Type::UD));
+            }
+        } else if wide::is_wide(t) {
+            b.mov(d.retype(Type::UQ), s.retype(Type::UQ));
+        } else {
+            b.mov(d.retype(Type::UD), s.retype(Type::UD));
+        }
+    }
+
+    /// An element per channel: `identity` in every channel (`WE_all`), then `src` in the
+    /// active ones.
+    fn sg_fill_in(&mut self, src: Opnd, identity: Opnd) -> Opnd {
+        let w = self.w;
+        let mut b = self.b();
+        let t = b.vreg(identity.ty, 1);
+        b.at(w, 0, true).mov(t, identity);
+        b.mov(t.retype(src.ty), src);
+        t
     }
 
     /// A dword per channel: `identity` in every channel (`WE_all`), then `src` in the
     /// active ones.
     pub(super) fn sg_fill(&mut self, src: Opnd, identity: u32) -> Opnd {
-        let w = self.w;
-        let mut b = self.b();
-        let t = b.vreg(Type::UD, 1);
-        b.at(w, 0, true).mov(t, Opnd::ud(identity));
-        b.mov(t.retype(src.ty), src);
-        t
+        self.sg_fill_in(src, Opnd::ud(identity))
     }
 
     /// One combining step over `n` channels: `d = a op b`, `WE_all`.
-    fn sg_step(&mut self, r: RedOp, n: u8, d: Opnd, a: Opnd, c: Opnd) {
-        let (op, ty, cm) = step_op(r);
+    fn sg_step(&mut self, r: RedOp, dom: Dom, n: u8, d: Opnd, a: Opnd, c: Opnd) -> Res<()> {
         let mut b = self.b();
         let mut b = b.at(n, 0, true);
-        b.alu2(op, d.retype(ty), a.retype(ty), c.retype(ty)).cmod = cm;
+        if dom.wide {
+            let it = dom.ir_ty(r);
+            let ty = if r.is_float() { Type::DF } else { Type::Q };
+            wide::alu64(
+                &mut b,
+                r.alu(),
+                d.retype(ty),
+                &[a.retype(ty), c.retype(ty)],
+                it,
+                it,
+            )?;
+        } else {
+            let (op, ty, cm) = step_op(r);
+            b.alu2(op, d.retype(ty), a.retype(ty), c.retype(ty)).cmod = cm;
+        }
+        Ok(())
     }
 
     /// Reduces a filled temporary in place; the result is its channel 0.
-    pub(super) fn sg_reduce(&mut self, r: RedOp, t: Opnd) -> Opnd {
+    fn sg_reduce_in(&mut self, r: RedOp, dom: Dom, t: Opnd) -> Res<Opnd> {
         let mut n = self.w as u32;
         while n > 1 {
             n /= 2;
-            self.sg_step(r, n as u8, t, t, t.offset(4 * n));
+            self.sg_step(r, dom, n as u8, t, t, t.offset(dom.es() * n))?;
         }
-        t.scalar()
+        Ok(t.scalar())
+    }
+
+    /// Reduces a filled dword temporary in place; the result is its channel 0.
+    pub(super) fn sg_reduce(&mut self, r: RedOp, t: Opnd) -> Opnd {
+        let dom = Dom {
+            wide: false,
+            promoted: false,
+            src: ir::Type::I32,
+        };
+        self.sg_reduce_in(r, dom, t)
+            .expect("32-bit combining steps always select")
     }
 
     /// The lowest-numbered active channel, as a scalar dword.
@@ -101,6 +289,25 @@ impl Isel<'_> {
         self.sg_reduce(RedOp::Or, t)
     }
 
+    /// [`Self::sg_pick`] of an element: a qword is picked as its two dword halves,
+    /// put together in a scalar temporary.
+    fn sg_pick_in(&mut self, x: Opnd, id: Opnd, dom: Dom) -> Opnd {
+        if x.is_imm() {
+            return x;
+        }
+        if !dom.wide {
+            return self.sg_pick(x, id);
+        }
+        let l = self.sg_pick(wide::lo(x), id);
+        let h = self.sg_pick(wide::hi(x), id);
+        let mut b = self.b();
+        let mut b = b.at(1, 0, true);
+        let p = b.vreg(Type::UQ, 1);
+        b.mov(wide::lo(p), l);
+        b.mov(wide::hi(p), h);
+        p.scalar()
+    }
+
     pub(super) fn subgroup(
         &mut self,
         op: SubgroupOp,
@@ -109,23 +316,33 @@ impl Isel<'_> {
     ) -> Res<()> {
         let w = self.w as u32;
         let d = self.def_reg(dst)?;
-        if !matches!(op, SubgroupOp::Ballot) && self.func.ty(dst).bits != 32 {
-            let t = self.func.ty(dst);
-            if !(t.is_bool() && t.bits == 1) {
-                return Err(BackendError::Unsupported(format!(
-                    "subgroup operation with a {t} result (32-bit types only so far)"
-                )));
+        let dt = self.func.ty(dst);
+        let dword = Dom {
+            wide: false,
+            promoted: false,
+            src: ir::Type::I32,
+        };
+        // A boolean result computed as a dword 0 / ~0: written in place unless the
+        // destination is a 16-bit boolean, which takes the low word of a copy.
+        let bool_dst = |this: &mut Self| {
+            if narrow::is_narrow(dt) {
+                this.b().vreg(Type::D, 1)
+            } else {
+                d.retype(Type::D)
             }
-        }
+        };
         match op {
             SubgroupOp::Elect => {
                 let first = self.sg_first_lane();
                 let lane = self.lane();
-                self.b()
-                    .cmp(CondMod::Z, d.retype(Type::D), lane, first.retype(Type::D));
+                let r = bool_dst(self);
+                self.b().cmp(CondMod::Z, r, lane, first.retype(Type::D));
+                if r != d.retype(Type::D) {
+                    self.sg_out(dst, d, r, dword);
+                }
             }
             SubgroupOp::All | SubgroupOp::Any => {
-                let x = self.sg_src(srcs[0])?;
+                let (x, _) = self.sg_in(srcs[0], Widen::Signed)?;
                 let (r, id) = if op == SubgroupOp::All {
                     (RedOp::And, u32::MAX)
                 } else {
@@ -133,24 +350,33 @@ impl Isel<'_> {
                 };
                 let t = self.sg_fill(x.retype(Type::UD), id);
                 let s = self.sg_reduce(r, t);
-                self.b().mov(d.retype(Type::UD), s);
+                self.sg_out(dst, d, s, dword);
             }
             SubgroupOp::AllEqual => {
                 // Bit equality with the first active channel's value, then `all`.
-                let x = self.sg_src(srcs[0])?;
+                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let first = self.sg_first_lane();
-                let f = self.sg_pick(x, first);
+                let f = self.sg_pick_in(x, first, dom);
                 let mut b = self.b();
                 let e = b.vreg(Type::D, 1);
-                b.cmp(CondMod::Z, e, x.retype(Type::D), f.retype(Type::D));
+                if dom.wide {
+                    let eh = b.vreg(Type::D, 1);
+                    let (xl, xh) = (wide::lo(x), wide::hi(x));
+                    let (fl, fh) = (wide::lo(f), wide::hi(f));
+                    b.cmp(CondMod::Z, e, xl.retype(Type::D), fl.retype(Type::D));
+                    b.cmp(CondMod::Z, eh, xh.retype(Type::D), fh.retype(Type::D));
+                    b.alu2(Opcode::And, e, e, eh);
+                } else {
+                    b.cmp(CondMod::Z, e, x.retype(Type::D), f.retype(Type::D));
+                }
                 let t = self.sg_fill(e.retype(Type::UD), u32::MAX);
                 let s = self.sg_reduce(RedOp::And, t);
-                self.b().mov(d.retype(Type::UD), s);
+                self.sg_out(dst, d, s, dword);
             }
             SubgroupOp::Ballot => {
                 // Channel i contributes 1 << i where its boolean is true; an OR collects
                 // the mask. Channels past the width give the zero words 1..3.
-                let x = self.sg_src(srcs[0])?;
+                let (x, _) = self.sg_in(srcs[0], Widen::Signed)?;
                 let lane = self.lane();
                 let mut b = self.b();
                 let bit = b.vreg(Type::UD, 1);
@@ -166,28 +392,33 @@ impl Isel<'_> {
                 }
             }
             SubgroupOp::Broadcast => {
-                let x = self.sg_src(srcs[0])?;
+                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let id = self.comp(srcs[1], 0)?;
                 let v = match id.base {
-                    // A constant channel: a scalar region on that channel's dword.
+                    // A constant channel: a scalar region on that channel's element.
                     Base::Imm(i) if !x.is_imm() => x.lane_offset(i as u32 % w).scalar(),
-                    _ if x.is_imm() => x,
-                    _ => self.sg_pick(x, id),
+                    _ => self.sg_pick_in(x, id, dom),
                 };
-                self.b().mov(d.retype(Type::UD), v.retype(Type::UD));
+                self.sg_out(dst, d, v, dom);
             }
             SubgroupOp::Shuffle => {
-                let x = self.sg_src(srcs[0])?;
+                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let id = self.comp(srcs[1], 0)?;
                 if x.is_imm() {
-                    self.b().mov(d.retype(Type::UD), x.retype(Type::UD));
+                    self.sg_out(dst, d, x, dom);
                 } else if let Base::Imm(i) = id.base {
                     let v = x.lane_offset(i as u32 % w).scalar();
-                    self.b().mov(d.retype(Type::UD), v.retype(Type::UD));
+                    self.sg_out(dst, d, v, dom);
                 } else {
                     // Without indirect addressing: for each channel j, the channels whose
                     // index is j take channel j's value through a scalar region, under a
                     // flag from `cmp.z`. 2 x W instructions.
+                    let bt = dom.bits_ty();
+                    let r = if narrow::is_narrow(dt) {
+                        self.b().vreg(Type::UD, 1)
+                    } else {
+                        d.retype(bt)
+                    };
                     let mut b = self.b();
                     for j in 0..w {
                         b.cmp(
@@ -196,90 +427,92 @@ impl Isel<'_> {
                             id.retype(Type::D),
                             Opnd::d(j as i32),
                         );
-                        b.mov(
-                            d.retype(Type::UD),
-                            x.retype(Type::UD).lane_offset(j).scalar(),
-                        )
-                        .pred = Some(Pred {
+                        b.mov(r, x.retype(bt).lane_offset(j).scalar()).pred = Some(Pred {
                             flag_sub: 0,
                             inverse: false,
                         });
                     }
+                    if r != d.retype(bt) {
+                        self.sg_out(dst, d, r, dom);
+                    }
                 }
             }
             SubgroupOp::BroadcastFirst => {
-                let x = self.sg_src(srcs[0])?;
+                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let v = if x.is_imm() {
                     x
                 } else {
                     let first = self.sg_first_lane();
-                    self.sg_pick(x, first)
+                    self.sg_pick_in(x, first, dom)
                 };
-                self.b().mov(d.retype(Type::UD), v.retype(Type::UD));
+                self.sg_out(dst, d, v, dom);
             }
             SubgroupOp::Reduce(r) => {
-                let x = self.sg_src(srcs[0])?;
-                let t = self.sg_fill(x, r.identity32());
-                let s = self.sg_reduce(r, t);
-                self.b().mov(d.retype(Type::UD), s.retype(Type::UD));
+                let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
+                let t = self.sg_fill_in(x, dom.identity(r));
+                let s = self.sg_reduce_in(r, dom, t)?;
+                self.sg_out(dst, d, s, dom);
             }
             SubgroupOp::ClusteredReduce(r, size) => {
                 // Halving steps inside each cluster, then each cluster's channel 0 copied
                 // back over the cluster by doubling `mov`s, all `WE_all`; the result is
                 // read per channel.
-                let x = self.sg_src(srcs[0])?;
-                let t = self.sg_fill(x, r.identity32());
+                let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
+                let es = dom.es();
+                let t = self.sg_fill_in(x, dom.identity(r));
                 let c = u32::from(size).min(w);
                 let mut n = c;
                 while n > 1 {
                     n /= 2;
                     for base in (0..w).step_by(c as usize) {
-                        let at = t.offset(4 * base);
-                        self.sg_step(r, n as u8, at, at, at.offset(4 * n));
+                        let at = t.offset(es * base);
+                        self.sg_step(r, dom, n as u8, at, at, at.offset(es * n))?;
                     }
                 }
                 while n < c {
                     for base in (0..w).step_by(c as usize) {
-                        let at = t.offset(4 * base);
+                        let at = t.offset(es * base);
                         let mut b = self.b();
-                        b.at(n as u8, 0, true).mov(at.offset(4 * n), at);
+                        b.at(n as u8, 0, true).mov(at.offset(es * n), at);
                     }
                     n *= 2;
                 }
-                self.b().mov(d.retype(Type::UD), t);
+                self.sg_out(dst, d, t, dom);
             }
             SubgroupOp::InclusiveScan(r) => {
-                let x = self.sg_src(srcs[0])?;
-                let t = self.sg_fill(x, r.identity32());
+                let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
+                let es = dom.es();
+                let t = self.sg_fill_in(x, dom.identity(r));
                 for i in 1..w {
-                    self.sg_step(
-                        r,
-                        1,
-                        t.offset(4 * i),
-                        t.offset(4 * (i - 1)),
-                        t.offset(4 * i),
-                    );
+                    let (at, prev) = (t.offset(es * i), t.offset(es * (i - 1)));
+                    self.sg_step(r, dom, 1, at, prev, at)?;
                 }
-                self.b().mov(d.retype(Type::UD), t);
+                self.sg_out(dst, d, t, dom);
             }
             SubgroupOp::ExclusiveScan(r) => {
-                let x = self.sg_src(srcs[0])?;
-                let t = self.sg_fill(x, r.identity32());
+                let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
+                let es = dom.es();
+                let id = dom.identity(r);
+                let t = self.sg_fill_in(x, id);
                 let mut b = self.b();
-                let e = b.vreg(Type::UD, 1);
-                b.at(1, 0, true).mov(e, Opnd::ud(r.identity32()));
+                let e = b.vreg(id.ty, 1);
+                b.at(1, 0, true).mov(e, id);
                 for i in 1..w {
-                    self.sg_step(
-                        r,
-                        1,
-                        e.offset(4 * i),
-                        e.offset(4 * (i - 1)),
-                        t.offset(4 * (i - 1)),
-                    );
+                    let (at, prev) = (e.offset(es * i), e.offset(es * (i - 1)));
+                    self.sg_step(r, dom, 1, at, prev, t.offset(es * (i - 1)))?;
                 }
-                self.b().mov(d.retype(Type::UD), e);
+                self.sg_out(dst, d, e, dom);
             }
         }
         Ok(())
+    }
+}
+
+/// How the operand of a reduction or scan enters the temporaries.
+fn widen_for(r: RedOp) -> Widen {
+    match r {
+        RedOp::Imin | RedOp::Imax => Widen::Signed,
+        _ if r.is_float() => Widen::Float,
+        _ => Widen::Bits,
     }
 }

@@ -5,7 +5,7 @@ use super::memory::Ptr;
 use super::types::SType;
 use super::values::FVal;
 use super::{idref, invalid, op_id, op_lit, rid, rty, unsupported, Fe, Res};
-use crate::ir::{AluOp, AtomicOp, ImageOp, Kind, Op, Scope, Space, Type};
+use crate::ir::{AluOp, AtomicOp, ImageOp, Kind, Op, Scope, Space, Type, Value};
 use rspirv::dr;
 use rspirv::spirv;
 
@@ -71,6 +71,50 @@ impl Fe<'_> {
                 self.define(rid(i)?, FVal::P(Box::new(p)))?;
             }
             O::PtrAccessChain | O::InBoundsPtrAccessChain => return unsupported(format!("{op:?}")),
+            O::PtrEqual | O::PtrNotEqual => {
+                // SPIR-V 1.4: two pointers into buffer or shared memory are equal when they
+                // name the same space and byte offset; pointers into different spaces never
+                // are.
+                let x = self.ptr_of(op_id(i, 0)?, b)?;
+                let y = self.ptr_of(op_id(i, 1)?, b)?;
+                let (
+                    Ptr::Mem {
+                        space: sx,
+                        dyn_off: dx,
+                        konst: kx,
+                        ..
+                    },
+                    Ptr::Mem {
+                        space: sy,
+                        dyn_off: dy,
+                        konst: ky,
+                        ..
+                    },
+                ) = (&x, &y)
+                else {
+                    return unsupported(format!("{op:?} on pointers to function variables"));
+                };
+                let (sx, sy, dx, dy, kx, ky) = (*sx, *sy, *dx, *dy, *kx, *ky);
+                let mut addr = |d: Option<Value>, k: u32| -> Res<Value> {
+                    let k = self.i32c(k)?;
+                    match d {
+                        Some(d) => self.alu(AluOp::Iadd, Type::I32, &[d, k]),
+                        None => Ok(k),
+                    }
+                };
+                let (ax, ay) = if sx == sy {
+                    (addr(dx, kx)?, addr(dy, ky)?)
+                } else {
+                    (self.i32c(0)?, self.i32c(1)?)
+                };
+                let cmp = if op == O::PtrEqual {
+                    AluOp::Ieq
+                } else {
+                    AluOp::Ine
+                };
+                let r = self.alu(cmp, Type::B1, &[ax, ay])?;
+                self.define(rid(i)?, FVal::V(r))?;
+            }
             O::ArrayLength => {
                 let p = self.ptr_of(op_id(i, 0)?, b)?;
                 let member = op_lit(i, 1)?;

@@ -94,6 +94,10 @@ pub(super) fn extension_ok(e: &str) -> bool {
             | "SPV_GOOGLE_user_type"
             | "SPV_KHR_terminate_invocation"
             | "SPV_KHR_float_controls"
+            // Its only addition is the SubgroupUniformControlFlowKHR execution mode, a promise
+            // that needs nothing here: subgroups are EU threads whose structured control flow
+            // reconverges at every merge (docs/subgroups.md).
+            | "SPV_KHR_subgroup_uniform_control_flow"
     )
 }
 

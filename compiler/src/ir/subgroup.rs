@@ -6,6 +6,7 @@
 //! across control flow, merge two of them, or remove one whose result is read: the IR
 //! treats them as having side effects.
 
+use super::{AluOp, Type};
 use std::fmt;
 
 /// The combining operation of a reduction or scan.
@@ -65,40 +66,52 @@ impl RedOp {
         matches!(self, RedOp::Fadd | RedOp::Fmul | RedOp::Fmin | RedOp::Fmax)
     }
 
-    /// The identity of the operation on 32-bit values, as bits: what an inactive
-    /// invocation contributes.
-    pub fn identity32(self) -> u32 {
+    /// The ALU operation that combines two values.
+    pub fn alu(self) -> AluOp {
         match self {
-            RedOp::Iadd | RedOp::Or | RedOp::Xor | RedOp::Umax => 0,
-            RedOp::Fadd => 0x8000_0000, // -0.0: x + -0.0 == x for every x, -0.0 included
-            RedOp::Imul => 1,
-            RedOp::Fmul => 1.0f32.to_bits(),
-            RedOp::Imin => i32::MAX as u32,
-            RedOp::Umin | RedOp::And => u32::MAX,
-            RedOp::Fmin => f32::INFINITY.to_bits(),
-            RedOp::Imax => i32::MIN as u32,
-            RedOp::Fmax => f32::NEG_INFINITY.to_bits(),
+            RedOp::Iadd => AluOp::Iadd,
+            RedOp::Fadd => AluOp::Fadd,
+            RedOp::Imul => AluOp::Imul,
+            RedOp::Fmul => AluOp::Fmul,
+            RedOp::Imin => AluOp::Imin,
+            RedOp::Umin => AluOp::Umin,
+            RedOp::Fmin => AluOp::Fmin,
+            RedOp::Imax => AluOp::Imax,
+            RedOp::Umax => AluOp::Umax,
+            RedOp::Fmax => AluOp::Fmax,
+            RedOp::And => AluOp::Iand,
+            RedOp::Or => AluOp::Ior,
+            RedOp::Xor => AluOp::Ixor,
         }
     }
 
-    /// Combines two 32-bit values (the CPU semantics the interpreter uses).
-    pub fn apply32(self, a: u32, b: u32) -> u32 {
-        let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
+    /// The identity of the operation on scalars of type `t`, as bits: what an inactive
+    /// invocation contributes. Booleans are 0 or all ones of their size.
+    pub fn identity(self, t: Type) -> u64 {
+        let m = t.mask();
+        let float = |h: u16, f: f32, d: f64| match t.bits {
+            16 => u64::from(h),
+            32 => u64::from(f.to_bits()),
+            _ => d.to_bits(),
+        };
         match self {
-            RedOp::Iadd => a.wrapping_add(b),
-            RedOp::Fadd => (fa + fb).to_bits(),
-            RedOp::Imul => a.wrapping_mul(b),
-            RedOp::Fmul => (fa * fb).to_bits(),
-            RedOp::Imin => (a as i32).min(b as i32) as u32,
-            RedOp::Umin => a.min(b),
-            RedOp::Fmin => fa.min(fb).to_bits(),
-            RedOp::Imax => (a as i32).max(b as i32) as u32,
-            RedOp::Umax => a.max(b),
-            RedOp::Fmax => fa.max(fb).to_bits(),
-            RedOp::And => a & b,
-            RedOp::Or => a | b,
-            RedOp::Xor => a ^ b,
+            RedOp::Iadd | RedOp::Or | RedOp::Xor | RedOp::Umax => 0,
+            // -0.0: x + -0.0 == x for every x, -0.0 included.
+            RedOp::Fadd => float(0x8000, -0.0, -0.0),
+            RedOp::Imul => 1,
+            RedOp::Fmul => float(0x3C00, 1.0, 1.0),
+            RedOp::Imin => m >> 1,
+            RedOp::Umin | RedOp::And => m,
+            RedOp::Fmin => float(0x7C00, f32::INFINITY, f64::INFINITY),
+            RedOp::Imax => (m >> 1) + 1,
+            RedOp::Fmax => float(0xFC00, f32::NEG_INFINITY, f64::NEG_INFINITY),
         }
+    }
+
+    /// Combines two scalars of type `t` (the CPU semantics the interpreter uses: the ALU
+    /// operation's own).
+    pub fn apply(self, t: Type, a: u64, b: u64) -> u64 {
+        crate::eval::eval_alu(self.alu(), t, &[t, t], &[a, b]) & t.mask()
     }
 }
 
@@ -192,10 +205,10 @@ impl fmt::Display for SubgroupOp {
     }
 }
 
-/// The subgroup semantics over one subgroup, for the interpreter: `vals[i]` is the first
-/// component of invocation i's sources (None when inactive); returns the result of each
-/// active invocation. 32-bit values and booleans (0 / 1) only.
-pub fn eval_subgroup(op: SubgroupOp, srcs: &[Vec<Option<u64>>]) -> Vec<Option<Vec<u64>>> {
+/// The subgroup semantics over one subgroup, for the interpreter: `srcs[k][i]` is the first
+/// component of invocation i's source k (None when inactive), `t` the scalar type of source
+/// 0 (booleans 0 / 1); returns the result of each active invocation.
+pub fn eval_subgroup(op: SubgroupOp, t: Type, srcs: &[Vec<Option<u64>>]) -> Vec<Option<Vec<u64>>> {
     let n = srcs.first().map_or(0, |s| s.len());
     let active = |i: usize| srcs.first().is_none_or(|s| s[i].is_some());
     let act: Vec<usize> = (0..n).filter(|&i| active(i)).collect();
@@ -233,18 +246,16 @@ pub fn eval_subgroup(op: SubgroupOp, srcs: &[Vec<Option<u64>>]) -> Vec<Option<Ve
         }),
         SubgroupOp::BroadcastFirst => per_lane(&|_| vec![first.map_or(0, x)]),
         SubgroupOp::Reduce(r) => {
-            let v = act
-                .iter()
-                .fold(r.identity32(), |a, &i| r.apply32(a, x(i) as u32));
-            per_lane(&|_| vec![u64::from(v)])
+            let v = act.iter().fold(r.identity(t), |a, &i| r.apply(t, a, x(i)));
+            per_lane(&|_| vec![v])
         }
         SubgroupOp::ClusteredReduce(r, size) => per_lane(&|i| {
             let c = i / usize::from(size.max(1));
             let v = act
                 .iter()
                 .filter(|&&j| j / usize::from(size.max(1)) == c)
-                .fold(r.identity32(), |a, &j| r.apply32(a, x(j) as u32));
-            vec![u64::from(v)]
+                .fold(r.identity(t), |a, &j| r.apply(t, a, x(j)));
+            vec![v]
         }),
         SubgroupOp::InclusiveScan(r) | SubgroupOp::ExclusiveScan(r) => {
             let incl = matches!(op, SubgroupOp::InclusiveScan(_));
@@ -252,9 +263,69 @@ pub fn eval_subgroup(op: SubgroupOp, srcs: &[Vec<Option<u64>>]) -> Vec<Option<Ve
                 let v = act
                     .iter()
                     .filter(|&&j| j < i || (incl && j == i))
-                    .fold(r.identity32(), |a, &j| r.apply32(a, x(j) as u32));
-                vec![u64::from(v)]
+                    .fold(r.identity(t), |a, &j| r.apply(t, a, x(j)));
+                vec![v]
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One subgroup of four: invocations 0, 1 and 3 active.
+    fn col(vals: [u64; 4]) -> Vec<Option<u64>> {
+        vec![Some(vals[0]), Some(vals[1]), None, Some(vals[3])]
+    }
+
+    #[test]
+    fn identities_are_those_of_the_operand_type() {
+        let i8t = Type::int(8);
+        assert_eq!(RedOp::Imax.identity(i8t), 0x80);
+        assert_eq!(RedOp::Imin.identity(i8t), 0x7F);
+        assert_eq!(RedOp::Umin.identity(Type::int(16)), 0xFFFF);
+        assert_eq!(RedOp::Imin.identity(Type::int(64)), i64::MAX as u64);
+        assert_eq!(RedOp::Fmin.identity(Type::float(16)), 0x7C00);
+        assert_eq!(RedOp::Fadd.identity(Type::float(64)), (-0.0f64).to_bits());
+        assert_eq!(
+            RedOp::Fmax.identity(Type::F32),
+            f32::NEG_INFINITY.to_bits() as u64
+        );
+        assert_eq!(RedOp::And.identity(Type::B1), 1);
+    }
+
+    #[test]
+    fn narrow_integer_reductions_wrap_and_compare_signed() {
+        let t = Type::int(8);
+        // -128, 100, (inactive), 100: the sum wraps to 72, the signed max is 100, the
+        // unsigned max is 0x80.
+        let c = col([0x80, 100, 0, 100]);
+        let at0 = |op| {
+            eval_subgroup(op, t, std::slice::from_ref(&c))[0]
+                .clone()
+                .unwrap()[0]
+        };
+        assert_eq!(at0(SubgroupOp::Reduce(RedOp::Iadd)), 72);
+        assert_eq!(at0(SubgroupOp::Reduce(RedOp::Imax)), 100);
+        assert_eq!(at0(SubgroupOp::Reduce(RedOp::Umax)), 0x80);
+        assert_eq!(at0(SubgroupOp::Reduce(RedOp::Imin)), 0x80);
+        // The first invocation's exclusive max is the type's own identity.
+        assert_eq!(at0(SubgroupOp::ExclusiveScan(RedOp::Imax)), 0x80);
+    }
+
+    #[test]
+    fn sixty_four_bit_and_half_float_scans_use_the_whole_type() {
+        let t = Type::int(64);
+        let c = col([1 << 40, u64::MAX, 0, 3]);
+        let r = eval_subgroup(SubgroupOp::InclusiveScan(RedOp::Iadd), t, &[c]);
+        assert_eq!(r[1].as_ref().unwrap()[0], (1 << 40) - 1);
+        assert_eq!(r[3].as_ref().unwrap()[0], (1 << 40) + 2);
+        assert!(r[2].is_none());
+        // fp16: 1.5 + 2.0 + (inactive) + -0.5 = 3.0 (0x4200).
+        let h = Type::float(16);
+        let c = col([0x3E00, 0x4000, 0x7C00, 0xB800]);
+        let r = eval_subgroup(SubgroupOp::Reduce(RedOp::Fadd), h, &[c]);
+        assert_eq!(r[0].as_ref().unwrap()[0], 0x4200);
     }
 }

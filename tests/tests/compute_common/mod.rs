@@ -10,13 +10,18 @@ use std::process::Command;
 use ash::vk;
 use ferrite_tests::icd::{
     compute_binding, compute_layout, compute_pipeline, one_set, workspace_root, write_buffers,
-    Harness,
+    Harness, PipelineOptions,
 };
 
 /// SPIR-V of a GLSL compute shader from tests/shaders/ (or inline source when `name` has no
 /// file), compiled by glslangValidator. Panics (fails the test) when the tool is missing:
 /// these tests exist to run the shader.
 pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
+    spirv_env(name, src, "vulkan1.0")
+}
+
+/// As [`spirv`], for the glslangValidator target environment `env` (e.g. "vulkan1.1").
+pub fn spirv_env(name: &str, src: Option<&str>, env: &str) -> Vec<u32> {
     let dir = ferrite_tests::fresh_temp_dir("ferrite-compute").unwrap();
     let input: PathBuf = match src {
         Some(s) => {
@@ -30,7 +35,7 @@ pub fn spirv(name: &str, src: Option<&str>) -> Vec<u32> {
     };
     let output = dir.join(format!("{name}.spv"));
     let out = Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.0", "-o"])
+        .args(["-V", "--target-env", env, "-o"])
         .arg(&output)
         .arg(&input)
         .output()
@@ -107,6 +112,10 @@ pub struct Ctx {
     kernels: Vec<Kernel>,
     /// Flags of the compute pipelines `kernel_with` creates.
     pub pipeline_flags: vk::PipelineCreateFlags,
+    /// Flags of their shader stage.
+    pub stage_flags: vk::PipelineShaderStageCreateFlags,
+    /// A required subgroup size chained to their shader stage (VK_EXT_subgroup_size_control).
+    pub required_subgroup_size: Option<u32>,
 }
 
 impl Ctx {
@@ -147,6 +156,8 @@ impl Ctx {
             buffers: Vec::new(),
             kernels: Vec::new(),
             pipeline_flags: vk::PipelineCreateFlags::empty(),
+            stage_flags: vk::PipelineShaderStageCreateFlags::empty(),
+            required_subgroup_size: None,
         }
     }
 
@@ -222,7 +233,14 @@ impl Ctx {
                 push,
             )
             .unwrap();
-            let r = compute_pipeline(&self.dev, code, layout, spec, self.pipeline_flags, cache);
+            let r = compute_pipeline(
+                &self.dev,
+                code,
+                layout,
+                spec,
+                &self.pipeline_options(),
+                cache,
+            );
             let pipeline = match r {
                 Ok(p) => p,
                 Err((_, e)) => {
@@ -270,9 +288,18 @@ impl Ctx {
                 code,
                 layout,
                 &[],
-                self.pipeline_flags,
+                &self.pipeline_options(),
                 vk::PipelineCache::null(),
             )
+        }
+    }
+
+    /// The pipeline and stage flags every pipeline of this context is made with.
+    fn pipeline_options(&self) -> PipelineOptions {
+        PipelineOptions {
+            pipeline_flags: self.pipeline_flags,
+            stage_flags: self.stage_flags,
+            required_subgroup_size: self.required_subgroup_size,
         }
     }
 

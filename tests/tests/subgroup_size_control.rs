@@ -1,0 +1,133 @@
+//! VK_EXT_subgroup_size_control end to end on the simulated GPU, through the loader with
+//! validation: a compute pipeline with `VkPipelineShaderStageRequiredSubgroupSizeCreateInfo`
+//! of 8, 16 and 32 (with and without `REQUIRE_FULL_SUBGROUPS`) sees that `gl_SubgroupSize`,
+//! the matching invocation and subgroup ids and a subgroup sum over full subgroups; without
+//! the structure the kernel runs at the reported `subgroupSize`; with
+//! `ALLOW_VARYING_SUBGROUP_SIZE` it runs at one of the sizes between min and max, the same in
+//! every invocation. The properties report the compute stage as size-controllable.
+
+mod compute_common;
+
+use ash::vk;
+use compute_common::*;
+use ferrite_tests::icd::Harness;
+
+const LOCAL: u32 = 64;
+const GROUPS: u32 = 2;
+
+const SHADER: &str = "#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x * 4u;
+    o[i] = gl_SubgroupSize;
+    o[i + 1u] = gl_SubgroupInvocationID;
+    o[i + 2u] = gl_SubgroupID;
+    o[i + 3u] = subgroupAdd(gl_LocalInvocationIndex);
+}";
+
+fn ctx() -> Ctx {
+    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
+    let pd = h.physical_device();
+    let prio = [1.0f32];
+    let queues = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(0)
+        .queue_priorities(&prio)];
+    let names = [c"VK_EXT_subgroup_size_control".as_ptr()];
+    let mut features = vk::PhysicalDeviceSubgroupSizeControlFeatures::default()
+        .subgroup_size_control(true)
+        .compute_full_subgroups(true);
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_extension_names(&names)
+        .push_next(&mut features);
+    // SAFETY: valid create info for a live physical device.
+    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+        .expect("vkCreateDevice with VK_EXT_subgroup_size_control");
+    Ctx::with_device(h, pd, dev)
+}
+
+/// Runs the shader with the stage settings of `c` and returns the subgroup size every
+/// invocation saw, after checking the ids and sums against it.
+fn run(c: &mut Ctx, code: &[u32], what: &str) -> u32 {
+    let n = (LOCAL * GROUPS) as usize;
+    let out = zeroed(c, n * 4);
+    let k = c.kernel(code, 1, 0);
+    c.bind(k, &[out]);
+    c.run(|d, cb| {
+        c.bind_kernel(cb, k);
+        // SAFETY: recording into a live command buffer.
+        unsafe { d.cmd_dispatch(cb, GROUPS, 1, 1) };
+    })
+    .unwrap();
+    let o = c.buf(out).read_u32s(n * 4);
+    let size = o[0];
+    assert!(
+        [8, 16, 32].contains(&size),
+        "{what}: gl_SubgroupSize {size}"
+    );
+    for i in 0..n {
+        let l = (i as u32) % LOCAL;
+        let first = l - l % size;
+        let want = [size, l % size, l / size, (first..first + size).sum::<u32>()];
+        assert_eq!(
+            &o[4 * i..4 * i + 4],
+            &want,
+            "{what}: invocation {i}: [size, id, subgroup id, sum]"
+        );
+    }
+    size
+}
+
+#[test]
+fn required_subgroup_sizes_are_the_dispatch_width() {
+    let mut c = ctx();
+    let code = spirv_env("subgroup_size", Some(SHADER), "vulkan1.1");
+    for full in [false, true] {
+        c.stage_flags = if full {
+            vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS
+        } else {
+            vk::PipelineShaderStageCreateFlags::empty()
+        };
+        for size in [8u32, 16, 32] {
+            c.required_subgroup_size = Some(size);
+            let got = run(&mut c, &code, &format!("required {size}, full {full}"));
+            assert_eq!(got, size, "required size {size}, full subgroups {full}");
+        }
+    }
+    c.finish();
+}
+
+#[test]
+fn default_and_varying_sizes_are_honest() {
+    let mut c = ctx();
+    let mut v13 = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
+    let mut sg = vk::PhysicalDeviceSubgroupProperties::default();
+    {
+        let mut p2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut v13)
+            .push_next(&mut sg);
+        // SAFETY: a live physical device and a valid output chain.
+        unsafe { c.h.instance.get_physical_device_properties2(c.pd, &mut p2) };
+    }
+    assert_eq!((v13.min_subgroup_size, v13.max_subgroup_size), (8, 32));
+    assert_eq!(
+        v13.required_subgroup_size_stages,
+        vk::ShaderStageFlags::COMPUTE
+    );
+    let code = spirv_env("subgroup_size", Some(SHADER), "vulkan1.1");
+    let got = run(&mut c, &code, "default");
+    assert_eq!(
+        got, sg.subgroup_size,
+        "without size control: the reported size"
+    );
+    c.stage_flags = vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE;
+    let got = run(&mut c, &code, "varying");
+    assert!(
+        (v13.min_subgroup_size..=v13.max_subgroup_size).contains(&got),
+        "varying size {got}"
+    );
+    c.finish();
+}
