@@ -38,6 +38,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Storage images and texel buffers on typed surface messages (frontend/image.rs);
         // the surface format comes from the descriptor.
         C::Image1D | C::ImageBuffer | C::StorageImageExtendedFormats => true,
+        // 1-D sampled images: the sampler takes U alone (frontend/image.rs).
+        C::Sampled1D => true,
         // Run-time indices into arrays of buffers (docs/descriptors.md).
         C::UniformBufferArrayDynamicIndexing
         | C::StorageBufferArrayDynamicIndexing
