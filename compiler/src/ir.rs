@@ -282,6 +282,10 @@ pub enum ImageOp {
     /// `OpImageSampleExplicitLod ... Lod` (`sample_l`) with the sampler whose table index is
     /// `sampler`: srcs [coords (1-3 f32: u, v, then r or the array layer), lod (f32)].
     SampleLod { sampler: u32 },
+    /// `OpImageGather` (`gather4`) of component `comp` with the sampler whose table index is
+    /// `sampler`: srcs [coords (2-3 f32)]; the result is the component of the four texels of
+    /// the bilinear footprint at level 0, in the order (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+    Gather { sampler: u32, comp: u32 },
     /// `OpImageQuerySizeLod` / `OpImageQueryLevels` (`resinfo`): srcs [lod (i32)]; the
     /// result is (width, height, depth or layers, level count) of that level.
     Size,
@@ -295,6 +299,7 @@ impl ImageOp {
             ImageOp::Atomic(a) => format!("image_atomic_{}", a.name()),
             ImageOp::Fetch => "image_fetch".into(),
             ImageOp::SampleLod { sampler } => format!("image_sample_l.s{sampler}"),
+            ImageOp::Gather { sampler, comp } => format!("image_gather.s{sampler}.c{comp}"),
             ImageOp::Size => "image_size".into(),
         }
     }
@@ -303,7 +308,11 @@ impl ImageOp {
     pub fn is_read(self) -> bool {
         matches!(
             self,
-            ImageOp::Load | ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Size
+            ImageOp::Load
+                | ImageOp::Fetch
+                | ImageOp::SampleLod { .. }
+                | ImageOp::Gather { .. }
+                | ImageOp::Size
         )
     }
 }

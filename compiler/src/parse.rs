@@ -400,6 +400,17 @@ impl<'a> Parser<'a> {
                 "store" => ImageOp::Store,
                 "fetch" => ImageOp::Fetch,
                 "size" => ImageOp::Size,
+                _ if name.starts_with("gather.s") => {
+                    let bad = || ParseError {
+                        line: ln,
+                        msg: format!("bad sampler or component in '{kw}'"),
+                    };
+                    let (s, c) = name["gather.s".len()..].split_once(".c").ok_or_else(bad)?;
+                    ImageOp::Gather {
+                        sampler: s.parse().map_err(|_| bad())?,
+                        comp: c.parse().map_err(|_| bad())?,
+                    }
+                }
                 _ if name.starts_with("sample_l.s") => ImageOp::SampleLod {
                     sampler: name["sample_l.s".len()..].parse().map_err(|_| ParseError {
                         line: ln,

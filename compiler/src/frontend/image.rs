@@ -476,6 +476,41 @@ impl Fe<'_> {
         self.texel_result(i, &t, texel)
     }
 
+    /// `OpImageGather` (textureGather): `gather4` of one component (a constant) with the
+    /// descriptor's sampler. Vulkan allows gathers on 2-D and cube images and their arrays;
+    /// arrays and cubes are not compiled yet.
+    pub(super) fn image_gather(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (image, sampler, ty) = self.sampled_of(op_id(i, 0)?, b)?;
+        let t = self.sampled_type(ty)?;
+        if t.arrayed || t.dim != spirv::Dim::Dim2D {
+            return unsupported("gathers on images other than non-arrayed 2-D ones");
+        }
+        let c = self.getv(op_id(i, 1)?, b)?;
+        let ct = self.ty(c);
+        if ct.kind != Kind::Float || ct.bits != 32 || ct.comps < 2 {
+            return invalid("gather coordinate is not a 2-component float vector");
+        }
+        let coord = if ct.comps == 2 {
+            c
+        } else {
+            let comps = (0..2)
+                .map(|k| self.extract(c, k))
+                .collect::<Res<Vec<_>>>()?;
+            self.emit(Type::F32.vec(2), Op::Vec(comps))?
+        };
+        let comp = self.const_u32(op_id(i, 2)?)?;
+        if comp > 3 {
+            return invalid("gather component is not 0..3");
+        }
+        if lod_operand(i, 3)?.is_some() {
+            return invalid("Lod is not an operand of OpImageGather");
+        }
+        let tt = self.texel_type(&t)?;
+        let op = Op::Image(ImageOp::Gather { sampler, comp }, image, vec![coord]);
+        let texel = self.emit(tt, op)?;
+        self.texel_result(i, &t, texel)
+    }
+
     /// `OpImageQuerySizeLod` and `OpImageQueryLevels` on a sampled image: `resinfo`.
     pub(super) fn image_query(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
@@ -570,6 +605,40 @@ mod tests {
     /// texelFetch, textureLod through a combined image sampler and through OpSampledImage
     /// of a separate image and sampler, and textureSize/textureQueryLevels become sampler
     /// ops: the sampler index is the sampler descriptor's binding-table index.
+    #[test]
+    fn image_gather_becomes_gather_op_with_its_component() {
+        check_ir(
+            "image_gather_becomes_gather_op_with_its_component",
+            "
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 3
+            %img = OpTypeImage %f32 2D 0 0 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %pcomb = OpTypePointer UniformConstant %simg
+            %comb = OpVariable %pcomb UniformConstant
+            %c2 = OpConstant %i32 2
+            %h = OpConstant %f32 0.5
+            %uv = OpConstantComposite %v2f32 %h %h
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %simg %comb
+            %g = OpImageGather %v4f32 %c %uv %c2
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:f32x2 = const 0.5, 0.5
+                    %1:f32x4 = image_gather.s0.c2 img[0] %0
+                    break
+                }
+            }
+            ",
+        );
+    }
+
     #[test]
     fn sampled_image_ops_become_sampler_ops() {
         check_ir(
