@@ -1009,11 +1009,26 @@ impl<'a> Isel<'a> {
         let mut header = None;
         let (msg, sampler, coords, lod) = match op {
             ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), Some(srcs[1])),
-            ImageOp::SampleLod { sampler } => (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1])),
-            ImageOp::Gather { sampler, comp } => {
-                // gather4 takes its component from the message header.
+            ImageOp::SampleLod { sampler, offset } => {
+                // Constant texel offsets live in the message header.
+                if offset != [0; 3] {
+                    let h = SamplerHeader {
+                        offsets: offset,
+                        ..SamplerHeader::default()
+                    };
+                    header = Some(h.to_dw2());
+                }
+                (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1]))
+            }
+            ImageOp::Gather {
+                sampler,
+                comp,
+                offset,
+            } => {
+                // gather4 takes its component (and any offset) from the message header.
                 let h = SamplerHeader {
                     gather_component: comp as u8,
+                    offsets: offset,
                     ..SamplerHeader::default()
                 };
                 header = Some(h.to_dw2());
