@@ -281,10 +281,43 @@ pub enum ImageOp {
     Fetch,
     /// `OpImageSampleExplicitLod ... Lod` (`sample_l`) with the sampler whose table index is
     /// `sampler`: srcs [coords (1-3 f32: u, v, then r or the array layer), lod (f32)].
-    SampleLod { sampler: u32 },
+    /// `offset`: a constant texel offset (ConstOffset), U, V, R.
+    SampleLod { sampler: u32, offset: [i8; 3] },
+    /// `OpImageGather` (`gather4`) of component `comp` with the sampler whose table index is
+    /// `sampler`: srcs [coords (2-3 f32)]; the result is the component of the four texels of
+    /// the bilinear footprint at level 0, in the order (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+    Gather {
+        sampler: u32,
+        comp: u32,
+        offset: [i8; 3],
+    },
     /// `OpImageQuerySizeLod` / `OpImageQueryLevels` (`resinfo`): srcs [lod (i32)]; the
     /// result is (width, height, depth or layers, level count) of that level.
     Size,
+}
+
+/// `.o<u>_<v>_<r>` for a nonzero constant texel offset, nothing otherwise (one token: the
+/// IR text splits operands at commas).
+fn offset_suffix(o: [i8; 3]) -> String {
+    if o == [0; 3] {
+        String::new()
+    } else {
+        format!(".o{}_{}_{}", o[0], o[1], o[2])
+    }
+}
+
+/// Splits `rest` of an image op name into its body and constant offset (`.o<u>_<v>_<r>`).
+pub fn split_offset(rest: &str) -> Option<(&str, [i8; 3])> {
+    match rest.split_once(".o") {
+        None => Some((rest, [0; 3])),
+        Some((body, o)) => {
+            let v: Vec<i8> = o
+                .split('_')
+                .map(|x| x.parse().ok())
+                .collect::<Option<_>>()?;
+            (v.len() == 3).then(|| (body, [v[0], v[1], v[2]]))
+        }
+    }
 }
 
 impl ImageOp {
@@ -294,7 +327,14 @@ impl ImageOp {
             ImageOp::Store => "image_store".into(),
             ImageOp::Atomic(a) => format!("image_atomic_{}", a.name()),
             ImageOp::Fetch => "image_fetch".into(),
-            ImageOp::SampleLod { sampler } => format!("image_sample_l.s{sampler}"),
+            ImageOp::SampleLod { sampler, offset } => {
+                format!("image_sample_l.s{sampler}{}", offset_suffix(offset))
+            }
+            ImageOp::Gather {
+                sampler,
+                comp,
+                offset,
+            } => format!("image_gather.s{sampler}.c{comp}{}", offset_suffix(offset)),
             ImageOp::Size => "image_size".into(),
         }
     }
@@ -303,7 +343,11 @@ impl ImageOp {
     pub fn is_read(self) -> bool {
         matches!(
             self,
-            ImageOp::Load | ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Size
+            ImageOp::Load
+                | ImageOp::Fetch
+                | ImageOp::SampleLod { .. }
+                | ImageOp::Gather { .. }
+                | ImageOp::Size
         )
     }
 }

@@ -400,12 +400,32 @@ impl<'a> Parser<'a> {
                 "store" => ImageOp::Store,
                 "fetch" => ImageOp::Fetch,
                 "size" => ImageOp::Size,
-                _ if name.starts_with("sample_l.s") => ImageOp::SampleLod {
-                    sampler: name["sample_l.s".len()..].parse().map_err(|_| ParseError {
+                _ if name.starts_with("gather.s") => {
+                    let bad = || ParseError {
                         line: ln,
-                        msg: format!("bad sampler index in '{kw}'"),
-                    })?,
-                },
+                        msg: format!("bad sampler, component or offset in '{kw}'"),
+                    };
+                    let (rest, offset) =
+                        crate::ir::split_offset(&name["gather.s".len()..]).ok_or_else(bad)?;
+                    let (s, c) = rest.split_once(".c").ok_or_else(bad)?;
+                    ImageOp::Gather {
+                        sampler: s.parse().map_err(|_| bad())?,
+                        comp: c.parse().map_err(|_| bad())?,
+                        offset,
+                    }
+                }
+                _ if name.starts_with("sample_l.s") => {
+                    let bad = || ParseError {
+                        line: ln,
+                        msg: format!("bad sampler index or offset in '{kw}'"),
+                    };
+                    let (s, offset) =
+                        crate::ir::split_offset(&name["sample_l.s".len()..]).ok_or_else(bad)?;
+                    ImageOp::SampleLod {
+                        sampler: s.parse().map_err(|_| bad())?,
+                        offset,
+                    }
+                }
                 _ => ImageOp::Atomic(
                     name.strip_prefix("atomic_")
                         .and_then(|n| AtomicOp::ALL.iter().copied().find(|o| o.name() == n))

@@ -311,9 +311,25 @@ impl Ctx<'_> {
                              returns a texel",
                         );
                     }
+                    ImageOp::Gather { comp, .. }
+                        if coords.kind != Kind::Float
+                            || coords.bits != 32
+                            || !(2..=3).contains(&coords.comps)
+                            || srcs.len() != 1
+                            || *comp > 3
+                            || !texel(dt.unwrap()) =>
+                    {
+                        return bad(
+                            "image_gather takes 2-3 f32 coordinates and a component 0-3, \
+                             returns a texel",
+                        );
+                    }
                     _ => {}
                 }
-                let sampled = matches!(op, ImageOp::Size | ImageOp::SampleLod { .. });
+                let sampled = matches!(
+                    op,
+                    ImageOp::Size | ImageOp::SampleLod { .. } | ImageOp::Gather { .. }
+                );
                 if !sampled && (coords.kind != Kind::Int || coords.bits != 32 || coords.comps > 3) {
                     return bad("image coordinates must be 1 to 3 32-bit integers");
                 }

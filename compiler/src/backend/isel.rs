@@ -916,7 +916,7 @@ impl<'a> Isel<'a> {
         let coords = self.func.ty(srcs[0]).comps;
         let coord = block(self, srcs[0])?;
         match op {
-            ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Size => {
+            ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Gather { .. } | ImageOp::Size => {
                 return Err(BackendError::Internal(format!(
                     "{} as a typed message",
                     op.name()
@@ -1005,11 +1005,36 @@ impl<'a> Isel<'a> {
         bti: u32,
         srcs: &[ir::Value],
     ) -> Res<()> {
-        use ferrite_isa::sampler_msg::{payload_params, Param, SamplerMsgType as M};
+        use ferrite_isa::sampler_msg::{payload_params, Param, SamplerHeader, SamplerMsgType as M};
+        let mut header = None;
         let (msg, sampler, coords, lod) = match op {
-            ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), srcs[1]),
-            ImageOp::SampleLod { sampler } => (M::SampleL, sampler, Some(srcs[0]), srcs[1]),
-            ImageOp::Size => (M::Resinfo, 0, None, srcs[0]),
+            ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), Some(srcs[1])),
+            ImageOp::SampleLod { sampler, offset } => {
+                // Constant texel offsets live in the message header.
+                if offset != [0; 3] {
+                    let h = SamplerHeader {
+                        offsets: offset,
+                        ..SamplerHeader::default()
+                    };
+                    header = Some(h.to_dw2());
+                }
+                (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1]))
+            }
+            ImageOp::Gather {
+                sampler,
+                comp,
+                offset,
+            } => {
+                // gather4 takes its component (and any offset) from the message header.
+                let h = SamplerHeader {
+                    gather_component: comp as u8,
+                    offsets: offset,
+                    ..SamplerHeader::default()
+                };
+                header = Some(h.to_dw2());
+                (M::Gather4, sampler, Some(srcs[0]), None)
+            }
+            ImageOp::Size => (M::Resinfo, 0, None, Some(srcs[0])),
             _ => {
                 return Err(BackendError::Internal(format!(
                     "{} as a sampler message",
@@ -1029,7 +1054,7 @@ impl<'a> Isel<'a> {
                 Param::U => coord(0).map(|c| (coords.unwrap(), c)),
                 Param::V => coord(1).map(|c| (coords.unwrap(), c)),
                 Param::R => coord(2).map(|c| (coords.unwrap(), c)),
-                Param::Lod => Some((lod, 0)),
+                Param::Lod => lod.map(|l| (l, 0)),
                 _ => None,
             });
         }
@@ -1052,6 +1077,7 @@ impl<'a> Isel<'a> {
                 msg,
                 params: n as u8,
                 comp_stride: stride,
+                header,
             },
             d,
             vec![r],

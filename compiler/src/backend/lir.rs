@@ -213,15 +213,17 @@ pub enum LOp {
         hw_op: u8,
         ndata: u8,
     },
-    /// Sampler message (shared function 2, SIMD8 or SIMD16, no header): srcs: [the
-    /// `params` parameters of `msg` in `payload_params` order, blocks `comp_stride` bytes
-    /// apart]; dst: R, G, B, A, `comp_stride` bytes apart.
+    /// Sampler message (shared function 2, SIMD8 or SIMD16): srcs: [the `params`
+    /// parameters of `msg` in `payload_params` order, blocks `comp_stride` bytes apart];
+    /// dst: R, G, B, A, `comp_stride` bytes apart. `header`: the message needs a header,
+    /// a copy of R0 with this dword 2 (`SamplerHeader`).
     Sample {
         bti: u8,
         sampler: u8,
         msg: SamplerMsgType,
         params: u8,
         comp_stride: u32,
+        header: Option<u32>,
     },
     /// Byte scattered read of `1 << size_log2` bytes per lane (data cache 0): srcs:
     /// [address]; dst: one dword per lane, the bytes zero-extended.

@@ -315,6 +315,7 @@ pub fn lower_sends(prog: &mut Program) {
                 msg,
                 params,
                 comp_stride,
+                header,
             } => {
                 let c = payload(&mut b, i.srcs[0], params, comp_stride);
                 let direct = contiguous(&i.dst, i.exec, 4, comp_stride);
@@ -324,21 +325,38 @@ pub fn lower_sends(prog: &mut Program) {
                 } else {
                     SamplerSimd::Simd16
                 };
-                let d = SamplerDesc::new(bti, sampler, msg, simd, false, params as u32, 4);
+                let mut d =
+                    SamplerDesc::new(bti, sampler, msg, simd, header.is_some(), params as u32, 4);
+                let (srcs, ex_mlen) = match header {
+                    None => (vec![c], 0),
+                    Some(dw2) => {
+                        // The header (a copy of R0, as Mesa builds it, with the message's
+                        // dword 2) goes first; the parameters follow as the second part of
+                        // a split send.
+                        let mut b8 = b.at(8, 0, true);
+                        let h = b8.vreg(Type::UD, 1);
+                        b8.mov(h, Opnd::g(0, 0, Type::UD, 1));
+                        let mut b1 = b8.at(1, 0, true);
+                        b1.mov(h.offset(8).scalar(), Opnd::ud(dw2));
+                        let ex = d.mlen - 1;
+                        d.mlen = 1;
+                        (vec![h, c], ex)
+                    }
+                };
                 send(
                     &mut b,
                     LOp::Send {
                         sfid: Sfid::Sampler,
                         desc: d.encode(),
-                        ex_desc: 0,
+                        ex_desc: ex_mlen << 6,
                         mlen: d.mlen as u8,
-                        ex_mlen: 0,
+                        ex_mlen: ex_mlen as u8,
                         rlen: d.rlen as u8,
                         eot: false,
                         indirect: false,
                     },
                     dst.retype(Type::UD),
-                    vec![c],
+                    srcs,
                 );
                 if !direct {
                     let block = 32 * regs(i.exec);
@@ -838,6 +856,70 @@ mod tests {
         assert_eq!(sends, vec![0x0441_5003, 0x0441_6003]);
     }
 
+    /// A sampler message with a header (gather4 selects its component there) becomes a
+    /// split send: the header GRF (R0 with the component in dword 2) as the first part, the
+    /// parameters as the second; the descriptor counts the header alone as mlen.
+    #[test]
+    fn gather_sends_a_header_then_its_parameters() {
+        use ferrite_isa::sampler_msg::{SamplerHeader, SamplerMsgType};
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let params = b.vreg(Type::UD, 2);
+        let dst = b.vreg(Type::UD, 4);
+        let dw2 = SamplerHeader {
+            gather_component: 2,
+            ..SamplerHeader::default()
+        }
+        .to_dw2();
+        b.inst(
+            LOp::Sample {
+                bti: 1,
+                sampler: 3,
+                msg: SamplerMsgType::Gather4,
+                params: 2,
+                comp_stride: 64,
+                header: Some(dw2),
+            },
+            dst,
+            vec![params],
+        );
+        lower_simd_width(&mut p);
+        lower_sends(&mut p);
+        let mut sends = 0;
+        for i in &p.insts {
+            if let LOp::Send {
+                sfid,
+                desc,
+                ex_desc,
+                mlen,
+                ex_mlen,
+                rlen,
+                ..
+            } = i.op
+            {
+                sends += 1;
+                assert_eq!(
+                    (sfid, i.exec, mlen, ex_mlen, rlen),
+                    (Sfid::Sampler, 16, 1, 4, 8),
+                    "{i}"
+                );
+                assert_eq!(ex_desc, 4 << 6);
+                assert_eq!(i.srcs.len(), 2, "{i}");
+                let d = SamplerDesc::decode(desc).unwrap();
+                assert!(d.header);
+                assert_eq!((d.bti, d.sampler, d.msg), (1, 3, SamplerMsgType::Gather4));
+            }
+        }
+        assert_eq!(sends, 1);
+        // The header's dword 2 is written with the component.
+        assert!(
+            p.insts
+                .iter()
+                .any(|i| i.exec == 1 && i.srcs.iter().any(|s| *s == Opnd::ud(dw2))),
+            "no header dword 2 write"
+        );
+    }
+
     /// A SIMD32 sample_l (LOD, U, V) becomes two SIMD16 sampler messages, each with 3
     /// parameters of 2 GRFs and 4 channels of 2 GRFs back; at SIMD8 one message of 3 + 4.
     #[test]
@@ -856,6 +938,7 @@ mod tests {
                     msg: SamplerMsgType::SampleL,
                     params: 3,
                     comp_stride: stride,
+                    header: None,
                 },
                 dst,
                 vec![params],

@@ -155,7 +155,8 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
                 // A sampler's index is its descriptor's BTI: the driver must see it to
                 // write that sampler-table entry (dispatch contract).
                 let sampler = match op {
-                    ir::ImageOp::SampleLod { sampler } => Some(*sampler),
+                    ir::ImageOp::SampleLod { sampler, .. }
+                    | ir::ImageOp::Gather { sampler, .. } => Some(*sampler),
                     _ => None,
                 };
                 for b in std::iter::once(*b).chain(sampler) {

@@ -9,6 +9,7 @@ use super::types::{ImageType, SType};
 use super::values::FVal;
 use super::{invalid, op_id, rid, rty, unsupported, Fe, Res};
 use crate::ir::{AluOp, ImageOp, Kind, Op, Type, Value};
+use crate::specconst::Const;
 use ferrite_isa::surface_format::{ChannelKind, StorageAccess, SurfaceFormat};
 use rspirv::dr;
 use rspirv::spirv::{self, ImageFormat};
@@ -338,13 +339,34 @@ impl Fe<'_> {
 /// The explicit level of an image instruction's optional operands starting at `from`:
 /// only `Lod` is supported (offsets, gradients, sample indices and the rest are refused).
 fn lod_operand(i: &dr::Instruction, from: usize) -> Res<Option<u32>> {
+    let (lod, offset) = image_operands(i, from)?;
+    if offset.is_some() {
+        return unsupported("the ConstOffset image operand on this instruction");
+    }
+    Ok(lod)
+}
+
+/// The `Lod` and `ConstOffset` ids of an image instruction's optional operands starting at
+/// `from` (in the order of their mask bits); other operands are refused.
+fn image_operands(i: &dr::Instruction, from: usize) -> Res<(Option<u32>, Option<u32>)> {
     use rspirv::spirv::ImageOperands as IO;
     match i.operands.get(from) {
-        None => Ok(None),
-        Some(dr::Operand::ImageOperands(m)) if *m == IO::LOD => Ok(Some(op_id(i, from + 1)?)),
-        Some(dr::Operand::ImageOperands(m)) if m.is_empty() => Ok(None),
+        None => Ok((None, None)),
         Some(dr::Operand::ImageOperands(m)) => {
-            unsupported(format!("image operands {m:?} (only Lod is supported)"))
+            if !(IO::LOD | IO::CONST_OFFSET).contains(*m) {
+                return unsupported(format!(
+                    "image operands {m:?} (only Lod and ConstOffset are supported)"
+                ));
+            }
+            let lod = m.contains(IO::LOD);
+            let at = from + 1;
+            let l = if lod { Some(op_id(i, at)?) } else { None };
+            let o = if m.contains(IO::CONST_OFFSET) {
+                Some(op_id(i, at + lod as usize)?)
+            } else {
+                None
+            };
+            Ok((l, o))
         }
         Some(o) => invalid(format!("image operand {o:?}")),
     }
@@ -468,17 +490,99 @@ impl Fe<'_> {
                 self.emit(Type::F32.vec(n), Op::Vec(comps))?
             }
         };
-        let Some(lod) = lod_operand(i, 2)? else {
+        let (lod, off) = image_operands(i, 2)?;
+        let Some(lod) = lod else {
             return unsupported("explicit-LOD sampling without Lod (gradients)");
         };
+        let offset = self.const_offset(off, &t)?;
         let lod = self.getv(lod, b)?;
         if self.ty(lod) != Type::F32 {
             return invalid("Lod of a sample is not a 32-bit float");
         }
         let tt = self.texel_type(&t)?;
-        let op = Op::Image(ImageOp::SampleLod { sampler }, image, vec![coord, lod]);
+        let op = Op::Image(
+            ImageOp::SampleLod { sampler, offset },
+            image,
+            vec![coord, lod],
+        );
         let texel = self.emit(tt, op)?;
         self.texel_result(i, &t, texel)
+    }
+
+    /// `OpImageGather` (textureGather): `gather4` of one component (a constant) with the
+    /// descriptor's sampler. Vulkan allows gathers on 2-D and cube images and their arrays;
+    /// arrays and cubes are not compiled yet.
+    pub(super) fn image_gather(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let (image, sampler, ty) = self.sampled_of(op_id(i, 0)?, b)?;
+        let t = self.sampled_type(ty)?;
+        if t.arrayed || t.dim != spirv::Dim::Dim2D {
+            return unsupported("gathers on images other than non-arrayed 2-D ones");
+        }
+        let c = self.getv(op_id(i, 1)?, b)?;
+        let ct = self.ty(c);
+        if ct.kind != Kind::Float || ct.bits != 32 || ct.comps < 2 {
+            return invalid("gather coordinate is not a 2-component float vector");
+        }
+        let coord = if ct.comps == 2 {
+            c
+        } else {
+            let comps = (0..2)
+                .map(|k| self.extract(c, k))
+                .collect::<Res<Vec<_>>>()?;
+            self.emit(Type::F32.vec(2), Op::Vec(comps))?
+        };
+        let comp = self.const_u32(op_id(i, 2)?)?;
+        if comp > 3 {
+            return invalid("gather component is not 0..3");
+        }
+        let (lod, off) = image_operands(i, 3)?;
+        if lod.is_some() {
+            return invalid("Lod is not an operand of OpImageGather");
+        }
+        let offset = self.const_offset(off, &t)?;
+        let tt = self.texel_type(&t)?;
+        let op = Op::Image(
+            ImageOp::Gather {
+                sampler,
+                comp,
+                offset,
+            },
+            image,
+            vec![coord],
+        );
+        let texel = self.emit(tt, op)?;
+        self.texel_result(i, &t, texel)
+    }
+
+    /// A `ConstOffset` operand as the header's offsets (U, V, R). Gen9's header holds 4-bit
+    /// signed offsets, -8..7, Vulkan's minTexelOffset..maxTexelOffset; cubes take none.
+    fn const_offset(&self, id: Option<u32>, t: &ImageType) -> Res<[i8; 3]> {
+        let Some(id) = id else {
+            return Ok([0; 3]);
+        };
+        if t.dim == spirv::Dim::DimCube {
+            return invalid("ConstOffset on a cube image");
+        }
+        let vals: Vec<u64> = match self.decl.consts.get(&id) {
+            Some((_, Const::Scalar(v))) => vec![*v],
+            Some((_, Const::Comp(c))) => c
+                .iter()
+                .map(|x| match x {
+                    Const::Scalar(v) => Ok(*v),
+                    Const::Comp(_) => invalid("ConstOffset is not an integer vector"),
+                })
+                .collect::<Res<_>>()?,
+            None => return invalid(format!("ConstOffset %{id} is not a constant")),
+        };
+        let mut o = [0i8; 3];
+        for (k, v) in vals.iter().take(3).enumerate() {
+            let s = *v as u32 as i32;
+            if !(-8..=7).contains(&s) {
+                return invalid(format!("texel offset {s} outside -8..7"));
+            }
+            o[k] = s as i8;
+        }
+        Ok(o)
     }
 
     /// `OpImageQuerySizeLod` and `OpImageQueryLevels` on a sampled image: `resinfo`.
@@ -596,6 +700,82 @@ mod tests {
     /// texelFetch, textureLod through a combined image sampler and through OpSampledImage
     /// of a separate image and sampler, and textureSize/textureQueryLevels become sampler
     /// ops: the sampler index is the sampler descriptor's binding-table index.
+    #[test]
+    fn const_offsets_become_part_of_the_sampler_op() {
+        check_ir(
+            "const_offsets_become_part_of_the_sampler_op",
+            "
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 0
+            %v2i32 = OpTypeVector %i32 2
+            %img = OpTypeImage %f32 2D 0 0 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %pcomb = OpTypePointer UniformConstant %simg
+            %comb = OpVariable %pcomb UniformConstant
+            %c1 = OpConstant %i32 1
+            %cm2 = OpConstant %i32 -2
+            %c3 = OpConstant %i32 3
+            %h = OpConstant %f32 0.5
+            %uv = OpConstantComposite %v2f32 %h %h
+            %off = OpConstantComposite %v2i32 %c1 %cm2
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %simg %comb
+            %s = OpImageSampleExplicitLod %v4f32 %c %uv Lod|ConstOffset %h %off
+            %g = OpImageGather %v4f32 %c %uv %c3 ConstOffset %off
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:f32x2 = const 0.5, 0.5
+                    %1:f32 = const 0.5
+                    %2:f32x4 = image_sample_l.s0.o1_-2_0 img[0] %0, %1
+                    %3:f32x2 = const 0.5, 0.5
+                    %4:f32x4 = image_gather.s0.c3.o1_-2_0 img[0] %3
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn image_gather_becomes_gather_op_with_its_component() {
+        check_ir(
+            "image_gather_becomes_gather_op_with_its_component",
+            "
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 3
+            %img = OpTypeImage %f32 2D 0 0 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %pcomb = OpTypePointer UniformConstant %simg
+            %comb = OpVariable %pcomb UniformConstant
+            %c2 = OpConstant %i32 2
+            %h = OpConstant %f32 0.5
+            %uv = OpConstantComposite %v2f32 %h %h
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %simg %comb
+            %g = OpImageGather %v4f32 %c %uv %c2
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:f32x2 = const 0.5, 0.5
+                    %1:f32x4 = image_gather.s0.c2 img[0] %0
+                    break
+                }
+            }
+            ",
+        );
+    }
+
     #[test]
     fn sampled_image_ops_become_sampler_ops() {
         check_ir(

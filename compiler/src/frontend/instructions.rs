@@ -203,6 +203,7 @@ impl Fe<'_> {
             O::Image => self.image_from_sampled(i, b)?,
             O::ImageFetch => self.image_fetch(i, b)?,
             O::ImageSampleExplicitLod => self.image_sample_lod(i, b)?,
+            O::ImageGather => self.image_gather(i, b)?,
             O::ImageQuerySizeLod | O::ImageQueryLevels | O::ImageQuerySize => {
                 self.image_query(i, b)?
             }

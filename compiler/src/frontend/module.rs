@@ -40,6 +40,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         C::Image1D | C::ImageBuffer | C::StorageImageExtendedFormats => true,
         // Uniform texel buffers: `ld` on a formatted buffer surface (frontend/image.rs).
         C::SampledBuffer => true,
+        // 1-D sampled images: the sampler takes U alone (frontend/image.rs).
+        C::Sampled1D => true,
         // Run-time indices into arrays of buffers (docs/descriptors.md).
         C::UniformBufferArrayDynamicIndexing
         | C::StorageBufferArrayDynamicIndexing

@@ -1,6 +1,7 @@
 //! The typed AST of an AmberScript compute script. `Display` prints valid AmberScript, so a
 //! parsed script can be printed, diffed and parsed again.
 
+use super::format::ImageFormat;
 use std::fmt;
 
 /// A scalar component type of a buffer.
@@ -271,13 +272,164 @@ pub enum BufferInit {
     Data(Vec<Value>),
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageDim {
+    D1,
+    D2,
+    D3,
+}
+
+impl fmt::Display for ImageDim {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            ImageDim::D1 => "DIM_1D",
+            ImageDim::D2 => "DIM_2D",
+            ImageDim::D3 => "DIM_3D",
+        })
+    }
+}
+
+/// The shape of an `IMAGE`. The buffer's data is level 0, texel by texel, rows of `width`,
+/// `height` rows per slice, `depth` slices (1-D: height and depth 1; 2-D: depth 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageDesc {
+    pub dim: ImageDim,
+    pub width: u32,
+    pub height: u32,
+    pub depth: u32,
+    pub mip_levels: u32,
+}
+
+impl ImageDesc {
+    pub fn texels(&self) -> u64 {
+        self.width as u64 * self.height as u64 * self.depth as u64
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Buffer {
     pub name: String,
+    /// The component type of the data (for a format: its equivalent, see `format`).
     pub ty: DataType,
     pub layout: Layout,
     pub init: BufferInit,
+    /// Set when the buffer has an image format (`FORMAT f`, `DATA_TYPE f`, or an `IMAGE`).
+    pub format: Option<ImageFormat>,
+    /// Set for `IMAGE`s.
+    pub image: Option<ImageDesc>,
     pub line: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filter {
+    Nearest,
+    Linear,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressMode {
+    Repeat,
+    MirroredRepeat,
+    ClampToEdge,
+    ClampToBorder,
+    MirroredClampToEdge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BorderColor {
+    FloatTransparentBlack,
+    IntTransparentBlack,
+    FloatOpaqueBlack,
+    IntOpaqueBlack,
+    FloatOpaqueWhite,
+    IntOpaqueWhite,
+}
+
+pub const FILTERS: &[(&str, Filter)] = &[("nearest", Filter::Nearest), ("linear", Filter::Linear)];
+
+pub const ADDRESS_MODES: &[(&str, AddressMode)] = &[
+    ("repeat", AddressMode::Repeat),
+    ("mirrored_repeat", AddressMode::MirroredRepeat),
+    ("clamp_to_edge", AddressMode::ClampToEdge),
+    ("clamp_to_border", AddressMode::ClampToBorder),
+    ("mirrored_clamp_to_edge", AddressMode::MirroredClampToEdge),
+];
+
+pub const BORDER_COLORS: &[(&str, BorderColor)] = &[
+    (
+        "float_transparent_black",
+        BorderColor::FloatTransparentBlack,
+    ),
+    ("int_transparent_black", BorderColor::IntTransparentBlack),
+    ("float_opaque_black", BorderColor::FloatOpaqueBlack),
+    ("int_opaque_black", BorderColor::IntOpaqueBlack),
+    ("float_opaque_white", BorderColor::FloatOpaqueWhite),
+    ("int_opaque_white", BorderColor::IntOpaqueWhite),
+];
+
+fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
+    table
+        .iter()
+        .find(|(_, x)| *x == v)
+        .map(|(n, _)| *n)
+        .unwrap_or("?")
+}
+
+/// A `SAMPLER`, with Amber's defaults (nearest filters, repeat, float transparent black
+/// border, LOD range 0..1, normalized coordinates). `UNNORMALIZED_COORDS` also sets the LOD
+/// range to 0..0, as Amber does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampler {
+    pub name: String,
+    pub mag_filter: Filter,
+    pub min_filter: Filter,
+    pub address: [AddressMode; 3],
+    pub border: BorderColor,
+    pub min_lod: f64,
+    pub max_lod: f64,
+    pub normalized: bool,
+    pub line: usize,
+}
+
+impl Sampler {
+    pub fn new(name: String, line: usize) -> Sampler {
+        Sampler {
+            name,
+            mag_filter: Filter::Nearest,
+            min_filter: Filter::Nearest,
+            address: [AddressMode::Repeat; 3],
+            border: BorderColor::FloatTransparentBlack,
+            min_lod: 0.0,
+            max_lod: 1.0,
+            normalized: true,
+            line,
+        }
+    }
+}
+
+impl fmt::Display for Sampler {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "SAMPLER {} MAG_FILTER {} MIN_FILTER {}",
+            self.name,
+            name_of(FILTERS, self.mag_filter),
+            name_of(FILTERS, self.min_filter)
+        )?;
+        for (axis, m) in ["U", "V", "W"].iter().zip(self.address) {
+            write!(f, " ADDRESS_MODE_{axis} {}", name_of(ADDRESS_MODES, m))?;
+        }
+        write!(f, " BORDER_COLOR {}", name_of(BORDER_COLORS, self.border))?;
+        if self.normalized {
+            write!(
+                f,
+                " MIN_LOD {:?} MAX_LOD {:?} NORMALIZED_COORDS",
+                self.min_lod, self.max_lod
+            )
+        } else {
+            f.write_str(" UNNORMALIZED_COORDS")
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -327,6 +479,13 @@ pub enum DescriptorKind {
     Uniform,
     StorageDynamic,
     UniformDynamic,
+    StorageImage,
+    SampledImage,
+    CombinedImageSampler,
+    UniformTexelBuffer,
+    StorageTexelBuffer,
+    /// `BIND SAMPLER` / `SAMPLER_ARRAY`: the bind's names are samplers.
+    Sampler,
 }
 
 impl DescriptorKind {
@@ -334,6 +493,24 @@ impl DescriptorKind {
         matches!(
             self,
             DescriptorKind::StorageDynamic | DescriptorKind::UniformDynamic
+        )
+    }
+
+    /// Kinds whose buffers must be `IMAGE`s.
+    pub fn is_image(self) -> bool {
+        matches!(
+            self,
+            DescriptorKind::StorageImage
+                | DescriptorKind::SampledImage
+                | DescriptorKind::CombinedImageSampler
+        )
+    }
+
+    /// Kinds whose buffers are read through a buffer view in the buffer's format.
+    pub fn is_texel_buffer(self) -> bool {
+        matches!(
+            self,
+            DescriptorKind::UniformTexelBuffer | DescriptorKind::StorageTexelBuffer
         )
     }
 }
@@ -345,6 +522,12 @@ impl fmt::Display for DescriptorKind {
             DescriptorKind::Uniform => "uniform",
             DescriptorKind::StorageDynamic => "storage_dynamic",
             DescriptorKind::UniformDynamic => "uniform_dynamic",
+            DescriptorKind::StorageImage => "storage_image",
+            DescriptorKind::SampledImage => "sampled_image",
+            DescriptorKind::CombinedImageSampler => "combined_image_sampler",
+            DescriptorKind::UniformTexelBuffer => "uniform_texel_buffer",
+            DescriptorKind::StorageTexelBuffer => "storage_texel_buffer",
+            DescriptorKind::Sampler => "sampler",
         })
     }
 }
@@ -364,6 +547,10 @@ pub struct DescriptorBind {
     pub descriptor_offsets: Vec<u64>,
     /// Descriptor ranges, one per buffer; `None` is VK_WHOLE_SIZE (Amber's -1).
     pub descriptor_ranges: Vec<Option<u64>>,
+    /// The sampler of a `combined_image_sampler` (one for every image of the bind).
+    pub sampler: Option<String>,
+    /// `BASE_MIP_LEVEL` of an image bind: the first level its view shows.
+    pub base_mip_level: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -464,6 +651,7 @@ pub enum Command {
     FenceTimeout(u32),
     Shader(Shader),
     Buffer(Buffer),
+    Sampler(Sampler),
     Pipeline(Pipeline),
     Run {
         pipeline: String,
@@ -536,15 +724,36 @@ impl fmt::Display for BufferInit {
 
 impl fmt::Display for DescriptorBind {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.kind == DescriptorKind::Sampler {
+            let what = if self.array {
+                "SAMPLER_ARRAY"
+            } else {
+                "SAMPLER"
+            };
+            return write!(
+                f,
+                "BIND {what} {} DESCRIPTOR_SET {} BINDING {}",
+                self.buffers.join(" "),
+                self.set,
+                self.binding
+            );
+        }
         let what = if self.array { "BUFFER_ARRAY" } else { "BUFFER" };
         write!(
             f,
-            "BIND {what} {} AS {} DESCRIPTOR_SET {} BINDING {}",
+            "BIND {what} {} AS {}{} DESCRIPTOR_SET {} BINDING {}",
             self.buffers.join(" "),
             self.kind,
+            self.sampler
+                .as_ref()
+                .map(|s| format!(" SAMPLER {s}"))
+                .unwrap_or_default(),
             self.set,
             self.binding
         )?;
+        if self.base_mip_level != 0 {
+            write!(f, " BASE_MIP_LEVEL {}", self.base_mip_level)?;
+        }
         if !self.dynamic_offsets.is_empty() {
             write!(f, " OFFSET {}", join(&self.dynamic_offsets))?;
         }
@@ -640,11 +849,35 @@ impl fmt::Display for Command {
                 }
                 write!(f, "\n{}END", s.source)
             }
-            Command::Buffer(b) => write!(
-                f,
-                "BUFFER {} DATA_TYPE {} {} {}",
-                b.name, b.ty, b.layout, b.init
-            ),
+            Command::Buffer(b) => match (&b.image, &b.format) {
+                (Some(img), Some(fmt)) => {
+                    write!(f, "IMAGE {} FORMAT {}", b.name, fmt.name)?;
+                    if img.mip_levels != 1 {
+                        write!(f, " MIP_LEVELS {}", img.mip_levels)?;
+                    }
+                    write!(f, " {} WIDTH {}", img.dim, img.width)?;
+                    if img.dim != ImageDim::D1 {
+                        write!(f, " HEIGHT {}", img.height)?;
+                    }
+                    if img.dim == ImageDim::D3 {
+                        write!(f, " DEPTH {}", img.depth)?;
+                    }
+                    match &b.init {
+                        BufferInit::Fill { value, .. } => write!(f, " FILL {value}"),
+                        BufferInit::Series { from, inc, .. } => {
+                            write!(f, " SERIES_FROM {from} INC_BY {inc}")
+                        }
+                        BufferInit::Data(v) => write!(f, " DATA\n{}\nEND", join(v)),
+                    }
+                }
+                (_, Some(fmt)) => write!(f, "BUFFER {} DATA_TYPE {} {}", b.name, fmt.name, b.init),
+                _ => write!(
+                    f,
+                    "BUFFER {} DATA_TYPE {} {} {}",
+                    b.name, b.ty, b.layout, b.init
+                ),
+            },
+            Command::Sampler(s) => write!(f, "{s}"),
             Command::Pipeline(p) => write!(f, "{p}"),
             Command::Run {
                 pipeline,

@@ -7,6 +7,7 @@
 //! them on Vulkan ([`vk`]).
 
 pub mod ast;
+pub mod format;
 pub mod layout;
 pub mod lexer;
 pub mod parser;

@@ -1,10 +1,11 @@
 //! AmberScript parser for the compute subset: tokens -> [`Script`].
 //!
 //! Names are checked as the script goes (a buffer must be declared before a pipeline binds
-//! it). Constructs outside the compute subset (graphics pipelines, images, samplers, ...)
+//! it). Constructs outside the compute subset (graphics pipelines, attachments, probes, ...)
 //! give [`ParseError::Unsupported`], which the runner reports as SKIP.
 
 use super::ast::*;
+use super::format::{self, ImageFormat};
 use super::lexer::{Lexer, Token, TokenKind};
 use std::collections::HashMap;
 use thiserror::Error;
@@ -38,6 +39,9 @@ struct Parser<'a> {
     lx: Lexer<'a>,
     shaders: HashMap<String, ()>,
     buffers: HashMap<String, DataType>,
+    /// Buffers with an image format, and whether they are `IMAGE`s.
+    formats: HashMap<String, bool>,
+    samplers: HashMap<String, ()>,
     pipelines: HashMap<String, ()>,
     features: Vec<String>,
 }
@@ -49,6 +53,8 @@ impl<'a> Parser<'a> {
             lx: Lexer::new(src),
             shaders: HashMap::new(),
             buffers: HashMap::new(),
+            formats: HashMap::new(),
+            samplers: HashMap::new(),
             pipelines: HashMap::new(),
             features: Vec::new(),
         }
@@ -244,6 +250,14 @@ impl<'a> Parser<'a> {
                 top_only(self)?;
                 Command::Buffer(self.buffer(&t)?)
             }
+            "IMAGE" => {
+                top_only(self)?;
+                Command::Buffer(self.image()?)
+            }
+            "SAMPLER" => {
+                top_only(self)?;
+                Command::Sampler(self.sampler()?)
+            }
             "PIPELINE" => {
                 top_only(self)?;
                 Command::Pipeline(self.pipeline(&t)?)
@@ -284,9 +298,7 @@ impl<'a> Parser<'a> {
                 Command::Repeat { count, body }
             }
             "EXPECT" => Command::Expect(self.expect()?),
-            "IMAGE"
-            | "SAMPLER"
-            | "DERIVE_PIPELINE"
+            "DERIVE_PIPELINE"
             | "VIRTUAL_FILE"
             | "CLEAR"
             | "CLEAR_COLOR"
@@ -410,12 +422,25 @@ impl<'a> Parser<'a> {
         }
         let t = self.ident("DATA_TYPE")?;
         if t.text == "FORMAT" {
-            return self.unsupported(&t, "image buffers (FORMAT)");
+            return self.unsupported(
+                &t,
+                "BUFFER ... FORMAT (attachment-sized buffers; use IMAGE or DATA_TYPE <format>)",
+            );
         }
         if t.text != "DATA_TYPE" {
             return self.err(&t, "expected DATA_TYPE");
         }
-        let ty = self.data_type()?;
+        let fmt = match self.lx.peek().clone() {
+            f if f.kind == TokenKind::Ident && format::looks_like_format(&f.text) => {
+                self.lx.next();
+                Some(self.image_format(&f)?)
+            }
+            _ => None,
+        };
+        let ty = match fmt {
+            Some(f) => f.ty,
+            None => self.data_type()?,
+        };
         let mut layout = Layout::Std430;
         let mut t = self.lx.next();
         if t.is_ident("STD140") || t.is_ident("STD430") {
@@ -467,14 +492,250 @@ impl<'a> Parser<'a> {
             return self.err(&t, "expected SIZE or DATA");
         };
         self.eol()?;
+        if let Some(f) = fmt {
+            self.check_packed_init(&name, f, &init)?;
+            self.formats.insert(name.text.clone(), false);
+        }
         self.buffers.insert(name.text.clone(), ty);
         Ok(Buffer {
             name: name.text,
             ty,
             layout,
             init,
+            format: fmt,
+            image: None,
             line: name.line,
         })
+    }
+
+    fn image_format(&self, t: &Token) -> PResult<ImageFormat> {
+        match format::lookup(&t.text) {
+            Some(f) => Ok(f),
+            None => self.unsupported(t, format!("image format {}", t.text)),
+        }
+    }
+
+    /// Packed formats take values only where they need no splitting into bit fields.
+    fn check_packed_init(&self, name: &Token, f: ImageFormat, init: &BufferInit) -> PResult<()> {
+        let zero = |v: &Value| v.as_f64() == 0.0;
+        let ok = match init {
+            BufferInit::Fill { value, .. } => zero(value),
+            BufferInit::Series { .. } => false,
+            BufferInit::Data(v) => v.iter().all(zero),
+        };
+        if f.packed && !ok {
+            return self.unsupported(
+                name,
+                format!("values for the packed format {} (only zero fills)", f.name),
+            );
+        }
+        Ok(())
+    }
+
+    /// `IMAGE name (FORMAT f | DATA_TYPE t) [MIP_LEVELS n] DIM_xD WIDTH w [HEIGHT h [DEPTH d]]
+    /// initializer`, the options in any order before the initializer, as Amber takes them.
+    fn image(&mut self) -> PResult<Buffer> {
+        let name = self.name("image name")?;
+        if self.buffers.contains_key(&name.text) {
+            return self.err(&name, "duplicate buffer name");
+        }
+        let mut fmt: Option<ImageFormat> = None;
+        let (mut dim, mut width, mut height, mut depth, mut mips) = (None, None, None, None, 1);
+        let init = loop {
+            let t = self.lx.next();
+            match t.text.as_str() {
+                _ if t.is_eol() => return self.err(&t, "IMAGE without an initializer"),
+                "FORMAT" => {
+                    let f = self.ident("image format")?;
+                    fmt = Some(self.image_format(&f)?);
+                }
+                "DATA_TYPE" => {
+                    let tt = self.lx.peek().clone();
+                    let ty = self.data_type()?;
+                    match format::for_data_type(&ty) {
+                        Some(f) => fmt = Some(f),
+                        None => return self.unsupported(&tt, format!("IMAGE DATA_TYPE {ty}")),
+                    }
+                }
+                "MIP_LEVELS" => {
+                    mips = self.u32("mip levels")?;
+                    if mips == 0 {
+                        return self.err(&t, "MIP_LEVELS must be positive");
+                    }
+                }
+                "SAMPLES" => {
+                    let n = self.u32("sample count")?;
+                    if n != 1 {
+                        return self.unsupported(&t, "multisampled images");
+                    }
+                }
+                "DIM_1D" => dim = Some(ImageDim::D1),
+                "DIM_2D" => dim = Some(ImageDim::D2),
+                "DIM_3D" => dim = Some(ImageDim::D3),
+                "WIDTH" | "HEIGHT" | "DEPTH" => {
+                    let v = self.u32("image size")?;
+                    if v == 0 {
+                        return self.err(&t, "image sizes must be positive");
+                    }
+                    match t.text.as_str() {
+                        "WIDTH" => width = Some(v),
+                        "HEIGHT" => height = Some(v),
+                        _ => depth = Some(v),
+                    }
+                }
+                "FILL" | "SERIES_FROM" | "DATA" => break t,
+                "FILE" => return self.unsupported(&t, "image data from a file"),
+                _ => return self.err(&t, "unexpected token in IMAGE"),
+            }
+        };
+        let Some(fmt) = fmt else {
+            return self.err(&name, "IMAGE needs FORMAT or DATA_TYPE");
+        };
+        let Some(dim) = dim else {
+            return self.err(&name, "IMAGE needs DIM_1D, DIM_2D or DIM_3D");
+        };
+        let Some(width) = width else {
+            return self.err(&name, "IMAGE needs WIDTH");
+        };
+        let need = |h: Option<u32>, what: &str, p: &Self| -> PResult<u32> {
+            h.map_or_else(|| p.err(&name, format!("IMAGE {dim} needs {what}")), Ok)
+        };
+        let (height, depth) = match dim {
+            ImageDim::D1 => (1, 1),
+            ImageDim::D2 => (need(height, "HEIGHT", self)?, 1),
+            ImageDim::D3 => (need(height, "HEIGHT", self)?, need(depth, "DEPTH", self)?),
+        };
+        let desc = ImageDesc {
+            dim,
+            width,
+            height,
+            depth,
+            mip_levels: mips,
+        };
+        let size = desc.texels();
+        let s = fmt.ty.scalar;
+        let init = match init.text.as_str() {
+            "FILL" => {
+                let v = self.lx.next();
+                BufferInit::Fill {
+                    size,
+                    value: self.value_for(&v, s)?,
+                }
+            }
+            "SERIES_FROM" => {
+                let v = self.lx.next();
+                let from = self.value_for(&v, s)?;
+                self.keyword("INC_BY")?;
+                let v = self.lx.next();
+                let inc = self.value_for(&v, s)?;
+                BufferInit::Series { size, from, inc }
+            }
+            _ => {
+                let mut values = Vec::new();
+                loop {
+                    let v = self.lx.next();
+                    match v.kind {
+                        TokenKind::Eol => continue,
+                        TokenKind::Eof => return self.err(&v, "DATA without END"),
+                        _ => {}
+                    }
+                    if v.is_ident("END") {
+                        break;
+                    }
+                    values.push(self.value_for(&v, s)?);
+                }
+                if values.len() as u64 > size * fmt.ty.rows as u64 {
+                    return self.err(&name, "more DATA values than the image has components");
+                }
+                BufferInit::Data(values)
+            }
+        };
+        self.eol()?;
+        self.check_packed_init(&name, fmt, &init)?;
+        self.buffers.insert(name.text.clone(), fmt.ty);
+        self.formats.insert(name.text.clone(), true);
+        Ok(Buffer {
+            name: name.text,
+            ty: fmt.ty,
+            layout: Layout::Std430,
+            init,
+            format: Some(fmt),
+            image: Some(desc),
+            line: name.line,
+        })
+    }
+
+    /// `SAMPLER name [options]` (see [`Sampler`]); `COMPARE on` (depth comparison) is
+    /// outside the compute subset Ferrite's runner models.
+    fn sampler(&mut self) -> PResult<Sampler> {
+        let name = self.name("sampler name")?;
+        if self.samplers.contains_key(&name.text) {
+            return self.err(&name, "duplicate sampler name");
+        }
+        let mut s = Sampler::new(name.text.clone(), name.line);
+        loop {
+            let t = self.lx.next();
+            if t.is_eol() {
+                break;
+            }
+            fn pick<T: Copy>(table: &[(&str, T)], w: &str) -> Option<T> {
+                table.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
+            }
+            match t.text.as_str() {
+                "MAG_FILTER" | "MIN_FILTER" => {
+                    let v = self.ident("filter")?;
+                    let Some(f) = pick(FILTERS, &v.text) else {
+                        return self.err(&v, "filter must be nearest or linear");
+                    };
+                    if t.text == "MAG_FILTER" {
+                        s.mag_filter = f;
+                    } else {
+                        s.min_filter = f;
+                    }
+                }
+                "ADDRESS_MODE_U" | "ADDRESS_MODE_V" | "ADDRESS_MODE_W" => {
+                    let v = self.ident("address mode")?;
+                    let Some(m) = pick(ADDRESS_MODES, &v.text) else {
+                        return self.err(&v, "unknown address mode");
+                    };
+                    let axis = match t.text.as_str() {
+                        "ADDRESS_MODE_U" => 0,
+                        "ADDRESS_MODE_V" => 1,
+                        _ => 2,
+                    };
+                    s.address[axis] = m;
+                }
+                "BORDER_COLOR" => {
+                    let v = self.ident("border color")?;
+                    let Some(c) = pick(BORDER_COLORS, &v.text) else {
+                        return self.err(&v, "unknown border color");
+                    };
+                    s.border = c;
+                }
+                "MIN_LOD" => s.min_lod = self.number("MIN_LOD")?,
+                "MAX_LOD" => s.max_lod = self.number("MAX_LOD")?,
+                "NORMALIZED_COORDS" => s.normalized = true,
+                "UNNORMALIZED_COORDS" => {
+                    s.normalized = false;
+                    s.min_lod = 0.0;
+                    s.max_lod = 0.0;
+                }
+                "COMPARE" => {
+                    if self.on_off()? {
+                        return self.unsupported(&t, "depth-compare samplers");
+                    }
+                }
+                "COMPARE_OP" => {
+                    self.ident("compare op")?;
+                }
+                _ => return self.err(&t, "unknown SAMPLER option"),
+            }
+        }
+        if s.max_lod < s.min_lod {
+            return self.err(&name, "MAX_LOD is below MIN_LOD");
+        }
+        self.samplers.insert(name.text.clone(), ());
+        Ok(s)
     }
 
     fn pipeline(&mut self, _kw: &Token) -> PResult<Pipeline> {
@@ -511,16 +772,17 @@ impl<'a> Parser<'a> {
                 }
                 "BIND" => {
                     let k = self.ident("BUFFER or BUFFER_ARRAY")?;
-                    if k.text == "SAMPLER"
-                        || k.text == "SAMPLER_ARRAY"
-                        || k.text == "ACCELERATION_STRUCTURE"
-                    {
+                    if k.text == "ACCELERATION_STRUCTURE" {
                         return self.unsupported(&k, format!("BIND {}", k.text));
                     }
-                    if k.text != "BUFFER" && k.text != "BUFFER_ARRAY" {
-                        return self.err(&k, "expected BUFFER or BUFFER_ARRAY");
-                    }
-                    match self.bind(k.text == "BUFFER_ARRAY")? {
+                    let bound = match k.text.as_str() {
+                        "BUFFER" | "BUFFER_ARRAY" => self.bind(k.text == "BUFFER_ARRAY")?,
+                        "SAMPLER" | "SAMPLER_ARRAY" => {
+                            self.bind_sampler(k.text == "SAMPLER_ARRAY")?
+                        }
+                        _ => return self.err(&k, "expected BUFFER, BUFFER_ARRAY or SAMPLER"),
+                    };
+                    match bound {
                         Bound::Descriptor(b) => {
                             if let Some(o) = binds
                                 .iter()
@@ -681,18 +943,40 @@ impl<'a> Parser<'a> {
                 };
                 return Ok(Bound::Push(name));
             }
-            "color"
-            | "depth_stencil"
-            | "resolve"
-            | "storage_image"
-            | "sampled_image"
-            | "combined_image_sampler"
-            | "uniform_texel_buffer"
-            | "storage_texel_buffer" => {
+            "storage_image" => DescriptorKind::StorageImage,
+            "sampled_image" => DescriptorKind::SampledImage,
+            "combined_image_sampler" => DescriptorKind::CombinedImageSampler,
+            "uniform_texel_buffer" => DescriptorKind::UniformTexelBuffer,
+            "storage_texel_buffer" => DescriptorKind::StorageTexelBuffer,
+            "color" | "depth_stencil" | "resolve" => {
                 return self.unsupported(&kt, format!("buffer type {}", kt.text))
             }
             _ => return self.err(&kt, "unknown buffer type"),
         };
+        for name in &buffers {
+            let is_image = self.formats.get(name).copied();
+            if kind.is_image() && is_image != Some(true) {
+                return self.err(&kt, format!("{name} is not an IMAGE; {kind} needs one"));
+            }
+            if kind.is_texel_buffer() && is_image != Some(false) {
+                return self.err(
+                    &kt,
+                    format!("{name} needs an image format (DATA_TYPE <format>) for {kind}"),
+                );
+            }
+            if !kind.is_image() && !kind.is_texel_buffer() && is_image == Some(true) {
+                return self.err(&kt, format!("the IMAGE {name} cannot be bound as {kind}"));
+            }
+        }
+        let mut sampler = None;
+        if kind == DescriptorKind::CombinedImageSampler {
+            self.keyword("SAMPLER")?;
+            let s = self.name("sampler name")?;
+            if !self.samplers.contains_key(&s.text) {
+                return self.err(&s, "unknown sampler");
+            }
+            sampler = Some(s.text);
+        }
         let n = buffers.len();
         let mut b = DescriptorBind {
             buffers,
@@ -703,6 +987,8 @@ impl<'a> Parser<'a> {
             dynamic_offsets: Vec::new(),
             descriptor_offsets: vec![0; n],
             descriptor_ranges: vec![None; n],
+            sampler,
+            base_mip_level: 0,
         };
         let (mut have_set, mut have_binding) = (false, false);
         loop {
@@ -726,6 +1012,12 @@ impl<'a> Parser<'a> {
                     for _ in 0..n {
                         b.dynamic_offsets.push(self.u32("dynamic offset")?);
                     }
+                }
+                "BASE_MIP_LEVEL" => {
+                    if !kind.is_image() {
+                        return self.err(&t, "BASE_MIP_LEVEL only applies to images");
+                    }
+                    b.base_mip_level = self.u32("base mip level")?;
                 }
                 "DESCRIPTOR_OFFSET" => {
                     for i in 0..n {
@@ -762,6 +1054,50 @@ impl<'a> Parser<'a> {
             return self.err(&t, "dynamic buffers need OFFSET");
         }
         Ok(Bound::Descriptor(b))
+    }
+
+    /// `BIND SAMPLER s DESCRIPTOR_SET n BINDING m` (or `SAMPLER_ARRAY s1 s2 ...`).
+    fn bind_sampler(&mut self, array: bool) -> PResult<Bound> {
+        let mut names = Vec::new();
+        loop {
+            let t = self.lx.peek().clone();
+            if t.is_ident("DESCRIPTOR_SET") || t.is_eol() {
+                break;
+            }
+            let s = self.name("sampler name")?;
+            if s.is_ident("KERNEL") {
+                return self.unsupported(&s, "OpenCL kernel arguments");
+            }
+            if !self.samplers.contains_key(&s.text) {
+                return self.err(&s, "unknown sampler");
+            }
+            names.push(s.text);
+            if !array {
+                break;
+            }
+        }
+        let first = self.lx.peek().clone();
+        if names.is_empty() {
+            return self.err(&first, "expected a sampler name");
+        }
+        self.keyword("DESCRIPTOR_SET")?;
+        let set = self.u32("descriptor set")?;
+        self.keyword("BINDING")?;
+        let binding = self.u32("binding")?;
+        self.eol()?;
+        let n = names.len();
+        Ok(Bound::Descriptor(DescriptorBind {
+            buffers: names,
+            array,
+            kind: DescriptorKind::Sampler,
+            set,
+            binding,
+            dynamic_offsets: Vec::new(),
+            descriptor_offsets: vec![0; n],
+            descriptor_ranges: vec![None; n],
+            sampler: None,
+            base_mip_level: 0,
+        }))
     }
 
     fn on_off(&mut self) -> PResult<bool> {
@@ -999,6 +1335,176 @@ mod tests {
         // Compared as text: NaN values never compare equal.
         assert_eq!(again.to_string(), text);
         assert_eq!(again.stmts.len(), s.stmts.len());
+    }
+
+    #[test]
+    fn image_forms() {
+        let s = ok("IMAGE im FORMAT R8G8B8A8_UNORM MIP_LEVELS 2 DIM_2D WIDTH 4 HEIGHT 2 FILL 7\n");
+        let Command::Buffer(b) = last(&s) else {
+            panic!("not a buffer")
+        };
+        let img = b.image.expect("an image");
+        assert_eq!(
+            (img.dim, img.width, img.height, img.depth, img.mip_levels),
+            (ImageDim::D2, 4, 2, 1, 2)
+        );
+        assert_eq!(b.format.map(|f| f.name), Some("R8G8B8A8_UNORM"));
+        assert_eq!(
+            b.init,
+            BufferInit::Fill {
+                size: 8,
+                value: Value::Int(7)
+            }
+        );
+        round_trip(&s);
+        // DATA_TYPE images take Amber's format for the type; options come in any order.
+        let s = ok("IMAGE v DIM_3D DATA_TYPE vec4<int32> WIDTH 2 DEPTH 2 HEIGHT 2 SERIES_FROM 1 INC_BY 2\n");
+        let Command::Buffer(b) = last(&s) else {
+            panic!("not a buffer")
+        };
+        assert_eq!(b.format.map(|f| f.name), Some("R32G32B32A32_SINT"));
+        assert_eq!(b.image.map(|i| i.texels()), Some(8));
+        round_trip(&s);
+        let s = ok("IMAGE d DATA_TYPE float DIM_1D WIDTH 3 DATA\n1.5 2 3\nEND\n");
+        round_trip(&s);
+        // A texel buffer is a buffer with a format.
+        let s = ok("BUFFER t DATA_TYPE R32G32_SFLOAT DATA 1 2 3 4 END\n");
+        let Command::Buffer(b) = last(&s) else {
+            panic!("not a buffer")
+        };
+        assert!(b.image.is_none());
+        assert_eq!((b.ty.scalar, b.ty.rows), (Scalar::F32, 2));
+        round_trip(&s);
+    }
+
+    #[test]
+    fn image_errors() {
+        assert!(
+            syntax_err("IMAGE i FORMAT R32_UINT DIM_2D WIDTH 4 FILL 0\n")
+                .2
+                .contains("HEIGHT")
+        );
+        assert!(syntax_err("IMAGE i FORMAT R32_UINT WIDTH 4 FILL 0\n")
+            .2
+            .contains("DIM_"));
+        assert!(syntax_err("IMAGE i DIM_1D WIDTH 4 FILL 0\n")
+            .2
+            .contains("FORMAT"));
+        assert!(
+            syntax_err("IMAGE i FORMAT R32_UINT DIM_1D WIDTH 0 FILL 0\n")
+                .2
+                .contains("positive")
+        );
+        assert!(
+            syntax_err("IMAGE i FORMAT R32_UINT DIM_1D WIDTH 2 DATA 1 2 3 END\n")
+                .2
+                .contains("more DATA")
+        );
+        assert!(syntax_err("IMAGE i FORMAT R32_UINT DIM_1D WIDTH 2\n")
+            .2
+            .contains("initializer"));
+        assert!(
+            unsupported("IMAGE i FORMAT R8G8B8_UNORM DIM_1D WIDTH 2 FILL 0\n")
+                .contains("R8G8B8_UNORM")
+        );
+        assert!(
+            unsupported("IMAGE i FORMAT R32_UINT SAMPLES 4 DIM_2D WIDTH 2 HEIGHT 2 FILL 0\n")
+                .contains("multisampled")
+        );
+        assert!(
+            unsupported("IMAGE i FORMAT B10G11R11_UFLOAT_PACK32 DIM_1D WIDTH 2 FILL 1\n")
+                .contains("packed")
+        );
+        ok("IMAGE i FORMAT B10G11R11_UFLOAT_PACK32 DIM_1D WIDTH 2 FILL 0\n");
+    }
+
+    #[test]
+    fn sampler_forms_and_binds() {
+        let s = ok("SAMPLER s0\n\
+             SAMPLER s1 MAG_FILTER linear MIN_FILTER linear ADDRESS_MODE_U clamp_to_border \\\n\
+             ADDRESS_MODE_W mirrored_clamp_to_edge BORDER_COLOR int_opaque_white MIN_LOD 0.5 MAX_LOD 3\n\
+             SAMPLER s2 UNNORMALIZED_COORDS\n\
+             IMAGE im FORMAT R32G32B32A32_SFLOAT MIP_LEVELS 3 DIM_2D WIDTH 4 HEIGHT 4 FILL 0.5\n\
+             IMAGE st FORMAT R32_UINT DIM_1D WIDTH 4 FILL 0\n\
+             BUFFER tb DATA_TYPE R32_UINT SIZE 4 FILL 1\n\
+             PIPELINE compute p\n  ATTACH s\n\
+             BIND BUFFER im AS combined_image_sampler SAMPLER s1 DESCRIPTOR_SET 0 BINDING 0 BASE_MIP_LEVEL 1\n\
+             BIND BUFFER im AS sampled_image DESCRIPTOR_SET 0 BINDING 1\n\
+             BIND SAMPLER_ARRAY s0 s2 DESCRIPTOR_SET 0 BINDING 2\n\
+             BIND BUFFER st AS storage_image DESCRIPTOR_SET 1 BINDING 0\n\
+             BIND BUFFER tb AS uniform_texel_buffer DESCRIPTOR_SET 1 BINDING 1\n\
+             BIND BUFFER_ARRAY tb tb AS storage_texel_buffer DESCRIPTOR_SET 1 BINDING 2\n\
+             END\n");
+        let Command::Sampler(s1) = &s.stmts[2].cmd else {
+            panic!("not a sampler")
+        };
+        assert_eq!(s1.mag_filter, Filter::Linear);
+        assert_eq!(s1.address[0], AddressMode::ClampToBorder);
+        assert_eq!(s1.address[1], AddressMode::Repeat);
+        assert_eq!(s1.address[2], AddressMode::MirroredClampToEdge);
+        assert_eq!(s1.border, BorderColor::IntOpaqueWhite);
+        assert_eq!((s1.min_lod, s1.max_lod), (0.5, 3.0));
+        let Command::Sampler(s2) = &s.stmts[3].cmd else {
+            panic!("not a sampler")
+        };
+        assert!(!s2.normalized);
+        assert_eq!(s2.max_lod, 0.0);
+        let Command::Pipeline(p) = last(&s) else {
+            panic!("not a pipeline")
+        };
+        assert_eq!(p.binds[0].kind, DescriptorKind::CombinedImageSampler);
+        assert_eq!(p.binds[0].sampler.as_deref(), Some("s1"));
+        assert_eq!(p.binds[0].base_mip_level, 1);
+        assert_eq!(p.binds[2].kind, DescriptorKind::Sampler);
+        assert_eq!(p.binds[2].buffers, vec!["s0", "s2"]);
+        assert_eq!(p.binds[5].kind, DescriptorKind::StorageTexelBuffer);
+        round_trip(&s);
+    }
+
+    #[test]
+    fn sampler_and_image_bind_errors() {
+        let decl = "IMAGE im FORMAT R32_UINT DIM_1D WIDTH 4 FILL 0\n\
+                    BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\n\
+                    SAMPLER s\n";
+        let bind = |line: &str| format!("{decl}PIPELINE compute p\n  ATTACH s\n  {line}\nEND\n");
+        assert!(syntax_err(&bind(
+            "BIND BUFFER b AS storage_image DESCRIPTOR_SET 0 BINDING 0"
+        ))
+        .2
+        .contains("not an IMAGE"));
+        assert!(syntax_err(&bind(
+            "BIND BUFFER im AS storage DESCRIPTOR_SET 0 BINDING 0"
+        ))
+        .2
+        .contains("cannot be bound"));
+        assert!(syntax_err(&bind(
+            "BIND BUFFER b AS uniform_texel_buffer DESCRIPTOR_SET 0 BINDING 0"
+        ))
+        .2
+        .contains("format"));
+        assert!(syntax_err(&bind(
+            "BIND BUFFER im AS combined_image_sampler SAMPLER t DESCRIPTOR_SET 0 BINDING 0"
+        ))
+        .2
+        .contains("unknown sampler"));
+        assert!(
+            syntax_err(&bind("BIND SAMPLER nope DESCRIPTOR_SET 0 BINDING 0"))
+                .2
+                .contains("unknown sampler")
+        );
+        assert!(syntax_err(&bind(
+            "BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 BASE_MIP_LEVEL 1"
+        ))
+        .2
+        .contains("only applies to images"));
+        assert!(syntax_err("SAMPLER s MAG_FILTER cubic\n")
+            .2
+            .contains("filter"));
+        assert!(syntax_err("SAMPLER s MIN_LOD 2 MAX_LOD 1\n")
+            .2
+            .contains("MAX_LOD"));
+        assert!(syntax_err("SAMPLER s\nSAMPLER s\n").2.contains("duplicate"));
+        assert!(unsupported("SAMPLER s COMPARE on\n").contains("depth-compare"));
     }
 
     #[test]

@@ -6,7 +6,9 @@ use super::ast::*;
 use super::layout::{self, ElementFormat, Loaded};
 use super::parser::{self, ParseError};
 use super::shader::{self, Compiler};
-use super::vk::{self as gpu, BindingDesc, Gpu, Opened, PipelineDesc, Requirements};
+use super::vk::{
+    self as gpu, BindingDesc, Gpu, ImageSpec, Opened, PipelineDesc, Requirements, Resource,
+};
 use super::AmberError;
 use ash::vk;
 use std::collections::HashMap;
@@ -117,12 +119,23 @@ struct BufState {
     ty: DataType,
     fmt: ElementFormat,
     bytes: Vec<u8>,
-    gpu: usize,
+    gpu: GpuObject,
+    format: Option<super::format::ImageFormat>,
+}
+
+/// What backs a script buffer on the device.
+#[derive(Clone, Copy)]
+enum GpuObject {
+    Buffer(usize),
+    Image(usize),
+    /// An image no pipeline binds (used only by COPY and EXPECT): host bytes only.
+    HostOnly,
 }
 
 struct PipeState {
     id: usize,
-    buffers: Vec<String>,
+    /// The buffers the pipeline binds, with the first mip level of images.
+    buffers: Vec<(String, u32)>,
     push: Option<String>,
 }
 
@@ -228,13 +241,59 @@ impl Runner {
         let mut timeout = default_fence_timeout_ms();
         let mut bufs: HashMap<&str, BufState> = HashMap::new();
         let mut pipes: HashMap<&str, PipeState> = HashMap::new();
+        let mut samplers: HashMap<&str, usize> = HashMap::new();
+        // The usages each image's binds need (an image is made once, for all of them).
+        let mut usage: HashMap<&str, vk::ImageUsageFlags> = HashMap::new();
+        for s in &script.stmts {
+            if let Command::Pipeline(p) = &s.cmd {
+                for b in &p.binds {
+                    let u = match b.kind {
+                        DescriptorKind::StorageImage => vk::ImageUsageFlags::STORAGE,
+                        DescriptorKind::SampledImage | DescriptorKind::CombinedImageSampler => {
+                            vk::ImageUsageFlags::SAMPLED
+                        }
+                        _ => continue,
+                    };
+                    for n in &b.buffers {
+                        *usage.entry(n.as_str()).or_default() |= u;
+                    }
+                }
+            }
+        }
         for s in &script.stmts {
             match &s.cmd {
                 Command::FenceTimeout(ms) => timeout = *ms,
+                Command::Sampler(smp) => {
+                    samplers.insert(&smp.name, g.create_sampler(smp)?);
+                }
                 Command::Buffer(b) => {
-                    let bytes = layout::initial_bytes(&b.ty, b.layout, &b.init);
-                    let id = g.create_buffer(bytes.len())?;
+                    let mut bytes = layout::initial_bytes(&b.ty, b.layout, &b.init);
                     let fmt = ElementFormat::new(&b.ty, b.layout);
+                    let id = match (&b.image, b.format) {
+                        (Some(img), Some(f)) => {
+                            bytes.resize((img.texels() * fmt.size as u64) as usize, 0);
+                            match usage.get(b.name.as_str()) {
+                                None => GpuObject::HostOnly,
+                                Some(&u) => {
+                                    let spec = ImageSpec {
+                                        format: f.vk,
+                                        dim: img.dim,
+                                        extent: [img.width, img.height, img.depth],
+                                        levels: img.mip_levels,
+                                        texel_size: f.texel_size(),
+                                        usage: u,
+                                    };
+                                    match g.create_image(&spec)? {
+                                        Ok(id) => GpuObject::Image(id),
+                                        Err(reason) => {
+                                            return Ok(skip(format!("IMAGE {}: {reason}", b.name)))
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        _ => GpuObject::Buffer(g.create_buffer(bytes.len())?),
+                    };
                     bufs.insert(
                         &b.name,
                         BufState {
@@ -242,12 +301,13 @@ impl Runner {
                             fmt,
                             bytes,
                             gpu: id,
+                            format: b.format,
                         },
                     );
                 }
                 Command::Pipeline(p) => {
                     let words = &spirv[p.attach.shader.as_str()];
-                    match self.make_pipeline(&mut g, p, words, &bufs)? {
+                    match self.make_pipeline(&mut g, p, words, &bufs, &samplers)? {
                         Ok(ps) => {
                             pipes.insert(&p.name, ps);
                         }
@@ -272,6 +332,7 @@ impl Runner {
         p: &Pipeline,
         words: &[u32],
         bufs: &HashMap<&str, BufState>,
+        samplers: &HashMap<&str, usize>,
     ) -> Result<Result<PipeState, String>, AmberError> {
         let lim = g.limits;
         let push_size = p.push_constant.as_ref().map_or(0, |n| {
@@ -318,10 +379,45 @@ impl Runner {
                 DescriptorKind::Uniform => vk::DescriptorType::UNIFORM_BUFFER,
                 DescriptorKind::StorageDynamic => vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
                 DescriptorKind::UniformDynamic => vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC,
+                DescriptorKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
+                DescriptorKind::SampledImage => vk::DescriptorType::SAMPLED_IMAGE,
+                DescriptorKind::CombinedImageSampler => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+                DescriptorKind::UniformTexelBuffer => vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+                DescriptorKind::StorageTexelBuffer => vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+                DescriptorKind::Sampler => vk::DescriptorType::SAMPLER,
             };
             let mut list = Vec::new();
             for (i, name) in b.buffers.iter().enumerate() {
+                if b.kind == DescriptorKind::Sampler {
+                    list.push(Resource::Sampler(samplers[name.as_str()]));
+                    continue;
+                }
                 let bs = &bufs[name.as_str()];
+                if !used
+                    .iter()
+                    .any(|(n, l)| n == name && *l == b.base_mip_level)
+                {
+                    used.push((name.clone(), b.base_mip_level));
+                }
+                let buffer_id = match bs.gpu {
+                    GpuObject::Buffer(id) => id,
+                    GpuObject::Image(image) => {
+                        list.push(Resource::Image {
+                            image,
+                            base_level: b.base_mip_level,
+                            sampler: b.sampler.as_ref().map(|s| samplers[s.as_str()]),
+                        });
+                        continue;
+                    }
+                    GpuObject::HostOnly => unreachable!("bound images are made on the device"),
+                };
+                if b.kind.is_texel_buffer() {
+                    let f = bs
+                        .format
+                        .expect("the parser checked texel buffers have a format");
+                    list.push(Resource::TexelBuffer(buffer_id, f.vk));
+                    continue;
+                }
                 let offset = b.descriptor_offsets[i];
                 // WHOLE_SIZE on a dynamic descriptor would reach past the buffer once the
                 // dynamic offset is added: the range is what is left after both offsets.
@@ -332,16 +428,13 @@ impl Runner {
                         .max(1),
                     (None, None) => vk::WHOLE_SIZE,
                 };
-                list.push((bs.gpu, offset, range));
-                if !used.contains(name) {
-                    used.push(name.clone());
-                }
+                list.push(Resource::Buffer(buffer_id, offset, range));
             }
             bindings.push(BindingDesc {
                 set: b.set,
                 binding: b.binding,
                 ty,
-                buffers: list,
+                resources: list,
                 dynamic_offsets: b.dynamic_offsets.clone(),
             });
         }
@@ -384,9 +477,13 @@ fn run_cmds(
             } => {
                 let start = Instant::now();
                 let p = &pipes[pipeline.as_str()];
-                for n in &p.buffers {
+                for (n, base) in &p.buffers {
                     let b = &bufs[n.as_str()];
-                    g.upload(b.gpu, &b.bytes);
+                    match b.gpu {
+                        GpuObject::Buffer(id) => g.upload(id, &b.bytes),
+                        GpuObject::Image(id) => g.write_image(id, *base, &b.bytes),
+                        GpuObject::HostOnly => {}
+                    }
                 }
                 let push = p
                     .push
@@ -396,9 +493,13 @@ fn run_cmds(
                 g.dispatch(p.id, *groups, &push, timeout).map_err(|e| {
                     AmberError::Setup(format!("line {}: RUN {pipeline}: {e}", s.line))
                 })?;
-                for n in &p.buffers {
+                for (n, base) in &p.buffers {
                     let b = bufs.get_mut(n.as_str()).expect("bound buffer exists");
-                    g.download(b.gpu, &mut b.bytes);
+                    match b.gpu {
+                        GpuObject::Buffer(id) => g.download(id, &mut b.bytes),
+                        GpuObject::Image(id) => g.read_image(id, *base, &mut b.bytes),
+                        GpuObject::HostOnly => {}
+                    }
                 }
                 t.dispatch += start.elapsed();
             }

@@ -1,10 +1,11 @@
 //! The Vulkan side of the runner: one instance + device per script (so each script gets
-//! exactly the features and extensions it asks for), host-visible buffers, compute
-//! pipelines with their descriptor sets, and synchronous dispatch.
+//! exactly the features and extensions it asks for), host-visible buffers and images,
+//! samplers, compute pipelines with their descriptor sets, and synchronous dispatch.
 //!
 //! The device is the first physical device the loader exposes, so `VK_DRIVER_FILES`
 //! chooses the driver.
 
+use super::ast::{self, AddressMode, BorderColor, Filter, ImageDim};
 use super::AmberError;
 use ash::vk;
 use std::ffi::{CStr, CString};
@@ -215,14 +216,62 @@ struct Pipe {
     sets: Vec<vk::DescriptorSet>,
     dynamic_offsets: Vec<u32>,
     push_size: u32,
+    buffer_views: Vec<vk::BufferView>,
 }
 
-/// One descriptor binding of a pipeline: its buffers with (offset, range).
+/// One image of a script. It is LINEAR and lives in host-visible memory, so the host
+/// writes and reads its texels directly (`write_image`, `read_image`): Ferrite has no image
+/// copy commands yet. Those two functions are the only ones that know it.
+struct Img {
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    ptr: *mut u8,
+    spec: ImageSpec,
+    /// False until the first dispatch moves it from PREINITIALIZED to GENERAL.
+    general: bool,
+    /// Views by first mip level (each shows the levels from there to the last).
+    views: Vec<(u32, vk::ImageView)>,
+}
+
+/// What an image is made of: its format, shape, levels and the usages its binds need.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageSpec {
+    pub format: vk::Format,
+    pub dim: ImageDim,
+    pub extent: [u32; 3],
+    pub levels: u32,
+    pub texel_size: u32,
+    pub usage: vk::ImageUsageFlags,
+}
+
+impl ImageSpec {
+    fn level_extent(&self, l: u32) -> [u32; 3] {
+        self.extent.map(|e| (e >> l).max(1))
+    }
+}
+
+/// One descriptor of a binding.
+#[derive(Clone, Copy, Debug)]
+pub enum Resource {
+    /// A buffer with (offset, range).
+    Buffer(usize, u64, u64),
+    /// A texel buffer view of a whole buffer in a format.
+    TexelBuffer(usize, vk::Format),
+    /// An image seen from `base_level`, with the sampler of a combined image sampler.
+    Image {
+        image: usize,
+        base_level: u32,
+        sampler: Option<usize>,
+    },
+    Sampler(usize),
+}
+
+/// One descriptor binding of a pipeline.
 pub struct BindingDesc {
     pub set: u32,
     pub binding: u32,
     pub ty: vk::DescriptorType,
-    pub buffers: Vec<(usize, u64, u64)>,
+    pub resources: Vec<Resource>,
     pub dynamic_offsets: Vec<u32>,
 }
 
@@ -245,11 +294,14 @@ pub struct Gpu {
     cmd_pool: vk::CommandPool,
     fence: vk::Fence,
     mem_type: u32,
+    physical: vk::PhysicalDevice,
     pub name: String,
     pub api_version: u32,
     pub limits: vk::PhysicalDeviceLimits,
     pub subgroup: SubgroupInfo,
     buffers: Vec<Buf>,
+    images: Vec<Img>,
+    samplers: Vec<vk::Sampler>,
     pipes: Vec<Pipe>,
     /// Time spent in vkCreateComputePipelines (and shader modules).
     pub pipeline_time: Duration,
@@ -337,6 +389,10 @@ impl Gpu {
                     let fence = device
                         .create_fence(&vk::FenceCreateInfo::default(), None)
                         .map_err(vkerr("vkCreateFence"))?;
+                    // open_device used the first physical device; so does everything else.
+                    let physical = instance
+                        .enumerate_physical_devices()
+                        .map_err(vkerr("vkEnumeratePhysicalDevices"))?[0];
                     Ok(Opened::Ready(Box::new(Gpu {
                         _entry: entry,
                         instance,
@@ -345,11 +401,14 @@ impl Gpu {
                         cmd_pool,
                         fence,
                         mem_type,
+                        physical,
                         name,
                         api_version,
                         limits,
                         subgroup,
                         buffers: Vec::new(),
+                        images: Vec::new(),
+                        samplers: Vec::new(),
                         pipes: Vec::new(),
                         pipeline_time: Duration::ZERO,
                         healthy: true,
@@ -638,6 +697,8 @@ impl Gpu {
             let bci = vk::BufferCreateInfo::default().size(size).usage(
                 vk::BufferUsageFlags::STORAGE_BUFFER
                     | vk::BufferUsageFlags::UNIFORM_BUFFER
+                    | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER
+                    | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
                     | vk::BufferUsageFlags::TRANSFER_SRC
                     | vk::BufferUsageFlags::TRANSFER_DST,
             );
@@ -700,6 +761,243 @@ impl Gpu {
         unsafe { std::ptr::copy_nonoverlapping(b.ptr, data.as_mut_ptr(), n) };
     }
 
+    /// Creates a LINEAR image in host-visible memory; `Ok(Err(reason))` when the device
+    /// cannot make it (the format, usage or shape is not supported for LINEAR tiling).
+    pub fn create_image(&mut self, spec: &ImageSpec) -> Result<Result<usize, String>, AmberError> {
+        let ty = match spec.dim {
+            ImageDim::D1 => vk::ImageType::TYPE_1D,
+            ImageDim::D2 => vk::ImageType::TYPE_2D,
+            ImageDim::D3 => vk::ImageType::TYPE_3D,
+        };
+        let tiling = vk::ImageTiling::LINEAR;
+        // SAFETY: queries and object creation with valid, local infos; every object made
+        // here is recorded in `self.images` (or destroyed on error) and destroyed in reset/Drop.
+        unsafe {
+            let props = match self.instance.get_physical_device_image_format_properties(
+                self.physical,
+                spec.format,
+                ty,
+                tiling,
+                spec.usage,
+                vk::ImageCreateFlags::empty(),
+            ) {
+                Ok(p) => p,
+                Err(e) => {
+                    return Ok(Err(format!(
+                        "the device has no LINEAR {:?} {ty:?} image with usage {:?} ({e})",
+                        spec.format, spec.usage
+                    )))
+                }
+            };
+            let e = props.max_extent;
+            if spec.levels > props.max_mip_levels
+                || spec.extent[0] > e.width
+                || spec.extent[1] > e.height
+                || spec.extent[2] > e.depth
+            {
+                return Ok(Err(format!(
+                    "LINEAR {:?} images allow {} levels of at most {}x{}x{} texels",
+                    spec.format, props.max_mip_levels, e.width, e.height, e.depth
+                )));
+            }
+            let ci = vk::ImageCreateInfo::default()
+                .image_type(ty)
+                .format(spec.format)
+                .extent(vk::Extent3D {
+                    width: spec.extent[0],
+                    height: spec.extent[1],
+                    depth: spec.extent[2],
+                })
+                .mip_levels(spec.levels)
+                .array_layers(1)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(tiling)
+                .usage(spec.usage)
+                .sharing_mode(vk::SharingMode::EXCLUSIVE)
+                .initial_layout(vk::ImageLayout::PREINITIALIZED);
+            let image = self
+                .device
+                .create_image(&ci, None)
+                .map_err(vkerr("vkCreateImage"))?;
+            let mr = self.device.get_image_memory_requirements(image);
+            let mp = self
+                .instance
+                .get_physical_device_memory_properties(self.physical);
+            let want =
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let Some(mem_type) = (0..mp.memory_type_count).find(|&i| {
+                mr.memory_type_bits & (1 << i) != 0
+                    && mp.memory_types[i as usize].property_flags.contains(want)
+            }) else {
+                self.device.destroy_image(image, None);
+                return Ok(Err(
+                    "LINEAR images cannot live in host-visible memory".into()
+                ));
+            };
+            let mai = vk::MemoryAllocateInfo::default()
+                .allocation_size(mr.size)
+                .memory_type_index(mem_type);
+            let memory = match self.device.allocate_memory(&mai, None) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.device.destroy_image(image, None);
+                    return Err(AmberError::Vulkan("vkAllocateMemory", e));
+                }
+            };
+            self.images.push(Img {
+                image,
+                memory,
+                ptr: std::ptr::null_mut(),
+                spec: *spec,
+                general: false,
+                views: Vec::new(),
+            });
+            self.device
+                .bind_image_memory(image, memory, 0)
+                .map_err(vkerr("vkBindImageMemory"))?;
+            let ptr = self
+                .device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vkerr("vkMapMemory"))?;
+            let img = self.images.last_mut().expect("just pushed");
+            img.ptr = ptr as *mut u8;
+            std::ptr::write_bytes(img.ptr, 0, mr.size as usize);
+        }
+        Ok(Ok(self.images.len() - 1))
+    }
+
+    /// Where each row of each level of a LINEAR image lives: calls `f(level, z, y, byte
+    /// offset in the memory, byte offset in Amber's tightly packed data)` for the levels
+    /// `base..` with Amber's placement: every level starts at the data's first byte.
+    fn for_each_row(&self, id: usize, base: u32, mut f: impl FnMut(u64, usize, usize)) {
+        let img = &self.images[id];
+        let s = img.spec;
+        for l in base..s.levels {
+            let [w, h, d] = s.level_extent(l);
+            let sub = vk::ImageSubresource {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: l,
+                array_layer: 0,
+            };
+            // SAFETY: a query on a live LINEAR image of this device.
+            let lay = unsafe { self.device.get_image_subresource_layout(img.image, sub) };
+            let row = (w * s.texel_size) as usize;
+            for z in 0..d as u64 {
+                for y in 0..h as u64 {
+                    let mem = lay.offset + z * lay.depth_pitch + y * lay.row_pitch;
+                    let host = ((z * h as u64 + y) * row as u64) as usize;
+                    f(mem, host, row);
+                }
+            }
+        }
+    }
+
+    /// Writes Amber's texel data into levels `base..` of image `id` (each level takes the
+    /// data from its start, as Amber's buffer-to-image copies do).
+    pub fn write_image(&self, id: usize, base: u32, data: &[u8]) {
+        let ptr = self.images[id].ptr;
+        self.for_each_row(id, base, |mem, host, row| {
+            if host < data.len() {
+                let n = row.min(data.len() - host);
+                // SAFETY: `ptr` maps the whole image memory and the subresource layout
+                // places this row inside it; no GPU work is pending.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data.as_ptr().add(host), ptr.add(mem as usize), n)
+                };
+            }
+        });
+    }
+
+    /// Reads levels `base..` of image `id` into Amber's texel data, each from the data's
+    /// start (so a later level overwrites the start of an earlier one, as Amber's
+    /// image-to-buffer copies do).
+    pub fn read_image(&self, id: usize, base: u32, data: &mut [u8]) {
+        let ptr = self.images[id].ptr;
+        self.for_each_row(id, base, |mem, host, row| {
+            if host < data.len() {
+                let n = row.min(data.len() - host);
+                // SAFETY: as in `write_image`; the dispatch's fence was waited on and a
+                // barrier made shader writes visible to the host.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        ptr.add(mem as usize),
+                        data.as_mut_ptr().add(host),
+                        n,
+                    )
+                };
+            }
+        });
+    }
+
+    /// The view of image `id` from level `base` to the last (made once per level).
+    unsafe fn image_view(&mut self, id: usize, base: u32) -> Result<vk::ImageView, AmberError> {
+        let img = &self.images[id];
+        if let Some(&(_, v)) = img.views.iter().find(|(b, _)| *b == base) {
+            return Ok(v);
+        }
+        let vt = match img.spec.dim {
+            ImageDim::D1 => vk::ImageViewType::TYPE_1D,
+            ImageDim::D2 => vk::ImageViewType::TYPE_2D,
+            ImageDim::D3 => vk::ImageViewType::TYPE_3D,
+        };
+        let ci = vk::ImageViewCreateInfo::default()
+            .image(img.image)
+            .view_type(vt)
+            .format(img.spec.format)
+            .subresource_range(vk::ImageSubresourceRange {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                base_mip_level: base,
+                level_count: vk::REMAINING_MIP_LEVELS,
+                base_array_layer: 0,
+                layer_count: 1,
+            });
+        let v = self
+            .device
+            .create_image_view(&ci, None)
+            .map_err(vkerr("vkCreateImageView"))?;
+        self.images[id].views.push((base, v));
+        Ok(v)
+    }
+
+    /// Creates a sampler as Amber does (mipmap mode nearest, no anisotropy, no compare).
+    pub fn create_sampler(&mut self, s: &ast::Sampler) -> Result<usize, AmberError> {
+        let filter = |f: Filter| match f {
+            Filter::Nearest => vk::Filter::NEAREST,
+            Filter::Linear => vk::Filter::LINEAR,
+        };
+        let mode = |m: AddressMode| match m {
+            AddressMode::Repeat => vk::SamplerAddressMode::REPEAT,
+            AddressMode::MirroredRepeat => vk::SamplerAddressMode::MIRRORED_REPEAT,
+            AddressMode::ClampToEdge => vk::SamplerAddressMode::CLAMP_TO_EDGE,
+            AddressMode::ClampToBorder => vk::SamplerAddressMode::CLAMP_TO_BORDER,
+            AddressMode::MirroredClampToEdge => vk::SamplerAddressMode::MIRROR_CLAMP_TO_EDGE,
+        };
+        let border = match s.border {
+            BorderColor::FloatTransparentBlack => vk::BorderColor::FLOAT_TRANSPARENT_BLACK,
+            BorderColor::IntTransparentBlack => vk::BorderColor::INT_TRANSPARENT_BLACK,
+            BorderColor::FloatOpaqueBlack => vk::BorderColor::FLOAT_OPAQUE_BLACK,
+            BorderColor::IntOpaqueBlack => vk::BorderColor::INT_OPAQUE_BLACK,
+            BorderColor::FloatOpaqueWhite => vk::BorderColor::FLOAT_OPAQUE_WHITE,
+            BorderColor::IntOpaqueWhite => vk::BorderColor::INT_OPAQUE_WHITE,
+        };
+        let ci = vk::SamplerCreateInfo::default()
+            .mag_filter(filter(s.mag_filter))
+            .min_filter(filter(s.min_filter))
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(mode(s.address[0]))
+            .address_mode_v(mode(s.address[1]))
+            .address_mode_w(mode(s.address[2]))
+            .border_color(border)
+            .min_lod(s.min_lod as f32)
+            .max_lod(s.max_lod as f32)
+            .unnormalized_coordinates(!s.normalized);
+        // SAFETY: a valid create info; the sampler is destroyed in reset/Drop.
+        let smp =
+            unsafe { self.device.create_sampler(&ci, None) }.map_err(vkerr("vkCreateSampler"))?;
+        self.samplers.push(smp);
+        Ok(self.samplers.len() - 1)
+    }
+
     pub fn create_pipeline(&mut self, d: &PipelineDesc) -> Result<usize, AmberError> {
         let start = Instant::now();
         // SAFETY: Vulkan object creation with valid, local create infos; every object made
@@ -720,6 +1018,7 @@ impl Gpu {
             sets: Vec::new(),
             dynamic_offsets: Vec::new(),
             push_size: d.push_size,
+            buffer_views: Vec::new(),
         };
         let mut pool_sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
         for s in 0..n_sets {
@@ -731,14 +1030,14 @@ impl Gpu {
                     vk::DescriptorSetLayoutBinding::default()
                         .binding(b.binding)
                         .descriptor_type(b.ty)
-                        .descriptor_count(b.buffers.len() as u32)
+                        .descriptor_count(b.resources.len() as u32)
                         .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 })
                 .collect();
             for b in &bs {
                 pool_sizes.push(vk::DescriptorPoolSize {
                     ty: b.ty,
-                    descriptor_count: b.buffers.len() as u32,
+                    descriptor_count: b.resources.len() as u32,
                 });
                 pipe.dynamic_offsets.extend_from_slice(&b.dynamic_offsets);
             }
@@ -794,34 +1093,38 @@ impl Gpu {
                     return Err(AmberError::Vulkan("vkAllocateDescriptorSets", e));
                 }
             }
-            let infos: Vec<Vec<vk::DescriptorBufferInfo>> = d
-                .bindings
-                .iter()
-                .map(|b| {
-                    b.buffers
-                        .iter()
-                        .map(|&(id, offset, range)| vk::DescriptorBufferInfo {
-                            buffer: self.buffers[id].buffer,
-                            offset,
-                            range,
-                        })
-                        .collect()
-                })
-                .collect();
+            let mut infos = Vec::new();
+            for b in &d.bindings {
+                match self.descriptor_infos(b, &mut pipe) {
+                    Ok(i) => infos.push(i),
+                    Err(e) => {
+                        self.destroy_pipe(&pipe);
+                        return Err(e);
+                    }
+                }
+            }
             let writes: Vec<vk::WriteDescriptorSet> = d
                 .bindings
                 .iter()
                 .zip(&infos)
-                .map(|(b, info)| {
-                    vk::WriteDescriptorSet::default()
+                .map(|(b, (bufs, imgs, views))| {
+                    let w = vk::WriteDescriptorSet::default()
                         .dst_set(pipe.sets[b.set as usize])
                         .dst_binding(b.binding)
-                        .descriptor_type(b.ty)
-                        .buffer_info(info)
+                        .descriptor_type(b.ty);
+                    if !imgs.is_empty() {
+                        w.image_info(imgs)
+                    } else if !views.is_empty() {
+                        w.texel_buffer_view(views)
+                    } else {
+                        w.buffer_info(bufs)
+                    }
                 })
                 .collect();
+            let dev = &self.device;
             dev.update_descriptor_sets(&writes, &[]);
         }
+        let dev = &self.device;
         let smci = vk::ShaderModuleCreateInfo::default().code(d.spirv);
         let module = match dev.create_shader_module(&smci, None) {
             Ok(m) => m,
@@ -881,8 +1184,66 @@ impl Gpu {
         Ok(self.pipes.len() - 1)
     }
 
+    /// The descriptor infos of one binding (the one list its type uses is non-empty); buffer
+    /// views made here are recorded in the pipe.
+    #[allow(clippy::type_complexity)]
+    unsafe fn descriptor_infos(
+        &mut self,
+        b: &BindingDesc,
+        pipe: &mut Pipe,
+    ) -> Result<
+        (
+            Vec<vk::DescriptorBufferInfo>,
+            Vec<vk::DescriptorImageInfo>,
+            Vec<vk::BufferView>,
+        ),
+        AmberError,
+    > {
+        let (mut bufs, mut imgs, mut views) = (Vec::new(), Vec::new(), Vec::new());
+        for r in &b.resources {
+            match *r {
+                Resource::Buffer(id, offset, range) => bufs.push(vk::DescriptorBufferInfo {
+                    buffer: self.buffers[id].buffer,
+                    offset,
+                    range,
+                }),
+                Resource::TexelBuffer(id, format) => {
+                    let ci = vk::BufferViewCreateInfo::default()
+                        .buffer(self.buffers[id].buffer)
+                        .format(format)
+                        .offset(0)
+                        .range(vk::WHOLE_SIZE);
+                    let v = self
+                        .device
+                        .create_buffer_view(&ci, None)
+                        .map_err(vkerr("vkCreateBufferView"))?;
+                    pipe.buffer_views.push(v);
+                    views.push(v);
+                }
+                Resource::Image {
+                    image,
+                    base_level,
+                    sampler,
+                } => imgs.push(vk::DescriptorImageInfo {
+                    sampler: sampler.map_or(vk::Sampler::null(), |s| self.samplers[s]),
+                    image_view: self.image_view(image, base_level)?,
+                    image_layout: vk::ImageLayout::GENERAL,
+                }),
+                Resource::Sampler(s) => imgs.push(vk::DescriptorImageInfo {
+                    sampler: self.samplers[s],
+                    image_view: vk::ImageView::null(),
+                    image_layout: vk::ImageLayout::UNDEFINED,
+                }),
+            }
+        }
+        Ok((bufs, imgs, views))
+    }
+
     unsafe fn destroy_pipe(&self, p: &Pipe) {
         let dev = &self.device;
+        for v in &p.buffer_views {
+            dev.destroy_buffer_view(*v, None);
+        }
         if p.pipeline != vk::Pipeline::null() {
             dev.destroy_pipeline(p.pipeline, None);
         }
@@ -929,6 +1290,32 @@ impl Gpu {
                             | vk::AccessFlags::SHADER_WRITE
                             | vk::AccessFlags::UNIFORM_READ,
                     )];
+                // Images leave PREINITIALIZED (which keeps the host's writes) for GENERAL,
+                // where shaders and the host may both access a LINEAR image.
+                let to_general: Vec<vk::ImageMemoryBarrier> = self
+                    .images
+                    .iter()
+                    .filter(|i| !i.general)
+                    .map(|i| {
+                        vk::ImageMemoryBarrier::default()
+                            .src_access_mask(vk::AccessFlags::HOST_WRITE)
+                            .dst_access_mask(
+                                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                            )
+                            .old_layout(vk::ImageLayout::PREINITIALIZED)
+                            .new_layout(vk::ImageLayout::GENERAL)
+                            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                            .image(i.image)
+                            .subresource_range(vk::ImageSubresourceRange {
+                                aspect_mask: vk::ImageAspectFlags::COLOR,
+                                base_mip_level: 0,
+                                level_count: vk::REMAINING_MIP_LEVELS,
+                                base_array_layer: 0,
+                                layer_count: 1,
+                            })
+                    })
+                    .collect();
                 dev.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::HOST,
@@ -936,7 +1323,7 @@ impl Gpu {
                     vk::DependencyFlags::empty(),
                     &host_to_shader,
                     &[],
-                    &[],
+                    &to_general,
                 );
                 dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 if !p.sets.is_empty() {
@@ -981,6 +1368,11 @@ impl Gpu {
                     Err(e) => Err(AmberError::Vulkan("vkWaitForFences", e)),
                 }
             })();
+            if result.is_ok() {
+                for i in &mut self.images {
+                    i.general = true;
+                }
+            }
             if matches!(result, Err(AmberError::FenceTimeout(_))) {
                 self.healthy = false;
             } else {
@@ -1006,6 +1398,7 @@ impl Gpu {
             for p in &self.pipes {
                 self.destroy_pipe(p);
             }
+            self.destroy_images_and_samplers();
             for b in &self.buffers {
                 self.device.destroy_buffer(b.buffer, None);
                 self.device.free_memory(b.memory, None);
@@ -1020,8 +1413,26 @@ impl Gpu {
         }
         self.pipes.clear();
         self.buffers.clear();
+        self.images.clear();
+        self.samplers.clear();
         self.pipeline_time = Duration::ZERO;
         true
+    }
+}
+
+impl Gpu {
+    /// Destroys the images (with their views) and samplers; the device must be idle.
+    unsafe fn destroy_images_and_samplers(&self) {
+        for i in &self.images {
+            for (_, v) in &i.views {
+                self.device.destroy_image_view(*v, None);
+            }
+            self.device.destroy_image(i.image, None);
+            self.device.free_memory(i.memory, None);
+        }
+        for s in &self.samplers {
+            self.device.destroy_sampler(*s, None);
+        }
     }
 }
 
@@ -1034,6 +1445,7 @@ impl Drop for Gpu {
             for p in &self.pipes {
                 self.destroy_pipe(p);
             }
+            self.destroy_images_and_samplers();
             for b in &self.buffers {
                 self.device.destroy_buffer(b.buffer, None);
                 self.device.free_memory(b.memory, None);
