@@ -62,6 +62,11 @@ pub const MEMBERS: &[Member] = members! {
         robust_image_access2: "robustImageAccess2",
         null_descriptor: "nullDescriptor",
     }
+    PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => PhysicalDeviceBufferDeviceAddressFeatures {
+        buffer_device_address: "bufferDeviceAddress",
+        buffer_device_address_capture_replay: "bufferDeviceAddressCaptureReplay",
+        buffer_device_address_multi_device: "bufferDeviceAddressMultiDevice",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -216,6 +221,13 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // Not yet: robustImageAccess2, and nullDescriptor (descriptor writes do not take a
         // null buffer yet).
         ("robustBufferAccess2", true),
+        // PhysicalStorageBuffer pointers through A64 messages; memory allocated with
+        // DEVICE_ADDRESS is resident in every submission (tests/tests/buffer_address.rs).
+        // No capture/replay (addresses come from the VA allocator, not from a request) and a
+        // single device.
+        ("bufferDeviceAddress", true),
+        ("bufferDeviceAddressCaptureReplay", false),
+        ("bufferDeviceAddressMultiDevice", false),
     ]
 }
 
@@ -334,7 +346,8 @@ mod tests {
         );
         assert_eq!(v11.storage_input_output16, vk::FALSE);
         assert_eq!(v12.timeline_semaphore, vk::TRUE);
-        assert_eq!(v12.buffer_device_address, vk::FALSE);
+        assert_eq!(v12.buffer_device_address, vk::TRUE);
+        assert_eq!(v12.buffer_device_address_capture_replay, vk::FALSE);
     }
 
     #[test]

@@ -497,6 +497,8 @@ impl<'a> Isel<'a> {
             Space::Shared => Ok(Surface::Bti(self.hw.bti_slm)),
             // Private memory lives in the thread's scratch, addressed statelessly.
             Space::Local => Ok(Surface::Bti(self.hw.bti_stateless)),
+            // PhysicalStorageBuffer memory: A64 messages on 64-bit addresses.
+            Space::Global(_) => Ok(Surface::A64),
             other => Err(unsupported(format!("memory access to {other}"))),
         }
     }
@@ -505,6 +507,19 @@ impl<'a> Isel<'a> {
     /// lane's private block in scratch: (R0.5 & ~0x3FF) + lane * local_size + offset
     /// (General-State-relative, as stateless A32 messages take it).
     fn address(&mut self, space: Space, offset: ir::Value) -> Res<Opnd> {
+        if let Space::Global(base) = space {
+            // base + sext(offset), one UQ per lane (the A64 messages' address).
+            let base = self.comp(base, 0)?;
+            if matches!(&self.vals[offset.0 as usize], Some(Val::Imm(k)) if k.first() == Some(&0)) {
+                return Ok(base.retype(Type::UQ));
+            }
+            let off = self.comp(offset, 0)?;
+            let mut b = self.b();
+            let a = b.vreg(Type::Q, 1);
+            b.mov(a, off.retype(Type::D));
+            b.alu2(Opcode::Add, a, a, base.retype(Type::Q));
+            return Ok(a.retype(Type::UQ));
+        }
         if space != Space::Local {
             return self.comp_reg(offset, 0);
         }
@@ -677,7 +692,7 @@ impl<'a> Isel<'a> {
                     wide::load64(
                         &mut b,
                         surf,
-                        addr.retype(Type::UD),
+                        addr.retype(surf.addr_type()),
                         dst,
                         t.comps as u32,
                         8 * w,
@@ -694,7 +709,7 @@ impl<'a> Isel<'a> {
                         comp_stride: 4 * w,
                     },
                     dst.retype(Type::UD),
-                    vec![addr.retype(Type::UD)],
+                    vec![addr.retype(surf.addr_type())],
                 );
             }
             Op::Store {
@@ -712,7 +727,7 @@ impl<'a> Isel<'a> {
                         .map(|c| self.comp(*value, c))
                         .collect::<Res<_>>()?;
                     let mut b = self.b();
-                    wide::store64(&mut b, surf, addr.retype(Type::UD), &src);
+                    wide::store64(&mut b, surf, addr.retype(surf.addr_type()), &src);
                     return Ok(());
                 }
                 if narrow::is_narrow(t) {
@@ -741,7 +756,7 @@ impl<'a> Isel<'a> {
                         comp_stride: 4 * w,
                     },
                     Opnd::null(Type::UD),
-                    vec![addr.retype(Type::UD), data.retype(Type::UD)],
+                    vec![addr.retype(surf.addr_type()), data.retype(Type::UD)],
                 );
             }
             Op::Atomic {
@@ -750,13 +765,17 @@ impl<'a> Isel<'a> {
                 offset,
                 data,
             } => {
-                if data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
-                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)))
-                {
-                    return Err(unsupported("64-bit atomics"));
-                }
+                let qword = data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
+                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
                 let surf = self.surface(*space)?;
+                if qword && surf != Surface::A64 {
+                    // Gen9 has 64-bit atomics only among the A64 messages.
+                    return Err(unsupported(format!("64-bit atomics on {space}")));
+                }
                 let addr = self.address(*space, *offset)?;
+                if qword {
+                    return self.atomic64(i.dst, *op, addr, data);
+                }
                 let dst = match i.dst {
                     Some(d) => self.def_reg(d)?.retype(Type::UD),
                     None => Opnd::null(Type::UD),
@@ -774,7 +793,7 @@ impl<'a> Isel<'a> {
                             comp_stride: 4 * w,
                         },
                         dst,
-                        vec![addr.retype(Type::UD)],
+                        vec![addr.retype(surf.addr_type())],
                     );
                     return Ok(());
                 }
@@ -785,7 +804,7 @@ impl<'a> Isel<'a> {
                 } else {
                     data.clone()
                 };
-                let mut srcs = vec![addr.retype(Type::UD)];
+                let mut srcs = vec![addr.retype(surf.addr_type())];
                 for v in &order {
                     srcs.push(self.comp_reg(*v, 0)?.retype(Type::UD));
                 }
@@ -794,6 +813,7 @@ impl<'a> Isel<'a> {
                         surf,
                         hw_op,
                         ndata: order.len() as u8,
+                        qword: false,
                     },
                     dst,
                     srcs,
@@ -842,6 +862,47 @@ impl<'a> Isel<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A 64-bit atomic at the 64-bit addresses `addr`: the A64 untyped atomic with 64-bit
+    /// data (docs/gen9.md 4.2). An atomic load is an OR with 0 that returns the old value,
+    /// so it reads the qword in one access as the atomic does.
+    fn atomic64(
+        &mut self,
+        d: Option<ir::Value>,
+        op: AtomicOp,
+        addr: Opnd,
+        data: &[ir::Value],
+    ) -> Res<()> {
+        let dst = match d {
+            Some(d) => self.def_reg(d)?.retype(Type::UQ),
+            None => Opnd::null(Type::UQ),
+        };
+        let (hw_op, order) = match op {
+            AtomicOp::Load => (2, vec![]),
+            // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
+            AtomicOp::CmpXchg => (atomic_hw_op(op)?, vec![data[1], data[0]]),
+            _ => (atomic_hw_op(op)?, data.to_vec()),
+        };
+        let mut srcs = vec![addr.retype(Type::UQ)];
+        for v in &order {
+            srcs.push(self.comp(*v, 0)?.retype(Type::UQ));
+        }
+        if op == AtomicOp::Load {
+            srcs.push(Opnd::imm(Type::UQ, 0));
+        }
+        let ndata = srcs.len() as u8 - 1;
+        self.b().inst(
+            LOp::UntypedAtomic {
+                surf: Surface::A64,
+                hw_op,
+                ndata,
+                qword: true,
+            },
+            dst,
+            srcs,
+        );
         Ok(())
     }
 
