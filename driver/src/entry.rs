@@ -80,6 +80,8 @@ pub const KHR_DESCRIPTOR_UPDATE_TEMPLATE: &str = "VK_KHR_descriptor_update_templ
 pub const KHR_PUSH_DESCRIPTOR: &str = "VK_KHR_push_descriptor";
 pub const KHR_MAINTENANCE_3: &str = "VK_KHR_maintenance3";
 pub const KHR_BUFFER_DEVICE_ADDRESS: &str = "VK_KHR_buffer_device_address";
+pub const KHR_UNIFORM_BUFFER_STANDARD_LAYOUT: &str = "VK_KHR_uniform_buffer_standard_layout";
+pub const EXT_SCALAR_BLOCK_LAYOUT: &str = "VK_EXT_scalar_block_layout";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -127,6 +129,10 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // PhysicalStorageBuffer pointers on A64 messages (docs/descriptors.md, "Buffer device
     // address"); tests/tests/buffer_address.rs.
     (KHR_BUFFER_DEVICE_ADDRESS, 1),
+    // Layouts from the SPIR-V decorations (docs/descriptors.md, "Block layouts");
+    // tests/tests/block_layout.rs.
+    (KHR_UNIFORM_BUFFER_STANDARD_LAYOUT, 1),
+    (EXT_SCALAR_BLOCK_LAYOUT, 1),
 ];
 
 macro_rules! entry_points {

@@ -67,6 +67,12 @@ pub const MEMBERS: &[Member] = members! {
         buffer_device_address_capture_replay: "bufferDeviceAddressCaptureReplay",
         buffer_device_address_multi_device: "bufferDeviceAddressMultiDevice",
     }
+    PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => PhysicalDeviceUniformBufferStandardLayoutFeatures {
+        uniform_buffer_standard_layout: "uniformBufferStandardLayout",
+    }
+    PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => PhysicalDeviceScalarBlockLayoutFeatures {
+        scalar_block_layout: "scalarBlockLayout",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -228,6 +234,12 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("bufferDeviceAddress", true),
         ("bufferDeviceAddressCaptureReplay", false),
         ("bufferDeviceAddressMultiDevice", false),
+        // Block layouts: the front end takes every member's Offset, ArrayStride and
+        // MatrixStride from the decorations, and the data port reads dword-aligned
+        // components (8/16-bit ones with byte scattered messages), so std430 uniform blocks
+        // and scalar-aligned members need nothing else (tests/tests/block_layout.rs).
+        ("uniformBufferStandardLayout", true),
+        ("scalarBlockLayout", true),
     ]
 }
 
