@@ -73,6 +73,10 @@ pub const MEMBERS: &[Member] = members! {
     PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => PhysicalDeviceScalarBlockLayoutFeatures {
         scalar_block_layout: "scalarBlockLayout",
     }
+    PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => PhysicalDeviceShaderAtomicInt64Features {
+        shader_buffer_int64_atomics: "shaderBufferInt64Atomics",
+        shader_shared_int64_atomics: "shaderSharedInt64Atomics",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -240,6 +244,11 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // and scalar-aligned members need nothing else (tests/tests/block_layout.rs).
         ("uniformBufferStandardLayout", true),
         ("scalarBlockLayout", true),
+        // 64-bit atomics on storage buffers and through pointers: A64 atomics with 64-bit
+        // data (docs/descriptors.md, "64-bit atomics"; tests/tests/buffer_address.rs). Shared
+        // memory has no 64-bit atomic message on Gen9 (anv reports false too).
+        ("shaderBufferInt64Atomics", true),
+        ("shaderSharedInt64Atomics", false),
     ]
 }
 
