@@ -59,6 +59,8 @@ pub enum WidthClass {
     MathIntDiv,
     /// Untyped surface read/write/atomic and byte scattered messages.
     Untyped,
+    /// A64 untyped atomics (SIMD8 only on Gen9).
+    A64Atomic,
     /// Typed surface read/write/atomic messages.
     Typed,
     /// Sampler messages (SIMD8 and SIMD16 modes).
@@ -89,6 +91,7 @@ pub const GEN9: HwFacts = HwFacts {
         (WidthClass::MathFloat, 16),
         (WidthClass::MathIntDiv, 8),
         (WidthClass::Untyped, 16),
+        (WidthClass::A64Atomic, 8),
         (WidthClass::Typed, 8),
         (WidthClass::Sampler, 16),
         (WidthClass::Unlimited, 32),

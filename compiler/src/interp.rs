@@ -117,7 +117,8 @@ impl Group<'_> {
             Space::Push => &mut self.mem.push,
             Space::Shared => &mut self.shared,
             Space::Local => &mut self.local[lane],
-            Space::SsboArray(_) | Space::UboArray(_) => {
+            // The interpreter models bound buffers only, not a 64-bit address space.
+            Space::SsboArray(_) | Space::UboArray(_) | Space::Global(_) => {
                 return Err(InterpError::Unbound(space.to_string()))
             }
         })

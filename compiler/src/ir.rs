@@ -135,6 +135,10 @@ pub enum Space {
     Shared,
     /// Per-invocation private memory (dynamically indexed local arrays; scratch in a back end).
     Local,
+    /// Global memory through a 64-bit address (`PhysicalStorageBuffer` pointers): the byte
+    /// address is the `i64` base value plus the sign-extended `i32` offset of the op. The
+    /// base is a source of the op (after the offset and data), as a descriptor index is.
+    Global(Value),
 }
 
 /// Element `index` (an `i32` value) of a descriptor array of buffers whose `count`
@@ -151,16 +155,19 @@ pub struct BufIndex {
 }
 
 impl Space {
-    /// The run-time descriptor index this space reads, if any (a source of the op).
+    /// The value this space reads, if any (a source of the op): the run-time descriptor
+    /// index of an array element, or the 64-bit base address of global memory.
     pub fn index(&self) -> Option<Value> {
         match self {
             Space::SsboArray(x) | Space::UboArray(x) => Some(x.index),
+            Space::Global(base) => Some(*base),
             Space::Ssbo(_) | Space::Ubo(_) | Space::Push | Space::Shared | Space::Local => None,
         }
     }
     pub fn index_mut(&mut self) -> Option<&mut Value> {
         match self {
             Space::SsboArray(x) | Space::UboArray(x) => Some(&mut x.index),
+            Space::Global(base) => Some(base),
             Space::Ssbo(_) | Space::Ubo(_) | Space::Push | Space::Shared | Space::Local => None,
         }
     }
@@ -198,6 +205,7 @@ impl fmt::Display for Space {
             Space::Push => write!(f, "push"),
             Space::Shared => write!(f, "shared"),
             Space::Local => write!(f, "local"),
+            Space::Global(base) => write!(f, "global[{base}]"),
         }
     }
 }

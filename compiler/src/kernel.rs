@@ -51,6 +51,20 @@ impl CurbeLayout {
     pub const BASE_WORKGROUP_DWORD: u32 = 3;
     /// Dword of the per-thread register holding the subgroup id.
     pub const SUBGROUP_ID_DWORD: u32 = 7;
+    /// A `size_btis` entry `bti | ADDRESS_LO` asks for the low dword of the 64-bit GPU
+    /// address of `bti`'s bound range instead of its size (64-bit atomics on storage
+    /// buffers are A64 messages, docs/dispatch-contract.md).
+    pub const ADDRESS_LO: u32 = 1 << 31;
+    /// A `size_btis` entry `bti | ADDRESS_HI`: the high dword of that address.
+    pub const ADDRESS_HI: u32 = 1 << 30;
+
+    /// The register and byte of the low and the high dword of `bti`'s bound-range address.
+    pub fn address_slots(&self, bti: u32) -> Option<[(u8, u32); 2]> {
+        Some([
+            self.size_slot(bti | Self::ADDRESS_LO)?,
+            self.size_slot(bti | Self::ADDRESS_HI)?,
+        ])
+    }
     /// Registers of per-thread data (the subgroup-id register).
     pub const PER_THREAD_REGS: u32 = 1;
 
@@ -106,8 +120,14 @@ impl CurbeLayout {
 
     /// The CURBE data of one dispatch, `curbe_regs(threads)` registers: the cross-thread
     /// block then one per-thread block per thread. `buffer_size(bti)` gives the bound range
-    /// size of each entry of `size_btis`.
-    pub fn curbe_data(&self, v: &CurbeValues, buffer_size: impl Fn(u32) -> u32) -> Vec<u32> {
+    /// size of each size entry of `size_btis`, `buffer_address(bti)` the GPU address of the
+    /// bound range of each address entry.
+    pub fn curbe_data(
+        &self,
+        v: &CurbeValues,
+        buffer_size: impl Fn(u32) -> u32,
+        buffer_address: impl Fn(u32) -> u64,
+    ) -> Vec<u32> {
         let mut curbe = vec![0u32; self.curbe_regs(v.threads) as usize * REG_DWORDS];
         let push_dw = usize::from(self.push_regs) * REG_DWORDS;
         for (dw, bytes) in curbe[..push_dw].iter_mut().zip(v.push.chunks(4)) {
@@ -121,8 +141,16 @@ impl CurbeLayout {
         let b = drv + Self::BASE_WORKGROUP_DWORD as usize;
         curbe[b..b + 3].copy_from_slice(&v.base_workgroup);
         let sizes = drv + REG_DWORDS;
-        for (i, &bti) in self.size_btis.iter().enumerate() {
-            curbe[sizes + i] = buffer_size(bti);
+        let tags = Self::ADDRESS_LO | Self::ADDRESS_HI;
+        for (i, &e) in self.size_btis.iter().enumerate() {
+            let bti = e & !tags;
+            curbe[sizes + i] = if e & Self::ADDRESS_LO != 0 {
+                buffer_address(bti) as u32
+            } else if e & Self::ADDRESS_HI != 0 {
+                (buffer_address(bti) >> 32) as u32
+            } else {
+                buffer_size(bti)
+            };
         }
         for t in 0..v.threads {
             let reg = self.cross_thread_regs() + t * self.per_thread_regs();
@@ -352,6 +380,31 @@ mod tests {
         assert_eq!(l.num_workgroups_offset(), 64);
     }
 
+    /// A storage buffer with 64-bit atomics: its size entry and the two tagged address
+    /// entries, the address halves written where `address_slots` says.
+    #[test]
+    fn tagged_entries_carry_the_bound_range_address() {
+        let l = CurbeLayout {
+            push_regs: 0,
+            size_btis: vec![3, 3 | CurbeLayout::ADDRESS_LO, 3 | CurbeLayout::ADDRESS_HI],
+            push_bti: None,
+        };
+        let [(rl, bl), (rh, bh)] = l.address_slots(3).unwrap();
+        assert_eq!(l.address_slots(4), None);
+        let v = CurbeValues {
+            push: &[],
+            num_workgroups: [1, 1, 1],
+            base_workgroup: [0, 0, 0],
+            threads: 1,
+        };
+        let c = l.curbe_data(&v, |_| 96, |_| 0x0000_0012_3456_7000);
+        let at = |r: u8, b: u32| c[(usize::from(r) - 1) * 8 + b as usize / 4];
+        let (rs, bs) = l.size_slot(3).unwrap();
+        assert_eq!(at(rs, bs), 96);
+        assert_eq!(at(rl, bl), 0x3456_7000);
+        assert_eq!(at(rh, bh), 0x12);
+    }
+
     #[test]
     fn curbe_data_puts_each_value_where_the_kernel_reads_it() {
         let l = layout();
@@ -362,7 +415,7 @@ mod tests {
             base_workgroup: [7, 8, 9],
             threads: 2,
         };
-        let c = l.curbe_data(&v, |bti| 100 + bti);
+        let c = l.curbe_data(&v, |bti| 100 + bti, |bti| u64::from(bti) << 32);
         assert_eq!(c.len(), 8 * l.curbe_regs(2) as usize);
         // Push bytes little-endian from dword 0; the rest of the push registers zero.
         assert_eq!(c[0], 0x0403_0201);

@@ -106,6 +106,13 @@ fn parse_space(s: &str) -> Option<Space> {
     }
     let (name, rest) = s.split_once('[')?;
     let inner = rest.strip_suffix(']')?;
+    // `global[%V]`: 64-bit base address.
+    if name == "global" {
+        let v = inner.strip_prefix('%')?;
+        return Some(Space::Global(Value(
+            v.parse().ok().filter(|n| *n <= 1_000_000)?,
+        )));
+    }
     // `ssbo[B+%V<N]` (or `ssbo.nu[...]` for a non-uniform index): descriptor array element.
     if let Some((base, rest)) = inner.split_once("+%") {
         let (v, count) = rest.split_once('<')?;

@@ -187,6 +187,14 @@ impl Ctx<'_> {
                 return bad("descriptor array of no elements");
             }
         }
+        if let Some(Space::Global(_)) = space {
+            if st.last() != Some(&Type::int(64)) {
+                return bad("global base addresses are i64");
+            }
+            if matches!(i.op, Op::BufferSize(_)) {
+                return bad("global memory has no buffer size");
+            }
+        }
         match &i.op {
             Op::Const(c) => {
                 let t = dt.unwrap();
@@ -266,8 +274,8 @@ impl Ctx<'_> {
                 if st[0] != Type::I32 || data.len() != op.num_data() {
                     return bad("bad atomic operands");
                 }
-                if !(space.is_ssbo() || *space == Space::Shared) {
-                    return bad("atomics work on ssbo and shared memory");
+                if !(space.is_ssbo() || matches!(space, Space::Shared | Space::Global(_))) {
+                    return bad("atomics work on ssbo, global and shared memory");
                 }
                 if let Some(t) = dt {
                     let data = &st[1..1 + data.len()];

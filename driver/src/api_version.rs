@@ -503,20 +503,29 @@ mod tests {
         let d = decide(&Offer::of(lookup_pci_id(0x1912).unwrap()));
         let r = report(&d);
         println!("{r}");
-        assert_eq!(d.version, vk::API_VERSION_1_1, "{r}");
+        assert_eq!(d.version, vk::API_VERSION_1_2, "{r}");
         let next: Vec<&str> = d
             .blockers
             .iter()
-            .filter(|(v, _)| *v <= vk::API_VERSION_1_2)
+            .filter(|(v, _)| *v <= vk::API_VERSION_1_3)
             .flat_map(|(_, u)| u.iter().map(String::as_str))
             .collect();
         assert_eq!(
             next,
             [
-                "command vkGetBufferDeviceAddress missing",
-                "command vkGetBufferOpaqueCaptureAddress missing",
-                "command vkGetDeviceMemoryOpaqueCaptureAddress missing",
-                "feature uniformBufferStandardLayout",
+                "command vkGetDeviceBufferMemoryRequirements missing",
+                "command vkGetDeviceImageMemoryRequirements missing",
+                "command vkGetDeviceImageSparseMemoryRequirements missing",
+                "feature shaderZeroInitializeWorkgroupMemory",
+                "feature robustImageAccess",
+                "feature shaderIntegerDotProduct",
+                "feature maintenance4",
+                "feature vulkanMemoryModel",
+                "feature vulkanMemoryModelDeviceScope",
+                "feature inlineUniformBlock",
+                "property maxBufferSize >= 2^30",
+                "property maxInlineUniformBlockSize >= 256",
+                "property maxInlineUniformTotalSize >= 256",
             ],
             "{r}"
         );

@@ -108,8 +108,8 @@ const MI_TRANSFER_MAX: u64 = 64;
 /// Texels one meta dispatch of a buffer copy or fill moves at most.
 const META_CHUNK: u64 = 1 << 24;
 
-/// (BTI, bound range size in bytes) of each descriptor a dispatch uses.
-type BoundSizes = Vec<(u32, u32)>;
+/// Per BTI of each descriptor a dispatch uses: the bound range's size in bytes and GPU address (for the CURBE's size and address dwords).
+type BoundSizes = Vec<(u32, u32, u64)>;
 /// The samplers of a dispatch's descriptors, by binding-table index.
 type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 
@@ -117,7 +117,7 @@ type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 /// the push-constant bytes.
 struct Bound<'a> {
     bt: Vec<u32>,
-    sizes: &'a [(u32, u32)],
+    sizes: &'a [(u32, u32, u64)],
     samplers: &'a [(u32, Arc<crate::sampler::Sampler>)],
     push: &'a [u8],
 }
@@ -471,8 +471,8 @@ impl Recorder {
             if let Some(s) = bound.set.lock_samplers()[slot as usize].clone() {
                 samplers.push((bti, s));
             }
-            let (ss, size) = match desc {
-                None => (null_surface(), 0),
+            let (ss, size, address) = match desc {
+                None => (null_surface(), 0, 0),
                 Some(desc) => {
                     // Dynamic offsets in set-layout order.
                     let dyn_index = layout.dynamic_slots().position(|s| s == slot);
@@ -485,17 +485,15 @@ impl Recorder {
                         .size
                         .saturating_sub(desc.offset + u64::from(extra));
                     let size = desc.range.min(avail);
+                    let address = desc.address() + u64::from(extra);
                     match &desc.surface {
                         // An image or texel-buffer view: its own surface state.
-                        Some(ss) => (ss.to_vec(), size),
-                        None => (
-                            buffer_surface(desc.address() + u64::from(extra), size),
-                            size,
-                        ),
+                        Some(ss) => (ss.to_vec(), size, 0),
+                        None => (buffer_surface(address, size), size, address),
                     }
                 }
             };
-            sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX)));
+            sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX), address));
             bt[bti as usize] = self.surface_state(core, &ss)?;
         }
         Ok((bt, sizes, samplers))
@@ -562,7 +560,7 @@ impl Recorder {
         curbe_off: u64,
         curbe_bytes: u64,
         (groups, base): ([u32; 3], [u32; 3]),
-        sizes: &[(u32, u32)],
+        sizes: &[(u32, u32, u64)],
         push: &[u8],
     ) {
         let values = CurbeValues {
@@ -571,9 +569,12 @@ impl Recorder {
             base_workgroup: base,
             threads: k.threads_per_group,
         };
-        let mut curbe = k.layout.curbe_data(&values, |bti| {
-            sizes.iter().find(|(b, _)| *b == bti).map_or(0, |s| s.1)
-        });
+        let find = |bti: u32| sizes.iter().find(|s| s.0 == bti);
+        let mut curbe = k.layout.curbe_data(
+            &values,
+            |bti| find(bti).map_or(0, |s| s.1),
+            |bti| find(bti).map_or(0, |s| s.2),
+        );
         curbe.resize((curbe_bytes / 4) as usize, 0);
         self.write_state(curbe_off, &curbe);
     }

@@ -83,6 +83,10 @@ pub fn version_allows(ext: &str, api_version: u32) -> bool {
 pub const KHR_DESCRIPTOR_UPDATE_TEMPLATE: &str = "VK_KHR_descriptor_update_template";
 pub const KHR_PUSH_DESCRIPTOR: &str = "VK_KHR_push_descriptor";
 pub const KHR_MAINTENANCE_3: &str = "VK_KHR_maintenance3";
+pub const KHR_BUFFER_DEVICE_ADDRESS: &str = "VK_KHR_buffer_device_address";
+pub const KHR_UNIFORM_BUFFER_STANDARD_LAYOUT: &str = "VK_KHR_uniform_buffer_standard_layout";
+pub const EXT_SCALAR_BLOCK_LAYOUT: &str = "VK_EXT_scalar_block_layout";
+pub const KHR_SHADER_ATOMIC_INT64: &str = "VK_KHR_shader_atomic_int64";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -135,6 +139,15 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (EXT_SUBGROUP_SIZE_CONTROL, 2),
     // Structured control flow reconverges at every merge (features.rs); tests/amber/cts.
     (KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW, 1),
+    // PhysicalStorageBuffer pointers on A64 messages (docs/descriptors.md, "Buffer device
+    // address"); tests/tests/buffer_address.rs.
+    (KHR_BUFFER_DEVICE_ADDRESS, 1),
+    // Layouts from the SPIR-V decorations (docs/descriptors.md, "Block layouts");
+    // tests/tests/block_layout.rs.
+    (KHR_UNIFORM_BUFFER_STANDARD_LAYOUT, 1),
+    (EXT_SCALAR_BLOCK_LAYOUT, 1),
+    // 64-bit buffer atomics as A64 messages (docs/descriptors.md); tests/tests/buffer_address.rs.
+    (KHR_SHADER_ATOMIC_INT64, 1),
 ];
 
 macro_rules! entry_points {
@@ -180,6 +193,7 @@ const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
 const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 const HQR: Option<&str> = Some(EXT_HOST_QUERY_RESET);
 const PD: Option<&str> = Some(EXT_PRIVATE_DATA);
+const BDA: Option<&str> = Some(KHR_BUFFER_DEVICE_ADDRESS);
 const V11: Option<&str> = Some(VERSION_1_1);
 const V12: Option<&str> = Some(VERSION_1_2);
 const V13: Option<&str> = Some(VERSION_1_3);
@@ -319,6 +333,9 @@ entry_points! {
     Device PD => "vkDestroyPrivateDataSlotEXT": private_data::destroy_private_data_slot;
     Device PD => "vkSetPrivateDataEXT": private_data::set_private_data;
     Device PD => "vkGetPrivateDataEXT": private_data::get_private_data;
+    Device BDA => "vkGetBufferDeviceAddressKHR": memory::get_buffer_device_address;
+    Device BDA => "vkGetBufferOpaqueCaptureAddressKHR": memory::get_buffer_opaque_capture_address;
+    Device BDA => "vkGetDeviceMemoryOpaqueCaptureAddressKHR": memory::get_device_memory_opaque_capture_address;
     // Core 1.1-1.3 names (answered by vkGetDeviceProcAddr from that apiVersion on).
     Instance V11 => "vkEnumeratePhysicalDeviceGroups": group::enumerate_physical_device_groups;
     PhysicalDevice V11 => "vkGetPhysicalDeviceProperties2": physical::get_properties2;
@@ -347,6 +364,9 @@ entry_points! {
     Device V12 => "vkGetSemaphoreCounterValue": sync::get_semaphore_counter_value;
     Device V12 => "vkWaitSemaphores": sync::wait_semaphores;
     Device V12 => "vkSignalSemaphore": sync::signal_semaphore;
+    Device V12 => "vkGetBufferDeviceAddress": memory::get_buffer_device_address;
+    Device V12 => "vkGetBufferOpaqueCaptureAddress": memory::get_buffer_opaque_capture_address;
+    Device V12 => "vkGetDeviceMemoryOpaqueCaptureAddress": memory::get_device_memory_opaque_capture_address;
     Device V13 => "vkCreatePrivateDataSlot": private_data::create_private_data_slot;
     Device V13 => "vkDestroyPrivateDataSlot": private_data::destroy_private_data_slot;
     Device V13 => "vkSetPrivateData": private_data::set_private_data;

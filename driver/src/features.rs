@@ -72,6 +72,21 @@ pub const MEMBERS: &[Member] = members! {
     PHYSICAL_DEVICE_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_FEATURES_KHR => PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR {
         shader_subgroup_uniform_control_flow: "shaderSubgroupUniformControlFlow",
     }
+    PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => PhysicalDeviceBufferDeviceAddressFeatures {
+        buffer_device_address: "bufferDeviceAddress",
+        buffer_device_address_capture_replay: "bufferDeviceAddressCaptureReplay",
+        buffer_device_address_multi_device: "bufferDeviceAddressMultiDevice",
+    }
+    PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES => PhysicalDeviceUniformBufferStandardLayoutFeatures {
+        uniform_buffer_standard_layout: "uniformBufferStandardLayout",
+    }
+    PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES => PhysicalDeviceScalarBlockLayoutFeatures {
+        scalar_block_layout: "scalarBlockLayout",
+    }
+    PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES => PhysicalDeviceShaderAtomicInt64Features {
+        shader_buffer_int64_atomics: "shaderBufferInt64Atomics",
+        shader_shared_int64_atomics: "shaderSharedInt64Atomics",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -241,6 +256,24 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // Not yet: robustImageAccess2, and nullDescriptor (descriptor writes do not take a
         // null buffer yet).
         ("robustBufferAccess2", true),
+        // PhysicalStorageBuffer pointers through A64 messages; memory allocated with
+        // DEVICE_ADDRESS is resident in every submission (tests/tests/buffer_address.rs).
+        // No capture/replay (addresses come from the VA allocator, not from a request) and a
+        // single device.
+        ("bufferDeviceAddress", true),
+        ("bufferDeviceAddressCaptureReplay", false),
+        ("bufferDeviceAddressMultiDevice", false),
+        // Block layouts: the front end takes every member's Offset, ArrayStride and
+        // MatrixStride from the decorations, and the data port reads dword-aligned
+        // components (8/16-bit ones with byte scattered messages), so std430 uniform blocks
+        // and scalar-aligned members need nothing else (tests/tests/block_layout.rs).
+        ("uniformBufferStandardLayout", true),
+        ("scalarBlockLayout", true),
+        // 64-bit atomics on storage buffers and through pointers: A64 atomics with 64-bit
+        // data (docs/descriptors.md, "64-bit atomics"; tests/tests/buffer_address.rs). Shared
+        // memory has no 64-bit atomic message on Gen9 (anv reports false too).
+        ("shaderBufferInt64Atomics", true),
+        ("shaderSharedInt64Atomics", false),
     ]
 }
 
@@ -359,7 +392,8 @@ mod tests {
         );
         assert_eq!(v11.storage_input_output16, vk::FALSE);
         assert_eq!(v12.timeline_semaphore, vk::TRUE);
-        assert_eq!(v12.buffer_device_address, vk::FALSE);
+        assert_eq!(v12.buffer_device_address, vk::TRUE);
+        assert_eq!(v12.buffer_device_address_capture_replay, vk::FALSE);
     }
 
     #[test]

@@ -151,6 +151,11 @@ impl<T> Registry<T> {
             })
     }
 
+    /// Every live object (a snapshot).
+    pub fn values(&self) -> Vec<Arc<T>> {
+        self.lock().values().cloned().collect()
+    }
+
     pub fn len(&self) -> usize {
         self.lock().len()
     }

@@ -34,6 +34,10 @@ pub struct Memory {
     pub type_index: u32,
     /// Where the object is softpinned in the device's address space.
     pub va: u64,
+    /// Allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT: shaders may reach it through a
+    /// buffer device address without any descriptor naming it, so every submission of the
+    /// device lists it (`queue.rs`).
+    pub device_address: bool,
     va_alloc: Arc<crate::bo::VaAllocator>,
 }
 
@@ -142,6 +146,21 @@ fn allocate(device: &Device, info: &vk::MemoryAllocateInfo<'_>) -> Result<u64> {
     if info.allocation_size == 0 {
         return Err(DriverError::InvalidArgument("allocationSize is 0".into()));
     }
+    // VkMemoryAllocateFlagsInfo: DEVICE_ADDRESS makes the memory resident in every
+    // submission; DEVICE_MASK is the single device's; capture/replay addresses are not
+    // offered (bufferDeviceAddressCaptureReplay is false).
+    // SAFETY: the create info's chain is valid per the spec.
+    let flags =
+        unsafe { ffi::find_in_chain(info.p_next, vk::StructureType::MEMORY_ALLOCATE_FLAGS_INFO) }
+            // SAFETY: a structure with this sType is this type.
+            .map(|p| unsafe { (*p.cast::<vk::MemoryAllocateFlagsInfo<'_>>()).flags })
+            .unwrap_or_default();
+    if flags.contains(vk::MemoryAllocateFlags::DEVICE_ADDRESS_CAPTURE_REPLAY) {
+        return Err(DriverError::NotImplemented(
+            "capture/replay device addresses (bufferDeviceAddressCaptureReplay is false)",
+        ));
+    }
+    let device_address = flags.contains(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
     if info.allocation_size > device.adapter.heap_size {
         return Err(DriverError::OutOfDeviceMemory(format!(
             "{} bytes exceed the {}-byte heap",
@@ -181,6 +200,7 @@ fn allocate(device: &Device, info: &vk::MemoryAllocateInfo<'_>) -> Result<u64> {
         size: info.allocation_size,
         type_index: info.memory_type_index,
         va,
+        device_address,
         va_alloc: device.va.clone(),
     };
     Ok(device.memories.insert(memory))
@@ -369,6 +389,69 @@ pub(crate) unsafe extern "system" fn destroy_buffer(
         unsafe { dev(device) }?.buffers.remove(buffer.as_raw())?;
         Ok(())
     })
+}
+
+/// The GPU address of a buffer's first byte (VK_KHR_buffer_device_address): its memory's
+/// softpinned address plus the binding offset. Shaders reach it through A64 messages.
+fn buffer_address(d: &Device, buffer: vk::Buffer) -> Result<u64> {
+    let (mem, offset) = d.buffers.get(buffer.as_raw())?.resolve()?;
+    if !mem.device_address {
+        log::warn!(
+            "vkGetBufferDeviceAddress: the buffer's memory was allocated without \
+             VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT, so submissions do not make it resident"
+        );
+    }
+    Ok(mem.va + offset)
+}
+
+pub(crate) unsafe extern "system" fn get_buffer_device_address(
+    device: vk::Device,
+    p_info: *const vk::BufferDeviceAddressInfo<'_>,
+) -> vk::DeviceAddress {
+    ffi::run(
+        "vkGetBufferDeviceAddress",
+        |_| 0,
+        || {
+            // SAFETY: live device and valid info per the spec.
+            let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
+            buffer_address(d, info.buffer)
+        },
+    )
+}
+
+/// Opaque capture addresses exist for capture/replay tools, which Ferrite does not support
+/// (bufferDeviceAddressCaptureReplay is false): a buffer has none (0, "no address to
+/// request"), as anv answers for buffers.
+pub(crate) unsafe extern "system" fn get_buffer_opaque_capture_address(
+    device: vk::Device,
+    p_info: *const vk::BufferDeviceAddressInfo<'_>,
+) -> u64 {
+    ffi::run(
+        "vkGetBufferOpaqueCaptureAddress",
+        |_| 0,
+        || {
+            // SAFETY: live device and valid info per the spec.
+            let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
+            d.buffers.get(info.buffer.as_raw())?;
+            Ok(0)
+        },
+    )
+}
+
+/// The memory object's softpinned address (what a replay would have to request).
+pub(crate) unsafe extern "system" fn get_device_memory_opaque_capture_address(
+    device: vk::Device,
+    p_info: *const vk::DeviceMemoryOpaqueCaptureAddressInfo<'_>,
+) -> u64 {
+    ffi::run(
+        "vkGetDeviceMemoryOpaqueCaptureAddress",
+        |_| 0,
+        || {
+            // SAFETY: live device and valid info per the spec.
+            let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
+            Ok(d.memories.get(info.memory.as_raw())?.va)
+        },
+    )
 }
 
 /// The memory requirements of a buffer of `size` bytes (every buffer has the same rules).

@@ -293,6 +293,14 @@ impl Queue {
         let batch = match exe {
             Some(e) => {
                 e.objects(&mut objs);
+                // Memory a shader may reach through a buffer device address, named by no
+                // descriptor: resident in every submission (as anv does).
+                for m in self.core.memories.values() {
+                    if m.device_address {
+                        let size = m.size.div_ceil(crate::bo::PAGE) * crate::bo::PAGE;
+                        objs.insert(m.bo, (m.bo, m.va, size));
+                    }
+                }
                 &e.batch
             }
             None => &self.noop,

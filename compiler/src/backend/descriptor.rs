@@ -29,7 +29,12 @@ pub(super) fn indexed_space(op: &ir::Op) -> Option<BufIndex> {
         ir::Op::Load { space, .. } | ir::Op::Store { space, .. } | ir::Op::Atomic { space, .. } => {
             match space {
                 Space::SsboArray(x) | Space::UboArray(x) => Some(*x),
-                Space::Ssbo(_) | Space::Ubo(_) | Space::Push | Space::Shared | Space::Local => None,
+                Space::Ssbo(_)
+                | Space::Ubo(_)
+                | Space::Push
+                | Space::Shared
+                | Space::Local
+                | Space::Global(_) => None,
             }
         }
         _ => None,

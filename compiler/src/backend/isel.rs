@@ -497,6 +497,8 @@ impl<'a> Isel<'a> {
             Space::Shared => Ok(Surface::Bti(self.hw.bti_slm)),
             // Private memory lives in the thread's scratch, addressed statelessly.
             Space::Local => Ok(Surface::Bti(self.hw.bti_stateless)),
+            // PhysicalStorageBuffer memory: A64 messages on 64-bit addresses.
+            Space::Global(_) => Ok(Surface::A64),
             other => Err(unsupported(format!("memory access to {other}"))),
         }
     }
@@ -505,6 +507,19 @@ impl<'a> Isel<'a> {
     /// lane's private block in scratch: (R0.5 & ~0x3FF) + lane * local_size + offset
     /// (General-State-relative, as stateless A32 messages take it).
     fn address(&mut self, space: Space, offset: ir::Value) -> Res<Opnd> {
+        if let Space::Global(base) = space {
+            // base + sext(offset), one UQ per lane (the A64 messages' address).
+            let base = self.comp(base, 0)?;
+            if matches!(&self.vals[offset.0 as usize], Some(Val::Imm(k)) if k.first() == Some(&0)) {
+                return Ok(base.retype(Type::UQ));
+            }
+            let off = self.comp(offset, 0)?;
+            let mut b = self.b();
+            let a = b.vreg(Type::Q, 1);
+            b.mov(a, off.retype(Type::D));
+            b.alu2(Opcode::Add, a, a, base.retype(Type::Q));
+            return Ok(a.retype(Type::UQ));
+        }
         if space != Space::Local {
             return self.comp_reg(offset, 0);
         }
@@ -570,7 +585,10 @@ impl<'a> Isel<'a> {
 
     fn instr(&mut self, i: &ir::Instr) -> Res<()> {
         let w = self.w as u32;
-        if self.indexed_surface.is_none() {
+        // A 64-bit atomic on a descriptor-array element needs no uniform index: it is an A64
+        // message on a per-channel address (`buffer_atomic64`).
+        let wide_atomic = atomic64_buffers(self.func, i).is_some();
+        if self.indexed_surface.is_none() && !wide_atomic {
             if let Some(x) = descriptor::indexed_space(&i.op) {
                 return self.indexed_access(i, x);
             }
@@ -677,7 +695,7 @@ impl<'a> Isel<'a> {
                     wide::load64(
                         &mut b,
                         surf,
-                        addr.retype(Type::UD),
+                        addr.retype(surf.addr_type()),
                         dst,
                         t.comps as u32,
                         8 * w,
@@ -694,7 +712,7 @@ impl<'a> Isel<'a> {
                         comp_stride: 4 * w,
                     },
                     dst.retype(Type::UD),
-                    vec![addr.retype(Type::UD)],
+                    vec![addr.retype(surf.addr_type())],
                 );
             }
             Op::Store {
@@ -712,7 +730,7 @@ impl<'a> Isel<'a> {
                         .map(|c| self.comp(*value, c))
                         .collect::<Res<_>>()?;
                     let mut b = self.b();
-                    wide::store64(&mut b, surf, addr.retype(Type::UD), &src);
+                    wide::store64(&mut b, surf, addr.retype(surf.addr_type()), &src);
                     return Ok(());
                 }
                 if narrow::is_narrow(t) {
@@ -741,7 +759,7 @@ impl<'a> Isel<'a> {
                         comp_stride: 4 * w,
                     },
                     Opnd::null(Type::UD),
-                    vec![addr.retype(Type::UD), data.retype(Type::UD)],
+                    vec![addr.retype(surf.addr_type()), data.retype(Type::UD)],
                 );
             }
             Op::Atomic {
@@ -750,13 +768,20 @@ impl<'a> Isel<'a> {
                 offset,
                 data,
             } => {
-                if data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
-                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)))
-                {
-                    return Err(unsupported("64-bit atomics"));
+                let qword = data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
+                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
+                if qword && matches!(space, Space::Ssbo(_) | Space::SsboArray(_)) {
+                    return self.buffer_atomic64(i.dst, *op, *space, *offset, data);
                 }
                 let surf = self.surface(*space)?;
+                if qword && surf != Surface::A64 {
+                    // Gen9 has 64-bit atomics only among the A64 messages.
+                    return Err(unsupported(format!("64-bit atomics on {space}")));
+                }
                 let addr = self.address(*space, *offset)?;
+                if qword {
+                    return self.atomic64(i.dst, *op, addr, data, None);
+                }
                 let dst = match i.dst {
                     Some(d) => self.def_reg(d)?.retype(Type::UD),
                     None => Opnd::null(Type::UD),
@@ -774,7 +799,7 @@ impl<'a> Isel<'a> {
                             comp_stride: 4 * w,
                         },
                         dst,
-                        vec![addr.retype(Type::UD)],
+                        vec![addr.retype(surf.addr_type())],
                     );
                     return Ok(());
                 }
@@ -785,7 +810,7 @@ impl<'a> Isel<'a> {
                 } else {
                     data.clone()
                 };
-                let mut srcs = vec![addr.retype(Type::UD)];
+                let mut srcs = vec![addr.retype(surf.addr_type())];
                 for v in &order {
                     srcs.push(self.comp_reg(*v, 0)?.retype(Type::UD));
                 }
@@ -794,6 +819,7 @@ impl<'a> Isel<'a> {
                         surf,
                         hw_op,
                         ndata: order.len() as u8,
+                        qword: false,
                     },
                     dst,
                     srcs,
@@ -843,6 +869,143 @@ impl<'a> Isel<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A 64-bit atomic at the 64-bit addresses `addr`: the A64 untyped atomic with 64-bit
+    /// data (docs/gen9.md 4.2). An atomic load is an OR with 0 that returns the old value,
+    /// so it reads the qword in one access as the atomic does.
+    fn atomic64(
+        &mut self,
+        d: Option<ir::Value>,
+        op: AtomicOp,
+        addr: Opnd,
+        data: &[ir::Value],
+        guard: Option<Pred>,
+    ) -> Res<()> {
+        let dst = match d {
+            Some(d) => self.def_reg(d)?.retype(Type::UQ),
+            None => Opnd::null(Type::UQ),
+        };
+        // A guarded atomic (a storage-buffer access, bounds-checked in the shader) returns 0
+        // in the channels the guard turns off: the old value lands in a temporary and is
+        // copied under the same predicate.
+        let (ret, dst) = match (guard, dst.base) {
+            (Some(_), Base::Null) | (None, _) => (None, dst),
+            (Some(_), _) => {
+                let mut b = self.b();
+                b.mov(dst, Opnd::imm(Type::UQ, 0));
+                (Some(dst), b.vreg(Type::UQ, 1))
+            }
+        };
+        let (hw_op, order) = match op {
+            AtomicOp::Load => (2, vec![]),
+            // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
+            AtomicOp::CmpXchg => (atomic_hw_op(op)?, vec![data[1], data[0]]),
+            _ => (atomic_hw_op(op)?, data.to_vec()),
+        };
+        let mut srcs = vec![addr.retype(Type::UQ)];
+        for v in &order {
+            srcs.push(self.comp(*v, 0)?.retype(Type::UQ));
+        }
+        if op == AtomicOp::Load {
+            srcs.push(Opnd::imm(Type::UQ, 0));
+        }
+        let ndata = srcs.len() as u8 - 1;
+        self.b()
+            .inst(
+                LOp::UntypedAtomic {
+                    surf: Surface::A64,
+                    hw_op,
+                    ndata,
+                    qword: true,
+                },
+                dst,
+                srcs,
+            )
+            .pred = guard;
+        if let Some(r) = ret {
+            self.b().mov(r, dst).pred = guard;
+        }
+        Ok(())
+    }
+
+    /// A 64-bit atomic on a storage buffer: Gen9 has no 64-bit atomic on a binding-table
+    /// surface, so it is an A64 atomic at the bound range's GPU address (from the CURBE,
+    /// docs/dispatch-contract.md) plus the offset. The data port does not bounds-check A64
+    /// messages, so the shader does: a channel whose 8 bytes do not lie inside the bound
+    /// range does nothing and returns 0, as a surface atomic outside its surface would. A
+    /// descriptor-array element is chosen per channel (clamped to the array as surface
+    /// accesses are), so the index need not be uniform.
+    fn buffer_atomic64(
+        &mut self,
+        d: Option<ir::Value>,
+        op: AtomicOp,
+        space: Space,
+        offset: ir::Value,
+        data: &[ir::Value],
+    ) -> Res<()> {
+        let (first, count, index) = match space {
+            Space::Ssbo(b) => (b, 1, None),
+            Space::SsboArray(x) => (x.base, x.count, Some(x.index)),
+            _ => return Err(BackendError::Internal(format!("64-bit atomic on {space}"))),
+        };
+        let slots = |this: &Self, k: u32| -> Res<(Opnd, Opnd, Opnd)> {
+            let bti = first + k;
+            let missing = || BackendError::Internal(format!("no address of bti {bti}"));
+            let [(rl, bl), (rh, bh)] = this.layout.address_slots(bti).ok_or_else(missing)?;
+            let (rs, bs) = this.layout.size_slot(bti).ok_or_else(missing)?;
+            Ok((
+                Opnd::g(rl, bl, Type::UD, 0),
+                Opnd::g(rh, bh, Type::UD, 0),
+                Opnd::g(rs, bs, Type::UD, 0),
+            ))
+        };
+        let idx = match index {
+            Some(v) => Some(self.comp(v, 0)?),
+            None => None,
+        };
+        let first_slots = slots(self, 0)?;
+        let rest = (1..count)
+            .map(|k| slots(self, k))
+            .collect::<Res<Vec<_>>>()?;
+        let off = self.comp(offset, 0)?;
+        let p = Some(Pred {
+            flag_sub: 0,
+            inverse: false,
+        });
+        let mut b = self.b();
+        // Base address (UQ) and size (UD) of each channel's buffer.
+        let base = b.vreg(Type::UQ, 1);
+        let size = b.vreg(Type::UD, 1);
+        let (lo, hi, sz) = first_slots;
+        b.mov(wide::lo(base), lo);
+        b.mov(wide::hi(base), hi);
+        b.mov(size, sz);
+        if let Some(idx) = idx {
+            for (k, (lo, hi, sz)) in rest.into_iter().enumerate() {
+                let k = k as u32 + 1;
+                // Indices past the array use the last element, as surface accesses do.
+                let cm = if k + 1 == count {
+                    CondMod::Ge
+                } else {
+                    CondMod::Z
+                };
+                b.cmp(cm, Opnd::null(Type::UD), idx.retype(Type::UD), Opnd::ud(k));
+                b.mov(wide::lo(base), lo).pred = p;
+                b.mov(wide::hi(base), hi).pred = p;
+                b.mov(size, sz).pred = p;
+            }
+        }
+        // In bounds: offset + 8 <= size, computed in 64 bits so no offset wraps around.
+        let end = b.vreg(Type::UQ, 1);
+        b.mov(end, off.retype(Type::UD));
+        let addr = b.vreg(Type::UQ, 1);
+        b.alu2(Opcode::Add, addr, base, end);
+        b.alu2(Opcode::Add, end, end, Opnd::imm(Type::UQ, 8));
+        let size64 = b.vreg(Type::UQ, 1);
+        b.mov(size64, size);
+        b.cmp(CondMod::Le, Opnd::null(Type::UQ), end, size64);
+        self.atomic64(d, op, addr, data, p)
     }
 
     /// A conversion between an 8/16-bit and a 64-bit type goes through the 32-bit type of
@@ -1539,6 +1702,23 @@ impl<'a> Isel<'a> {
 
 /// The data port's atomic operation code (docs/gen9.md 4.2) of an IR atomic; `Load` has
 /// none (it is a plain read).
+/// The storage buffers (first binding-table index, element count) a 64-bit atomic on a
+/// storage buffer or a descriptor array of them reaches, as binding-table indices; None for
+/// any other instruction. Such atomics go through A64 messages at addresses the CURBE
+/// carries.
+pub(super) fn atomic64_buffers(f: &ir::Function, i: &ir::Instr) -> Option<Vec<u32>> {
+    let Op::Atomic { space, data, .. } = &i.op else {
+        return None;
+    };
+    let wide = data.iter().any(|v| wide::is_wide(f.ty(*v)))
+        || i.dst.is_some_and(|d| wide::is_wide(f.ty(d)));
+    match space {
+        Space::Ssbo(b) if wide => Some(vec![*b]),
+        Space::SsboArray(x) if wide => Some((x.base..x.base + x.count).collect()),
+        _ => None,
+    }
+}
+
 fn atomic_hw_op(op: AtomicOp) -> Res<u8> {
     Ok(match op {
         AtomicOp::And => 1,

@@ -154,16 +154,49 @@ pub enum Surface {
     /// A binding-table index computed at run time: the instruction's last source, a scalar
     /// UD (the same in every channel). The lowered SEND takes its descriptor from `a0`.
     Indirect,
+    /// Global memory through 64-bit addresses (the A64 messages, docs/gen9.md 4.1): the
+    /// address source holds one UQ per lane instead of a UD offset.
+    A64,
 }
 
 impl Surface {
     /// The binding-table index field of the descriptor (0 for an indirect surface, whose
-    /// index is added at run time).
+    /// index is added at run time; 253, stateless non-coherent, for A64 messages).
     pub fn bti(self) -> u8 {
         match self {
             Surface::Bti(b) => b,
             Surface::Indirect => 0,
+            Surface::A64 => crate::hw::GEN9.bti_scratch,
         }
+    }
+
+    /// The type of one lane's address: UQ for A64 messages, UD offsets otherwise.
+    pub fn addr_type(self) -> Type {
+        match self {
+            Surface::A64 => Type::UQ,
+            Surface::Bti(_) | Surface::Indirect => Type::UD,
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// The address `off` bytes past `addr` (a lane's address on `surf`): a UD add for
+    /// surface offsets, a UQ add for 64-bit addresses.
+    pub fn addr_add(&mut self, surf: Surface, addr: Opnd, off: u32) -> Opnd {
+        let ty = surf.addr_type();
+        if off == 0 {
+            return addr.retype(ty);
+        }
+        let a = self.vreg(ty, 1);
+        // A 64-bit immediate is legal only as a MOV source; legalization moves it into a
+        // register, which is still right for the add.
+        let k = if ty == Type::UQ {
+            Opnd::imm(Type::UQ, u64::from(off))
+        } else {
+            Opnd::ud(off)
+        };
+        self.alu2(Opcode::Add, a, addr.retype(ty), k);
+        a
     }
 }
 
@@ -185,10 +218,12 @@ pub enum LOp {
         comp_stride: u32,
     },
     /// srcs: [address, data0, (data1)]; `hw_op` per docs/gen9.md 4.2; dst null = no return.
+    /// `qword`: 64-bit data and result (A64 only), one UQ per lane.
     UntypedAtomic {
         surf: Surface,
         hw_op: u8,
         ndata: u8,
+        qword: bool,
     },
     /// Typed surface read (data cache 1, SIMD8): srcs: [coordinates, `coords` blocks
     /// `comp_stride` bytes apart]; dst: the 4 channels, `comp_stride` bytes apart.

@@ -16,6 +16,10 @@ pub fn width_class(i: &LInst) -> WidthClass {
             WidthClass::MathIntDiv
         }
         LOp::Math(_) => WidthClass::MathFloat,
+        // Gen9's A64 untyped atomics are SIMD8 only.
+        LOp::UntypedAtomic {
+            surf: Surface::A64, ..
+        } => WidthClass::A64Atomic,
         LOp::UntypedRead { .. }
         | LOp::UntypedWrite { .. }
         | LOp::UntypedAtomic { .. }
@@ -162,6 +166,26 @@ fn payload(b: &mut Builder, o: Opnd, comps: u8, stride: u32) -> Opnd {
     t
 }
 
+/// The address payload of a message on `surf` and its length in GRFs: one UD offset per
+/// lane, or one UQ address per lane for A64 messages (two GRFs per eight lanes).
+fn addr_payload(b: &mut Builder, o: Opnd, surf: Surface) -> (Opnd, u32) {
+    if surf != Surface::A64 {
+        return (payload(b, o, 1, 0), regs(b.exec));
+    }
+    let ok = matches!(o.base, Base::V(_) | Base::G(_))
+        && o.stride == 1
+        && o.ty.size() == 8
+        && o.off.is_multiple_of(32);
+    let a = if ok {
+        o
+    } else {
+        let t = b.vreg(Type::UQ, 1);
+        b.mov(t, o.retype(Type::UQ));
+        t
+    };
+    (a.retype(Type::UD), 2 * regs(b.exec))
+}
+
 /// Function control of a typed surface read/write (message type `ty`): channel disable
 /// mask `mask` (bit 0 = X), and the slot group of the SIMD8 channel group starting at
 /// `group` (1 = channels 0-7, 2 = channels 8-15, as Mesa picks it for Gen8+).
@@ -208,7 +232,7 @@ pub fn lower_sends(prog: &mut Program) {
                 comps,
                 comp_stride,
             } => {
-                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let (addr, al) = addr_payload(&mut b, i.srcs[0], surf);
                 let direct = contiguous(&i.dst, i.exec, comps, comp_stride);
                 let dst = if direct {
                     i.dst
@@ -216,16 +240,17 @@ pub fn lower_sends(prog: &mut Program) {
                     b.vreg(Type::UD, comps as u32)
                 };
                 let mask = !((1u32 << comps) - 1) & 0xF;
-                let fc = (0x01 << 14) | ((mask | simd_bits(i.exec)) << 8) | surf.bti() as u32;
+                let ty = if surf == Surface::A64 { 0x11 } else { 0x01 };
+                let fc = (ty << 14) | ((mask | simd_bits(i.exec)) << 8) | surf.bti() as u32;
                 let rlen = comps as u32 * bl;
                 send(
                     &mut b,
                     LOp::Send {
                         indirect: false,
                         sfid: Sfid::DpDc1,
-                        desc: desc(bl, rlen, false, fc),
+                        desc: desc(al, rlen, false, fc),
                         ex_desc: 0,
-                        mlen: bl as u8,
+                        mlen: al as u8,
                         ex_mlen: 0,
                         rlen: rlen as u8,
                         eot: false,
@@ -247,19 +272,20 @@ pub fn lower_sends(prog: &mut Program) {
                 comps,
                 comp_stride,
             } => {
-                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let (addr, al) = addr_payload(&mut b, i.srcs[0], surf);
                 let data = payload(&mut b, i.srcs[1], comps, comp_stride);
                 let mask = !((1u32 << comps) - 1) & 0xF;
-                let fc = (0x09 << 14) | ((mask | simd_bits(i.exec)) << 8) | surf.bti() as u32;
+                let ty = if surf == Surface::A64 { 0x19 } else { 0x09 };
+                let fc = (ty << 14) | ((mask | simd_bits(i.exec)) << 8) | surf.bti() as u32;
                 let ex_mlen = comps as u32 * bl;
                 send(
                     &mut b,
                     LOp::Send {
                         indirect: false,
                         sfid: Sfid::DpDc1,
-                        desc: desc(bl, 0, false, fc),
+                        desc: desc(al, 0, false, fc),
                         ex_desc: ex_mlen << 6,
-                        mlen: bl as u8,
+                        mlen: al as u8,
                         ex_mlen: ex_mlen as u8,
                         rlen: 0,
                         eot: false,
@@ -268,36 +294,58 @@ pub fn lower_sends(prog: &mut Program) {
                     vec![addr, data],
                 );
             }
-            LOp::UntypedAtomic { surf, hw_op, ndata } => {
-                let addr = payload(&mut b, i.srcs[0], 1, 0);
+            LOp::UntypedAtomic {
+                surf,
+                hw_op,
+                ndata,
+                qword,
+            } => {
+                let (addr, al) = addr_payload(&mut b, i.srcs[0], surf);
                 let ret = i.dst.base != Base::Null;
+                // One dword per lane, or one qword (64-bit A64 atomics).
+                let dty = if qword { Type::UQ } else { Type::UD };
+                let db = if qword { 2 * bl } else { bl };
                 let mut srcs = vec![addr];
                 if ndata > 0 {
-                    let d = b.vreg(Type::UD, ndata as u32);
+                    let d = b.vreg(dty, ndata as u32);
                     for k in 0..ndata as u32 {
                         b.mov(
-                            d.offset(k * 4 * i.exec as u32),
-                            i.srcs[1 + k as usize].retype(Type::UD),
+                            d.offset(k * dty.size() * i.exec as u32),
+                            i.srcs[1 + k as usize].retype(dty),
                         );
                     }
                     srcs.push(d);
                 }
-                let direct = !ret || contiguous(&i.dst, i.exec, 1, 0);
-                let dst = if direct { i.dst } else { b.vreg(Type::UD, 1) };
-                let simd8 = if i.exec == 8 { 1u32 << 4 } else { 0 };
-                let fc = (0x02 << 14)
-                    | ((hw_op as u32 | simd8 | ((ret as u32) << 5)) << 8)
+                let direct = !ret
+                    || if qword {
+                        i.dst.stride == 1
+                            && i.dst.ty.size() == 8
+                            && i.dst.off.is_multiple_of(32)
+                            && matches!(i.dst.base, Base::V(_) | Base::G(_))
+                    } else {
+                        contiguous(&i.dst, i.exec, 1, 0)
+                    };
+                let dst = if direct { i.dst } else { b.vreg(dty, 1) };
+                // Message control bit 4: SIMD8 for surface atomics, 64-bit data for A64
+                // ones (which are SIMD8 only, docs/gen9.md 4.1).
+                let (ty, bit4) = if surf == Surface::A64 {
+                    (0x12, qword)
+                } else {
+                    (0x02, i.exec == 8)
+                };
+                let fc = (ty << 14)
+                    | ((hw_op as u32 | (u32::from(bit4) << 4) | ((ret as u32) << 5)) << 8)
                     | surf.bti() as u32;
-                let rlen = if ret { bl } else { 0 };
-                let ex_mlen = ndata as u32 * bl;
+                let rlen = if ret { db } else { 0 };
+                let ex_mlen = ndata as u32 * db;
                 send(
                     &mut b,
                     LOp::Send {
                         indirect: false,
                         sfid: Sfid::DpDc1,
-                        desc: desc(bl, rlen, false, fc),
+                        desc: desc(al, rlen, false, fc),
                         ex_desc: ex_mlen << 6,
-                        mlen: bl as u8,
+                        mlen: al as u8,
                         ex_mlen: ex_mlen as u8,
                         rlen: rlen as u8,
                         eot: false,
@@ -306,7 +354,7 @@ pub fn lower_sends(prog: &mut Program) {
                     srcs,
                 );
                 if !direct {
-                    b.mov(i.dst.retype(Type::UD), dst);
+                    b.mov(i.dst.retype(dty), dst.retype(dty));
                 }
             }
             LOp::Sample {
@@ -467,7 +515,7 @@ pub fn lower_sends(prog: &mut Program) {
                 }
             }
             LOp::ByteScatteredRead { surf, size_log2 } => {
-                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let (addr, _) = addr_payload(&mut b, i.srcs[0], surf);
                 let direct = contiguous(&i.dst, i.exec, 1, 0);
                 let dst = if direct { i.dst } else { b.vreg(Type::UD, 1) };
                 send(
@@ -481,7 +529,7 @@ pub fn lower_sends(prog: &mut Program) {
                 }
             }
             LOp::ByteScatteredWrite { surf, size_log2 } => {
-                let addr = payload(&mut b, i.srcs[0], 1, 0);
+                let (addr, _) = addr_payload(&mut b, i.srcs[0], surf);
                 let data = payload(&mut b, i.srcs[1], 1, 0);
                 send(
                     &mut b,
@@ -601,18 +649,33 @@ pub fn lower_sends(prog: &mut Program) {
 /// A byte scattered read (message type 0x04) or write (0x0C) on data cache 0: message
 /// control bit 0 = SIMD16, bits 3:2 = data size (0 byte, 1 word, 2 dword); address payload
 /// of one dword per lane, data (write) or response (read) one dword per lane.
+///
+/// On an A64 surface: the A64 scattered read (0x10) or write (0x1A) on data cache 1, with
+/// message control bits 1:0 = 0 (byte subtype), 3:2 = data size, bit 4 = SIMD16, and two
+/// address GRFs per eight lanes (docs/gen9.md 4.1).
 fn byte_scattered(write: bool, surf: Surface, size_log2: u8, exec: u8) -> LOp {
     let bl = regs(exec);
-    let mc = ((size_log2 as u32) << 2) | u32::from(exec == 16);
-    let ty = if write { 0x0C } else { 0x04 };
+    let simd16 = u32::from(exec == 16);
+    let (sfid, ty, mc, al) = if surf == Surface::A64 {
+        let ty = if write { 0x1A } else { 0x10 };
+        (
+            Sfid::DpDc1,
+            ty,
+            ((size_log2 as u32) << 2) | (simd16 << 4),
+            2 * bl,
+        )
+    } else {
+        let ty = if write { 0x0C } else { 0x04 };
+        (Sfid::DpDc0, ty, ((size_log2 as u32) << 2) | simd16, bl)
+    };
     let fc = (ty << 14) | (mc << 8) | surf.bti() as u32;
     let rlen = if write { 0 } else { bl };
     LOp::Send {
         indirect: false,
-        sfid: Sfid::DpDc0,
-        desc: desc(bl, rlen, false, fc),
+        sfid,
+        desc: desc(al, rlen, false, fc),
         ex_desc: if write { bl << 6 } else { 0 },
-        mlen: bl as u8,
+        mlen: al as u8,
         ex_mlen: if write { bl as u8 } else { 0 },
         rlen: rlen as u8,
         eot: false,

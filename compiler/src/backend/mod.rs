@@ -171,10 +171,23 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
     v
 }
 
-/// Binding-table indices whose size `buffer_size` asks for, sorted.
+/// Binding-table indices whose size `buffer_size` asks for, sorted; a storage buffer with a
+/// 64-bit atomic also asks for its size and for its address (the entries tagged
+/// `CurbeLayout::ADDRESS_LO` / `ADDRESS_HI`).
 fn collect_size_btis(f: &ir::Function) -> Vec<u32> {
     let mut v = Vec::new();
     f.for_each_node(&mut |n| {
+        if let ir::Node::Instr(i) = n {
+            if let Some(x) = isel::atomic64_buffers(f, i) {
+                for b in x {
+                    for e in [b, b | CurbeLayout::ADDRESS_LO, b | CurbeLayout::ADDRESS_HI] {
+                        if !v.contains(&e) {
+                            v.push(e);
+                        }
+                    }
+                }
+            }
+        }
         let range = match n {
             ir::Node::Instr(ir::Instr {
                 op: ir::Op::BufferSize(ir::Space::Ssbo(b) | ir::Space::Ubo(b)),

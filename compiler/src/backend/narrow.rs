@@ -329,7 +329,7 @@ impl Isel<'_> {
         let w = self.w as u32;
         let bytes = t.comp_bytes();
         for c in 0..t.comps as u32 {
-            let a = self.component_address(addr, c * bytes);
+            let a = self.component_address(surf, addr, c * bytes);
             self.b().inst(
                 LOp::ByteScatteredRead {
                     surf,
@@ -352,7 +352,7 @@ impl Isel<'_> {
     ) -> Res<()> {
         let bytes = t.comp_bytes();
         for (c, o) in comps.into_iter().enumerate() {
-            let a = self.component_address(addr, c as u32 * bytes);
+            let a = self.component_address(surf, addr, c as u32 * bytes);
             let mut b = self.b();
             let data = b.vreg(Type::UD, 1);
             b.mov(data, slot(o).retype(Type::UD));
@@ -368,14 +368,8 @@ impl Isel<'_> {
         Ok(())
     }
 
-    fn component_address(&mut self, addr: Opnd, off: u32) -> Opnd {
-        if off == 0 {
-            return addr.retype(Type::UD);
-        }
-        let mut b = self.b();
-        let a = b.vreg(Type::UD, 1);
-        b.alu2(Opcode::Add, a, addr.retype(Type::UD), Opnd::ud(off));
-        a
+    fn component_address(&mut self, surf: Surface, addr: Opnd, off: u32) -> Opnd {
+        self.b().addr_add(surf, addr, off)
     }
 
     /// An 8/16-bit push-constant component at byte `byte` of the CURBE (a scalar region),

@@ -36,7 +36,7 @@
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
 //!
 //! Not built (errors as [`BackendError::Unsupported`]): 64-bit bit-counting and bitfield
-//! ops, 64-bit `*_mul_high`, 64-bit atomics.
+//! ops, 64-bit `*_mul_high`. (64-bit atomics are A64 messages, `Isel::atomic64`.)
 
 use super::lir::*;
 use super::BackendError;
@@ -864,7 +864,7 @@ pub fn load64(b: &mut Builder, surf: Surface, addr: Opnd, dst: Opnd, comps: u32,
     let mut c = 0;
     while c < comps {
         let n = (comps - c).min(2);
-        let a = chunk_addr(b, addr, c);
+        let a = chunk_addr(b, surf, addr, c);
         let t = b.vreg(Type::UD, 2 * n);
         b.inst(
             LOp::UntypedRead {
@@ -892,7 +892,7 @@ pub fn store64(b: &mut Builder, surf: Surface, addr: Opnd, src: &[Opnd]) {
     let mut c = 0;
     while c < comps {
         let n = (comps - c).min(2);
-        let a = chunk_addr(b, addr, c);
+        let a = chunk_addr(b, surf, addr, c);
         let t = b.vreg(Type::UD, 2 * n);
         for j in 0..n {
             let o = src[(c + j) as usize];
@@ -912,11 +912,6 @@ pub fn store64(b: &mut Builder, surf: Surface, addr: Opnd, src: &[Opnd]) {
     }
 }
 
-fn chunk_addr(b: &mut Builder, addr: Opnd, c: u32) -> Opnd {
-    if c == 0 {
-        return addr;
-    }
-    let a = b.vreg(Type::UD, 1);
-    b.alu2(O::Add, a, addr.retype(Type::UD), Opnd::ud(8 * c));
-    a
+fn chunk_addr(b: &mut Builder, surf: Surface, addr: Opnd, c: u32) -> Opnd {
+    b.addr_add(surf, addr, 8 * c)
 }

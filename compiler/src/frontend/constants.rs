@@ -72,7 +72,13 @@ impl Fe<'_> {
             return invalid("type nested too deep");
         }
         Ok(match self.decl.types.get(&t) {
-            Some(SType::Bool | SType::Int(_) | SType::Float(_)) => Const::Scalar(0),
+            // A PhysicalStorageBuffer pointer is its address: null is address 0.
+            Some(
+                SType::Bool
+                | SType::Int(_)
+                | SType::Float(_)
+                | SType::Pointer(spirv::StorageClass::PhysicalStorageBuffer, _),
+            ) => Const::Scalar(0),
             Some(SType::Vector(e, n)) | Some(SType::Matrix(e, n)) => {
                 Const::Comp(vec![self.null_const(*e, depth + 1)?; usize::from(*n)])
             }
@@ -123,7 +129,13 @@ impl Fe<'_> {
             return invalid("constant nested too deep");
         }
         match (self.stype(t)?, c) {
-            (SType::Bool | SType::Int(_) | SType::Float(_), Const::Scalar(v)) => {
+            (
+                SType::Bool
+                | SType::Int(_)
+                | SType::Float(_)
+                | SType::Pointer(spirv::StorageClass::PhysicalStorageBuffer, _),
+                Const::Scalar(v),
+            ) => {
                 let ty = self.scalar_ir_type(t)?;
                 Ok(FVal::V(self.konst(ty, *v)?))
             }

@@ -68,9 +68,37 @@ impl Fe<'_> {
                     .map(|k| op_id(i, k))
                     .collect::<Res<_>>()?;
                 let p = self.access_chain(base, &idx, b)?;
-                self.define(rid(i)?, FVal::P(Box::new(p)))?;
+                // A PhysicalStorageBuffer pointer is a value: its address.
+                let v = if self.is_physical_pointer(rty(i)?) {
+                    FVal::V(self.global_address(&p)?)
+                } else {
+                    FVal::P(Box::new(p))
+                };
+                self.define(rid(i)?, v)?;
             }
-            O::PtrAccessChain | O::InBoundsPtrAccessChain => return unsupported(format!("{op:?}")),
+            O::PtrAccessChain | O::InBoundsPtrAccessChain => {
+                let idx: Vec<u32> = (1..i.operands.len())
+                    .map(|k| op_id(i, k))
+                    .collect::<Res<_>>()?;
+                let a = self.ptr_access_chain(op_id(i, 0)?, &idx, b)?;
+                self.define(rid(i)?, FVal::V(a))?;
+            }
+            O::ConvertUToPtr | O::ConvertPtrToU => {
+                // A PhysicalStorageBuffer pointer is its 64-bit address; other widths convert
+                // as unsigned integers.
+                let x = self.getv(op_id(i, 0)?, b)?;
+                let t = self.ir_type(rty(i)?)?;
+                let st = self.ty(x);
+                if st.kind != Kind::Int || st.comps != 1 || t.comps != 1 {
+                    return invalid(format!("{op:?} operand"));
+                }
+                let v = if st.bits == t.bits {
+                    x
+                } else {
+                    self.alu(AluOp::U2u, t, &[x])?
+                };
+                self.define(rid(i)?, FVal::V(v))?;
+            }
             O::PtrEqual | O::PtrNotEqual => {
                 // SPIR-V 1.4: two pointers into buffer or shared memory are equal when they
                 // name the same space and byte offset; pointers into different spaces never
@@ -249,7 +277,8 @@ impl Fe<'_> {
         }
         let (space, offset, ty) = match p {
             Ptr::Mem {
-                space: space @ (Space::Ssbo(_) | Space::SsboArray(_) | Space::Shared),
+                space:
+                    space @ (Space::Ssbo(_) | Space::SsboArray(_) | Space::Shared | Space::Global(_)),
                 dyn_off,
                 konst,
                 ty,

@@ -8,7 +8,7 @@ use super::values::{FVal, VarTree};
 use super::{invalid, pow2_div, unsupported, Fe, FrontendError, Res};
 use crate::ir::{AluOp, BufIndex, Kind, Op, Space, SysVal, Type, Value, Var};
 use rspirv::spirv;
-use spirv::{BuiltIn, Decoration};
+use spirv::{BuiltIn, Decoration, StorageClass};
 
 /// A matrix stride and majorness carried by a pointer into a matrix (or array of them).
 #[derive(Clone, Copy, Debug, Default)]
@@ -214,7 +214,9 @@ impl Fe<'_> {
                 let z = self.i32c(0)?;
                 Ok(FVal::V(self.alu(AluOp::Ine, Type::B1, &[v, z])?))
             }
-            SType::Int(_) | SType::Float(_) => {
+            SType::Int(_)
+            | SType::Float(_)
+            | SType::Pointer(StorageClass::PhysicalStorageBuffer, _) => {
                 let t = self.ir_type(ty)?;
                 let off = self.offset_value(dyn_off, konst)?;
                 Ok(FVal::V(self.emit(
@@ -433,7 +435,9 @@ impl Fe<'_> {
                     align: al(konst),
                 })
             }
-            SType::Int(_) | SType::Float(_) => {
+            SType::Int(_)
+            | SType::Float(_)
+            | SType::Pointer(StorageClass::PhysicalStorageBuffer, _) => {
                 let x = v.v()?;
                 if self.ty(x) != self.ir_type(ty)? {
                     return invalid("stored value type");
@@ -862,8 +866,106 @@ impl Fe<'_> {
     pub(super) fn ptr_of(&mut self, id: u32, blk: u32) -> Res<Ptr> {
         match self.get(id, blk)? {
             FVal::P(p) => Ok(*p),
-            _ => invalid(format!("%{id} is not a pointer")),
+            FVal::V(v) => match self.physical_pointee(id) {
+                Some(pointee) => Ok(Ptr::Mem {
+                    space: Space::Global(v),
+                    dyn_off: None,
+                    konst: 0,
+                    // Unknown until an `Aligned` memory operand says more.
+                    align: 1,
+                    ty: pointee,
+                    mat: MatLayout::default(),
+                    comp_stride: None,
+                }),
+                None => invalid(format!("%{id} is not a pointer")),
+            },
+            FVal::C(_) => invalid(format!("%{id} is not a pointer")),
         }
+    }
+
+    /// The pointee type of `id` when it is a `PhysicalStorageBuffer` pointer (a value held as
+    /// its 64-bit address).
+    pub(super) fn physical_pointee(&self, id: u32) -> Option<u32> {
+        let t = self.decl.result_types.get(&id)?;
+        match self.decl.types.get(t)? {
+            SType::Pointer(StorageClass::PhysicalStorageBuffer, p) => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// True if type `t` is a `PhysicalStorageBuffer` pointer.
+    pub(super) fn is_physical_pointer(&self, t: u32) -> bool {
+        matches!(
+            self.decl.types.get(&t),
+            Some(SType::Pointer(StorageClass::PhysicalStorageBuffer, _))
+        )
+    }
+
+    /// The 64-bit address a pointer into global memory points at: its base plus the
+    /// sign-extended offset the access chain added.
+    pub(super) fn global_address(&mut self, p: &Ptr) -> Res<Value> {
+        let Ptr::Mem {
+            space: Space::Global(base),
+            dyn_off,
+            konst,
+            ..
+        } = p
+        else {
+            return invalid("not a pointer into PhysicalStorageBuffer memory");
+        };
+        if dyn_off.is_none() && *konst == 0 {
+            return Ok(*base);
+        }
+        let off = self.offset_value(*dyn_off, *konst)?;
+        let off = self.alu(AluOp::I2i, Type::int(64), &[off])?;
+        self.alu(AluOp::Iadd, Type::int(64), &[*base, off])
+    }
+
+    /// `OpPtrAccessChain` on a `PhysicalStorageBuffer` pointer: the element index steps by
+    /// the pointer type's ArrayStride (the pointee's size without one) in 64-bit
+    /// arithmetic, so negative and large indices address correctly; the remaining indices
+    /// form an ordinary access chain from there.
+    pub(super) fn ptr_access_chain(&mut self, base_id: u32, idx: &[u32], blk: u32) -> Res<Value> {
+        let base = self.ptr_of(base_id, blk)?;
+        let Some(pointee) = self.physical_pointee(base_id) else {
+            return unsupported("OpPtrAccessChain on pointers other than PhysicalStorageBuffer");
+        };
+        let Some((&elem, rest)) = idx.split_first() else {
+            return invalid("OpPtrAccessChain without an element index");
+        };
+        let ptr_ty = self.decl.result_types.get(&base_id).copied().unwrap_or(0);
+        let stride = match self.array_stride(ptr_ty) {
+            Some(s) => s,
+            None => {
+                let (s, a) = self.natural(pointee, 0)?;
+                s.next_multiple_of(a)
+            }
+        };
+        let addr = self.global_address(&base)?;
+        let e = self.getv(elem, blk)?;
+        let et = self.ty(e);
+        if et.kind != Kind::Int || et.comps != 1 {
+            return invalid("OpPtrAccessChain element is not a scalar integer");
+        }
+        let e = if et.bits == 64 {
+            e
+        } else {
+            self.alu(AluOp::I2i, Type::int(64), &[e])?
+        };
+        let s = self.konst(Type::int(64), u64::from(stride))?;
+        let step = self.alu(AluOp::Imul, Type::int(64), &[e, s])?;
+        let addr = self.alu(AluOp::Iadd, Type::int(64), &[addr, step])?;
+        let p = Ptr::Mem {
+            space: Space::Global(addr),
+            dyn_off: None,
+            konst: 0,
+            align: 1,
+            ty: pointee,
+            mat: MatLayout::default(),
+            comp_stride: None,
+        };
+        let p = self.access_chain(p, rest, blk)?;
+        self.global_address(&p)
     }
 }
 
@@ -920,6 +1022,63 @@ mod tests {
                     %8:i32 = const 40
                     %9:i32 = iadd %3, %8
                     store ssbo[0] %9, %7 align 8
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A PhysicalStorageBuffer pointer is its 64-bit address: OpConvertUToPtr keeps the value,
+    /// OpPtrAccessChain steps by the pointer type's ArrayStride in 64-bit arithmetic, the
+    /// member access adds its Offset, and the load goes to `global[%address]`.
+    #[test]
+    fn physical_pointer_access_is_a_global_load_at_the_computed_address() {
+        check_ir(
+            "physical_pointer_access_is_a_global_load_at_the_computed_address",
+            "
+            OpCapability Int64
+            OpCapability PhysicalStorageBufferAddresses
+            OpExtension \"SPV_KHR_physical_storage_buffer\"
+            OpDecorate %S Block
+            OpMemberDecorate %S 0 Offset 0
+            OpMemberDecorate %S 1 Offset 8
+            OpDecorate %pS ArrayStride 16
+            %u64 = OpTypeInt 64 0
+            %S = OpTypeStruct %u32 %f32
+            %pS = OpTypePointer PhysicalStorageBuffer %S
+            %pf = OpTypePointer PhysicalStorageBuffer %f32
+            %a = OpConstant %u64 4096
+            %m1 = OpConstant %i32 -1
+            %c1 = OpConstant %i32 1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %p = OpConvertUToPtr %pS %a
+            %q = OpPtrAccessChain %pf %p %m1 %c1
+            %v = OpLoad %f32 %q Aligned 4
+            %w = OpFAdd %f32 %v %v
+            OpStore %q %w Aligned 4
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i64 = const 4096
+                    %1:i32 = const -1
+                    %2:i64 = i2i %1
+                    %3:i64 = const 16
+                    %4:i64 = imul %2, %3
+                    %5:i64 = iadd %0, %4
+                    %6:i32 = const 8
+                    %7:i64 = i2i %6
+                    %8:i64 = iadd %5, %7
+                    %9:i32 = const 0
+                    %10:f32 = load global[%8] %9 align 1
+                    %11:f32 = fadd %10, %10
+                    %12:i32 = const 0
+                    store global[%8] %12, %11 align 1
                     break
                 }
             }

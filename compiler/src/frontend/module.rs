@@ -61,6 +61,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Targets without DF hardware get the soft_fp64 lowering.
         C::Float64 => true,
         C::Int64 | C::Int64Atomics => t.has_int64,
+        // PhysicalStorageBuffer pointers are 64-bit addresses (A64 messages).
+        C::PhysicalStorageBufferAddresses => t.has_int64,
         C::Float16 => t.has_fp16,
         C::Int16 => t.has_int16,
         C::Int8 => t.has_int8,
@@ -100,6 +102,8 @@ pub(super) fn extension_ok(e: &str) -> bool {
             // that needs nothing here: subgroups are EU threads whose structured control flow
             // reconverges at every merge (docs/subgroups.md).
             | "SPV_KHR_subgroup_uniform_control_flow"
+            | "SPV_KHR_physical_storage_buffer"
+            | "SPV_EXT_physical_storage_buffer"
     )
 }
 
@@ -206,7 +210,10 @@ impl Fe<'_> {
         }
         if let Some(mm) = &m.memory_model {
             if let Some(Operand::AddressingModel(a)) = mm.operands.first() {
-                if *a != spirv::AddressingModel::Logical {
+                // PhysicalStorageBuffer64: 64-bit addresses through A64 messages.
+                let physical = *a == spirv::AddressingModel::PhysicalStorageBuffer64
+                    && self.input.target.has_int64;
+                if *a != spirv::AddressingModel::Logical && !physical {
                     return unsupported(format!("addressing model {a:?}"));
                 }
             }

@@ -84,10 +84,20 @@ fn module_text(snippet: &str) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let is_cap = |l: &str| l.starts_with("OpCapability");
+    // Capabilities and extensions go first; a snippet using physical pointers gets the
+    // PhysicalStorageBuffer64 addressing model.
+    let is_cap = |l: &str| l.starts_with("OpCapability") || l.starts_with("OpExtension");
     let is_deco = |l: &str| l.starts_with("OpDecorate") || l.starts_with("OpMemberDecorate");
+    let preamble = if snippet.contains("PhysicalStorageBufferAddresses") {
+        PREAMBLE.replace(
+            "OpMemoryModel Logical",
+            "OpMemoryModel PhysicalStorageBuffer64",
+        )
+    } else {
+        PREAMBLE.to_string()
+    };
     format!(
-        "{}\n{PREAMBLE}{}\n{TYPES}{}\n",
+        "{}\n{preamble}{}\n{TYPES}{}\n",
         pick(&is_cap),
         pick(&is_deco),
         pick(&|l| !is_cap(l) && !is_deco(l))

@@ -52,6 +52,9 @@ impl ImageType {
     }
 }
 
+/// The pointee of a forward pointer whose OpTypePointer has not been seen yet.
+const FORWARD: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct MemberDeco {
     pub(super) offset: Option<u32>,
@@ -63,6 +66,8 @@ pub(super) struct MemberDeco {
 impl Fe<'_> {
     pub(super) fn check_type(&self, t: u32) -> Res<()> {
         match self.decl.types.get(&t) {
+            // A physical pointer is data: a 64-bit address.
+            Some(SType::Pointer(StorageClass::PhysicalStorageBuffer, _)) => Ok(()),
             Some(SType::Void | SType::Function | SType::Pointer(..)) | None => {
                 invalid(format!("%{t} is not a data type"))
             }
@@ -83,6 +88,8 @@ impl Fe<'_> {
             Some(SType::Bool) => Type::B1,
             Some(SType::Int(b)) => Type::int(*b),
             Some(SType::Float(b)) => Type::float(*b),
+            // A `PhysicalStorageBuffer` pointer is held as its 64-bit address.
+            Some(SType::Pointer(StorageClass::PhysicalStorageBuffer, _)) => Type::int(64),
             _ => return invalid(format!("%{t} is not a scalar type")),
         })
     }
@@ -111,6 +118,7 @@ impl Fe<'_> {
         Ok(match self.stype(t)? {
             SType::Bool => (4, 4),
             SType::Int(b) | SType::Float(b) => (u32::from(b) / 8, u32::from(b) / 8),
+            SType::Pointer(StorageClass::PhysicalStorageBuffer, _) => (8, 8),
             SType::Vector(e, n) => {
                 let (s, _) = self.natural(e, depth + 1)?;
                 let a = s * if n == 3 { 4 } else { u32::from(n) };
@@ -256,9 +264,31 @@ impl Fe<'_> {
                 let Some(Operand::StorageClass(sc)) = i.operands.first() else {
                     return invalid("pointer without storage class");
                 };
+                let id = rid(i)?;
+                // The declaration of a forward pointer replaces its placeholder.
+                if let Some(SType::Pointer(fsc, FORWARD)) = self.decl.types.get(&id) {
+                    if fsc != sc {
+                        return invalid("forward pointer with another storage class");
+                    }
+                    self.decl.types.remove(&id);
+                }
                 self.add_type(i, SType::Pointer(*sc, op_id(i, 1)?))?
             }
-            O::TypeForwardPointer => return unsupported("forward pointers"),
+            O::TypeForwardPointer => {
+                // `OpTypeForwardPointer %ptr StorageClass`: a struct may name the pointer type
+                // before its OpTypePointer (a linked node of PhysicalStorageBuffer memory).
+                let t = op_id(i, 0)?;
+                let Some(Operand::StorageClass(sc)) = i.operands.get(1) else {
+                    return invalid("forward pointer without storage class");
+                };
+                if *sc != StorageClass::PhysicalStorageBuffer {
+                    return unsupported(format!("forward pointers to {sc:?}"));
+                }
+                self.decl
+                    .types
+                    .entry(t)
+                    .or_insert(SType::Pointer(*sc, FORWARD));
+            }
             O::TypeFunction => self.add_type(i, SType::Function)?,
             O::TypeImage => {
                 let lit = |k: usize| -> Res<u32> {

@@ -6,6 +6,7 @@ use super::types::SType;
 use super::{invalid, unsupported, Fe, FrontendError, Res, MAX_EMIT};
 use crate::builder::Builder;
 use crate::ir::{AluOp, Block, Kind, Node, Op, Type, Value, Var};
+use rspirv::spirv;
 
 #[derive(Clone, Debug)]
 pub(super) enum VarTree {
@@ -275,7 +276,11 @@ impl Fe<'_> {
             return invalid("type nested too deep");
         }
         Ok(match self.stype(t)? {
-            SType::Bool | SType::Int(_) | SType::Float(_) | SType::Vector(..) => {
+            SType::Bool
+            | SType::Int(_)
+            | SType::Float(_)
+            | SType::Vector(..)
+            | SType::Pointer(spirv::StorageClass::PhysicalStorageBuffer, _) => {
                 let ty = self.ir_type(t)?;
                 VarTree::Leaf(self.f.new_var(ty))
             }
