@@ -78,7 +78,7 @@ impl Drop for Manifest {
 }
 
 /// The `api_version` the manifest states: what the driver reports (`VkPhysicalDeviceProperties`).
-pub const MANIFEST_API_VERSION: &str = "1.1.0";
+pub const MANIFEST_API_VERSION: &str = "1.2.0";
 
 /// Writes a manifest pointing at `lib` (absolute) into a fresh temporary directory.
 pub fn write_manifest(lib: &Path) -> std::io::Result<Manifest> {
