@@ -372,7 +372,10 @@ pub fn compile(
         )?;
     }
     let bopts = crate::backend::BackendOptions::new(target, &opts.debug);
-    let mut k = crate::backend::compile(&shader, &bopts)?;
+    let mut k = crate::backend::compile_binary(&shader, &bopts)?;
+    if opts.keep_ir || opts.debug.asm {
+        k = crate::backend::with_asm(k)?;
+    }
     k.stats.compile_time_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
     k.bindings = bindings;
     if opts.keep_ir {

@@ -457,3 +457,44 @@ void main() {
         }
     }
 }
+
+#[test]
+fn compile_disassembles_only_when_the_text_is_asked_for() {
+    let src = "#version 450\nlayout(local_size_x = 8) in;\nlayout(std430, binding = 0) buffer B { uint v[]; };\nvoid main() { v[gl_GlobalInvocationID.x] *= 3u; }\n";
+    let Some(words) = glsl_to_spirv("lazy_asm", src) else {
+        return;
+    };
+    let opts = CompileOptions {
+        entry_point: "main".into(),
+        ..Default::default()
+    };
+    let plain = ferrite_compiler::compile(&words, &Target::gen9(), &opts).unwrap();
+    assert!(plain.asm.is_empty(), "{}", plain.asm);
+    assert!(
+        !plain
+            .stats
+            .pass_times
+            .0
+            .iter()
+            .any(|(n, _)| n.contains("disassemble")),
+        "{}",
+        plain.stats.pass_times
+    );
+    let keep = CompileOptions {
+        keep_ir: true,
+        ..opts
+    };
+    let text = ferrite_compiler::compile(&words, &Target::gen9(), &keep).unwrap();
+    assert_eq!(text.binary, plain.binary);
+    assert!(text.asm.contains("send"), "{}", text.asm);
+    assert_eq!(
+        // The encoder pads the end of the program with a `nop`, not an instruction of the kernel.
+        text.asm
+            .lines()
+            .filter(|l| l.starts_with("0x") && !l.contains(": nop"))
+            .count() as u32,
+        text.stats.instructions,
+        "{}",
+        text.asm
+    );
+}
