@@ -61,6 +61,7 @@ pub struct DebugFlags {
     pub no32: bool,
     pub soft64: bool,
     pub passtime: bool,
+    pub nocontract: bool,
 }
 
 impl DebugFlags {
@@ -89,6 +90,10 @@ impl DebugFlags {
             "passtime",
             "print the time of the front end and of every pass (middle and back end)",
         ),
+        (
+            "nocontract",
+            "never fuse a multiply and an add into a MAD (as if every float op were NoContraction)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -107,6 +112,7 @@ impl DebugFlags {
                 "no32" => d.no32 = true,
                 "soft64" => d.soft64 = true,
                 "passtime" => d.passtime = true,
+                "nocontract" => d.nocontract = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -238,6 +244,7 @@ pub const PIPELINE: &[Pass] = &[
     ("algebraic", |f| Ok(passes::opt_algebraic(f))),
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
+    ("fuse_mad", |f| Ok(passes::opt_fuse_mad(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
     ("lower_bools", |f| Ok(passes::lower_bools(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
@@ -248,6 +255,7 @@ type Gate = (&'static str, fn(&Target, &DebugFlags) -> bool);
 pub const GATED: &[Gate] = &[
     // Software fp64 where the target has no DF hardware, or when forced.
     ("soft_fp64", |t, d| uses_soft_fp64(t, d)),
+    ("fuse_mad", |_, d| !d.nocontract),
 ];
 
 /// Doubles go through the software lowering: the target has no DF hardware, or forced.
