@@ -6,7 +6,9 @@
 //! once, so it is at least as accurate as the two roundings it replaces. Only 32-bit float
 //! scalars are fused (after `scalarize`; 16-bit floats are 32-bit arithmetic by then and
 //! doubles keep their own lowering), and only a product with no other use: fusing a shared
-//! product would compute it twice.
+//! product would compute it twice. Gen9's `mad` takes no immediates, so each constant operand
+//! costs a `mov`: with two or three constants the fused form is longer than `mul` + `add`
+//! (which take one immediate each) and is not used.
 
 use crate::ir::*;
 use std::collections::HashMap;
@@ -15,6 +17,7 @@ use std::collections::HashMap;
 /// changed; the dead `fmul`s are left for DCE.
 pub fn opt_fuse_mad(f: &mut Function) -> bool {
     let uses = f.use_counts();
+    let consts = f.consts();
     let mut products: HashMap<Value, (Value, Value)> = HashMap::new();
     f.for_each_node(&mut |n| {
         if let Node::Instr(Instr {
@@ -31,7 +34,12 @@ pub fn opt_fuse_mad(f: &mut Function) -> bool {
     if products.is_empty() {
         return false;
     }
-    fn walk(b: &mut Block, values: &[Type], products: &HashMap<Value, (Value, Value)>) -> bool {
+    fn walk(
+        b: &mut Block,
+        values: &[Type],
+        products: &HashMap<Value, (Value, Value)>,
+        consts: &Consts,
+    ) -> bool {
         let mut changed = false;
         for n in b.iter_mut() {
             match n {
@@ -50,23 +58,26 @@ pub fn opt_fuse_mad(f: &mut Function) -> bool {
                     let fused = [(s[0], s[1]), (s[1], s[0])]
                         .into_iter()
                         .find_map(|(p, c)| products.get(&p).map(|&(a, b)| (a, b, c)));
-                    if let Some((a, b, c)) = fused {
+                    let immediates = fused.map_or(0, |(a, b, c)| {
+                        [a, b, c].iter().filter(|v| consts.contains(**v)).count()
+                    });
+                    if let (Some((a, b, c)), 0..=1) = (fused, immediates) {
                         i.op = Op::Alu(AluOp::Ffma, vec![a, b, c]);
                         changed = true;
                     }
                 }
                 Node::If(i) => {
-                    changed |= walk(&mut i.then_, values, products);
-                    changed |= walk(&mut i.else_, values, products);
+                    changed |= walk(&mut i.then_, values, products, consts);
+                    changed |= walk(&mut i.else_, values, products, consts);
                 }
-                Node::Loop(l) => changed |= walk(&mut l.body, values, products),
+                Node::Loop(l) => changed |= walk(&mut l.body, values, products, consts),
                 Node::Break(_) | Node::Continue(_) | Node::Yield(_) => {}
             }
         }
         changed
     }
     let values = std::mem::take(&mut f.values);
-    let changed = walk(&mut f.body, &values, &products);
+    let changed = walk(&mut f.body, &values, &products, &consts);
     f.values = values;
     changed
 }
@@ -131,6 +142,19 @@ mod tests {
             %8:f64 = fmul %7, %7
             %9:f64 = fadd %8, %7
             store ssbo[2] %0, %9 align 8";
+        check_pass(fuse_then_dce, src, src);
+    }
+
+    #[test]
+    fn two_constant_operands_are_not_fused() {
+        // y * 0.5 + 2.0: mul and add take one immediate each; mad would need two movs.
+        let src = "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = const 0.5
+            %3:f32 = const 2.0
+            %4:f32 = fmul %1, %2
+            %5:f32 = fadd %4, %3
+            store ssbo[0] %0, %5 align 4";
         check_pass(fuse_then_dce, src, src);
     }
 
