@@ -46,19 +46,19 @@ impl<'a> Builder<'a> {
     /// Appends `op` defining a new value of type `t`.
     pub fn emit(&mut self, t: Type, op: Op) -> Value {
         let d = self.new_value(t);
-        self.push(Node::Instr(Instr { dst: Some(d), op }));
+        self.push(Node::Instr(Instr::new(Some(d), op)));
         d
     }
 
     /// Appends `op` defining an existing value `d` (a pass that rewrites an instruction in
     /// place keeps its destination).
     pub fn emit_to(&mut self, d: Value, op: Op) {
-        self.push(Node::Instr(Instr { dst: Some(d), op }));
+        self.push(Node::Instr(Instr::new(Some(d), op)));
     }
 
     /// Appends `op` without a result (stores, barriers, ...).
     pub fn emit_void(&mut self, op: Op) {
-        self.push(Node::Instr(Instr { dst: None, op }));
+        self.push(Node::Instr(Instr::new(None, op)));
     }
 
     pub fn alu(&mut self, op: AluOp, t: Type, srcs: &[Value]) -> Value {

@@ -626,6 +626,21 @@ impl Op {
 pub struct Instr {
     pub dst: Option<Value>,
     pub op: Op,
+    /// SPIR-V `NoContraction`: the result must be computed as written; in particular it
+    /// may not be fused with other operations (a multiply into a multiply-add). Printed as
+    /// `exact` before the op.
+    pub exact: bool,
+}
+
+impl Instr {
+    /// An instruction without `exact`.
+    pub fn new(dst: Option<Value>, op: Op) -> Instr {
+        Instr {
+            dst,
+            op,
+            exact: false,
+        }
+    }
 }
 
 #[derive(Clone, PartialEq, Debug)]
@@ -1074,6 +1089,7 @@ impl Function {
             if let Node::Instr(Instr {
                 dst: Some(d),
                 op: Op::Const(c),
+                ..
             }) = n
             {
                 m.insert(*d, c.clone());
@@ -1160,6 +1176,9 @@ impl fmt::Display for InstrDisplay<'_> {
         let i = self.instr;
         if let Some(d) = i.dst {
             write!(f, "{}:{} = ", d, self.func.ty(d))?;
+        }
+        if i.exact {
+            write!(f, "exact ")?;
         }
         let list = |v: &[Value]| {
             v.iter()

@@ -179,7 +179,8 @@ pub struct Kernel {
     pub btis: Vec<u32>,
     pub threads_per_group: u32,
     pub stats: Statistics,
-    /// Disassembly with byte offsets.
+    /// Disassembly with byte offsets: filled by `backend::compile`/`compile_simd`, and by the
+    /// SPIR-V pipeline only with `CompileOptions::keep_ir` or `FERRITE_DEBUG=asm`.
     pub asm: String,
     /// The optimized IR (only when asked for: `CompileOptions::keep_ir`).
     pub ir: String,

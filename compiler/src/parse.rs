@@ -336,6 +336,8 @@ impl<'a> Parser<'a> {
                     1 => Some(self.define(ln, &defs[0])?),
                     _ => return self.err(ln, "instructions define at most one value"),
                 };
+                let exact = rest.first().is_some_and(|t| t == "exact");
+                let rest = if exact { &rest[1..] } else { rest };
                 let op = self.op(ln, dst, rest)?;
                 // A run-time descriptor index inside an address space is a use too.
                 let space = match &op {
@@ -348,7 +350,7 @@ impl<'a> Parser<'a> {
                 if let Some(v) = space {
                     self.used.push((ln, v.0));
                 }
-                Ok(Node::Instr(Instr { dst, op }))
+                Ok(Node::Instr(Instr { dst, op, exact }))
             }
         }
     }

@@ -61,6 +61,7 @@ pub struct DebugFlags {
     pub no32: bool,
     pub soft64: bool,
     pub passtime: bool,
+    pub nocontract: bool,
 }
 
 impl DebugFlags {
@@ -89,6 +90,10 @@ impl DebugFlags {
             "passtime",
             "print the time of the front end and of every pass (middle and back end)",
         ),
+        (
+            "nocontract",
+            "never fuse a multiply and an add into a MAD (as if every float op were NoContraction)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -107,6 +112,7 @@ impl DebugFlags {
                 "no32" => d.no32 = true,
                 "soft64" => d.soft64 = true,
                 "passtime" => d.passtime = true,
+                "nocontract" => d.nocontract = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -240,6 +246,7 @@ pub const PIPELINE: &[Pass] = &[
     ("algebraic", |f| Ok(passes::opt_algebraic(f))),
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
+    ("fuse_mad", |f| Ok(passes::opt_fuse_mad(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
     ("lower_bools", |f| Ok(passes::lower_bools(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
@@ -250,6 +257,7 @@ type Gate = (&'static str, fn(&Target, &DebugFlags) -> bool);
 pub const GATED: &[Gate] = &[
     // Software fp64 where the target has no DF hardware, or when forced.
     ("soft_fp64", |t, d| uses_soft_fp64(t, d)),
+    ("fuse_mad", |_, d| !d.nocontract),
 ];
 
 /// Doubles go through the software lowering: the target has no DF hardware, or forced.
@@ -375,7 +383,10 @@ pub fn compile(
     }
     let mut bopts = crate::backend::BackendOptions::new(target, &opts.debug);
     bopts.subgroup = opts.subgroup;
-    let mut k = crate::backend::compile(&shader, &bopts)?;
+    let mut k = crate::backend::compile_binary(&shader, &bopts)?;
+    if opts.keep_ir || opts.debug.asm {
+        k = crate::backend::with_asm(k)?;
+    }
     k.stats.compile_time_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
     k.bindings = bindings;
     if opts.keep_ir {

@@ -6,7 +6,7 @@ use ferrite_compiler::frontend::{translate, FrontendInput};
 use ferrite_compiler::interp::{run, Memory};
 use ferrite_compiler::pipeline::{run_pipeline, CompileOptions};
 use ferrite_compiler::validate::validate;
-use ferrite_compiler::{BindingSlot, Target};
+use ferrite_compiler::{BindingSlot, DebugFlags, Target};
 
 fn glsl_to_spirv(name: &str, src: &str) -> Option<Vec<u32>> {
     ferrite_compiler::testing::glsl_for_test(name, src, "vulkan1.1")
@@ -52,7 +52,17 @@ fn run_both_spec(
     validate(&shader.func).unwrap_or_else(|e| panic!("{name}: {e}\n{}", shader.func));
     let mut before = mem.clone();
     run(&shader, groups, 16, &mut before).unwrap_or_else(|e| panic!("{name} before: {e}"));
-    run_pipeline(&mut shader, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // The interpreter must give the same bits before and after, so no multiply-add is fused
+    // here (a fused one rounds once: Vulkan allows it, but the bits differ; the simulator
+    // tests check fused results against both roundings).
+    let exact = CompileOptions {
+        debug: DebugFlags {
+            nocontract: true,
+            ..DebugFlags::default()
+        },
+        ..CompileOptions::default()
+    };
+    run_pipeline(&mut shader, &exact).unwrap_or_else(|e| panic!("{name}: {e}"));
     // What the back end relies on: no 1-bit booleans and no vector ALU ops remain.
     shader.func.for_each_node(&mut |n| {
         if let ferrite_compiler::ir::Node::Instr(i) = n {
@@ -456,4 +466,81 @@ void main() {
             );
         }
     }
+}
+
+#[test]
+fn compile_disassembles_only_when_the_text_is_asked_for() {
+    let src = "#version 450\nlayout(local_size_x = 8) in;\nlayout(std430, binding = 0) buffer B { uint v[]; };\nvoid main() { v[gl_GlobalInvocationID.x] *= 3u; }\n";
+    let Some(words) = glsl_to_spirv("lazy_asm", src) else {
+        return;
+    };
+    let opts = CompileOptions {
+        entry_point: "main".into(),
+        ..Default::default()
+    };
+    let plain = ferrite_compiler::compile(&words, &Target::gen9(), &opts).unwrap();
+    assert!(plain.asm.is_empty(), "{}", plain.asm);
+    assert!(
+        !plain
+            .stats
+            .pass_times
+            .0
+            .iter()
+            .any(|(n, _)| n.contains("disassemble")),
+        "{}",
+        plain.stats.pass_times
+    );
+    let keep = CompileOptions {
+        keep_ir: true,
+        ..opts
+    };
+    let text = ferrite_compiler::compile(&words, &Target::gen9(), &keep).unwrap();
+    assert_eq!(text.binary, plain.binary);
+    assert!(text.asm.contains("send"), "{}", text.asm);
+    assert_eq!(
+        // The encoder pads the end of the program with a `nop`, not an instruction of the kernel.
+        text.asm
+            .lines()
+            .filter(|l| l.starts_with("0x") && !l.contains(": nop"))
+            .count() as u32,
+        text.stats.instructions,
+        "{}",
+        text.asm
+    );
+}
+
+#[test]
+fn multiply_add_fuses_unless_precise_or_nocontract() {
+    let src = "#version 450\nlayout(local_size_x = 8) in;\nlayout(std430, binding = 0) buffer B { float v[]; };\nlayout(std430, binding = 1) buffer O { float o[]; };\nvoid main() {\n    uint i = gl_GlobalInvocationID.x;\n    float a = v[3u * i], b = v[3u * i + 1u], c = v[3u * i + 2u];\n    precise float p = a * b + c;\n    o[2u * i] = a * b + c;\n    o[2u * i + 1u] = p;\n}\n";
+    // (glslang makes every arithmetic op exact whose result is stored into a buffer a precise
+    // value was computed from: the outputs go to a buffer of their own.)
+    let Some(words) = glsl_to_spirv("contract", src) else {
+        return;
+    };
+    let ffmas = |debug: DebugFlags| {
+        let opts = CompileOptions {
+            entry_point: "main".into(),
+            debug,
+            ..Default::default()
+        };
+        let (shader, _) =
+            ferrite_compiler::pipeline::compile_to_ir(&words, &Target::gen9(), &opts).unwrap();
+        let text = shader.to_string();
+        (
+            text.matches("ffma").count(),
+            text.matches("exact fadd").count(),
+            text,
+        )
+    };
+    let (n, exact, text) = ffmas(DebugFlags::default());
+    assert_eq!(
+        (n, exact),
+        (1, 1),
+        "one fused, the precise one kept\n{text}"
+    );
+    let (n, _, text) = ffmas(DebugFlags {
+        nocontract: true,
+        ..DebugFlags::default()
+    });
+    assert_eq!(n, 0, "nocontract fuses nothing\n{text}");
 }

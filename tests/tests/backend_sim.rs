@@ -716,3 +716,83 @@ fn descriptor_array_elements_are_separate_buffers() {
     let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
     assert!(shader.to_string().contains("ssbo[1+%"), "{shader}");
 }
+
+/// `a * b + c` may become one MAD; a `precise` one (SPIR-V NoContraction) may not. Half of
+/// the lanes have c = -(a * b rounded), where the two differ: a multiply then an add gives
+/// exactly 0, a fused multiply-add the rounding error of the product.
+const CONTRACT: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer F { float f[]; };
+layout(set=0, binding=1) buffer O { float o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float a = f[3u * i], b = f[3u * i + 1u], c = f[3u * i + 2u];
+    float r = a * b + c;
+    precise float p = a * b + c;
+    o[2u * i] = r;
+    o[2u * i + 1u] = p;
+}";
+
+#[test]
+fn multiply_add_fuses_unless_no_contraction() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("contract", CONTRACT, simd) else {
+            return;
+        };
+        // SIMD32 float instructions are two SIMD16 halves.
+        let halves = if simd == 32 { 2 } else { 1 };
+        let mads = k.asm.lines().filter(|l| l.contains(" mad(")).count();
+        assert_eq!(
+            mads, halves,
+            "SIMD{simd}: one fused, one precise\n{}",
+            k.asm
+        );
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 12, n as u64 * 8]);
+        let mut input = Vec::new();
+        for i in 0..n {
+            let a = 1.0 + (i as f32) * 0.013_7;
+            let b = 3.0 - (i as f32) * 0.007_3;
+            let c = if i % 2 == 0 {
+                -(a * b)
+            } else {
+                0.25 * i as f32
+            };
+            input.extend([a, b, c]);
+        }
+        g.write_u32s(
+            data[0],
+            0,
+            &input.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        );
+        dispatch(
+            &g,
+            &k,
+            [4, 1, 1],
+            &[(data[0], n as u64 * 12), (data[1], n as u64 * 8)],
+        );
+        let out = g.read_u32s(data[1], 0, 2 * n);
+        let mut fused_lanes = 0;
+        for i in 0..n {
+            let (a, b, c) = (input[3 * i], input[3 * i + 1], input[3 * i + 2]);
+            let (r, p) = (f32::from_bits(out[2 * i]), f32::from_bits(out[2 * i + 1]));
+            // Vulkan: a contractible a * b + c is either rounding.
+            assert!(
+                r == a.mul_add(b, c) || r == a * b + c,
+                "SIMD{simd} element {i}: {r} for a={a} b={b} c={c}"
+            );
+            // NoContraction: the product is rounded before the add.
+            assert_eq!(
+                p.to_bits(),
+                (a * b + c).to_bits(),
+                "SIMD{simd} element {i}: precise {p} for a={a} b={b} c={c}"
+            );
+            fused_lanes += usize::from(r != a * b + c);
+        }
+        // The inputs make the two roundings differ in some lanes, so the MAD is observed.
+        assert!(
+            fused_lanes > 0,
+            "SIMD{simd}: no lane shows the fused rounding"
+        );
+    }
+}

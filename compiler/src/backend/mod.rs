@@ -232,13 +232,26 @@ fn has_dynamic_push_load(f: &ir::Function) -> bool {
     dynamic
 }
 
-/// Compiles `shader` at exactly `simd` channels.
+/// Compiles `shader` at exactly `simd` channels, with its disassembly in `Kernel::asm`.
 pub fn compile_simd(
     shader: &ir::Shader,
     simd: u32,
     opts: &BackendOptions,
 ) -> Result<Kernel, BackendError> {
-    Ok(compile_one(shader, simd, opts, true)?.kernel)
+    with_asm(compile_one(shader, simd, opts, true)?.kernel)
+}
+
+/// Fills `k.asm` with the disassembly of its binary (byte offsets, Mesa's syntax) and
+/// records the time it took among the pass times.
+pub fn with_asm(mut k: Kernel) -> Result<Kernel, BackendError> {
+    if k.asm.is_empty() {
+        let t = Instant::now();
+        k.asm = emit::disassemble(&k.binary)?;
+        k.stats
+            .pass_times
+            .add(&format!("simd{} disassemble", k.simd), t.elapsed());
+    }
+    Ok(k)
 }
 
 /// With `may_spill` false, stops with [`BackendError::WouldSpill`] at the first failed
@@ -323,7 +336,6 @@ fn compile_one(
             what: "encode",
             err,
         })?;
-    let asm = times.time(name("disassemble"), || emit::disassemble(&binary))?;
     let total = shader.local_size.iter().product::<u32>().max(1);
     let stats = Statistics {
         instructions: insts.len() as u32,
@@ -358,7 +370,9 @@ fn compile_one(
             btis,
             threads_per_group: total.div_ceil(simd),
             stats,
-            asm,
+            // Filled only when someone asks (see `compile_text` and `with_asm`): decoding and
+            // printing every instruction costs as much as a middle pass on large kernels.
+            asm: String::new(),
             ir: String::new(),
             bindings: Vec::new(),
         },
@@ -419,8 +433,14 @@ pub fn uses_subgroups(f: &ir::Function) -> bool {
 }
 
 /// Compiles `shader` for every candidate width and returns the widest that does not spill
-/// (or the one with fewest spills if all spill).
+/// (or the one with fewest spills if all spill), with its disassembly in `Kernel::asm`.
 pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, BackendError> {
+    with_asm(compile_binary(shader, opts)?)
+}
+
+/// [`compile`] without the disassembly (`Kernel::asm` empty): what pipeline creation needs
+/// unless the text was asked for.
+pub fn compile_binary(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, BackendError> {
     let total = shader.local_size.iter().product::<u32>().max(1);
     let mut widths = candidate_widths(total, opts);
     // A kernel that sees subgroups runs at the reported subgroup size (`HwFacts::subgroup_size`)

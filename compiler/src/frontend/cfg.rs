@@ -387,7 +387,13 @@ impl Fe<'_> {
             .split_last()
             .ok_or_else(|| FrontendError::Invalid("empty block".into()))?;
         for i in body {
-            self.instruction(i, b)?;
+            self.no_contraction = i.result_id.is_some_and(|r| {
+                self.deco(r, rspirv::spirv::Decoration::NoContraction)
+                    .is_some()
+            });
+            let r = self.instruction(i, b);
+            self.no_contraction = false;
+            r?;
         }
         use spirv::Op as O;
         match term.class.opcode {

@@ -116,6 +116,9 @@ pub(crate) struct Fe<'a> {
     stack: Vec<Block>,
     /// Nodes emitted so far (bounded by `MAX_EMIT`).
     emitted: usize,
+    /// The SPIR-V instruction being translated is decorated `NoContraction`: every IR
+    /// instruction it becomes is `exact`.
+    no_contraction: bool,
     vals: HashMap<u32, FVal>,
     demoted: HashMap<u32, Demoted>,
     phi_vars: HashMap<u32, VarTree>,
@@ -254,6 +257,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         f: Function::new(input.entry),
         stack: vec![vec![]],
         emitted: 0,
+        no_contraction: false,
         vals: HashMap::new(),
         demoted: HashMap::new(),
         phi_vars: HashMap::new(),

@@ -78,7 +78,19 @@ impl Fe<'_> {
 
     pub(super) fn emit(&mut self, ty: Type, op: Op) -> Res<Value> {
         self.count_emitted()?;
-        Ok(self.builder().emit(ty, op))
+        let v = self.builder().emit(ty, op);
+        self.mark_exact();
+        Ok(v)
+    }
+
+    /// Marks the instruction just emitted `exact` when the SPIR-V instruction being
+    /// translated is decorated `NoContraction`.
+    fn mark_exact(&mut self) {
+        if self.no_contraction {
+            if let Some(Node::Instr(i)) = self.builder().last_mut() {
+                i.exact = true;
+            }
+        }
     }
 
     pub(super) fn emit_void(&mut self, op: Op) -> Res<()> {
@@ -89,7 +101,9 @@ impl Fe<'_> {
 
     pub(super) fn alu(&mut self, op: AluOp, ty: Type, srcs: &[Value]) -> Res<Value> {
         self.count_emitted()?;
-        Ok(self.builder().alu(op, ty, srcs))
+        let v = self.builder().alu(op, ty, srcs);
+        self.mark_exact();
+        Ok(v)
     }
 
     pub(super) fn konst(&mut self, ty: Type, bits: u64) -> Res<Value> {

@@ -243,6 +243,7 @@ fn walk(b: &mut Block, values: &mut Vec<Type>) -> bool {
             Node::Instr(Instr {
                 dst: Some(d),
                 op: Op::Alu(op, srcs),
+                ..
             }) => {
                 let (d, op, srcs) = (*d, *op, srcs.clone());
                 let mut nw = Narrow {

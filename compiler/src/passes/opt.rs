@@ -217,7 +217,10 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
 pub fn opt_copy_prop(f: &mut Function) -> bool {
     let mut defs: HashMap<Value, Op> = HashMap::new();
     f.for_each_node(&mut |n| {
-        if let Node::Instr(Instr { dst: Some(d), op }) = n {
+        if let Node::Instr(Instr {
+            dst: Some(d), op, ..
+        }) = n
+        {
             defs.insert(*d, op.clone());
         }
     });
@@ -409,7 +412,15 @@ pub fn opt_cse(f: &mut Function) -> bool {
                         }
                     }
                     if let Some(d) = i.dst {
-                        if let Some(key) = cse_key(&i.op, types[d.0 as usize]) {
+                        // An `exact` instruction is not merged with one that may be fused.
+                        let key = cse_key(&i.op, types[d.0 as usize]).map(|k| {
+                            if i.exact {
+                                k + " exact"
+                            } else {
+                                k
+                            }
+                        });
+                        if let Some(key) = key {
                             let found = scopes.iter().rev().find_map(|m| m.get(&key).copied());
                             match found {
                                 Some(prev) => {
@@ -498,6 +509,9 @@ pub fn scalarize(f: &mut Function) -> bool {
                             _ => unreachable!(),
                         };
                         comps.push(bd.emit(dt.scalar_type(), scalar));
+                        if let (true, Some(Node::Instr(s))) = (i.exact, bd.last_mut()) {
+                            s.exact = true;
+                        }
                     }
                     bd.emit_to(d, Op::Vec(comps));
                 }

@@ -137,7 +137,10 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
     }
     let eval_top = |env: &mut HashMap<Value, Vec<u64>>, nodes: &[Node], values: &[Type]| {
         for n in nodes {
-            if let Node::Instr(Instr { dst: Some(d), op }) = n {
+            if let Node::Instr(Instr {
+                dst: Some(d), op, ..
+            }) = n
+            {
                 let v = match op {
                     Op::Const(c) => Some(c.clone()),
                     Op::Alu(a, s)

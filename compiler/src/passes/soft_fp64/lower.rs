@@ -543,7 +543,7 @@ impl Lower {
                     } else {
                         Op::Vec(out_vals)
                     };
-                    b.b.push(Node::Instr(Instr { dst: i.dst, op }));
+                    b.b.push(Node::Instr(Instr::new(i.dst, op)));
                     None
                 }
             }
