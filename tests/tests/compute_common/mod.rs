@@ -195,6 +195,9 @@ impl Ctx {
                 .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
                 .unwrap()
                 .cast();
+            // New memory's contents are undefined (lavapipe hands back freed pages with their
+            // old data); tests compare whole buffers between drivers, so each starts zeroed.
+            std::ptr::write_bytes(ptr, 0, size as usize);
             self.buffers.push(Buffer {
                 buffer,
                 memory,
