@@ -85,25 +85,32 @@ pub struct GpuStats {
     pub hangs: AtomicU64,
     /// Host time spent executing walkers, in nanoseconds.
     pub walker_nanos: AtomicU64,
+    /// CPU time of the host threads that ran the walkers' groups, in nanoseconds (on a
+    /// shared machine the wall time above also counts other processes).
+    pub walker_cpu_nanos: AtomicU64,
 }
 
 impl std::fmt::Display for GpuStats {
     /// One line: the work done and the simulator's speed on it (lane-instructions per second
-    /// of walker time: one lane-instruction is one EU instruction in one enabled channel).
+    /// of walker time and per CPU-second of the host threads that ran it: one
+    /// lane-instruction is one EU instruction in one enabled channel).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let secs = get(&self.walker_nanos) as f64 * 1e-9;
+        let cpu = get(&self.walker_cpu_nanos) as f64 * 1e-9;
         let lanes = get(&self.lane_instructions);
         write!(
             f,
-            "{} walkers, {} groups, {} threads, {} instructions, {} lane-instructions in {:.3} s: {:.1} M lane-instructions/s",
+            "{} walkers, {} groups, {} threads, {} instructions, {} lane-instructions in {:.3} s: {:.1} M lane-instructions/s; {:.3} CPU-s: {:.1} M per CPU-second",
             get(&self.walkers),
             get(&self.groups),
             get(&self.threads),
             get(&self.instructions),
             lanes,
             secs,
-            if secs > 0.0 { lanes as f64 / secs * 1e-6 } else { 0.0 }
+            if secs > 0.0 { lanes as f64 / secs * 1e-6 } else { 0.0 },
+            cpu,
+            if cpu > 0.0 { lanes as f64 / cpu * 1e-6 } else { 0.0 }
         )
     }
 }
@@ -520,6 +527,9 @@ impl SimGpu {
         self.stats
             .walker_nanos
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.stats
+            .walker_cpu_nanos
+            .fetch_add(s.cpu_nanos, Ordering::Relaxed);
         self.stats.walkers.fetch_add(1, Ordering::Relaxed);
         self.stats.groups.fetch_add(s.groups, Ordering::Relaxed);
         self.stats.threads.fetch_add(s.threads, Ordering::Relaxed);

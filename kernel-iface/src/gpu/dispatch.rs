@@ -63,6 +63,8 @@ pub struct DispatchStats {
     pub instructions: u64,
     pub lane_instructions: u64,
     pub messages: u64,
+    /// CPU time of the host threads that ran the groups, in nanoseconds.
+    pub cpu_nanos: u64,
 }
 
 fn ones(n: u32) -> u32 {
@@ -174,6 +176,7 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
     };
 
     let work = |worker: usize| {
+        let cpu_start = crate::thread_cpu_ns();
         let mut cache: [Option<Surface>; 253] = [None; 253];
         let mut slm = vec![0u8; slm_size];
         let mut local = DispatchStats::default();
@@ -299,7 +302,9 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
                 break;
             }
         }
+        local.cpu_nanos = (crate::thread_cpu_ns() - cpu_start).max(0) as u64;
         let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
+        s.cpu_nanos += local.cpu_nanos;
         s.groups += local.groups;
         s.threads += local.threads;
         s.instructions += local.instructions;
