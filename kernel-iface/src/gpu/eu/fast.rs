@@ -34,36 +34,38 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
-/// Tries the fast path; returns false (having done nothing) if `a` does not qualify.
-pub(super) fn fast_path(
-    t: &mut ThreadState,
-    a: &Alu,
-    op: &Op,
-    mask: u32,
-    pred: u32,
-    env: &FpEnv,
-) -> bool {
+/// Which fast path executes an instruction, decided once when the kernel is prepared
+/// ([`classify`]); the cr0 rounding mode is the only thing left to check per execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// F sources and destination.
+    F32,
+    /// D/UD sources and destination.
+    I32,
+}
+
+/// The fast path `a` qualifies for, if any: direct operands (any region), no saturation, no
+/// accumulator write, no Align16 write mask, and an op/conditional-modifier pair the fast
+/// paths implement exactly as the general path does.
+pub(super) fn classify(a: &Alu) -> Option<Class> {
     if a.sat || a.acc_wr || a.dst.ind.is_some() || a.dst.wmask != 0xF || a.dst.is_ip {
-        return false;
+        return None;
     }
-    let float = match a.dst.ty {
-        Type::F => true,
-        Type::D | Type::UD => false,
-        _ => return false,
+    let class = match a.dst.ty {
+        Type::F => Class::F32,
+        Type::D | Type::UD => Class::I32,
+        _ => return None,
     };
     for s in &a.src {
-        let ok = if float {
-            s.ty == Type::F
-        } else {
-            matches!(s.ty, Type::D | Type::UD)
+        let ok = match class {
+            Class::F32 => s.ty == Type::F,
+            Class::I32 => matches!(s.ty, Type::D | Type::UD),
         };
         if !ok || s.ind.is_some() {
-            return false;
+            return None;
         }
     }
-    if float && env.rnd != Rnd::Rtne {
-        return false;
-    }
+    let float = class != Class::I32;
     let n = a.src.len();
     let cm = a.cmod;
     let simple_cmod = matches!(
@@ -73,36 +75,46 @@ pub(super) fn fast_path(
     // Integer compares: only same-typed, unmodified sources (the general path compares the
     // exact values of mixed D/UD and negated operands).
     let int_mods = a.src.iter().any(|s| s.neg || s.abs || s.ty != a.src[0].ty);
-    match (a.op, n) {
-        (AluOp::Mov, 1) | (AluOp::Add, 2) | (AluOp::Mul, 2) => {
-            if cm != CondMod::None && !simple_cmod {
-                return false;
-            }
-        }
-        (AluOp::Mad, 3) => {
-            if cm != CondMod::None || !float {
-                return false;
-            }
-        }
-        (AluOp::Sel, 2) => {
-            if cm != CondMod::None && (!simple_cmod || (!float && int_mods)) {
-                return false;
-            }
-        }
-        (AluOp::Cmp, 2) => {
-            if !simple_cmod || (!float && int_mods) {
-                return false;
-            }
-        }
+    let ok = match (a.op, n) {
+        (AluOp::Mov, 1) | (AluOp::Add, 2) | (AluOp::Mul, 2) => cm == CondMod::None || simple_cmod,
+        (AluOp::Mad, 3) => cm == CondMod::None && float,
+        (AluOp::Sel, 2) => cm == CondMod::None || (simple_cmod && (float || !int_mods)),
+        (AluOp::Cmp, 2) => simple_cmod && (float || !int_mods),
         (AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr | AluOp::Asr, 2)
-        | (AluOp::Not, 1) => {
-            if float || (cm != CondMod::None && !simple_cmod) {
-                return false;
-            }
-        }
-        _ => return false,
-    }
+        | (AluOp::Not, 1) => !float && (cm == CondMod::None || simple_cmod),
+        _ => false,
+    };
+    ok.then_some(class)
+}
 
+/// Runs `a` on a fast path if it has one; returns false (having done nothing) if not.
+#[inline]
+pub(super) fn fast_path(
+    t: &mut ThreadState,
+    a: &Alu,
+    op: &Op,
+    mask: u32,
+    pred: u32,
+    env: &FpEnv,
+) -> bool {
+    match a.fast {
+        None => false,
+        Some(Class::F32) if env.rnd != Rnd::Rtne => false,
+        Some(c) => fast_32(t, a, op, mask, pred, env, c == Class::F32),
+    }
+}
+
+/// 32-bit F or D/UD operations.
+fn fast_32(
+    t: &mut ThreadState,
+    a: &Alu,
+    op: &Op,
+    mask: u32,
+    pred: u32,
+    env: &FpEnv,
+    float: bool,
+) -> bool {
+    let cm = a.cmod;
     let exec = op.exec as usize;
     let keep = env.f_denorm;
     let logic = matches!(a.op, AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Not);
