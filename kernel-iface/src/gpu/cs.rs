@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use crate::debug_flag;
 use crate::genxml::*;
 use crate::gpu::dataport::SurfaceContext;
-use crate::gpu::dispatch::{run_walker, DispatchParams, DispatchStats};
+use crate::gpu::dispatch::{run_walker, DispatchParams, DispatchStats, KernelCache};
 use crate::gpu::memory::{simstrict_from_env, GpuMemory};
 use crate::sim::{ExecError, ExecJob, GpuBackend, GpuHang};
 
@@ -126,6 +126,7 @@ pub struct SimGpu {
     /// `FERRITE_DEBUG=simstats`: log [`GpuStats`] when the device goes away.
     report: bool,
     stats: GpuStats,
+    kernels: KernelCache,
 }
 
 impl Drop for SimGpu {
@@ -174,6 +175,7 @@ impl SimGpu {
             dump: debug_flag("batch"),
             report: debug_flag("simstats"),
             stats: GpuStats::default(),
+            kernels: KernelCache::default(),
         }
     }
 
@@ -523,7 +525,7 @@ impl SimGpu {
             host_threads: self.host_threads.load(Ordering::Relaxed) as usize,
         };
         let start = std::time::Instant::now();
-        let s = run_walker(mem, &params)?;
+        let s = run_walker(mem, &params, &self.kernels)?;
         self.stats
             .walker_nanos
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
