@@ -17,8 +17,8 @@ pub use device_info::{
     DEFAULT_SIM_PCI_ID,
 };
 pub use drm_device::{
-    missing_kernel_requirements, monotonic_ns, DrmDevice, KernelCaps, Mapping, Probe, RenderNode,
-    Requirement, KERNEL_REQUIREMENTS,
+    missing_kernel_requirements, monotonic_ns, thread_cpu_ns, DrmDevice, KernelCaps, Mapping,
+    Probe, RenderNode, Requirement, KERNEL_REQUIREMENTS,
 };
 pub use sim::KernelVersion;
 

@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
     uint64_t size = rowc * n[1] * n[2] * 2 * scalar;
 
     VkApplicationInfo ai = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    ai.apiVersion = VK_API_VERSION_1_0;
+    // VkFFT compiles its half-precision kernels for SPIR-V 1.3, which an application may only
+    // hand to a Vulkan 1.1 device, and only when it asked for 1.1 itself.
+    ai.apiVersion = prec == 'h' ? VK_API_VERSION_1_1 : VK_API_VERSION_1_0;
     VkInstanceCreateInfo ici = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ici.pApplicationInfo = &ai;
     const char* layer = "VK_LAYER_KHRONOS_validation";
@@ -68,6 +70,15 @@ int main(int argc, char** argv) {
     if ((er != VK_SUCCESS && er != VK_INCOMPLETE) || count == 0) {
         fprintf(stderr, "vkfft_check: no Vulkan device\n");
         return 3;
+    }
+    if (prec == 'h') {
+        VkPhysicalDeviceProperties props;
+        vkGetPhysicalDeviceProperties(pd, &props);
+        if (props.apiVersion < VK_API_VERSION_1_1) {
+            fprintf(stderr, "vkfft_check: VkFFT's fp16 kernels are SPIR-V 1.3, which needs a Vulkan 1.1 device; this one reports %u.%u\n",
+                    VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
+            return 4;
+        }
     }
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, 0);

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use crate::debug_flag;
 use crate::genxml::*;
 use crate::gpu::dataport::SurfaceContext;
-use crate::gpu::dispatch::{run_walker, DispatchParams, DispatchStats};
+use crate::gpu::dispatch::{run_walker, DispatchParams, DispatchStats, KernelCache};
 use crate::gpu::memory::{simstrict_from_env, GpuMemory};
 use crate::sim::{ExecError, ExecJob, GpuBackend, GpuHang};
 
@@ -85,25 +85,32 @@ pub struct GpuStats {
     pub hangs: AtomicU64,
     /// Host time spent executing walkers, in nanoseconds.
     pub walker_nanos: AtomicU64,
+    /// CPU time of the host threads that ran the walkers' groups, in nanoseconds (on a
+    /// shared machine the wall time above also counts other processes).
+    pub walker_cpu_nanos: AtomicU64,
 }
 
 impl std::fmt::Display for GpuStats {
     /// One line: the work done and the simulator's speed on it (lane-instructions per second
-    /// of walker time: one lane-instruction is one EU instruction in one enabled channel).
+    /// of walker time and per CPU-second of the host threads that ran it: one
+    /// lane-instruction is one EU instruction in one enabled channel).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let secs = get(&self.walker_nanos) as f64 * 1e-9;
+        let cpu = get(&self.walker_cpu_nanos) as f64 * 1e-9;
         let lanes = get(&self.lane_instructions);
         write!(
             f,
-            "{} walkers, {} groups, {} threads, {} instructions, {} lane-instructions in {:.3} s: {:.1} M lane-instructions/s",
+            "{} walkers, {} groups, {} threads, {} instructions, {} lane-instructions in {:.3} s: {:.1} M lane-instructions/s; {:.3} CPU-s: {:.1} M per CPU-second",
             get(&self.walkers),
             get(&self.groups),
             get(&self.threads),
             get(&self.instructions),
             lanes,
             secs,
-            if secs > 0.0 { lanes as f64 / secs * 1e-6 } else { 0.0 }
+            if secs > 0.0 { lanes as f64 / secs * 1e-6 } else { 0.0 },
+            cpu,
+            if cpu > 0.0 { lanes as f64 / cpu * 1e-6 } else { 0.0 }
         )
     }
 }
@@ -119,6 +126,7 @@ pub struct SimGpu {
     /// `FERRITE_DEBUG=simstats`: log [`GpuStats`] when the device goes away.
     report: bool,
     stats: GpuStats,
+    kernels: KernelCache,
 }
 
 impl Drop for SimGpu {
@@ -167,6 +175,7 @@ impl SimGpu {
             dump: debug_flag("batch"),
             report: debug_flag("simstats"),
             stats: GpuStats::default(),
+            kernels: KernelCache::default(),
         }
     }
 
@@ -516,10 +525,13 @@ impl SimGpu {
             host_threads: self.host_threads.load(Ordering::Relaxed) as usize,
         };
         let start = std::time::Instant::now();
-        let s = run_walker(mem, &params)?;
+        let s = run_walker(mem, &params, &self.kernels)?;
         self.stats
             .walker_nanos
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.stats
+            .walker_cpu_nanos
+            .fetch_add(s.cpu_nanos, Ordering::Relaxed);
         self.stats.walkers.fetch_add(1, Ordering::Relaxed);
         self.stats.groups.fetch_add(s.groups, Ordering::Relaxed);
         self.stats.threads.fetch_add(s.threads, Ordering::Relaxed);

@@ -347,19 +347,19 @@ impl Port<'_> {
         };
         let blocks = simd / 8;
         let addr_regs = if a64 { 2 * blocks } else { blocks } as usize;
-        let channels: Vec<usize> = (0..4).filter(|c| mc & (1 << c) == 0).collect();
+        let n_channels = (0..4).filter(|c| mc & (1 << c) == 0).count();
         let need = addr_regs
             + if write {
-                channels.len() * blocks as usize
+                n_channels * blocks as usize
             } else {
                 0
             };
         Self::need(payload, need, "untyped surface message")?;
-        if !write && response.len() < channels.len() * blocks as usize * 32 {
+        if !write && response.len() < n_channels * blocks as usize * 32 {
             return Err("untyped read: response shorter than the enabled channels".into());
         }
         for l in Self::lanes(simd, exec_mask) {
-            for (k, _) in channels.iter().enumerate() {
+            for k in 0..n_channels {
                 let t = if a64 {
                     let a = u64::from_le_bytes(
                         payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
@@ -371,8 +371,7 @@ impl Port<'_> {
                 };
                 let data_at = (addr_regs + k * blocks as usize) * 32 + 4 * l;
                 if write {
-                    let v = payload[data_at..data_at + 4].to_vec();
-                    self.store(&t, &v)?;
+                    self.store(&t, &payload[data_at..data_at + 4])?;
                 } else {
                     let mut v = [0u8; 4];
                     self.load(&t, &mut v)?;
@@ -494,8 +493,7 @@ impl Port<'_> {
             };
             if write {
                 let at = addr_regs * 32 + slot * l;
-                let v = payload[at..at + size].to_vec();
-                self.store(&t, &v)?;
+                self.store(&t, &payload[at..at + size])?;
             } else {
                 let mut v = [0u8; 8];
                 self.load(&t, &mut v[..size])?;
@@ -552,13 +550,9 @@ impl Port<'_> {
             _ => self.target(bti, offset, bytes as u32)?,
         };
         if write {
-            let data = payload[32 + reg_off..32 + reg_off + bytes].to_vec();
-            self.store(&target, &data)
+            self.store(&target, &payload[32 + reg_off..32 + reg_off + bytes])
         } else {
-            let mut data = vec![0u8; bytes];
-            self.load(&target, &mut data)?;
-            response[reg_off..reg_off + bytes].copy_from_slice(&data);
-            Ok(())
+            self.load(&target, &mut response[reg_off..reg_off + bytes])
         }
     }
 

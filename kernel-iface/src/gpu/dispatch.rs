@@ -17,7 +17,7 @@
 //!   the others with every channel of the SIMD width.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ferrite_isa::Gen;
 
@@ -63,6 +63,8 @@ pub struct DispatchStats {
     pub instructions: u64,
     pub lane_instructions: u64,
     pub messages: u64,
+    /// CPU time of the host threads that ran the groups, in nanoseconds.
+    pub cpu_nanos: u64,
 }
 
 fn ones(n: u32) -> u32 {
@@ -73,19 +75,78 @@ fn ones(n: u32) -> u32 {
     }
 }
 
-/// Reads the kernel binary at `address` (up to the end of its object) and decodes it.
-fn load_kernel(mem: &GpuMemory, address: u64) -> Result<Kernel, String> {
-    let (obj, off) = mem
-        .object_at(address)
-        .ok_or_else(|| format!("kernel start 0x{address:x} is not inside any object"))?;
-    let len = (obj.len() as u64 - off).min(1 << 20) as usize;
-    let mut bytes = vec![0u8; len];
-    obj.read(off, &mut bytes);
-    Kernel::decode(&bytes, Gen::Gen9).map_err(|e| format!("kernel at 0x{address:x}: {e}"))
+/// How many decoded kernels a [`KernelCache`] keeps.
+const KERNEL_CACHE_ENTRIES: usize = 64;
+
+/// Kernels already decoded and prepared, keyed by start address and checked against the
+/// bytes they were decoded from: a pipeline dispatched many times is decoded once, and a
+/// kernel rewritten at the same address is decoded again.
+#[derive(Default)]
+pub struct KernelCache {
+    /// Most recently used first.
+    entries: Mutex<Vec<CachedKernel>>,
+}
+
+struct CachedKernel {
+    address: u64,
+    bytes: Vec<u8>,
+    kernel: Arc<Kernel>,
+}
+
+impl std::fmt::Debug for KernelCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KernelCache")
+    }
+}
+
+impl KernelCache {
+    /// The kernel binary at `address` (up to the end of its object), decoded.
+    fn load(&self, mem: &GpuMemory, address: u64) -> Result<Arc<Kernel>, String> {
+        let (obj, off) = mem
+            .object_at(address)
+            .ok_or_else(|| format!("kernel start 0x{address:x} is not inside any object"))?;
+        let len = (obj.len() as u64 - off).min(1 << 20) as usize;
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = entries
+            .iter()
+            .position(|c| c.address == address && c.bytes.len() <= len)
+        {
+            let mut now = vec![0u8; entries[i].bytes.len()];
+            obj.read(off, &mut now);
+            if now == entries[i].bytes {
+                let hit = entries.remove(i);
+                let kernel = hit.kernel.clone();
+                entries.insert(0, hit);
+                return Ok(kernel);
+            }
+        }
+        let mut bytes = vec![0u8; len];
+        obj.read(off, &mut bytes);
+        let kernel = Arc::new(
+            Kernel::decode(&bytes, Gen::Gen9)
+                .map_err(|e| format!("kernel at 0x{address:x}: {e}"))?,
+        );
+        bytes.truncate(kernel.byte_len());
+        entries.retain(|c| c.address != address);
+        entries.insert(
+            0,
+            CachedKernel {
+                address,
+                bytes,
+                kernel: kernel.clone(),
+            },
+        );
+        entries.truncate(KERNEL_CACHE_ENTRIES);
+        Ok(kernel)
+    }
 }
 
 /// Runs one GPGPU_WALKER to completion; `Err` = GPU hang with the reason.
-pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, String> {
+pub fn run_walker(
+    mem: &GpuMemory,
+    p: &DispatchParams,
+    kernels: &KernelCache,
+) -> Result<DispatchStats, String> {
     let w = &p.walker;
     let idd = &p.idd;
     let simd = match w.simd_size {
@@ -142,7 +203,7 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
         }
         m
     };
-    let kernel = load_kernel(mem, p.instruction_base + idd.kernel_start_pointer)?;
+    let kernel = kernels.load(mem, p.instruction_base + idd.kernel_start_pointer)?;
     let start = [
         w.thread_group_id_starting_x as u32,
         w.thread_group_id_starting_y as u32,
@@ -174,6 +235,7 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
     };
 
     let work = |worker: usize| {
+        let cpu_start = crate::thread_cpu_ns();
         let mut cache: [Option<Surface>; 253] = [None; 253];
         let mut slm = vec![0u8; slm_size];
         let mut local = DispatchStats::default();
@@ -192,14 +254,19 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
                 start[2] + (g / (counts[0] * counts[1])) as u32,
             ];
             slm.fill(0);
-            threads_state.clear();
             for t in 0..threads {
                 let mask = if t + 1 == threads {
                     right_mask
                 } else {
                     ones(simd)
                 };
-                let mut ts = ThreadState::new(simd, mask);
+                // Threads of the previous group are reused: same state as new ones, without
+                // allocating their registers again.
+                match threads_state.get_mut(t as usize) {
+                    Some(ts) => ts.reset(simd, mask),
+                    None => threads_state.push(ThreadState::new(simd, mask)),
+                }
+                let ts = &mut threads_state[t as usize];
                 let grf = ts.grf_bytes_mut();
                 let fftid = worker as u32 * threads + t;
                 let put = |grf: &mut [u8], dw: usize, v: u32| {
@@ -217,7 +284,6 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
                 let pt = c0 + (cross + t as usize * per_thread) * 32;
                 let at = 32 + cross * 32;
                 grf[at..at + per_thread * 32].copy_from_slice(&p.curbe[pt..pt + per_thread * 32]);
-                threads_state.push(ts);
             }
             let mut budgets = vec![p.budget; threads as usize];
             let mut done = vec![false; threads as usize];
@@ -299,7 +365,9 @@ pub fn run_walker(mem: &GpuMemory, p: &DispatchParams) -> Result<DispatchStats, 
                 break;
             }
         }
+        local.cpu_nanos = (crate::thread_cpu_ns() - cpu_start).max(0) as u64;
         let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
+        s.cpu_nanos += local.cpu_nanos;
         s.groups += local.groups;
         s.threads += local.threads;
         s.instructions += local.instructions;

@@ -1,8 +1,8 @@
-//! Fast path for the bulk of compute code: 32-bit F or D/UD operations whose sources and
-//! destination share the type class, with direct operands (any region: the lane offsets
-//! are pre-computed), no saturation, no accumulator, round-to-nearest-even. Values are
-//! gathered into plain `u32` lane arrays, computed in tight loops and scattered back under
-//! the execution mask. Everything else takes the general path in `alu.rs`; both implement
+//! Fast paths for the bulk of compute code: 32-bit F or D/UD operations, and HF arithmetic
+//! (fp16 modes of frameworks), whose sources and destination share the type class, with
+//! direct operands (any region: the lane offsets are pre-computed), no saturation, no
+//! accumulator, round-to-nearest-even. Values are gathered into plain lane arrays, computed
+//! in tight loops and scattered back under the execution mask. Everything else takes the general path in `alu.rs`; both implement
 //! the same semantics and the reference tests run through both.
 
 // Lane loops index several parallel per-lane arrays at once.
@@ -34,36 +34,43 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
-/// Tries the fast path; returns false (having done nothing) if `a` does not qualify.
-pub(super) fn fast_path(
-    t: &mut ThreadState,
-    a: &Alu,
-    op: &Op,
-    mask: u32,
-    pred: u32,
-    env: &FpEnv,
-) -> bool {
+/// Which fast path executes an instruction, decided once when the kernel is prepared
+/// ([`classify`]); the cr0 rounding mode is the only thing left to check per execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// F sources and destination.
+    F32,
+    /// D/UD sources and destination.
+    I32,
+    /// HF sources and destination: computed in f32 and rounded once to half, as the general
+    /// path does.
+    Hf,
+}
+
+/// The fast path `a` qualifies for, if any: direct operands (any region), no saturation, no
+/// accumulator write, no Align16 write mask, and an op/conditional-modifier pair the fast
+/// paths implement exactly as the general path does.
+pub(super) fn classify(a: &Alu) -> Option<Class> {
     if a.sat || a.acc_wr || a.dst.ind.is_some() || a.dst.wmask != 0xF || a.dst.is_ip {
-        return false;
+        return None;
     }
-    let float = match a.dst.ty {
-        Type::F => true,
-        Type::D | Type::UD => false,
-        _ => return false,
+    let class = match a.dst.ty {
+        Type::F => Class::F32,
+        Type::D | Type::UD => Class::I32,
+        Type::HF => Class::Hf,
+        _ => return None,
     };
     for s in &a.src {
-        let ok = if float {
-            s.ty == Type::F
-        } else {
-            matches!(s.ty, Type::D | Type::UD)
+        let ok = match class {
+            Class::F32 => s.ty == Type::F,
+            Class::I32 => matches!(s.ty, Type::D | Type::UD),
+            Class::Hf => s.ty == Type::HF,
         };
         if !ok || s.ind.is_some() {
-            return false;
+            return None;
         }
     }
-    if float && env.rnd != Rnd::Rtne {
-        return false;
-    }
+    let float = class != Class::I32;
     let n = a.src.len();
     let cm = a.cmod;
     let simple_cmod = matches!(
@@ -73,36 +80,51 @@ pub(super) fn fast_path(
     // Integer compares: only same-typed, unmodified sources (the general path compares the
     // exact values of mixed D/UD and negated operands).
     let int_mods = a.src.iter().any(|s| s.neg || s.abs || s.ty != a.src[0].ty);
-    match (a.op, n) {
-        (AluOp::Mov, 1) | (AluOp::Add, 2) | (AluOp::Mul, 2) => {
-            if cm != CondMod::None && !simple_cmod {
-                return false;
-            }
-        }
-        (AluOp::Mad, 3) => {
-            if cm != CondMod::None || !float {
-                return false;
-            }
-        }
-        (AluOp::Sel, 2) => {
-            if cm != CondMod::None && (!simple_cmod || (!float && int_mods)) {
-                return false;
-            }
-        }
-        (AluOp::Cmp, 2) => {
-            if !simple_cmod || (!float && int_mods) {
-                return false;
-            }
-        }
+    let ok = match (a.op, n) {
+        (AluOp::Mov, 1) | (AluOp::Add, 2) | (AluOp::Mul, 2) => cm == CondMod::None || simple_cmod,
+        (AluOp::Mad, 3) => cm == CondMod::None && float,
+        (AluOp::Sel, 2) => cm == CondMod::None || (simple_cmod && (float || !int_mods)),
+        (AluOp::Cmp, 2) => simple_cmod && (float || !int_mods),
         (AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr | AluOp::Asr, 2)
-        | (AluOp::Not, 1) => {
-            if float || (cm != CondMod::None && !simple_cmod) {
-                return false;
-            }
-        }
-        _ => return false,
-    }
+        | (AluOp::Not, 1) => !float && (cm == CondMod::None || simple_cmod),
+        _ => false,
+    };
+    ok.then_some(class)
+}
 
+/// Runs `a` on a fast path if it has one; returns false (having done nothing) if not.
+#[inline]
+pub(super) fn fast_path(
+    t: &mut ThreadState,
+    a: &Alu,
+    op: &Op,
+    mask: u32,
+    pred: u32,
+    env: &FpEnv,
+) -> bool {
+    match a.fast {
+        None => false,
+        Some(Class::F32) if env.rnd != Rnd::Rtne => false,
+        Some(Class::Hf) if env.rnd != Rnd::Rtne => false,
+        Some(Class::Hf) => {
+            fast_hf(t, a, op, mask, pred, env);
+            true
+        }
+        Some(c) => fast_32(t, a, op, mask, pred, env, c == Class::F32),
+    }
+}
+
+/// 32-bit F or D/UD operations.
+fn fast_32(
+    t: &mut ThreadState,
+    a: &Alu,
+    op: &Op,
+    mask: u32,
+    pred: u32,
+    env: &FpEnv,
+    float: bool,
+) -> bool {
+    let cm = a.cmod;
     let exec = op.exec as usize;
     let keep = env.f_denorm;
     let logic = matches!(a.op, AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Not);
@@ -291,4 +313,126 @@ pub(super) fn fast_path(
         }
     }
     true
+}
+
+#[inline(always)]
+fn rd16(regs: &[u8; REGS_SIZE], o: usize) -> u16 {
+    u16::from_le_bytes([regs[o], regs[o + 1]])
+}
+
+/// Half-float operations (fp16 arithmetic of frameworks such as ncnn): each source is
+/// widened to f32 exactly, the operation runs in f32 (round to nearest even), and the result
+/// is rounded once to half with cr0's half denormal mode, as the general path does. A half
+/// value is never an f32 denormal, so the f32 source flush of the general path is a no-op
+/// here and is left out.
+fn fast_hf(t: &mut ThreadState, a: &Alu, op: &Op, mask: u32, pred: u32, env: &FpEnv) {
+    let exec = op.exec as usize;
+    let cm = a.cmod;
+    let regs = &mut t.regs;
+    let mut raw = [[0u16; 32]; 3];
+    let mut v = [[0f32; 32]; 3];
+    for (j, s) in a.src.iter().enumerate() {
+        let bits = &mut raw[j];
+        match &s.imm {
+            Some((imm, m)) => {
+                for (k, o) in bits.iter_mut().enumerate().take(exec) {
+                    *o = imm[k % *m as usize] as u16;
+                }
+            }
+            None => {
+                for (o, &off) in bits.iter_mut().zip(s.off.iter()).take(exec) {
+                    *o = rd16(regs, off as usize);
+                }
+            }
+        }
+        let out = &mut v[j];
+        for k in 0..exec {
+            let mut x = super::fp::f16_to_f32(bits[k]);
+            if s.abs {
+                x = x.abs();
+            }
+            if s.neg {
+                x = -x;
+            }
+            out[k] = x;
+        }
+    }
+    let fcmp = |x: f32, y: f32| -> bool {
+        let (x, y) = (x as f64, y as f64);
+        match cm {
+            CondMod::Z => x == y,
+            CondMod::Nz => x != y,
+            CondMod::G => x > y,
+            CondMod::Ge => x >= y,
+            CondMod::L => x < y,
+            CondMod::Le => x <= y,
+            _ => x.is_nan() || y.is_nan(),
+        }
+    };
+    let [s0, s1, s2] = &v;
+    let mut r = [0u16; 32];
+    let mut cond = 0u32;
+    let round = |x: f32| super::fp::f32_to_f16(x, env.rnd, env.hf_denorm);
+    match a.op {
+        AluOp::Mov if a.raw_mov => r[..exec].copy_from_slice(&raw[0][..exec]),
+        AluOp::Mov => (0..exec).for_each(|k| r[k] = round(s0[k])),
+        AluOp::Add => (0..exec).for_each(|k| r[k] = round(s0[k] + s1[k])),
+        AluOp::Mul => (0..exec).for_each(|k| r[k] = round(s0[k] * s1[k])),
+        AluOp::Mad => (0..exec).for_each(|k| r[k] = round(s1[k].mul_add(s2[k], s0[k]))),
+        AluOp::Sel => {
+            for k in 0..exec {
+                let take0 = if cm == CondMod::None {
+                    pred >> k & 1 != 0
+                } else if s0[k].is_nan() {
+                    false
+                } else {
+                    s1[k].is_nan() || fcmp(s0[k], s1[k])
+                };
+                r[k] = round(if take0 { s0[k] } else { s1[k] });
+            }
+        }
+        AluOp::Cmp => {
+            for k in 0..exec {
+                let c = fcmp(s0[k], s1[k]);
+                cond |= (c as u32) << k;
+                r[k] = if c { 0xFFFF } else { 0 };
+            }
+        }
+        // `classify` admits nothing else for HF.
+        _ => unreachable!("HF fast path for {:?}", a.op),
+    }
+    // Conditional modifiers of ordinary ops test the written half against zero.
+    let result_cmod = cm != CondMod::None && !matches!(a.op, AluOp::Cmp | AluOp::Sel);
+    if result_cmod {
+        for k in 0..exec {
+            let x = super::fp::f16_to_f32(r[k]) as f64;
+            let c = match cm {
+                CondMod::Z => x == 0.0,
+                CondMod::Nz => x != 0.0,
+                CondMod::G => x > 0.0,
+                CondMod::Ge => x >= 0.0,
+                CondMod::L => x < 0.0,
+                CondMod::Le => x <= 0.0,
+                _ => x.is_nan(),
+            };
+            cond |= (c as u32) << k;
+        }
+    }
+    if !a.dst.null {
+        for k in 0..exec {
+            if mask >> k & 1 != 0 {
+                let o = a.dst.off[k] as usize;
+                regs[o..o + 2].copy_from_slice(&r[k].to_le_bytes());
+            }
+        }
+    }
+    if a.op == AluOp::Cmp || result_cmod {
+        let base = op.flag_base + op.first;
+        if base < 64 {
+            let m = (mask as u64) << base;
+            let c = (cond as u64) << base;
+            let flags = t.flags();
+            t.set_flags((flags & !m) | (c & m));
+        }
+    }
 }

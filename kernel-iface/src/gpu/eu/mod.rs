@@ -44,6 +44,8 @@ pub struct Kernel {
     insts: Vec<Instruction>,
     offsets: Vec<u32>,
     ops: Vec<Op>,
+    /// Bytes of the program that were decoded.
+    size: u32,
 }
 
 impl Kernel {
@@ -92,11 +94,18 @@ impl Kernel {
             insts,
             offsets,
             ops,
+            size: end,
         })
     }
 
     pub fn len(&self) -> usize {
         self.insts.len()
+    }
+
+    /// How many bytes of the program were decoded: the kernel is a function of these bytes
+    /// alone.
+    pub fn byte_len(&self) -> usize {
+        self.size as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -212,21 +221,19 @@ impl ThreadState {
     /// A thread of dispatch width `simd` (8, 16 or 32) whose channels `dispatch_mask` are
     /// enabled (sr0.2). The GRFs are zero; dispatch loads R0 and the CURBE payload.
     pub fn new(simd: u32, dispatch_mask: u32) -> ThreadState {
-        let simd = simd.clamp(1, 32);
-        let dispatch = dispatch_mask & ones(simd);
         let mut t = ThreadState {
             regs: vec![0u8; REGS_SIZE]
                 .into_boxed_slice()
                 .try_into()
                 .unwrap_or_else(|_| Box::new([0u8; REGS_SIZE])),
             pc: 0,
-            simd,
-            dispatch,
-            active: u32::MAX,
+            simd: 0,
+            dispatch: 0,
+            active: 0,
             waiting: 0,
             resume: [0; 32],
             finished: false,
-            trace: simtrace_from_env(),
+            trace: false,
             scratch: Some(Box::new(Scratch {
                 f: [[0.0; 32]; 3],
                 d: [[0.0; 32]; 3],
@@ -242,10 +249,29 @@ impl ThreadState {
             instructions: 0,
             lane_instructions: 0,
         };
-        t.put_u32(SR_OFF + 8, dispatch);
-        t.put_u32(SR_OFF + 12, dispatch);
-        t.put_u32(CE_OFF, dispatch);
+        t.reset(simd, dispatch_mask);
         t
+    }
+
+    /// Makes this thread a new one, as [`ThreadState::new`] does, keeping its allocations
+    /// (dispatch reuses threads from group to group).
+    pub fn reset(&mut self, simd: u32, dispatch_mask: u32) {
+        let simd = simd.clamp(1, 32);
+        let dispatch = dispatch_mask & ones(simd);
+        self.regs.fill(0);
+        self.pc = 0;
+        self.simd = simd;
+        self.dispatch = dispatch;
+        self.active = u32::MAX;
+        self.waiting = 0;
+        self.resume = [0; 32];
+        self.finished = false;
+        self.trace = simtrace_from_env();
+        self.instructions = 0;
+        self.lane_instructions = 0;
+        self.put_u32(SR_OFF + 8, dispatch);
+        self.put_u32(SR_OFF + 12, dispatch);
+        self.put_u32(CE_OFF, dispatch);
     }
 
     /// The 4096 bytes of g0..g127.

@@ -134,6 +134,8 @@ pub struct Alu {
     pub raw_mov: bool,
     /// Reads ce0/ip/tm0/mask: refresh them first.
     pub reads_live_arf: bool,
+    /// The fast path that executes this instruction, if one does (decided once, here).
+    pub fast: Option<super::fast::Class>,
 }
 
 /// A message send.
@@ -623,7 +625,7 @@ fn prep_alu(inst: &Instruction, op: AluOp) -> Result<Alu, String> {
     let dom = domain(op, &srcs, dst.ty);
     let raw_mov =
         op == AluOp::Mov && !inst.saturate && srcs[0].ty == dst.ty && !srcs[0].neg && !srcs[0].abs;
-    Ok(Alu {
+    let mut alu = Alu {
         op,
         dom,
         dst,
@@ -634,7 +636,10 @@ fn prep_alu(inst: &Instruction, op: AluOp) -> Result<Alu, String> {
         align16: inst.access_mode == AccessMode::Align16,
         raw_mov,
         reads_live_arf: live,
-    })
+        fast: None,
+    };
+    alu.fast = super::fast::classify(&alu);
+    Ok(alu)
 }
 
 fn sends_reg(r: SendsReg) -> Option<u8> {
