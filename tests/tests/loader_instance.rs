@@ -30,7 +30,7 @@ fn simulated_skl_gt2_properties() {
     let n = name(&p.device_name);
     assert!(n.contains("(SKL GT2)"), "{n}");
     assert!(n.contains("simulated"), "{n}");
-    assert_eq!(p.api_version, vk::API_VERSION_1_1);
+    assert_eq!(p.api_version, vk::API_VERSION_1_2);
     assert_eq!(p.limits.max_compute_shared_memory_size, 64 * 1024);
     assert_eq!(p.limits.max_compute_work_group_invocations, 1024);
     // The cache UUID is stable across instances.
@@ -133,6 +133,12 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_EXT_subgroup_size_control",
         // Subgroup uniform control flow: the conformance suite's files in tests/amber/cts.
         "VK_KHR_shader_subgroup_uniform_control_flow",
+        // Pointers, block layouts and 64-bit atomics: tests/tests/buffer_address.rs and
+        // block_layout.rs.
+        "VK_KHR_buffer_device_address",
+        "VK_KHR_uniform_buffer_standard_layout",
+        "VK_EXT_scalar_block_layout",
+        "VK_KHR_shader_atomic_int64",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),
@@ -190,7 +196,7 @@ fn newer_application_api_version_is_accepted() {
         let pds = instance.enumerate_physical_devices().unwrap();
         assert_eq!(pds.len(), 1);
         let p = instance.get_physical_device_properties(pds[0]);
-        assert_eq!(p.api_version, vk::API_VERSION_1_1);
+        assert_eq!(p.api_version, vk::API_VERSION_1_2);
         instance.destroy_instance(None);
     }
 }
