@@ -10,7 +10,6 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::loader_env;
 
 /// One storage format: Vulkan format, GLSL layout qualifier, GLSL type prefix ("" float,
 /// "u", "i"), channel count and bits per channel.
@@ -733,14 +732,7 @@ fn child_runs_image_cases() {
 
 #[test]
 fn storage_images_match_lavapipe() {
-    let ferrite = run_child("child_runs_image_cases", &loader_env());
-    let lvp = run_child("child_runs_image_cases", &lavapipe_env());
-    assert!(!ferrite.is_empty());
-    assert_eq!(
-        ferrite.keys().collect::<Vec<_>>(),
-        lvp.keys().collect::<Vec<_>>(),
-        "both drivers ran every case"
-    );
+    let (ferrite, lvp) = run_on_ferrite_and_lavapipe("child_runs_image_cases");
     for (name, want) in &lvp {
         let got = ferrite
             .get(name)

@@ -12,7 +12,6 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::loader_env;
 
 /// (name, format, bytes per texel, clear colour as four 32-bit words).
 const FORMATS: &[(&str, vk::Format, u32, [u32; 4])] = &[
@@ -571,13 +570,7 @@ fn child_runs_transfer_cases() {
 
 #[test]
 fn transfers_match_lavapipe() {
-    let ferrite = run_child("child_runs_transfer_cases", &loader_env());
-    let lvp = run_child("child_runs_transfer_cases", &lavapipe_env());
-    assert_eq!(
-        ferrite.keys().collect::<Vec<_>>(),
-        lvp.keys().collect::<Vec<_>>(),
-        "both drivers ran every case"
-    );
+    let (ferrite, lvp) = run_on_ferrite_and_lavapipe("child_runs_transfer_cases");
     // The buffer and size cases, two read-backs per image case, one mapped read per LINEAR
     // case.
     let linear = CFGS

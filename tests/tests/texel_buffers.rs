@@ -9,7 +9,6 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::loader_env;
 
 /// Texels fetched per format.
 const N: u32 = 64;
@@ -186,13 +185,7 @@ fn child_runs_texel_buffer_cases() {
 
 #[test]
 fn uniform_texel_buffers_match_lavapipe() {
-    let ferrite = run_child("child_runs_texel_buffer_cases", &loader_env());
-    let lvp = run_child("child_runs_texel_buffer_cases", &lavapipe_env());
-    assert_eq!(
-        ferrite.keys().collect::<Vec<_>>(),
-        lvp.keys().collect::<Vec<_>>(),
-        "both drivers ran every case"
-    );
+    let (ferrite, lvp) = run_on_ferrite_and_lavapipe("child_runs_texel_buffer_cases");
     assert_eq!(ferrite.len(), FORMATS.len());
     for (name, want) in &lvp {
         let got = &ferrite[name];

@@ -552,6 +552,20 @@ pub fn run_child(child_test: &str, env: &[(String, String)]) -> Results {
         .collect()
 }
 
+/// Runs the ignored test `child_test` on Ferrite and on lavapipe (a process each) and checks
+/// that both produced results for the same cases; returns (Ferrite's, lavapipe's).
+pub fn run_on_ferrite_and_lavapipe(child_test: &str) -> (Results, Results) {
+    let ferrite = run_child(child_test, &ferrite_tests::icd::loader_env());
+    let lvp = run_child(child_test, &lavapipe_env());
+    assert!(!ferrite.is_empty(), "{child_test}: no results");
+    assert_eq!(
+        ferrite.keys().collect::<Vec<_>>(),
+        lvp.keys().collect::<Vec<_>>(),
+        "both drivers ran every case"
+    );
+    (ferrite, lvp)
+}
+
 /// Records push constants `bytes` at offset 0 for kernel `k`.
 pub fn push(c: &Ctx, cb: vk::CommandBuffer, k: usize, bytes: &[u8]) {
     // SAFETY: recording into a live command buffer; the range lies in the layout's.
