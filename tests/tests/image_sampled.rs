@@ -96,54 +96,25 @@ fn fill_optimal(c: &mut Ctx, img: &Img, format: vk::Format, bpt: usize, seed: u3
     let k = c
         .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
         .unwrap();
-    let ii = [vk::DescriptorImageInfo {
-        sampler: vk::Sampler::null(),
-        image_view: img.view,
-        image_layout: vk::ImageLayout::GENERAL,
-    }];
-    let bi = [vk::DescriptorBufferInfo {
-        buffer: c.buf(data).buffer,
-        offset: 0,
-        range: vk::WHOLE_SIZE,
-    }];
-    let w = [
-        vk::WriteDescriptorSet::default()
-            .dst_set(c.k(k).set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-            .image_info(&ii),
-        vk::WriteDescriptorSet::default()
-            .dst_set(c.k(k).set)
-            .dst_binding(1)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&bi),
-    ];
-    // SAFETY: valid writes and commands on live objects; the submission is waited for.
+    write_image_and_buffer(c, k, vk::DescriptorType::STORAGE_IMAGE, img.view, data);
+    // SAFETY: valid commands on live objects; the submission is waited for.
     unsafe {
-        c.dev.update_descriptor_sets(&w, &[]);
         c.run(|d, cb| {
-            let b = [vk::ImageMemoryBarrier::default()
-                .dst_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::GENERAL)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(img.image)
-                .subresource_range(vk::ImageSubresourceRange {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    base_mip_level: 0,
-                    level_count: 1,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                })];
-            d.cmd_pipeline_barrier(
+            image_barrier(
+                d,
                 cb,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &b,
+                img.image,
+                color_range(1, 1),
+                (
+                    vk::ImageLayout::UNDEFINED,
+                    vk::AccessFlags::empty(),
+                    vk::PipelineStageFlags::TOP_OF_PIPE,
+                ),
+                (
+                    vk::ImageLayout::GENERAL,
+                    vk::AccessFlags::SHADER_WRITE,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                ),
             );
             c.bind_kernel(cb, k);
             dispatch(c, cb, 1, 1);
@@ -184,22 +155,21 @@ fn copy_optimal(c: &mut Ctx, img: &Img, format: vk::Format, bpt: usize, seed: u3
     // SAFETY: valid commands on live objects; the submission is waited for.
     unsafe {
         c.run(|d, cb| {
-            let b = [vk::ImageMemoryBarrier::default()
-                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(img.image)
-                .subresource_range(range)];
-            d.cmd_pipeline_barrier(
+            image_barrier(
+                d,
                 cb,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &b,
+                img.image,
+                range,
+                (
+                    vk::ImageLayout::UNDEFINED,
+                    vk::AccessFlags::empty(),
+                    vk::PipelineStageFlags::TOP_OF_PIPE,
+                ),
+                (
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    vk::AccessFlags::TRANSFER_WRITE,
+                    vk::PipelineStageFlags::TRANSFER,
+                ),
             );
             d.cmd_copy_buffer_to_image(
                 cb,
@@ -208,23 +178,21 @@ fn copy_optimal(c: &mut Ctx, img: &Img, format: vk::Format, bpt: usize, seed: u3
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
                 &[region],
             );
-            let b = [vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::SHADER_READ)
-                .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .new_layout(vk::ImageLayout::GENERAL)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(img.image)
-                .subresource_range(range)];
-            d.cmd_pipeline_barrier(
+            image_barrier(
+                d,
                 cb,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &b,
+                img.image,
+                range,
+                (
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    vk::AccessFlags::TRANSFER_WRITE,
+                    vk::PipelineStageFlags::TRANSFER,
+                ),
+                (
+                    vk::ImageLayout::GENERAL,
+                    vk::AccessFlags::SHADER_READ,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                ),
             );
         })
         .unwrap();
@@ -493,29 +461,21 @@ fn run_cases() -> Results {
                 ];
                 c.dev.update_descriptor_sets(&w, &[]);
                 c.run(|d, cb| {
-                    let b = [vk::ImageMemoryBarrier::default()
-                        .src_access_mask(vk::AccessFlags::HOST_WRITE)
-                        .dst_access_mask(vk::AccessFlags::SHADER_READ)
-                        .old_layout(old)
-                        .new_layout(vk::ImageLayout::GENERAL)
-                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                        .image(img.image)
-                        .subresource_range(vk::ImageSubresourceRange {
-                            aspect_mask: vk::ImageAspectFlags::COLOR,
-                            base_mip_level: 0,
-                            level_count: 1,
-                            base_array_layer: 0,
-                            layer_count: 1,
-                        })];
-                    d.cmd_pipeline_barrier(
+                    image_barrier(
+                        d,
                         cb,
-                        vk::PipelineStageFlags::HOST,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::DependencyFlags::empty(),
-                        &[],
-                        &[],
-                        &b,
+                        img.image,
+                        color_range(1, 1),
+                        (
+                            old,
+                            vk::AccessFlags::HOST_WRITE,
+                            vk::PipelineStageFlags::HOST,
+                        ),
+                        (
+                            vk::ImageLayout::GENERAL,
+                            vk::AccessFlags::SHADER_READ,
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                        ),
                     );
                     c.bind_kernel(cb, k);
                     push(&c, cb, k, &scale.to_le_bytes());

@@ -344,60 +344,25 @@ fn linear_bytes(c: &Ctx, i: &Img, f: &Fmt, s: &Shape) -> Vec<u32> {
 
 /// Transitions an image from UNDEFINED to GENERAL (recorded into `cb`).
 fn to_general(c: &Ctx, cb: vk::CommandBuffer, image: vk::Image) {
-    let b = [vk::ImageMemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::empty())
-        .dst_access_mask(vk::AccessFlags::SHADER_WRITE)
-        .old_layout(vk::ImageLayout::UNDEFINED)
-        .new_layout(vk::ImageLayout::GENERAL)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(vk::ImageSubresourceRange {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            base_mip_level: 0,
-            level_count: 1,
-            base_array_layer: 0,
-            layer_count: vk::REMAINING_ARRAY_LAYERS,
-        })];
-    // SAFETY: recording into a live command buffer.
+    // SAFETY: recording into a live command buffer; the image is alive.
     unsafe {
-        c.dev.cmd_pipeline_barrier(
+        image_barrier(
+            &c.dev,
             cb,
-            vk::PipelineStageFlags::TOP_OF_PIPE,
-            vk::PipelineStageFlags::COMPUTE_SHADER,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &b,
+            image,
+            color_range(1, vk::REMAINING_ARRAY_LAYERS),
+            (
+                vk::ImageLayout::UNDEFINED,
+                vk::AccessFlags::empty(),
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+            ),
+            (
+                vk::ImageLayout::GENERAL,
+                vk::AccessFlags::SHADER_WRITE,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            ),
         )
-    };
-}
-
-fn storage_set(c: &Ctx, k: usize, view: vk::ImageView, buf: usize) {
-    let ii = [vk::DescriptorImageInfo {
-        sampler: vk::Sampler::null(),
-        image_view: view,
-        image_layout: vk::ImageLayout::GENERAL,
-    }];
-    let bi = [vk::DescriptorBufferInfo {
-        buffer: c.buf(buf).buffer,
-        offset: 0,
-        range: vk::WHOLE_SIZE,
-    }];
-    let w = [
-        vk::WriteDescriptorSet::default()
-            .dst_set(c.k(k).set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-            .image_info(&ii),
-        vk::WriteDescriptorSet::default()
-            .dst_set(c.k(k).set)
-            .dst_binding(1)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&bi),
-    ];
-    // SAFETY: valid writes to a set no pending command buffer uses.
-    unsafe { c.dev.update_descriptor_sets(&w, &[]) };
+    }
 }
 
 const TYPES: &[vk::DescriptorType] = &[
@@ -422,7 +387,7 @@ fn round_trip(
     let b = c.buffer(n as u64 * 16);
     c.buf(b).write_u32s(&input);
     let img = create_image(c, f, s, tiling);
-    storage_set(c, k, img.view, b);
+    write_image_and_buffer(c, k, vk::DescriptorType::STORAGE_IMAGE, img.view, b);
     let pc = |mode: u32| -> Vec<u8> {
         grid.iter()
             .chain(std::iter::once(&mode))

@@ -566,6 +566,82 @@ pub fn run_on_ferrite_and_lavapipe(child_test: &str) -> (Results, Results) {
     (ferrite, lvp)
 }
 
+/// The colour aspect's mip levels `0..levels` and array layers `0..layers` of an image.
+pub fn color_range(levels: u32, layers: u32) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: levels,
+        base_array_layer: 0,
+        layer_count: layers,
+    }
+}
+
+/// One side of an image barrier: the layout, and the access and stage scope.
+pub type ImageScope = (vk::ImageLayout, vk::AccessFlags, vk::PipelineStageFlags);
+
+/// Records the barrier that moves `range` of `image` from `from` to `to` into `cb`.
+///
+/// # Safety
+/// `cb` is a command buffer of `dev` in the recording state and `image` is alive.
+pub unsafe fn image_barrier(
+    dev: &ash::Device,
+    cb: vk::CommandBuffer,
+    image: vk::Image,
+    range: vk::ImageSubresourceRange,
+    from: ImageScope,
+    to: ImageScope,
+) {
+    let b = [vk::ImageMemoryBarrier::default()
+        .src_access_mask(from.1)
+        .dst_access_mask(to.1)
+        .old_layout(from.0)
+        .new_layout(to.0)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(range)];
+    // SAFETY: the caller's contract.
+    unsafe {
+        dev.cmd_pipeline_barrier(cb, from.2, to.2, vk::DependencyFlags::empty(), &[], &[], &b)
+    };
+}
+
+/// Writes an image descriptor of type `ty` (view in GENERAL layout) at binding 0 and the
+/// whole of buffer `buf` at binding 1 of kernel `k`'s set.
+pub fn write_image_and_buffer(
+    c: &Ctx,
+    k: usize,
+    ty: vk::DescriptorType,
+    view: vk::ImageView,
+    buf: usize,
+) {
+    let ii = [vk::DescriptorImageInfo {
+        sampler: vk::Sampler::null(),
+        image_view: view,
+        image_layout: vk::ImageLayout::GENERAL,
+    }];
+    let bi = [vk::DescriptorBufferInfo {
+        buffer: c.buf(buf).buffer,
+        offset: 0,
+        range: vk::WHOLE_SIZE,
+    }];
+    let w = [
+        vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(0)
+            .descriptor_type(ty)
+            .image_info(&ii),
+        vk::WriteDescriptorSet::default()
+            .dst_set(c.k(k).set)
+            .dst_binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&bi),
+    ];
+    // SAFETY: valid writes to a set no pending command buffer uses.
+    unsafe { c.dev.update_descriptor_sets(&w, &[]) };
+}
+
 /// Records push constants `bytes` at offset 0 for kernel `k`.
 pub fn push(c: &Ctx, cb: vk::CommandBuffer, k: usize, bytes: &[u8]) {
     // SAFETY: recording into a live command buffer; the range lies in the layout's.
