@@ -197,4 +197,10 @@ fn fuzz_regressions_are_errors() {
         "../fuzz/corpus/frontend/regress-switch-target.spv"
     ));
     assert!(compile_to_ir(&w, &Target::gen9(), &opts()).is_err());
+    // A LocalSize whose three factors overflow u64 when multiplied.
+    let w = words(include_bytes!(
+        "../fuzz/corpus/frontend/regress-workgroup-size-overflow.spv"
+    ));
+    let e = compile_to_ir(&w, &Target::gen9(), &opts()).unwrap_err();
+    assert!(e.to_string().contains("workgroup size"), "{e}");
 }

@@ -346,13 +346,13 @@ impl Fe<'_> {
         if !local_size_set {
             return invalid("entry point has no LocalSize");
         }
-        let n: u64 = self
+        // Three u32 factors can overflow u64: None counts as too many.
+        let n = self
             .iface
             .local_size
             .iter()
-            .map(|x| u64::from(*x))
-            .product();
-        if n == 0 || n > u64::from(self.input.target.max_workgroup_invocations) {
+            .try_fold(1u64, |n, x| n.checked_mul(u64::from(*x)));
+        if n.is_none_or(|n| n == 0 || n > u64::from(self.input.target.max_workgroup_invocations)) {
             return unsupported(format!(
                 "workgroup size {}x{}x{} (limit {} invocations)",
                 self.iface.local_size[0],
