@@ -80,22 +80,35 @@ impl Ssa {
                     let mut results = i.results.clone();
                     let mut new_t = Vec::new();
                     let mut new_e = Vec::new();
+                    // A value defined inside an arm is visible only in that arm, so a
+                    // variable whose value changed in an arm that reaches the code after
+                    // the `if` becomes a result of the `if`, even when the other arm leaves
+                    // through a `break`/`continue` and so yields nothing. Only a value
+                    // defined before the `if` (both arms agree, or the one arm that falls
+                    // through left it unchanged) may be used directly after it.
                     for v in 0..cur.len() {
-                        let (a, b) = (tc[v], ec[v]);
-                        match (t_yields, e_yields) {
-                            (true, true) if a != b => {
-                                let r = Builder::new(&mut self.values, &mut out)
-                                    .new_value(self.vars[v]);
-                                results.push(r);
-                                new_t.push(a);
-                                new_e.push(b);
-                                cur[v] = r;
+                        let (before, a, b) = (cur[v], tc[v], ec[v]);
+                        // The value each arm yields; None for an arm that leaves by a jump.
+                        let (ta, eb) = match (t_yields, e_yields) {
+                            (true, true) if a == b => (None, None),
+                            (true, true) => (Some(a), Some(b)),
+                            (true, false) if a != before => (Some(a), None),
+                            (false, true) if b != before => (None, Some(b)),
+                            _ => (None, None),
+                        };
+                        if ta.is_none() && eb.is_none() {
+                            if t_yields {
+                                cur[v] = a;
+                            } else if e_yields {
+                                cur[v] = b;
                             }
-                            (true, true) => cur[v] = a,
-                            (true, false) => cur[v] = a,
-                            (false, true) => cur[v] = b,
-                            (false, false) => {}
+                            continue;
                         }
+                        let r = Builder::new(&mut self.values, &mut out).new_value(self.vars[v]);
+                        results.push(r);
+                        new_t.extend(ta);
+                        new_e.extend(eb);
+                        cur[v] = r;
                     }
                     for (arm, vals) in [(&mut then_, new_t), (&mut else_, new_e)] {
                         if vals.is_empty() {
@@ -255,6 +268,98 @@ mod tests {
             }
             %4:i32 = const 0
             store ssbo[0] %4, %5 align 4",
+        );
+    }
+
+    /// The arm that falls through defines the variable's new value inside itself, and the
+    /// other arm leaves the loop: after the `if` the value is only visible as a result of
+    /// the `if` (GLSL `if (c) return; else v = x * 3;` followed by a use of `v`).
+    #[test]
+    fn value_from_the_only_falling_arm_becomes_if_result() {
+        check_pass(
+            vars_to_ssa,
+            "var $0:i32
+            %0:i32 = const 7
+            store_var $0, %0
+            loop {
+                %1:i32 = const 0
+                %2:i32 = load ssbo[0] %1 align 4
+                %3:b1 = ieq %2, %1
+                if %3 {
+                    break
+                } else {
+                    %4:i32 = const 3
+                    %5:i32 = imul %2, %4
+                    store_var $0, %5
+                }
+                %6:i32 = load_var $0
+                store ssbo[1] %1, %6 align 4
+                break
+            }",
+            "%7:i32 = const 0
+            %0:i32 = const 7
+            %8:i32 = loop (%9:i32 = %0) {
+                %1:i32 = const 0
+                %2:i32 = load ssbo[0] %1 align 4
+                %3:b1 = ieq %2, %1
+                %10:i32 = if %3 {
+                    break %9
+                } else {
+                    %4:i32 = const 3
+                    %5:i32 = imul %2, %4
+                    yield %5
+                }
+                store ssbo[1] %1, %10 align 4
+                break %10
+            }",
+        );
+    }
+
+    /// The same with the arms swapped and a variable the falling arm leaves unchanged: that
+    /// one needs no result.
+    #[test]
+    fn unchanged_value_from_the_only_falling_arm_needs_no_result() {
+        check_pass(
+            vars_to_ssa,
+            "var $0:i32
+            var $1:i32
+            %0:i32 = const 7
+            store_var $0, %0
+            store_var $1, %0
+            loop {
+                %1:i32 = const 0
+                %2:i32 = load ssbo[0] %1 align 4
+                %3:b1 = ieq %2, %1
+                if %3 {
+                    %4:i32 = const 3
+                    %5:i32 = imul %2, %4
+                    store_var $0, %5
+                } else {
+                    store_var $1, %2
+                    break
+                }
+                %6:i32 = load_var $0
+                %7:i32 = load_var $1
+                store ssbo[1] %6, %7 align 4
+                break
+            }",
+            "%8:i32 = const 0
+            %9:i32 = const 0
+            %0:i32 = const 7
+            %10:i32, %11:i32 = loop (%12:i32 = %0, %13:i32 = %0) {
+                %1:i32 = const 0
+                %2:i32 = load ssbo[0] %1 align 4
+                %3:b1 = ieq %2, %1
+                %14:i32 = if %3 {
+                    %4:i32 = const 3
+                    %5:i32 = imul %2, %4
+                    yield %5
+                } else {
+                    break %12, %2
+                }
+                store ssbo[1] %14, %13 align 4
+                break %14, %13
+            }",
         );
     }
 }
