@@ -375,6 +375,7 @@ mod random_cfg {
     use crate::interp::{run, Memory};
     use crate::parse::parse_shader;
     use crate::validate::validate;
+    use ferrite_isa::random::Rng;
     use std::fmt::Write;
 
     /// Programs in the default test run (about a second in a debug build).
@@ -384,23 +385,6 @@ mod random_cfg {
     const SLOTS: u32 = 16;
     /// Variables the program computes with; loop counters come after them.
     const DATA_VARS: usize = 3;
-
-    /// xorshift64*: small, deterministic, no dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        fn chance(&mut self, percent: u64) -> bool {
-            self.below(100) < percent
-        }
-    }
 
     struct Gen {
         rng: Rng,
@@ -433,7 +417,7 @@ mod random_cfg {
         /// A `break` or a `continue` of the innermost loop; the function wrapper (a loop
         /// without a counter) only takes `break`, as the front end's does.
         fn jump(&mut self) -> &'static str {
-            if self.counted.last() != Some(&true) || self.rng.chance(50) {
+            if self.counted.last() != Some(&true) || self.rng.chance(50, 100) {
                 "break"
             } else {
                 "continue"
@@ -507,7 +491,7 @@ mod random_cfg {
                     self.line(jump);
                     self.indent -= 1;
                     self.line("}");
-                } else if loops > 0 && self.rng.chance(30) {
+                } else if loops > 0 && self.rng.chance(30, 100) {
                     let jump = self.jump();
                     self.line(jump);
                     return true;
@@ -521,7 +505,7 @@ mod random_cfg {
             let c = self.cond();
             // Sometimes the `if` has a result of its own (as the front end makes for a
             // SPIR-V OpPhi), which vars_to_ssa must keep next to the ones it adds.
-            let result = self.rng.chance(25).then(|| {
+            let result = self.rng.chance(25, 100).then(|| {
                 self.next_value += 1;
                 format!("%{}", self.next_value - 1)
             });
@@ -567,7 +551,7 @@ mod random_cfg {
             self.counted.push(true);
             let jumps = self.block(loops + 1, depth + 1);
             self.counted.pop();
-            if !jumps && self.rng.chance(50) {
+            if !jumps && self.rng.chance(50, 100) {
                 self.line("continue");
             }
             self.indent -= 1;
@@ -578,7 +562,7 @@ mod random_cfg {
     /// The program of one seed, as IR text with variables.
     fn program(seed: u64) -> String {
         let mut g = Gen {
-            rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+            rng: Rng::new(seed),
             text: String::new(),
             indent: 1,
             next_value: 6,
@@ -588,7 +572,7 @@ mod random_cfg {
             counted: Vec::new(),
         };
         // Like the front end's function wrapper: a `break` at depth one is a `return`.
-        let wrapped = g.rng.chance(50);
+        let wrapped = g.rng.chance(50, 100);
         if wrapped {
             g.counted.push(false);
             g.line("loop {");
@@ -620,7 +604,7 @@ mod random_cfg {
     }
 
     fn memory(seed: u64) -> Memory {
-        let mut rng = Rng(seed ^ 0x5eed);
+        let mut rng = Rng::new(seed ^ 0x5eed);
         let input: Vec<u8> = (0..LANES)
             .flat_map(|_| (rng.below(64) as u32).to_le_bytes())
             .collect();
