@@ -240,6 +240,54 @@ void main() {
     }
 }
 
+/// Reduced from the conformance suite's `subgroup_uniform_control_flow` `*reconverge20`
+/// shaders: a variable changed only in the arm that does not `return` (once by a plain
+/// assignment, once by a loop) and read after the `if`. vars_to_ssa once used the arm's
+/// value after the `if`, where it is not visible.
+#[test]
+fn variable_assigned_only_in_the_arm_that_does_not_return() {
+    let src = r#"#version 450
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer A { uint a[]; };
+layout(std430, binding = 1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint v = 7u;
+    uint w = 1u;
+    if (a[i] % 4u == 0u) {
+        return;
+    } else {
+        v = a[i] * 3u;
+        if (a[i] % 4u == 1u) {
+            return;
+        } else {
+            while (w < a[i]) w *= 2u;
+        }
+    }
+    o[i] = v + w * 1000u;
+}
+"#;
+    let n = 32usize;
+    let a: Vec<u32> = (0..n as u32).map(|i| i * 5 % 37).collect();
+    let mut mem = Memory::default();
+    mem.ssbo
+        .insert(0, a.iter().flat_map(|x| x.to_le_bytes()).collect());
+    mem.ssbo.insert(1, vec![0xff; n * 4]);
+    let Some(m) = run_both("return_in_one_arm", src, [2, 1, 1], mem) else {
+        return;
+    };
+    let o = words_u32(&m, 1);
+    for i in 0..n {
+        let x = a[i];
+        let exp = if x % 4 < 2 {
+            u32::MAX
+        } else {
+            x * 3 + x.next_power_of_two().max(1) * 1000
+        };
+        assert_eq!(o[i], exp, "lane {i}: a={x}");
+    }
+}
+
 #[test]
 fn shared_memory_reduction_and_atomics() {
     let src = r#"#version 450

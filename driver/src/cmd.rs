@@ -108,8 +108,14 @@ const MI_TRANSFER_MAX: u64 = 64;
 /// Texels one meta dispatch of a buffer copy or fill moves at most.
 const META_CHUNK: u64 = 1 << 24;
 
-/// Per BTI of each descriptor a dispatch uses: the bound range's size in bytes and GPU address (for the CURBE's size and address dwords).
-type BoundSizes = Vec<(u32, u32, u64)>;
+/// One descriptor a dispatch uses: its binding-table index, the bound range's size in bytes
+/// and GPU address (for the CURBE's size and address dwords).
+#[derive(Clone, Copy)]
+struct BoundSize {
+    bti: u32,
+    size: u32,
+    address: u64,
+}
 /// The samplers of a dispatch's descriptors, by binding-table index.
 type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 
@@ -117,7 +123,7 @@ type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 /// the push-constant bytes.
 struct Bound<'a> {
     bt: Vec<u32>,
-    sizes: &'a [(u32, u32, u64)],
+    sizes: &'a [BoundSize],
     samplers: &'a [(u32, Arc<crate::sampler::Sampler>)],
     push: &'a [u8],
 }
@@ -454,7 +460,7 @@ impl Recorder {
         &mut self,
         core: &Core,
         p: &Pipeline,
-    ) -> Result<(Vec<u32>, BoundSizes, BoundSamplers)> {
+    ) -> Result<(Vec<u32>, Vec<BoundSize>, BoundSamplers)> {
         let k = &p.kernel;
         let mut bt = vec![0u32; k.binding_table_entries() as usize];
         let mut sizes = Vec::with_capacity(k.btis.len());
@@ -493,7 +499,11 @@ impl Recorder {
                     }
                 }
             };
-            sizes.push((bti, u32::try_from(size).unwrap_or(u32::MAX), address));
+            sizes.push(BoundSize {
+                bti,
+                size: u32::try_from(size).unwrap_or(u32::MAX),
+                address,
+            });
             bt[bti as usize] = self.surface_state(core, &ss)?;
         }
         Ok((bt, sizes, samplers))
@@ -560,7 +570,7 @@ impl Recorder {
         curbe_off: u64,
         curbe_bytes: u64,
         (groups, base): ([u32; 3], [u32; 3]),
-        sizes: &[(u32, u32, u64)],
+        sizes: &[BoundSize],
         push: &[u8],
     ) {
         let values = CurbeValues {
@@ -569,11 +579,11 @@ impl Recorder {
             base_workgroup: base,
             threads: k.threads_per_group,
         };
-        let find = |bti: u32| sizes.iter().find(|s| s.0 == bti);
+        let find = |bti: u32| sizes.iter().find(|s| s.bti == bti);
         let mut curbe = k.layout.curbe_data(
             &values,
-            |bti| find(bti).map_or(0, |s| s.1),
-            |bti| find(bti).map_or(0, |s| s.2),
+            |bti| find(bti).map_or(0, |s| s.size),
+            |bti| find(bti).map_or(0, |s| s.address),
         );
         curbe.resize((curbe_bytes / 4) as usize, 0);
         self.write_state(curbe_off, &curbe);

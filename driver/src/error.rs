@@ -37,8 +37,8 @@ pub enum DriverError {
     Panic(String),
 }
 
-/// What an error that has no Vulkan 1.0 code of its own becomes, by command. VK_ERROR_UNKNOWN
-/// is not a Vulkan 1.0 code, so it is never returned. This is the one place that decides:
+/// What an error that has no code of its own becomes, by command (a shader the compiler refuses
+/// has one: VK_ERROR_UNKNOWN, see [`DriverError::result`]). This is the one place that decides:
 /// - in vkCreateInstance, vkCreateDevice and vkEnumeratePhysicalDevices, every such error is
 ///   VK_ERROR_INITIALIZATION_FAILED (the code those commands have for "could not initialise");
 /// - a caught panic or an unexpected kernel errno (`severe`) in a command that may report a
@@ -102,13 +102,16 @@ impl DriverError {
             DriverError::DeviceLost(_) => vk::Result::ERROR_DEVICE_LOST,
             // VK_EXT_pipeline_creation_cache_control: a success code, not an error.
             DriverError::PipelineCompileRequired => vk::Result::PIPELINE_COMPILE_REQUIRED,
-            // A shader Ferrite cannot compile. vkCreateComputePipelines may return only
-            // OUT_OF_HOST_MEMORY, OUT_OF_DEVICE_MEMORY (INVALID_SHADER_NV and
-            // PIPELINE_COMPILE_REQUIRED is the answer to a flag, above), and
-            // vkCreateShaderModule the same; anv answers a failed compile with VK_ERROR_UNKNOWN
-            // (not a 1.0 code) and an allocation failure with OUT_OF_HOST_MEMORY. The reason is
-            // logged at error level (`log_level`).
-            DriverError::Compile(_) => vk::Result::ERROR_OUT_OF_HOST_MEMORY,
+            // A shader the compiler refuses: one that uses a capability or feature the device
+            // does not report (a "must not" of the SPIR-V environment appendix, so invalid
+            // input), malformed SPIR-V, or a valid shader Ferrite cannot compile (an
+            // implementation limit or failure). That is what VK_ERROR_UNKNOWN describes ("either
+            // the application has provided invalid input, or an implementation failure has
+            // occurred"), a code vkCreateComputePipelines and vkCreateShaderModule list; no
+            // memory ran out, so OUT_OF_HOST/DEVICE_MEMORY would mislead, and INVALID_SHADER_NV
+            // belongs to VK_NV_glsl_shader. anv answers a SPIR-V it cannot translate the same
+            // way. The compiler's reason is logged at error level (`log_level`).
+            DriverError::Compile(_) => vk::Result::ERROR_UNKNOWN,
             // Valid-usage violations are undefined behaviour in Vulkan; we answer instead of
             // crashing, with a code that depends on the command (unexpected_result).
             DriverError::InvalidHandle { .. }
@@ -156,7 +159,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_error_becomes_a_code_outside_vulkan_1_0() {
+    fn errors_without_a_code_of_their_own_follow_the_command() {
         let misuse = [
             DriverError::InvalidHandle {
                 kind: "VkFence",
@@ -195,12 +198,12 @@ mod tests {
     }
 
     #[test]
-    fn compile_errors_are_a_listed_code_of_pipeline_creation_and_logged_as_errors() {
+    fn compile_errors_are_unknown_and_logged_as_errors() {
         let e = DriverError::Compile(ferrite_compiler::CompileError::Unsupported(
             "unsupported capability".into(),
         ));
         for command in ["vkCreateComputePipelines", "vkCreateShaderModule"] {
-            assert_eq!(e.result_in(command), vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+            assert_eq!(e.result_in(command), vk::Result::ERROR_UNKNOWN);
         }
         assert_eq!(e.log_level(), log::Level::Error);
     }

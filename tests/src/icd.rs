@@ -77,8 +77,23 @@ impl Drop for Manifest {
     }
 }
 
-/// The `api_version` the manifest states: what the driver reports (`VkPhysicalDeviceProperties`).
-pub const MANIFEST_API_VERSION: &str = "1.2.0";
+/// The repository's loader manifest, the one place its `api_version` is written (the scripts'
+/// manifests copy it too, through `scripts/icd-manifest`).
+const TOP_LEVEL_MANIFEST: &str = include_str!("../../icd.json");
+
+/// The `api_version` the manifests state, from the top-level `icd.json`: what the driver
+/// reports (`VkPhysicalDeviceProperties::apiVersion`; `loader_instance` checks the two agree).
+pub fn manifest_api_version() -> &'static str {
+    let after_key = TOP_LEVEL_MANIFEST
+        .split_once("\"api_version\"")
+        .and_then(|(_, rest)| rest.split_once(':'))
+        .map(|(_, rest)| rest.trim_start());
+    after_key
+        .and_then(|v| v.strip_prefix('"'))
+        .and_then(|v| v.split_once('"'))
+        .map(|(v, _)| v)
+        .expect("icd.json states an api_version")
+}
 
 /// Writes a manifest pointing at `lib` (absolute) into a fresh temporary directory.
 pub fn write_manifest(lib: &Path) -> std::io::Result<Manifest> {
@@ -86,8 +101,9 @@ pub fn write_manifest(lib: &Path) -> std::io::Result<Manifest> {
     let lib = lib.canonicalize()?;
     let path = dir.join("ferrite_icd.json");
     let json = format!(
-        "{{\n    \"file_format_version\": \"1.0.1\",\n    \"ICD\": {{\n        \"library_path\": {:?},\n        \"api_version\": \"{MANIFEST_API_VERSION}\",\n        \"is_portability_driver\": false\n    }}\n}}\n",
-        lib.display().to_string()
+        "{{\n    \"file_format_version\": \"1.0.1\",\n    \"ICD\": {{\n        \"library_path\": {:?},\n        \"api_version\": \"{}\",\n        \"is_portability_driver\": false\n    }}\n}}\n",
+        lib.display().to_string(),
+        manifest_api_version()
     );
     std::fs::write(&path, json)?;
     Ok(Manifest { dir, path })

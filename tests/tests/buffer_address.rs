@@ -10,7 +10,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{loader_env, Harness};
+use ferrite_tests::icd::Harness;
 
 const N: usize = 64;
 
@@ -350,28 +350,7 @@ fn child_runs_buffer_address() {
 /// Ferrite (simulated GPU) against the CPU model, and lavapipe against Ferrite.
 #[test]
 fn buffer_address_matches_cpu_and_lavapipe() {
-    let expected = reference();
-    let ferrite = run_child("child_runs_buffer_address", &loader_env());
-    for (name, want) in &expected {
-        let got = ferrite
-            .get(name)
-            .unwrap_or_else(|| panic!("no result {name}"));
-        if let Some(k) = (0..want.len()).find(|&k| got.get(k) != Some(&want[k])) {
-            panic!(
-                "{name}[{k}]: Ferrite {:#x?}, CPU {:#x}",
-                got.get(k),
-                want[k]
-            );
-        }
-    }
-    let lvp = run_child("child_runs_buffer_address", &lavapipe_env());
-    for (name, want) in &expected {
-        assert_eq!(
-            lvp.get(name),
-            Some(want),
-            "lavapipe's {name} differs from the CPU model"
-        );
-    }
+    check_ferrite_and_lavapipe_against("child_runs_buffer_address", &reference());
 }
 
 /// Every 64-bit atomic on a storage buffer, and an add through a pointer. Commutative
@@ -504,22 +483,7 @@ fn child_runs_atomic64() {
 /// Ferrite (simulated GPU) and lavapipe against the CPU model.
 #[test]
 fn int64_atomics_match_cpu_and_lavapipe() {
-    let expected = atomic64_reference();
-    for (driver, env) in [("Ferrite", loader_env()), ("lavapipe", lavapipe_env())] {
-        let got = run_child("child_runs_atomic64", &env);
-        for (name, want) in &expected {
-            let g = got
-                .get(name)
-                .unwrap_or_else(|| panic!("{driver}: no result {name}"));
-            if let Some(k) = (0..want.len()).find(|&k| g.get(k) != Some(&want[k])) {
-                panic!(
-                    "{driver}: {name} word {k} is {:#x?}, the CPU model says {:#x}",
-                    g.get(k),
-                    want[k]
-                );
-            }
-        }
-    }
+    check_ferrite_and_lavapipe_against("child_runs_atomic64", &atomic64_reference());
 }
 
 /// A 64-bit atomic past the bound range of a storage buffer (the descriptor covers 8 of the

@@ -31,6 +31,18 @@ fn simulated_skl_gt2_properties() {
     assert!(n.contains("(SKL GT2)"), "{n}");
     assert!(n.contains("simulated"), "{n}");
     assert_eq!(p.api_version, vk::API_VERSION_1_2);
+    // The manifests (icd.json, and through it the tests' and scripts') state what the driver
+    // reports; the loader reads it before loading the driver.
+    let reported = format!(
+        "{}.{}",
+        vk::api_version_major(p.api_version),
+        vk::api_version_minor(p.api_version)
+    );
+    let manifest = ferrite_tests::icd::manifest_api_version();
+    assert!(
+        manifest.starts_with(&format!("{reported}.")),
+        "icd.json states api_version {manifest}, the driver reports {reported}"
+    );
     assert_eq!(p.limits.max_compute_shared_memory_size, 64 * 1024);
     assert_eq!(p.limits.max_compute_work_group_invocations, 1024);
     // The cache UUID is stable across instances.

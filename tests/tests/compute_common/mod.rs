@@ -566,6 +566,30 @@ pub fn run_on_ferrite_and_lavapipe(child_test: &str) -> (Results, Results) {
     (ferrite, lvp)
 }
 
+/// Runs the ignored test `child_test` on Ferrite (simulated GPU) and on lavapipe, a child
+/// process each, and checks every result of both against the CPU model's `expected`; a
+/// mismatch names the driver, the result and the word.
+pub fn check_ferrite_and_lavapipe_against(child_test: &str, expected: &Results) {
+    for (driver, env) in [
+        ("Ferrite", ferrite_tests::icd::loader_env()),
+        ("lavapipe", lavapipe_env()),
+    ] {
+        let got = run_child(child_test, &env);
+        for (name, want) in expected {
+            let g = got
+                .get(name)
+                .unwrap_or_else(|| panic!("{driver}: no result {name}"));
+            if let Some(k) = (0..want.len()).find(|&k| g.get(k) != Some(&want[k])) {
+                panic!(
+                    "{driver}: {name} word {k} is {:#x?}, the CPU model says {:#x}",
+                    g.get(k),
+                    want[k]
+                );
+            }
+        }
+    }
+}
+
 /// The colour aspect's mip levels `0..levels` and array layers `0..layers` of an image.
 pub fn color_range(levels: u32, layers: u32) -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
