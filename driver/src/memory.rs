@@ -355,15 +355,7 @@ pub(crate) unsafe extern "system" fn create_buffer(
     ffi::result("vkCreateBuffer", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        if !info.flags.is_empty() {
-            // Sparse and protected buffers need features Ferrite does not offer.
-            return Err(DriverError::NotImplemented(
-                "buffer create flags (sparse/protected)",
-            ));
-        }
-        if info.size == 0 {
-            return Err(DriverError::InvalidArgument("buffer size is 0".into()));
-        }
+        check_buffer_info(info)?;
         // SAFETY: valid output pointer per the spec.
         unsafe {
             d.buffers.publish(
@@ -452,6 +444,28 @@ pub(crate) unsafe extern "system" fn get_device_memory_opaque_capture_address(
             Ok(d.memories.get(info.memory.as_raw())?.va)
         },
     )
+}
+
+/// What vkCreateBuffer refuses, shared with vkGetDeviceBufferMemoryRequirements (which answers
+/// for the buffer vkCreateBuffer would create).
+pub fn check_buffer_info(info: &vk::BufferCreateInfo<'_>) -> Result<()> {
+    if !info.flags.is_empty() {
+        // Sparse and protected buffers need features Ferrite does not offer.
+        return Err(DriverError::NotImplemented(
+            "buffer create flags (sparse/protected)",
+        ));
+    }
+    if info.size == 0 {
+        return Err(DriverError::InvalidArgument("buffer size is 0".into()));
+    }
+    if info.size > crate::physical::MAX_BUFFER_SIZE {
+        return Err(DriverError::InvalidArgument(format!(
+            "buffer size {} exceeds maxBufferSize ({})",
+            info.size,
+            crate::physical::MAX_BUFFER_SIZE
+        )));
+    }
+    Ok(())
 }
 
 /// The memory requirements of a buffer of `size` bytes (every buffer has the same rules).
