@@ -513,7 +513,6 @@ mod tests {
         assert_eq!(
             next,
             [
-                "feature shaderZeroInitializeWorkgroupMemory",
                 "feature robustImageAccess",
                 "feature shaderIntegerDotProduct",
                 "feature vulkanMemoryModel",

@@ -84,6 +84,7 @@ pub const KHR_DESCRIPTOR_UPDATE_TEMPLATE: &str = "VK_KHR_descriptor_update_templ
 pub const KHR_PUSH_DESCRIPTOR: &str = "VK_KHR_push_descriptor";
 pub const KHR_MAINTENANCE_3: &str = "VK_KHR_maintenance3";
 pub const KHR_MAINTENANCE_4: &str = "VK_KHR_maintenance4";
+pub const KHR_ZERO_INITIALIZE_WORKGROUP_MEMORY: &str = "VK_KHR_zero_initialize_workgroup_memory";
 pub const KHR_BUFFER_DEVICE_ADDRESS: &str = "VK_KHR_buffer_device_address";
 pub const KHR_UNIFORM_BUFFER_STANDARD_LAYOUT: &str = "VK_KHR_uniform_buffer_standard_layout";
 pub const EXT_SCALAR_BLOCK_LAYOUT: &str = "VK_EXT_scalar_block_layout";
@@ -135,6 +136,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // Create-info memory requirements, maxBufferSize, LocalSizeId (requirements.rs,
     // docs/api-version.md); tests/tests/maintenance4.rs.
     (KHR_MAINTENANCE_4, 2),
+    // Null-initialized Workgroup variables zeroed by a kernel prologue
+    // (compiler/src/frontend/shared_init.rs); tests/tests/zero_init_workgroup.rs.
+    (KHR_ZERO_INITIALIZE_WORKGROUP_MEMORY, 1),
     // Subgroup operations on 8/16-bit and fp16 values (docs/subgroups.md);
     // tests/tests/subgroup_types_sim.rs.
     (KHR_SHADER_SUBGROUP_EXTENDED_TYPES, 1),
