@@ -300,7 +300,14 @@ fn eval(op: AluOp, dt: Type, srcs: &[(&Const, Type)]) -> Res<Const> {
     })
 }
 
-/// `rspirv::dr::load_words`, but for `OpSpecConstantOp` with more than one literal operand.
+/// `rspirv::dr::load_words`, but for `OpSpecConstantOp` with more than one literal operand
+/// and for `OpExecutionModeId`.
+///
+/// rspirv 0.12 does not place `OpExecutionModeId` (SPIR-V 1.2: execution modes whose operands
+/// are ids, such as `LocalSizeId`) in the execution-mode section and fails with "not inside
+/// block"; its operands have the same layout as `OpExecutionMode`'s, and rspirv decodes a
+/// mode's operands by the mode's own operand kinds, so the instruction is read as
+/// `OpExecutionMode` and `LocalSizeId` arrives with id operands.
 ///
 /// rspirv 0.12 reads the inner opcode's operands one logical operand at a time and ignores
 /// their `*` quantifier, so `OpSpecConstantOp %v2 VectorShuffle %a %b 1 0` (or a
@@ -309,6 +316,8 @@ fn eval(op: AluOp, dt: Type, srcs: &[(&Const, Type)]) -> Res<Const> {
 pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::ParseState> {
     use std::collections::HashMap;
     const SPEC_CONSTANT_OP: u32 = 52;
+    const EXECUTION_MODE: u32 = 16;
+    const EXECUTION_MODE_ID: u32 = 331;
     let mut out = Vec::with_capacity(words.len());
     let mut lists: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut i = 5.min(words.len());
@@ -321,6 +330,12 @@ pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::P
             break;
         }
         let inst = &words[i..i + wc];
+        if inst[0] & 0xffff == EXECUTION_MODE_ID {
+            out.push(((wc as u32) << 16) | EXECUTION_MODE);
+            out.extend_from_slice(&inst[1..]);
+            i += wc;
+            continue;
+        }
         let ids = match inst.get(3).map(|o| Op::from_u32(*o)) {
             _ if inst[0] & 0xffff != SPEC_CONSTANT_OP => None,
             Some(Some(Op::VectorShuffle)) => Some(2),
@@ -640,6 +655,47 @@ mod tests {
                 Const::Scalar(7),
                 Const::Scalar(3)
             ])
+        );
+    }
+
+    #[test]
+    fn load_words_reads_execution_mode_id_as_execution_mode() {
+        // %1 = void, %2 = fn, %3 = main, %4 = uint, %5 = 8 (spec), %6 = 1;
+        // OpExecutionModeId %3 LocalSizeId %5 %6 %6.
+        let op = |code: u32, words: &[u32]| {
+            let mut v = vec![((words.len() as u32 + 1) << 16) | code];
+            v.extend_from_slice(words);
+            v
+        };
+        let mut w = vec![0x0723_0203, 0x0001_0200, 0, 10, 0];
+        w.extend(op(17, &[1])); // OpCapability Shader
+        w.extend(op(14, &[0, 1])); // OpMemoryModel Logical GLSL450
+        w.extend(op(15, &[5, 3, 0x6e69_616d, 0])); // OpEntryPoint GLCompute %3 "main"
+        w.extend(op(331, &[3, 38, 5, 6, 6])); // OpExecutionModeId LocalSizeId
+        w.extend(op(19, &[1])); // OpTypeVoid
+        w.extend(op(33, &[2, 1])); // OpTypeFunction
+        w.extend(op(21, &[4, 32, 0])); // OpTypeInt
+        w.extend(op(50, &[4, 5, 8])); // OpSpecConstant
+        w.extend(op(43, &[4, 6, 1])); // OpConstant
+        w.extend(op(54, &[1, 3, 0, 2])); // OpFunction
+        w.extend(op(248, &[7])); // OpLabel
+        w.extend(op(253, &[])); // OpReturn
+        w.extend(op(56, &[])); // OpFunctionEnd
+        assert!(
+            rspirv::dr::load_words(&w).is_err(),
+            "rspirv was fixed: drop the workaround"
+        );
+        let m = load_words(&w).unwrap();
+        assert_eq!(m.execution_modes.len(), 1);
+        assert_eq!(
+            m.execution_modes[0].operands,
+            [
+                rspirv::dr::Operand::IdRef(3),
+                rspirv::dr::Operand::ExecutionMode(rspirv::spirv::ExecutionMode::LocalSizeId),
+                rspirv::dr::Operand::IdRef(5),
+                rspirv::dr::Operand::IdRef(6),
+                rspirv::dr::Operand::IdRef(6),
+            ]
         );
     }
 

@@ -8,7 +8,7 @@ use ash::vk;
 
 use crate::{
     cmd, descriptor, device, ffi, group, image, instance, memory, physical, pipeline, private_data,
-    query, queue, refuse, sampler, sync,
+    query, queue, refuse, requirements, sampler, sync,
 };
 
 /// Which dispatch level an entry point belongs to.
@@ -83,6 +83,8 @@ pub fn version_allows(ext: &str, api_version: u32) -> bool {
 pub const KHR_DESCRIPTOR_UPDATE_TEMPLATE: &str = "VK_KHR_descriptor_update_template";
 pub const KHR_PUSH_DESCRIPTOR: &str = "VK_KHR_push_descriptor";
 pub const KHR_MAINTENANCE_3: &str = "VK_KHR_maintenance3";
+pub const KHR_MAINTENANCE_4: &str = "VK_KHR_maintenance4";
+pub const KHR_ZERO_INITIALIZE_WORKGROUP_MEMORY: &str = "VK_KHR_zero_initialize_workgroup_memory";
 pub const KHR_BUFFER_DEVICE_ADDRESS: &str = "VK_KHR_buffer_device_address";
 pub const KHR_UNIFORM_BUFFER_STANDARD_LAYOUT: &str = "VK_KHR_uniform_buffer_standard_layout";
 pub const EXT_SCALAR_BLOCK_LAYOUT: &str = "VK_EXT_scalar_block_layout";
@@ -131,6 +133,12 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (KHR_DESCRIPTOR_UPDATE_TEMPLATE, 1),
     (KHR_PUSH_DESCRIPTOR, 2),
     (KHR_MAINTENANCE_3, 1),
+    // Create-info memory requirements, maxBufferSize, LocalSizeId (requirements.rs,
+    // docs/api-version.md); tests/tests/maintenance4.rs.
+    (KHR_MAINTENANCE_4, 2),
+    // Null-initialized Workgroup variables zeroed by a kernel prologue
+    // (compiler/src/frontend/shared_init.rs); tests/tests/zero_init_workgroup.rs.
+    (KHR_ZERO_INITIALIZE_WORKGROUP_MEMORY, 1),
     // Subgroup operations on 8/16-bit and fp16 values (docs/subgroups.md);
     // tests/tests/subgroup_types_sim.rs.
     (KHR_SHADER_SUBGROUP_EXTENDED_TYPES, 1),
@@ -190,6 +198,7 @@ const DUT: Option<&str> = Some(KHR_DESCRIPTOR_UPDATE_TEMPLATE);
 const PUSH: Option<&str> = Some(KHR_PUSH_DESCRIPTOR);
 const M3: Option<&str> = Some(KHR_MAINTENANCE_3);
 const M1: Option<&str> = Some(KHR_MAINTENANCE_1);
+const M4: Option<&str> = Some(KHR_MAINTENANCE_4);
 const PEP: Option<&str> = Some(KHR_PIPELINE_EXECUTABLE_PROPERTIES);
 const HQR: Option<&str> = Some(EXT_HOST_QUERY_RESET);
 const PD: Option<&str> = Some(EXT_PRIVATE_DATA);
@@ -381,6 +390,12 @@ entry_points! {
     Device V13 => "vkCmdCopyBufferToImage2": cmd::cmd_copy_buffer_to_image2;
     Device V13 => "vkCmdCopyImageToBuffer2": cmd::cmd_copy_image_to_buffer2;
     Device V13 => "vkCmdCopyImage2": cmd::cmd_copy_image2;
+    Device M4 => "vkGetDeviceBufferMemoryRequirementsKHR": requirements::get_device_buffer_memory_requirements;
+    Device M4 => "vkGetDeviceImageMemoryRequirementsKHR": requirements::get_device_image_memory_requirements;
+    Device M4 => "vkGetDeviceImageSparseMemoryRequirementsKHR": requirements::get_device_image_sparse_memory_requirements;
+    Device V13 => "vkGetDeviceBufferMemoryRequirements": requirements::get_device_buffer_memory_requirements;
+    Device V13 => "vkGetDeviceImageMemoryRequirements": requirements::get_device_image_memory_requirements;
+    Device V13 => "vkGetDeviceImageSparseMemoryRequirements": requirements::get_device_image_sparse_memory_requirements;
     Device V11 => "vkBindImageMemory2": image::bind_image_memory2;
     Device V11 => "vkGetImageMemoryRequirements2": image::get_image_memory_requirements2;
     Device V11 => "vkGetImageSparseMemoryRequirements2": refuse::get_image_sparse_memory_requirements2;

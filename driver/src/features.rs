@@ -87,6 +87,12 @@ pub const MEMBERS: &[Member] = members! {
         shader_buffer_int64_atomics: "shaderBufferInt64Atomics",
         shader_shared_int64_atomics: "shaderSharedInt64Atomics",
     }
+    PHYSICAL_DEVICE_ZERO_INITIALIZE_WORKGROUP_MEMORY_FEATURES => PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures {
+        shader_zero_initialize_workgroup_memory: "shaderZeroInitializeWorkgroupMemory",
+    }
+    PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => PhysicalDeviceMaintenance4Features {
+        maintenance4: "maintenance4",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -274,6 +280,15 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // memory has no 64-bit atomic message on Gen9 (anv reports false too).
         ("shaderBufferInt64Atomics", true),
         ("shaderSharedInt64Atomics", false),
+        // VK_KHR_maintenance4: the create-info memory-requirement queries (requirements.rs),
+        // maxBufferSize, LocalSizeId (the front end reads its constant ids), pipeline layouts
+        // that may be destroyed once used (pipelines and bound sets hold what they need),
+        // requirements that do not depend on usage (tests/tests/maintenance4.rs).
+        ("maintenance4", true),
+        // VK_KHR_zero_initialize_workgroup_memory: a kernel with a null-initialized Workgroup
+        // variable first zeroes its SLM range cooperatively, then a workgroup barrier
+        // (compiler/src/frontend/shared_init.rs; tests/tests/zero_init_workgroup.rs).
+        ("shaderZeroInitializeWorkgroupMemory", true),
     ]
 }
 

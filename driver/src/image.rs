@@ -40,7 +40,7 @@ pub struct Image {
 }
 
 impl Image {
-    fn new(info: &vk::ImageCreateInfo<'_>) -> Result<Image> {
+    pub(crate) fn new(info: &vk::ImageCreateInfo<'_>) -> Result<Image> {
         let refuse = |why: String| {
             log::warn!("vkCreateImage: {why}");
             DriverError::FormatNotSupported
@@ -515,11 +515,8 @@ pub(crate) unsafe extern "system" fn get_image_memory_requirements2(
         // SAFETY: live device and valid info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
         let req = d.images.get(info.image.as_raw())?.requirements(d);
-        // SAFETY: valid output structure; only the core member is written.
-        let out =
-            unsafe { p_req.as_mut() }.ok_or(DriverError::NullPointer("pMemoryRequirements"))?;
-        out.memory_requirements = req;
-        Ok(())
+        // SAFETY: valid output structure and chain per the spec.
+        unsafe { crate::memory::write_requirements2(p_req, req) }
     })
 }
 

@@ -27,6 +27,7 @@ mod private_data;
 mod query;
 mod queue;
 mod refuse;
+mod requirements;
 mod sampler;
 mod sync;
 

@@ -355,15 +355,7 @@ pub(crate) unsafe extern "system" fn create_buffer(
     ffi::result("vkCreateBuffer", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        if !info.flags.is_empty() {
-            // Sparse and protected buffers need features Ferrite does not offer.
-            return Err(DriverError::NotImplemented(
-                "buffer create flags (sparse/protected)",
-            ));
-        }
-        if info.size == 0 {
-            return Err(DriverError::InvalidArgument("buffer size is 0".into()));
-        }
+        check_buffer_info(info)?;
         // SAFETY: valid output pointer per the spec.
         unsafe {
             d.buffers.publish(
@@ -454,6 +446,28 @@ pub(crate) unsafe extern "system" fn get_device_memory_opaque_capture_address(
     )
 }
 
+/// What vkCreateBuffer refuses, shared with vkGetDeviceBufferMemoryRequirements (which answers
+/// for the buffer vkCreateBuffer would create).
+pub fn check_buffer_info(info: &vk::BufferCreateInfo<'_>) -> Result<()> {
+    if !info.flags.is_empty() {
+        // Sparse and protected buffers need features Ferrite does not offer.
+        return Err(DriverError::NotImplemented(
+            "buffer create flags (sparse/protected)",
+        ));
+    }
+    if info.size == 0 {
+        return Err(DriverError::InvalidArgument("buffer size is 0".into()));
+    }
+    if info.size > crate::physical::MAX_BUFFER_SIZE {
+        return Err(DriverError::InvalidArgument(format!(
+            "buffer size {} exceeds maxBufferSize ({})",
+            info.size,
+            crate::physical::MAX_BUFFER_SIZE
+        )));
+    }
+    Ok(())
+}
+
 /// The memory requirements of a buffer of `size` bytes (every buffer has the same rules).
 pub fn buffer_requirements(info: &kernel_iface::DeviceInfo, size: u64) -> vk::MemoryRequirements {
     vk::MemoryRequirements {
@@ -487,24 +501,36 @@ pub(crate) unsafe extern "system" fn get_buffer_memory_requirements2(
         // SAFETY: live device and valid info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
         let req = d.buffers.get(info.buffer.as_raw())?.requirements(d);
-        // SAFETY: valid output structure; the core member and a chained
-        // VkMemoryDedicatedRequirements are written.
-        let out =
-            unsafe { p_req.as_mut() }.ok_or(DriverError::NullPointer("pMemoryRequirements"))?;
-        out.memory_requirements = req;
-        // VK_KHR_dedicated_allocation: a buffer is one range of a softpinned GEM object; it
-        // gains nothing from an allocation of its own, so neither preferred nor required.
-        // SAFETY: the output chain is valid per the spec.
-        if let Some(p) = unsafe {
-            ffi::find_in_chain(out.p_next, vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS)
-        } {
-            // SAFETY: a structure with this sType is this type, writable per the spec.
-            let d = unsafe { &mut *p.cast_mut().cast::<vk::MemoryDedicatedRequirements<'_>>() };
-            d.prefers_dedicated_allocation = vk::FALSE;
-            d.requires_dedicated_allocation = vk::FALSE;
-        }
-        Ok(())
+        // SAFETY: valid output structure and chain per the spec.
+        unsafe { write_requirements2(p_req, req) }
     })
+}
+
+/// Writes `req` into a `VkMemoryRequirements2` and answers a chained
+/// `VkMemoryDedicatedRequirements` (buffers and images alike, object or create-info queries).
+///
+/// # Safety
+/// `p_req` must be null or a writable `VkMemoryRequirements2` with a valid output chain.
+pub(crate) unsafe fn write_requirements2(
+    p_req: *mut vk::MemoryRequirements2<'_>,
+    req: vk::MemoryRequirements,
+) -> Result<()> {
+    // SAFETY: caller contract; the core member and a chained VkMemoryDedicatedRequirements are
+    // written, sType/pNext are left alone.
+    let out = unsafe { p_req.as_mut() }.ok_or(DriverError::NullPointer("pMemoryRequirements"))?;
+    out.memory_requirements = req;
+    // VK_KHR_dedicated_allocation: a resource is one range of a softpinned GEM object; it
+    // gains nothing from an allocation of its own, so neither preferred nor required.
+    // SAFETY: the output chain is valid (caller contract).
+    if let Some(p) =
+        unsafe { ffi::find_in_chain(out.p_next, vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS) }
+    {
+        // SAFETY: a structure with this sType is this type, writable per the spec.
+        let d = unsafe { &mut *p.cast_mut().cast::<vk::MemoryDedicatedRequirements<'_>>() };
+        d.prefers_dedicated_allocation = vk::FALSE;
+        d.requires_dedicated_allocation = vk::FALSE;
+    }
+    Ok(())
 }
 
 pub(crate) unsafe extern "system" fn bind_buffer_memory(

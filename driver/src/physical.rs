@@ -187,6 +187,13 @@ pub const MAX_TEXEL_BUFFER_ELEMENTS: u32 = 1 << 27;
 /// Largest range of a uniform or storage buffer descriptor (`HwFacts::max_buffer_range`).
 pub const MAX_BUFFER_RANGE: u32 = ferrite_compiler::hw::GEN9.max_buffer_range();
 
+/// maxBufferSize (VK_KHR_maintenance4, Vulkan 1.3): the largest VkBuffer vkCreateBuffer makes.
+/// Every byte of such a buffer is reachable: a descriptor's surface state has a 64-bit base
+/// address (any offset, ranges up to [`MAX_BUFFER_RANGE`]), device addresses are 48-bit A64
+/// addresses, and transfers go in chunks. 2^32 is also the element count a RAW surface's
+/// Width/Height/Depth fields hold, the value anv reports on Gen9 (docs/limits.md).
+pub const MAX_BUFFER_SIZE: u64 = 1 << 32;
+
 /// Limits. Compute limits come from the device row (Gen9: 56 hardware threads per work group,
 /// up to SIMD32 each, 64 KiB SLM); descriptor counts and buffer ranges from the binding-table
 /// addressing (docs/limits.md); the rest are the spec's required minimums for what a
@@ -547,6 +554,10 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 out.max_compute_workgroup_subgroups = v13.max_compute_workgroup_subgroups;
                 out.required_subgroup_size_stages = v13.required_subgroup_size_stages;
             }
+            S::PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES => {
+                (*p.cast::<vk::PhysicalDeviceMaintenance4Properties<'_>>()).max_buffer_size =
+                    version_props(adapter.info).max_buffer_size;
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
                 *out = vulkan13_properties(adapter.info, out.p_next);
@@ -640,6 +651,7 @@ pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
         max_subgroup_size: *GEN9_SIMD_WIDTHS.iter().max().unwrap_or(&32),
         // One thread per subgroup: a workgroup has at most the device's threads per group.
         max_compute_workgroup_subgroups: info.max_threads_per_group,
+        max_buffer_size: MAX_BUFFER_SIZE,
         ..Default::default()
     }
 }
@@ -649,7 +661,7 @@ const GEN9_SIMD_WIDTHS: &[u32] = ferrite_compiler::hw::GEN9.simd_widths;
 
 /// VkPhysicalDeviceVulkan13Properties for an application that chains it: the subgroup sizes
 /// (`requiredSubgroupSizeStages` is the compute stage wherever subgroups are reported: a
-/// required size picks the SIMD width, `pipeline::subgroup_width`), and
+/// required size picks the SIMD width, `pipeline::subgroup_width`), maxBufferSize, and
 /// nothing for inline uniform blocks or integer dot products, which are not offered either
 /// (every "accelerated" member false: Gen9 has no DP4A).
 fn vulkan13_properties(
@@ -664,6 +676,7 @@ fn vulkan13_properties(
         max_subgroup_size: p.max_subgroup_size,
         max_compute_workgroup_subgroups: p.max_compute_workgroup_subgroups,
         required_subgroup_size_stages: stages,
+        max_buffer_size: p.max_buffer_size,
         ..Default::default()
     }
 }

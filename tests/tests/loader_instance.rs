@@ -139,6 +139,10 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_descriptor_update_template",
         "VK_KHR_push_descriptor",
         "VK_KHR_maintenance3",
+        // Create-info memory requirements, maxBufferSize: tests/tests/maintenance4.rs.
+        "VK_KHR_maintenance4",
+        // Zeroed shared memory: tests/tests/zero_init_workgroup.rs.
+        "VK_KHR_zero_initialize_workgroup_memory",
         // 8/16-bit subgroup operations: tests/tests/subgroup_types_sim.rs.
         "VK_KHR_shader_subgroup_extended_types",
         // Required subgroup sizes: tests/tests/subgroup_size_control.rs.

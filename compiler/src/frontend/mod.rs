@@ -33,6 +33,7 @@ pub(crate) mod image;
 mod instructions;
 mod memory;
 mod module;
+mod shared_init;
 mod subgroup;
 mod types;
 mod values;

@@ -418,6 +418,7 @@ impl Fe<'_> {
         self.find_dynamic_roots()?;
         // Emit: private variables, then the entry function inlined at top level.
         self.init_private_vars(m)?;
+        self.zero_shared_memory(m)?;
         self.inline_call(entry, &[], None)?;
         if self.stack.len() != 1 {
             return invalid("unbalanced structure");

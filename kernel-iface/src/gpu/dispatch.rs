@@ -26,6 +26,10 @@ use crate::gpu::dataport::{Port, Surface, SurfaceContext};
 use crate::gpu::eu::{Kernel, ThreadState, ThreadStatus};
 use crate::gpu::memory::GpuMemory;
 
+/// The byte a fresh shared-local-memory allocation holds in the model (see the dispatch
+/// loop).
+pub const SLM_POISON: u8 = 0xA5;
+
 /// At most this many threads in one thread group (SKL GT2: 56 per subslice).
 pub const MAX_THREADS_PER_GROUP: u32 = 56;
 /// At most this much shared local memory per group.
@@ -237,7 +241,12 @@ pub fn run_walker(
     let work = |worker: usize| {
         let cpu_start = crate::thread_cpu_ns();
         let mut cache: [Option<Surface>; 253] = [None; 253];
-        let mut slm = vec![0u8; slm_size];
+        // Shared local memory is not cleared by the hardware: a group finds what the group
+        // before it on the same slice left, and a fresh allocation holds stale data. The model
+        // starts from a fixed non-zero pattern and keeps each group's leftovers, so a shader
+        // that reads SLM it did not write (or zero, VK_KHR_zero_initialize_workgroup_memory)
+        // sees garbage here too.
+        let mut slm = vec![SLM_POISON; slm_size];
         let mut local = DispatchStats::default();
         let mut threads_state: Vec<ThreadState> = Vec::new();
         loop {
@@ -253,7 +262,6 @@ pub fn run_walker(
                 start[1] + ((g / counts[0]) % counts[1]) as u32,
                 start[2] + (g / (counts[0] * counts[1])) as u32,
             ];
-            slm.fill(0);
             for t in 0..threads {
                 let mask = if t + 1 == threads {
                     right_mask
