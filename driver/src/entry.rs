@@ -301,7 +301,7 @@ entry_points! {
     Device CORE => "vkCmdCopyImageToBuffer": cmd::cmd_copy_image_to_buffer;
     Device CORE => "vkCmdCopyImage": cmd::cmd_copy_image;
     Device CORE => "vkCmdClearColorImage": cmd::cmd_clear_color_image;
-    Device CORE, refuse => "vkCmdBlitImage": cmd::cmd_blit_image;
+    Device CORE => "vkCmdBlitImage": cmd::cmd_blit_image;
     Device CORE => "vkCmdExecuteCommands": cmd::cmd_execute_commands;
     Device CORE => "vkCmdWriteTimestamp": cmd::cmd_write_timestamp;
     Device CORE => "vkCmdResetQueryPool": cmd::cmd_reset_query_pool;
@@ -381,6 +381,7 @@ entry_points! {
     Device V13 => "vkCmdCopyBufferToImage2": cmd::cmd_copy_buffer_to_image2;
     Device V13 => "vkCmdCopyImageToBuffer2": cmd::cmd_copy_image_to_buffer2;
     Device V13 => "vkCmdCopyImage2": cmd::cmd_copy_image2;
+    Device V13 => "vkCmdBlitImage2": cmd::cmd_blit_image2;
     Device V11 => "vkBindImageMemory2": image::bind_image_memory2;
     Device V11 => "vkGetImageMemoryRequirements2": image::get_image_memory_requirements2;
     Device V11 => "vkGetImageSparseMemoryRequirements2": refuse::get_image_sparse_memory_requirements2;

@@ -187,6 +187,41 @@ impl Image {
         Ok((memory, ss.to_dwords()))
     }
 
+    /// The sampled surface a blit reads (crate::meta, `Source::Blit`): one level and one
+    /// layer of the image in its own format, non-arrayed, so the sampler's LOD 0 is `level`
+    /// (SurfaceMinLOD) and the layer is MinimumArrayElement; a 3-D image keeps its depth.
+    pub fn blit_source_surface(&self, level: u32, layer: u32) -> Result<(Arc<Memory>, Vec<u32>)> {
+        if level >= self.layout.levels || layer >= self.layout.layers {
+            return Err(DriverError::InvalidArgument(format!(
+                "blit source level {level} layer {layer} of an image with {} levels and {} layers",
+                self.layout.levels, self.layout.layers
+            )));
+        }
+        let (memory, offset) = self.resolve()?;
+        let (surface_type, depth) = match self.ty {
+            vk::ImageType::TYPE_1D => (SURFTYPE_1D, 0),
+            vk::ImageType::TYPE_3D => (SURFTYPE_3D, self.layout.surface_state_fields().depth),
+            _ => (SURFTYPE_2D, 0),
+        };
+        let ss = RenderSurfaceState {
+            mip_count_lod: 0,
+            surface_min_lod: u64::from(level),
+            ..image_surface(
+                &self.layout,
+                memory.va + offset,
+                SurfaceParams {
+                    surface_type,
+                    arrayed: false,
+                    format: self.hw,
+                    first_layer: layer,
+                    depth,
+                    level,
+                },
+            )
+        };
+        Ok((memory, ss.to_dwords()))
+    }
+
     /// The memory and the byte offset in it where the image starts.
     pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
         let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
