@@ -22,6 +22,7 @@ use crate::physical::memory_types;
 const SURFTYPE_1D: u64 = 0;
 const SURFTYPE_2D: u64 = 1;
 const SURFTYPE_3D: u64 = 2;
+const SURFTYPE_CUBE: u64 = 3;
 /// Shader channel selects: identity (R, G, B, A).
 const SCS_RED: u64 = 4;
 const SCS_GREEN: u64 = 5;
@@ -356,6 +357,34 @@ impl ImageView {
             mip_count_lod: u64::from(levels - 1),
             surface_min_lod: u64::from(r.base_mip_level),
             ..ss
+        };
+        // A sampled cube view is SURFTYPE_CUBE, so that the sampler selects the face from
+        // the direction (and filters across face edges): Depth counts cubes, not faces, and
+        // every face is enabled, as the PRM's RENDER_SURFACE_STATE describes for cubes.
+        let cube = matches!(
+            info.view_type,
+            vk::ImageViewType::CUBE | vk::ImageViewType::CUBE_ARRAY
+        );
+        let sampled = if cube {
+            if layers % 6 != 0 {
+                return Err(DriverError::InvalidArgument(format!(
+                    "cube view of {layers} layers (not a multiple of 6)"
+                )));
+            }
+            RenderSurfaceState {
+                surface_type: SURFTYPE_CUBE,
+                depth: u64::from(layers / 6 - 1),
+                render_target_view_extent: u64::from(layers / 6 - 1),
+                cube_face_enable_positive_x: true,
+                cube_face_enable_negative_x: true,
+                cube_face_enable_positive_y: true,
+                cube_face_enable_negative_y: true,
+                cube_face_enable_positive_z: true,
+                cube_face_enable_negative_z: true,
+                ..sampled
+            }
+        } else {
+            sampled
         };
         let surface = |state: RenderSurfaceState| ViewSurface {
             memory: memory.clone(),
