@@ -49,6 +49,7 @@ pub const KHR_SYNCHRONIZATION_2: &str = "VK_KHR_synchronization2";
 pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
 pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
+pub const KHR_SAMPLER_MIRROR_CLAMP_TO_EDGE: &str = "VK_KHR_sampler_mirror_clamp_to_edge";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 pub const EXT_ROBUSTNESS_2: &str = "VK_EXT_robustness2";
@@ -137,6 +138,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // Required subgroup sizes 8/16/32 and full subgroups (pipeline::subgroup_width);
     // tests/tests/subgroup_size_control.rs.
     (EXT_SUBGROUP_SIZE_CONTROL, 2),
+    // MIRROR_CLAMP_TO_EDGE is the sampler's TCM_MIRROR_ONCE (sampler.rs); the
+    // img_sample_2d_*_mirrored_clamp_to_edge Amber files compare it with lavapipe.
+    (KHR_SAMPLER_MIRROR_CLAMP_TO_EDGE, 3),
     // Structured control flow reconverges at every merge (features.rs); tests/amber/cts.
     (KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW, 1),
     // PhysicalStorageBuffer pointers on A64 messages (docs/descriptors.md, "Buffer device

@@ -274,6 +274,9 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // memory has no 64-bit atomic message on Gen9 (anv reports false too).
         ("shaderBufferInt64Atomics", true),
         ("shaderSharedInt64Atomics", false),
+        // VK_KHR_sampler_mirror_clamp_to_edge: the sampler's TCM_MIRROR_ONCE mode
+        // (tests/amber/img_sample_2d_*_mirrored_clamp_to_edge.amber).
+        ("samplerMirrorClampToEdge", true),
     ]
 }
 
