@@ -175,6 +175,13 @@ const SAMPLED: &[vk::Format] = &[
     vk::Format::B8G8R8A8_UNORM,
     vk::Format::A2B10G10R10_UNORM_PACK32,
     vk::Format::R16G16B16A16_UNORM,
+    vk::Format::R8G8B8A8_SNORM,
+    vk::Format::R8G8_SNORM,
+    vk::Format::R16G16B16A16_SNORM,
+    vk::Format::R8G8B8A8_SRGB,
+    vk::Format::B8G8R8A8_SRGB,
+    vk::Format::R16_UNORM,
+    vk::Format::R16G16_UNORM,
 ];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
@@ -326,6 +333,8 @@ mod tests {
             vk::FormatFeatureFlags::TRANSFER_SRC
                 | vk::FormatFeatureFlags::TRANSFER_DST
                 | vk::FormatFeatureFlags::BLIT_SRC
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
         );
         assert_eq!(
             image_features(vk::Format::R32_SFLOAT),
@@ -349,7 +358,7 @@ mod tests {
             image_features(vk::Format::B10G11R11_UFLOAT_PACK32),
             transfer
         );
-        assert_eq!(image_features(vk::Format::R16G16_UNORM), transfer);
+        assert_eq!(image_features(vk::Format::R16G16_SINT), transfer);
         assert!(image_features(vk::Format::R32G32B32_SFLOAT).is_empty());
         assert!(image_features(vk::Format::D32_SFLOAT).is_empty());
     }
