@@ -288,11 +288,11 @@ pub enum ImageOp {
     /// the result is the texel (0 outside the level).
     Fetch,
     /// `OpImageSampleExplicitLod ... Lod` (`sample_l`) with the sampler whose table index is
-    /// `sampler`: srcs [coords (1-3 f32: u, v, then r or the array layer), lod (f32)].
+    /// `sampler`: srcs [coords (1-4 f32: u, v, r, then the array layer or cube index), lod (f32)].
     /// `offset`: a constant texel offset (ConstOffset), U, V, R.
     SampleLod { sampler: u32, offset: [i8; 3] },
     /// `OpImageGather` (`gather4`) of component `comp` with the sampler whose table index is
-    /// `sampler`: srcs [coords (2-3 f32)]; the result is the component of the four texels of
+    /// `sampler`: srcs [coords (2-4 f32)]; the result is the component of the four texels of
     /// the bilinear footprint at level 0, in the order (i0, j1), (i1, j1), (i1, j0), (i0, j0).
     Gather {
         sampler: u32,

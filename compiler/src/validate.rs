@@ -309,26 +309,26 @@ impl Ctx<'_> {
                     ImageOp::SampleLod { .. }
                         if coords.kind != Kind::Float
                             || coords.bits != 32
-                            || coords.comps > 3
+                            || coords.comps > 4
                             || srcs.len() != 2
                             || st[1] != Type::F32
                             || !texel(dt.unwrap()) =>
                     {
                         return bad(
-                            "image_sample_l takes 1-3 f32 coordinates and an f32 level, \
+                            "image_sample_l takes 1-4 f32 coordinates and an f32 level, \
                              returns a texel",
                         );
                     }
                     ImageOp::Gather { comp, .. }
                         if coords.kind != Kind::Float
                             || coords.bits != 32
-                            || !(2..=3).contains(&coords.comps)
+                            || !(2..=4).contains(&coords.comps)
                             || srcs.len() != 1
                             || *comp > 3
                             || !texel(dt.unwrap()) =>
                     {
                         return bad(
-                            "image_gather takes 2-3 f32 coordinates and a component 0-3, \
+                            "image_gather takes 2-4 f32 coordinates and a component 0-3, \
                              returns a texel",
                         );
                     }

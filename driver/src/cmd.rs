@@ -438,6 +438,41 @@ impl Recorder {
         self.launch(core, &p, bound, meta::groups(extent), [0; 3], None)
     }
 
+    /// One dispatch of a blit kernel: the sampled source with its sampler at BTI 0 (the
+    /// sampler table's entry 0), the destination at BTI 1.
+    #[allow(clippy::too_many_arguments)]
+    fn meta_sampled(
+        &mut self,
+        core: &Core,
+        op: MetaOp,
+        src: MetaSurface,
+        dst: MetaSurface,
+        sampler: Arc<crate::sampler::Sampler>,
+        push: &[u8],
+        extent: [u32; 3],
+    ) -> Result<()> {
+        if extent.contains(&0) {
+            return Ok(());
+        }
+        let p = core.meta.get(core, op)?;
+        self.reserve_dispatch_state(&p.kernel);
+        let mut bt = vec![0u32; p.kernel.binding_table_entries() as usize];
+        for (bti, (memory, state)) in [(meta::SRC_BTI, src), (meta::DST_BTI, dst)] {
+            self.use_memory(&memory);
+            bt[bti as usize] = self.surface_state(core, &state)?;
+        }
+        let mut bytes = [0u8; MAX_PUSH];
+        bytes[..push.len()].copy_from_slice(push);
+        let samplers = [(meta::SRC_BTI, sampler)];
+        let bound = Bound {
+            bt,
+            sizes: &[],
+            samplers: &samplers,
+            push: &bytes,
+        };
+        self.launch(core, &p, bound, meta::groups(extent), [0; 3], None)
+    }
+
     /// Makes sure all the state of one dispatch lands in one block (opens a new one when the
     /// current block lacks the room).
     fn reserve_dispatch_state(&mut self, k: &Kernel) {
@@ -1913,25 +1948,155 @@ pub(crate) unsafe extern "system" fn cmd_clear_color_image(
     })
 }
 
-/// vkCmdBlitImage is not implemented: it needs the sampler for scaling, filtering and format
-/// conversion, and no format reports BLIT_SRC/BLIT_DST, so a valid application does not call
-/// it. Recording it fails the command buffer (vkEndCommandBuffer returns the error) rather
-/// than copying something else.
+/// vkCmdBlitImage(2): per region and layer, one dispatch of a blit kernel (crate::meta,
+/// `Source::Blit`) over the destination region. Each invocation samples the source level
+/// and layer with `sample_l` at LOD 0 through a sampler with the command's filter,
+/// CLAMP_TO_EDGE and normalized coordinates, at the spec's coordinate ("Image Blits":
+/// `u = (i + 1/2 - x_dst0) * (x_src1 - x_src0) / (x_dst1 - x_dst0) + x_src0`, divided by the
+/// source width), and the typed write of the destination's own format converts. Flipped
+/// regions (offsets in decreasing order, on either side) come out of the same formula.
+fn blit_regions(
+    core: &Core,
+    r: &mut Recorder,
+    src: vk::Image,
+    dst: vk::Image,
+    regions: &[vk::ImageBlit],
+    filter: vk::Filter,
+) -> Result<()> {
+    let (si, di) = (
+        core.images.get(src.as_raw())?,
+        core.images.get(dst.as_raw())?,
+    );
+    for (img, feature) in [
+        (&si, vk::FormatFeatureFlags::BLIT_SRC),
+        (&di, vk::FormatFeatureFlags::BLIT_DST),
+    ] {
+        if !crate::format::image_features(img.format).contains(feature) {
+            return Err(DriverError::InvalidArgument(format!(
+                "vkCmdBlitImage: {:?} lacks {feature:?}",
+                img.format
+            )));
+        }
+    }
+    let sampler = Arc::new(crate::sampler::Sampler::new(
+        &vk::SamplerCreateInfo::default()
+            .mag_filter(filter)
+            .min_filter(filter)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .min_lod(0.0)
+            .max_lod(0.0),
+    )?);
+    let dim = match si.ty {
+        vk::ImageType::TYPE_1D => 1,
+        vk::ImageType::TYPE_3D => 3,
+        _ => 2,
+    };
+    let op = MetaOp {
+        src: Source::Blit(dim),
+        dst: Dest::Image,
+    };
+    for reg in regions {
+        let (ss, ds) = (&reg.src_subresource, &reg.dst_subresource);
+        let src_size = si.layout.level_extent(ss.mip_level);
+        let (s0, s1) = (reg.src_offsets[0], reg.src_offsets[1]);
+        let (d0, d1) = (reg.dst_offsets[0], reg.dst_offsets[1]);
+        let (s0, s1) = ([s0.x, s0.y, s0.z], [s1.x, s1.y, s1.z]);
+        let (d0, d1) = ([d0.x, d0.y, d0.z], [d1.x, d1.y, d1.z]);
+        let lo: [i32; 3] = std::array::from_fn(|i| d0[i].min(d1[i]));
+        let size: [u32; 3] = std::array::from_fn(|i| d0[i].abs_diff(d1[i]));
+        if size.contains(&0) {
+            continue;
+        }
+        let mut map = meta::BlitMap::default();
+        for i in 0..3 {
+            let scale = f64::from(s1[i] - s0[i]) / f64::from(d1[i] - d0[i]);
+            map.base[i] = (f64::from(s0[i]) + (f64::from(lo[i] - d0[i]) + 0.5) * scale) as f32;
+            map.step[i] = scale as f32;
+            map.inv_size[i] = 1.0 / src_size[i] as f32;
+        }
+        let layers = grid_depth(&si, ss, vk::Extent3D::default().depth(1));
+        let (to, _) = (di.transfer_surface(ds.mip_level, di.hw)?, ());
+        for l in 0..layers {
+            let from = si.blit_source_surface(ss.mip_level, ss.base_array_layer + l)?;
+            let dsub = vk::ImageSubresourceLayers {
+                base_array_layer: ds.base_array_layer + l,
+                ..*ds
+            };
+            let offset = vk::Offset3D {
+                x: lo[0],
+                y: lo[1],
+                z: lo[2],
+            };
+            let place = image_place(&di, &dsub, offset)?;
+            let push = meta::blit_push_data(&map, &place, [size[0], size[1]]);
+            let depth = if di.ty == vk::ImageType::TYPE_3D {
+                size[2]
+            } else {
+                1
+            };
+            r.meta_sampled(
+                core,
+                op,
+                from,
+                to.clone(),
+                sampler.clone(),
+                &push,
+                [size[0], size[1], depth],
+            )?;
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe extern "system" fn cmd_blit_image(
     cb: vk::CommandBuffer,
-    _src: vk::Image,
+    src: vk::Image,
     _src_layout: vk::ImageLayout,
-    _dst: vk::Image,
+    dst: vk::Image,
     _dst_layout: vk::ImageLayout,
-    _count: u32,
-    _p_regions: *const vk::ImageBlit,
-    _filter: vk::Filter,
+    count: u32,
+    p_regions: *const vk::ImageBlit,
+    filter: vk::Filter,
 ) {
-    record("vkCmdBlitImage", cb, |_, _| {
-        Err(DriverError::NotImplemented(
-            "vkCmdBlitImage (no format reports BLIT_SRC/BLIT_DST)",
-        ))
+    record("vkCmdBlitImage", cb, |core, r| {
+        // SAFETY: `count` regions per the spec.
+        let regions = unsafe { ffi::slice(p_regions, count, "pRegions") }?;
+        blit_regions(core, r, src, dst, regions, filter)
+    })
+}
+
+/// vkCmdBlitImage2 (core 1.3, VK_KHR_copy_commands2): the regions of the extensible
+/// structures.
+pub(crate) unsafe extern "system" fn cmd_blit_image2(
+    cb: vk::CommandBuffer,
+    info: *const vk::BlitImageInfo2<'_>,
+) {
+    record("vkCmdBlitImage2", cb, |core, r| {
+        // SAFETY: a valid info with `region_count` regions per the spec.
+        let info = unsafe { ffi::read(info, "pBlitImageInfo") }?;
+        // SAFETY: as above.
+        let regions = unsafe { ffi::slice(info.p_regions, info.region_count, "pRegions") }?;
+        let regions: Vec<vk::ImageBlit> = regions
+            .iter()
+            .map(|b| vk::ImageBlit {
+                src_subresource: b.src_subresource,
+                src_offsets: b.src_offsets,
+                dst_subresource: b.dst_subresource,
+                dst_offsets: b.dst_offsets,
+            })
+            .collect();
+        blit_regions(
+            core,
+            r,
+            info.src_image,
+            info.dst_image,
+            &regions,
+            info.filter,
+        )
     })
 }
 

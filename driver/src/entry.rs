@@ -49,6 +49,7 @@ pub const KHR_SYNCHRONIZATION_2: &str = "VK_KHR_synchronization2";
 pub const KHR_DEVICE_GROUP_CREATION: &str = "VK_KHR_device_group_creation";
 pub const KHR_DEVICE_GROUP: &str = "VK_KHR_device_group";
 pub const KHR_MAINTENANCE_1: &str = "VK_KHR_maintenance1";
+pub const KHR_SAMPLER_MIRROR_CLAMP_TO_EDGE: &str = "VK_KHR_sampler_mirror_clamp_to_edge";
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 pub const EXT_ROBUSTNESS_2: &str = "VK_EXT_robustness2";
@@ -145,6 +146,9 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // Required subgroup sizes 8/16/32 and full subgroups (pipeline::subgroup_width);
     // tests/tests/subgroup_size_control.rs.
     (EXT_SUBGROUP_SIZE_CONTROL, 2),
+    // MIRROR_CLAMP_TO_EDGE is the sampler's TCM_MIRROR_ONCE (sampler.rs); the
+    // img_sample_2d_*_mirrored_clamp_to_edge Amber files compare it with lavapipe.
+    (KHR_SAMPLER_MIRROR_CLAMP_TO_EDGE, 3),
     // Structured control flow reconverges at every merge (features.rs); tests/amber/cts.
     (KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW, 1),
     // PhysicalStorageBuffer pointers on A64 messages (docs/descriptors.md, "Buffer device
@@ -310,7 +314,7 @@ entry_points! {
     Device CORE => "vkCmdCopyImageToBuffer": cmd::cmd_copy_image_to_buffer;
     Device CORE => "vkCmdCopyImage": cmd::cmd_copy_image;
     Device CORE => "vkCmdClearColorImage": cmd::cmd_clear_color_image;
-    Device CORE, refuse => "vkCmdBlitImage": cmd::cmd_blit_image;
+    Device CORE => "vkCmdBlitImage": cmd::cmd_blit_image;
     Device CORE => "vkCmdExecuteCommands": cmd::cmd_execute_commands;
     Device CORE => "vkCmdWriteTimestamp": cmd::cmd_write_timestamp;
     Device CORE => "vkCmdResetQueryPool": cmd::cmd_reset_query_pool;
@@ -396,6 +400,7 @@ entry_points! {
     Device V13 => "vkGetDeviceBufferMemoryRequirements": requirements::get_device_buffer_memory_requirements;
     Device V13 => "vkGetDeviceImageMemoryRequirements": requirements::get_device_image_memory_requirements;
     Device V13 => "vkGetDeviceImageSparseMemoryRequirements": requirements::get_device_image_sparse_memory_requirements;
+    Device V13 => "vkCmdBlitImage2": cmd::cmd_blit_image2;
     Device V11 => "vkBindImageMemory2": image::bind_image_memory2;
     Device V11 => "vkGetImageMemoryRequirements2": image::get_image_memory_requirements2;
     Device V11 => "vkGetImageSparseMemoryRequirements2": refuse::get_image_sparse_memory_requirements2;

@@ -289,6 +289,9 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // variable first zeroes its SLM range cooperatively, then a workgroup barrier
         // (compiler/src/frontend/shared_init.rs; tests/tests/zero_init_workgroup.rs).
         ("shaderZeroInitializeWorkgroupMemory", true),
+        // VK_KHR_sampler_mirror_clamp_to_edge: the sampler's TCM_MIRROR_ONCE mode
+        // (tests/amber/img_sample_2d_*_mirrored_clamp_to_edge.amber).
+        ("samplerMirrorClampToEdge", true),
     ]
 }
 

@@ -131,7 +131,29 @@ pub fn image_features(format: vk::Format) -> vk::FormatFeatureFlags {
         f |= vk::FormatFeatureFlags::SAMPLED_IMAGE
             | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
     }
+    if blit_src_ok(format) {
+        f |= vk::FormatFeatureFlags::BLIT_SRC;
+    }
+    if blit_dst_ok(format) {
+        f |= vk::FormatFeatureFlags::BLIT_DST;
+    }
     f
+}
+
+/// True when vkCmdBlitImage can read images of `format`: the blit kernel samples the
+/// source in its own format, so the sampler must read it, and the image needs
+/// TRANSFER_SRC usage (tests/tests/image_blit.rs). Linear blits also need
+/// SAMPLED_IMAGE_FILTER_LINEAR, which the spec checks separately.
+pub fn blit_src_ok(format: vk::Format) -> bool {
+    transfer_ok(format) && surface_format(format).is_some_and(|s| s.info().sample)
+}
+
+/// True when vkCmdBlitImage can write images of `format`: the blit kernel writes with a
+/// typed message in the destination's own format (which converts from the sampler's
+/// values), so the format must be natively typed-writable (not sRGB, shared exponent or
+/// 4-4-4-4 with alpha first), and the image needs TRANSFER_DST usage.
+pub fn blit_dst_ok(format: vk::Format) -> bool {
+    transfer_ok(format) && surface_format(format).is_some_and(|s| s.info().typed_write)
 }
 
 /// True when the transfer commands (copies to, from and between images, clears) work on
@@ -153,6 +175,13 @@ const SAMPLED: &[vk::Format] = &[
     vk::Format::B8G8R8A8_UNORM,
     vk::Format::A2B10G10R10_UNORM_PACK32,
     vk::Format::R16G16B16A16_UNORM,
+    vk::Format::R8G8B8A8_SNORM,
+    vk::Format::R8G8_SNORM,
+    vk::Format::R16G16B16A16_SNORM,
+    vk::Format::R8G8B8A8_SRGB,
+    vk::Format::B8G8R8A8_SRGB,
+    vk::Format::R16_UNORM,
+    vk::Format::R16G16_UNORM,
 ];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
@@ -292,7 +321,21 @@ mod tests {
         assert!(image_features(vk::Format::R32_UINT).contains(
             vk::FormatFeatureFlags::STORAGE_IMAGE | vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC
         ));
-        let transfer = vk::FormatFeatureFlags::TRANSFER_SRC | vk::FormatFeatureFlags::TRANSFER_DST;
+        // Blits: the sampler reads the source and a typed write converts into the
+        // destination, so every transferable format the sampler reads is a blit source and
+        // every natively typed-writable one a blit destination.
+        let transfer = vk::FormatFeatureFlags::TRANSFER_SRC
+            | vk::FormatFeatureFlags::TRANSFER_DST
+            | vk::FormatFeatureFlags::BLIT_SRC
+            | vk::FormatFeatureFlags::BLIT_DST;
+        assert_eq!(
+            image_features(vk::Format::R8G8B8A8_SRGB),
+            vk::FormatFeatureFlags::TRANSFER_SRC
+                | vk::FormatFeatureFlags::TRANSFER_DST
+                | vk::FormatFeatureFlags::BLIT_SRC
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
+        );
         assert_eq!(
             image_features(vk::Format::R32_SFLOAT),
             vk::FormatFeatureFlags::STORAGE_IMAGE
@@ -315,7 +358,7 @@ mod tests {
             image_features(vk::Format::B10G11R11_UFLOAT_PACK32),
             transfer
         );
-        assert_eq!(image_features(vk::Format::R16G16_UNORM), transfer);
+        assert_eq!(image_features(vk::Format::R16G16_SINT), transfer);
         assert!(image_features(vk::Format::R32G32B32_SFLOAT).is_empty());
         assert!(image_features(vk::Format::D32_SFLOAT).is_empty());
     }

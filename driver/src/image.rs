@@ -22,6 +22,7 @@ use crate::physical::memory_types;
 const SURFTYPE_1D: u64 = 0;
 const SURFTYPE_2D: u64 = 1;
 const SURFTYPE_3D: u64 = 2;
+const SURFTYPE_CUBE: u64 = 3;
 /// Shader channel selects: identity (R, G, B, A).
 const SCS_RED: u64 = 4;
 const SCS_GREEN: u64 = 5;
@@ -187,6 +188,41 @@ impl Image {
         Ok((memory, ss.to_dwords()))
     }
 
+    /// The sampled surface a blit reads (crate::meta, `Source::Blit`): one level and one
+    /// layer of the image in its own format, non-arrayed, so the sampler's LOD 0 is `level`
+    /// (SurfaceMinLOD) and the layer is MinimumArrayElement; a 3-D image keeps its depth.
+    pub fn blit_source_surface(&self, level: u32, layer: u32) -> Result<(Arc<Memory>, Vec<u32>)> {
+        if level >= self.layout.levels || layer >= self.layout.layers {
+            return Err(DriverError::InvalidArgument(format!(
+                "blit source level {level} layer {layer} of an image with {} levels and {} layers",
+                self.layout.levels, self.layout.layers
+            )));
+        }
+        let (memory, offset) = self.resolve()?;
+        let (surface_type, depth) = match self.ty {
+            vk::ImageType::TYPE_1D => (SURFTYPE_1D, 0),
+            vk::ImageType::TYPE_3D => (SURFTYPE_3D, self.layout.surface_state_fields().depth),
+            _ => (SURFTYPE_2D, 0),
+        };
+        let ss = RenderSurfaceState {
+            mip_count_lod: 0,
+            surface_min_lod: u64::from(level),
+            ..image_surface(
+                &self.layout,
+                memory.va + offset,
+                SurfaceParams {
+                    surface_type,
+                    arrayed: false,
+                    format: self.hw,
+                    first_layer: layer,
+                    depth,
+                    level,
+                },
+            )
+        };
+        Ok((memory, ss.to_dwords()))
+    }
+
     /// The memory and the byte offset in it where the image starts.
     pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
         let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
@@ -321,6 +357,34 @@ impl ImageView {
             mip_count_lod: u64::from(levels - 1),
             surface_min_lod: u64::from(r.base_mip_level),
             ..ss
+        };
+        // A sampled cube view is SURFTYPE_CUBE, so that the sampler selects the face from
+        // the direction (and filters across face edges): Depth counts cubes, not faces, and
+        // every face is enabled, as the PRM's RENDER_SURFACE_STATE describes for cubes.
+        let cube = matches!(
+            info.view_type,
+            vk::ImageViewType::CUBE | vk::ImageViewType::CUBE_ARRAY
+        );
+        let sampled = if cube {
+            if layers % 6 != 0 {
+                return Err(DriverError::InvalidArgument(format!(
+                    "cube view of {layers} layers (not a multiple of 6)"
+                )));
+            }
+            RenderSurfaceState {
+                surface_type: SURFTYPE_CUBE,
+                depth: u64::from(layers / 6 - 1),
+                render_target_view_extent: u64::from(layers / 6 - 1),
+                cube_face_enable_positive_x: true,
+                cube_face_enable_negative_x: true,
+                cube_face_enable_positive_y: true,
+                cube_face_enable_negative_y: true,
+                cube_face_enable_positive_z: true,
+                cube_face_enable_negative_z: true,
+                ..sampled
+            }
+        } else {
+            sampled
         };
         let surface = |state: RenderSurfaceState| ViewSurface {
             memory: memory.clone(),

@@ -12,6 +12,9 @@
 //! bits unchanged whatever the Vulkan format, on LINEAR and Y-tiled images alike; buffers are
 //! formatted SURFTYPE_BUFFER surfaces indexed by texel.
 //!
+//! A blit (vkCmdBlitImage) is the same shape with the source read by the sampler: see
+//! [`blit_push_data`] for its push constants.
+//!
 //! Push constants (24 dwords): for each side `[x, y, z, row]` and `[zy, zz, slice, 0]`
 //! (source at dword 0, destination at dword 8), the extent `[w, h, 0, 0]` at 16 and the
 //! constant texel at 20. Invocation (gx, gy, gz) of a w x h x d grid reads image texel
@@ -47,6 +50,11 @@ pub enum Source {
     Buffer,
     /// The constant texel of the push constants (clears and fills).
     Constant,
+    /// vkCmdBlitImage: one layer of one level of the source image, read with the sampler
+    /// (`sample_l` at LOD 0) at normalized coordinates of the given dimension (1, 2 or 3),
+    /// so the sampler filters and converts the format. The destination is an image whose
+    /// surface state has the destination's own format: the typed write converts.
+    Blit(u8),
 }
 
 /// Where texels go.
@@ -130,6 +138,30 @@ pub fn push_data(src: &Place, dst: &Place, extent: [u32; 2], texel: [u32; 4]) ->
     w.extend(dst.words());
     w.extend([extent[0], extent[1], 0, 0]);
     w.extend(texel);
+    w.iter().flat_map(|d| d.to_le_bytes()).collect()
+}
+
+/// How a blit maps the destination grid onto the source: invocation (gx, gy, gz) samples
+/// the source at normalized coordinate `(base + g * step) * inv_size` per axis, where `base`
+/// and `step` are in source texels (the spec's `u = (i + 1/2 - x_dst0) * scale + x_src0`,
+/// with `i = lo + g`, folded on the host) and `inv_size` is 1 / the source level's extent.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BlitMap {
+    pub base: [f32; 3],
+    pub step: [f32; 3],
+    pub inv_size: [f32; 3],
+}
+
+/// The push-constant bytes of one blit dispatch: `base` at dword 0, `step` at 4, the
+/// destination place at 8 (as for the other kernels), the extent at 16 and `inv_size` at 20.
+pub fn blit_push_data(map: &BlitMap, dst: &Place, extent: [u32; 2]) -> Vec<u8> {
+    let f = |v: [f32; 3]| [v[0].to_bits(), v[1].to_bits(), v[2].to_bits(), 0];
+    let mut w = Vec::with_capacity(24);
+    w.extend(f(map.base));
+    w.extend(f(map.step));
+    w.extend(dst.words());
+    w.extend([extent[0], extent[1], 0, 0]);
+    w.extend(f(map.inv_size));
     w.iter().flat_map(|d| d.to_le_bytes()).collect()
 }
 
@@ -278,6 +310,9 @@ fn spirv_inner(op: MetaOp) -> std::result::Result<Vec<u32>, rspirv::dr::Error> {
     let mut b = Builder::new();
     b.set_version(1, 0);
     b.capability(Capability::Shader);
+    if op.src == Source::Blit(1) {
+        b.capability(Capability::Sampled1D);
+    }
     let buffers = op.src == Source::Buffer || op.dst == Dest::Buffer;
     if buffers {
         b.capability(Capability::ImageBuffer);
@@ -306,13 +341,29 @@ fn spirv_inner(op: MetaOp) -> std::result::Result<Vec<u32>, rspirv::dr::Error> {
     let pc_v4 = b.type_pointer(None, StorageClass::PushConstant, v4);
     // The declared format only says "natively accessed, 32-bit unsigned channels": the
     // surface state's UINT format of the texel size is what the typed messages use.
+    // A blit writes the sampler's float-typed registers (the bits of whatever the source
+    // format's class is) to a destination in its own format: float-typed, also native.
+    let blit = matches!(op.src, Source::Blit(_));
+    let f32_t = b.type_float(32);
+    let (texel_t, texel_format) = if blit {
+        (f32_t, ImageFormat::Rgba32f)
+    } else {
+        (u32_t, ImageFormat::Rgba32ui)
+    };
     let image_t = |b: &mut Builder, image: bool| {
         let (dim, arrayed) = if image {
             (Dim::Dim2D, 1)
         } else {
             (Dim::DimBuffer, 0)
         };
-        b.type_image(u32_t, dim, 0, arrayed, 0, 2, ImageFormat::Rgba32ui, None)
+        b.type_image(texel_t, dim, 0, arrayed, 0, 2, texel_format, None)
+    };
+    let bind = |b: &mut Builder, t: u32, n: u32| {
+        let p = b.type_pointer(None, StorageClass::UniformConstant, t);
+        let v = b.variable(p, None, StorageClass::UniformConstant, None);
+        b.decorate(v, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+        b.decorate(v, Decoration::Binding, [Operand::LiteralBit32(n)]);
+        v
     };
     let binding = |b: &mut Builder, image: bool, n: u32| {
         let t = image_t(b, image);
@@ -324,6 +375,16 @@ fn spirv_inner(op: MetaOp) -> std::result::Result<Vec<u32>, rspirv::dr::Error> {
     };
     let src = match op.src {
         Source::Constant => None,
+        Source::Blit(n) => {
+            let dim = match n {
+                1 => Dim::Dim1D,
+                3 => Dim::Dim3D,
+                _ => Dim::Dim2D,
+            };
+            let image = b.type_image(f32_t, dim, 0, 0, 0, 1, ImageFormat::Unknown, None);
+            let t = b.type_sampled_image(image);
+            Some((bind(&mut b, t, 0), t))
+        }
         s => Some(binding(&mut b, s == Source::Image, 0)),
     };
     let dst = binding(&mut b, op.dst == Dest::Image, 1);
@@ -353,6 +414,43 @@ fn spirv_inner(op: MetaOp) -> std::result::Result<Vec<u32>, rspirv::dr::Error> {
     b.begin_block(Some(body))?;
     let texel = match (op.src, src) {
         (Source::Constant, _) | (_, None) => ids.push(&mut b, 5)?,
+        (Source::Blit(n), Some((var, t))) => {
+            let v4f = b.type_vector(f32_t, 4);
+            let pf = |b: &mut Builder, i| {
+                let v = ids.push(b, i)?;
+                b.bitcast(v4f, None, v)
+            };
+            let base = pf(&mut b, 0)?;
+            let step = pf(&mut b, 1)?;
+            let inv = pf(&mut b, 5)?;
+            let mut coord = Vec::new();
+            for (axis, g) in [gx, gy, gz].into_iter().enumerate().take(n as usize) {
+                let a = axis as u32;
+                let gf = b.convert_u_to_f(f32_t, None, g)?;
+                let s = b.composite_extract(f32_t, None, step, [a])?;
+                let o = b.composite_extract(f32_t, None, base, [a])?;
+                let i = b.composite_extract(f32_t, None, inv, [a])?;
+                let u = b.f_mul(f32_t, None, gf, s)?;
+                let u = b.f_add(f32_t, None, u, o)?;
+                coord.push(b.f_mul(f32_t, None, u, i)?);
+            }
+            let coord = if n == 1 {
+                coord[0]
+            } else {
+                let vt = b.type_vector(f32_t, u32::from(n));
+                b.composite_construct(vt, None, coord)?
+            };
+            let si = b.load(t, None, var, None, [])?;
+            let lod = b.constant_bit32(f32_t, 0);
+            b.image_sample_explicit_lod(
+                v4f,
+                None,
+                si,
+                coord,
+                spirv::ImageOperands::LOD,
+                [Operand::IdRef(lod)],
+            )?
+        }
         (s, Some((var, t))) => {
             let c = ids.coord(&mut b, s == Source::Image, 0, [gx, gy, gz])?;
             let img = b.load(t, None, var, None, [])?;
@@ -373,7 +471,19 @@ fn spirv_inner(op: MetaOp) -> std::result::Result<Vec<u32>, rspirv::dr::Error> {
 
 /// Every meta kernel the transfer commands use.
 #[cfg(test)]
-pub const ALL: [MetaOp; 6] = [
+pub const ALL: [MetaOp; 9] = [
+    MetaOp {
+        src: Source::Blit(1),
+        dst: Dest::Image,
+    },
+    MetaOp {
+        src: Source::Blit(2),
+        dst: Dest::Image,
+    },
+    MetaOp {
+        src: Source::Blit(3),
+        dst: Dest::Image,
+    },
     MetaOp {
         src: Source::Buffer,
         dst: Dest::Image,

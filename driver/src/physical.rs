@@ -403,6 +403,9 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         // tests/amber/desc_*.amber files.
         shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
         shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
+        // Cube-array views are SURFTYPE_CUBE surfaces whose cube index the sampler takes
+        // (docs/images.md); tests/tests/image_sampled_layers.rs.
+        image_cube_array: vk::TRUE,
         ..Default::default()
     }
 }

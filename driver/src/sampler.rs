@@ -24,6 +24,8 @@ const TCM_MIRROR_ONCE: u64 = 5;
 /// LOD Pre-Clamp Mode: the OpenGL/Vulkan rule (clamp the computed LOD before the mip
 /// selection).
 const CLAMP_MODE_OGL: u64 = 2;
+/// SAMPLER_STATE Cube Surface Control Mode: OVERRIDE (TCM_CUBE on cube surfaces).
+const CUBECTRLMODE_OVERRIDE: u64 = 1;
 /// Min/Max LOD are U4.8: the largest level index is 14 (15 levels).
 const MAX_LOD: f32 = 14.0;
 
@@ -164,6 +166,9 @@ impl Sampler {
             tcx_address_control_mode: address(info.address_mode_u)?,
             tcy_address_control_mode: address(info.address_mode_v)?,
             tcz_address_control_mode: address(info.address_mode_w)?,
+            // Cube maps are seamless in Vulkan: OVERRIDE makes the sampler use TCM_CUBE on
+            // cube surfaces whatever the address modes say (as anv does).
+            cube_surface_control_mode: CUBECTRLMODE_OVERRIDE,
             non_normalized_coordinate_enable: unnormalized,
             r_address_min_filter_rounding_enable: round_min,
             r_address_mag_filter_rounding_enable: round_mag,

@@ -155,6 +155,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_uniform_buffer_standard_layout",
         "VK_EXT_scalar_block_layout",
         "VK_KHR_shader_atomic_int64",
+        // MIRROR_CLAMP_TO_EDGE: tests/amber/img_sample_2d_*_mirrored_clamp_to_edge.amber.
+        "VK_KHR_sampler_mirror_clamp_to_edge",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

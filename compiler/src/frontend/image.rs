@@ -410,8 +410,32 @@ impl Fe<'_> {
             return invalid("a storage image used with the sampler");
         }
         match t.dim {
-            spirv::Dim::Dim1D | spirv::Dim::Dim2D | spirv::Dim::Dim3D => Ok(t),
+            spirv::Dim::Dim1D | spirv::Dim::Dim2D | spirv::Dim::Dim3D | spirv::Dim::DimCube => {
+                Ok(t)
+            }
             d => unsupported(format!("sampled images of dimension {d:?}")),
+        }
+    }
+
+    /// The first `n` components of the float coordinate `id` (all of it when it has `n`).
+    fn float_coords(&mut self, id: u32, b: u32, n: u8) -> Res<Value> {
+        let c = self.getv(id, b)?;
+        let ct = self.ty(c);
+        if ct.kind != Kind::Float || ct.bits != 32 || ct.comps < n {
+            return invalid(format!(
+                "sample coordinate is not a float vector of {n} components"
+            ));
+        }
+        if ct.comps == n {
+            return Ok(c);
+        }
+        let comps = (0..n)
+            .map(|k| self.extract(c, k))
+            .collect::<Res<Vec<_>>>()?;
+        if n == 1 {
+            Ok(comps[0])
+        } else {
+            self.emit(Type::F32.vec(n), Op::Vec(comps))
         }
     }
 
@@ -469,27 +493,9 @@ impl Fe<'_> {
     pub(super) fn image_sample_lod(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (image, sampler, ty) = self.sampled_of(op_id(i, 0)?, b)?;
         let t = self.sampled_type(ty)?;
-        if t.arrayed {
-            return unsupported("sampling arrayed images");
-        }
-        let n = t.coords();
-        let c = self.getv(op_id(i, 1)?, b)?;
-        let ct = self.ty(c);
-        if ct.kind != Kind::Float || ct.bits != 32 || ct.comps < n {
-            return invalid("sample coordinate is not a float vector of the image's dimension");
-        }
-        let coord = if ct.comps == n {
-            c
-        } else {
-            let comps = (0..n)
-                .map(|k| self.extract(c, k))
-                .collect::<Res<Vec<_>>>()?;
-            if n == 1 {
-                comps[0]
-            } else {
-                self.emit(Type::F32.vec(n), Op::Vec(comps))?
-            }
-        };
+        // The message's U, V, R, AI in order: the array layer follows the coordinates (1-D
+        // array: V, 2-D array: R, cube array: AI), a cube's direction is (U, V, R).
+        let coord = self.float_coords(op_id(i, 1)?, b, t.sample_coords())?;
         let (lod, off) = image_operands(i, 2)?;
         let Some(lod) = lod else {
             return unsupported("explicit-LOD sampling without Lod (gradients)");
@@ -510,27 +516,14 @@ impl Fe<'_> {
     }
 
     /// `OpImageGather` (textureGather): `gather4` of one component (a constant) with the
-    /// descriptor's sampler. Vulkan allows gathers on 2-D and cube images and their arrays;
-    /// arrays and cubes are not compiled yet.
+    /// descriptor's sampler, on 2-D and cube images and their arrays (what Vulkan allows).
     pub(super) fn image_gather(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (image, sampler, ty) = self.sampled_of(op_id(i, 0)?, b)?;
         let t = self.sampled_type(ty)?;
-        if t.arrayed || t.dim != spirv::Dim::Dim2D {
-            return unsupported("gathers on images other than non-arrayed 2-D ones");
+        if !matches!(t.dim, spirv::Dim::Dim2D | spirv::Dim::DimCube) {
+            return invalid("gathers on images other than 2-D and cube ones");
         }
-        let c = self.getv(op_id(i, 1)?, b)?;
-        let ct = self.ty(c);
-        if ct.kind != Kind::Float || ct.bits != 32 || ct.comps < 2 {
-            return invalid("gather coordinate is not a 2-component float vector");
-        }
-        let coord = if ct.comps == 2 {
-            c
-        } else {
-            let comps = (0..2)
-                .map(|k| self.extract(c, k))
-                .collect::<Res<Vec<_>>>()?;
-            self.emit(Type::F32.vec(2), Op::Vec(comps))?
-        };
+        let coord = self.float_coords(op_id(i, 1)?, b, t.sample_coords())?;
         let comp = self.const_u32(op_id(i, 2)?)?;
         if comp > 3 {
             return invalid("gather component is not 0..3");
@@ -603,9 +596,12 @@ impl Fe<'_> {
                 {
                     t
                 }
-                _ => {
-                    return unsupported("OpImageQuerySize other than on 1-D/2-D/3-D storage images")
-                }
+                // textureSize / imageSize on a texel buffer: `resinfo` on the SURFTYPE_BUFFER
+                // state answers its element count.
+                SType::Image(t) if t.dim == spirv::Dim::DimBuffer => t,
+                _ => return unsupported(
+                    "OpImageQuerySize other than on 1-D/2-D/3-D storage images and texel buffers",
+                ),
             }
         } else {
             self.sampled_type(ty)?
@@ -873,6 +869,70 @@ mod tests {
                     %0:i32 = const 5
                     %1:i32 = const 0
                     %2:f32x4 = image_fetch img[0] %0, %1
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A cube array's direction and cube index are the sample's four coordinates (U, V, R,
+    /// AI), a 2-D array's layer its third; textureSize on a texel buffer is `image_size`.
+    #[test]
+    fn array_and_cube_coordinates_and_texel_buffer_size() {
+        check_ir(
+            "array_and_cube_coordinates_and_texel_buffer_size",
+            "
+            OpCapability SampledBuffer
+            OpCapability SampledCubeArray
+            OpDecorate %cube DescriptorSet 0
+            OpDecorate %cube Binding 0
+            OpDecorate %arr DescriptorSet 0
+            OpDecorate %arr Binding 1
+            OpDecorate %buf DescriptorSet 0
+            OpDecorate %buf Binding 2
+            %ci = OpTypeImage %f32 Cube 0 1 0 1 Unknown
+            %cs = OpTypeSampledImage %ci
+            %pcs = OpTypePointer UniformConstant %cs
+            %cube = OpVariable %pcs UniformConstant
+            %ai = OpTypeImage %f32 2D 0 1 0 1 Unknown
+            %as = OpTypeSampledImage %ai
+            %pas = OpTypePointer UniformConstant %as
+            %arr = OpVariable %pas UniformConstant
+            %bi = OpTypeImage %f32 Buffer 0 0 0 1 Unknown
+            %pbi = OpTypePointer UniformConstant %bi
+            %buf = OpVariable %pbi UniformConstant
+            %f1 = OpConstant %f32 1
+            %f2 = OpConstant %f32 2
+            %dir = OpConstantComposite %v4f32 %f1 %f2 %f1 %f2
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %cs %cube
+            %s0 = OpImageSampleExplicitLod %v4f32 %c %dir Lod %f1
+            %a = OpLoad %as %arr
+            %s1 = OpImageSampleExplicitLod %v4f32 %a %dir Lod %f2
+            %b = OpLoad %bi %buf
+            %n = OpImageQuerySize %i32 %b
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:f32x4 = const 1.0, 2.0, 1.0, 2.0
+                    %1:f32 = const 1.0
+                    %2:f32x4 = image_sample_l.s0 img[0] %0, %1
+                    %3:f32x4 = const 1.0, 2.0, 1.0, 2.0
+                    %4:f32 = extract %3, 0
+                    %5:f32 = extract %3, 1
+                    %6:f32 = extract %3, 2
+                    %7:f32x3 = vec %4, %5, %6
+                    %8:f32 = const 2.0
+                    %9:f32x4 = image_sample_l.s1 img[1] %7, %8
+                    %10:i32 = const 0
+                    %11:i32x4 = image_size img[2] %10
+                    %12:i32 = extract %11, 0
                     break
                 }
             }

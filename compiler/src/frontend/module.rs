@@ -42,6 +42,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         C::SampledBuffer => true,
         // 1-D sampled images: the sampler takes U alone (frontend/image.rs).
         C::Sampled1D => true,
+        // Cube arrays: the sampler takes the cube index in AI (frontend/image.rs).
+        C::SampledCubeArray => true,
         // Run-time indices into arrays of buffers (docs/descriptors.md).
         C::UniformBufferArrayDynamicIndexing
         | C::StorageBufferArrayDynamicIndexing

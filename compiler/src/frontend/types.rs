@@ -50,6 +50,17 @@ impl ImageType {
         };
         base + self.arrayed as u8
     }
+
+    /// Float coordinates of a sample or gather: a cube's direction has three, and the array
+    /// layer comes after them.
+    pub(super) fn sample_coords(&self) -> u8 {
+        let base = match self.dim {
+            spirv::Dim::Dim1D | spirv::Dim::DimBuffer => 1,
+            spirv::Dim::Dim3D | spirv::Dim::DimCube => 3,
+            _ => 2,
+        };
+        base + self.arrayed as u8
+    }
 }
 
 /// The pointee of a forward pointer whose OpTypePointer has not been seen yet.

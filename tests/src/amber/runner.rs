@@ -481,7 +481,7 @@ fn run_cmds(
                     let b = &bufs[n.as_str()];
                     match b.gpu {
                         GpuObject::Buffer(id) => g.upload(id, &b.bytes),
-                        GpuObject::Image(id) => g.write_image(id, *base, &b.bytes),
+                        GpuObject::Image(id) => g.write_image(id, *base, &b.bytes)?,
                         GpuObject::HostOnly => {}
                     }
                 }
@@ -497,7 +497,7 @@ fn run_cmds(
                     let b = bufs.get_mut(n.as_str()).expect("bound buffer exists");
                     match b.gpu {
                         GpuObject::Buffer(id) => g.download(id, &mut b.bytes),
-                        GpuObject::Image(id) => g.read_image(id, *base, &mut b.bytes),
+                        GpuObject::Image(id) => g.read_image(id, *base, &mut b.bytes)?,
                         GpuObject::HostOnly => {}
                     }
                 }

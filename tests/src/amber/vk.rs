@@ -219,13 +219,20 @@ struct Pipe {
     buffer_views: Vec<vk::BufferView>,
 }
 
-/// One image of a script. It is LINEAR and lives in host-visible memory, so the host
-/// writes and reads its texels directly (`write_image`, `read_image`): Ferrite has no image
-/// copy commands yet. Those two functions are the only ones that know it.
+/// One image of a script. By default it is OPTIMAL (the device's tiled layout) and the
+/// host's texels go in and out through a staging buffer with vkCmdCopyBufferToImage /
+/// vkCmdCopyImageToBuffer; with `FERRITE_AMBER_LINEAR_IMAGES` set (or when the device cannot
+/// make the OPTIMAL image with transfer usages) it is LINEAR in host-visible memory and the
+/// host writes and reads its texels through the mapping. `write_image` and `read_image` are
+/// the only functions that know which.
 struct Img {
     image: vk::Image,
     memory: vk::DeviceMemory,
+    /// LINEAR: the mapping of the image memory (null for OPTIMAL images).
     ptr: *mut u8,
+    /// OPTIMAL: the staging buffer (index into the buffers) holding every level tightly
+    /// packed, level after level.
+    staging: Option<usize>,
     spec: ImageSpec,
     /// False until the first dispatch moves it from PREINITIALIZED to GENERAL.
     general: bool,
@@ -761,15 +768,44 @@ impl Gpu {
         unsafe { std::ptr::copy_nonoverlapping(b.ptr, data.as_mut_ptr(), n) };
     }
 
-    /// Creates a LINEAR image in host-visible memory; `Ok(Err(reason))` when the device
-    /// cannot make it (the format, usage or shape is not supported for LINEAR tiling).
+    /// Creates an image (OPTIMAL with a staging buffer, or LINEAR when asked for or when
+    /// OPTIMAL is not possible: see [`Img`]); `Ok(Err(reason))` when the device can make
+    /// neither (the format, usage or shape is not supported).
     pub fn create_image(&mut self, spec: &ImageSpec) -> Result<Result<usize, String>, AmberError> {
+        if std::env::var_os("FERRITE_AMBER_LINEAR_IMAGES").is_none() {
+            let transfer = vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
+            let optimal = ImageSpec {
+                usage: spec.usage | transfer,
+                ..*spec
+            };
+            if let Ok(id) = self.make_image(&optimal, vk::ImageTiling::OPTIMAL)? {
+                let bytes: u64 = (0..spec.levels)
+                    .map(|l| {
+                        let [w, h, d] = spec.level_extent(l);
+                        u64::from(w * h * d * spec.texel_size)
+                    })
+                    .sum();
+                let staging = self.create_buffer(bytes as usize)?;
+                self.images[id].staging = Some(staging);
+                // Zeroed like a new LINEAR image (the staging buffer starts zeroed).
+                self.write_image(id, 0, &[])?;
+                return Ok(Ok(id));
+            }
+        }
+        self.make_image(spec, vk::ImageTiling::LINEAR)
+    }
+
+    fn make_image(
+        &mut self,
+        spec: &ImageSpec,
+        tiling: vk::ImageTiling,
+    ) -> Result<Result<usize, String>, AmberError> {
         let ty = match spec.dim {
             ImageDim::D1 => vk::ImageType::TYPE_1D,
             ImageDim::D2 => vk::ImageType::TYPE_2D,
             ImageDim::D3 => vk::ImageType::TYPE_3D,
         };
-        let tiling = vk::ImageTiling::LINEAR;
+        let linear = tiling == vk::ImageTiling::LINEAR;
         // SAFETY: queries and object creation with valid, local infos; every object made
         // here is recorded in `self.images` (or destroyed on error) and destroyed in reset/Drop.
         unsafe {
@@ -784,7 +820,7 @@ impl Gpu {
                 Ok(p) => p,
                 Err(e) => {
                     return Ok(Err(format!(
-                        "the device has no LINEAR {:?} {ty:?} image with usage {:?} ({e})",
+                        "the device has no {tiling:?} {:?} {ty:?} image with usage {:?} ({e})",
                         spec.format, spec.usage
                     )))
                 }
@@ -796,7 +832,7 @@ impl Gpu {
                 || spec.extent[2] > e.depth
             {
                 return Ok(Err(format!(
-                    "LINEAR {:?} images allow {} levels of at most {}x{}x{} texels",
+                    "{tiling:?} {:?} images allow {} levels of at most {}x{}x{} texels",
                     spec.format, props.max_mip_levels, e.width, e.height, e.depth
                 )));
             }
@@ -848,6 +884,7 @@ impl Gpu {
                 image,
                 memory,
                 ptr: std::ptr::null_mut(),
+                staging: None,
                 spec: *spec,
                 general: false,
                 views: Vec::new(),
@@ -855,6 +892,9 @@ impl Gpu {
             self.device
                 .bind_image_memory(image, memory, 0)
                 .map_err(vkerr("vkBindImageMemory"))?;
+            if !linear {
+                return Ok(Ok(self.images.len() - 1));
+            }
             let ptr = self
                 .device
                 .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
@@ -892,9 +932,188 @@ impl Gpu {
         }
     }
 
+    /// The byte offset of each level in an OPTIMAL image's staging buffer, and its size.
+    fn staging_levels(spec: &ImageSpec) -> Vec<(u64, usize)> {
+        let mut at = 0u64;
+        (0..spec.levels)
+            .map(|l| {
+                let [w, h, d] = spec.level_extent(l);
+                let n = (w * h * d * spec.texel_size) as usize;
+                at += n as u64;
+                (at - n as u64, n)
+            })
+            .collect()
+    }
+
+    /// Records `f` into a one-time command buffer, submits it and waits (60 s at most).
+    unsafe fn submit_once(
+        &mut self,
+        f: impl FnOnce(&ash::Device, vk::CommandBuffer),
+    ) -> Result<(), AmberError> {
+        let dev = &self.device;
+        // SAFETY: the caller's contract; the command buffer is ours and freed after the wait.
+        unsafe {
+            let ai = vk::CommandBufferAllocateInfo::default()
+                .command_pool(self.cmd_pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            let cb = dev
+                .allocate_command_buffers(&ai)
+                .map_err(vkerr("vkAllocateCommandBuffers"))?[0];
+            let bi = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            dev.begin_command_buffer(cb, &bi)
+                .map_err(vkerr("vkBeginCommandBuffer"))?;
+            f(dev, cb);
+            dev.end_command_buffer(cb)
+                .map_err(vkerr("vkEndCommandBuffer"))?;
+            let cbs = [cb];
+            let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+            dev.reset_fences(&[self.fence])
+                .map_err(vkerr("vkResetFences"))?;
+            dev.queue_submit(self.queue, &submit, self.fence)
+                .map_err(vkerr("vkQueueSubmit"))?;
+            match dev.wait_for_fences(&[self.fence], true, 60_000_000_000) {
+                Ok(()) => {
+                    dev.free_command_buffers(self.cmd_pool, &[cb]);
+                    Ok(())
+                }
+                Err(vk::Result::TIMEOUT) => {
+                    self.healthy = false;
+                    Err(AmberError::FenceTimeout(60_000))
+                }
+                Err(e) => Err(AmberError::Vulkan("vkWaitForFences", e)),
+            }
+        }
+    }
+
+    /// Copies levels `base..` between an OPTIMAL image and its staging buffer (`to_image`:
+    /// buffer to image), leaving the image in GENERAL for the shaders.
+    fn staging_copy(&mut self, id: usize, base: u32, to_image: bool) -> Result<(), AmberError> {
+        let img = &self.images[id];
+        let staging = self.buffers[img.staging.expect("OPTIMAL image")].buffer;
+        let (image, spec) = (img.image, img.spec);
+        let old = if img.general {
+            vk::ImageLayout::GENERAL
+        } else {
+            vk::ImageLayout::PREINITIALIZED
+        };
+        let regions: Vec<vk::BufferImageCopy> = Self::staging_levels(&spec)
+            .into_iter()
+            .enumerate()
+            .skip(base as usize)
+            .map(|(l, (at, _))| {
+                let [w, h, d] = spec.level_extent(l as u32);
+                vk::BufferImageCopy {
+                    buffer_offset: at,
+                    buffer_row_length: 0,
+                    buffer_image_height: 0,
+                    image_subresource: vk::ImageSubresourceLayers {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        mip_level: l as u32,
+                        base_array_layer: 0,
+                        layer_count: 1,
+                    },
+                    image_offset: vk::Offset3D::default(),
+                    image_extent: vk::Extent3D {
+                        width: w,
+                        height: h,
+                        depth: d,
+                    },
+                }
+            })
+            .collect();
+        let transfer = if to_image {
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL
+        } else {
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL
+        };
+        let barrier = |from, to, src, dst| {
+            [vk::ImageMemoryBarrier::default()
+                .src_access_mask(src)
+                .dst_access_mask(dst)
+                .old_layout(from)
+                .new_layout(to)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(image)
+                .subresource_range(vk::ImageSubresourceRange {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    base_mip_level: 0,
+                    level_count: vk::REMAINING_MIP_LEVELS,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                })]
+        };
+        let any = vk::AccessFlags::SHADER_READ
+            | vk::AccessFlags::SHADER_WRITE
+            | vk::AccessFlags::TRANSFER_READ
+            | vk::AccessFlags::TRANSFER_WRITE
+            | vk::AccessFlags::HOST_READ
+            | vk::AccessFlags::HOST_WRITE;
+        let stages = vk::PipelineStageFlags::COMPUTE_SHADER
+            | vk::PipelineStageFlags::TRANSFER
+            | vk::PipelineStageFlags::HOST;
+        // SAFETY: live objects of this device; the submission is waited for.
+        unsafe {
+            self.submit_once(|d, cb| {
+                let host = [vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::HOST_WRITE)
+                    .dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
+                d.cmd_pipeline_barrier(
+                    cb,
+                    stages,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &host,
+                    &[],
+                    &barrier(old, transfer, any, any),
+                );
+                if to_image {
+                    d.cmd_copy_buffer_to_image(cb, staging, image, transfer, &regions);
+                } else {
+                    d.cmd_copy_image_to_buffer(cb, image, transfer, staging, &regions);
+                }
+                let host = [vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ)];
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    stages,
+                    vk::DependencyFlags::empty(),
+                    &host,
+                    &[],
+                    &barrier(transfer, vk::ImageLayout::GENERAL, any, any),
+                );
+            })?;
+        }
+        self.images[id].general = true;
+        Ok(())
+    }
+
     /// Writes Amber's texel data into levels `base..` of image `id` (each level takes the
     /// data from its start, as Amber's buffer-to-image copies do).
-    pub fn write_image(&self, id: usize, base: u32, data: &[u8]) {
+    pub fn write_image(&mut self, id: usize, base: u32, data: &[u8]) -> Result<(), AmberError> {
+        if let Some(staging) = self.images[id].staging {
+            let spec = self.images[id].spec;
+            let ptr = self.buffers[staging].ptr;
+            for (l, (at, n)) in Self::staging_levels(&spec).into_iter().enumerate() {
+                if (l as u32) < base {
+                    continue;
+                }
+                let m = n.min(data.len());
+                // SAFETY: the staging buffer maps every level's bytes; no GPU work is pending.
+                // Bytes beyond the data keep what the level held (as LINEAR rows do).
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.add(at as usize), m) };
+            }
+            return self.staging_copy(id, base, true);
+        }
+        self.write_linear(id, base, data);
+        Ok(())
+    }
+
+    fn write_linear(&self, id: usize, base: u32, data: &[u8]) {
         let ptr = self.images[id].ptr;
         self.for_each_row(id, base, |mem, host, row| {
             if host < data.len() {
@@ -911,7 +1130,28 @@ impl Gpu {
     /// Reads levels `base..` of image `id` into Amber's texel data, each from the data's
     /// start (so a later level overwrites the start of an earlier one, as Amber's
     /// image-to-buffer copies do).
-    pub fn read_image(&self, id: usize, base: u32, data: &mut [u8]) {
+    pub fn read_image(&mut self, id: usize, base: u32, data: &mut [u8]) -> Result<(), AmberError> {
+        if let Some(staging) = self.images[id].staging {
+            self.staging_copy(id, base, false)?;
+            let spec = self.images[id].spec;
+            let ptr = self.buffers[staging].ptr;
+            for (l, (at, n)) in Self::staging_levels(&spec).into_iter().enumerate() {
+                if (l as u32) < base {
+                    continue;
+                }
+                let m = n.min(data.len());
+                // SAFETY: as in `write_image`; the copy's fence was waited on.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ptr.add(at as usize), data.as_mut_ptr(), m)
+                };
+            }
+            return Ok(());
+        }
+        self.read_linear(id, base, data);
+        Ok(())
+    }
+
+    fn read_linear(&self, id: usize, base: u32, data: &mut [u8]) {
         let ptr = self.images[id].ptr;
         self.for_each_row(id, base, |mem, host, row| {
             if host < data.len() {
