@@ -256,8 +256,23 @@ impl Isel<'_> {
                 ))
             }
         };
-        let dst = self.def_reg(d)?;
         let ty = hw_ty(t)?;
+        let size = t.comp_bytes();
+        if !self.no_uniform && !wide::is_wide(t) && !narrow::is_narrow(t) {
+            // Read in place by every channel as a scalar region (the payload registers are
+            // never written by the kernel): no copy.
+            let end = off + size * t.comps as u32;
+            if end > 32 * self.layout.push_regs as u32 {
+                return Err(unsupported(format!(
+                    "push constant byte {} beyond push range",
+                    end - size
+                )));
+            }
+            let o = Opnd::g(1, off, ty, 0);
+            self.vals[d.0 as usize] = Some(Val::Reg(o, size));
+            return Ok(());
+        }
+        let dst = self.def_reg(d)?;
         let w = self.w as u32;
         if wide::is_wide(t) {
             // Two scalar dword moves per component (std430 puts doubles 8-byte aligned).
@@ -277,7 +292,6 @@ impl Isel<'_> {
             }
             return Ok(());
         }
-        let size = t.comp_bytes();
         for c in 0..t.comps as u32 {
             let byte = off + size * c;
             if byte + size > 32 * self.layout.push_regs as u32 {

@@ -40,6 +40,36 @@ pub struct Isel<'a> {
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
+    /// Set while a uniform instruction is selected (see `uniform_alu`): the builder emits
+    /// at exec size 1 with `WE_all`.
+    scalar: bool,
+    /// Select uniform values per channel like any other (see `BackendOptions::no_uniform`).
+    pub no_uniform: bool,
+    /// Per value: every use is an ALU source (see `uniform_alu`).
+    alu_uses_only: Vec<bool>,
+}
+
+/// Per value, whether it is used, and only as a source of ALU instructions. A uniform value
+/// that feeds a message (store data, an address) or a loop/if edge would need a broadcast
+/// `mov` there, costing what computing it once per thread saves.
+fn alu_uses_only(f: &ir::Function) -> Vec<bool> {
+    let all = f.use_counts();
+    let mut alu = vec![0u32; all.len()];
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            op: Op::Alu(_, srcs),
+            ..
+        }) = n
+        {
+            for s in srcs {
+                alu[s.0 as usize] += 1;
+            }
+        }
+    });
+    all.iter()
+        .zip(&alu)
+        .map(|(a, b)| *a > 0 && a == b)
+        .collect()
 }
 
 type Res<T> = Result<T, BackendError>;
@@ -139,11 +169,55 @@ impl<'a> Isel<'a> {
             lane: None,
             uses_barrier: false,
             indexed_surface: None,
+            scalar: false,
+            no_uniform: false,
+            alu_uses_only: alu_uses_only(&shader.func),
         }
     }
 
     pub(super) fn b(&mut self) -> Builder<'_> {
-        Builder::new(&mut self.prog, self.w)
+        let mut b = Builder::new(&mut self.prog, if self.scalar { 1 } else { self.w });
+        b.we_all = self.scalar;
+        b
+    }
+
+    /// Defines `v` as a uniform value: one copy per thread (a GRF whatever the SIMD width),
+    /// read by every channel as a scalar region `<0;1,0>`. Whatever writes it must run at
+    /// exec size 1 with `WE_all`, so that channel 0 holds the value even where channel 0 is
+    /// disabled by control flow.
+    pub(super) fn def_scalar(&mut self, v: ir::Value) -> Res<Opnd> {
+        let t = self.func.ty(v);
+        let ty = hw_ty(t)?;
+        let r = Builder::new(&mut self.prog, 1)
+            .vreg(ty, t.comps as u32)
+            .scalar();
+        self.vals[v.0 as usize] = Some(Val::Reg(r, ty.size()));
+        Ok(r)
+    }
+
+    /// Whether the ALU instruction `op srcs -> d` computes a uniform value that is best
+    /// computed once per thread: one read only by ALU instructions (see `alu_uses_only`), a
+    /// 32-bit scalar (not an 8/16- or 64-bit type, whose
+    /// selection has its own region rules) whose sources are all uniform already, i.e.
+    /// immediates or scalar regions (push constants, workgroup ids, the driver register, or
+    /// earlier uniform results). The sources being scalar regions written with `WE_all`
+    /// (or payload) is what makes channel 0 valid; the IR's uniformity alone would not be
+    /// enough, as a per-channel register written under a mask may hold garbage in channel 0.
+    fn uniform_alu(&mut self, d: ir::Value, srcs: &[ir::Value]) -> Res<bool> {
+        let plain = |t: ir::Type| !narrow::is_narrow(t) && !wide::is_wide(t) && t.comps == 1;
+        if !self.alu_uses_only[d.0 as usize]
+            || !plain(self.func.ty(d))
+            || !srcs.iter().all(|v| plain(self.func.ty(*v)))
+        {
+            return Ok(false);
+        }
+        for v in srcs {
+            let o = self.comp(*v, 0)?;
+            if !(o.is_imm() || o.stride == 0) {
+                return Ok(false);
+            }
+        }
+        Ok(!srcs.is_empty())
     }
 
     pub(super) fn comp(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
@@ -339,6 +413,15 @@ impl<'a> Isel<'a> {
                 let dt = self.func.ty(d);
                 // A select's operand type is its values' (the condition is any boolean).
                 let st = self.func.ty(srcs[if *op == AluOp::Bcsel { 1 } else { 0 }]);
+                if !self.no_uniform && self.uniform_alu(d, srcs)? {
+                    self.def_scalar(d)?;
+                    self.scalar = true;
+                    let s: Vec<Opnd> = srcs.iter().map(|v| self.comp(*v, 0)).collect::<Res<_>>()?;
+                    let dst = self.dst_comp(d, 0);
+                    let r = self.alu(*op, dst, &s, st, dt);
+                    self.scalar = false;
+                    return r;
+                }
                 self.def_reg(d)?;
                 for c in 0..dt.comps as usize {
                     let s: Vec<Opnd> = srcs

@@ -49,6 +49,34 @@ impl Isel<'_> {
             }
             _ => {}
         }
+        // Uniform system values are read from the payload as scalar regions, or computed
+        // once per thread (see `def_scalar`).
+        if !self.no_uniform {
+            match s {
+                SysVal::SubgroupId => {
+                    self.vals[dst.0 as usize] = Some(Val::Reg(sgid, 4));
+                    return Ok(());
+                }
+                SysVal::NumWorkgroups => {
+                    let num = Opnd::g(drv, 4 * CurbeLayout::NUM_WORKGROUPS_DWORD, Type::D, 0);
+                    self.vals[dst.0 as usize] = Some(Val::Reg(num, 4));
+                    return Ok(());
+                }
+                SysVal::WorkgroupId => {
+                    // A GRF per component, so that the LIR's dead-code elimination (per
+                    // GRF) removes the unused ones.
+                    let r = Builder::new(&mut self.prog, 1).vreg(Type::D, 24).scalar();
+                    self.vals[dst.0 as usize] = Some(Val::Reg(r, 32));
+                    self.scalar = true;
+                    for c in 0..3 {
+                        self.workgroup_id_comp(c, r.offset(32 * c));
+                    }
+                    self.scalar = false;
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
         let d = self.def_reg(dst)?;
         let st = 4 * w;
         match s {
@@ -70,8 +98,21 @@ impl Isel<'_> {
             SysVal::LocalInvocationIndex => self.local_index(d),
             SysVal::LocalInvocationId => self.local_id(d),
             SysVal::GlobalInvocationId => {
-                let wg = self.b().vreg(Type::D, 3);
-                self.workgroup_id(wg)?;
+                // The workgroup id once per thread (components 4 bytes apart), or per
+                // channel (`4 * w` bytes apart).
+                let (wg, wst) = if self.no_uniform {
+                    let wg = self.b().vreg(Type::D, 3);
+                    self.workgroup_id(wg)?;
+                    (wg, st)
+                } else {
+                    let wg = Builder::new(&mut self.prog, 1).vreg(Type::D, 24).scalar();
+                    self.scalar = true;
+                    for c in 0..3 {
+                        self.workgroup_id_comp(c, wg.offset(32 * c));
+                    }
+                    self.scalar = false;
+                    (wg, 32)
+                };
                 let lid = self.b().vreg(Type::D, 3);
                 self.local_id(lid);
                 let ls = self.local_size;
@@ -80,7 +121,7 @@ impl Isel<'_> {
                     b.alu2(
                         Opcode::Mul,
                         d.offset(c * st),
-                        wg.offset(c * st),
+                        wg.offset(c * wst),
                         Opnd::d(ls[c as usize] as i32),
                     );
                     b.alu2(
@@ -98,17 +139,23 @@ impl Isel<'_> {
 
     pub(super) fn workgroup_id(&mut self, d: Opnd) -> Res<()> {
         let st = 4 * self.w as u32;
-        let drv = self.layout.driver_reg();
-        for (c, dw) in [1u32, 6, 7].into_iter().enumerate() {
-            let c = c as u32;
-            self.b().alu2(
-                Opcode::Add,
-                d.offset(c * st),
-                Opnd::g(0, 4 * dw, Type::D, 0),
-                Opnd::g(drv, 4 * (CurbeLayout::BASE_WORKGROUP_DWORD + c), Type::D, 0),
-            );
+        for c in 0..3 {
+            self.workgroup_id_comp(c, d.offset(c * st));
         }
         Ok(())
+    }
+
+    /// Component `c` of the workgroup id into `d`: R0's group id plus the dispatch's base
+    /// workgroup from the driver register.
+    fn workgroup_id_comp(&mut self, c: u32, d: Opnd) {
+        let drv = self.layout.driver_reg();
+        let dw = [1u32, 6, 7][c as usize];
+        self.b().alu2(
+            Opcode::Add,
+            d,
+            Opnd::g(0, 4 * dw, Type::D, 0),
+            Opnd::g(drv, 4 * (CurbeLayout::BASE_WORKGROUP_DWORD + c), Type::D, 0),
+        );
     }
 
     pub(super) fn local_index(&mut self, d: Opnd) {
