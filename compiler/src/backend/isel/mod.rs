@@ -11,6 +11,7 @@ use crate::hw::HwFacts;
 use crate::ir::{self, AluOp, AtomicOp, ImageOp, Kind, Node, Op, Space, SysVal};
 use crate::kernel::CurbeLayout;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
+use std::collections::HashMap;
 
 mod alu;
 mod image;
@@ -47,6 +48,26 @@ pub struct Isel<'a> {
     pub no_uniform: bool,
     /// Per value: every use is an ALU source (see `uniform_alu`).
     alu_uses_only: Vec<bool>,
+    /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
+    fneg_of: HashMap<ir::Value, ir::Value>,
+}
+
+/// The operand of every 32-bit float `fneg`.
+fn fnegs(f: &ir::Function) -> HashMap<ir::Value, ir::Value> {
+    let mut m = HashMap::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Alu(AluOp::Fneg, s),
+            ..
+        }) = n
+        {
+            if f.ty(*d) == ir::Type::F32 {
+                m.insert(*d, s[0]);
+            }
+        }
+    });
+    m
 }
 
 /// Per value, whether it is used, and only as a source of ALU instructions. A uniform value
@@ -172,6 +193,7 @@ impl<'a> Isel<'a> {
             scalar: false,
             no_uniform: false,
             alu_uses_only: alu_uses_only(&shader.func),
+            fneg_of: fnegs(&shader.func),
         }
     }
 
@@ -193,6 +215,22 @@ impl<'a> Isel<'a> {
             .scalar();
         self.vals[v.0 as usize] = Some(Val::Reg(r, ty.size()));
         Ok(r)
+    }
+
+    /// Component `c` of source `v` of an `op`. An `ffma` reads the operand of an `fneg` with
+    /// the negate source modifier instead of the `fneg`'s result (the middle end's `fuse_mad`
+    /// creates such `fneg`s for `a * b - c`); the `fneg` then has no reader and the LIR's
+    /// dead-code elimination removes it.
+    fn alu_src(&mut self, op: AluOp, v: ir::Value, c: usize) -> Res<Opnd> {
+        if op == AluOp::Ffma {
+            if let Some(&x) = self.fneg_of.get(&v) {
+                let o = self.comp(x, c)?;
+                if !o.is_imm() {
+                    return Ok(o.negate());
+                }
+            }
+        }
+        self.comp(v, c)
     }
 
     /// Whether the ALU instruction `op srcs -> d` computes a uniform value that is best
@@ -416,7 +454,10 @@ impl<'a> Isel<'a> {
                 if !self.no_uniform && self.uniform_alu(d, srcs)? {
                     self.def_scalar(d)?;
                     self.scalar = true;
-                    let s: Vec<Opnd> = srcs.iter().map(|v| self.comp(*v, 0)).collect::<Res<_>>()?;
+                    let s: Vec<Opnd> = srcs
+                        .iter()
+                        .map(|v| self.alu_src(*op, *v, 0))
+                        .collect::<Res<_>>()?;
                     let dst = self.dst_comp(d, 0);
                     let r = self.alu(*op, dst, &s, st, dt);
                     self.scalar = false;
@@ -428,7 +469,7 @@ impl<'a> Isel<'a> {
                         .iter()
                         .map(|v| {
                             let n = self.func.ty(*v).comps as usize;
-                            self.comp(*v, if n == 1 { 0 } else { c })
+                            self.alu_src(*op, *v, if n == 1 { 0 } else { c })
                         })
                         .collect::<Res<_>>()?;
                     let dst = self.dst_comp(d, c);
