@@ -62,6 +62,7 @@ pub struct DebugFlags {
     pub soft64: bool,
     pub passtime: bool,
     pub nocontract: bool,
+    pub nouniform: bool,
 }
 
 impl DebugFlags {
@@ -94,6 +95,10 @@ impl DebugFlags {
             "nocontract",
             "never fuse a multiply and an add into a MAD (as if every float op were NoContraction)",
         ),
+        (
+            "nouniform",
+            "compute uniform values per channel instead of once per thread (exec size 1)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -113,6 +118,7 @@ impl DebugFlags {
                 "soft64" => d.soft64 = true,
                 "passtime" => d.passtime = true,
                 "nocontract" => d.nocontract = true,
+                "nouniform" => d.nouniform = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }

@@ -72,6 +72,9 @@ pub struct BackendOptions {
     pub validate: bool,
     /// Skip list scheduling (keeps program order).
     pub no_sched: bool,
+    /// Compute uniform values per channel, as before uniform values were computed once
+    /// per thread (`FERRITE_DEBUG=nouniform`; for measuring and bisecting).
+    pub no_uniform: bool,
     /// The target's hardware facts (GRF count, special binding-table indices, threads per
     /// workgroup).
     pub hw: HwFacts,
@@ -111,6 +114,7 @@ impl BackendOptions {
             no32: debug.no32 || !allowed(32),
             validate: debug.validate,
             no_sched: false,
+            no_uniform: debug.nouniform,
             hw: target.hw,
             subgroup: SubgroupWidth::Reported,
         }
@@ -283,6 +287,7 @@ fn compile_one(
     let mut times = crate::pipeline::PassTimes::default();
     let name = |pass: &str| format!("simd{simd} {pass}");
     let mut sel = isel::Isel::new(shader, simd as u8, &layout, &opts.hw);
+    sel.no_uniform = opts.no_uniform;
     times.time(name("isel"), || sel.run())?;
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;

@@ -1,5 +1,6 @@
 //! Multiply-add fusion: `fadd (fmul a, b), c` becomes `ffma a, b, c` (Gen9's 3-source `mad`)
-//! when SPIR-V allows the contraction.
+//! when SPIR-V allows the contraction; so do `a * b - c`, `c - a * b` and `-(a * b) + c`,
+//! with a negated operand (see [`opt_fuse_mad`]).
 //!
 //! The Vulkan spec lets an implementation fuse a multiply and an add into one operation
 //! unless either is decorated `NoContraction` (the IR's `exact`); the fused result is rounded
@@ -13,73 +14,153 @@
 use crate::ir::*;
 use std::collections::HashMap;
 
-/// Fuses single-use `fmul` results into the `fadd` that reads them. Returns true if anything
-/// changed; the dead `fmul`s are left for DCE.
+/// Fuses single-use `fmul` results into the `fadd` or `fsub` that reads them (also through
+/// a single-use `fneg` of the product). Returns true if anything changed; the dead `fmul`s
+/// are left for DCE.
+///
+/// A subtraction needs one operand negated: `a * b - c` becomes `ffma a, b, -c` and
+/// `c - a * b` and `-(a * b) + c` become `ffma -a, b, c`, where `-x` is a new `fneg` (or, for
+/// a constant, the constant with its sign flipped). The back end folds an `fneg` feeding an
+/// `ffma` into the `mad`'s source modifier, so the negation costs nothing there. Negation is
+/// exact, so the fused result is the same as for the addition.
 pub fn opt_fuse_mad(f: &mut Function) -> bool {
     let uses = f.use_counts();
     let consts = f.consts();
     let mut products: HashMap<Value, (Value, Value)> = HashMap::new();
-    f.for_each_node(&mut |n| {
-        if let Node::Instr(Instr {
+    let mut negs: HashMap<Value, Value> = HashMap::new();
+    f.for_each_node(&mut |n| match n {
+        Node::Instr(Instr {
             dst: Some(d),
             op: Op::Alu(AluOp::Fmul, s),
             exact: false,
-        }) = n
-        {
-            if uses[d.0 as usize] == 1 {
-                products.insert(*d, (s[0], s[1]));
-            }
+        }) if uses[d.0 as usize] == 1 => {
+            products.insert(*d, (s[0], s[1]));
         }
+        Node::Instr(Instr {
+            dst: Some(d),
+            op: Op::Alu(AluOp::Fneg, s),
+            exact: false,
+        }) if uses[d.0 as usize] == 1 => {
+            negs.insert(*d, s[0]);
+        }
+        _ => {}
     });
+    // A negated product is fused only when the `fneg` is its one use.
+    negs.retain(|_, p| products.contains_key(p));
     if products.is_empty() {
         return false;
     }
-    fn walk(
-        b: &mut Block,
-        values: &[Type],
-        products: &HashMap<Value, (Value, Value)>,
-        consts: &Consts,
-    ) -> bool {
+    let mut cx = Fuse {
+        values: std::mem::take(&mut f.values),
+        products: &products,
+        negs: &negs,
+        consts: &consts,
+    };
+    let changed = cx.block(&mut f.body);
+    f.values = cx.values;
+    changed
+}
+
+struct Fuse<'a> {
+    values: Vec<Type>,
+    products: &'a HashMap<Value, (Value, Value)>,
+    negs: &'a HashMap<Value, Value>,
+    consts: &'a Consts,
+}
+
+/// An `ffma` operand: a value, or the negation of one (to be materialised).
+#[derive(Clone, Copy)]
+enum Operand {
+    Plain(Value),
+    Neg(Value),
+}
+
+impl Fuse<'_> {
+    fn block(&mut self, b: &mut Block) -> bool {
         let mut changed = false;
-        for n in b.iter_mut() {
-            match n {
+        let mut out = Vec::with_capacity(b.len());
+        for mut n in std::mem::take(b) {
+            match &mut n {
                 Node::Instr(i) => {
-                    let Instr {
-                        dst: Some(d),
-                        op: Op::Alu(AluOp::Fadd, s),
-                        exact: false,
-                    } = i
-                    else {
-                        continue;
-                    };
-                    if values[d.0 as usize] != Type::F32 {
-                        continue;
-                    }
-                    let fused = [(s[0], s[1]), (s[1], s[0])]
-                        .into_iter()
-                        .find_map(|(p, c)| products.get(&p).map(|&(a, b)| (a, b, c)));
-                    let immediates = fused.map_or(0, |(a, b, c)| {
-                        [a, b, c].iter().filter(|v| consts.contains(**v)).count()
-                    });
-                    if let (Some((a, b, c)), 0..=1) = (fused, immediates) {
-                        i.op = Op::Alu(AluOp::Ffma, vec![a, b, c]);
+                    if let Some(new) = self.fuse(i) {
+                        out.extend(new.into_iter().map(Node::Instr));
                         changed = true;
                     }
                 }
                 Node::If(i) => {
-                    changed |= walk(&mut i.then_, values, products, consts);
-                    changed |= walk(&mut i.else_, values, products, consts);
+                    changed |= self.block(&mut i.then_);
+                    changed |= self.block(&mut i.else_);
                 }
-                Node::Loop(l) => changed |= walk(&mut l.body, values, products, consts),
+                Node::Loop(l) => changed |= self.block(&mut l.body),
                 Node::Break(_) | Node::Continue(_) | Node::Yield(_) => {}
             }
+            out.push(n);
         }
+        *b = out;
         changed
     }
-    let values = std::mem::take(&mut f.values);
-    let changed = walk(&mut f.body, &values, &products, &consts);
-    f.values = values;
-    changed
+
+    /// The `ffma` operands `a, b, c` an `fadd`/`fsub` becomes, if it fuses.
+    fn pattern(&self, op: AluOp, s: &[Value]) -> Option<[Operand; 3]> {
+        use Operand::*;
+        let prod = |v: Value| self.products.get(&v).copied();
+        let neg_prod = |v: Value| self.negs.get(&v).and_then(|p| prod(*p));
+        match op {
+            AluOp::Fadd => [(s[0], s[1]), (s[1], s[0])].into_iter().find_map(|(p, c)| {
+                prod(p)
+                    .map(|(a, b)| [Plain(a), Plain(b), Plain(c)])
+                    .or_else(|| neg_prod(p).map(|(a, b)| [Neg(a), Plain(b), Plain(c)]))
+            }),
+            AluOp::Fsub => prod(s[0])
+                .map(|(a, b)| [Plain(a), Plain(b), Neg(s[1])])
+                .or_else(|| prod(s[1]).map(|(a, b)| [Neg(a), Plain(b), Plain(s[0])])),
+            _ => None,
+        }
+    }
+
+    /// Rewrites `i` into an `ffma` if it fuses; returns the `fneg`/constant instructions
+    /// to insert before it.
+    fn fuse(&mut self, i: &mut Instr) -> Option<Vec<Instr>> {
+        let Instr {
+            dst: Some(d),
+            op: Op::Alu(op, s),
+            exact: false,
+        } = i
+        else {
+            return None;
+        };
+        if self.values[d.0 as usize] != Type::F32 {
+            return None;
+        }
+        let ops = self.pattern(*op, s)?;
+        // Gen9's `mad` takes no immediates: at most one constant operand (see the module
+        // documentation).
+        let constant = |o: &Operand| match o {
+            Operand::Plain(v) | Operand::Neg(v) => self.consts.contains(*v),
+        };
+        if ops.iter().filter(|o| constant(o)).count() > 1 {
+            return None;
+        }
+        let mut before = Vec::new();
+        let mut srcs = Vec::with_capacity(3);
+        for o in ops {
+            match o {
+                Operand::Plain(v) => srcs.push(v),
+                Operand::Neg(v) => {
+                    let n = Value(self.values.len() as u32);
+                    self.values.push(Type::F32);
+                    let op = match self.consts.get(v) {
+                        Some(c) => Op::Const(c.iter().map(|x| x ^ 0x8000_0000).collect()),
+                        None => Op::Alu(AluOp::Fneg, vec![v]),
+                    };
+                    before.push(Instr::new(Some(n), op));
+                    srcs.push(n);
+                }
+            }
+        }
+        i.op = Op::Alu(AluOp::Ffma, srcs);
+        Some(before)
+    }
 }
 
 #[cfg(test)]
@@ -178,6 +259,94 @@ mod tests {
                 break
             }",
         );
+    }
+
+    #[test]
+    fn product_minus_value_becomes_ffma_of_the_negated_value() {
+        check_pass(
+            fuse_then_dce,
+            "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = load ssbo[1] %0 align 4
+            %3:f32 = load ssbo[2] %0 align 4
+            %4:f32 = fmul %1, %2
+            %5:f32 = fsub %4, %3
+            store ssbo[0] %0, %5 align 4",
+            "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = load ssbo[1] %0 align 4
+            %3:f32 = load ssbo[2] %0 align 4
+            %6:f32 = fneg %3
+            %5:f32 = ffma %1, %2, %6
+            store ssbo[0] %0, %5 align 4",
+        );
+    }
+
+    #[test]
+    fn value_minus_product_and_negated_product_plus_value_negate_a_factor() {
+        check_pass(
+            fuse_then_dce,
+            "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = load ssbo[1] %0 align 4
+            %3:f32 = load ssbo[2] %0 align 4
+            %4:f32 = fmul %1, %2
+            %5:f32 = fsub %3, %4
+            %6:f32 = fmul %2, %3
+            %7:f32 = fneg %6
+            %8:f32 = fadd %7, %1
+            store ssbo[0] %0, %5 align 4
+            store ssbo[1] %0, %8 align 4",
+            "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = load ssbo[1] %0 align 4
+            %3:f32 = load ssbo[2] %0 align 4
+            %9:f32 = fneg %1
+            %5:f32 = ffma %9, %2, %3
+            %10:f32 = fneg %2
+            %8:f32 = ffma %10, %3, %1
+            store ssbo[0] %0, %5 align 4
+            store ssbo[1] %0, %8 align 4",
+        );
+    }
+
+    #[test]
+    fn a_negated_constant_is_a_constant() {
+        check_pass(
+            fuse_then_dce,
+            "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = load ssbo[1] %0 align 4
+            %3:f32 = const 2.0
+            %4:f32 = fmul %1, %2
+            %5:f32 = fsub %4, %3
+            store ssbo[0] %0, %5 align 4",
+            "%0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            %2:f32 = load ssbo[1] %0 align 4
+            %6:f32 = const -2.0
+            %5:f32 = ffma %1, %2, %6
+            store ssbo[0] %0, %5 align 4",
+        );
+    }
+
+    #[test]
+    fn no_contraction_blocks_subtraction_forms() {
+        for (mul, sub) in [("exact ", ""), ("", "exact ")] {
+            let src = format!(
+                "%0:i32 = const 0
+                %1:f32 = load ssbo[0] %0 align 4
+                %2:f32 = load ssbo[1] %0 align 4
+                %4:f32 = {mul}fmul %1, %2
+                %5:f32 = {sub}fsub %1, %4
+                %6:f32 = {mul}fmul %2, %2
+                %7:f32 = fneg %6
+                %8:f32 = {sub}fadd %7, %1
+                store ssbo[0] %0, %5 align 4
+                store ssbo[1] %0, %8 align 4"
+            );
+            check_pass(fuse_then_dce, &src, &src);
+        }
     }
 
     #[test]

@@ -368,16 +368,39 @@ pub fn opt_copy_prop(f: &mut Function) -> bool {
     changed
 }
 
-fn cse_key(op: &Op, ty: Type) -> Option<String> {
-    match op {
-        Op::Const(_)
-        | Op::Alu(..)
-        | Op::Vec(_)
-        | Op::Extract(..)
-        | Op::Insert(..)
-        | Op::Swizzle(..)
-        | Op::SysVal(_)
-        | Op::BufferSize(_) => Some(format!("{op:?}:{ty}")),
+/// What makes two pure instructions compute the same value: the operation with its
+/// operands, the result type, and `exact` (an `exact` instruction is not merged with one that
+/// may be fused). Compared and hashed structurally: formatting the operation as a string
+/// was the most expensive part of the pass.
+#[derive(PartialEq, Eq, Hash)]
+struct CseKey {
+    op: PureOp,
+    ty: Type,
+    exact: bool,
+}
+
+#[derive(PartialEq, Eq, Hash)]
+enum PureOp {
+    Const(Vec<u64>),
+    Alu(AluOp, Vec<Value>),
+    Vec(Vec<Value>),
+    Extract(Value, u8),
+    Insert(Value, Value, u8),
+    Swizzle(Value, Vec<u8>),
+    SysVal(SysVal),
+    BufferSize(Space),
+}
+
+fn cse_key(op: &Op, ty: Type, exact: bool) -> Option<CseKey> {
+    let op = match op {
+        Op::Const(c) => PureOp::Const(c.clone()),
+        Op::Alu(o, s) => PureOp::Alu(*o, s.clone()),
+        Op::Vec(s) => PureOp::Vec(s.clone()),
+        Op::Extract(v, c) => PureOp::Extract(*v, *c),
+        Op::Insert(v, s, c) => PureOp::Insert(*v, *s, *c),
+        Op::Swizzle(v, sw) => PureOp::Swizzle(*v, sw.clone()),
+        Op::SysVal(s) => PureOp::SysVal(*s),
+        Op::BufferSize(s) => PureOp::BufferSize(*s),
         Op::LoadVar(_)
         | Op::StoreVar(..)
         | Op::Load { .. }
@@ -385,8 +408,9 @@ fn cse_key(op: &Op, ty: Type) -> Option<String> {
         | Op::Atomic { .. }
         | Op::Barrier { .. }
         | Op::Subgroup(..)
-        | Op::Image(..) => None,
-    }
+        | Op::Image(..) => return None,
+    };
+    Some(CseKey { op, ty, exact })
 }
 
 /// Common subexpression elimination over pure operations, scoped by structure (a value is
@@ -394,7 +418,7 @@ fn cse_key(op: &Op, ty: Type) -> Option<String> {
 pub fn opt_cse(f: &mut Function) -> bool {
     fn walk(
         b: &mut Block,
-        scopes: &mut Vec<HashMap<String, Value>>,
+        scopes: &mut Vec<HashMap<CseKey, Value>>,
         types: &[Type],
         subst: &mut HashMap<Value, Value>,
     ) {
@@ -412,15 +436,7 @@ pub fn opt_cse(f: &mut Function) -> bool {
                         }
                     }
                     if let Some(d) = i.dst {
-                        // An `exact` instruction is not merged with one that may be fused.
-                        let key = cse_key(&i.op, types[d.0 as usize]).map(|k| {
-                            if i.exact {
-                                k + " exact"
-                            } else {
-                                k
-                            }
-                        });
-                        if let Some(key) = key {
+                        if let Some(key) = cse_key(&i.op, types[d.0 as usize], i.exact) {
                             let found = scopes.iter().rev().find_map(|m| m.get(&key).copied());
                             match found {
                                 Some(prev) => {

@@ -1,0 +1,444 @@
+//! Selection of ALU operations at every operand size.
+
+use super::*;
+
+impl Isel<'_> {
+    /// A conversion between an 8/16-bit and a 64-bit type goes through the 32-bit type of
+    /// the narrow side's kind (Gen9 has no direct B/UB or HF <-> 64-bit conversion,
+    /// docs/gen9.md 8.2.4). fp16 <-> fp64 thus rounds twice, as Mesa's lowering does.
+    pub(super) fn narrow_wide_convert(
+        &mut self,
+        op: AluOp,
+        d: Opnd,
+        s: Opnd,
+        st: ir::Type,
+        dt: ir::Type,
+    ) -> Res<()> {
+        use AluOp::*;
+        if !matches!(op, I2i | U2u | I2f | U2f | F2i | F2u | F2f | B2i | B2f) {
+            return Err(unsupported(format!("{} from {st} to {dt}", op.name())));
+        }
+        let same_kind = |t: ir::Type, signed: bool| -> AluOp {
+            match (t.kind, signed) {
+                (Kind::Float, _) => F2f,
+                (Kind::Bool, _) => B2b,
+                (_, true) => I2i,
+                _ => U2u,
+            }
+        };
+        let signed_src = op.signed_srcs();
+        let signed_dst = op.signed_dst();
+        if narrow::is_narrow(st) {
+            let mid = ir::Type { bits: 32, ..st };
+            let t = self.b().vreg(hw_ty(mid)?, 1);
+            self.narrow_alu(same_kind(st, signed_src), t, &[s], st, mid)?;
+            let mut b = self.b();
+            wide::alu64(&mut b, op, d, &[t], mid, dt)
+        } else {
+            let mid = ir::Type { bits: 32, ..dt };
+            let t = self.b().vreg(hw_ty(mid)?, 1);
+            let mut b = self.b();
+            wide::alu64(&mut b, op, t, &[s], st, mid)?;
+            self.narrow_alu(same_kind(dt, signed_dst), d, &[t], mid, dt)
+        }
+    }
+
+    pub(in crate::backend) fn alu(
+        &mut self,
+        op: AluOp,
+        d: Opnd,
+        s: &[Opnd],
+        st: ir::Type,
+        dt: ir::Type,
+    ) -> Res<()> {
+        use AluOp::*;
+        use Opcode as O;
+        let mut b = self.b();
+        let f = |o: Opnd| o.retype(Type::F);
+        let i = |o: Opnd| o.retype(Type::D);
+        let u = |o: Opnd| o.retype(Type::UD);
+        let _ = dt;
+        match op {
+            Mov | B2b | I2i | U2u | F2f => {
+                b.mov(d.retype(s[0].ty), s[0]);
+            }
+            Bitcast => {
+                b.mov(u(d), u(s[0]));
+            }
+            Iadd | Isub | Imul => {
+                add_sub_mul(&mut b, op, d, s, Type::D);
+            }
+            Idiv => {
+                b.math(MathFunction::IntDiv, i(d), vec![i(s[0]), i(s[1])]);
+            }
+            Udiv => {
+                b.math(MathFunction::IntDiv, u(d), vec![u(s[0]), u(s[1])]);
+            }
+            Irem => {
+                b.math(MathFunction::IntMod, i(d), vec![i(s[0]), i(s[1])]);
+            }
+            Umod => {
+                b.math(MathFunction::IntMod, u(d), vec![u(s[0]), u(s[1])]);
+            }
+            Imod => {
+                // r = rem(a, b); if r != 0 && sign(r) != sign(b) then r += b.
+                b.math(MathFunction::IntMod, i(d), vec![i(s[0]), i(s[1])]);
+                let t = b.vreg(Type::D, 1);
+                b.alu2(O::Xor, t, i(d), i(s[1]));
+                let n = b.vreg(Type::D, 1);
+                b.cmp(CondMod::L, n, t, Opnd::d(0));
+                let z = b.vreg(Type::D, 1);
+                b.cmp(CondMod::Nz, z, i(d), Opnd::d(0));
+                b.alu2(O::And, n, n, z).cmod = CondMod::Nz;
+                b.alu2(O::Add, i(d), i(d), i(s[1])).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            Ineg => {
+                b.mov(i(d), i(s[0]).negate());
+            }
+            Iabs => {
+                b.mov(i(d), i(s[0]).absolute());
+            }
+            Isign => {
+                let p = b.vreg(Type::D, 1);
+                b.cmp(CondMod::G, p, i(s[0]), Opnd::d(0));
+                let n = b.vreg(Type::D, 1);
+                b.cmp(CondMod::L, n, i(s[0]), Opnd::d(0));
+                b.alu2(O::Add, i(d), n, p.negate());
+            }
+            Imin | Imax | Umin | Umax | Fmin | Fmax => {
+                min_max(&mut b, op, d, s, [Type::D, Type::UD, Type::F]);
+            }
+            Iand | Ior | Ixor | Inot => {
+                logic(&mut b, op, d, s, Type::UD);
+            }
+            Ishl => {
+                b.alu2(O::Shl, u(d), u(s[0]), u(s[1]));
+            }
+            Ishr => {
+                b.alu2(O::Asr, i(d), i(s[0]), u(s[1]));
+            }
+            Ushr => {
+                b.alu2(O::Shr, u(d), u(s[0]), u(s[1]));
+            }
+            BitfieldReverse => {
+                b.alu1(O::Bfrev, u(d), u(s[0]));
+            }
+            BitCount => {
+                b.alu1(O::Cbit, u(d), u(s[0]));
+            }
+            FindLsb => {
+                b.alu1(O::Fbl, u(d), u(s[0]));
+            }
+            UfindMsb | IfindMsb => {
+                let t = b.vreg(Type::UD, 1);
+                let src = if op == IfindMsb { i(s[0]) } else { u(s[0]) };
+                b.alu1(O::Fbh, t, src);
+                b.cmp(CondMod::Z, Opnd::null(Type::D), i(t), Opnd::d(-1));
+                b.alu2(O::Add, i(d), i(t).negate(), Opnd::d(31));
+                b.mov(i(d), Opnd::d(-1)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            Fadd | Fsub | Fmul => {
+                add_sub_mul(&mut b, op, d, s, Type::F);
+            }
+            Fdiv => {
+                let t = b.vreg(Type::F, 1);
+                b.math(MathFunction::Inv, t, vec![f(s[1])]);
+                b.alu2(O::Mul, f(d), f(s[0]), t);
+            }
+            Fmod | Frem => {
+                // x - y * floor(x / y)   (frem: trunc)
+                let t = b.vreg(Type::F, 1);
+                b.math(MathFunction::Inv, t, vec![f(s[1])]);
+                b.alu2(O::Mul, t, f(s[0]), t);
+                b.alu1(if op == Fmod { O::Rndd } else { O::Rndz }, t, t);
+                b.alu2(O::Mul, t, t, f(s[1]));
+                b.alu2(O::Add, f(d), f(s[0]), t.negate());
+            }
+            Fneg => {
+                b.mov(f(d), f(s[0]).negate());
+            }
+            Fabs => {
+                b.mov(f(d), f(s[0]).absolute());
+            }
+            Fsign => {
+                let t = b.vreg(Type::UD, 1);
+                b.cmp(
+                    CondMod::Nz,
+                    Opnd::null(Type::F),
+                    f(s[0]),
+                    Opnd::imm(Type::F, 0),
+                );
+                b.alu2(O::And, t, u(s[0]), Opnd::ud(0x8000_0000));
+                b.alu2(O::Or, t, t, Opnd::ud(0x3f80_0000)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+                b.mov(u(d), t);
+            }
+            Ffma => {
+                // MAD: dst = src0 + src1 * src2 (3-source, Align16 on Gen9; legalize moves
+                // immediates and strided operands to registers).
+                b.inst(LOp::Alu(O::Mad), f(d), vec![f(s[2]), f(s[0]), f(s[1])]);
+            }
+            Ffloor => {
+                b.alu1(O::Rndd, f(d), f(s[0]));
+            }
+            Fceil => {
+                let t = b.vreg(Type::F, 1);
+                b.alu1(O::Rndd, t, f(s[0]).negate());
+                b.mov(f(d), t.negate());
+            }
+            Ftrunc => {
+                b.alu1(O::Rndz, f(d), f(s[0]));
+            }
+            FroundEven => {
+                b.alu1(O::Rnde, f(d), f(s[0]));
+            }
+            Ffract => {
+                b.alu1(O::Frc, f(d), f(s[0]));
+            }
+            Fsqrt | Frsq | Frcp | Fexp2 | Flog2 | Fsin | Fcos => {
+                let m = match op {
+                    Fsqrt => MathFunction::Sqrt,
+                    Frsq => MathFunction::Rsq,
+                    Frcp => MathFunction::Inv,
+                    Fexp2 => MathFunction::Exp,
+                    Flog2 => MathFunction::Log,
+                    Fsin => MathFunction::Sin,
+                    _ => MathFunction::Cos,
+                };
+                b.math(m, f(d), vec![f(s[0])]);
+            }
+            Fpow => {
+                b.math(MathFunction::Pow, f(d), vec![f(s[0]), f(s[1])]);
+            }
+            I2f => {
+                b.mov(f(d), i(s[0]));
+            }
+            U2f => {
+                b.mov(f(d), u(s[0]));
+            }
+            F2i => {
+                b.mov(i(d), f(s[0]));
+            }
+            F2u => {
+                b.mov(u(d), f(s[0]));
+            }
+            B2i => {
+                b.mov(i(d), i(s[0]).negate());
+            }
+            B2f => {
+                b.alu2(O::And, u(d), u(s[0]), Opnd::ud(0x3f80_0000));
+            }
+            I2b => {
+                let ty = hw_ty(st)?;
+                b.cmp(CondMod::Nz, d.retype(ty), s[0].retype(ty), Opnd::imm(ty, 0));
+            }
+            Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
+                let (ty, cm) = match op {
+                    Ieq => (Type::D, CondMod::Z),
+                    Ine => (Type::D, CondMod::Nz),
+                    Ilt => (Type::D, CondMod::L),
+                    Ige => (Type::D, CondMod::Ge),
+                    Ult => (Type::UD, CondMod::L),
+                    Uge => (Type::UD, CondMod::Ge),
+                    Feq => (Type::F, CondMod::Z),
+                    Flt => (Type::F, CondMod::L),
+                    Fle => (Type::F, CondMod::Le),
+                    Fgt => (Type::F, CondMod::G),
+                    Fge => (Type::F, CondMod::Ge),
+                    _ => (Type::F, CondMod::Nz),
+                };
+                b.cmp(cm, d.retype(ty), s[0].retype(ty), s[1].retype(ty));
+            }
+            Fequ | Fltu | Fleu | Fgtu | Fgeu => {
+                // Unordered = not(ordered opposite).
+                let cm = match op {
+                    Fequ => CondMod::Nz,
+                    Fltu => CondMod::Ge,
+                    Fleu => CondMod::G,
+                    Fgtu => CondMod::Le,
+                    _ => CondMod::L,
+                };
+                let t = b.vreg(Type::F, 1);
+                if op == Fequ {
+                    // fequ = !(a < b) && !(a > b)
+                    let t2 = b.vreg(Type::F, 1);
+                    b.cmp(CondMod::L, t, f(s[0]), f(s[1]));
+                    b.cmp(CondMod::G, t2, f(s[0]), f(s[1]));
+                    b.alu2(O::Or, u(t), u(t), u(t2));
+                } else {
+                    b.cmp(cm, t, f(s[0]), f(s[1]));
+                }
+                b.alu1(O::Not, u(d), u(t));
+            }
+            Fne => {
+                // ordered !=: a != b and neither is NaN.
+                let t = b.vreg(Type::F, 1);
+                let t2 = b.vreg(Type::F, 1);
+                b.cmp(CondMod::L, t, f(s[0]), f(s[1]));
+                b.cmp(CondMod::G, t2, f(s[0]), f(s[1]));
+                b.alu2(O::Or, u(d), u(t), u(t2));
+            }
+            IsNan => {
+                b.cmp(CondMod::Nz, f(d), f(s[0]), f(s[0]));
+            }
+            IsInf => {
+                b.cmp(
+                    CondMod::Z,
+                    f(d),
+                    f(s[0]).absolute(),
+                    Opnd::imm(Type::F, f32::INFINITY.to_bits() as u64),
+                );
+            }
+            Bcsel => {
+                b.flag_from(s[0]);
+                let ty = s[1].ty;
+                b.alu2(O::Sel, d.retype(ty), s[1], s[2].retype(ty)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            UbitfieldExtract | IbitfieldExtract => {
+                // (v << (32 - off - bits)) >> (32 - bits), 0 when bits == 0.
+                let sh = b.vreg(Type::D, 1);
+                b.alu2(O::Add, sh, i(s[1]).negate(), i(s[2]).negate());
+                b.alu2(O::Add, sh, sh, Opnd::d(32));
+                let t = b.vreg(Type::UD, 1);
+                b.alu2(O::Shl, t, u(s[0]), u(sh));
+                let sh2 = b.vreg(Type::D, 1);
+                b.alu2(O::Add, sh2, i(s[2]).negate(), Opnd::d(32));
+                if op == UbitfieldExtract {
+                    b.alu2(O::Shr, u(d), t, u(sh2));
+                } else {
+                    b.alu2(O::Asr, i(d), i(t), u(sh2));
+                }
+                b.cmp(CondMod::Z, Opnd::null(Type::D), i(s[2]), Opnd::d(0));
+                b.mov(i(d), Opnd::d(0)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+            BitfieldInsert => {
+                // m = ((1 << bits) - 1) << off (all ones when bits == 32);
+                // r = (base & ~m) | ((insert << off) & m).
+                let m = b.vreg(Type::UD, 1);
+                b.alu2(O::Shl, m, Opnd::ud(1), u(s[3]));
+                b.alu2(O::Add, i(m), i(m), Opnd::d(-1));
+                b.cmp(CondMod::Ge, Opnd::null(Type::D), i(s[3]), Opnd::d(32));
+                b.mov(m, Opnd::ud(0xFFFF_FFFF)).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+                b.alu2(O::Shl, m, m, u(s[2]));
+                let t = b.vreg(Type::UD, 1);
+                b.alu2(O::Shl, t, u(s[1]), u(s[2]));
+                b.alu2(O::And, t, t, m);
+                let keep = b.vreg(Type::UD, 1);
+                b.alu1(O::Not, keep, m);
+                b.alu2(O::And, keep, keep, u(s[0]));
+                b.alu2(O::Or, u(d), keep, t);
+            }
+            Ldexp => {
+                // x * 2^e as (x * 2^e1) * 2^e2 with e clamped to [-252, 254] and split into
+                // e1 = e >> 1 and e2 = e - e1, both in [-126, 127] so each power of two is a
+                // normal float: a single power clamped to the normal range would give a
+                // finite x * 2^127 for e = 128. The halves have e's sign, so the first
+                // product overflows or underflows only when the result does. With f32
+                // denormals preserved (float controls) a denormal x with e > 254 - 149 is
+                // not scaled far enough, and a denormal result may round twice.
+                let e = b.vreg(Type::D, 1);
+                b.alu2(O::Sel, e, i(s[1]), Opnd::d(-252)).cmod = CondMod::Ge;
+                b.alu2(O::Sel, e, e, Opnd::d(254)).cmod = CondMod::L;
+                let e1 = b.vreg(Type::D, 1);
+                b.alu2(O::Asr, e1, e, Opnd::d(1));
+                let e2 = b.vreg(Type::D, 1);
+                b.alu2(O::Add, e2, e, e1.negate());
+                let t = b.vreg(Type::F, 1);
+                for (k, src, dst) in [(e1, f(s[0]), t), (e2, t, f(d))] {
+                    let p = b.vreg(Type::D, 1);
+                    b.alu2(O::Add, p, k, Opnd::d(127));
+                    b.alu2(O::Shl, u(p), u(p), Opnd::ud(23));
+                    b.alu2(O::Mul, dst, src, f(p));
+                }
+            }
+            UmulHigh | ImulHigh => {
+                // 32x32 -> high 32 from 16-bit halves (every partial product fits in 32
+                // bits); the signed form subtracts the sign corrections.
+                let half = |b: &mut Builder, x: Opnd, hi: bool| {
+                    let t = b.vreg(Type::UD, 1);
+                    if hi {
+                        b.alu2(O::Shr, t, u(x), Opnd::ud(16));
+                    } else {
+                        b.alu2(O::And, t, u(x), Opnd::ud(0xFFFF));
+                    }
+                    t
+                };
+                let (al, ah) = (half(&mut b, s[0], false), half(&mut b, s[0], true));
+                let (bl, bh) = (half(&mut b, s[1], false), half(&mut b, s[1], true));
+                let ll = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, ll, al, bl);
+                let lh = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, lh, al, bh);
+                let hl = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, hl, ah, bl);
+                let hh = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, hh, ah, bh);
+                // mid = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF)
+                let mid = b.vreg(Type::UD, 1);
+                b.alu2(O::Shr, mid, ll, Opnd::ud(16));
+                let t = b.vreg(Type::UD, 1);
+                b.alu2(O::And, t, lh, Opnd::ud(0xFFFF));
+                b.alu2(O::Add, mid, mid, t);
+                b.alu2(O::And, t, hl, Opnd::ud(0xFFFF));
+                b.alu2(O::Add, mid, mid, t);
+                // hi = hh + (lh >> 16) + (hl >> 16) + (mid >> 16)
+                b.alu2(O::Shr, lh, lh, Opnd::ud(16));
+                b.alu2(O::Shr, hl, hl, Opnd::ud(16));
+                b.alu2(O::Shr, mid, mid, Opnd::ud(16));
+                b.alu2(O::Add, hh, hh, lh);
+                b.alu2(O::Add, hh, hh, hl);
+                if op == UmulHigh {
+                    b.alu2(O::Add, u(d), hh, mid);
+                } else {
+                    b.alu2(O::Add, hh, hh, mid);
+                    let c = b.vreg(Type::D, 1);
+                    b.alu2(O::Asr, c, i(s[0]), Opnd::d(31));
+                    b.alu2(O::And, c, c, i(s[1]));
+                    b.alu2(O::Add, i(hh), i(hh), c.negate());
+                    b.alu2(O::Asr, c, i(s[1]), Opnd::d(31));
+                    b.alu2(O::And, c, c, i(s[0]));
+                    b.alu2(O::Add, i(d), i(hh), c.negate());
+                }
+            }
+            FrexpSig | FrexpExp => {
+                // Normal x: significand in [0.5, 1) keeps the sign, exponent = biased - 126;
+                // zero gives (0, 0). Denormals are flushed by the hardware.
+                let zero = b.vreg(Type::D, 1);
+                b.cmp(CondMod::Z, zero, f(s[0]), Opnd::imm(Type::F, 0));
+                let t = b.vreg(Type::UD, 1);
+                if op == FrexpSig {
+                    b.alu2(O::And, t, u(s[0]), Opnd::ud(0x807F_FFFF));
+                    b.alu2(O::Or, t, t, Opnd::ud(0x3F00_0000));
+                } else {
+                    b.alu2(O::Shr, t, u(s[0]), Opnd::ud(23));
+                    b.alu2(O::And, t, t, Opnd::ud(0xFF));
+                    b.alu2(O::Add, i(t), i(t), Opnd::d(-126));
+                }
+                b.flag_from(zero);
+                let z = if op == FrexpSig { u(s[0]) } else { Opnd::ud(0) };
+                b.alu2(O::Sel, u(d), z, t).pred = Some(Pred {
+                    flag_sub: 0,
+                    inverse: false,
+                });
+            }
+        }
+        Ok(())
+    }
+}

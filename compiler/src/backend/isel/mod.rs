@@ -1,0 +1,775 @@
+//! Instruction selection: Ferrite IR -> LIR at one SIMD width.
+//!
+//! Assumes what the middle passes produce (see the module docs of `backend`): 32-bit
+//! integers and floats, booleans of any size held as 32-bit 0 / ~0, IO lowered to byte
+//! offsets. Vectors are accepted everywhere (component c of a value lives `c x W x 4`
+//! bytes into its register), so scalarization is not required.
+
+use super::lir::*;
+use super::{descriptor, narrow, wide, BackendError};
+use crate::hw::HwFacts;
+use crate::ir::{self, AluOp, AtomicOp, ImageOp, Kind, Node, Op, Space, SysVal};
+use crate::kernel::CurbeLayout;
+use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
+use std::collections::HashMap;
+
+mod alu;
+mod image;
+mod memory;
+mod sysval;
+
+#[derive(Clone, Debug)]
+enum Val {
+    Imm(Vec<u64>),
+    /// Component 0 and the distance in bytes between components.
+    Reg(Opnd, u32),
+}
+
+pub struct Isel<'a> {
+    pub prog: Program,
+    pub w: u8,
+    pub layout: &'a CurbeLayout,
+    pub hw: &'a HwFacts,
+    pub local_size: [u32; 3],
+    /// Bytes of private (`local`) memory per invocation.
+    pub local_mem_size: u32,
+    pub(super) func: &'a ir::Function,
+    vals: Vec<Option<Val>>,
+    /// Results and parameters of the enclosing loops (for `break` / `continue`).
+    loops: Vec<(Vec<ir::Value>, Vec<ir::Value>)>,
+    lane: Option<Opnd>,
+    pub uses_barrier: bool,
+    /// The surface a descriptor-array access is being selected for (see `descriptor`).
+    indexed_surface: Option<Surface>,
+    /// Set while a uniform instruction is selected (see `uniform_alu`): the builder emits
+    /// at exec size 1 with `WE_all`.
+    scalar: bool,
+    /// Select uniform values per channel like any other (see `BackendOptions::no_uniform`).
+    pub no_uniform: bool,
+    /// Per value: every use is an ALU source (see `uniform_alu`).
+    alu_uses_only: Vec<bool>,
+    /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
+    fneg_of: HashMap<ir::Value, ir::Value>,
+}
+
+/// The operand of every 32-bit float `fneg`.
+fn fnegs(f: &ir::Function) -> HashMap<ir::Value, ir::Value> {
+    let mut m = HashMap::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Alu(AluOp::Fneg, s),
+            ..
+        }) = n
+        {
+            if f.ty(*d) == ir::Type::F32 {
+                m.insert(*d, s[0]);
+            }
+        }
+    });
+    m
+}
+
+/// Per value, whether it is used, and only as a source of ALU instructions. A uniform value
+/// that feeds a message (store data, an address) or a loop/if edge would need a broadcast
+/// `mov` there, costing what computing it once per thread saves.
+fn alu_uses_only(f: &ir::Function) -> Vec<bool> {
+    let all = f.use_counts();
+    let mut alu = vec![0u32; all.len()];
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            op: Op::Alu(_, srcs),
+            ..
+        }) = n
+        {
+            for s in srcs {
+                alu[s.0 as usize] += 1;
+            }
+        }
+    });
+    all.iter()
+        .zip(&alu)
+        .map(|(a, b)| *a > 0 && a == b)
+        .collect()
+}
+
+type Res<T> = Result<T, BackendError>;
+
+/// `imin`/`imax`/`umin`/`umax`/`fmin`/`fmax` as `sel` with a conditional modifier, shared by
+/// the 16-, 32- and 64-bit selection: `tys` are the operand size's signed, unsigned and
+/// float hardware types (W/UW/HF, D/UD/F, Q/UQ/DF).
+pub(super) fn min_max(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], tys: [Type; 3]) {
+    use AluOp::*;
+    let ty = match op {
+        Imin | Imax => tys[0],
+        Umin | Umax => tys[1],
+        _ => tys[2],
+    };
+    let cm = if matches!(op, Imin | Umin | Fmin) {
+        CondMod::L
+    } else {
+        CondMod::Ge
+    };
+    b.alu2(Opcode::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
+        .cmod = cm;
+}
+
+/// `iadd`/`isub`/`imul`/`fadd`/`fsub`/`fmul` on the hardware type `t`: `add` (of the
+/// negated second source for a subtraction) or `mul`, shared by the 16-, 32- and 64-bit
+/// selection.
+pub(super) fn add_sub_mul(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], t: Type) {
+    use AluOp::*;
+    let y = if matches!(op, Isub | Fsub) {
+        s[1].retype(t).negate()
+    } else {
+        s[1].retype(t)
+    };
+    let o = if matches!(op, Imul | Fmul) {
+        Opcode::Mul
+    } else {
+        Opcode::Add
+    };
+    b.alu2(o, d.retype(t), s[0].retype(t), y);
+}
+
+/// `iand`/`ior`/`ixor`/`inot` on the unsigned hardware type `u` of the operand size, shared
+/// by the 16-, 32- and 64-bit selection.
+pub(super) fn logic(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], u: Type) {
+    let o = match op {
+        AluOp::Iand => Opcode::And,
+        AluOp::Ior => Opcode::Or,
+        AluOp::Ixor => Opcode::Xor,
+        _ => {
+            b.alu1(Opcode::Not, d.retype(u), s[0].retype(u));
+            return;
+        }
+    };
+    b.alu2(o, d.retype(u), s[0].retype(u), s[1].retype(u));
+}
+
+fn unsupported(what: impl Into<String>) -> BackendError {
+    BackendError::Unsupported(what.into())
+}
+
+/// The hardware type of an IR type's components.
+pub fn hw_ty(t: ir::Type) -> Res<Type> {
+    match (t.kind, t.bits) {
+        (Kind::Int, 32) => Ok(Type::D),
+        (Kind::Float, 32) => Ok(Type::F),
+        (Kind::Int, 64) => Ok(Type::Q),
+        (Kind::Float, 64) => Ok(Type::DF),
+        // Booleans are 32-bit 0 / ~0 in the back end, also those of 64-bit comparisons
+        // (see `wide`); 16-bit booleans (of 8/16-bit comparisons) are 0 / 0xFFFF words in
+        // a dword slot, like the other 16-bit values (see `narrow`).
+        (Kind::Bool, 1) | (Kind::Bool, 32) | (Kind::Bool, 64) => Ok(Type::D),
+        (Kind::Bool, 16) => Ok(Type::W),
+        (Kind::Int, 16) => Ok(Type::W),
+        (Kind::Int, 8) => Ok(Type::B),
+        (Kind::Float, 16) => Ok(Type::HF),
+        _ => Err(unsupported(format!("type {t} in the back end"))),
+    }
+}
+
+impl<'a> Isel<'a> {
+    pub fn new(
+        shader: &'a ir::Shader,
+        w: u8,
+        layout: &'a CurbeLayout,
+        hw: &'a HwFacts,
+    ) -> Isel<'a> {
+        Isel {
+            prog: Program::default(),
+            w,
+            layout,
+            hw,
+            local_size: shader.local_size,
+            local_mem_size: shader.local_mem_size.next_multiple_of(4),
+            func: &shader.func,
+            vals: vec![None; shader.func.values.len()],
+            loops: Vec::new(),
+            lane: None,
+            uses_barrier: false,
+            indexed_surface: None,
+            scalar: false,
+            no_uniform: false,
+            alu_uses_only: alu_uses_only(&shader.func),
+            fneg_of: fnegs(&shader.func),
+        }
+    }
+
+    pub(super) fn b(&mut self) -> Builder<'_> {
+        let mut b = Builder::new(&mut self.prog, if self.scalar { 1 } else { self.w });
+        b.we_all = self.scalar;
+        b
+    }
+
+    /// Defines `v` as a uniform value: one copy per thread (a GRF whatever the SIMD width),
+    /// read by every channel as a scalar region `<0;1,0>`. Whatever writes it must run at
+    /// exec size 1 with `WE_all`, so that channel 0 holds the value even where channel 0 is
+    /// disabled by control flow.
+    pub(super) fn def_scalar(&mut self, v: ir::Value) -> Res<Opnd> {
+        let t = self.func.ty(v);
+        let ty = hw_ty(t)?;
+        let r = Builder::new(&mut self.prog, 1)
+            .vreg(ty, t.comps as u32)
+            .scalar();
+        self.vals[v.0 as usize] = Some(Val::Reg(r, ty.size()));
+        Ok(r)
+    }
+
+    /// Component `c` of source `v` of an `op`. An `ffma` reads the operand of an `fneg` with
+    /// the negate source modifier instead of the `fneg`'s result (the middle end's `fuse_mad`
+    /// creates such `fneg`s for `a * b - c`); the `fneg` then has no reader and the LIR's
+    /// dead-code elimination removes it.
+    fn alu_src(&mut self, op: AluOp, v: ir::Value, c: usize) -> Res<Opnd> {
+        if op == AluOp::Ffma {
+            if let Some(&x) = self.fneg_of.get(&v) {
+                let o = self.comp(x, c)?;
+                if !o.is_imm() {
+                    return Ok(o.negate());
+                }
+            }
+        }
+        self.comp(v, c)
+    }
+
+    /// Whether the ALU instruction `op srcs -> d` computes a uniform value that is best
+    /// computed once per thread: one read only by ALU instructions (see `alu_uses_only`), a
+    /// 32-bit scalar (not an 8/16- or 64-bit type, whose
+    /// selection has its own region rules) whose sources are all uniform already, i.e.
+    /// immediates or scalar regions (push constants, workgroup ids, the driver register, or
+    /// earlier uniform results). The sources being scalar regions written with `WE_all`
+    /// (or payload) is what makes channel 0 valid; the IR's uniformity alone would not be
+    /// enough, as a per-channel register written under a mask may hold garbage in channel 0.
+    fn uniform_alu(&mut self, d: ir::Value, srcs: &[ir::Value]) -> Res<bool> {
+        let plain = |t: ir::Type| !narrow::is_narrow(t) && !wide::is_wide(t) && t.comps == 1;
+        if !self.alu_uses_only[d.0 as usize]
+            || !plain(self.func.ty(d))
+            || !srcs.iter().all(|v| plain(self.func.ty(*v)))
+        {
+            return Ok(false);
+        }
+        for v in srcs {
+            let o = self.comp(*v, 0)?;
+            if !(o.is_imm() || o.stride == 0) {
+                return Ok(false);
+            }
+        }
+        Ok(!srcs.is_empty())
+    }
+
+    pub(super) fn comp(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
+        let ty = hw_ty(self.func.ty(v))?;
+        match self.vals.get(v.0 as usize).cloned().flatten() {
+            Some(Val::Imm(bits)) => {
+                let b = bits.get(c).or(bits.first()).copied().unwrap_or(0);
+                let b = if self.func.ty(v).is_bool() && b & 1 != 0 {
+                    0xFFFF_FFFF
+                } else if ty.size() == 8 {
+                    b
+                } else {
+                    b & 0xFFFF_FFFF
+                };
+                Ok(Opnd::imm(ty, b))
+            }
+            Some(Val::Reg(r, stride)) => {
+                let mut o = r.offset(stride * c as u32).retype(ty);
+                if narrow::is_narrow(self.func.ty(v)) && o.stride != 0 {
+                    o.stride = narrow::slot_stride(ty);
+                }
+                Ok(o)
+            }
+            None => Err(BackendError::Internal(format!(
+                "{v} used before definition"
+            ))),
+        }
+    }
+
+    /// Component `c` of `v` in a register (immediates are copied).
+    pub(super) fn comp_reg(&mut self, v: ir::Value, c: usize) -> Res<Opnd> {
+        let o = self.comp(v, c)?;
+        if o.is_imm() {
+            let mut b = self.b();
+            let t = b.vreg(o.ty, 1);
+            b.mov(t, o);
+            Ok(t)
+        } else {
+            Ok(o)
+        }
+    }
+
+    pub(super) fn def_reg(&mut self, v: ir::Value) -> Res<Opnd> {
+        let t = self.func.ty(v);
+        let ty = hw_ty(t)?;
+        let w = self.w;
+        let r = if narrow::is_narrow(t) {
+            // 8/16-bit values take a dword slot per lane (see `narrow`).
+            let mut r = self.b().vreg(Type::UD, t.comps as u32).retype(ty);
+            r.stride = narrow::slot_stride(ty);
+            r
+        } else {
+            self.b().vreg(ty, t.comps as u32)
+        };
+        // 64-bit values take a qword per lane (see `wide`).
+        let slot = if wide::is_wide(t) { 8 } else { 4 };
+        self.vals[v.0 as usize] = Some(Val::Reg(r, slot * w as u32));
+        Ok(r)
+    }
+
+    pub(super) fn dst_comp(&self, v: ir::Value, c: usize) -> Opnd {
+        match &self.vals[v.0 as usize] {
+            Some(Val::Reg(r, s)) => r.offset(s * c as u32),
+            _ => unreachable!("destination defined by def_reg"),
+        }
+    }
+
+    pub fn run(&mut self) -> Res<()> {
+        let body = self.func.body.clone();
+        self.block(&body)?;
+        let mut b = self.b();
+        b.we_all = true;
+        b.inst(
+            LOp::Eot,
+            Opnd::null(Type::UD),
+            vec![Opnd::g(0, 0, Type::UD, 1)],
+        );
+        Ok(())
+    }
+
+    fn block(&mut self, blk: &[Node]) -> Res<()> {
+        for n in blk {
+            match n {
+                Node::Instr(i) => self.instr(i)?,
+                Node::If(i) => {
+                    for r in &i.results {
+                        self.def_reg(*r)?;
+                    }
+                    let c = self.comp(i.cond, 0)?;
+                    let mut b = self.b();
+                    b.flag_from(c);
+                    b.control(LOp::If).pred = Some(Pred {
+                        flag_sub: 0,
+                        inverse: false,
+                    });
+                    self.arm(&i.then_, &i.results)?;
+                    if !i.else_.is_empty() {
+                        self.b().control(LOp::Else);
+                        self.arm(&i.else_, &i.results)?;
+                    }
+                    self.b().control(LOp::Endif);
+                }
+                Node::Loop(l) => {
+                    for (p, _) in &l.params {
+                        self.def_reg(*p)?;
+                    }
+                    for r in &l.results {
+                        self.def_reg(*r)?;
+                    }
+                    let inits: Vec<ir::Value> = l.params.iter().map(|p| p.1).collect();
+                    let pvals: Vec<ir::Value> = l.params.iter().map(|p| p.0).collect();
+                    self.copies(&pvals, &inits)?;
+                    self.b().control(LOp::Do);
+                    self.loops.push((l.results.clone(), pvals));
+                    // A trailing `continue` needs only its copies: WHILE follows.
+                    match l.body.split_last() {
+                        Some((Node::Continue(args), head)) => {
+                            self.block(head)?;
+                            let ps = self.loops.last().map(|x| x.1.clone()).unwrap_or_default();
+                            self.copies(&ps, args)?;
+                        }
+                        _ => self.block(&l.body)?,
+                    }
+                    self.loops.pop();
+                    self.b().control(LOp::While);
+                }
+                Node::Break(args) => {
+                    let rs = self.loops.last().map(|x| x.0.clone()).unwrap_or_default();
+                    self.copies(&rs, args)?;
+                    self.b().control(LOp::Break);
+                }
+                Node::Continue(args) => {
+                    let ps = self.loops.last().map(|x| x.1.clone()).unwrap_or_default();
+                    self.copies(&ps, args)?;
+                    self.b().control(LOp::Cont);
+                }
+                Node::Yield(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn arm(&mut self, blk: &[Node], results: &[ir::Value]) -> Res<()> {
+        self.block(blk)?;
+        if let Some(Node::Yield(vals)) = blk.last() {
+            self.copies(results, vals)?;
+        }
+        Ok(())
+    }
+
+    /// Parallel copy `dsts[i] <- srcs[i]` (through temporaries when a source is a target).
+    fn copies(&mut self, dsts: &[ir::Value], srcs: &[ir::Value]) -> Res<()> {
+        let mut pending = Vec::new();
+        let overlap = srcs.iter().any(|s| dsts.contains(s));
+        for (d, s) in dsts.iter().zip(srcs) {
+            let comps = self.func.ty(*d).comps as usize;
+            for c in 0..comps {
+                let src = narrow::slot(self.comp(*s, c)?);
+                let dst = narrow::slot(self.dst_comp(*d, c)).retype(src.ty);
+                if overlap {
+                    let mut b = self.b();
+                    let t = b.vreg(src.ty, 1);
+                    b.mov(t, src);
+                    pending.push((dst, t));
+                } else {
+                    self.b().mov(dst, src);
+                }
+            }
+        }
+        for (d, t) in pending {
+            self.b().mov(d, t);
+        }
+        Ok(())
+    }
+
+    fn instr(&mut self, i: &ir::Instr) -> Res<()> {
+        let w = self.w as u32;
+        // A 64-bit atomic on a descriptor-array element needs no uniform index: it is an A64
+        // message on a per-channel address (`buffer_atomic64`).
+        let wide_atomic = atomic64_buffers(self.func, i).is_some();
+        if self.indexed_surface.is_none() && !wide_atomic {
+            if let Some(x) = descriptor::indexed_space(&i.op) {
+                return self.indexed_access(i, x);
+            }
+        }
+        match &i.op {
+            Op::Const(bits) => {
+                let d = i.dst.expect("const has a destination");
+                self.vals[d.0 as usize] = Some(Val::Imm(bits.clone()));
+            }
+            Op::Alu(op, srcs) => {
+                let d = i.dst.expect("alu has a destination");
+                let dt = self.func.ty(d);
+                // A select's operand type is its values' (the condition is any boolean).
+                let st = self.func.ty(srcs[if *op == AluOp::Bcsel { 1 } else { 0 }]);
+                if !self.no_uniform && self.uniform_alu(d, srcs)? {
+                    self.def_scalar(d)?;
+                    self.scalar = true;
+                    let s: Vec<Opnd> = srcs
+                        .iter()
+                        .map(|v| self.alu_src(*op, *v, 0))
+                        .collect::<Res<_>>()?;
+                    let dst = self.dst_comp(d, 0);
+                    let r = self.alu(*op, dst, &s, st, dt);
+                    self.scalar = false;
+                    return r;
+                }
+                self.def_reg(d)?;
+                for c in 0..dt.comps as usize {
+                    let s: Vec<Opnd> = srcs
+                        .iter()
+                        .map(|v| {
+                            let n = self.func.ty(*v).comps as usize;
+                            self.alu_src(*op, *v, if n == 1 { 0 } else { c })
+                        })
+                        .collect::<Res<_>>()?;
+                    let dst = self.dst_comp(d, c);
+                    if *op == AluOp::Bcsel && narrow::is_narrow(dt) {
+                        self.narrow_bcsel(dst, &s);
+                    } else if (narrow::is_narrow(st) && wide::is_wide(dt))
+                        || (wide::is_wide(st) && narrow::is_narrow(dt))
+                    {
+                        self.narrow_wide_convert(*op, dst, s[0], st, dt)?;
+                    } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
+                        self.narrow_alu(*op, dst, &s, st, dt)?;
+                    } else if wide::is_wide(st) || wide::is_wide(dt) {
+                        let mut b = self.b();
+                        wide::alu64(&mut b, *op, dst, &s, st, dt)?;
+                    } else {
+                        self.alu(*op, dst, &s, st, dt)?;
+                    }
+                }
+            }
+            Op::Vec(srcs) => {
+                let d = i.dst.expect("vec has a destination");
+                self.def_reg(d)?;
+                for (c, s) in srcs.iter().enumerate() {
+                    let o = narrow::slot(self.comp(*s, 0)?);
+                    let dst = narrow::slot(self.dst_comp(d, c)).retype(o.ty);
+                    self.b().mov(dst, o);
+                }
+            }
+            Op::Extract(v, c) => {
+                let d = i.dst.expect("extract has a destination");
+                match self.vals[v.0 as usize].clone() {
+                    Some(Val::Imm(bits)) => {
+                        let b = bits.get(*c as usize).copied().unwrap_or(0);
+                        self.vals[d.0 as usize] = Some(Val::Imm(vec![b]));
+                    }
+                    _ => {
+                        let o = self.comp(*v, *c as usize)?;
+                        self.vals[d.0 as usize] = Some(Val::Reg(o, o.ty.size() * w));
+                    }
+                }
+            }
+            Op::Insert(v, s, c) => {
+                let d = i.dst.expect("insert has a destination");
+                self.def_reg(d)?;
+                for k in 0..self.func.ty(d).comps as usize {
+                    let o = narrow::slot(if k == *c as usize {
+                        self.comp(*s, 0)?
+                    } else {
+                        self.comp(*v, k)?
+                    });
+                    let dst = narrow::slot(self.dst_comp(d, k)).retype(o.ty);
+                    self.b().mov(dst, o);
+                }
+            }
+            Op::Swizzle(v, sw) => {
+                let d = i.dst.expect("swizzle has a destination");
+                self.def_reg(d)?;
+                for (k, c) in sw.iter().enumerate() {
+                    let o = narrow::slot(self.comp(*v, *c as usize)?);
+                    let dst = narrow::slot(self.dst_comp(d, k)).retype(o.ty);
+                    self.b().mov(dst, o);
+                }
+            }
+            Op::LoadVar(_) | Op::StoreVar(..) => {
+                return Err(unsupported("function variables (run vars-to-SSA first)"))
+            }
+            Op::Load { space, offset, .. } => {
+                let d = i.dst.expect("load has a destination");
+                let t = self.func.ty(d);
+                hw_ty(t)?;
+                // Push constants at constant offsets come from the CURBE registers; at dynamic
+                // offsets from the push-constant surface like any buffer.
+                if *space == Space::Push
+                    && matches!(self.vals[offset.0 as usize], Some(Val::Imm(_)))
+                {
+                    return self.push_load(d, *offset);
+                }
+                let surf = self.surface(*space)?;
+                let addr = self.address(*space, *offset)?;
+                let dst = self.def_reg(d)?;
+                if wide::is_wide(t) {
+                    let mut b = self.b();
+                    wide::load64(
+                        &mut b,
+                        surf,
+                        addr.retype(surf.addr_type()),
+                        dst,
+                        t.comps as u32,
+                        8 * w,
+                    );
+                    return Ok(());
+                }
+                if narrow::is_narrow(t) {
+                    return self.narrow_load(surf, addr, dst, t);
+                }
+                self.b().inst(
+                    LOp::UntypedRead {
+                        surf,
+                        comps: t.comps,
+                        comp_stride: 4 * w,
+                    },
+                    dst.retype(Type::UD),
+                    vec![addr.retype(surf.addr_type())],
+                );
+            }
+            Op::Store {
+                space,
+                offset,
+                value,
+                ..
+            } => {
+                let t = self.func.ty(*value);
+                hw_ty(t)?;
+                let surf = self.surface(*space)?;
+                let addr = self.address(*space, *offset)?;
+                if wide::is_wide(t) {
+                    let src: Vec<Opnd> = (0..t.comps as usize)
+                        .map(|c| self.comp(*value, c))
+                        .collect::<Res<_>>()?;
+                    let mut b = self.b();
+                    wide::store64(&mut b, surf, addr.retype(surf.addr_type()), &src);
+                    return Ok(());
+                }
+                if narrow::is_narrow(t) {
+                    let comps = (0..t.comps as usize)
+                        .map(|c| self.comp(*value, c))
+                        .collect::<Res<Vec<_>>>()?;
+                    return self.narrow_store(surf, addr, comps, t);
+                }
+                // Data must be one register holding all components.
+                let data = match self.vals[value.0 as usize].clone() {
+                    Some(Val::Reg(r, s)) if s == 4 * w => r,
+                    _ => {
+                        let mut b = self.b();
+                        let r = b.vreg(Type::UD, t.comps as u32);
+                        for c in 0..t.comps as usize {
+                            let o = self.comp(*value, c)?;
+                            self.b().mov(r.offset(c as u32 * 4 * w).retype(o.ty), o);
+                        }
+                        r
+                    }
+                };
+                self.b().inst(
+                    LOp::UntypedWrite {
+                        surf,
+                        comps: t.comps,
+                        comp_stride: 4 * w,
+                    },
+                    Opnd::null(Type::UD),
+                    vec![addr.retype(surf.addr_type()), data.retype(Type::UD)],
+                );
+            }
+            Op::Atomic {
+                op,
+                space,
+                offset,
+                data,
+            } => {
+                let qword = data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
+                    || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
+                if qword && matches!(space, Space::Ssbo(_) | Space::SsboArray(_)) {
+                    return self.buffer_atomic64(i.dst, *op, *space, *offset, data);
+                }
+                let surf = self.surface(*space)?;
+                if qword && surf != Surface::A64 {
+                    // Gen9 has 64-bit atomics only among the A64 messages.
+                    return Err(unsupported(format!("64-bit atomics on {space}")));
+                }
+                let addr = self.address(*space, *offset)?;
+                if qword {
+                    return self.atomic64(i.dst, *op, addr, data, None);
+                }
+                let dst = match i.dst {
+                    Some(d) => self.def_reg(d)?.retype(Type::UD),
+                    None => Opnd::null(Type::UD),
+                };
+                if *op == AtomicOp::Load {
+                    let dst = if dst.base == Base::Null {
+                        self.b().vreg(Type::UD, 1)
+                    } else {
+                        dst
+                    };
+                    self.b().inst(
+                        LOp::UntypedRead {
+                            surf,
+                            comps: 1,
+                            comp_stride: 4 * w,
+                        },
+                        dst,
+                        vec![addr.retype(surf.addr_type())],
+                    );
+                    return Ok(());
+                }
+                let hw_op = atomic_hw_op(*op)?;
+                // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
+                let order: Vec<ir::Value> = if *op == AtomicOp::CmpXchg {
+                    vec![data[1], data[0]]
+                } else {
+                    data.clone()
+                };
+                let mut srcs = vec![addr.retype(surf.addr_type())];
+                for v in &order {
+                    srcs.push(self.comp_reg(*v, 0)?.retype(Type::UD));
+                }
+                self.b().inst(
+                    LOp::UntypedAtomic {
+                        surf,
+                        hw_op,
+                        ndata: order.len() as u8,
+                        qword: false,
+                    },
+                    dst,
+                    srcs,
+                );
+            }
+            Op::Image(op, bti, srcs) => self.image(i.dst, *op, *bti, srcs)?,
+            Op::Subgroup(op, srcs) => {
+                let d = i.dst.expect("subgroup operation has a destination");
+                self.subgroup(*op, srcs, d)?;
+            }
+            Op::SysVal(s) => {
+                let d = i.dst.expect("sysval has a destination");
+                self.sysval(*s, d)?;
+            }
+            Op::BufferSize(Space::SsboArray(x) | Space::UboArray(x)) => {
+                let d = i.dst.expect("buffer_size has a destination");
+                self.indexed_buffer_size(d, *x)?;
+            }
+            Op::BufferSize(s) => {
+                let d = i.dst.expect("buffer_size has a destination");
+                let (Space::Ssbo(b) | Space::Ubo(b)) = *s else {
+                    return Err(unsupported(format!("buffer_size {s}")));
+                };
+                let (reg, byte) = self
+                    .layout
+                    .size_slot(b)
+                    .ok_or_else(|| BackendError::Internal(format!("no size dword for bti {b}")))?;
+                let dst = self.def_reg(d)?;
+                self.b()
+                    .mov(dst.retype(Type::UD), Opnd::g(reg, byte, Type::UD, 0));
+            }
+            Op::Barrier {
+                exec, semantics, ..
+            } => {
+                if *semantics != 0 || exec.is_none() {
+                    let mut b = self.b();
+                    let t = b.vreg(Type::UD, 1);
+                    b.at(8, 0, true)
+                        .inst(LOp::Fence, t, vec![Opnd::g(0, 0, Type::UD, 1)]);
+                }
+                if exec.is_some_and(|e| e == ir::Scope::Workgroup) {
+                    self.uses_barrier = true;
+                    self.b()
+                        .at(8, 0, true)
+                        .inst(LOp::Barrier, Opnd::null(Type::UD), vec![]);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The storage buffers (first binding-table index, element count) a 64-bit atomic on a
+/// storage buffer or a descriptor array of them reaches, as binding-table indices; None for
+/// any other instruction. Such atomics go through A64 messages at addresses the CURBE
+/// carries.
+pub(super) fn atomic64_buffers(f: &ir::Function, i: &ir::Instr) -> Option<Vec<u32>> {
+    let Op::Atomic { space, data, .. } = &i.op else {
+        return None;
+    };
+    let wide = data.iter().any(|v| wide::is_wide(f.ty(*v)))
+        || i.dst.is_some_and(|d| wide::is_wide(f.ty(d)));
+    match space {
+        Space::Ssbo(b) if wide => Some(vec![*b]),
+        Space::SsboArray(x) if wide => Some((x.base..x.base + x.count).collect()),
+        _ => None,
+    }
+}
+
+/// The data port's atomic operation code (docs/gen9.md 4.2) of an IR atomic; `Load` has
+/// none (it is a plain read).
+fn atomic_hw_op(op: AtomicOp) -> Res<u8> {
+    Ok(match op {
+        AtomicOp::And => 1,
+        AtomicOp::Or => 2,
+        AtomicOp::Xor => 3,
+        AtomicOp::Xchg => 4,
+        AtomicOp::Inc => 5,
+        AtomicOp::Dec => 6,
+        AtomicOp::Add => 7,
+        AtomicOp::Sub => 8,
+        AtomicOp::Smax => 10,
+        AtomicOp::Smin => 11,
+        AtomicOp::Umax => 12,
+        AtomicOp::Umin => 13,
+        AtomicOp::CmpXchg => 14,
+        AtomicOp::Load => {
+            return Err(BackendError::Internal(
+                "an atomic load has no data-port operation".into(),
+            ))
+        }
+    })
+}

@@ -1,0 +1,217 @@
+//! Selection of system values: lane and subgroup ids, workgroup and local ids.
+
+use super::*;
+
+impl Isel<'_> {
+    pub(in crate::backend) fn lane(&mut self) -> Opnd {
+        if let Some(l) = self.lane {
+            return l;
+        }
+        let w = self.w;
+        let mut b = self.b();
+        let lane = b.vreg(Type::D, 1);
+        // Lane numbers as words (a V immediate needs a word destination), then dwords.
+        let uw = b.vreg(Type::UW, 1);
+        b.at(8, 0, true).mov(uw, Opnd::imm(Type::V, 0x7654_3210));
+        if w >= 16 {
+            b.at(8, 0, true)
+                .alu2(Opcode::Add, uw.offset(16), uw, Opnd::imm(Type::UW, 8));
+        }
+        if w == 32 {
+            b.at(16, 0, true)
+                .alu2(Opcode::Add, uw.offset(32), uw, Opnd::imm(Type::UW, 16));
+        }
+        b.at(w, 0, true).mov(lane, uw);
+        self.lane = Some(lane);
+        lane
+    }
+
+    /// The subgroup id: the last dword of the per-thread CURBE register.
+    pub(super) fn subgroup_id(&self) -> Opnd {
+        let byte = 4 * CurbeLayout::SUBGROUP_ID_DWORD;
+        Opnd::g(self.layout.per_thread_reg(), byte, Type::D, 0)
+    }
+
+    pub(super) fn sysval(&mut self, s: SysVal, dst: ir::Value) -> Res<()> {
+        let w = self.w as u32;
+        let drv = self.layout.driver_reg();
+        let sgid = self.subgroup_id();
+        let [sx, sy, sz] = self.local_size;
+        match s {
+            SysVal::SubgroupSize => {
+                self.vals[dst.0 as usize] = Some(Val::Imm(vec![w as u64]));
+                return Ok(());
+            }
+            SysVal::NumSubgroups => {
+                let t = (sx * sy * sz).div_ceil(w);
+                self.vals[dst.0 as usize] = Some(Val::Imm(vec![t as u64]));
+                return Ok(());
+            }
+            _ => {}
+        }
+        // Uniform system values are read from the payload as scalar regions, or computed
+        // once per thread (see `def_scalar`).
+        if !self.no_uniform {
+            match s {
+                SysVal::SubgroupId => {
+                    self.vals[dst.0 as usize] = Some(Val::Reg(sgid, 4));
+                    return Ok(());
+                }
+                SysVal::NumWorkgroups => {
+                    let num = Opnd::g(drv, 4 * CurbeLayout::NUM_WORKGROUPS_DWORD, Type::D, 0);
+                    self.vals[dst.0 as usize] = Some(Val::Reg(num, 4));
+                    return Ok(());
+                }
+                SysVal::WorkgroupId => {
+                    // A GRF per component, so that the LIR's dead-code elimination (per
+                    // GRF) removes the unused ones.
+                    let r = Builder::new(&mut self.prog, 1).vreg(Type::D, 24).scalar();
+                    self.vals[dst.0 as usize] = Some(Val::Reg(r, 32));
+                    self.scalar = true;
+                    for c in 0..3 {
+                        self.workgroup_id_comp(c, r.offset(32 * c));
+                    }
+                    self.scalar = false;
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        let d = self.def_reg(dst)?;
+        let st = 4 * w;
+        match s {
+            SysVal::SubgroupId => {
+                self.b().mov(d, sgid);
+            }
+            SysVal::SubgroupInvocation => {
+                let l = self.lane();
+                self.b().mov(d, l);
+            }
+            SysVal::NumWorkgroups => {
+                const NUM: u32 = CurbeLayout::NUM_WORKGROUPS_DWORD;
+                for c in 0..3 {
+                    self.b()
+                        .mov(d.offset(c * st), Opnd::g(drv, 4 * (NUM + c), Type::D, 0));
+                }
+            }
+            SysVal::WorkgroupId => self.workgroup_id(d)?,
+            SysVal::LocalInvocationIndex => self.local_index(d),
+            SysVal::LocalInvocationId => self.local_id(d),
+            SysVal::GlobalInvocationId => {
+                // The workgroup id once per thread (components 4 bytes apart), or per
+                // channel (`4 * w` bytes apart).
+                let (wg, wst) = if self.no_uniform {
+                    let wg = self.b().vreg(Type::D, 3);
+                    self.workgroup_id(wg)?;
+                    (wg, st)
+                } else {
+                    let wg = Builder::new(&mut self.prog, 1).vreg(Type::D, 24).scalar();
+                    self.scalar = true;
+                    for c in 0..3 {
+                        self.workgroup_id_comp(c, wg.offset(32 * c));
+                    }
+                    self.scalar = false;
+                    (wg, 32)
+                };
+                let lid = self.b().vreg(Type::D, 3);
+                self.local_id(lid);
+                let ls = self.local_size;
+                for c in 0..3u32 {
+                    let mut b = self.b();
+                    b.alu2(
+                        Opcode::Mul,
+                        d.offset(c * st),
+                        wg.offset(c * wst),
+                        Opnd::d(ls[c as usize] as i32),
+                    );
+                    b.alu2(
+                        Opcode::Add,
+                        d.offset(c * st),
+                        d.offset(c * st),
+                        lid.offset(c * st),
+                    );
+                }
+            }
+            SysVal::SubgroupSize | SysVal::NumSubgroups => unreachable!(),
+        }
+        Ok(())
+    }
+
+    pub(super) fn workgroup_id(&mut self, d: Opnd) -> Res<()> {
+        let st = 4 * self.w as u32;
+        for c in 0..3 {
+            self.workgroup_id_comp(c, d.offset(c * st));
+        }
+        Ok(())
+    }
+
+    /// Component `c` of the workgroup id into `d`: R0's group id plus the dispatch's base
+    /// workgroup from the driver register.
+    fn workgroup_id_comp(&mut self, c: u32, d: Opnd) {
+        let drv = self.layout.driver_reg();
+        let dw = [1u32, 6, 7][c as usize];
+        self.b().alu2(
+            Opcode::Add,
+            d,
+            Opnd::g(0, 4 * dw, Type::D, 0),
+            Opnd::g(drv, 4 * (CurbeLayout::BASE_WORKGROUP_DWORD + c), Type::D, 0),
+        );
+    }
+
+    pub(super) fn local_index(&mut self, d: Opnd) {
+        let w = self.w as u32;
+        let sgid = self.subgroup_id();
+        let lane = self.lane();
+        let mut b = self.b();
+        b.alu2(Opcode::Shl, d, sgid, Opnd::d(w.trailing_zeros() as i32));
+        b.alu2(Opcode::Add, d, d, lane);
+    }
+
+    pub(super) fn local_id(&mut self, d: Opnd) {
+        let st = 4 * self.w as u32;
+        let [sx, sy, _] = self.local_size;
+        let idx = self.b().vreg(Type::D, 1);
+        self.local_index(idx);
+        let (x, y, z) = (d, d.offset(st), d.offset(2 * st));
+        // x = idx mod sx, y = (idx / sx) mod sy, z = idx / (sx*sy)
+        self.udivmod(Some(x), None, idx, sx);
+        let q = self.b().vreg(Type::D, 1);
+        self.udivmod(None, Some(q), idx, sx);
+        self.udivmod(Some(y), None, q, sy);
+        self.udivmod(None, Some(z), idx, sx * sy);
+    }
+
+    /// Unsigned remainder / quotient by a constant.
+    pub(super) fn udivmod(&mut self, rem: Option<Opnd>, quot: Option<Opnd>, a: Opnd, k: u32) {
+        let mut b = self.b();
+        let (a, k) = (a.retype(Type::UD), k.max(1));
+        if k.is_power_of_two() {
+            if let Some(r) = rem {
+                b.alu2(Opcode::And, r.retype(Type::UD), a, Opnd::ud(k - 1));
+            }
+            if let Some(q) = quot {
+                b.alu2(
+                    Opcode::Shr,
+                    q.retype(Type::UD),
+                    a,
+                    Opnd::ud(k.trailing_zeros()),
+                );
+            }
+        } else {
+            if let Some(r) = rem {
+                b.math(
+                    MathFunction::IntMod,
+                    r.retype(Type::UD),
+                    vec![a, Opnd::ud(k)],
+                );
+            }
+            if let Some(q) = quot {
+                b.math(
+                    MathFunction::IntDiv,
+                    q.retype(Type::UD),
+                    vec![a, Opnd::ud(k)],
+                );
+            }
+        }
+    }
+}
