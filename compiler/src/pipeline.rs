@@ -234,6 +234,7 @@ pub const PIPELINE: &[Pass] = &[
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
+    ("lower_sat_add", |f| Ok(passes::lower_sat_add(f))),
     ("lower_narrow", |f| Ok(passes::lower_narrow(f))),
     ("const_fold", |f| Ok(passes::opt_const_fold(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),

@@ -518,7 +518,6 @@ mod tests {
                 "command vkGetDeviceImageSparseMemoryRequirements missing",
                 "feature shaderZeroInitializeWorkgroupMemory",
                 "feature robustImageAccess",
-                "feature shaderIntegerDotProduct",
                 "feature maintenance4",
                 "feature vulkanMemoryModel",
                 "feature vulkanMemoryModelDeviceScope",

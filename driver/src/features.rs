@@ -87,6 +87,9 @@ pub const MEMBERS: &[Member] = members! {
         shader_buffer_int64_atomics: "shaderBufferInt64Atomics",
         shader_shared_int64_atomics: "shaderSharedInt64Atomics",
     }
+    PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => PhysicalDeviceShaderIntegerDotProductFeatures {
+        shader_integer_dot_product: "shaderIntegerDotProduct",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -274,6 +277,10 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // memory has no 64-bit atomic message on Gen9 (anv reports false too).
         ("shaderBufferInt64Atomics", true),
         ("shaderSharedInt64Atomics", false),
+        // Integer dot products on packed bytes and 8/16/32/64-bit vectors: multiply-adds and
+        // saturating adds in the compiler (compiler/src/frontend/dot.rs;
+        // tests/tests/integer_dot_sim.rs). None is "accelerated" (physical.rs).
+        ("shaderIntegerDotProduct", true),
     ]
 }
 

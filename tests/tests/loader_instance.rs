@@ -139,6 +139,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_uniform_buffer_standard_layout",
         "VK_EXT_scalar_block_layout",
         "VK_KHR_shader_atomic_int64",
+        // Integer dot products: tests/tests/integer_dot_sim.rs.
+        "VK_KHR_shader_integer_dot_product",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

@@ -28,6 +28,7 @@
 mod alu;
 mod cfg;
 mod constants;
+mod dot;
 mod glsl;
 pub(crate) mod image;
 mod instructions;
