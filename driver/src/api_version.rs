@@ -519,8 +519,6 @@ mod tests {
                 "feature shaderZeroInitializeWorkgroupMemory",
                 "feature robustImageAccess",
                 "feature maintenance4",
-                "feature vulkanMemoryModel",
-                "feature vulkanMemoryModelDeviceScope",
                 "feature inlineUniformBlock",
                 "property maxBufferSize >= 2^30",
                 "property maxInlineUniformBlockSize >= 256",

@@ -32,6 +32,7 @@ mod dot;
 mod glsl;
 pub(crate) mod image;
 mod instructions;
+mod memmodel;
 mod memory;
 mod module;
 mod subgroup;
