@@ -69,6 +69,9 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Integer dot products become multiply-adds (frontend/dot.rs); 8-bit vector operands
         // also declare Int8.
         C::DotProduct | C::DotProductInputAll | C::DotProductInput4x8BitPacked => true,
+        // SPIR-V 1.6: the Uniform / UniformId decorations promise uniformity and need
+        // nothing (the back end decides uniformity itself).
+        C::UniformDecoration => true,
         C::DotProductInput4x8Bit => t.has_int8,
         // 8/16-bit loads/stores: byte scattered messages in the back end.
         C::StorageBuffer8BitAccess
