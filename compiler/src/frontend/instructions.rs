@@ -147,6 +147,10 @@ impl Fe<'_> {
                 let r = self.alu(cmp, Type::B1, &[ax, ay])?;
                 self.define(rid(i)?, FVal::V(r))?;
             }
+            O::PtrDiff => {
+                let v = self.ptr_diff(i, b)?;
+                self.define(rid(i)?, FVal::V(v))?;
+            }
             O::ArrayLength => {
                 let p = self.ptr_of(op_id(i, 0)?, b)?;
                 let member = op_lit(i, 1)?;
