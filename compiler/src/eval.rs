@@ -178,6 +178,11 @@ pub fn eval_alu(op: AluOp, dt: Type, src_tys: &[Type], s: &[u64]) -> u64 {
                 }
             }
         }
+        IaddSat => {
+            let max = (m >> 1) as i64;
+            (sx(0).saturating_add(sx(1)).clamp(-max - 1, max)) as u64
+        }
+        UaddSat => s[0].checked_add(s[1]).map_or(m, |v| v.min(m)),
         Ineg => s[0].wrapping_neg(),
         Iabs => sx(0).unsigned_abs(),
         Isign => sx(0).signum() as u64,

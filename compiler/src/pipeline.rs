@@ -13,6 +13,7 @@
 //! * memory ops are logical: `load`/`store`/`atomic_*` with a space (`ssbo[bti]`,
 //!   `ubo[bti]`, `push`, `shared`, `local`), an `i32` byte offset and its known alignment;
 //!   `buffer_size ssbo[bti]` is the bound range in bytes (for `length()`);
+//! * `iadd_sat`/`uadd_sat` remain only at 32 bits (`add.sat`; `lower_sat_add` expands others);
 //! * `idiv`/`udiv`/`irem`/`umod` remain only for 32-bit non-power-of-two divisors (math
 //!   INT DIV); `imod` and `isign` are gone; `fpow`, `fexp2`, `flog2`, `fsin`, `fcos`,
 //!   `fsqrt`, `frsq`, `frcp`, `fdiv` map to the math unit; `ldexp`, `frexp_*`, `fsign`,
@@ -240,6 +241,7 @@ pub const PIPELINE: &[Pass] = &[
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
+    ("lower_sat_add", |f| Ok(passes::lower_sat_add(f))),
     ("lower_narrow", |f| Ok(passes::lower_narrow(f))),
     ("const_fold", |f| Ok(passes::opt_const_fold(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),

@@ -301,13 +301,8 @@ fn eval(op: AluOp, dt: Type, srcs: &[(&Const, Type)]) -> Res<Const> {
 }
 
 /// `rspirv::dr::load_words`, but for `OpSpecConstantOp` with more than one literal operand
-/// and for `OpExecutionModeId`.
-///
-/// rspirv 0.12 does not place `OpExecutionModeId` (SPIR-V 1.2: execution modes whose operands
-/// are ids, such as `LocalSizeId`) in the execution-mode section and fails with "not inside
-/// block"; its operands have the same layout as `OpExecutionMode`'s, and rspirv decodes a
-/// mode's operands by the mode's own operand kinds, so the instruction is read as
-/// `OpExecutionMode` and `LocalSizeId` arrives with id operands.
+/// and for `OpExecutionModeId` / `OpDecorateId` (read as `OpExecutionMode` / `OpDecorate`, see
+/// below).
 ///
 /// rspirv 0.12 reads the inner opcode's operands one logical operand at a time and ignores
 /// their `*` quantifier, so `OpSpecConstantOp %v2 VectorShuffle %a %b 1 0` (or a
@@ -318,6 +313,8 @@ pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::P
     const SPEC_CONSTANT_OP: u32 = 52;
     const EXECUTION_MODE: u32 = 16;
     const EXECUTION_MODE_ID: u32 = 331;
+    const DECORATE: u32 = 71;
+    const DECORATE_ID: u32 = 332;
     let mut out = Vec::with_capacity(words.len());
     let mut lists: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut i = 5.min(words.len());
@@ -330,12 +327,6 @@ pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::P
             break;
         }
         let inst = &words[i..i + wc];
-        if inst[0] & 0xffff == EXECUTION_MODE_ID {
-            out.push(((wc as u32) << 16) | EXECUTION_MODE);
-            out.extend_from_slice(&inst[1..]);
-            i += wc;
-            continue;
-        }
         let ids = match inst.get(3).map(|o| Op::from_u32(*o)) {
             _ if inst[0] & 0xffff != SPEC_CONSTANT_OP => None,
             Some(Some(Op::VectorShuffle)) => Some(2),
@@ -349,6 +340,19 @@ pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::P
                 let keep = 4 + n + 1;
                 out.push(((keep as u32) << 16) | SPEC_CONSTANT_OP);
                 out.extend_from_slice(&inst[1..keep]);
+            }
+            // rspirv 0.12 does not place OpExecutionModeId (SPIR-V 1.2; glslang writes
+            // LocalSizeId with it for Vulkan 1.3) among the execution modes, nor OpDecorateId
+            // (UniformId, AlignmentId, ...) among the annotations, and refuses the module.
+            // Their operands have OpExecutionMode's and OpDecorate's shapes, so they are read
+            // as those; the mode or decoration says its operands are ids.
+            _ if inst[0] & 0xffff == EXECUTION_MODE_ID => {
+                out.push((inst[0] & 0xffff_0000) | EXECUTION_MODE);
+                out.extend_from_slice(&inst[1..]);
+            }
+            _ if inst[0] & 0xffff == DECORATE_ID => {
+                out.push((inst[0] & 0xffff_0000) | DECORATE);
+                out.extend_from_slice(&inst[1..]);
             }
             _ => out.extend_from_slice(inst),
         }

@@ -514,9 +514,6 @@ mod tests {
             next,
             [
                 "feature robustImageAccess",
-                "feature shaderIntegerDotProduct",
-                "feature vulkanMemoryModel",
-                "feature vulkanMemoryModelDeviceScope",
                 "feature inlineUniformBlock",
                 "property maxInlineUniformBlockSize >= 256",
                 "property maxInlineUniformTotalSize >= 256",

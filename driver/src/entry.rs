@@ -90,6 +90,8 @@ pub const KHR_BUFFER_DEVICE_ADDRESS: &str = "VK_KHR_buffer_device_address";
 pub const KHR_UNIFORM_BUFFER_STANDARD_LAYOUT: &str = "VK_KHR_uniform_buffer_standard_layout";
 pub const EXT_SCALAR_BLOCK_LAYOUT: &str = "VK_EXT_scalar_block_layout";
 pub const KHR_SHADER_ATOMIC_INT64: &str = "VK_KHR_shader_atomic_int64";
+pub const KHR_SHADER_INTEGER_DOT_PRODUCT: &str = "VK_KHR_shader_integer_dot_product";
+pub const KHR_VULKAN_MEMORY_MODEL: &str = "VK_KHR_vulkan_memory_model";
 
 /// Instance extensions Ferrite implements, with their spec versions.
 pub const INSTANCE_EXTENSIONS: &[(&str, u32)] = &[
@@ -160,6 +162,12 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (EXT_SCALAR_BLOCK_LAYOUT, 1),
     // 64-bit buffer atomics as A64 messages (docs/descriptors.md); tests/tests/buffer_address.rs.
     (KHR_SHADER_ATOMIC_INT64, 1),
+    // OpSDot/OpUDot/OpSUDot and the AccSat forms as multiply-adds (compiler/src/frontend/dot.rs;
+    // no "accelerated" property: Gen9 has no DP4A); tests/tests/integer_dot_sim.rs.
+    (KHR_SHADER_INTEGER_DOT_PRODUCT, 1),
+    // Availability, visibility and acquire/release as data-port fences (docs/memory-model.md);
+    // tests/tests/memory_model_sim.rs.
+    (KHR_VULKAN_MEMORY_MODEL, 3),
 ];
 
 macro_rules! entry_points {

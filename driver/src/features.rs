@@ -93,6 +93,14 @@ pub const MEMBERS: &[Member] = members! {
     PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES => PhysicalDeviceMaintenance4Features {
         maintenance4: "maintenance4",
     }
+    PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES => PhysicalDeviceShaderIntegerDotProductFeatures {
+        shader_integer_dot_product: "shaderIntegerDotProduct",
+    }
+    PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES => PhysicalDeviceVulkanMemoryModelFeatures {
+        vulkan_memory_model: "vulkanMemoryModel",
+        vulkan_memory_model_device_scope: "vulkanMemoryModelDeviceScope",
+        vulkan_memory_model_availability_visibility_chains: "vulkanMemoryModelAvailabilityVisibilityChains",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -292,6 +300,20 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // VK_KHR_sampler_mirror_clamp_to_edge: the sampler's TCM_MIRROR_ONCE mode
         // (tests/amber/img_sample_2d_*_mirrored_clamp_to_edge.amber).
         ("samplerMirrorClampToEdge", true),
+        // Integer dot products on packed bytes and 8/16/32/64-bit vectors: multiply-adds and
+        // saturating adds in the compiler (compiler/src/frontend/dot.rs;
+        // tests/tests/integer_dot_sim.rs). None is "accelerated" (physical.rs).
+        ("shaderIntegerDotProduct", true),
+        // The Vulkan memory model: availability/visibility operations and acquire/release
+        // semantics on loads, stores, atomics and barriers become data-port fences with
+        // commit, which order buffer, image and shared-memory accesses at every scope up to
+        // the device (one L3 serves every EU); docs/memory-model.md,
+        // tests/tests/memory_model_sim.rs. Availability/visibility chains with more than one
+        // element are not claimed (anv claims them): every fence here makes writes available
+        // at device scope, which should satisfy a chain, but nothing tests it yet.
+        ("vulkanMemoryModel", true),
+        ("vulkanMemoryModelDeviceScope", true),
+        ("vulkanMemoryModelAvailabilityVisibilityChains", false),
     ]
 }
 

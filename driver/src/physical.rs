@@ -561,6 +561,15 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 (*p.cast::<vk::PhysicalDeviceMaintenance4Properties<'_>>()).max_buffer_size =
                     version_props(adapter.info).max_buffer_size;
             }
+            S::PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES => {
+                // Every member false: no integer dot product is faster than the multiply-adds
+                // an application could write (Gen9 has no DP4A; anv on Skylake reports the same).
+                let out = &mut *p.cast::<vk::PhysicalDeviceShaderIntegerDotProductProperties<'_>>();
+                *out = vk::PhysicalDeviceShaderIntegerDotProductProperties {
+                    p_next: out.p_next,
+                    ..Default::default()
+                };
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
                 *out = vulkan13_properties(adapter.info, out.p_next);
@@ -665,8 +674,9 @@ const GEN9_SIMD_WIDTHS: &[u32] = ferrite_compiler::hw::GEN9.simd_widths;
 /// VkPhysicalDeviceVulkan13Properties for an application that chains it: the subgroup sizes
 /// (`requiredSubgroupSizeStages` is the compute stage wherever subgroups are reported: a
 /// required size picks the SIMD width, `pipeline::subgroup_width`), maxBufferSize, and
-/// nothing for inline uniform blocks or integer dot products, which are not offered either
-/// (every "accelerated" member false: Gen9 has no DP4A).
+/// nothing for inline uniform blocks, which are not offered; the integer dot products are
+/// offered but none is "accelerated" (every such member false: Gen9 has no DP4A, and the
+/// multiply-adds are what an application would write itself).
 fn vulkan13_properties(
     info: &DeviceInfo,
     p_next: *mut std::ffi::c_void,

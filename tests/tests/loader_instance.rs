@@ -157,6 +157,10 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_atomic_int64",
         // MIRROR_CLAMP_TO_EDGE: tests/amber/img_sample_2d_*_mirrored_clamp_to_edge.amber.
         "VK_KHR_sampler_mirror_clamp_to_edge",
+        // Integer dot products: tests/tests/integer_dot_sim.rs.
+        "VK_KHR_shader_integer_dot_product",
+        // The memory model: tests/tests/memory_model_sim.rs.
+        "VK_KHR_vulkan_memory_model",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),

@@ -555,6 +555,12 @@ pub fn alu64(
         Iadd | Isub => {
             super::isel::add_sub_mul(b, op, d, s, Type::Q);
         }
+        IaddSat | UaddSat => {
+            return Err(BackendError::Unsupported(format!(
+                "64-bit {} (the lower_sat_add pass expands it)",
+                op.name()
+            )))
+        }
         Imul => {
             // (aH:aL) * (bH:bL) mod 2^64 = aL*bL + ((aL*bH + aH*bL) << 32).
             let t = b.vreg(Type::UQ, 1);

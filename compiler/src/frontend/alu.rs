@@ -272,6 +272,9 @@ impl Fe<'_> {
                 let (a, bb) = (v(0, &args)?, v(1, &args)?);
                 FVal::V(self.dot(a, bb)?)
             }
+            O::SDot | O::UDot | O::SUDot | O::SDotAccSat | O::UDotAccSat | O::SUDotAccSat => {
+                self.integer_dot(i, &args, rt)?
+            }
             O::VectorTimesScalar => {
                 let (a, s) = (v(0, &args)?, v(1, &args)?);
                 let n = self.ty(a).comps;

@@ -48,6 +48,7 @@ impl Fe<'_> {
             }
             O::Load => {
                 let p = self.ptr_of(op_id(i, 0)?, b)?;
+                self.visible_before_load(i, &p)?;
                 let v = self.load_ptr(&p)?;
                 self.define(rid(i)?, v)?;
             }
@@ -55,12 +56,15 @@ impl Fe<'_> {
                 let p = self.ptr_of(op_id(i, 0)?, b)?;
                 let v = self.get(op_id(i, 1)?, b)?;
                 self.store_ptr(&p, &v)?;
+                self.available_after_store(i, &p)?;
             }
             O::CopyMemory => {
                 let dst = self.ptr_of(op_id(i, 0)?, b)?;
                 let src = self.ptr_of(op_id(i, 1)?, b)?;
+                self.visible_before_load(i, &src)?;
                 let v = self.load_ptr(&src)?;
                 self.store_ptr(&dst, &v)?;
+                self.available_after_store(i, &dst)?;
             }
             O::AccessChain | O::InBoundsAccessChain => {
                 let base = self.ptr_of(op_id(i, 0)?, b)?;
@@ -143,6 +147,10 @@ impl Fe<'_> {
                 let r = self.alu(cmp, Type::B1, &[ax, ay])?;
                 self.define(rid(i)?, FVal::V(r))?;
             }
+            O::PtrDiff => {
+                let v = self.ptr_diff(i, b)?;
+                self.define(rid(i)?, FVal::V(v))?;
+            }
             O::ArrayLength => {
                 let p = self.ptr_of(op_id(i, 0)?, b)?;
                 let member = op_lit(i, 1)?;
@@ -224,8 +232,7 @@ impl Fe<'_> {
             | O::AtomicAnd
             | O::AtomicOr
             | O::AtomicXor => self.atomic(i, b)?,
-            O::ImageRead => self.image_read(i, b)?,
-            O::ImageWrite => self.image_write(i, b)?,
+            O::ImageRead | O::ImageWrite => self.image_access(i, b)?,
             O::ImageTexelPointer => self.image_texel_pointer(i, b)?,
             O::SampledImage => self.sampled_image(i, b)?,
             O::Image => self.image_from_sampled(i, b)?,
@@ -269,7 +276,16 @@ impl Fe<'_> {
         })
     }
 
+    /// An atomic with the barriers its memory semantics ask for (frontend/memmodel.rs).
     pub(super) fn atomic(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
+        let p = self.ptr_of(op_id(i, 0)?, b)?;
+        let (scope, before, after) = self.atomic_barriers(i, &p)?;
+        self.memory_barrier(scope, before)?;
+        self.atomic_access(i, b)?;
+        self.memory_barrier(scope, after)
+    }
+
+    fn atomic_access(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         use spirv::Op as O;
         let p = self.ptr_of(op_id(i, 0)?, b)?;
         if let Ptr::Texel { bti, coord } = p {

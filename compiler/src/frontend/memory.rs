@@ -5,7 +5,7 @@
 use super::constants::Const;
 use super::types::SType;
 use super::values::{FVal, VarTree};
-use super::{invalid, pow2_div, unsupported, Fe, FrontendError, Res};
+use super::{invalid, op_id, pow2_div, rty, unsupported, Fe, FrontendError, Res};
 use crate::ir::{AluOp, BufIndex, Kind, Op, Space, SysVal, Type, Value, Var};
 use rspirv::spirv;
 use spirv::{BuiltIn, Decoration, StorageClass};
@@ -919,6 +919,80 @@ impl Fe<'_> {
         let off = self.offset_value(*dyn_off, *konst)?;
         let off = self.alu(AluOp::I2i, Type::int(64), &[off])?;
         self.alu(AluOp::Iadd, Type::int(64), &[*base, off])
+    }
+
+    /// `OpPtrDiff` (SPIR-V 1.4): the number of elements from Operand 2 to Operand 1, both
+    /// into the same array of buffer or shared memory (or `PhysicalStorageBuffer` addresses).
+    /// An element is the pointer type's ArrayStride, or the pointee's size without one, as
+    /// `OpPtrAccessChain` steps; the byte difference divides exactly (the specification
+    /// leaves pointers into different arrays undefined).
+    pub(super) fn ptr_diff(&mut self, i: &rspirv::dr::Instruction, blk: u32) -> Res<Value> {
+        let (ida, idb) = (op_id(i, 0)?, op_id(i, 1)?);
+        let rt = self.ir_type(rty(i)?)?;
+        if rt.kind != Kind::Int || rt.comps != 1 {
+            return invalid("OpPtrDiff result must be a scalar integer");
+        }
+        let ptr_ty = self.decl.result_types.get(&ida).copied().unwrap_or(0);
+        let pointee = match self.decl.types.get(&ptr_ty) {
+            Some(SType::Pointer(_, p)) => *p,
+            _ => return invalid("OpPtrDiff operand is not a pointer"),
+        };
+        let stride = match self.array_stride(ptr_ty) {
+            Some(s) => s,
+            None => {
+                let (s, a) = self.natural(pointee, 0)?;
+                s.next_multiple_of(a)
+            }
+        };
+        if stride == 0 {
+            return invalid("OpPtrDiff on a zero-sized pointee");
+        }
+        let (pa, pb) = (self.ptr_of(ida, blk)?, self.ptr_of(idb, blk)?);
+        let (bytes, wide) = match (&pa, &pb) {
+            (
+                Ptr::Mem {
+                    space: Space::Global(_),
+                    ..
+                },
+                _,
+            ) => {
+                let (a, b) = (self.global_address(&pa)?, self.global_address(&pb)?);
+                (self.alu(AluOp::Isub, Type::int(64), &[a, b])?, true)
+            }
+            (
+                Ptr::Mem {
+                    space: sa,
+                    dyn_off: da,
+                    konst: ka,
+                    ..
+                },
+                Ptr::Mem {
+                    space: sb,
+                    dyn_off: db,
+                    konst: kb,
+                    ..
+                },
+            ) if sa == sb => {
+                let (da, db, ka, kb) = (*da, *db, *ka, *kb);
+                let a = self.offset_value(da, ka)?;
+                let b = self.offset_value(db, kb)?;
+                (self.alu(AluOp::Isub, Type::I32, &[a, b])?, false)
+            }
+            _ => {
+                return unsupported(
+                    "OpPtrDiff on pointers other than two into one buffer, shared memory or \
+                     physical storage",
+                )
+            }
+        };
+        let bt = if wide { Type::int(64) } else { Type::I32 };
+        let s = self.konst(bt, u64::from(stride))?;
+        let n = self.alu(AluOp::Idiv, bt, &[bytes, s])?;
+        if rt.bits == bt.bits {
+            Ok(n)
+        } else {
+            self.alu(AluOp::I2i, rt, &[n])
+        }
     }
 
     /// `OpPtrAccessChain` on a `PhysicalStorageBuffer` pointer: the element index steps by

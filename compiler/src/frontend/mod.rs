@@ -28,9 +28,11 @@
 mod alu;
 mod cfg;
 mod constants;
+mod dot;
 mod glsl;
 pub(crate) mod image;
 mod instructions;
+mod memmodel;
 mod memory;
 mod module;
 mod shared_init;

@@ -68,6 +68,13 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         C::Float16 => t.has_fp16,
         C::Int16 => t.has_int16,
         C::Int8 => t.has_int8,
+        // Integer dot products become multiply-adds (frontend/dot.rs); 8-bit vector operands
+        // also declare Int8.
+        C::DotProduct | C::DotProductInputAll | C::DotProductInput4x8BitPacked => true,
+        // SPIR-V 1.6: the Uniform / UniformId decorations promise uniformity and need
+        // nothing (the back end decides uniformity itself).
+        C::UniformDecoration => true,
+        C::DotProductInput4x8Bit => t.has_int8,
         // 8/16-bit loads/stores: byte scattered messages in the back end.
         C::StorageBuffer8BitAccess
         | C::UniformAndStorageBuffer8BitAccess
@@ -105,6 +112,7 @@ pub(super) fn extension_ok(e: &str) -> bool {
             // reconverges at every merge (docs/subgroups.md).
             | "SPV_KHR_subgroup_uniform_control_flow"
             | "SPV_KHR_physical_storage_buffer"
+            | "SPV_KHR_integer_dot_product"
             | "SPV_EXT_physical_storage_buffer"
     )
 }

@@ -194,6 +194,10 @@ alu_ops! {
     Irem => op("irem", 2, Same, Int, Int).signed().spirv(&[SpvOp::SRem]),
     Imod => op("imod", 2, Same, Int, Int).signed().spirv(&[SpvOp::SMod]),
     Umod => op("umod", 2, Same, Int, Int).unsigned().spirv(&[SpvOp::UMod]),
+    // Saturating additions (the accumulation of OpSDotAccSat / OpUDotAccSat): the exact sum
+    // clamped to the type's signed or unsigned range.
+    IaddSat => op("iadd_sat", 2, Same, Int, Int).signed().commutative(),
+    UaddSat => op("uadd_sat", 2, Same, Int, Int).unsigned().commutative(),
     Ineg => op("ineg", 1, Same, Int, Int),
     Iabs => op("iabs", 1, Same, Int, Int).signed(),
     Isign => op("isign", 1, Same, Int, Int).signed(),

@@ -68,6 +68,14 @@ impl Isel<'_> {
             Iadd | Isub | Imul => {
                 add_sub_mul(&mut b, op, d, s, Type::D);
             }
+            // The adder's exact result clamped to the destination type's range (D or UD);
+            // other widths were expanded by the lower_sat_add pass.
+            IaddSat => {
+                b.alu2(O::Add, i(d), i(s[0]), i(s[1])).sat = true;
+            }
+            UaddSat => {
+                b.alu2(O::Add, u(d), u(s[0]), u(s[1])).sat = true;
+            }
             Idiv => {
                 b.math(MathFunction::IntDiv, i(d), vec![i(s[0]), i(s[1])]);
             }

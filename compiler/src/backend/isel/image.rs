@@ -171,6 +171,7 @@ impl Isel<'_> {
                 Param::U => coord(0).map(|c| (coords.unwrap(), c)),
                 Param::V => coord(1).map(|c| (coords.unwrap(), c)),
                 Param::R => coord(2).map(|c| (coords.unwrap(), c)),
+                Param::Ai => coord(3).map(|c| (coords.unwrap(), c)),
                 Param::Lod => lod.map(|l| (l, 0)),
                 _ => None,
             });
