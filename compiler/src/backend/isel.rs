@@ -35,6 +35,9 @@ pub struct Isel<'a> {
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
+    /// The A64 address of a buffer access past the binding table being selected (see
+    /// `descriptor::table_access`).
+    pub(super) table_address: Option<Opnd>,
 }
 
 type Res<T> = Result<T, BackendError>;
@@ -134,6 +137,7 @@ impl<'a> Isel<'a> {
             lane: None,
             uses_barrier: false,
             indexed_surface: None,
+            table_address: None,
         }
     }
 
@@ -480,6 +484,9 @@ impl<'a> Isel<'a> {
     }
 
     fn surface(&self, s: Space) -> Res<Surface> {
+        if self.table_address.is_some() {
+            return Ok(Surface::A64);
+        }
         match s {
             Space::Ssbo(b) | Space::Ubo(b) if b <= self.hw.max_buffer_bti => {
                 Ok(Surface::Bti(b as u8))
@@ -507,6 +514,9 @@ impl<'a> Isel<'a> {
     /// lane's private block in scratch: (R0.5 & ~0x3FF) + lane * local_size + offset
     /// (General-State-relative, as stateless A32 messages take it).
     fn address(&mut self, space: Space, offset: ir::Value) -> Res<Opnd> {
+        if let Some(a) = self.table_address {
+            return Ok(a);
+        }
         if let Space::Global(base) = space {
             // base + sext(offset), one UQ per lane (the A64 messages' address).
             let base = self.comp(base, 0)?;
@@ -583,12 +593,20 @@ impl<'a> Isel<'a> {
         r
     }
 
+    /// Selects `i` at the A64 address `table_address` holds (`descriptor::table_access`).
+    pub(super) fn instr_at_table_address(&mut self, i: &ir::Instr) -> Res<()> {
+        self.instr(i)
+    }
+
     fn instr(&mut self, i: &ir::Instr) -> Res<()> {
         let w = self.w as u32;
+        if self.table_address.is_none() && descriptor::table_access(&i.op, self.hw).is_some() {
+            return self.table_access(i);
+        }
         // A 64-bit atomic on a descriptor-array element needs no uniform index: it is an A64
         // message on a per-channel address (`buffer_atomic64`).
         let wide_atomic = atomic64_buffers(self.func, i).is_some();
-        if self.indexed_surface.is_none() && !wide_atomic {
+        if self.indexed_surface.is_none() && self.table_address.is_none() && !wide_atomic {
             if let Some(x) = descriptor::indexed_space(&i.op) {
                 return self.indexed_access(i, x);
             }
@@ -770,7 +788,10 @@ impl<'a> Isel<'a> {
             } => {
                 let qword = data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
                     || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
-                if qword && matches!(space, Space::Ssbo(_) | Space::SsboArray(_)) {
+                if qword
+                    && self.table_address.is_none()
+                    && matches!(space, Space::Ssbo(_) | Space::SsboArray(_))
+                {
                     return self.buffer_atomic64(i.dst, *op, *space, *offset, data);
                 }
                 let surf = self.surface(*space)?;
