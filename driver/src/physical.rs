@@ -176,6 +176,11 @@ pub const MAX_SAMPLER_LOD_BIAS: f32 = 2.0;
 /// the first ones take binding-table entries, the rest are reached through the descriptor
 /// table with A64 messages (docs/descriptors.md, "Buffers past the binding table").
 pub const MAX_BUFFER_DESCRIPTORS: u32 = crate::pipeline::MAX_DESCRIPTORS;
+/// Memory objects that may exist at once (maxMemoryAllocationCount). Each is one GEM object,
+/// and i915 hands out GEM handles as positive `int`s (1 .. 2^31 - 1); the simulated kernel's
+/// counter is wider, and the 48-bit GPU address space holds 2^36 pages, so the handle range
+/// is the bound. anv reports 2^32 - 1 without such a bound (docs/limits.md).
+pub const MAX_MEMORY_ALLOCATION_COUNT: u32 = i32::MAX as u32;
 /// Dynamic buffers of one set layout (maxDescriptorSet*BuffersDynamic): the binding table's
 /// count, as before buffers could live past it; far above anv's 16 (docs/limits.md).
 pub const MAX_DYNAMIC_BUFFERS: u32 = crate::pipeline::MAX_BTI;
@@ -209,7 +214,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_uniform_buffer_range: MAX_BUFFER_RANGE,
         max_storage_buffer_range: MAX_BUFFER_RANGE,
         max_push_constants_size: 128,
-        max_memory_allocation_count: 4096,
+        max_memory_allocation_count: MAX_MEMORY_ALLOCATION_COUNT,
         max_sampler_allocation_count: 4000,
         buffer_image_granularity: 1,
         sparse_address_space_size: 0,

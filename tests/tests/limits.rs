@@ -636,3 +636,51 @@ fn uniform_buffer_of_the_largest_range() {
     assert_eq!(c.buf(o).read_u32s(1)[0], (1 << 20) + 11);
     c.finish();
 }
+
+/// Many memory objects alive at once: 8192 (twice the spec's minimum maxMemoryAllocationCount),
+/// or 60000 with `FERRITE_LIMITS_FULL=1`; each is written through its mapping and read back
+/// after all exist.
+#[test]
+fn many_memory_allocations_at_once() {
+    let c = Ctx::new();
+    let max = limits(&c).max_memory_allocation_count;
+    let full = std::env::var_os("FERRITE_LIMITS_FULL").is_some_and(|v| v == "1");
+    let n: u32 = if full { 60_000 } else { 8192 };
+    assert!(max >= n, "maxMemoryAllocationCount {max}");
+    let mut mems = Vec::with_capacity(n as usize);
+    // SAFETY: valid allocate infos on a live device; every object is freed below.
+    unsafe {
+        for i in 0..n {
+            let m = c
+                .dev
+                .allocate_memory(
+                    &vk::MemoryAllocateInfo::default()
+                        .allocation_size(4096)
+                        .memory_type_index(c.mem_type),
+                    None,
+                )
+                .unwrap_or_else(|e| panic!("allocation {i} of {n}: {e:?}"));
+            let p = c
+                .dev
+                .map_memory(m, 0, 4096, vk::MemoryMapFlags::empty())
+                .unwrap();
+            p.cast::<u32>().write_volatile(i ^ 0x5A5A_5A5A);
+            c.dev.unmap_memory(m);
+            mems.push(m);
+        }
+        for (i, &m) in mems.iter().enumerate() {
+            let p = c
+                .dev
+                .map_memory(m, 0, 4096, vk::MemoryMapFlags::empty())
+                .unwrap();
+            assert_eq!(
+                p.cast::<u32>().read_volatile(),
+                i as u32 ^ 0x5A5A_5A5A,
+                "allocation {i}"
+            );
+            c.dev.unmap_memory(m);
+            c.dev.free_memory(m, None);
+        }
+    }
+    c.finish();
+}
