@@ -42,6 +42,11 @@ pub struct CurbeValues<'a> {
     pub base_workgroup: [u32; 3],
     /// Threads in one workgroup (one per-thread register each).
     pub threads: u32,
+    /// GPU address of the descriptor table's entry for slot 0 (see
+    /// [`Kernel::table_descriptors`]; 0 when the kernel has none). The driver allocates only
+    /// the entries the kernel reads, so this may point below the allocation: the kernel
+    /// always adds `16 * slot` first.
+    pub descriptor_table: u64,
 }
 
 impl CurbeLayout {
@@ -57,6 +62,19 @@ impl CurbeLayout {
     pub const ADDRESS_LO: u32 = 1 << 31;
     /// A `size_btis` entry `bti | ADDRESS_HI`: the high dword of that address.
     pub const ADDRESS_HI: u32 = 1 << 30;
+    /// A `size_btis` entry asking for the low dword of the descriptor table's address
+    /// ([`CurbeValues::descriptor_table`]).
+    pub const TABLE_LO: u32 = 1 << 29;
+    /// A `size_btis` entry asking for the high dword of the descriptor table's address.
+    pub const TABLE_HI: u32 = (1 << 29) | 1;
+
+    /// The register and byte of the low and the high dword of the descriptor table's address.
+    pub fn table_slots(&self) -> Option<[(u8, u32); 2]> {
+        Some([
+            self.size_slot(Self::TABLE_LO)?,
+            self.size_slot(Self::TABLE_HI)?,
+        ])
+    }
 
     /// The register and byte of the low and the high dword of `bti`'s bound-range address.
     pub fn address_slots(&self, bti: u32) -> Option<[(u8, u32); 2]> {
@@ -144,7 +162,11 @@ impl CurbeLayout {
         let tags = Self::ADDRESS_LO | Self::ADDRESS_HI;
         for (i, &e) in self.size_btis.iter().enumerate() {
             let bti = e & !tags;
-            curbe[sizes + i] = if e & Self::ADDRESS_LO != 0 {
+            curbe[sizes + i] = if e == Self::TABLE_LO {
+                v.descriptor_table as u32
+            } else if e == Self::TABLE_HI {
+                (v.descriptor_table >> 32) as u32
+            } else if e & Self::ADDRESS_LO != 0 {
                 buffer_address(bti) as u32
             } else if e & Self::ADDRESS_HI != 0 {
                 (buffer_address(bti) >> 32) as u32
@@ -186,6 +208,13 @@ pub struct Kernel {
     pub ir: String,
     /// The descriptors the kernel uses (empty when compiled from IR).
     pub bindings: Vec<BindingUse>,
+    /// Descriptor slots the kernel reaches through the descriptor table instead of the
+    /// binding table, as sorted, disjoint (first slot, count) runs: buffers past the binding
+    /// table, accessed with A64 messages (docs/descriptors.md, "Buffers past the binding
+    /// table"). For each slot s the driver writes a 16-byte entry at
+    /// `descriptor_table + 16 * s`: the bound range's GPU address (dwords 0-1), its size
+    /// (dword 2) and 0.
+    pub table_descriptors: Vec<(u32, u32)>,
 }
 
 impl Kernel {
@@ -397,6 +426,7 @@ mod tests {
             num_workgroups: [1, 1, 1],
             base_workgroup: [0, 0, 0],
             threads: 1,
+            descriptor_table: 0,
         };
         let c = l.curbe_data(&v, |_| 96, |_| 0x0000_0012_3456_7000);
         let at = |r: u8, b: u32| c[(usize::from(r) - 1) * 8 + b as usize / 4];
@@ -404,6 +434,30 @@ mod tests {
         assert_eq!(at(rs, bs), 96);
         assert_eq!(at(rl, bl), 0x3456_7000);
         assert_eq!(at(rh, bh), 0x12);
+    }
+
+    /// A kernel with table descriptors reads the table's address from the two tagged
+    /// entries; other entries keep their meaning.
+    #[test]
+    fn table_entries_carry_the_descriptor_table_address() {
+        let l = CurbeLayout {
+            push_regs: 1,
+            size_btis: vec![2, CurbeLayout::TABLE_LO, CurbeLayout::TABLE_HI],
+            push_bti: None,
+        };
+        let v = CurbeValues {
+            push: &[],
+            num_workgroups: [1, 1, 1],
+            base_workgroup: [0, 0, 0],
+            threads: 1,
+            descriptor_table: 0x0000_0001_FFFF_F000,
+        };
+        let c = l.curbe_data(&v, |_| 48, |_| 0xDEAD);
+        let at = |(r, b): (u8, u32)| c[(usize::from(r) - 1) * 8 + b as usize / 4];
+        let [lo, hi] = l.table_slots().unwrap();
+        assert_eq!((at(lo), at(hi)), (0xFFFF_F000, 1));
+        assert_eq!(at(l.size_slot(2).unwrap()), 48);
+        assert_eq!(CurbeLayout::default().table_slots(), None);
     }
 
     #[test]
@@ -415,6 +469,7 @@ mod tests {
             num_workgroups: [4, 5, 6],
             base_workgroup: [7, 8, 9],
             threads: 2,
+            descriptor_table: 0,
         };
         let c = l.curbe_data(&v, |bti| 100 + bti, |bti| u64::from(bti) << 32);
         assert_eq!(c.len(), 8 * l.curbe_regs(2) as usize);

@@ -123,9 +123,22 @@ type BoundSamplers = Vec<(u32, Arc<crate::sampler::Sampler>)>;
 /// the push-constant bytes.
 struct Bound<'a> {
     bt: Vec<u32>,
+    /// GPU address of the descriptor table's slot-0 entry (`CurbeValues::descriptor_table`).
+    table: u64,
     sizes: &'a [BoundSize],
     samplers: &'a [(u32, Arc<crate::sampler::Sampler>)],
     push: &'a [u8],
+}
+
+/// One descriptor as a dispatch sees it (`Recorder::resolve`).
+struct Resolved {
+    /// GPU address of the bound range (dynamic offset included).
+    address: u64,
+    /// Bytes of the bound range, None for a NULL descriptor.
+    size: Option<u64>,
+    /// An image or texel-buffer view's RENDER_SURFACE_STATE.
+    view: Option<Arc<[u32]>>,
+    sampler: Option<Arc<crate::sampler::Sampler>>,
 }
 
 /// Descriptor sets bound at one set index, with their dynamic offsets.
@@ -149,6 +162,8 @@ struct Recorder {
     pipeline: Option<Arc<Pipeline>>,
     sets: [Option<BoundSet>; MAX_SETS],
     push: [u8; MAX_PUSH],
+    /// Descriptor tables of dispatches whose kernels read buffers past the binding table.
+    tables: Vec<GemBo>,
     /// Whether STATE_BASE_ADDRESS points at the current block.
     sba_valid: bool,
     gpgpu: bool,
@@ -171,6 +186,7 @@ impl Recorder {
             pipeline: None,
             sets: Default::default(),
             push: [0; MAX_PUSH],
+            tables: Vec::new(),
             sba_valid: false,
             gpgpu: false,
             l3_slm: None,
@@ -338,9 +354,11 @@ impl Recorder {
         }
         self.reserve_dispatch_state(&p.kernel);
         let (bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
+        let table = self.descriptor_table(core, &p)?;
         let push = self.push;
         let bound = Bound {
             bt,
+            table,
             sizes: &sizes,
             samplers: &samplers,
             push: &push,
@@ -373,7 +391,7 @@ impl Recorder {
             curbe_off,
             curbe_bytes,
             (groups, base),
-            bound.sizes,
+            (bound.sizes, bound.table),
             bound.push,
         );
         let idd_off = self.write_idd(core, p, bt_off, sampler_table)?;
@@ -431,6 +449,7 @@ impl Recorder {
         bytes[..push.len()].copy_from_slice(push);
         let bound = Bound {
             bt,
+            table: 0,
             sizes: &[],
             samplers: &[],
             push: &bytes,
@@ -466,6 +485,7 @@ impl Recorder {
         let samplers = [(meta::SRC_BTI, sampler)];
         let bound = Bound {
             bt,
+            table: 0,
             sizes: &[],
             samplers: &samplers,
             push: &bytes,
@@ -501,47 +521,97 @@ impl Recorder {
         let mut sizes = Vec::with_capacity(k.btis.len());
         let mut samplers = Vec::new();
         for &bti in &k.btis {
-            let (set, slot) = p.layout.slot_of_bti(bti).ok_or_else(|| {
-                DriverError::InvalidArgument(format!("kernel uses BTI {bti} outside the layout"))
-            })?;
-            let bound = self.sets[set].clone().ok_or_else(|| {
-                DriverError::InvalidArgument(format!("descriptor set {set} is not bound"))
-            })?;
-            let layout = &bound.set.layout;
-            let desc = bound.set.lock()[slot as usize].clone();
-            if let Some(s) = bound.set.lock_samplers()[slot as usize].clone() {
+            let d = self.resolve(p, bti)?;
+            if let Some(s) = d.sampler {
                 samplers.push((bti, s));
             }
-            let (ss, size, address) = match desc {
-                None => (null_surface(), 0, 0),
-                Some(desc) => {
-                    // Dynamic offsets in set-layout order.
-                    let dyn_index = layout.dynamic_slots().position(|s| s == slot);
-                    let extra = dyn_index
-                        .and_then(|i| bound.dynamic.get(i).copied())
-                        .unwrap_or(0);
-                    self.use_memory(&desc.memory);
-                    let avail = desc
-                        .memory
-                        .size
-                        .saturating_sub(desc.offset + u64::from(extra));
-                    let size = desc.range.min(avail);
-                    let address = desc.address() + u64::from(extra);
-                    match &desc.surface {
-                        // An image or texel-buffer view: its own surface state.
-                        Some(ss) => (ss.to_vec(), size, 0),
-                        None => (buffer_surface(address, size), size, address),
-                    }
-                }
+            let ss = match (&d.view, d.size) {
+                (None, None) => null_surface(),
+                // An image or texel-buffer view: its own surface state.
+                (Some(ss), _) => ss.to_vec(),
+                (None, Some(size)) => buffer_surface(d.address, size),
             };
+            let size = d.size.unwrap_or(0);
             sizes.push(BoundSize {
                 bti,
                 size: u32::try_from(size).unwrap_or(u32::MAX),
-                address,
+                address: if d.view.is_some() { 0 } else { d.address },
             });
             bt[bti as usize] = self.surface_state(core, &ss)?;
         }
         Ok((bt, sizes, samplers))
+    }
+
+    /// The descriptor at slot `bti` of the pipeline's layout as the bound sets hold it now,
+    /// its memory recorded as used: the bound range's GPU address and size (dynamic offset
+    /// included, clamped to the memory object), a view's surface state, the sampler.
+    fn resolve(&mut self, p: &Pipeline, bti: u32) -> Result<Resolved> {
+        let (set, slot) = p.layout.slot_of_bti(bti).ok_or_else(|| {
+            DriverError::InvalidArgument(format!(
+                "kernel uses descriptor slot {bti} outside the layout"
+            ))
+        })?;
+        let bound = self.sets[set].clone().ok_or_else(|| {
+            DriverError::InvalidArgument(format!("descriptor set {set} is not bound"))
+        })?;
+        let layout = &bound.set.layout;
+        let desc = bound.set.lock()[slot as usize].clone();
+        let sampler = bound.set.lock_samplers()[slot as usize].clone();
+        let Some(desc) = desc else {
+            return Ok(Resolved {
+                address: 0,
+                size: None,
+                view: None,
+                sampler,
+            });
+        };
+        // Dynamic offsets in set-layout order.
+        let dyn_index = layout.dynamic_slots().position(|s| s == slot);
+        let extra = dyn_index
+            .and_then(|i| bound.dynamic.get(i).copied())
+            .unwrap_or(0);
+        self.use_memory(&desc.memory);
+        let avail = desc
+            .memory
+            .size
+            .saturating_sub(desc.offset + u64::from(extra));
+        Ok(Resolved {
+            address: desc.address() + u64::from(extra),
+            size: Some(desc.range.min(avail)),
+            view: desc.surface.clone(),
+            sampler,
+        })
+    }
+
+    /// The descriptor table of a kernel that reads buffers past the binding table
+    /// (`Kernel::table_descriptors`): a 16-byte entry per slot of its runs (the bound range's
+    /// GPU address, its size, 0; zeros for a NULL descriptor), in a GEM object of its own.
+    /// Returns the address of slot 0's entry (below the object when the first run does not
+    /// start at 0), or 0 when the kernel has no table.
+    fn descriptor_table(&mut self, core: &Core, p: &Pipeline) -> Result<u64> {
+        let runs = &p.kernel.table_descriptors;
+        let (Some(first), Some(end)) = (runs.first(), runs.last().map(|r| r.0 + r.1)) else {
+            return Ok(0);
+        };
+        let first = first.0;
+        let mut words = vec![0u32; 4 * (end - first) as usize];
+        for &(start, count) in runs {
+            for slot in start..start + count {
+                let d = self.resolve(p, slot)?;
+                let size = d.size.unwrap_or(0);
+                let at = 4 * (slot - first) as usize;
+                words[at] = d.address as u32;
+                words[at + 1] = (d.address >> 32) as u32;
+                words[at + 2] = u32::try_from(size).unwrap_or(u32::MAX);
+            }
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let size = (bytes.len() as u64).div_ceil(crate::bo::PAGE) * crate::bo::PAGE;
+        let bo = GemBo::new(&core.adapter.drm, &core.va, Heap::General, size)?;
+        bo.write(0, &bytes);
+        let at = bo.va.wrapping_sub(16 * u64::from(first));
+        self.tables.push(bo);
+        Ok(at)
     }
 
     /// The sampler table (dispatch contract): entry i is the SAMPLER_STATE of the descriptor at
@@ -605,7 +675,7 @@ impl Recorder {
         curbe_off: u64,
         curbe_bytes: u64,
         (groups, base): ([u32; 3], [u32; 3]),
-        sizes: &[BoundSize],
+        (sizes, table): (&[BoundSize], u64),
         push: &[u8],
     ) {
         let values = CurbeValues {
@@ -613,6 +683,7 @@ impl Recorder {
             num_workgroups: groups,
             base_workgroup: base,
             threads: k.threads_per_group,
+            descriptor_table: table,
         };
         let find = |bti: u32| sizes.iter().find(|s| s.bti == bti);
         let mut curbe = k.layout.curbe_data(
@@ -1032,7 +1103,7 @@ pub(crate) unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -
         let batch = GemBo::with_data(&c.core.adapter.drm, &c.core.va, Heap::General, &bytes)?;
         let exe = Executable {
             batch,
-            blocks: rec.blocks,
+            blocks: rec.blocks.into_iter().chain(rec.tables).collect(),
             memories: rec.memories.into_values().collect(),
             pipelines: rec.pipelines,
             queries: rec.queries,

@@ -844,7 +844,7 @@ mod tests {
     fn set_layouts_stop_at_max_per_set_descriptors() {
         // The compiler's push-constant surface goes after the last descriptor and must still
         // be a buffer BTI: the driver's count and the compiler's facts agree.
-        let bt = crate::physical::MAX_BUFFER_DESCRIPTORS;
+        let bt = crate::pipeline::MAX_BTI;
         assert_eq!(bt, ferrite_compiler::hw::GEN9.max_buffer_bti);
         let max = crate::physical::MAX_PER_SET_DESCRIPTORS;
         assert!(max > bt);

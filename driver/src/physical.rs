@@ -173,14 +173,22 @@ pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
 pub const MAX_SAMPLER_LOD_BIAS: f32 = 2.0;
 
 /// Buffer descriptors one compute stage (and so one pipeline layout, and one set) may hold:
-/// one binding-table entry each, as many as the compiler's `HwFacts::max_descriptor_btis`
-/// leaves below the push-constant surface.
-pub const MAX_BUFFER_DESCRIPTORS: u32 = crate::pipeline::MAX_BTI;
-/// Descriptors one set layout may hold (maxPerSetDescriptors, the Vulkan 1.1 minimum). A set
-/// is the driver's own memory, so this bounds nothing in the hardware; what one compute stage
-/// reaches is the binding table ([`MAX_BUFFER_DESCRIPTORS`], checked at pipeline-layout
-/// creation over all of the layout's sets).
-pub const MAX_PER_SET_DESCRIPTORS: u32 = 1024;
+/// the first ones take binding-table entries, the rest are reached through the descriptor
+/// table with A64 messages (docs/descriptors.md, "Buffers past the binding table").
+pub const MAX_BUFFER_DESCRIPTORS: u32 = crate::pipeline::MAX_DESCRIPTORS;
+/// Memory objects that may exist at once (maxMemoryAllocationCount). Each is one GEM object,
+/// and i915 hands out GEM handles as positive `int`s (1 .. 2^31 - 1); the simulated kernel's
+/// counter is wider, and the 48-bit GPU address space holds 2^36 pages, so the handle range
+/// is the bound. anv reports 2^32 - 1 without such a bound (docs/limits.md).
+pub const MAX_MEMORY_ALLOCATION_COUNT: u32 = i32::MAX as u32;
+/// Dynamic buffers of one set layout (maxDescriptorSet*BuffersDynamic): the binding table's
+/// count, as before buffers could live past it; far above anv's 16 (docs/limits.md).
+pub const MAX_DYNAMIC_BUFFERS: u32 = crate::pipeline::MAX_BTI;
+/// Descriptors one set layout may hold (maxPerSetDescriptors). A set is the driver's own
+/// memory; what one compute stage reaches is checked at pipeline-layout creation over all of
+/// the layout's sets (`PipelineLayout::new`): as many buffers, and the binding table's
+/// entries for images, texel buffers and samplers.
+pub const MAX_PER_SET_DESCRIPTORS: u32 = crate::pipeline::MAX_DESCRIPTORS;
 /// Typed buffer surfaces address at most 2^27 elements (Width/Height/Depth: 7 + 14 + 6 bits).
 pub const MAX_TEXEL_BUFFER_ELEMENTS: u32 = 1 << 27;
 
@@ -213,7 +221,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_uniform_buffer_range: MAX_BUFFER_RANGE,
         max_storage_buffer_range: MAX_BUFFER_RANGE,
         max_push_constants_size: 128,
-        max_memory_allocation_count: 4096,
+        max_memory_allocation_count: MAX_MEMORY_ALLOCATION_COUNT,
         max_sampler_allocation_count: 4000,
         buffer_image_granularity: 1,
         sparse_address_space_size: 0,
@@ -227,9 +235,9 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_per_stage_resources: MAX_BUFFER_DESCRIPTORS,
         max_descriptor_set_samplers: 96,
         max_descriptor_set_uniform_buffers: MAX_BUFFER_DESCRIPTORS,
-        max_descriptor_set_uniform_buffers_dynamic: MAX_BUFFER_DESCRIPTORS,
+        max_descriptor_set_uniform_buffers_dynamic: MAX_DYNAMIC_BUFFERS,
         max_descriptor_set_storage_buffers: MAX_BUFFER_DESCRIPTORS,
-        max_descriptor_set_storage_buffers_dynamic: MAX_BUFFER_DESCRIPTORS,
+        max_descriptor_set_storage_buffers_dynamic: MAX_DYNAMIC_BUFFERS,
         max_descriptor_set_sampled_images: 96,
         max_descriptor_set_storage_images: 24,
         max_descriptor_set_input_attachments: 4,
@@ -536,7 +544,7 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
             S::PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR => {
                 // A push set is an ordinary set of the layout: the binding table bounds it.
                 (*p.cast::<vk::PhysicalDevicePushDescriptorPropertiesKHR<'_>>())
-                    .max_push_descriptors = MAX_BUFFER_DESCRIPTORS;
+                    .max_push_descriptors = crate::pipeline::MAX_BTI;
             }
             S::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
                 // The same values as VkPhysicalDeviceVulkan11Properties.

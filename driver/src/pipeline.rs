@@ -31,8 +31,9 @@ pub struct ShaderModule {
 
 pub struct PipelineLayout {
     pub sets: Vec<Arc<SetLayout>>,
-    /// First binding-table index of each set.
-    pub set_base: Vec<u32>,
+    /// The descriptor slot of each binding's first element: (first slot, count, set, slot in
+    /// the set), sorted by slot (see [`PipelineLayout::new`]).
+    pub runs: Vec<(u32, u32, usize, u32)>,
     /// Total push-constant bytes (end of the furthest range).
     pub push_size: u32,
 }
@@ -42,17 +43,52 @@ pub struct PipelineLayout {
 /// `HwFacts::max_descriptor_btis`, so both sides agree.
 pub const MAX_BTI: u32 = GEN9.max_descriptor_btis();
 
+/// Descriptors one pipeline layout may hold (maxPerStageResources): storage and uniform
+/// buffers past the binding table are reached through the descriptor table and A64
+/// messages, so only images, texel buffers and samplers are bounded by [`MAX_BTI`]. 65535 is
+/// anv's per-stage storage-buffer count on Gen9 (docs/limits.md).
+pub const MAX_DESCRIPTORS: u32 = 65535;
+
+/// Whether descriptors of type `ty` may live in the descriptor table (past the binding
+/// table): the buffer types, which the compiler can reach with A64 messages.
+pub fn table_capable(ty: vk::DescriptorType) -> bool {
+    matches!(
+        ty,
+        vk::DescriptorType::STORAGE_BUFFER
+            | vk::DescriptorType::UNIFORM_BUFFER
+            | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+            | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+    )
+}
+
 impl PipelineLayout {
+    /// Descriptor slots: first every binding that needs a binding-table entry (images,
+    /// texel buffers, samplers), then the storage and uniform buffers, each group in set
+    /// order and binding order, array elements consecutive. Slots below [`MAX_BTI`] are
+    /// binding-table indices; buffers at higher slots are read through the descriptor table
+    /// (docs/dispatch-contract.md, "Resources").
     pub fn new(sets: Vec<Arc<SetLayout>>, ranges: &[vk::PushConstantRange]) -> Result<Self> {
-        let mut set_base = Vec::new();
+        let mut runs = Vec::new();
         let mut next = 0u32;
-        for s in &sets {
-            set_base.push(next);
-            next += s.slots;
+        for buffers in [false, true] {
+            for (set, l) in sets.iter().enumerate() {
+                for b in &l.bindings {
+                    if table_capable(b.ty) == buffers && b.count > 0 {
+                        runs.push((next, b.count, set, b.first));
+                        next = next.saturating_add(b.count);
+                    }
+                }
+            }
+            if !buffers && next > MAX_BTI {
+                return Err(DriverError::InvalidArgument(format!(
+                    "{next} image, texel-buffer and sampler descriptors exceed the binding \
+                     table ({MAX_BTI})"
+                )));
+            }
         }
-        if next > MAX_BTI {
+        if next > MAX_DESCRIPTORS {
             return Err(DriverError::InvalidArgument(format!(
-                "{next} descriptors exceed maxPerStageResources ({MAX_BTI}, the binding table)"
+                "{next} descriptors exceed maxPerStageResources ({MAX_DESCRIPTORS})"
             )));
         }
         if sets.len() > crate::physical::MAX_BOUND_DESCRIPTOR_SETS as usize {
@@ -63,37 +99,42 @@ impl PipelineLayout {
             )));
         }
         let push_size = ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
+        runs.sort_unstable();
         Ok(PipelineLayout {
             sets,
-            set_base,
+            runs,
             push_size,
         })
     }
 
-    /// The (set, binding) -> BTI map the compiler gets (first element of each binding;
+    /// The (set, binding) -> slot map the compiler gets (first element of each binding;
     /// array elements follow consecutively).
     pub fn binding_slots(&self) -> Vec<BindingSlot> {
         let mut v = Vec::new();
-        for (set, (l, base)) in self.sets.iter().zip(&self.set_base).enumerate() {
+        for (set, l) in self.sets.iter().enumerate() {
             for b in &l.bindings {
-                v.push(BindingSlot {
-                    set: set as u32,
-                    binding: b.binding,
-                    bti: base + b.first,
-                });
+                let run = self
+                    .runs
+                    .iter()
+                    .find(|r| r.2 == set && r.3 == b.first && r.1 == b.count);
+                if let Some(r) = run {
+                    v.push(BindingSlot {
+                        set: set as u32,
+                        binding: b.binding,
+                        bti: r.0,
+                    });
+                }
             }
         }
         v
     }
 
-    /// Which (set, slot) a binding-table index names.
+    /// Which (set, slot in the set) a descriptor slot (a binding-table index below
+    /// [`MAX_BTI`]) names.
     pub fn slot_of_bti(&self, bti: u32) -> Option<(usize, u32)> {
-        let set = self
-            .set_base
-            .iter()
-            .zip(&self.sets)
-            .rposition(|(&base, l)| bti >= base && bti < base + l.slots)?;
-        Some((set, bti - self.set_base[set]))
+        let k = self.runs.partition_point(|r| r.0 <= bti).checked_sub(1)?;
+        let (first, count, set, in_set) = self.runs[k];
+        (bti < first + count).then_some((set, in_set + bti - first))
     }
 }
 
@@ -173,6 +214,7 @@ pub fn serialize_kernel(k: &Kernel) -> Vec<u8> {
         asm,
         ir,
         bindings: _,
+        table_descriptors,
     } = k;
     let mut w = Writer(Vec::new());
     w.bytes(binary);
@@ -205,6 +247,11 @@ pub fn serialize_kernel(k: &Kernel) -> Vec<u8> {
         }
     }
     w.u32(push_bti.unwrap_or(u32::MAX));
+    w.u32(table_descriptors.len() as u32);
+    for &(first, count) in table_descriptors {
+        w.u32(first);
+        w.u32(count);
+    }
     w.bytes(asm.as_bytes());
     w.bytes(ir.as_bytes());
     w.0
@@ -226,6 +273,10 @@ pub fn deserialize_kernel(data: &[u8]) -> Option<Kernel> {
     let ns = r.u32()? as usize;
     let size_btis = (0..ns).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
     let push_bti = Some(r.u32()?).filter(|&b| b != u32::MAX);
+    let nt = r.u32()? as usize;
+    let table_descriptors = (0..nt)
+        .map(|_| Some((r.u32()?, r.u32()?)))
+        .collect::<Option<Vec<_>>>()?;
     let asm = r.string()?;
     let ir = r.string()?;
     if !r.0.is_empty() {
@@ -245,6 +296,7 @@ pub fn deserialize_kernel(data: &[u8]) -> Option<Kernel> {
         uses_barrier: f[7] != 0,
         threads_per_group: f[8],
         btis,
+        table_descriptors,
         stats: Statistics {
             instructions: f[9],
             sends: f[10],
@@ -1146,6 +1198,7 @@ mod tests {
             asm: "mov".into(),
             ir: "ir".into(),
             bindings: Vec::new(),
+            table_descriptors: vec![(251, 4), (300, 1)],
         }
     }
 
@@ -1249,5 +1302,42 @@ mod tests {
         assert_eq!(l.slot_of_bti(2), Some((0, 2)));
         assert_eq!(l.slot_of_bti(3), Some((1, 0)));
         assert_eq!(l.slot_of_bti(4), None);
+    }
+
+    /// Images, texel buffers and samplers take slots before every buffer, so buffers past
+    /// the binding table never push them out of it.
+    #[test]
+    fn layout_puts_binding_table_descriptors_first() {
+        let ssbo = vk::DescriptorType::STORAGE_BUFFER;
+        let s0 = Arc::new(SetLayout::new(vec![(0, ssbo, 300)]).unwrap());
+        let s1 = Arc::new(
+            SetLayout::new(vec![
+                (0, ssbo, 1),
+                (1, vk::DescriptorType::STORAGE_IMAGE, 2),
+            ])
+            .unwrap(),
+        );
+        let l = PipelineLayout::new(vec![s0, s1.clone()], &[]).unwrap();
+        let slots = l.binding_slots();
+        let bti = |set, binding| {
+            slots
+                .iter()
+                .find(|s| s.set == set && s.binding == binding)
+                .unwrap()
+                .bti
+        };
+        assert_eq!((bti(1, 1), bti(0, 0), bti(1, 0)), (0, 2, 302));
+        assert_eq!(l.slot_of_bti(1), Some((1, 2)));
+        assert_eq!(l.slot_of_bti(2), Some((0, 0)));
+        assert_eq!(l.slot_of_bti(301), Some((0, 299)));
+        assert_eq!(l.slot_of_bti(302), Some((1, 0)));
+        assert_eq!(l.slot_of_bti(303), None);
+        let images = Arc::new(
+            SetLayout::new(vec![(0, vk::DescriptorType::SAMPLED_IMAGE, MAX_BTI + 1)]).unwrap(),
+        );
+        assert!(PipelineLayout::new(vec![images], &[]).is_err());
+        let many = Arc::new(SetLayout::new(vec![(0, ssbo, MAX_DESCRIPTORS)]).unwrap());
+        assert!(PipelineLayout::new(vec![many.clone()], &[]).is_ok());
+        assert!(PipelineLayout::new(vec![many, s1], &[]).is_err());
     }
 }

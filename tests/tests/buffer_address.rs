@@ -554,3 +554,150 @@ void main() {
     assert_eq!(got, qwords_to_words(&want), "buffer after the atomics");
     assert_eq!(rets, qwords_to_words(&want_ret), "returned old values");
 }
+
+/// 64-bit atomics on elements of descriptor arrays, on both paths: `a[4]` sits in the binding
+/// table (its elements' addresses come from the CURBE), `t[300]` reaches past it (addresses from
+/// the descriptor table, docs/descriptors.md). Group g adds to `a[g]` (a distinct qword per
+/// invocation, old values returned) and to one element of `t` (two invocations per qword); the
+/// last invocation of each group adds one qword past its element's 128-byte range, which does
+/// nothing and returns 0. Checked against a CPU model.
+#[test]
+fn int64_atomics_on_descriptor_arrays() {
+    const SRC: &str = "#version 450
+#extension GL_EXT_shader_atomic_int64 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0) buffer A { uint64_t v[]; } a[4];
+layout(set = 0, binding = 1) buffer R { uint64_t ret[]; };
+layout(set = 0, binding = 2) buffer T { uint64_t v[]; } t[300];
+void main() {
+    uint g = gl_WorkGroupID.x;
+    uint j = gl_LocalInvocationID.x;
+    uint e = g == 3u ? 299u : g * 125u + 7u;
+    uint64_t x = (uint64_t(j + 1u) << 32) | uint64_t(g + 1u);
+    ret[g * 32u + j] = atomicAdd(a[g].v[j], x);
+    ret[g * 32u + 16u + j] = atomicAdd(t[e].v[j == 15u ? 16u : j & 7u], x);
+}";
+    if is_child() {
+        return;
+    }
+    const ELEMS: [u32; 4] = [7, 132, 257, 299];
+    let mut c = ctx();
+    let code = spirv("atomic64_arrays", Some(SRC));
+    let abuf = c.buffer(4 * 256);
+    let tbuf = c.buffer(300 * 256);
+    let ret = zeroed(&mut c, 2 * 128);
+    let a_init: Vec<u64> = (0..4 * 32).map(|k| 7_000_000 + 3 * k).collect();
+    let t_init: Vec<u64> = (0..300 * 32).map(|k| (k << 20) + 11).collect();
+    c.buf(abuf).write_u32s(&qwords_to_words(&a_init));
+    c.buf(tbuf).write_u32s(&qwords_to_words(&t_init));
+    let ssbo = vk::DescriptorType::STORAGE_BUFFER;
+    let bindings = [
+        ferrite_tests::icd::compute_binding(0, ssbo, 4),
+        ferrite_tests::icd::compute_binding(1, ssbo, 1),
+        ferrite_tests::icd::compute_binding(2, ssbo, 300),
+    ];
+    let info = |buf: usize, i: u64| vk::DescriptorBufferInfo {
+        buffer: c.buf(buf).buffer,
+        offset: 256 * i,
+        range: 128,
+    };
+    let a_infos: Vec<_> = (0..4).map(|i| info(abuf, i)).collect();
+    let t_infos: Vec<_> = (0..300).map(|i| info(tbuf, i)).collect();
+    let r_info = [vk::DescriptorBufferInfo {
+        buffer: c.buf(ret).buffer,
+        offset: 0,
+        range: vk::WHOLE_SIZE,
+    }];
+    // SAFETY: valid create infos and writes on a live device; destroyed below.
+    unsafe {
+        let (set_layout, layout) = ferrite_tests::icd::compute_layout(
+            &c.dev,
+            &bindings,
+            vk::DescriptorSetLayoutCreateFlags::empty(),
+            0,
+        )
+        .unwrap();
+        let pipeline = c.pipeline(&code, layout).expect("vkCreateComputePipelines");
+        let sizes = [vk::DescriptorPoolSize {
+            ty: ssbo,
+            descriptor_count: 305,
+        }];
+        let pool = c
+            .dev
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(1)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .unwrap();
+        let sls = [set_layout];
+        let set = c
+            .dev
+            .allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&sls),
+            )
+            .unwrap()[0];
+        let writes: Vec<_> = [(0, &a_infos[..]), (1, &r_info[..]), (2, &t_infos[..])]
+            .into_iter()
+            .map(|(binding, infos)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(binding)
+                    .descriptor_type(ssbo)
+                    .buffer_info(infos)
+            })
+            .collect();
+        c.dev.update_descriptor_sets(&writes, &[]);
+        c.run(|d, cb| {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
+            d.cmd_dispatch(cb, 4, 1, 1);
+        })
+        .unwrap();
+        c.dev.destroy_descriptor_pool(pool, None);
+        c.dev.destroy_pipeline(pipeline, None);
+        c.dev.destroy_pipeline_layout(layout, None);
+        c.dev.destroy_descriptor_set_layout(set_layout, None);
+    }
+    let got_a = c.buf(abuf).read_u32s(2 * 4 * 32);
+    let got_t = c.buf(tbuf).read_u32s(2 * 300 * 32);
+    let got_ret = c.buf(ret).read_u32s(2 * 128);
+    c.finish();
+    let (mut a, mut t, mut r) = (a_init.clone(), t_init.clone(), vec![0u64; 128]);
+    for g in 0..4u64 {
+        let e = u64::from(ELEMS[g as usize]);
+        for j in 0..16u64 {
+            let x = ((j + 1) << 32) | (g + 1);
+            // a[g].v[j]: element g covers qwords 32g .. 32g + 16.
+            let q = (32 * g + j) as usize;
+            r[(32 * g + j) as usize] = a[q];
+            a[q] += x;
+            if j != 15 {
+                let q = (32 * e + (j & 7)) as usize;
+                t[q] += x;
+            }
+        }
+    }
+    assert_eq!(got_a, qwords_to_words(&a), "a[] after the atomics");
+    assert_eq!(got_t, qwords_to_words(&t), "t[] after the atomics");
+    let got_ret: Vec<u64> = got_ret
+        .chunks(2)
+        .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
+        .collect();
+    for g in 0..4usize {
+        assert_eq!(
+            got_ret[32 * g..32 * g + 16],
+            r[32 * g..32 * g + 16],
+            "group {g}: a[] old values"
+        );
+        assert_eq!(
+            got_ret[32 * g + 31],
+            0,
+            "group {g}: the atomic past t[]'s range returned"
+        );
+    }
+}

@@ -1,6 +1,8 @@
 //! The descriptor limits of docs/limits.md through the loader with validation on the simulated
 //! GPU: the reported limits equal the document's table; a shader with the maximum number of
-//! storage buffers writes each one; a pipeline layout whose highest set index is
+//! storage buffers (an array of maxPerStageDescriptorStorageBuffers) writes each one, and one
+//! with the maximum number of uniform buffers reads each one; 300 separately bound storage
+//! buffers cross from the binding table into the descriptor table; a pipeline layout whose highest set index is
 //! maxBoundDescriptorSets - 1 dispatches; a storage buffer of maxStorageBufferRange bytes is
 //! bound whole and its last dword written (the allocation is anonymous memory that the
 //! simulated kernel maps lazily, so only the touched pages are backed); one descriptor past the
@@ -10,7 +12,11 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_binding, storage_buffer_set};
+use ferrite_tests::icd::{compute_binding, compute_layout, storage_buffer_set};
+
+/// Descriptors in one binding-table row: 251 descriptors fit in the binding table (the
+/// compiler's `HwFacts::max_descriptor_btis`); 300 cross into the descriptor table.
+const ACROSS_THE_TABLE: usize = 300;
 
 fn doc_table() -> Vec<(String, u64)> {
     let text = std::fs::read_to_string(ferrite_tests::icd::workspace_root().join("docs/limits.md"))
@@ -65,13 +71,14 @@ fn reported_limits_match_docs_limits_md() {
     c.finish();
 }
 
-/// `n` = maxPerStageDescriptorStorageBuffers storage buffers, each written; with
-/// `dynamic_push`, the shader also indexes push constants per invocation, so the kernel's
-/// push-constant surface takes the binding-table entry after the last descriptor.
-fn max_storage_buffers(dynamic_push: bool) {
+/// `n` separately bound storage buffers, each written with its own length: the first 251
+/// through the binding table, the rest through the descriptor table; with `dynamic_push`,
+/// the shader also indexes push constants per invocation, so the kernel's push-constant
+/// surface takes the binding-table entry after the last binding-table descriptor.
+fn across_the_binding_table(dynamic_push: bool) {
     let mut c = Ctx::new();
-    let n = limits(&c).max_per_stage_descriptor_storage_buffers as usize;
-    assert!(n > 4, "still the spec's minimum");
+    let n = ACROSS_THE_TABLE;
+    assert!(n <= limits(&c).max_per_stage_descriptor_storage_buffers as usize);
     let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
     src += "layout(push_constant) uniform P { uint v[4]; } pc;\n";
     for i in 0..n {
@@ -115,13 +122,188 @@ fn max_storage_buffers(dynamic_push: bool) {
 }
 
 #[test]
-fn max_storage_buffers_in_one_stage() {
-    max_storage_buffers(false);
+fn storage_buffers_across_the_binding_table() {
+    across_the_binding_table(false);
 }
 
 #[test]
-fn max_storage_buffers_with_the_push_constant_surface() {
-    max_storage_buffers(true);
+fn storage_buffers_across_the_binding_table_with_the_push_constant_surface() {
+    across_the_binding_table(true);
+}
+
+/// A pipeline over one array binding of `n` descriptors of type `ty` (binding 0) and one
+/// storage buffer (binding 1), its set written: element i covers 16 bytes at 64 * i of one
+/// buffer, binding 1 the whole of another. Returns (kernel, array buffer, output buffer) as
+/// handles the caller destroys with `destroy`.
+struct ArrayKernel {
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    pool: vk::DescriptorPool,
+    set: vk::DescriptorSet,
+    array: usize,
+    out: usize,
+}
+
+fn array_kernel(c: &mut Ctx, code: &[u32], ty: vk::DescriptorType, n: u32) -> ArrayKernel {
+    let array = c.buffer(64 * u64::from(n));
+    let out = c.buffer(64);
+    let bindings = [
+        compute_binding(0, ty, n),
+        compute_binding(1, vk::DescriptorType::STORAGE_BUFFER, 1),
+    ];
+    // SAFETY: valid create infos and writes on a live device; destroyed in `destroy`.
+    unsafe {
+        let (set_layout, layout) = compute_layout(
+            &c.dev,
+            &bindings,
+            vk::DescriptorSetLayoutCreateFlags::empty(),
+            0,
+        )
+        .unwrap();
+        let pipeline = c.pipeline(code, layout).expect("vkCreateComputePipelines");
+        let sizes = [
+            vk::DescriptorPoolSize {
+                ty,
+                descriptor_count: n,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: 1,
+            },
+        ];
+        let pool = c
+            .dev
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(1)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .unwrap();
+        let sls = [set_layout];
+        let set = c
+            .dev
+            .allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&sls),
+            )
+            .unwrap()[0];
+        let infos: Vec<vk::DescriptorBufferInfo> = (0..u64::from(n))
+            .map(|i| vk::DescriptorBufferInfo {
+                buffer: c.buf(array).buffer,
+                offset: 64 * i,
+                range: 16,
+            })
+            .collect();
+        let out_info = [vk::DescriptorBufferInfo {
+            buffer: c.buf(out).buffer,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let writes = [
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(0)
+                .descriptor_type(ty)
+                .buffer_info(&infos),
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(1)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&out_info),
+        ];
+        c.dev.update_descriptor_sets(&writes, &[]);
+        ArrayKernel {
+            set_layout,
+            layout,
+            pipeline,
+            pool,
+            set,
+            array,
+            out,
+        }
+    }
+}
+
+impl ArrayKernel {
+    /// Dispatches `groups` x 1 x 1 groups.
+    fn run(&self, c: &Ctx, groups: u32) {
+        c.run(|d, cb| {
+            // SAFETY: recording into a live command buffer with live objects.
+            unsafe {
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    self.layout,
+                    0,
+                    &[self.set],
+                    &[],
+                );
+                d.cmd_dispatch(cb, groups, 1, 1);
+            }
+        })
+        .unwrap();
+    }
+
+    fn destroy(self, c: &Ctx) {
+        // SAFETY: no command buffer using these is pending (`run` waits).
+        unsafe {
+            c.dev.destroy_descriptor_pool(self.pool, None);
+            c.dev.destroy_pipeline(self.pipeline, None);
+            c.dev.destroy_pipeline_layout(self.layout, None);
+            c.dev.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
+/// Groups of the array tests: group g serves elements g, g + GROUPS, ... (an index uniform in
+/// the group, as an array index without NonUniform must be).
+const GROUPS: u32 = 64;
+
+#[test]
+fn max_storage_buffers_in_one_stage() {
+    let mut c = Ctx::new();
+    let max = limits(&c).max_per_stage_descriptor_storage_buffers;
+    assert!(max > 251, "not past the binding table");
+    // The array and the output buffer: `max` storage buffers in all.
+    let n = max - 1;
+    let src = format!(
+        "#version 450\nlayout(local_size_x = 1) in;\n\
+         layout(set = 0, binding = 0) buffer B {{ uint v[]; }} b[{n}];\n\
+         layout(set = 0, binding = 1) buffer O {{ uint v[]; }} o;\n\
+         void main() {{\n\
+             for (uint i = gl_WorkGroupID.x; i < {n}u; i += {GROUPS}u) {{\n\
+                 b[i].v[1] = i * 3u + uint(b[i].v.length()) + b[i].v[0];\n\
+                 b[i].v[7] = 1u;\n\
+             }}\n\
+             atomicAdd(o.v[0], 1u);\n\
+         }}\n"
+    );
+    let code = spirv("max_ssbo_array", Some(&src));
+    let k = array_kernel(&mut c, &code, vk::DescriptorType::STORAGE_BUFFER, n);
+    let seeds: Vec<u32> = (0..16 * n)
+        .map(|w| w.wrapping_mul(2_654_435_761) >> 8)
+        .collect();
+    c.buf(k.array).write_u32s(&seeds);
+    k.run(&c, GROUPS);
+    let words = c.buf(k.array).read_u32s(16 * n as usize);
+    for i in 0..n as usize {
+        let e = &words[16 * i..16 * i + 16];
+        let want_1 = (i as u32 * 3).wrapping_add(4).wrapping_add(seeds[16 * i]);
+        assert_eq!(e[1], want_1, "element {i}: v[1]");
+        // v[7] lies past the 16-byte range: the store is dropped.
+        assert_eq!(
+            &e[2..],
+            &seeds[16 * i + 2..16 * i + 16],
+            "element {i}: outside its range"
+        );
+    }
+    assert_eq!(c.buf(k.out).read_u32s(1)[0], GROUPS);
+    k.destroy(&c);
+    c.finish();
 }
 
 #[test]
@@ -230,28 +412,33 @@ fn one_descriptor_past_the_limit_is_refused() {
     let n = unsafe { h.instance.get_physical_device_properties(pd) }
         .limits
         .max_per_stage_descriptor_storage_buffers;
-    let binding = [compute_binding(
-        0,
-        vk::DescriptorType::STORAGE_BUFFER,
-        n + 1,
-    )];
-    // A set is the driver's own memory (maxPerSetDescriptors, 1024): the layout is made; the
-    // binding table bounds what one stage reaches, so the pipeline layout over it is refused.
+    let binding = [compute_binding(0, vk::DescriptorType::STORAGE_BUFFER, n)];
+    let one = [compute_binding(0, vk::DescriptorType::STORAGE_BUFFER, 1)];
+    // Two sets of n and 1 storage buffers: each set layout is made, the pipeline layout over
+    // both (n + 1 in one stage) is refused.
     // SAFETY: valid create infos on a live device; what is made here is destroyed here.
     unsafe {
-        let set_layout = dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding),
+        let make = |b: &[vk::DescriptorSetLayoutBinding]| {
+            dev.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(b),
                 None,
             )
-            .expect("a set of maxPerStageDescriptorStorageBuffers + 1");
-        let sls = [set_layout];
+            .expect("a set within the limits")
+        };
+        let sls = [make(&binding), make(&one)];
         let r = dev.create_pipeline_layout(
             &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls),
             None,
         );
         assert_eq!(r.err(), Some(vk::Result::ERROR_OUT_OF_HOST_MEMORY));
-        dev.destroy_descriptor_set_layout(set_layout, None);
+        let r = dev.create_pipeline_layout(
+            &vk::PipelineLayoutCreateInfo::default().set_layouts(&sls[..1]),
+            None,
+        );
+        dev.destroy_pipeline_layout(r.expect("maxPerStageDescriptorStorageBuffers"), None);
+        for s in sls {
+            dev.destroy_descriptor_set_layout(s, None);
+        }
     }
     // One descriptor past maxPerSetDescriptors is refused by the set layout itself.
     let mut props = vk::PhysicalDeviceMaintenance3Properties::default();
@@ -260,7 +447,7 @@ fn one_descriptor_past_the_limit_is_refused() {
     // SAFETY: live instance with the extension enabled.
     unsafe { gpdp2.get_physical_device_properties2(pd, &mut p2) };
     let per_set = props.max_per_set_descriptors;
-    assert_eq!(per_set, 1024, "maxPerSetDescriptors");
+    assert_eq!(per_set, n, "maxPerSetDescriptors");
     let binding = [binding[0].descriptor_count(per_set + 1)];
     // SAFETY: valid create info on a live device.
     let r = unsafe {
@@ -277,8 +464,45 @@ fn one_descriptor_past_the_limit_is_refused() {
 #[test]
 fn max_uniform_buffers_in_one_stage() {
     let mut c = Ctx::new();
-    let n = limits(&c).max_per_stage_descriptor_uniform_buffers as usize;
-    assert!(n > 12, "still the spec's minimum");
+    let max = limits(&c).max_per_stage_descriptor_uniform_buffers;
+    assert!(max > 251, "not past the binding table");
+    // The array and the output buffer: `max` descriptors in one stage, as
+    // maxPerStageResources allows.
+    let n = max - 1;
+    let src = format!(
+        "#version 450\nlayout(local_size_x = 1) in;\n\
+         layout(set = 0, binding = 0) uniform U {{ uvec4 v; }} u[{n}];\n\
+         layout(set = 0, binding = 1) buffer O {{ uint v[]; }} o;\n\
+         void main() {{\n\
+             uint s = 0u;\n\
+             for (uint i = gl_WorkGroupID.x; i < {n}u; i += {GROUPS}u) {{\n\
+                 s += u[i].v.y * (i + 1u);\n\
+             }}\n\
+             atomicAdd(o.v[0], s);\n\
+         }}\n"
+    );
+    let code = spirv("max_ubo_array", Some(&src));
+    let k = array_kernel(&mut c, &code, vk::DescriptorType::UNIFORM_BUFFER, n);
+    let mut words = vec![0u32; 16 * n as usize];
+    let mut want = 0u32;
+    for i in 0..n {
+        let v = i.wrapping_mul(2_654_435_761) >> 12;
+        words[16 * i as usize + 1] = v;
+        want = want.wrapping_add(v.wrapping_mul(i + 1));
+    }
+    c.buf(k.array).write_u32s(&words);
+    k.run(&c, GROUPS);
+    assert_eq!(c.buf(k.out).read_u32s(1)[0], want);
+    k.destroy(&c);
+    c.finish();
+}
+
+/// Uniform buffers bound one per binding across the binding table: 299 uniform buffers and
+/// a storage buffer.
+#[test]
+fn uniform_buffers_across_the_binding_table() {
+    let mut c = Ctx::new();
+    let n = ACROSS_THE_TABLE;
     // n - 1 uniform buffers and one storage buffer for the result: n descriptors in all.
     let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
     let mut types = Vec::new();
@@ -410,5 +634,53 @@ fn uniform_buffer_of_the_largest_range() {
     })
     .unwrap();
     assert_eq!(c.buf(o).read_u32s(1)[0], (1 << 20) + 11);
+    c.finish();
+}
+
+/// Many memory objects alive at once: 8192 (twice the spec's minimum maxMemoryAllocationCount),
+/// or 60000 with `FERRITE_LIMITS_FULL=1`; each is written through its mapping and read back
+/// after all exist.
+#[test]
+fn many_memory_allocations_at_once() {
+    let c = Ctx::new();
+    let max = limits(&c).max_memory_allocation_count;
+    let full = std::env::var_os("FERRITE_LIMITS_FULL").is_some_and(|v| v == "1");
+    let n: u32 = if full { 60_000 } else { 8192 };
+    assert!(max >= n, "maxMemoryAllocationCount {max}");
+    let mut mems = Vec::with_capacity(n as usize);
+    // SAFETY: valid allocate infos on a live device; every object is freed below.
+    unsafe {
+        for i in 0..n {
+            let m = c
+                .dev
+                .allocate_memory(
+                    &vk::MemoryAllocateInfo::default()
+                        .allocation_size(4096)
+                        .memory_type_index(c.mem_type),
+                    None,
+                )
+                .unwrap_or_else(|e| panic!("allocation {i} of {n}: {e:?}"));
+            let p = c
+                .dev
+                .map_memory(m, 0, 4096, vk::MemoryMapFlags::empty())
+                .unwrap();
+            p.cast::<u32>().write_volatile(i ^ 0x5A5A_5A5A);
+            c.dev.unmap_memory(m);
+            mems.push(m);
+        }
+        for (i, &m) in mems.iter().enumerate() {
+            let p = c
+                .dev
+                .map_memory(m, 0, 4096, vk::MemoryMapFlags::empty())
+                .unwrap();
+            assert_eq!(
+                p.cast::<u32>().read_volatile(),
+                i as u32 ^ 0x5A5A_5A5A,
+                "allocation {i}"
+            );
+            c.dev.unmap_memory(m);
+            c.dev.free_memory(m, None);
+        }
+    }
     c.finish();
 }

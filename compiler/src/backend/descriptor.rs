@@ -14,12 +14,49 @@
 //!   channels whose index is `m`, and those channels leave the loop (`break`). The loop
 //!   runs once per distinct index in the subgroup; a channel's result is written in the
 //!   iteration that served it.
+//!
+//! Buffers past the binding table (descriptor slots at or above
+//! `HwFacts::max_descriptor_btis`) have no surface: the kernel reads the bound range's GPU
+//! address and size from the descriptor table the driver writes for the dispatch (its
+//! address in the CURBE, `CurbeLayout::TABLE_LO` / `TABLE_HI`), checks in the shader that the
+//! access lies inside the range and runs the access as an A64 message (see
+//! [`Isel::table_access`]). Per-channel addresses need no uniform index, so `NonUniform`
+//! indices need no loop there.
 
 use super::isel::Isel;
 use super::lir::*;
-use super::BackendError;
+use super::{narrow, wide, BackendError};
+use crate::hw::HwFacts;
 use crate::ir::{self, BufIndex, RedOp, Space};
 use ferrite_isa::{CondMod, Opcode, Type};
+
+/// The descriptor slots (first, count) a buffer space reaches when they lie past the binding
+/// table (then the whole array goes through the descriptor table); None for a buffer in
+/// the binding table and for every other space.
+pub(super) fn table_range(space: Space, hw: &HwFacts) -> Option<(u32, u32)> {
+    let (first, count) = match space {
+        Space::Ssbo(b) | Space::Ubo(b) => (b, 1),
+        Space::SsboArray(x) | Space::UboArray(x) => (x.base, x.count),
+        Space::Push | Space::Shared | Space::Local | Space::Global(_) => return None,
+    };
+    (first + count > hw.max_descriptor_btis()).then_some((first, count))
+}
+
+/// The buffer space a memory instruction or `buffer_size` names.
+fn buffer_space(op: &ir::Op) -> Option<Space> {
+    match op {
+        ir::Op::Load { space, .. }
+        | ir::Op::Store { space, .. }
+        | ir::Op::Atomic { space, .. }
+        | ir::Op::BufferSize(space) => Some(*space),
+        _ => None,
+    }
+}
+
+/// The descriptor-table slots an instruction reads (see [`table_range`]).
+pub(super) fn table_access(op: &ir::Op, hw: &HwFacts) -> Option<(u32, u32)> {
+    table_range(buffer_space(op)?, hw)
+}
 
 type Res<T> = Result<T, BackendError>;
 
@@ -97,6 +134,135 @@ impl Isel<'_> {
             b.control(LOp::Endif);
             b.control(LOp::While);
         }
+        Ok(())
+    }
+}
+
+impl Isel<'_> {
+    /// The bound range of a table descriptor, per channel: (GPU address as UQ, size in
+    /// bytes as UD), read from the descriptor table at `16 * slot`. An array index is
+    /// clamped to the array as surface accesses are.
+    fn table_entry(&mut self, space: Space) -> Res<(Opnd, Opnd)> {
+        let (first, count) = table_range(space, self.hw)
+            .ok_or_else(|| BackendError::Internal(format!("{space} is not a table descriptor")))?;
+        let [(rl, bl), (rh, bh)] = self
+            .layout
+            .table_slots()
+            .ok_or_else(|| BackendError::Internal("no descriptor-table address".into()))?;
+        let index = match space {
+            Space::SsboArray(x) | Space::UboArray(x) => Some(self.comp(x.index, 0)?),
+            _ => None,
+        };
+        let w = u32::from(self.w);
+        let mut b = self.b();
+        let slot = b.vreg(Type::UD, 1);
+        match index {
+            Some(idx) => {
+                b.alu2(Opcode::Sel, slot, idx.retype(Type::UD), Opnd::ud(count - 1))
+                    .cmod = CondMod::L;
+                b.alu2(Opcode::Add, slot, slot, Opnd::ud(first));
+            }
+            None => {
+                b.mov(slot, Opnd::ud(first));
+            }
+        }
+        b.alu2(Opcode::Shl, slot, slot, Opnd::ud(4));
+        let entry = b.vreg(Type::UQ, 1);
+        b.mov(wide::lo(entry), Opnd::g(rl, bl, Type::UD, 0));
+        b.mov(wide::hi(entry), Opnd::g(rh, bh, Type::UD, 0));
+        let off = b.vreg(Type::UQ, 1);
+        b.mov(off, slot);
+        b.alu2(Opcode::Add, entry, entry, off);
+        // Dwords 0-1 the address, 2 the size.
+        let words = b.vreg(Type::UD, 3);
+        b.inst(
+            LOp::UntypedRead {
+                surf: Surface::A64,
+                comps: 3,
+                comp_stride: 4 * w,
+            },
+            words,
+            vec![entry],
+        );
+        let base = b.vreg(Type::UQ, 1);
+        b.mov(wide::lo(base), words);
+        b.mov(wide::hi(base), words.offset(4 * w));
+        Ok((base, words.offset(8 * w)))
+    }
+
+    /// Bytes a memory instruction touches per channel.
+    fn access_bytes(&self, op: &ir::Op, dst: Option<ir::Value>) -> u32 {
+        let bytes = |t: ir::Type| u32::from(t.comps) * (u32::from(t.bits) / 8).max(1);
+        match op {
+            ir::Op::Store { value, .. } => bytes(self.func.ty(*value)),
+            ir::Op::Atomic { data, .. } => data
+                .first()
+                .map(|v| bytes(self.func.ty(*v)))
+                .or(dst.map(|d| bytes(self.func.ty(d))))
+                .unwrap_or(4),
+            _ => dst.map_or(4, |d| bytes(self.func.ty(d))),
+        }
+    }
+
+    /// Selects a load, store, atomic or `buffer_size` on a buffer past the binding table.
+    /// The access runs as an A64 message at the bound range's address plus the offset, in
+    /// an `if` over the channels whose whole access lies inside the range (A64 messages are
+    /// not bounds-checked): outside it a load or atomic returns 0 and a store is dropped, as
+    /// a surface access past its surface's end behaves.
+    pub(super) fn table_access(&mut self, i: &ir::Instr) -> Res<()> {
+        let space = buffer_space(&i.op)
+            .ok_or_else(|| BackendError::Internal("table access without a buffer".into()))?;
+        let (base, size) = self.table_entry(space)?;
+        if let ir::Op::BufferSize(_) = i.op {
+            let d = i.dst.expect("buffer_size has a destination");
+            let dst = self.def_reg(d)?;
+            self.b().mov(dst.retype(Type::UD), size);
+            return Ok(());
+        }
+        let offset = match &i.op {
+            ir::Op::Load { offset, .. }
+            | ir::Op::Store { offset, .. }
+            | ir::Op::Atomic { offset, .. } => *offset,
+            _ => {
+                return Err(BackendError::Internal(
+                    "table access without an offset".into(),
+                ))
+            }
+        };
+        let bytes = self.access_bytes(&i.op, i.dst);
+        let off = self.comp(offset, 0)?;
+        let mut b = self.b();
+        // In bounds: offset + bytes <= size, in 64 bits so no offset wraps around.
+        let end = b.vreg(Type::UQ, 1);
+        b.mov(end, off.retype(Type::UD));
+        let addr = b.vreg(Type::UQ, 1);
+        b.alu2(Opcode::Add, addr, base, end);
+        b.alu2(Opcode::Add, end, end, Opnd::imm(Type::UQ, u64::from(bytes)));
+        let size64 = b.vreg(Type::UQ, 1);
+        b.mov(size64, size);
+        b.cmp(CondMod::Le, Opnd::null(Type::UQ), end, size64);
+        b.control(LOp::If).pred = Some(Pred {
+            flag_sub: 0,
+            inverse: false,
+        });
+        self.table_address = Some(addr);
+        let r = self.instr_at_table_address(i);
+        self.table_address = None;
+        r?;
+        if let Some(d) = i.dst {
+            self.b().control(LOp::Else);
+            let t = self.func.ty(d);
+            for c in 0..usize::from(t.comps) {
+                let o = self.dst_comp(d, c);
+                let (o, zero) = if wide::is_wide(t) {
+                    (o.retype(Type::UQ), Opnd::imm(Type::UQ, 0))
+                } else {
+                    (narrow::slot(o).retype(Type::UD), Opnd::ud(0))
+                };
+                self.b().mov(o, zero);
+            }
+        }
+        self.b().control(LOp::Endif);
         Ok(())
     }
 }
@@ -183,6 +349,52 @@ mod tests {
                 let whiles = k.asm.lines().filter(|l| l.contains("while")).count();
                 assert_eq!(whiles, usize::from(nu), "SIMD{simd} nu={nu}:\n{}", k.asm);
             }
+        }
+    }
+
+    /// Buffers past the binding table (slot 251 and up; an array straddling the boundary
+    /// with them) are read through the descriptor table: no binding-table entry, the table's
+    /// address in the CURBE, the runs in `table_descriptors`, and A64 messages guarded by an
+    /// `if` (loads return 0 outside the range: an `else`).
+    #[test]
+    fn buffers_past_the_binding_table_use_the_descriptor_table() {
+        let src = "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:i32 = umod %0, %1
+            %3:i32 = const 4
+            %4:i32 = imul %0, %3
+            %5:i32 = load ssbo[300] %4 align 4
+            %6:i32 = load ssbo.nu[250+%2<3] %4 align 4
+            %7:i32 = buffer_size ssbo[400]
+            %8:i32 = iadd %5, %6
+            %9:i32 = iadd %8, %7
+            %10:i32 = atomic_add ssbo[301] %4, %9
+            store ssbo[0] %4, %10 align 4";
+        let s = parse_shader(src).unwrap();
+        for simd in [8u32, 16, 32] {
+            let opts = BackendOptions {
+                no8: simd != 8,
+                no16: simd != 16,
+                no32: simd != 32,
+                validate: true,
+                ..BackendOptions::gen9()
+            };
+            let k = compile(&s, &opts).unwrap();
+            assert_eq!(k.btis, vec![0], "SIMD{simd}");
+            assert_eq!(
+                k.table_descriptors,
+                vec![(250, 3), (300, 2), (400, 1)],
+                "SIMD{simd}"
+            );
+            assert!(k.layout.table_slots().is_some(), "SIMD{simd}");
+            assert_eq!(k.layout.push_bti, None);
+            // No a0-indexed surface message and no loop: the index is per channel.
+            assert!(!k.asm.contains("a0<0,1,0>UD"), "SIMD{simd}:\n{}", k.asm);
+            assert!(!k.asm.contains("while"), "SIMD{simd}:\n{}", k.asm);
+            let ifs = k.asm.lines().filter(|l| l.contains(" if(")).count();
+            let elses = k.asm.lines().filter(|l| l.contains(" else(")).count();
+            assert!(ifs >= 3 && elses >= 3, "SIMD{simd}:\n{}", k.asm);
         }
     }
 }

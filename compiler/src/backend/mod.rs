@@ -133,7 +133,7 @@ struct Compiled {
     kernel: Kernel,
 }
 
-fn collect_btis(f: &ir::Function) -> Vec<u32> {
+fn collect_btis(f: &ir::Function, hw: &HwFacts) -> Vec<u32> {
     let mut v = Vec::new();
     f.for_each_node(&mut |n| {
         if let ir::Node::Instr(i) = n {
@@ -145,6 +145,8 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
                 _ => None,
             };
             let range = match s {
+                // Buffers past the binding table are read through the descriptor table.
+                Some(s) if descriptor::table_range(s, hw).is_some() => 0..0,
                 Some(ir::Space::Ssbo(b) | ir::Space::Ubo(b)) => b..b + 1,
                 // Any element of a descriptor array indexed at run time may be read.
                 Some(ir::Space::SsboArray(x) | ir::Space::UboArray(x)) => x.base..x.base + x.count,
@@ -178,10 +180,17 @@ fn collect_btis(f: &ir::Function) -> Vec<u32> {
 /// Binding-table indices whose size `buffer_size` asks for, sorted; a storage buffer with a
 /// 64-bit atomic also asks for its size and for its address (the entries tagged
 /// `CurbeLayout::ADDRESS_LO` / `ADDRESS_HI`).
-fn collect_size_btis(f: &ir::Function) -> Vec<u32> {
+fn collect_size_btis(f: &ir::Function, hw: &HwFacts) -> Vec<u32> {
     let mut v = Vec::new();
+    if !collect_table_descriptors(f, hw).is_empty() {
+        v.extend([CurbeLayout::TABLE_LO, CurbeLayout::TABLE_HI]);
+    }
     f.for_each_node(&mut |n| {
         if let ir::Node::Instr(i) = n {
+            if descriptor::table_access(&i.op, hw).is_some() {
+                // Address and size come from the descriptor table.
+                return;
+            }
             if let Some(x) = isel::atomic64_buffers(f, i) {
                 for b in x {
                     for e in [b, b | CurbeLayout::ADDRESS_LO, b | CurbeLayout::ADDRESS_HI] {
@@ -212,6 +221,30 @@ fn collect_size_btis(f: &ir::Function) -> Vec<u32> {
     });
     v.sort_unstable();
     v
+}
+
+/// The descriptor slots the kernel reads through the descriptor table, as sorted disjoint
+/// (first, count) runs (`Kernel::table_descriptors`).
+fn collect_table_descriptors(f: &ir::Function, hw: &HwFacts) -> Vec<(u32, u32)> {
+    let mut runs = Vec::new();
+    f.for_each_node(&mut |n| {
+        if let ir::Node::Instr(i) = n {
+            if let Some(r) = descriptor::table_access(&i.op, hw) {
+                runs.push(r);
+            }
+        }
+    });
+    runs.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for (first, count) in runs {
+        match out.last_mut() {
+            Some(last) if first <= last.0 + last.1 => {
+                last.1 = last.1.max(first + count - last.0);
+            }
+            _ => out.push((first, count)),
+        }
+    }
+    out
 }
 
 /// Whether a push-constant load has an offset that is not a constant (then the kernel
@@ -267,7 +300,7 @@ fn compile_one(
     may_spill: bool,
 ) -> Result<Compiled, BackendError> {
     let t0 = Instant::now();
-    let btis = collect_btis(&shader.func);
+    let btis = collect_btis(&shader.func, &opts.hw);
     let push_bti = has_dynamic_push_load(&shader.func).then(|| btis.last().map_or(0, |m| m + 1));
     if push_bti.is_some_and(|b| b > opts.hw.max_buffer_bti) {
         return Err(BackendError::Unsupported(
@@ -276,7 +309,7 @@ fn compile_one(
     }
     let layout = CurbeLayout {
         push_regs: shader.push_size.div_ceil(32) as u8,
-        size_btis: collect_size_btis(&shader.func),
+        size_btis: collect_size_btis(&shader.func, &opts.hw),
         push_bti,
     };
     if layout.first_free() as u32 + 8 > u32::from(opts.hw.eot_payload_grf) {
@@ -373,6 +406,7 @@ fn compile_one(
             scratch_size,
             uses_barrier,
             btis,
+            table_descriptors: collect_table_descriptors(&shader.func, &opts.hw),
             threads_per_group: total.div_ceil(simd),
             stats,
             // Filled only when someone asks (see `compile_text` and `with_asm`): decoding and

@@ -107,7 +107,7 @@ pub struct Ctx {
     pub dev: ash::Device,
     pub queue: vk::Queue,
     pub cmd_pool: vk::CommandPool,
-    mem_type: u32,
+    pub mem_type: u32,
     buffers: Vec<Buffer>,
     kernels: Vec<Kernel>,
     /// Flags of the compute pipelines `kernel_with` creates.

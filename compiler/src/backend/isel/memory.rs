@@ -5,6 +5,9 @@ use super::*;
 
 impl Isel<'_> {
     pub(super) fn surface(&self, s: Space) -> Res<Surface> {
+        if self.table_address.is_some() {
+            return Ok(Surface::A64);
+        }
         match s {
             Space::Ssbo(b) | Space::Ubo(b) if b <= self.hw.max_buffer_bti => {
                 Ok(Surface::Bti(b as u8))
@@ -32,6 +35,9 @@ impl Isel<'_> {
     /// lane's private block in scratch: (R0.5 & ~0x3FF) + lane * local_size + offset
     /// (General-State-relative, as stateless A32 messages take it).
     pub(super) fn address(&mut self, space: Space, offset: ir::Value) -> Res<Opnd> {
+        if let Some(a) = self.table_address {
+            return Ok(a);
+        }
         if let Space::Global(base) = space {
             // base + sext(offset), one UQ per lane (the A64 messages' address).
             let base = self.comp(base, 0)?;

@@ -41,6 +41,9 @@ pub struct Isel<'a> {
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
+    /// The A64 address of a buffer access past the binding table being selected (see
+    /// `descriptor::table_access`).
+    pub(super) table_address: Option<Opnd>,
     /// Set while a uniform instruction is selected (see `uniform_alu`): the builder emits
     /// at exec size 1 with `WE_all`.
     scalar: bool,
@@ -190,6 +193,7 @@ impl<'a> Isel<'a> {
             lane: None,
             uses_barrier: false,
             indexed_surface: None,
+            table_address: None,
             scalar: false,
             no_uniform: false,
             alu_uses_only: alu_uses_only(&shader.func),
@@ -431,12 +435,20 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
+    /// Selects `i` at the A64 address `table_address` holds (`descriptor::table_access`).
+    pub(super) fn instr_at_table_address(&mut self, i: &ir::Instr) -> Res<()> {
+        self.instr(i)
+    }
+
     fn instr(&mut self, i: &ir::Instr) -> Res<()> {
         let w = self.w as u32;
+        if self.table_address.is_none() && descriptor::table_access(&i.op, self.hw).is_some() {
+            return self.table_access(i);
+        }
         // A 64-bit atomic on a descriptor-array element needs no uniform index: it is an A64
         // message on a per-channel address (`buffer_atomic64`).
         let wide_atomic = atomic64_buffers(self.func, i).is_some();
-        if self.indexed_surface.is_none() && !wide_atomic {
+        if self.indexed_surface.is_none() && self.table_address.is_none() && !wide_atomic {
             if let Some(x) = descriptor::indexed_space(&i.op) {
                 return self.indexed_access(i, x);
             }
@@ -630,7 +642,10 @@ impl<'a> Isel<'a> {
             } => {
                 let qword = data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
                     || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
-                if qword && matches!(space, Space::Ssbo(_) | Space::SsboArray(_)) {
+                if qword
+                    && self.table_address.is_none()
+                    && matches!(space, Space::Ssbo(_) | Space::SsboArray(_))
+                {
                     return self.buffer_atomic64(i.dst, *op, *space, *offset, data);
                 }
                 let surf = self.surface(*space)?;
