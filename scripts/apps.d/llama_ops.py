@@ -15,7 +15,8 @@ import subprocess
 import sys
 import time
 
-CASE = re.compile(r"^  ([A-Z_0-9]+)\((.*)\): (.*)$")
+# A case's verdict line; a failing case's line starts with its error ("[OP] ERR = ... > ...").
+CASE = re.compile(r"^(\[[A-Z_0-9]+\] .*?)?\s+([A-Z][A-Z_0-9]*)\((.*)\): (.*)$")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -48,7 +49,7 @@ def run_op(exe, log_dir, op, params, timeout):
         m = CASE.match(line)
         if not m:
             continue
-        verdict = m.group(3)
+        error, name, params, verdict = m.groups()
         if verdict.startswith("not supported"):
             row["unsupported"] += 1
         elif verdict.rstrip().endswith("OK"):
@@ -56,7 +57,7 @@ def run_op(exe, log_dir, op, params, timeout):
         elif verdict.rstrip().endswith("FAIL"):
             row["fail"] += 1
             if not row["first_fail"]:
-                row["first_fail"] = f"{m.group(1)}({m.group(2)}): {verdict.strip()}"[:300]
+                row["first_fail"] = f"{name}({params}): {(error or verdict).strip()}"[:300]
     if row["ok"] + row["fail"] + row["unsupported"] == 0 and not row["first_fail"]:
         # Nothing ran: the back end did not come up, or the process died; keep its last words.
         tail = [l for l in text.splitlines() if l.strip()][-3:]
