@@ -2,8 +2,9 @@
 //! (simulated DrmDevice, EXECBUFFER2, GPGPU_WALKER), single-threaded and on every core, against
 //! a plain Rust loop doing the same lane arithmetic in the same run.
 //!
-//! `cargo run --release -p ferrite-kernel-iface --example sim_bench [groups] [iterations]`
-//! (or `scripts/sim-bench`).
+//! `cargo run --release -p ferrite-kernel-iface --example sim_bench [groups] [iterations] [mem]`
+//! (or `scripts/sim-bench`); `mem` runs a read-add-write loop through the data port instead
+//! of the ALU loop (the baseline line still times the ALU loop in Rust).
 
 #[path = "../tests/gpu_common/mod.rs"]
 mod gpu_common;
@@ -34,6 +35,24 @@ add(16) g24<1>UD g24<8,8,1>UD 0x00000001UD {{ align1 1H }};
 cmp.l.f0.0(16) null<1>UD g24<8,8,1>UD g1.1<0,1,0>UD {{ align1 1H }};
 (+f0.0) while(16) JIP: LOOP {{ align1 1H }};
 sends(16) nullUD g10UD g20UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+{EOT}"
+    )
+}
+
+/// Data-port variant (`mem` argument): per iteration every lane reads its dword (untyped
+/// surface read, BTI 1), adds one and writes it back, so the data port's per-lane address
+/// checks and memory look-ups dominate. Each lane ends with `iterations` in its dword.
+fn memory_kernel() -> String {
+    format!(
+        "{LINEAR16}
+mov(16) g24<1>UD 0x00000000UD {{ align1 1H }};
+LOOP:
+send(16) g20<1>UD g10<8,8,1>UD 0x04205e01 dp data 1 MsgDesc: untyped read {{ align1 1H }};
+add(16) g20<1>UD g20<8,8,1>UD 0x00000001UD {{ align1 1H }};
+sends(16) nullUD g10UD g20UD 0x04025e01 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+add(16) g24<1>UD g24<8,8,1>UD 0x00000001UD {{ align1 1H }};
+cmp.l.f0.0(16) null<1>UD g24<8,8,1>UD g1.1<0,1,0>UD {{ align1 1H }};
+(+f0.0) while(16) JIP: LOOP {{ align1 1H }};
 {EOT}"
     )
 }
@@ -75,6 +94,7 @@ fn cpu_seconds() -> f64 {
 }
 
 fn main() {
+    let memory = std::env::args().any(|a| a == "mem");
     let args: Vec<u32> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -85,7 +105,7 @@ fn main() {
     let cores = std::thread::available_parallelism()
         .map(|c| c.get())
         .unwrap_or(1);
-    let asm = kernel();
+    let asm = if memory { memory_kernel() } else { kernel() };
 
     let t = Instant::now();
     let want = baseline(n, iters);
@@ -118,14 +138,25 @@ fn main() {
         let cpu = cpu_seconds() - c;
         assert_eq!(outcome, Outcome::Ok, "the benchmark kernel ran");
         let out = g.read_u32s(data[0], 0, n);
-        let mismatches = out
-            .iter()
-            .zip(&want)
-            .filter(|(o, w)| **o != w.to_bits())
-            .count();
+        let mismatches = if memory {
+            out.iter().filter(|&&o| o != iters).count()
+        } else {
+            out.iter()
+                .zip(&want)
+                .filter(|(o, w)| **o != w.to_bits())
+                .count()
+        };
         let s = g.sim.stats();
         let lanes = s.lane_instructions.load(Ordering::Relaxed);
         let insts = s.instructions.load(Ordering::Relaxed);
+        if memory {
+            // Two messages of 16 lanes per iteration and lane group.
+            let lane_accesses = 2.0 * n as f64 * iters as f64;
+            println!(
+                "data port, {host_threads} host thread(s): {:.1} M lane-accesses per CPU-second",
+                lane_accesses / cpu.max(0.01) / 1e6
+            );
+        }
         println!(
             "simulated GPU, {host_threads} host thread(s): {:.1} M lane-instr/s wall, {:.1} M per CPU-second ({:.1} M instr/s wall; {lanes} lane-instructions in {secs:.3} s wall, {cpu:.2} s CPU; {:.2}x the baseline; {mismatches} results differ from the baseline)",
             lanes as f64 / secs / 1e6,

@@ -12,7 +12,7 @@ use crate::genxml::{
     buffer_surface_elements, BindingTableState, RenderSurfaceState, SURFTYPE_BUFFER, SURFTYPE_NULL,
 };
 use crate::gpu::eu::{MessagePort, SendOutcome};
-use crate::gpu::memory::GpuMemory;
+use crate::gpu::memory::{GpuMemory, Span};
 use crate::gpu::surface::{ImageKind, ImageSurface, SURFTYPE_1D, SURFTYPE_CUBE};
 use ferrite_isa::surface_format::SurfaceFormat;
 
@@ -108,6 +108,68 @@ pub struct Port<'a> {
     pub slm: &'a mut [u8],
     /// Messages executed (statistics).
     pub messages: u64,
+    /// The object the last memory access went to: lanes of a message, and the messages of
+    /// one thread, mostly touch the same buffer, so most accesses skip the search over the
+    /// job's objects. Only accesses wholly inside it take this path; everything else (crossing
+    /// an object's end, unbacked addresses and so the scratch page or a `simstrict` fault)
+    /// goes through [`GpuMemory`] as before.
+    span: Option<Span<'a>>,
+}
+
+impl<'a> Port<'a> {
+    pub fn new(
+        mem: &'a GpuMemory,
+        surfaces: &'a SurfaceContext,
+        cache: &'a mut [Option<Surface>; 253],
+        slm: &'a mut [u8],
+    ) -> Port<'a> {
+        Port {
+            mem,
+            surfaces,
+            cache,
+            slm,
+            messages: 0,
+            span: None,
+        }
+    }
+
+    /// The cached or newly looked-up object that holds all of `[address, address + len)`.
+    fn span_for(&mut self, address: u64, len: usize) -> Option<Span<'a>> {
+        if let Some(s) = self.span {
+            if s.covers(address, len) {
+                return Some(s);
+            }
+        }
+        let mem: &'a GpuMemory = self.mem;
+        let s = mem.span_at(address)?;
+        if !s.covers(address, len) {
+            return None;
+        }
+        self.span = Some(s);
+        Some(s)
+    }
+
+    /// Reads GPU memory at `address` (PPGTT semantics, see [`GpuMemory::read`]).
+    fn mem_read(&mut self, address: u64, out: &mut [u8]) -> Result<(), String> {
+        match self.span_for(address, out.len()) {
+            Some(s) => {
+                s.read(address, out);
+                Ok(())
+            }
+            None => self.mem.read(address, out).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Writes GPU memory at `address` (PPGTT semantics, see [`GpuMemory::write`]).
+    fn mem_write(&mut self, address: u64, data: &[u8]) -> Result<(), String> {
+        match self.span_for(address, data.len()) {
+            Some(s) => {
+                s.write(address, data);
+                Ok(())
+            }
+            None => self.mem.write(address, data).map_err(|e| e.to_string()),
+        }
+    }
 }
 
 fn rd32(b: &[u8], i: usize) -> u32 {
@@ -231,6 +293,47 @@ fn atomic_operands(op: u32, float: bool) -> usize {
     }
 }
 
+/// How a message's offsets become addresses: its binding-table entry, resolved once per
+/// message (the surface cannot change while the message runs).
+#[derive(Clone, Copy)]
+enum Addressing {
+    /// Shared local memory of this many bytes.
+    Slm(usize),
+    /// NULL surface.
+    Null,
+    /// A32 offsets from `base`, not bounds-checked.
+    Stateless(u64),
+    /// A buffer of `size` bytes at `base`, checked at dword granularity.
+    Buffer { base: u64, size: u64 },
+}
+
+impl Addressing {
+    /// Maps byte offset `off` of a `len`-byte access (checked at dword granularity).
+    fn target(self, off: u32, len: u32) -> Target {
+        match self {
+            Addressing::Slm(slm_len) => {
+                let first = (off & !3) as usize;
+                let last = ((off + len - 1) | 3) as usize;
+                if last < slm_len && first <= last {
+                    Target::Slm(off as usize)
+                } else {
+                    Target::Oob
+                }
+            }
+            Addressing::Null => Target::Oob,
+            Addressing::Stateless(base) => Target::Mem(base.wrapping_add(off as u64)),
+            Addressing::Buffer { base, size } => {
+                let last_dword_end = ((off as u64 + len as u64 - 1) | 3) + 1;
+                if last_dword_end <= size {
+                    Target::Mem(base + off as u64)
+                } else {
+                    Target::Oob
+                }
+            }
+        }
+    }
+}
+
 /// Where a lane's access goes after addressing and bounds checks.
 enum Target {
     Mem(u64),
@@ -257,39 +360,49 @@ impl Port<'_> {
         }
     }
 
-    /// Maps byte offset `off` of a `len`-byte access (checked at dword granularity).
-    fn target(&mut self, bti: u32, off: u32, len: u32) -> Result<Target, String> {
+    /// How BTI `bti`'s offsets map to memory (an error for image surfaces).
+    fn addressing(&mut self, bti: u32) -> Result<Addressing, String> {
         if bti == BTI_SLM {
-            let first = (off & !3) as usize;
-            let last = ((off + len - 1) | 3) as usize;
-            return Ok(if last < self.slm.len() && first <= last {
-                Target::Slm(off as usize)
-            } else {
-                Target::Oob
-            });
+            return Ok(Addressing::Slm(self.slm.len()));
         }
         Ok(match self.surface(bti)? {
-            Surface::Null => Target::Oob,
-            Surface::Stateless { base } => Target::Mem(base.wrapping_add(off as u64)),
+            Surface::Null => Addressing::Null,
+            Surface::Stateless { base } => Addressing::Stateless(base),
             Surface::Image(_) => {
                 return Err(format!(
                     "BTI {bti}: untyped/scattered message to an image surface"
                 ))
             }
-            Surface::Buffer { base, size, .. } => {
-                let last_dword_end = ((off as u64 + len as u64 - 1) | 3) + 1;
-                if last_dword_end <= size {
-                    Target::Mem(base + off as u64)
-                } else {
-                    Target::Oob
-                }
-            }
+            Surface::Buffer { base, size, .. } => Addressing::Buffer { base, size },
         })
+    }
+
+    /// [`Port::addressing`] of `bti`, resolved on a message's first enabled lane and kept
+    /// in `slot` for the others (a message with no enabled lane resolves nothing, so it
+    /// reports no error either).
+    fn addressing_once(
+        &mut self,
+        slot: &mut Option<Addressing>,
+        bti: u32,
+    ) -> Result<Addressing, String> {
+        match *slot {
+            Some(a) => Ok(a),
+            None => {
+                let a = self.addressing(bti)?;
+                *slot = Some(a);
+                Ok(a)
+            }
+        }
+    }
+
+    /// Maps byte offset `off` of a `len`-byte access (checked at dword granularity).
+    fn target(&mut self, bti: u32, off: u32, len: u32) -> Result<Target, String> {
+        Ok(self.addressing(bti)?.target(off, len))
     }
 
     fn load(&mut self, t: &Target, out: &mut [u8]) -> Result<(), String> {
         match *t {
-            Target::Mem(a) => self.mem.read(a, out).map_err(|e| e.to_string()),
+            Target::Mem(a) => self.mem_read(a, out),
             Target::Slm(o) => {
                 out.copy_from_slice(&self.slm[o..o + out.len()]);
                 Ok(())
@@ -303,7 +416,7 @@ impl Port<'_> {
 
     fn store(&mut self, t: &Target, data: &[u8]) -> Result<(), String> {
         match *t {
-            Target::Mem(a) => self.mem.write(a, data).map_err(|e| e.to_string()),
+            Target::Mem(a) => self.mem_write(a, data),
             Target::Slm(o) => {
                 self.slm[o..o + data.len()].copy_from_slice(data);
                 Ok(())
@@ -358,6 +471,7 @@ impl Port<'_> {
         if !write && response.len() < n_channels * blocks as usize * 32 {
             return Err("untyped read: response shorter than the enabled channels".into());
         }
+        let mut addressing = None;
         for l in Self::lanes(simd, exec_mask) {
             for k in 0..n_channels {
                 let t = if a64 {
@@ -367,7 +481,7 @@ impl Port<'_> {
                     Target::Mem(a + 4 * k as u64)
                 } else {
                     let off = rd32(payload, 4 * l).wrapping_add(4 * k as u32);
-                    self.target(bti, off, 4)?
+                    self.addressing_once(&mut addressing, bti)?.target(off, 4)
                 };
                 let data_at = (addr_regs + k * blocks as usize) * 32 + 4 * l;
                 if write {
@@ -412,6 +526,7 @@ impl Port<'_> {
         if ret && response.len() < data_regs * 32 {
             return Err("untyped atomic: response too short".into());
         }
+        let mut addressing = None;
         for l in Self::lanes(simd, exec_mask) {
             let operand = |k: usize| -> u64 {
                 let at = (addr_regs + k * data_regs) * 32 + dsize * l;
@@ -430,7 +545,8 @@ impl Port<'_> {
                     payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
                 ))
             } else {
-                self.target(bti, rd32(payload, 4 * l), dsize as u32)?
+                self.addressing_once(&mut addressing, bti)?
+                    .target(rd32(payload, 4 * l), dsize as u32)
             };
             let data = match (float, wide) {
                 (true, _) => AtomicData::Float32,
@@ -483,13 +599,15 @@ impl Port<'_> {
         if !write && response.len() < data_regs * 32 {
             return Err("scattered read: response too short".into());
         }
+        let mut addressing = None;
         for l in Self::lanes(simd, exec_mask) {
             let t = if a64 {
                 Target::Mem(u64::from_le_bytes(
                     payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
                 ))
             } else {
-                self.target(bti, rd32(payload, 4 * l), size as u32)?
+                self.addressing_once(&mut addressing, bti)?
+                    .target(rd32(payload, 4 * l), size as u32)
             };
             if write {
                 let at = addr_regs * 32 + slot * l;
@@ -711,7 +829,7 @@ impl Port<'_> {
                     let texel = match addr {
                         Some(a) => {
                             let mut raw = [0u8; 16];
-                            self.mem.read(a, &mut raw[..n]).map_err(|e| e.to_string())?;
+                            self.mem_read(a, &mut raw[..n])?;
                             fmt.decode(&raw)
                         }
                         None => [0; 4],
@@ -727,14 +845,14 @@ impl Port<'_> {
                     let partial = stored.clone().any(|c| !channels.contains(&(c as usize)));
                     let mut texel = [0u32; 4];
                     if partial {
-                        self.mem.read(a, &mut raw[..n]).map_err(|e| e.to_string())?;
+                        self.mem_read(a, &mut raw[..n])?;
                         texel = fmt.decode(&raw);
                     }
                     for (k, &ch) in channels.iter().enumerate() {
                         texel[ch] = rd32(payload, (coords + k) * 32 + 4 * l);
                     }
                     fmt.encode(texel, &mut raw);
-                    self.mem.write(a, &raw[..n]).map_err(|e| e.to_string())?;
+                    self.mem_write(a, &raw[..n])?;
                 }
                 _ => {
                     let a0 = if regs > coords {
@@ -930,6 +1048,81 @@ impl MessagePort for Port<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::{BoMemory, ExecObject};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// Two adjacent one-page objects at 0x10000 and 0x11000, unbacked from 0x12000; every
+    /// byte holds the low byte of its address plus `tag`.
+    fn two_objects(strict: bool) -> GpuMemory {
+        let objs: Vec<ExecObject> = [0x10000u64, 0x11000]
+            .iter()
+            .enumerate()
+            .map(|(i, &address)| {
+                let bo = BoMemory::new(4096, Arc::new(AtomicUsize::new(0))).expect("mmap");
+                let bytes: Vec<u8> = (0..4096u64)
+                    .map(|o| ((address + o) as u8).wrapping_add(i as u8 * 0x40))
+                    .collect();
+                assert!(bo.write(0, &bytes));
+                ExecObject {
+                    handle: i as u32 + 1,
+                    address,
+                    size: 4096,
+                    flags: 0,
+                    memory: Arc::new(bo),
+                }
+            })
+            .collect();
+        GpuMemory::new(&objs, GpuMemory::new_scratch_page(), strict)
+    }
+
+    fn context() -> SurfaceContext {
+        SurfaceContext {
+            surface_state_base: 0,
+            binding_table: 0,
+            general_state_base: 0,
+            dynamic_state_base: 0,
+            sampler_state_pointer: 0,
+        }
+    }
+
+    #[test]
+    fn cached_object_gives_what_gpu_memory_gives_across_object_ends() {
+        for strict in [false, true] {
+            let mem = two_objects(strict);
+            let ctx = context();
+            let mut cache = [None; 253];
+            let mut port = Port::new(&mem, &ctx, &mut cache, &mut []);
+            // Each access runs after the previous one left its object in the cache: inside
+            // the first object, across into the second, inside the second, across its end
+            // into unbacked space, and back.
+            for (address, len) in [
+                (0x10010u64, 4usize),
+                (0x10ffe, 4),
+                (0x11004, 4),
+                (0x11ffc, 8),
+                (0x12000, 4),
+                (0x10ff8, 16),
+            ] {
+                let mut via_port = vec![0u8; len];
+                let mut direct = vec![0u8; len];
+                let got = port.mem_read(address, &mut via_port);
+                let want = mem.read(address, &mut direct).map_err(|e| e.to_string());
+                assert_eq!(got, want, "read of {len} at {address:#x}, strict {strict}");
+                assert_eq!(via_port, direct, "bytes at {address:#x}, strict {strict}");
+                let data: Vec<u8> = (0..len as u8).map(|b| b ^ 0xA5).collect();
+                let got = port.mem_write(address, &data);
+                let want = mem.write(address, &data).map_err(|e| e.to_string());
+                assert_eq!(got, want, "write of {len} at {address:#x}, strict {strict}");
+            }
+            // A strict fault names the first unbacked byte, as GpuMemory's does.
+            let mut b = [0u8; 8];
+            match port.mem_read(0x11ffc, &mut b) {
+                Err(e) => assert!(strict && e.contains("0x12000"), "{e}"),
+                Ok(()) => assert!(!strict, "strict mode let an unbacked read through"),
+            }
+        }
+    }
 
     #[test]
     fn atomic_ops_follow_the_table() {

@@ -304,13 +304,7 @@ pub fn run_walker(
                         finished += 1;
                         continue;
                     }
-                    let mut port = Port {
-                        mem,
-                        surfaces: &p.surfaces,
-                        cache: &mut cache,
-                        slm: &mut slm,
-                        messages: 0,
-                    };
+                    let mut port = Port::new(mem, &p.surfaces, &mut cache, &mut slm);
                     // A bug in the simulator must not take the host process down: it
                     // becomes a hang of this dispatch.
                     let status = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -41,6 +41,38 @@ struct Range {
     memory: Arc<BoMemory>,
 }
 
+/// A bound object's backed address range `[start, end)`, as [`GpuMemory::span_at`] gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct Span<'m> {
+    pub start: u64,
+    pub end: u64,
+    pub memory: &'m BoMemory,
+}
+
+impl Span<'_> {
+    /// Whether `[address, address + len)` lies wholly inside the span: such an access is one
+    /// copy from or to the object, exactly what [`GpuMemory::read`]/[`GpuMemory::write`] do
+    /// for it after their look-up.
+    pub fn covers(&self, address: u64, len: usize) -> bool {
+        address >= self.start
+            && address
+                .checked_add(len as u64)
+                .is_some_and(|end| end <= self.end)
+    }
+
+    /// Copies `out.len()` bytes at `address` (which [`Span::covers`]).
+    pub fn read(&self, address: u64, out: &mut [u8]) {
+        let ok = self.memory.read(address - self.start, out);
+        debug_assert!(ok, "span read outside its object");
+    }
+
+    /// Copies `data` to `address` (which [`Span::covers`]).
+    pub fn write(&self, address: u64, data: &[u8]) {
+        let ok = self.memory.write(address - self.start, data);
+        debug_assert!(ok, "span write outside its object");
+    }
+}
+
 const STRIPES: usize = 64;
 
 /// Memory of one job, shared by the command streamer and every EU thread.
@@ -104,6 +136,16 @@ impl GpuMemory {
     /// The object bound at `address` and the offset in it (strict: no scratch page).
     pub fn object_at(&self, address: u64) -> Option<(&Arc<BoMemory>, u64)> {
         self.find(address).map(|r| (&r.memory, address - r.start))
+    }
+
+    /// The bound object whose range holds `address`, for callers that keep the last object
+    /// they touched (the data port does, per EU thread run).
+    pub fn span_at(&self, address: u64) -> Option<Span<'_>> {
+        self.find(address).map(|r| Span {
+            start: r.start,
+            end: r.end,
+            memory: &r.memory,
+        })
     }
 
     /// Splits `[address, address + len)` into pieces that each lie in one object or in

@@ -67,13 +67,7 @@ impl Bed {
     fn send(&self, sfid: u8, desc: u32, exec_mask: u32, payload: &[u8], rlen: usize) -> Vec<u8> {
         let mut cache = [None; 253];
         let mut slm = [];
-        let mut port = Port {
-            mem: &self.mem,
-            surfaces: &self.ctx,
-            cache: &mut cache,
-            slm: &mut slm,
-            messages: 0,
-        };
+        let mut port = Port::new(&self.mem, &self.ctx, &mut cache, &mut slm);
         let mut resp = vec![0u8; rlen * 32];
         port.send(sfid, desc, sfid as u32, 8, exec_mask, payload, &mut resp)
             .unwrap_or_else(|e| panic!("send {desc:#010x}: {e}"));
@@ -713,13 +707,7 @@ fn typed_read_of_an_unreadable_format_is_an_error() {
     let bed = Bed::new(layout.size);
     bed.write_dwords(SS, &case.surface_state(&layout).to_dwords());
     let mut cache = [None; 253];
-    let mut port = Port {
-        mem: &bed.mem,
-        surfaces: &bed.ctx,
-        cache: &mut cache,
-        slm: &mut [],
-        messages: 0,
-    };
+    let mut port = Port::new(&bed.mem, &bed.ctx, &mut cache, &mut []);
     let payload = [0u8; 64];
     let mut resp = [0u8; 32];
     let rdesc = (2 << 25) | (1 << 20) | (0x05 << 14) | (1 << 12) | (0xE << 8);
