@@ -538,6 +538,11 @@ fn build_dst(p: &POperand, mode: AccessMode) -> Result<Dst> {
     if Region::hstride_hw(hstride).is_none() {
         return Err(perr(p, "bad destination stride"));
     }
+    // In Align16 the destination's horizontal stride must be 1 (docs/gen9.md §2.8 Regions, rule 10);
+    // the disassembler prints every Align16 destination as <1>.
+    if mode == AccessMode::Align16 && hstride != 1 {
+        return Err(perr(p, "an Align16 destination's stride must be <1>"));
+    }
     let addr = match p.reg.ok_or_else(|| perr(p, "expected a register"))? {
         PReg::Direct(reg) => {
             let subnr = match mode {

@@ -102,6 +102,10 @@ fn malformed_assembly_reports_line_and_column() {
     assert!(m.contains("';'") || m.contains("compact"), "{m}");
     let (l, c, _) = asm_err("/* unterminated");
     assert_eq!((l, c), (1, 1));
+    // Found by scripts/isa-fuzz: an Align16 destination stride other than <1> assembled, but
+    // the disassembly (always <1>) did not assemble to the same bytes.
+    let (_, _, m) = asm_err("add(8) g7<0>F -g6<4>.xyxyF g6<4>.zwzwF { align16 1Q };");
+    assert!(m.contains("Align16 destination"), "{m}");
 }
 
 #[test]
