@@ -546,6 +546,33 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 (*p.cast::<vk::PhysicalDevicePushDescriptorPropertiesKHR<'_>>())
                     .max_push_descriptors = crate::pipeline::MAX_BTI;
             }
+            // The Vulkan 1.1 structures that VkPhysicalDeviceVulkan11Properties gathers answer
+            // with its values (identifiers, multiview, point clipping, protected memory).
+            S::PHYSICAL_DEVICE_ID_PROPERTIES => {
+                let v = vulkan11_properties(adapter, std::ptr::null_mut());
+                let out = &mut *p.cast::<vk::PhysicalDeviceIDProperties<'_>>();
+                out.device_uuid = v.device_uuid;
+                out.driver_uuid = v.driver_uuid;
+                out.device_luid = v.device_luid;
+                out.device_node_mask = v.device_node_mask;
+                out.device_luid_valid = v.device_luid_valid;
+            }
+            S::PHYSICAL_DEVICE_MULTIVIEW_PROPERTIES => {
+                let v = vulkan11_properties(adapter, std::ptr::null_mut());
+                let out = &mut *p.cast::<vk::PhysicalDeviceMultiviewProperties<'_>>();
+                out.max_multiview_view_count = v.max_multiview_view_count;
+                out.max_multiview_instance_index = v.max_multiview_instance_index;
+            }
+            S::PHYSICAL_DEVICE_POINT_CLIPPING_PROPERTIES => {
+                let v = vulkan11_properties(adapter, std::ptr::null_mut());
+                (*p.cast::<vk::PhysicalDevicePointClippingProperties<'_>>())
+                    .point_clipping_behavior = v.point_clipping_behavior;
+            }
+            S::PHYSICAL_DEVICE_PROTECTED_MEMORY_PROPERTIES => {
+                let v = vulkan11_properties(adapter, std::ptr::null_mut());
+                (*p.cast::<vk::PhysicalDeviceProtectedMemoryProperties<'_>>()).protected_no_fault =
+                    v.protected_no_fault;
+            }
             S::PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES => {
                 // The same values as VkPhysicalDeviceVulkan11Properties.
                 let v = vulkan11_properties(adapter, std::ptr::null_mut());

@@ -314,5 +314,44 @@ fn vulkan11_and_12_structures_report_what_works() {
     );
     assert_eq!(p11.device_uuid, cache_uuid);
     assert!(p11.max_memory_allocation_size > 0);
+    // The 1.1 structures that Vulkan11Properties gathers answer with the same values (the ID
+    // structure used to come back untouched: all-zero UUIDs in vulkaninfo).
+    let mut id = vk::PhysicalDeviceIDProperties::default();
+    let mut mv = vk::PhysicalDeviceMultiviewProperties {
+        max_multiview_view_count: 77,
+        ..Default::default()
+    };
+    let mut pc = vk::PhysicalDevicePointClippingProperties::default();
+    let mut pm = vk::PhysicalDeviceProtectedMemoryProperties {
+        protected_no_fault: 7,
+        ..Default::default()
+    };
+    {
+        let mut p2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut id)
+            .push_next(&mut mv)
+            .push_next(&mut pc)
+            .push_next(&mut pm);
+        // SAFETY: as above.
+        unsafe { gpdp2.get_physical_device_properties2(pd, &mut p2) };
+    }
+    assert_eq!(
+        (id.device_uuid, id.driver_uuid),
+        (p11.device_uuid, p11.driver_uuid)
+    );
+    assert_ne!(id.driver_uuid, [0; vk::UUID_SIZE]);
+    assert_eq!(
+        (id.device_luid_valid, id.device_node_mask),
+        (p11.device_luid_valid, p11.device_node_mask)
+    );
+    assert_eq!(
+        (mv.max_multiview_view_count, mv.max_multiview_instance_index),
+        (
+            p11.max_multiview_view_count,
+            p11.max_multiview_instance_index
+        )
+    );
+    assert_eq!(pc.point_clipping_behavior, p11.point_clipping_behavior);
+    assert_eq!(pm.protected_no_fault, p11.protected_no_fault);
     h.assert_clean();
 }
