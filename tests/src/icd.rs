@@ -503,11 +503,26 @@ pub unsafe fn one_set(
     set_layout: vk::DescriptorSetLayout,
     types: &[vk::DescriptorType],
 ) -> ash::prelude::VkResult<(vk::DescriptorPool, vk::DescriptorSet)> {
-    let sizes: Vec<_> = types
+    let counts: Vec<_> = types.iter().map(|&ty| (ty, 1)).collect();
+    // SAFETY: forwarded (caller contract).
+    unsafe { one_set_of(dev, set_layout, &counts) }
+}
+
+/// A descriptor pool for exactly one set with `count` descriptors of each (type, count), and
+/// that set (of `set_layout`).
+///
+/// # Safety
+/// `dev` must be a live device and `set_layout` one of its set layouts.
+pub unsafe fn one_set_of(
+    dev: &ash::Device,
+    set_layout: vk::DescriptorSetLayout,
+    counts: &[(vk::DescriptorType, u32)],
+) -> ash::prelude::VkResult<(vk::DescriptorPool, vk::DescriptorSet)> {
+    let sizes: Vec<_> = counts
         .iter()
-        .map(|&ty| vk::DescriptorPoolSize {
+        .map(|&(ty, descriptor_count)| vk::DescriptorPoolSize {
             ty,
-            descriptor_count: 1,
+            descriptor_count,
         })
         .collect();
     // SAFETY: a live device and its set layout (caller contract); valid create infos.

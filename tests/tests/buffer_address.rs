@@ -619,28 +619,8 @@ void main() {
         )
         .unwrap();
         let pipeline = c.pipeline(&code, layout).expect("vkCreateComputePipelines");
-        let sizes = [vk::DescriptorPoolSize {
-            ty: ssbo,
-            descriptor_count: 305,
-        }];
-        let pool = c
-            .dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let sls = [set_layout];
-        let set = c
-            .dev
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&sls),
-            )
-            .unwrap()[0];
+        let (pool, set) =
+            ferrite_tests::icd::one_set_of(&c.dev, set_layout, &[(ssbo, 305)]).unwrap();
         let writes: Vec<_> = [(0, &a_infos[..]), (1, &r_info[..]), (2, &t_infos[..])]
             .into_iter()
             .map(|(binding, infos)| {

@@ -162,34 +162,12 @@ fn array_kernel(c: &mut Ctx, code: &[u32], ty: vk::DescriptorType, n: u32) -> Ar
         )
         .unwrap();
         let pipeline = c.pipeline(code, layout).expect("vkCreateComputePipelines");
-        let sizes = [
-            vk::DescriptorPoolSize {
-                ty,
-                descriptor_count: n,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: 1,
-            },
-        ];
-        let pool = c
-            .dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let sls = [set_layout];
-        let set = c
-            .dev
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&sls),
-            )
-            .unwrap()[0];
+        let (pool, set) = ferrite_tests::icd::one_set_of(
+            &c.dev,
+            set_layout,
+            &[(ty, n), (vk::DescriptorType::STORAGE_BUFFER, 1)],
+        )
+        .unwrap();
         let infos: Vec<vk::DescriptorBufferInfo> = (0..u64::from(n))
             .map(|i| vk::DescriptorBufferInfo {
                 buffer: c.buf(array).buffer,
