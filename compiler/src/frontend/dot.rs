@@ -146,32 +146,50 @@ mod tests {
         i128::from(((v << (64 - bits)) as i64) >> (64 - bits))
     }
 
-    /// The specification's result, computed exactly in i128: the low N bits of the dot
-    /// product, or its saturating sum with the accumulator.
-    fn reference(c: &Case, a: &[u64], b: &[u64], acc: u64) -> u64 {
-        let (sa, sb) = signed(c.op);
+    /// The case's components of `v` as exact integers (four packed bytes or a vector), signed
+    /// or not per operand.
+    fn components(c: &Case, v: &[u64], signed: bool) -> Vec<i128> {
         let (eb, n) = if c.comps == 0 {
             (8, 4)
         } else {
             (c.elem_bits, c.comps)
         };
-        let comp = |v: &[u64], k: u32, s: bool| {
-            let raw = if c.comps == 0 {
-                (v[0] >> (8 * k)) & 0xff
-            } else {
-                v[k as usize]
-            };
-            if s {
-                sext(raw, eb)
-            } else {
-                i128::from(raw & (u64::MAX >> (64 - eb)))
-            }
-        };
+        (0..n)
+            .map(|k| {
+                let raw = if c.comps == 0 {
+                    (v[0] >> (8 * k)) & 0xff
+                } else {
+                    v[k as usize]
+                };
+                if signed {
+                    sext(raw, eb)
+                } else {
+                    i128::from(raw & (u64::MAX >> (64 - eb)))
+                }
+            })
+            .collect()
+    }
+
+    /// The component products, each `None` where it overflows i128.
+    fn checked_products(c: &Case, a: &[u64], b: &[u64]) -> Vec<Option<i128>> {
+        let (sa, sb) = signed(c.op);
+        let (x, y) = (components(c, a, sa), components(c, b, sb));
+        x.iter().zip(&y).map(|(p, q)| p.checked_mul(*q)).collect()
+    }
+
+    /// The component products, wrapping in i128.
+    fn products(c: &Case, a: &[u64], b: &[u64]) -> impl Iterator<Item = i128> {
+        let (sa, sb) = signed(c.op);
+        let (x, y) = (components(c, a, sa), components(c, b, sb));
+        x.into_iter().zip(y).map(|(p, q)| p.wrapping_mul(q))
+    }
+
+    /// The specification's result, computed exactly in i128: the low N bits of the dot
+    /// product, or its saturating sum with the accumulator.
+    fn reference(c: &Case, a: &[u64], b: &[u64], acc: u64) -> u64 {
         // Wrapping in i128 keeps the low bits exact; AccSat cases are only compared where
         // the dot product fits the result (`fits`), so there it is exact too.
-        let dot: i128 = (0..n).fold(0i128, |s, k| {
-            s.wrapping_add(comp(a, k, sa).wrapping_mul(comp(b, k, sb)))
-        });
+        let dot: i128 = products(c, a, b).fold(0i128, |s, p| s.wrapping_add(p));
         let rb = c.res_bits;
         let mask = u64::MAX >> (64 - rb);
         if !c.op.ends_with("AccSat") {
@@ -378,24 +396,6 @@ mod tests {
     /// Whether the exact dot product is representable in the result type (otherwise the
     /// AccSat forms are undefined).
     fn fits(c: &Case, a: &[u64], b: &[u64]) -> bool {
-        let (sa, sb) = signed(c.op);
-        let (eb, n) = if c.comps == 0 {
-            (8, 4)
-        } else {
-            (c.elem_bits, c.comps)
-        };
-        let comp = |v: &[u64], k: u32, s: bool| {
-            let raw = if c.comps == 0 {
-                (v[0] >> (8 * k)) & 0xff
-            } else {
-                v[k as usize]
-            };
-            if s {
-                sext(raw, eb)
-            } else {
-                i128::from(raw & (u64::MAX >> (64 - eb)))
-            }
-        };
         let mut sum = 0i128;
         let rb = c.res_bits;
         let (lo, hi) = if c.op == "OpUDotAccSat" {
@@ -403,8 +403,8 @@ mod tests {
         } else {
             (-(1i128 << (rb - 1)), (1i128 << (rb - 1)) - 1)
         };
-        for k in 0..n {
-            let Some(p) = comp(a, k, sa).checked_mul(comp(b, k, sb)) else {
+        for p in checked_products(c, a, b) {
+            let Some(p) = p else {
                 return false;
             };
             sum += p;
