@@ -279,37 +279,21 @@ fn create_image(c: &Ctx, s: &Side) -> Img {
     let props = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
     let mem_type = c.h.memory_type(c.pd, props).unwrap();
     let usage = vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::TRANSFER_DST;
-    // SAFETY: valid create infos on a live device; destroyed by the caller.
-    unsafe {
-        let image = c
-            .dev
-            .create_image(
-                &vk::ImageCreateInfo::default()
-                    .image_type(s.ty)
-                    .format(s.format)
-                    .extent(extent(s.extent))
-                    .mip_levels(1)
-                    .array_layers(s.layers)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(s.tiling)
-                    .usage(usage)
-                    .initial_layout(vk::ImageLayout::UNDEFINED),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_image_memory_requirements(image);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_image_memory(image, memory, 0).unwrap();
-        Img { image, memory }
-    }
+    let (image, memory) = bound_image(
+        c,
+        &vk::ImageCreateInfo::default()
+            .image_type(s.ty)
+            .format(s.format)
+            .extent(extent(s.extent))
+            .mip_levels(1)
+            .array_layers(s.layers)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(s.tiling)
+            .usage(usage)
+            .initial_layout(vk::ImageLayout::UNDEFINED),
+        mem_type,
+    );
+    Img { image, memory }
 }
 
 fn extent(e: [u32; 3]) -> vk::Extent3D {

@@ -266,50 +266,37 @@ fn create_image(
         .unwrap();
     // SAFETY: valid create infos on a live device; destroyed by the caller.
     unsafe {
-        let image = c
-            .dev
-            .create_image(
-                &vk::ImageCreateInfo::default()
-                    .image_type(vk::ImageType::TYPE_2D)
-                    .format(format)
-                    .extent(vk::Extent3D {
-                        width: W,
-                        height: H,
-                        depth: 1,
-                    })
-                    .mip_levels(1)
-                    .array_layers(1)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(tiling)
-                    .usage(if linear {
-                        vk::ImageUsageFlags::SAMPLED
-                    } else {
-                        vk::ImageUsageFlags::SAMPLED
-                            | if storage_filled(format) {
-                                vk::ImageUsageFlags::STORAGE
-                            } else {
-                                vk::ImageUsageFlags::TRANSFER_DST
-                            }
-                    })
-                    .initial_layout(if linear {
-                        vk::ImageLayout::PREINITIALIZED
-                    } else {
-                        vk::ImageLayout::UNDEFINED
-                    }),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_image_memory_requirements(image);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_image_memory(image, memory, 0).unwrap();
+        let (image, memory) = bound_image(
+            c,
+            &vk::ImageCreateInfo::default()
+                .image_type(vk::ImageType::TYPE_2D)
+                .format(format)
+                .extent(vk::Extent3D {
+                    width: W,
+                    height: H,
+                    depth: 1,
+                })
+                .mip_levels(1)
+                .array_layers(1)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(tiling)
+                .usage(if linear {
+                    vk::ImageUsageFlags::SAMPLED
+                } else {
+                    vk::ImageUsageFlags::SAMPLED
+                        | if storage_filled(format) {
+                            vk::ImageUsageFlags::STORAGE
+                        } else {
+                            vk::ImageUsageFlags::TRANSFER_DST
+                        }
+                })
+                .initial_layout(if linear {
+                    vk::ImageLayout::PREINITIALIZED
+                } else {
+                    vk::ImageLayout::UNDEFINED
+                }),
+            mem_type,
+        );
         if linear {
             let ptr: *mut u8 = c
                 .dev

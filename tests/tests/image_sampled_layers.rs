@@ -175,38 +175,25 @@ fn create_image(c: &mut Ctx, k: &Kind, seed: u32) -> Img {
     // SAFETY: valid create infos on a live device; destroyed by the caller; the submission
     // is waited for.
     unsafe {
-        let image = c
-            .dev
-            .create_image(
-                &vk::ImageCreateInfo::default()
-                    .flags(flags)
-                    .image_type(k.ty)
-                    .format(FORMAT)
-                    .extent(vk::Extent3D {
-                        width: w,
-                        height: h,
-                        depth: 1,
-                    })
-                    .mip_levels(2)
-                    .array_layers(k.layers)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(vk::ImageTiling::OPTIMAL)
-                    .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST)
-                    .initial_layout(vk::ImageLayout::UNDEFINED),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_image_memory_requirements(image);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_image_memory(image, memory, 0).unwrap();
+        let (image, memory) = bound_image(
+            c,
+            &vk::ImageCreateInfo::default()
+                .flags(flags)
+                .image_type(k.ty)
+                .format(FORMAT)
+                .extent(vk::Extent3D {
+                    width: w,
+                    height: h,
+                    depth: 1,
+                })
+                .mip_levels(2)
+                .array_layers(k.layers)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(vk::ImageTiling::OPTIMAL)
+                .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST)
+                .initial_layout(vk::ImageLayout::UNDEFINED),
+            mem_type,
+        );
         let (vt, base, count) = k.view;
         let view = c
             .dev

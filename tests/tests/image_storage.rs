@@ -237,37 +237,24 @@ fn create_image(c: &Ctx, f: &Fmt, s: &Shape, tiling: vk::ImageTiling) -> Img {
         .unwrap();
     // SAFETY: valid create infos on a live device; destroyed by `destroy_image`.
     unsafe {
-        let image = c
-            .dev
-            .create_image(
-                &vk::ImageCreateInfo::default()
-                    .image_type(s.ty)
-                    .format(f.vk)
-                    .extent(vk::Extent3D {
-                        width: s.extent[0],
-                        height: s.extent[1],
-                        depth: s.extent[2],
-                    })
-                    .mip_levels(1)
-                    .array_layers(s.layers)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(tiling)
-                    .usage(vk::ImageUsageFlags::STORAGE)
-                    .initial_layout(vk::ImageLayout::UNDEFINED),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_image_memory_requirements(image);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_image_memory(image, memory, 0).unwrap();
+        let (image, memory) = bound_image(
+            c,
+            &vk::ImageCreateInfo::default()
+                .image_type(s.ty)
+                .format(f.vk)
+                .extent(vk::Extent3D {
+                    width: s.extent[0],
+                    height: s.extent[1],
+                    depth: s.extent[2],
+                })
+                .mip_levels(1)
+                .array_layers(s.layers)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(tiling)
+                .usage(vk::ImageUsageFlags::STORAGE)
+                .initial_layout(vk::ImageLayout::UNDEFINED),
+            mem_type,
+        );
         let ptr = c
             .dev
             .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())

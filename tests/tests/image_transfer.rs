@@ -87,41 +87,25 @@ fn create_image(c: &Ctx, cfg: &Cfg, format: vk::Format) -> Img {
 fn create_image_with(c: &Ctx, cfg: &Cfg, format: vk::Format, usage: vk::ImageUsageFlags) -> Img {
     let props = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
     let mem_type = c.h.memory_type(c.pd, props).unwrap();
-    // SAFETY: valid create infos on a live device; destroyed by the caller.
-    unsafe {
-        let image = c
-            .dev
-            .create_image(
-                &vk::ImageCreateInfo::default()
-                    .image_type(cfg.ty)
-                    .format(format)
-                    .extent(vk::Extent3D {
-                        width: cfg.extent[0],
-                        height: cfg.extent[1],
-                        depth: cfg.extent[2],
-                    })
-                    .mip_levels(cfg.levels)
-                    .array_layers(cfg.layers)
-                    .samples(vk::SampleCountFlags::TYPE_1)
-                    .tiling(cfg.tiling)
-                    .usage(usage)
-                    .initial_layout(vk::ImageLayout::UNDEFINED),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_image_memory_requirements(image);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_image_memory(image, memory, 0).unwrap();
-        Img { image, memory }
-    }
+    let (image, memory) = bound_image(
+        c,
+        &vk::ImageCreateInfo::default()
+            .image_type(cfg.ty)
+            .format(format)
+            .extent(vk::Extent3D {
+                width: cfg.extent[0],
+                height: cfg.extent[1],
+                depth: cfg.extent[2],
+            })
+            .mip_levels(cfg.levels)
+            .array_layers(cfg.layers)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(cfg.tiling)
+            .usage(usage)
+            .initial_layout(vk::ImageLayout::UNDEFINED),
+        mem_type,
+    );
+    Img { image, memory }
 }
 
 fn whole(cfg: &Cfg) -> vk::ImageSubresourceRange {

@@ -631,6 +631,32 @@ pub unsafe fn image_barrier(
     };
 }
 
+/// An image made from `info` with its own memory of type `mem_type` bound at offset 0; the
+/// caller destroys both.
+pub fn bound_image(
+    c: &Ctx,
+    info: &vk::ImageCreateInfo<'_>,
+    mem_type: u32,
+) -> (vk::Image, vk::DeviceMemory) {
+    // SAFETY: a valid create info on a live device; the memory is sized by the image's
+    // requirements.
+    unsafe {
+        let image = c.dev.create_image(info, None).unwrap();
+        let req = c.dev.get_image_memory_requirements(image);
+        let memory = c
+            .dev
+            .allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(mem_type),
+                None,
+            )
+            .unwrap();
+        c.dev.bind_image_memory(image, memory, 0).unwrap();
+        (image, memory)
+    }
+}
+
 /// Writes an image descriptor of type `ty` (view in GENERAL layout) at binding 0 and the
 /// whole of buffer `buf` at binding 1 of kernel `k`'s set.
 pub fn write_image_and_buffer(
