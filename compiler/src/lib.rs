@@ -68,6 +68,10 @@ pub struct BindingSlot {
     pub set: u32,
     pub binding: u32,
     pub bti: u32,
+    /// The binding's descriptor count in the set layout: the element count of a runtime
+    /// descriptor array (`OpTypeRuntimeArray` of blocks), which the SPIR-V does not give.
+    /// Arrays of fixed size take their size from the SPIR-V type.
+    pub count: u32,
 }
 
 /// The kind of resource a binding-table entry holds.

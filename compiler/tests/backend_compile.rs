@@ -169,6 +169,7 @@ fn ir_of(name: &str, src: &str) -> Option<ferrite_compiler::ir::Shader> {
                 set: 0,
                 binding: b,
                 bti: b,
+                count: 1,
             })
             .collect(),
         push_constant_range: (0, 64),

@@ -38,6 +38,7 @@ fn run_both_spec(
             set: 0,
             binding: b,
             bti: b,
+            count: 1,
         })
         .collect();
     let out = translate(&FrontendInput {

@@ -42,6 +42,9 @@ pub struct SetLayout {
     pub slots: u32,
     /// Immutable samplers: (slot, sampler), set by vkCreateDescriptorSetLayout.
     pub immutable: Vec<(u32, Arc<Sampler>)>,
+    /// VkDescriptorSetLayoutBindingFlagsCreateInfo: the flags of each binding that has any
+    /// (see [`SetLayout::set_binding_flags`]).
+    pub binding_flags: Vec<(u32, vk::DescriptorBindingFlags)>,
 }
 
 impl SetLayout {
@@ -96,6 +99,54 @@ impl SetLayout {
             bindings,
             slots: next,
             immutable: Vec::new(),
+            binding_flags: Vec::new(),
+        })
+    }
+
+    /// Records the binding flags of VkDescriptorSetLayoutBindingFlagsCreateInfo (one per
+    /// binding of the create info, in its order) after checking what the spec requires of
+    /// VARIABLE_DESCRIPTOR_COUNT: only on the binding with the largest number, never on a
+    /// dynamic buffer. PARTIALLY_BOUND needs nothing (a descriptor never written is a NULL
+    /// surface or a zero table entry); the UPDATE_AFTER_BIND flags are kept for the command
+    /// recorder.
+    pub fn set_binding_flags(
+        &mut self,
+        flags: impl IntoIterator<Item = (u32, vk::DescriptorBindingFlags)>,
+    ) -> Result<()> {
+        let last = self.bindings.last().map(|b| b.binding);
+        for (binding, f) in flags {
+            if f.is_empty() {
+                continue;
+            }
+            let b = self.binding(binding).copied().ok_or_else(|| {
+                DriverError::InvalidArgument(format!("binding flags for absent binding {binding}"))
+            })?;
+            if f.contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
+                && (Some(binding) != last || b.is_dynamic())
+            {
+                return Err(DriverError::InvalidArgument(format!(
+                    "VARIABLE_DESCRIPTOR_COUNT on binding {binding}: only the last binding,                      and not a dynamic buffer, may have a variable count"
+                )));
+            }
+            self.binding_flags.push((binding, f));
+        }
+        Ok(())
+    }
+
+    /// The flags of `binding` (empty when none were given).
+    pub fn flags(&self, binding: u32) -> vk::DescriptorBindingFlags {
+        self.binding_flags
+            .iter()
+            .find(|(b, _)| *b == binding)
+            .map_or(vk::DescriptorBindingFlags::empty(), |(_, f)| *f)
+    }
+
+    /// The binding whose descriptor count a set chooses at allocation
+    /// (VARIABLE_DESCRIPTOR_COUNT), if any: always the last one.
+    pub fn variable_binding(&self) -> Option<&LayoutBinding> {
+        self.bindings.last().filter(|b| {
+            self.flags(b.binding)
+                .contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT)
         })
     }
 
@@ -141,6 +192,10 @@ pub struct DescriptorSet {
     pub slots: Mutex<Vec<Option<BufferDesc>>>,
     /// The sampler of each SAMPLER / COMBINED_IMAGE_SAMPLER slot (None elsewhere).
     pub samplers: Mutex<Vec<Option<Arc<Sampler>>>>,
+    /// The descriptor count of the layout's variable-count binding in this set
+    /// (VkDescriptorSetVariableDescriptorCountAllocateInfo); None without one. The slots stay
+    /// sized for the layout's count, so elements past it read as NULL descriptors.
+    pub variable_count: Option<u32>,
     pool: u64,
 }
 
@@ -154,12 +209,30 @@ impl DescriptorSet {
         for (slot, s) in &layout.immutable {
             samplers[*slot as usize] = Some(s.clone());
         }
+        let variable_count = layout.variable_binding().map(|b| b.count);
         DescriptorSet {
             layout,
             slots,
             samplers: Mutex::new(samplers),
+            variable_count,
             pool,
         }
+    }
+
+    /// Sets the variable-count binding's descriptor count of a new set (0 when the
+    /// allocation gave none, as the spec says); refuses a count above the layout's.
+    pub fn with_variable_count(mut self, count: u32) -> Result<DescriptorSet> {
+        let Some(b) = self.layout.variable_binding() else {
+            return Ok(self);
+        };
+        if count > b.count {
+            return Err(DriverError::InvalidArgument(format!(
+                "variable descriptor count {count} exceeds binding {}'s {}",
+                b.binding, b.count
+            )));
+        }
+        self.variable_count = Some(count);
+        Ok(self)
     }
 
     /// A set outside any pool: the set a vkCmdPushDescriptorSetKHR builds.
@@ -209,6 +282,15 @@ impl DescriptorSet {
                     lb.binding, lb.ty, ty
                 )));
             }
+            if self.layout.variable_binding().map(|b| b.binding) == Some(lb.binding)
+                && Some(element) >= self.variable_count
+            {
+                return Err(DriverError::InvalidArgument(format!(
+                    "element {element} of binding {} is past the set's variable descriptor                      count ({})",
+                    lb.binding,
+                    self.variable_count.unwrap_or(0)
+                )));
+            }
             let slot = lb.first + element;
             slots[slot as usize] = w.desc;
             // An immutable sampler stays; the write's sampler is ignored (spec).
@@ -251,6 +333,9 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
                 .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
                 .collect(),
         )?;
+        // SAFETY: a valid create info's pNext chain per the spec.
+        let flags = unsafe { binding_flags(info, raw) }?;
+        layout.set_binding_flags(flags)?;
         for b in raw.iter().filter(|b| {
             !b.p_immutable_samplers.is_null()
                 && matches!(
@@ -284,6 +369,45 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
         }?;
         Ok(vk::Result::SUCCESS)
     })
+}
+
+/// The (binding, flags) pairs of a VkDescriptorSetLayoutBindingFlagsCreateInfo in `info`'s
+/// chain (none without one).
+///
+/// # Safety
+/// `info`'s pNext chain must be valid, and `raw` its bindings.
+unsafe fn binding_flags(
+    info: &vk::DescriptorSetLayoutCreateInfo<'_>,
+    raw: &[vk::DescriptorSetLayoutBinding<'_>],
+) -> Result<Vec<(u32, vk::DescriptorBindingFlags)>> {
+    // SAFETY: a valid chain per the caller.
+    let Some(p) = (unsafe {
+        ffi::find_in_chain(
+            info.p_next,
+            vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO,
+        )
+    }) else {
+        return Ok(Vec::new());
+    };
+    // SAFETY: the structure's sType names this type.
+    let f = unsafe { &*p.cast::<vk::DescriptorSetLayoutBindingFlagsCreateInfo<'_>>() };
+    if f.binding_count == 0 {
+        return Ok(Vec::new());
+    }
+    if f.binding_count as usize != raw.len() {
+        return Err(DriverError::InvalidArgument(format!(
+            "{} binding flags for {} bindings",
+            f.binding_count,
+            raw.len()
+        )));
+    }
+    // SAFETY: bindingCount flags per the spec.
+    let flags = unsafe { ffi::slice(f.p_binding_flags, f.binding_count, "pBindingFlags") }?;
+    Ok(raw
+        .iter()
+        .map(|b| b.binding)
+        .zip(flags.iter().copied())
+        .collect())
 }
 
 pub(crate) unsafe extern "system" fn destroy_descriptor_set_layout(
@@ -374,13 +498,24 @@ pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
         if sets.len() + layouts.len() > pool.max_sets as usize {
             return Ok(vk::Result::ERROR_OUT_OF_POOL_MEMORY);
         }
+        // SAFETY: a valid allocate info's pNext chain per the spec.
+        let counts = unsafe { variable_counts(info) }?;
         let mut made = Vec::new();
-        for l in layouts {
+        for (i, l) in layouts.iter().enumerate() {
             let layout = d.set_layouts.get(l.as_raw())?;
-            made.push(
-                d.descriptor_sets
-                    .insert(DescriptorSet::new(layout, info.descriptor_pool.as_raw())),
-            );
+            let set = DescriptorSet::new(layout, info.descriptor_pool.as_raw());
+            // Without the structure (or with descriptorSetCount 0) the count is 0 (spec).
+            let set = set.with_variable_count(counts.get(i).copied().unwrap_or(0));
+            let set = match set {
+                Ok(s) => s,
+                Err(e) => {
+                    for id in made {
+                        let _ = d.descriptor_sets.remove(id);
+                    }
+                    return Err(e);
+                }
+            };
+            made.push(d.descriptor_sets.insert(set));
         }
         for (i, &id) in made.iter().enumerate() {
             // SAFETY: pDescriptorSets holds descriptorSetCount elements per the spec.
@@ -395,6 +530,34 @@ pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
         sets.extend(made);
         Ok(vk::Result::SUCCESS)
     })
+}
+
+/// The counts of a VkDescriptorSetVariableDescriptorCountAllocateInfo in `info`'s chain, one
+/// per set (empty without one).
+///
+/// # Safety
+/// `info`'s pNext chain must be valid.
+unsafe fn variable_counts(info: &vk::DescriptorSetAllocateInfo<'_>) -> Result<Vec<u32>> {
+    // SAFETY: a valid chain per the caller.
+    let Some(p) = (unsafe {
+        ffi::find_in_chain(
+            info.p_next,
+            vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO,
+        )
+    }) else {
+        return Ok(Vec::new());
+    };
+    // SAFETY: the structure's sType names this type.
+    let v = unsafe { &*p.cast::<vk::DescriptorSetVariableDescriptorCountAllocateInfo<'_>>() };
+    // SAFETY: descriptorSetCount counts per the spec.
+    let counts = unsafe {
+        ffi::slice(
+            v.p_descriptor_counts,
+            v.descriptor_set_count,
+            "pDescriptorCounts",
+        )
+    }?;
+    Ok(counts.to_vec())
 }
 
 pub(crate) unsafe extern "system" fn free_descriptor_sets(
@@ -783,6 +946,14 @@ pub(crate) unsafe extern "system" fn update_descriptor_set_with_template(
     })
 }
 
+/// The largest count a set of `layout` may give its variable-count binding: what
+/// maxPerSetDescriptors leaves after the other bindings (0 without such a binding).
+pub fn max_variable_count(layout: &SetLayout) -> u32 {
+    layout.variable_binding().map_or(0, |b| {
+        crate::physical::MAX_PER_SET_DESCRIPTORS - (layout.slots - b.count)
+    })
+}
+
 /// vkGetDescriptorSetLayoutSupport (VK_KHR_maintenance3): a layout is supported exactly
 /// when vkCreateDescriptorSetLayout would create it.
 pub(crate) unsafe extern "system" fn get_descriptor_set_layout_support(
@@ -799,7 +970,12 @@ pub(crate) unsafe extern "system" fn get_descriptor_set_layout_support(
             raw.iter()
                 .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
                 .collect(),
-        );
+        )
+        .and_then(|mut l| {
+            // SAFETY: a valid create info's pNext chain per the spec.
+            l.set_binding_flags(unsafe { binding_flags(info, raw) }?)?;
+            Ok(l)
+        });
         if let Err(e) = &ok {
             log::info!("vkGetDescriptorSetLayoutSupportKHR: not supported: {e}");
         }
@@ -807,7 +983,23 @@ pub(crate) unsafe extern "system" fn get_descriptor_set_layout_support(
             return Err(DriverError::InvalidArgument("pSupport is NULL".into()));
         }
         // SAFETY: pSupport is a valid, writable structure per the spec.
-        unsafe { (*p_support).supported = vk::Bool32::from(ok.is_ok()) };
+        let support = unsafe { &mut *p_support };
+        support.supported = vk::Bool32::from(ok.is_ok());
+        // SAFETY: pSupport's pNext chain is valid per the spec.
+        if let Some(v) = unsafe {
+            ffi::find_in_chain(
+                support.p_next,
+                vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_LAYOUT_SUPPORT,
+            )
+        } {
+            let max = ok.as_ref().ok().map_or(0, max_variable_count);
+            // SAFETY: the structure's sType names this type; the application made it writable.
+            unsafe {
+                (*v.cast_mut()
+                    .cast::<vk::DescriptorSetVariableDescriptorCountLayoutSupport<'_>>())
+                .max_variable_descriptor_count = max
+            };
+        }
         Ok(())
     })
 }
@@ -838,6 +1030,40 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((l.slots, l.slot_of(2, 1)), (4, Some(3)));
+    }
+
+    #[test]
+    fn variable_count_only_on_the_last_non_dynamic_binding() {
+        use vk::DescriptorBindingFlags as F;
+        let (ssbo, dynamic) = (
+            vk::DescriptorType::STORAGE_BUFFER,
+            vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
+        );
+        let mut first = SetLayout::new(vec![(0, ssbo, 1), (3, ssbo, 100)]).unwrap();
+        assert!(first
+            .set_binding_flags(vec![(0, F::VARIABLE_DESCRIPTOR_COUNT)])
+            .is_err());
+        let mut l = SetLayout::new(vec![(0, ssbo, 1), (3, ssbo, 100)]).unwrap();
+        l.set_binding_flags(vec![
+            (0, F::PARTIALLY_BOUND),
+            (3, F::VARIABLE_DESCRIPTOR_COUNT | F::PARTIALLY_BOUND),
+        ])
+        .unwrap();
+        assert_eq!(l.variable_binding().map(|b| b.binding), Some(3));
+        assert_eq!(
+            max_variable_count(&l),
+            crate::physical::MAX_PER_SET_DESCRIPTORS - 1
+        );
+        let set = DescriptorSet::new(Arc::new(l), 0)
+            .with_variable_count(7)
+            .unwrap();
+        assert_eq!(set.variable_count, Some(7));
+        let mut d = SetLayout::new(vec![(0, dynamic, 4)]).unwrap();
+        assert!(d
+            .set_binding_flags(vec![(0, F::VARIABLE_DESCRIPTOR_COUNT)])
+            .is_err());
+        let plain = Arc::new(SetLayout::new(vec![(0, ssbo, 4)]).unwrap());
+        assert_eq!(DescriptorSet::new(plain, 0).variable_count, None);
     }
 
     #[test]

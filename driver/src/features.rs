@@ -101,6 +101,28 @@ pub const MEMBERS: &[Member] = members! {
         vulkan_memory_model_device_scope: "vulkanMemoryModelDeviceScope",
         vulkan_memory_model_availability_visibility_chains: "vulkanMemoryModelAvailabilityVisibilityChains",
     }
+    PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => PhysicalDeviceDescriptorIndexingFeatures {
+        shader_input_attachment_array_dynamic_indexing: "shaderInputAttachmentArrayDynamicIndexing",
+        shader_uniform_texel_buffer_array_dynamic_indexing: "shaderUniformTexelBufferArrayDynamicIndexing",
+        shader_storage_texel_buffer_array_dynamic_indexing: "shaderStorageTexelBufferArrayDynamicIndexing",
+        shader_uniform_buffer_array_non_uniform_indexing: "shaderUniformBufferArrayNonUniformIndexing",
+        shader_sampled_image_array_non_uniform_indexing: "shaderSampledImageArrayNonUniformIndexing",
+        shader_storage_buffer_array_non_uniform_indexing: "shaderStorageBufferArrayNonUniformIndexing",
+        shader_storage_image_array_non_uniform_indexing: "shaderStorageImageArrayNonUniformIndexing",
+        shader_input_attachment_array_non_uniform_indexing: "shaderInputAttachmentArrayNonUniformIndexing",
+        shader_uniform_texel_buffer_array_non_uniform_indexing: "shaderUniformTexelBufferArrayNonUniformIndexing",
+        shader_storage_texel_buffer_array_non_uniform_indexing: "shaderStorageTexelBufferArrayNonUniformIndexing",
+        descriptor_binding_uniform_buffer_update_after_bind: "descriptorBindingUniformBufferUpdateAfterBind",
+        descriptor_binding_sampled_image_update_after_bind: "descriptorBindingSampledImageUpdateAfterBind",
+        descriptor_binding_storage_image_update_after_bind: "descriptorBindingStorageImageUpdateAfterBind",
+        descriptor_binding_storage_buffer_update_after_bind: "descriptorBindingStorageBufferUpdateAfterBind",
+        descriptor_binding_uniform_texel_buffer_update_after_bind: "descriptorBindingUniformTexelBufferUpdateAfterBind",
+        descriptor_binding_storage_texel_buffer_update_after_bind: "descriptorBindingStorageTexelBufferUpdateAfterBind",
+        descriptor_binding_update_unused_while_pending: "descriptorBindingUpdateUnusedWhilePending",
+        descriptor_binding_partially_bound: "descriptorBindingPartiallyBound",
+        descriptor_binding_variable_descriptor_count: "descriptorBindingVariableDescriptorCount",
+        runtime_descriptor_array: "runtimeDescriptorArray",
+    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -314,6 +336,19 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("vulkanMemoryModel", true),
         ("vulkanMemoryModelDeviceScope", true),
         ("vulkanMemoryModelAvailabilityVisibilityChains", false),
+        // Descriptor indexing without update-after-bind (docs/descriptors.md, "Descriptor
+        // indexing"). Runtime arrays of storage and uniform buffers take the set layout's
+        // count (BindingSlot::count); a descriptor never written reads as a NULL surface (or
+        // a zero table entry), so partially bound bindings need nothing; a variable count
+        // only shortens the last binding of a set. NonUniform buffer indices: a loop over the
+        // distinct indices in the binding table, per-lane addresses in the descriptor table.
+        // descriptorIndexing itself (VK_EXT_descriptor_indexing) also needs update-after-bind
+        // and non-uniform sampled images, so it stays false.
+        ("runtimeDescriptorArray", true),
+        ("descriptorBindingPartiallyBound", true),
+        ("descriptorBindingVariableDescriptorCount", true),
+        ("shaderStorageBufferArrayNonUniformIndexing", true),
+        ("shaderUniformBufferArrayNonUniformIndexing", true),
     ]
 }
 

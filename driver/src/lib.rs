@@ -19,6 +19,7 @@ mod group;
 pub mod handles;
 mod image;
 mod instance;
+mod limits;
 mod memory;
 mod meta;
 mod physical;

@@ -199,11 +199,13 @@ pub fn compile_options() -> CompileOptions {
                 set: 0,
                 binding: 0,
                 bti: SRC_BTI,
+                count: 1,
             },
             BindingSlot {
                 set: 0,
                 binding: 1,
                 bti: DST_BTI,
+                count: 1,
             },
         ],
         push_constant_range: (0, PUSH_BYTES),

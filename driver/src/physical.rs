@@ -609,9 +609,16 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
                 *out = vulkan13_properties(adapter.info, out.p_next);
             }
+            S::PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_PROPERTIES => {
+                crate::limits::fill_descriptor_indexing_properties(
+                    &mut *p.cast::<vk::PhysicalDeviceDescriptorIndexingProperties<'_>>(),
+                    &limits(adapter.info),
+                );
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan12Properties<'_>>();
                 *out = vulkan12_properties(&fc, out.p_next);
+                crate::limits::descriptor_indexing(out, &limits(adapter.info));
             }
             _ => {}
         })

@@ -122,6 +122,7 @@ impl PipelineLayout {
                         set: set as u32,
                         binding: b.binding,
                         bti: r.0,
+                        count: b.count,
                     });
                 }
             }

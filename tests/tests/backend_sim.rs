@@ -664,11 +664,13 @@ fn descriptor_array_elements_are_separate_buffers() {
             set: 0,
             binding: 0,
             bti: 1,
+            count: 1,
         },
         BindingSlot {
             set: 1,
             binding: 0,
             bti: 4,
+            count: 1,
         },
     ];
     let copts = CompileOptions {

@@ -299,6 +299,7 @@ fn spilling_kernel_with_barrier_matches_cpu() {
             set: 0,
             binding: 0,
             bti: 0,
+            count: 1,
         }],
         ..Default::default()
     };

@@ -54,6 +54,7 @@ fn kernel_at(words: &[u32], simd: u32, no_uniform: bool) -> Kernel {
                 set: 0,
                 binding: b,
                 bti: b + 1,
+                count: 1,
             })
             .collect(),
         push_constant_range: (0, 12),

@@ -700,8 +700,17 @@ impl Fe<'_> {
                         *t = nt;
                         Ok(())
                     };
-                    let desc_array = match self.stype(ty)? {
-                        SType::Array(e, n) if self.is_block(e) => Some((e, n)),
+                    let desc_array = match (self.stype(ty)?, space) {
+                        (SType::Array(e, n), _) if self.is_block(e) => Some((e, n)),
+                        (SType::RuntimeArray(e), Space::Ssbo(b) | Space::Ubo(b))
+                            if self.is_block(e) =>
+                        {
+                            let n =
+                                self.iface.runtime_counts.get(&b).copied().ok_or_else(|| {
+                                    FrontendError::Invalid("runtime array of blocks".into())
+                                })?;
+                            Some((e, n))
+                        }
                         _ => None,
                     };
                     if let Some((e, n)) = desc_array {

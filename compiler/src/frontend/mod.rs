@@ -161,6 +161,9 @@ struct Code {
 struct Interface {
     global_ptrs: HashMap<u32, Ptr>,
     bindings: Vec<BindingUse>,
+    /// First binding-table index -> element count of each runtime descriptor array (its
+    /// size is the set layout's, not the SPIR-V type's).
+    runtime_counts: HashMap<u32, u32>,
     push_size: u32,
     shared_size: u32,
     local_size_mem: u32,
@@ -251,6 +254,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         iface: Interface {
             global_ptrs: HashMap::new(),
             bindings: vec![],
+            runtime_counts: HashMap::new(),
             push_size: 0,
             shared_size: 0,
             local_size_mem: 0,

@@ -50,6 +50,9 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::ShaderNonUniform
         | C::UniformBufferArrayNonUniformIndexing
         | C::StorageBufferArrayNonUniformIndexing => true,
+        // Arrays of buffers sized by the set layout (runtimeDescriptorArray): the pipeline
+        // layout gives the count (`BindingSlot::count`).
+        C::RuntimeDescriptorArray => true,
         // Size and level queries of sampled images (resinfo).
         C::ImageQuery => true,
         C::GroupNonUniform
@@ -496,14 +499,51 @@ impl Fe<'_> {
     }
 
     /// The element count of a descriptor array (an array of Block/BufferBlock structs), or
-    /// 1 for a single buffer.
-    pub(super) fn descriptor_count(&self, pointee: u32) -> Res<u32> {
-        if let SType::Array(e, n) = self.stype(pointee)? {
-            if self.is_block(e) {
-                return Ok(n);
-            }
+    /// 1 for a single buffer. A runtime array (`OpTypeRuntimeArray` of blocks,
+    /// runtimeDescriptorArray) has the descriptor count of variable `id`'s binding in the
+    /// set layout.
+    pub(super) fn descriptor_count(&self, id: u32, pointee: u32) -> Res<u32> {
+        match self.stype(pointee)? {
+            SType::Array(e, n) if self.is_block(e) => Ok(n),
+            SType::RuntimeArray(e) if self.is_block(e) => self.layout_count(id),
+            _ => Ok(1),
         }
-        Ok(1)
+    }
+
+    /// The descriptor count the pipeline layout gives variable `id`'s binding: what sizes a
+    /// runtime descriptor array. Without a layout (the compiler's own tests) there is none.
+    pub(super) fn layout_count(&self, id: u32) -> Res<u32> {
+        let (set, binding) = self.set_binding(id)?;
+        match self
+            .input
+            .bindings
+            .iter()
+            .find(|b| b.set == set && b.binding == binding)
+        {
+            Some(b) if b.count > 0 => Ok(b.count),
+            Some(_) => invalid(format!(
+                "runtime descriptor array at set {set} binding {binding} has no descriptors"
+            )),
+            None if self.input.bindings.is_empty() => unsupported(
+                "a runtime descriptor array needs the pipeline layout's descriptor count",
+            ),
+            None => Err(FrontendError::NoBinding { set, binding }),
+        }
+    }
+
+    /// The (DescriptorSet, Binding) decorations of variable `id` (set 0 when absent).
+    fn set_binding(&self, id: u32) -> Res<(u32, u32)> {
+        let set = self
+            .deco(id, Decoration::DescriptorSet)
+            .and_then(|a| a.first().copied())
+            .unwrap_or(0);
+        let binding = self
+            .deco(id, Decoration::Binding)
+            .and_then(|a| a.first().copied())
+            .ok_or_else(|| {
+                FrontendError::Invalid(format!("buffer variable %{id} has no Binding"))
+            })?;
+        Ok((set, binding))
     }
 
     pub(super) fn is_block(&self, t: u32) -> bool {
@@ -525,16 +565,7 @@ impl Fe<'_> {
     /// The binding-table index of the descriptor variable `id` (the first of `count`
     /// consecutive entries for an array), recording its use.
     pub(super) fn binding_bti(&mut self, id: u32, kind: BindingKind, count: u32) -> Res<u32> {
-        let set = self
-            .deco(id, Decoration::DescriptorSet)
-            .and_then(|a| a.first().copied())
-            .unwrap_or(0);
-        let binding = self
-            .deco(id, Decoration::Binding)
-            .and_then(|a| a.first().copied())
-            .ok_or_else(|| {
-                FrontendError::Invalid(format!("buffer variable %{id} has no Binding"))
-            })?;
+        let (set, binding) = self.set_binding(id)?;
         let bti = if self.input.bindings.is_empty() {
             match self
                 .iface
@@ -578,6 +609,16 @@ impl Fe<'_> {
         Ok(bti)
     }
 
+    /// Remembers the element count of a runtime descriptor array by its first binding-table
+    /// index, where access chains into it look it up.
+    fn note_runtime_count(&mut self, pointee: u32, space: Space, n: u32) {
+        if let (Ok(SType::RuntimeArray(_)), Space::Ssbo(b) | Space::Ubo(b)) =
+            (self.stype(pointee), space)
+        {
+            self.iface.runtime_counts.insert(b, n);
+        }
+    }
+
     pub(super) fn global_var(&mut self, id: u32, sc: StorageClass, pointee: u32) -> Res<()> {
         let mem = |space, ty| Ptr::Mem {
             space,
@@ -590,13 +631,15 @@ impl Fe<'_> {
         };
         let ptr = match sc {
             StorageClass::StorageBuffer => {
-                let n = self.descriptor_count(pointee)?;
-                mem(self.binding_for(id, BindingKind::Storage, n)?, pointee)
+                let n = self.descriptor_count(id, pointee)?;
+                let space = self.binding_for(id, BindingKind::Storage, n)?;
+                self.note_runtime_count(pointee, space, n);
+                mem(space, pointee)
             }
             StorageClass::Uniform => {
-                let n = self.descriptor_count(pointee)?;
+                let n = self.descriptor_count(id, pointee)?;
                 let block = match self.stype(pointee)? {
-                    SType::Array(e, _) if self.is_block(e) => e,
+                    SType::Array(e, _) | SType::RuntimeArray(e) if self.is_block(e) => e,
                     _ => pointee,
                 };
                 let buffer_block = self.deco(block, Decoration::BufferBlock).is_some();
@@ -605,7 +648,9 @@ impl Fe<'_> {
                 } else {
                     BindingKind::Uniform
                 };
-                mem(self.binding_for(id, kind, n)?, pointee)
+                let space = self.binding_for(id, kind, n)?;
+                self.note_runtime_count(pointee, space, n);
+                mem(space, pointee)
             }
             StorageClass::PushConstant => {
                 let (s, _) = self.natural(pointee, 0)?;

@@ -64,7 +64,7 @@ core_features! {
 
 /// Extension feature structs Amber names as `Struct.member`, with the extension that
 /// provides each and the Vulkan 1.x minor version that made it core.
-const EXT_STRUCTS: [(&str, &CStr, u32); 9] = [
+const EXT_STRUCTS: [(&str, &CStr, u32); 10] = [
     ("VariablePointerFeatures", c"VK_KHR_variable_pointers", 1),
     ("Float16Int8Features", c"VK_KHR_shader_float16_int8", 2),
     ("Storage8BitFeatures", c"VK_KHR_8bit_storage", 2),
@@ -91,6 +91,12 @@ const EXT_STRUCTS: [(&str, &CStr, u32); 9] = [
         c"VK_KHR_shader_atomic_int64",
         2,
     ),
+    // Not in Amber's list either; runtime descriptor arrays and NonUniform indices need it.
+    (
+        "DescriptorIndexingFeatures",
+        c"VK_EXT_descriptor_indexing",
+        2,
+    ),
 ];
 
 #[derive(Default)]
@@ -104,6 +110,7 @@ struct ExtFeatures {
     mm: vk::PhysicalDeviceVulkanMemoryModelFeatures<'static>,
     bda: vk::PhysicalDeviceBufferDeviceAddressFeatures<'static>,
     a64: vk::PhysicalDeviceShaderAtomicInt64Features<'static>,
+    di: vk::PhysicalDeviceDescriptorIndexingFeatures<'static>,
 }
 
 impl ExtFeatures {
@@ -134,6 +141,25 @@ impl ExtFeatures {
             (7, "bufferDeviceAddress") => &mut self.bda.buffer_device_address,
             (8, "shaderBufferInt64Atomics") => &mut self.a64.shader_buffer_int64_atomics,
             (8, "shaderSharedInt64Atomics") => &mut self.a64.shader_shared_int64_atomics,
+            (9, "runtimeDescriptorArray") => &mut self.di.runtime_descriptor_array,
+            (9, "descriptorBindingPartiallyBound") => {
+                &mut self.di.descriptor_binding_partially_bound
+            }
+            (9, "descriptorBindingVariableDescriptorCount") => {
+                &mut self.di.descriptor_binding_variable_descriptor_count
+            }
+            (9, "shaderStorageBufferArrayNonUniformIndexing") => {
+                &mut self.di.shader_storage_buffer_array_non_uniform_indexing
+            }
+            (9, "shaderUniformBufferArrayNonUniformIndexing") => {
+                &mut self.di.shader_uniform_buffer_array_non_uniform_indexing
+            }
+            (9, "shaderStorageTexelBufferArrayDynamicIndexing") => {
+                &mut self.di.shader_storage_texel_buffer_array_dynamic_indexing
+            }
+            (9, "shaderUniformTexelBufferArrayDynamicIndexing") => {
+                &mut self.di.shader_uniform_texel_buffer_array_dynamic_indexing
+            }
             _ => return None,
         })
     }
@@ -142,7 +168,7 @@ impl ExtFeatures {
     fn chain<'a>(
         &'a mut self,
         mut f2: vk::PhysicalDeviceFeatures2<'a>,
-        on: &[bool; 9],
+        on: &[bool; 10],
     ) -> vk::PhysicalDeviceFeatures2<'a> {
         if on[0] {
             f2 = f2.push_next(&mut self.vp);
@@ -170,6 +196,9 @@ impl ExtFeatures {
         }
         if on[8] {
             f2 = f2.push_next(&mut self.a64);
+        }
+        if on[9] {
+            f2 = f2.push_next(&mut self.di);
         }
         f2
     }
@@ -485,7 +514,7 @@ impl Gpu {
             }
         }
         // Which extension structs the device can report.
-        let mut avail = [false; 9];
+        let mut avail = [false; 10];
         for (i, (_, ext, core)) in EXT_STRUCTS.iter().enumerate() {
             avail[i] = has_props2
                 && (minor >= *core || dev_avail.iter().any(|a| a.as_bytes() == ext.to_bytes()));
@@ -570,7 +599,7 @@ impl Gpu {
         }
         let mut core_on = vk::PhysicalDeviceFeatures::default();
         let mut ext_on = ExtFeatures::default();
-        let mut used = [false; 9];
+        let mut used = [false; 10];
         let mut core_have_m = core_have;
         for f in &req.features {
             if let Some((st, member)) = f.split_once('.') {

@@ -120,6 +120,7 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
                 set: 0,
                 binding: b,
                 bti: b + 1,
+                count: 1,
             })
             .collect(),
         debug: DebugFlags {

@@ -1,0 +1,113 @@
+//! Descriptor-indexing properties (VkPhysicalDeviceDescriptorIndexingProperties and the same
+//! members of VkPhysicalDeviceVulkan12Properties), from one function so the two structures
+//! cannot disagree. docs/limits.md lists each value, where it comes from and anv's beside it.
+
+use ash::vk;
+
+/// Whether update-after-bind works: **the one place to switch it on** (with the
+/// `descriptorBinding*UpdateAfterBind` feature rows) once sets are read when the batch is
+/// built rather than when a dispatch is recorded. It decides
+/// robustBufferAccessUpdateAfterBind only: the `*UpdateAfterBind*` count limits count the
+/// descriptors of every set, with or without UPDATE_AFTER_BIND_POOL (the spec's definition),
+/// so they equal the ordinary limits already (a pipeline layout is checked against both).
+pub const UPDATE_AFTER_BIND: bool = false;
+
+/// Writes the descriptor-indexing members of `VkPhysicalDeviceVulkan12Properties` (the
+/// extension structure copies them) from the device's ordinary limits `l`.
+pub fn descriptor_indexing(
+    p: &mut vk::PhysicalDeviceVulkan12Properties<'_>,
+    l: &vk::PhysicalDeviceLimits,
+) {
+    // Every descriptor of every pool: the per-set bound times the sets a layout binds is
+    // far past u32; a pool is driver memory, so the count is u32's.
+    p.max_update_after_bind_descriptors_in_all_pools = u32::MAX;
+    // NonUniform indices into buffers in the binding table take a loop over the distinct
+    // indices of the subgroup (a message names one binding-table entry); only buffers past
+    // the binding table (A64 messages, per-lane addresses) would be native, so neither
+    // buffer kind is. Images, samplers and input attachments are not NonUniform-indexable.
+    p.shader_uniform_buffer_array_non_uniform_indexing_native = vk::FALSE;
+    p.shader_storage_buffer_array_non_uniform_indexing_native = vk::FALSE;
+    p.shader_sampled_image_array_non_uniform_indexing_native = vk::FALSE;
+    p.shader_storage_image_array_non_uniform_indexing_native = vk::FALSE;
+    p.shader_input_attachment_array_non_uniform_indexing_native = vk::FALSE;
+    // Bounds checks do not depend on when a descriptor was written, so robustBufferAccess
+    // will hold for update-after-bind bindings as for the others.
+    p.robust_buffer_access_update_after_bind = vk::Bool32::from(UPDATE_AFTER_BIND);
+    // No implicit LOD in compute.
+    p.quad_divergent_implicit_lod = vk::FALSE;
+    p.max_per_stage_descriptor_update_after_bind_samplers = l.max_per_stage_descriptor_samplers;
+    p.max_per_stage_descriptor_update_after_bind_uniform_buffers =
+        l.max_per_stage_descriptor_uniform_buffers;
+    p.max_per_stage_descriptor_update_after_bind_storage_buffers =
+        l.max_per_stage_descriptor_storage_buffers;
+    p.max_per_stage_descriptor_update_after_bind_sampled_images =
+        l.max_per_stage_descriptor_sampled_images;
+    p.max_per_stage_descriptor_update_after_bind_storage_images =
+        l.max_per_stage_descriptor_storage_images;
+    p.max_per_stage_descriptor_update_after_bind_input_attachments =
+        l.max_per_stage_descriptor_input_attachments;
+    p.max_per_stage_update_after_bind_resources = l.max_per_stage_resources;
+    p.max_descriptor_set_update_after_bind_samplers = l.max_descriptor_set_samplers;
+    p.max_descriptor_set_update_after_bind_uniform_buffers = l.max_descriptor_set_uniform_buffers;
+    p.max_descriptor_set_update_after_bind_uniform_buffers_dynamic =
+        l.max_descriptor_set_uniform_buffers_dynamic;
+    p.max_descriptor_set_update_after_bind_storage_buffers = l.max_descriptor_set_storage_buffers;
+    p.max_descriptor_set_update_after_bind_storage_buffers_dynamic =
+        l.max_descriptor_set_storage_buffers_dynamic;
+    p.max_descriptor_set_update_after_bind_sampled_images = l.max_descriptor_set_sampled_images;
+    p.max_descriptor_set_update_after_bind_storage_images = l.max_descriptor_set_storage_images;
+    p.max_descriptor_set_update_after_bind_input_attachments =
+        l.max_descriptor_set_input_attachments;
+}
+
+/// VkPhysicalDeviceDescriptorIndexingProperties: the Vulkan 1.2 structure's members.
+pub fn fill_descriptor_indexing_properties(
+    out: &mut vk::PhysicalDeviceDescriptorIndexingProperties<'_>,
+    l: &vk::PhysicalDeviceLimits,
+) {
+    let mut v = vk::PhysicalDeviceVulkan12Properties::default();
+    descriptor_indexing(&mut v, l);
+    out.max_update_after_bind_descriptors_in_all_pools =
+        v.max_update_after_bind_descriptors_in_all_pools;
+    out.shader_uniform_buffer_array_non_uniform_indexing_native =
+        v.shader_uniform_buffer_array_non_uniform_indexing_native;
+    out.shader_sampled_image_array_non_uniform_indexing_native =
+        v.shader_sampled_image_array_non_uniform_indexing_native;
+    out.shader_storage_buffer_array_non_uniform_indexing_native =
+        v.shader_storage_buffer_array_non_uniform_indexing_native;
+    out.shader_storage_image_array_non_uniform_indexing_native =
+        v.shader_storage_image_array_non_uniform_indexing_native;
+    out.shader_input_attachment_array_non_uniform_indexing_native =
+        v.shader_input_attachment_array_non_uniform_indexing_native;
+    out.robust_buffer_access_update_after_bind = v.robust_buffer_access_update_after_bind;
+    out.quad_divergent_implicit_lod = v.quad_divergent_implicit_lod;
+    out.max_per_stage_descriptor_update_after_bind_samplers =
+        v.max_per_stage_descriptor_update_after_bind_samplers;
+    out.max_per_stage_descriptor_update_after_bind_uniform_buffers =
+        v.max_per_stage_descriptor_update_after_bind_uniform_buffers;
+    out.max_per_stage_descriptor_update_after_bind_storage_buffers =
+        v.max_per_stage_descriptor_update_after_bind_storage_buffers;
+    out.max_per_stage_descriptor_update_after_bind_sampled_images =
+        v.max_per_stage_descriptor_update_after_bind_sampled_images;
+    out.max_per_stage_descriptor_update_after_bind_storage_images =
+        v.max_per_stage_descriptor_update_after_bind_storage_images;
+    out.max_per_stage_descriptor_update_after_bind_input_attachments =
+        v.max_per_stage_descriptor_update_after_bind_input_attachments;
+    out.max_per_stage_update_after_bind_resources = v.max_per_stage_update_after_bind_resources;
+    out.max_descriptor_set_update_after_bind_samplers =
+        v.max_descriptor_set_update_after_bind_samplers;
+    out.max_descriptor_set_update_after_bind_uniform_buffers =
+        v.max_descriptor_set_update_after_bind_uniform_buffers;
+    out.max_descriptor_set_update_after_bind_uniform_buffers_dynamic =
+        v.max_descriptor_set_update_after_bind_uniform_buffers_dynamic;
+    out.max_descriptor_set_update_after_bind_storage_buffers =
+        v.max_descriptor_set_update_after_bind_storage_buffers;
+    out.max_descriptor_set_update_after_bind_storage_buffers_dynamic =
+        v.max_descriptor_set_update_after_bind_storage_buffers_dynamic;
+    out.max_descriptor_set_update_after_bind_sampled_images =
+        v.max_descriptor_set_update_after_bind_sampled_images;
+    out.max_descriptor_set_update_after_bind_storage_images =
+        v.max_descriptor_set_update_after_bind_storage_images;
+    out.max_descriptor_set_update_after_bind_input_attachments =
+        v.max_descriptor_set_update_after_bind_input_attachments;
+}

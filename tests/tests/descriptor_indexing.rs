@@ -1,0 +1,448 @@
+//! Descriptor indexing without update-after-bind, through the loader with validation on the
+//! simulated GPU, against a CPU model written here: the feature and property bits; a runtime
+//! descriptor array with PARTIALLY_BOUND and holes (only some elements written, only those
+//! read); a variable-count binding (VkDescriptorSetVariableDescriptorCountAllocateInfo) and
+//! vkGetDescriptorSetLayoutSupport's maxVariableDescriptorCount; a runtime array of storage
+//! buffers that crosses from the binding table into the descriptor table (after 250 uniform
+//! buffers), indexed with NonUniform indices. The AmberScript files tests/amber/desc_runtime_*
+//! cover the same paths on lavapipe too (whose 32 storage buffers per stage rule out the
+//! binding-table crossing there).
+
+mod compute_common;
+
+use ash::vk;
+use compute_common::*;
+use ferrite_tests::icd::{compute_binding, create_device, Harness};
+
+/// A context whose device enables the descriptor-indexing features this file uses.
+fn indexing_ctx() -> Ctx {
+    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_2);
+    let pd = h.physical_device();
+    let mut di = vk::PhysicalDeviceDescriptorIndexingFeatures::default()
+        .runtime_descriptor_array(true)
+        .descriptor_binding_partially_bound(true)
+        .descriptor_binding_variable_descriptor_count(true)
+        .shader_storage_buffer_array_non_uniform_indexing(true)
+        .shader_uniform_buffer_array_non_uniform_indexing(true);
+    let features = vk::PhysicalDeviceFeatures::default()
+        .shader_storage_buffer_array_dynamic_indexing(true)
+        .shader_uniform_buffer_array_dynamic_indexing(true);
+    let prio = [1.0f32];
+    let queues = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(0)
+        .queue_priorities(&prio)];
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_features(&features)
+        .push_next(&mut di);
+    // SAFETY: a valid create info for a live physical device.
+    let dev = unsafe { create_device(&h.instance, pd, &info) }.expect("vkCreateDevice");
+    Ctx::with_device(h, pd, dev)
+}
+
+#[test]
+fn descriptor_indexing_features_and_properties() {
+    let c = indexing_ctx();
+    let mut di = vk::PhysicalDeviceDescriptorIndexingFeatures::default();
+    let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut f2 = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut di)
+        .push_next(&mut v12);
+    // SAFETY: live instance and physical device, a valid chain.
+    unsafe { c.h.instance.get_physical_device_features2(c.pd, &mut f2) };
+    for (name, ext, core, want) in [
+        (
+            "runtimeDescriptorArray",
+            di.runtime_descriptor_array,
+            v12.runtime_descriptor_array,
+            true,
+        ),
+        (
+            "descriptorBindingPartiallyBound",
+            di.descriptor_binding_partially_bound,
+            v12.descriptor_binding_partially_bound,
+            true,
+        ),
+        (
+            "descriptorBindingVariableDescriptorCount",
+            di.descriptor_binding_variable_descriptor_count,
+            v12.descriptor_binding_variable_descriptor_count,
+            true,
+        ),
+        (
+            "shaderStorageBufferArrayNonUniformIndexing",
+            di.shader_storage_buffer_array_non_uniform_indexing,
+            v12.shader_storage_buffer_array_non_uniform_indexing,
+            true,
+        ),
+        (
+            "shaderUniformBufferArrayNonUniformIndexing",
+            di.shader_uniform_buffer_array_non_uniform_indexing,
+            v12.shader_uniform_buffer_array_non_uniform_indexing,
+            true,
+        ),
+        // Update-after-bind is not there yet, nor (so) VK_EXT_descriptor_indexing as a whole.
+        (
+            "descriptorBindingStorageBufferUpdateAfterBind",
+            di.descriptor_binding_storage_buffer_update_after_bind,
+            v12.descriptor_binding_storage_buffer_update_after_bind,
+            false,
+        ),
+    ] {
+        assert_eq!(ext, core, "{name}: extension and 1.2 structures disagree");
+        assert_eq!(ext == vk::TRUE, want, "{name}");
+    }
+    assert_eq!(v12.descriptor_indexing, vk::FALSE, "descriptorIndexing");
+    let mut dp = vk::PhysicalDeviceDescriptorIndexingProperties::default();
+    let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut dp)
+        .push_next(&mut p12);
+    // SAFETY: as above.
+    unsafe { c.h.instance.get_physical_device_properties2(c.pd, &mut p2) };
+    let l = p2.properties.limits;
+    assert_eq!(
+        dp.max_per_stage_update_after_bind_resources,
+        p12.max_per_stage_update_after_bind_resources
+    );
+    // The update-after-bind counts cover every descriptor (with or without the flag), so
+    // they are the ordinary limits.
+    assert_eq!(
+        dp.max_per_stage_update_after_bind_resources,
+        l.max_per_stage_resources
+    );
+    assert_eq!(
+        dp.max_per_stage_descriptor_update_after_bind_storage_buffers,
+        l.max_per_stage_descriptor_storage_buffers
+    );
+    assert_eq!(
+        p12.max_descriptor_set_update_after_bind_uniform_buffers_dynamic,
+        l.max_descriptor_set_uniform_buffers_dynamic
+    );
+    assert_eq!(dp.robust_buffer_access_update_after_bind, vk::FALSE);
+    assert_eq!(
+        dp.shader_storage_buffer_array_non_uniform_indexing_native,
+        vk::FALSE
+    );
+    assert_eq!(dp.quad_divergent_implicit_lod, vk::FALSE);
+    c.finish();
+}
+
+/// A set layout of (binding, type, count, flags) rows and a pipeline layout of that set.
+fn flagged_layout(
+    c: &Ctx,
+    rows: &[(u32, vk::DescriptorType, u32, vk::DescriptorBindingFlags)],
+) -> (vk::DescriptorSetLayout, vk::PipelineLayout) {
+    let bindings: Vec<_> = rows
+        .iter()
+        .map(|&(b, ty, n, _)| compute_binding(b, ty, n))
+        .collect();
+    let flags: Vec<_> = rows.iter().map(|r| r.3).collect();
+    let mut fi = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+    // SAFETY: valid create infos on a live device; the caller destroys the objects.
+    unsafe {
+        let set_layout = c
+            .dev
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default()
+                    .bindings(&bindings)
+                    .push_next(&mut fi),
+                None,
+            )
+            .unwrap();
+        let layout = c
+            .dev
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]),
+                None,
+            )
+            .unwrap();
+        (set_layout, layout)
+    }
+}
+
+/// A pool for one set of `sizes` and that set of `set_layout`, with `variable` as its
+/// variable descriptor count when given.
+fn alloc_set(
+    c: &Ctx,
+    set_layout: vk::DescriptorSetLayout,
+    sizes: &[(vk::DescriptorType, u32)],
+    variable: Option<u32>,
+) -> (vk::DescriptorPool, vk::DescriptorSet) {
+    let sizes: Vec<_> = sizes
+        .iter()
+        .map(|&(ty, descriptor_count)| vk::DescriptorPoolSize {
+            ty,
+            descriptor_count,
+        })
+        .collect();
+    let counts = [variable.unwrap_or(0)];
+    let mut vc =
+        vk::DescriptorSetVariableDescriptorCountAllocateInfo::default().descriptor_counts(&counts);
+    let layouts = [set_layout];
+    let mut ai = vk::DescriptorSetAllocateInfo::default().set_layouts(&layouts);
+    if variable.is_some() {
+        ai = ai.push_next(&mut vc);
+    }
+    // SAFETY: valid create and allocate infos on a live device.
+    unsafe {
+        let pool = c
+            .dev
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(1)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .unwrap();
+        let set = c
+            .dev
+            .allocate_descriptor_sets(&ai.descriptor_pool(pool))
+            .unwrap()[0];
+        (pool, set)
+    }
+}
+
+/// Writes `ranges` (buffer index, offset, range) as consecutive elements of `binding` from
+/// element `first` on.
+fn write(
+    c: &Ctx,
+    set: vk::DescriptorSet,
+    binding: u32,
+    first: u32,
+    ty: vk::DescriptorType,
+    ranges: &[(usize, u64, u64)],
+) {
+    let infos: Vec<_> = ranges
+        .iter()
+        .map(|&(b, offset, range)| vk::DescriptorBufferInfo {
+            buffer: c.buf(b).buffer,
+            offset,
+            range,
+        })
+        .collect();
+    let w = vk::WriteDescriptorSet::default()
+        .dst_set(set)
+        .dst_binding(binding)
+        .dst_array_element(first)
+        .descriptor_type(ty)
+        .buffer_info(&infos);
+    // SAFETY: a live set not in use, valid buffer infos.
+    unsafe { c.dev.update_descriptor_sets(&[w], &[]) };
+}
+
+/// Binds `set` with `layout` and `pipeline` and dispatches `groups` groups, waiting for it.
+fn run(
+    c: &Ctx,
+    pipeline: vk::Pipeline,
+    layout: vk::PipelineLayout,
+    set: vk::DescriptorSet,
+    groups: u32,
+) {
+    c.run(|d, cb| {
+        // SAFETY: recording into a live command buffer with live objects.
+        unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
+            d.cmd_dispatch(cb, groups, 1, 1);
+        }
+    })
+    .unwrap();
+}
+
+fn destroy(
+    c: &Ctx,
+    pipeline: vk::Pipeline,
+    layout: vk::PipelineLayout,
+    set_layout: vk::DescriptorSetLayout,
+    pool: vk::DescriptorPool,
+) {
+    // SAFETY: nothing pending uses these (`run` waits).
+    unsafe {
+        c.dev.destroy_pipeline(pipeline, None);
+        c.dev.destroy_descriptor_pool(pool, None);
+        c.dev.destroy_pipeline_layout(layout, None);
+        c.dev.destroy_descriptor_set_layout(set_layout, None);
+    }
+}
+
+const SSBO: vk::DescriptorType = vk::DescriptorType::STORAGE_BUFFER;
+const UBO: vk::DescriptorType = vk::DescriptorType::UNIFORM_BUFFER;
+
+/// The elements of the 16-element runtime array that are written; the others stay holes.
+const WRITTEN: [u32; 5] = [1, 4, 6, 11, 15];
+
+#[test]
+fn partially_bound_runtime_array_with_holes() {
+    let mut c = indexing_ctx();
+    let src = "#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 40) in;
+layout(set = 0, binding = 0) buffer O { uint o[40]; };
+layout(set = 0, binding = 1) buffer A { uint n; uint v[15]; } arr[];
+const uint written[5] = uint[](1u, 4u, 6u, 11u, 15u);
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    uint k = written[(i * 3u + i / 7u) % 5u];
+    o[i] = arr[nonuniformEXT(k)].v[i % 15u] + k * 1000u;
+    atomicAdd(arr[nonuniformEXT(k)].n, 1u);
+}";
+    let code = spirv_env("partially_bound", Some(src), "vulkan1.2");
+    let pb = vk::DescriptorBindingFlags::PARTIALLY_BOUND;
+    let (set_layout, layout) = flagged_layout(
+        &c,
+        &[
+            (0, SSBO, 1, vk::DescriptorBindingFlags::empty()),
+            (1, SSBO, 16, pb),
+        ],
+    );
+    let pipeline = c.pipeline(&code, layout).expect("vkCreateComputePipelines");
+    let (pool, set) = alloc_set(&c, set_layout, &[(SSBO, 17)], None);
+    let out = zeroed(&mut c, 40);
+    // Element k covers 64 bytes at 256 * k of one buffer; only the WRITTEN ones are written.
+    let arr = c.buffer(256 * 16);
+    let seeds = random_u32s(16, 64 * 16);
+    let seeds: Vec<u32> = seeds.iter().map(|s| s % 100_000).collect();
+    c.buf(arr).write_u32s(&seeds);
+    write(&c, set, 0, 0, SSBO, &[(out, 0, vk::WHOLE_SIZE)]);
+    for &k in &WRITTEN {
+        write(&c, set, 1, k, SSBO, &[(arr, 256 * u64::from(k), 64)]);
+    }
+    run(&c, pipeline, layout, set, 1);
+    let got = c.buf(out).read_u32s(40);
+    let words = c.buf(arr).read_u32s(64 * 16);
+    let mut count = [0u32; 16];
+    for (i, g) in got.iter().enumerate() {
+        let k = WRITTEN[(i * 3 + i / 7) % 5] as usize;
+        count[k] += 1;
+        let want = seeds[64 * k + 1 + i % 15] + 1000 * k as u32;
+        assert_eq!(*g, want, "invocation {i}, element {k} (seed 16)");
+    }
+    for k in 0..16 {
+        assert_eq!(
+            words[64 * k],
+            seeds[64 * k] + count[k],
+            "counter of element {k} (holes stay untouched)"
+        );
+    }
+    destroy(&c, pipeline, layout, set_layout, pool);
+    c.finish();
+}
+
+#[test]
+fn variable_descriptor_count() {
+    let mut c = indexing_ctx();
+    // The layout allows 1000 uniform buffers in the last binding; the set has 7.
+    let vdc = vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
+    let bindings = [compute_binding(0, SSBO, 1), compute_binding(1, UBO, 1000)];
+    let flags = [vk::DescriptorBindingFlags::empty(), vdc];
+    let mut fi = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+    let info = vk::DescriptorSetLayoutCreateInfo::default()
+        .bindings(&bindings)
+        .push_next(&mut fi);
+    let mut vs = vk::DescriptorSetVariableDescriptorCountLayoutSupport::default();
+    let mut support = vk::DescriptorSetLayoutSupport::default().push_next(&mut vs);
+    // SAFETY: a valid create info and output chain on a live device.
+    unsafe { c.dev.get_descriptor_set_layout_support(&info, &mut support) };
+    assert_eq!(support.supported, vk::TRUE);
+    let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p11);
+    // SAFETY: live instance and physical device.
+    unsafe { c.h.instance.get_physical_device_properties2(c.pd, &mut p2) };
+    assert_eq!(
+        vs.max_variable_descriptor_count,
+        p11.max_per_set_descriptors - 1,
+        "what maxPerSetDescriptors leaves after binding 0"
+    );
+    let (set_layout, layout) =
+        flagged_layout(&c, &[(0, SSBO, 1, flags[0]), (1, UBO, 1000, flags[1])]);
+    let src = "#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 21) in;
+layout(set = 0, binding = 0) buffer O { uint o[21]; };
+layout(set = 0, binding = 1) uniform U { uvec4 u[4]; } arr[];
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    uint k = (i * 5u) % 7u;
+    o[i] = arr[nonuniformEXT(k)].u[i % 4u].y;
+}";
+    let code = spirv_env("variable_count", Some(src), "vulkan1.2");
+    let pipeline = c.pipeline(&code, layout).expect("vkCreateComputePipelines");
+    let (pool, set) = alloc_set(&c, set_layout, &[(SSBO, 1), (UBO, 7)], Some(7));
+    let out = zeroed(&mut c, 21);
+    let ubos = c.buffer(256 * 7);
+    let seeds = random_u32s(7, 64 * 7);
+    c.buf(ubos).write_u32s(&seeds);
+    write(&c, set, 0, 0, SSBO, &[(out, 0, vk::WHOLE_SIZE)]);
+    let ranges: Vec<_> = (0..7u64).map(|k| (ubos, 256 * k, 64)).collect();
+    write(&c, set, 1, 0, UBO, &ranges);
+    run(&c, pipeline, layout, set, 1);
+    let got = c.buf(out).read_u32s(21);
+    for (i, g) in got.iter().enumerate() {
+        let k = (i * 5) % 7;
+        let want = seeds[64 * k + 4 * (i % 4) + 1];
+        assert_eq!(*g, want, "invocation {i}, element {k} (seed 7)");
+    }
+    destroy(&c, pipeline, layout, set_layout, pool);
+    c.finish();
+}
+
+#[test]
+fn runtime_array_across_the_binding_table() {
+    let mut c = indexing_ctx();
+    // 250 uniform buffers take binding-table entries 0-249; the runtime array's 8 storage
+    // buffers take slots 250-257: the first in the binding table, the rest in the
+    // descriptor table.
+    const PAD: u32 = 250;
+    const N: u32 = 8;
+    let src = format!(
+        "#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) uniform P {{ uint x; }} pad[{PAD}];
+layout(set = 0, binding = 1) buffer A {{ uint v[64]; }} arr[];
+void main() {{
+    uint i = gl_LocalInvocationID.x;
+    uint g = gl_WorkGroupID.x;
+    uint k = (i * 3u + g) % {N}u;
+    arr[nonuniformEXT(k)].v[i] += pad[g * 61u].x + k;
+}}"
+    );
+    let code = spirv_env("runtime_across", Some(&src), "vulkan1.2");
+    let (set_layout, layout) = flagged_layout(
+        &c,
+        &[
+            (0, UBO, PAD, vk::DescriptorBindingFlags::empty()),
+            (1, SSBO, N, vk::DescriptorBindingFlags::empty()),
+        ],
+    );
+    let pipeline = c.pipeline(&code, layout).expect("vkCreateComputePipelines");
+    let (pool, set) = alloc_set(&c, set_layout, &[(UBO, PAD), (SSBO, N)], None);
+    let ubo = c.buffer(256 * u64::from(PAD));
+    let pad: Vec<u32> = (0..64 * PAD)
+        .map(|w| if w % 64 == 0 { w / 64 * 10 } else { 0 })
+        .collect();
+    c.buf(ubo).write_u32s(&pad);
+    let ranges: Vec<_> = (0..u64::from(PAD)).map(|k| (ubo, 256 * k, 16)).collect();
+    write(&c, set, 0, 0, UBO, &ranges);
+    let arr = zeroed(&mut c, 64 * N as usize);
+    let ranges: Vec<_> = (0..u64::from(N)).map(|k| (arr, 256 * k, 256)).collect();
+    write(&c, set, 1, 0, SSBO, &ranges);
+    const GROUPS: u32 = 4;
+    // Lane i of group g adds to element (3i + g) % 8: with 4 groups no two groups touch the
+    // same (element, lane), so the read-modify-writes do not race.
+    run(&c, pipeline, layout, set, GROUPS);
+    let mut want = vec![0u32; 64 * N as usize];
+    for g in 0..GROUPS {
+        for i in 0..64 {
+            let k = (i * 3 + g) % N;
+            want[(64 * k + i) as usize] += g * 61 * 10 + k;
+        }
+    }
+    let got = c.buf(arr).read_u32s(64 * N as usize);
+    for (w, (g, e)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, e, "element {} word {}", w / 64, w % 64);
+    }
+    destroy(&c, pipeline, layout, set_layout, pool);
+    c.finish();
+}
