@@ -501,7 +501,12 @@ impl Recorder {
         // Samplers: a 16-byte table entry per binding-table entry at most, and a 64-byte
         // border colour each.
         let samplers = n_bt * (16 + 64);
-        let need = (n_bt * 4).div_ceil(64) * 64 + 64 * surfaces + curbe_bytes(k) + 64 + samplers;
+        let need = (n_bt * 4).div_ceil(64) * 64
+            + 64 * surfaces
+            + curbe_bytes(k)
+            + 64
+            + samplers
+            + crate::descriptor::table_state_bytes(&k.table_descriptors);
         if self.blocks.is_empty() || self.used.div_ceil(64) * 64 + need + 64 * 4 > STATE_BLOCK {
             self.used = STATE_BLOCK;
         }
@@ -585,8 +590,8 @@ impl Recorder {
 
     /// The descriptor table of a kernel that reads buffers past the binding table
     /// (`Kernel::table_descriptors`): a 16-byte entry per slot of its runs (the bound range's
-    /// GPU address, its size, 0; zeros for a NULL descriptor), in a GEM object of its own.
-    /// Returns the address of slot 0's entry (below the object when the first run does not
+    /// GPU address, its size, 0; zeros for a NULL descriptor), in the state block, or in a GEM
+    /// object of its own when larger than `descriptor::TABLE_IN_STATE_BLOCK`. Returns the address of slot 0's entry (below the object when the first run does not
     /// start at 0), or 0 when the kernel has no table.
     fn descriptor_table(&mut self, core: &Core, p: &Pipeline) -> Result<u64> {
         let runs = &p.kernel.table_descriptors;
@@ -604,6 +609,13 @@ impl Recorder {
                 words[at + 1] = (d.address >> 32) as u32;
                 words[at + 2] = u32::try_from(size).unwrap_or(u32::MAX);
             }
+        }
+        // A small table shares the state block reserve_dispatch_state kept room in (the
+        // kernel reads it by its GPU address, so any block will do).
+        if crate::descriptor::table_state_bytes(runs) > 0 {
+            let off = self.alloc_state(core, crate::descriptor::table_bytes(runs))?;
+            self.write_state(off, &words);
+            return Ok((self.block().va + off).wrapping_sub(16 * u64::from(first)));
         }
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let size = (bytes.len() as u64).div_ceil(crate::bo::PAGE) * crate::bo::PAGE;

@@ -954,6 +954,32 @@ pub fn max_variable_count(layout: &SetLayout) -> u32 {
     })
 }
 
+/// The bytes of a kernel's descriptor table (`Kernel::table_descriptors`, runs of slots in
+/// increasing order): a 16-byte entry per slot from the first run's start to the last run's
+/// end (docs/descriptors.md, "Buffers past the binding table").
+pub fn table_bytes(runs: &[(u32, u32)]) -> u64 {
+    match (runs.first(), runs.last()) {
+        (Some(f), Some(l)) => 16 * u64::from(l.0 + l.1 - f.0),
+        _ => 0,
+    }
+}
+
+/// The largest descriptor table written into the command buffer's state block (with the
+/// dispatch's other state, so one dispatch costs no GEM object of its own); a larger one
+/// (over 1024 descriptors) gets a GEM object, as a state block holds 64 KiB.
+pub const TABLE_IN_STATE_BLOCK: u64 = 16 * 1024;
+// With the rest of a dispatch's state (at most 256 binding-table entries, their surfaces and
+// samplers, the CURBE) such a table still fits one state block.
+const _: () = assert!(TABLE_IN_STATE_BLOCK * 2 <= crate::cmd::STATE_BLOCK);
+
+/// The state-block bytes a dispatch of a kernel with descriptor-table `runs` needs for its
+/// table: [`table_bytes`] when it goes there, 0 when it gets an object of its own.
+pub fn table_state_bytes(runs: &[(u32, u32)]) -> u64 {
+    Some(table_bytes(runs))
+        .filter(|&b| b <= TABLE_IN_STATE_BLOCK)
+        .unwrap_or(0)
+}
+
 /// vkGetDescriptorSetLayoutSupport (VK_KHR_maintenance3): a layout is supported exactly
 /// when vkCreateDescriptorSetLayout would create it.
 pub(crate) unsafe extern "system" fn get_descriptor_set_layout_support(
@@ -1064,6 +1090,15 @@ mod tests {
             .is_err());
         let plain = Arc::new(SetLayout::new(vec![(0, ssbo, 4)]).unwrap());
         assert_eq!(DescriptorSet::new(plain, 0).variable_count, None);
+    }
+
+    #[test]
+    fn small_descriptor_tables_go_into_the_state_block() {
+        assert_eq!(table_bytes(&[]), 0);
+        assert_eq!(table_bytes(&[(251, 49)]), 16 * 49);
+        assert_eq!(table_bytes(&[(251, 4), (300, 2)]), 16 * 51);
+        assert_eq!(table_state_bytes(&[(251, 1024)]), 16 * 1024);
+        assert_eq!(table_state_bytes(&[(251, 1025)]), 0);
     }
 
     #[test]
