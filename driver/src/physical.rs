@@ -267,7 +267,9 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_compute_shared_memory_size: info.slm_size_per_group,
         max_compute_work_group_count: [65535; 3],
         max_compute_work_group_invocations: max_invocations,
-        max_compute_work_group_size: [max_invocations, max_invocations, max_invocations.min(64)],
+        // Local ids come from the thread's subgroup id and lane (docs/dispatch-contract.md,
+        // "Built-ins"), which no dimension bounds: each may take the whole group, as on anv.
+        max_compute_work_group_size: [max_invocations; 3],
         sub_pixel_precision_bits: 4,
         sub_texel_precision_bits: 4,
         mipmap_precision_bits: 4,

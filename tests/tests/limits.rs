@@ -6,7 +6,8 @@
 //! maxBoundDescriptorSets - 1 dispatches; a storage buffer of maxStorageBufferRange bytes is
 //! bound whole and its last dword written (the allocation is anonymous memory that the
 //! simulated kernel maps lazily, so only the touched pages are backed); one descriptor past the
-//! limit is refused.
+//! limit is refused; a workgroup of maxComputeWorkGroupSize along each dimension in turn reports
+//! every local id.
 
 mod compute_common;
 
@@ -22,7 +23,7 @@ fn doc_table() -> Vec<(String, u64)> {
     let text = std::fs::read_to_string(ferrite_tests::icd::workspace_root().join("docs/limits.md"))
         .unwrap();
     text.lines()
-        .filter(|l| l.starts_with("| max"))
+        .filter(|l| l.starts_with("| max") || l.starts_with("| min"))
         .map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
             (cells[1].to_string(), cells[2].parse().unwrap())
@@ -50,6 +51,13 @@ fn reported(l: &vk::PhysicalDeviceLimits, name: &str) -> u64 {
         "maxComputeSharedMemorySize" => l.max_compute_shared_memory_size.into(),
         "maxComputeWorkGroupInvocations" => l.max_compute_work_group_invocations.into(),
         "maxMemoryAllocationCount" => l.max_memory_allocation_count.into(),
+        "maxComputeWorkGroupSize[0]" => l.max_compute_work_group_size[0].into(),
+        "maxComputeWorkGroupSize[1]" => l.max_compute_work_group_size[1].into(),
+        "maxComputeWorkGroupSize[2]" => l.max_compute_work_group_size[2].into(),
+        "maxComputeWorkGroupCount[0]" => l.max_compute_work_group_count[0].into(),
+        "maxTexelBufferElements" => l.max_texel_buffer_elements.into(),
+        "minStorageBufferOffsetAlignment" => l.min_storage_buffer_offset_alignment,
+        "minUniformBufferOffsetAlignment" => l.min_uniform_buffer_offset_alignment,
         other => panic!("docs/limits.md names {other}, which this test does not know"),
     }
 }
@@ -281,6 +289,58 @@ fn max_storage_buffers_in_one_stage() {
     }
     assert_eq!(c.buf(k.out).read_u32s(1)[0], GROUPS);
     k.destroy(&c);
+    c.finish();
+}
+
+/// A workgroup of maxComputeWorkGroupSize[d] invocations along each dimension d in turn:
+/// every invocation writes its LocalInvocationID and LocalInvocationIndex.
+#[test]
+fn largest_workgroup_along_each_dimension() {
+    let mut c = Ctx::new();
+    let l = limits(&c);
+    for d in 0..3 {
+        let n = l.max_compute_work_group_size[d];
+        assert!(n <= l.max_compute_work_group_invocations);
+        let mut size = [1u32; 3];
+        size[d] = n;
+        // Specialization constants: glslang refuses a literal z above its own default of 64.
+        let src = "#version 450\n\
+             layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n\
+             layout(set = 0, binding = 0) buffer O { uvec4 o[]; };\n\
+             void main() {\n\
+                 uint i = gl_LocalInvocationIndex;\n\
+                 o[i] = uvec4(gl_LocalInvocationID, i + 1u);\n\
+             }\n";
+        let code = spirv(&format!("largest_group_{d}"), Some(src));
+        let spec = [(0, size[0]), (1, size[1]), (2, size[2])];
+        let k = c
+            .kernel_with(
+                &code,
+                &[vk::DescriptorType::STORAGE_BUFFER],
+                0,
+                &spec,
+                vk::PipelineCache::null(),
+            )
+            .expect("vkCreateComputePipelines");
+        let out = c.buffer(16 * u64::from(n));
+        c.bind(k, &[out]);
+        c.run(|_, cb| {
+            c.bind_kernel(cb, k);
+            dispatch(&c, cb, 1, 1);
+        })
+        .unwrap();
+        let got = c.buf(out).read_u32s(4 * n as usize);
+        for i in 0..n {
+            let mut want = [0u32, 0, 0, i + 1];
+            want[d] = i;
+            let at = 4 * i as usize;
+            assert_eq!(
+                &got[at..at + 4],
+                &want,
+                "dimension {d}, invocation {i} of {n}"
+            );
+        }
+    }
     c.finish();
 }
 
