@@ -192,6 +192,9 @@ pub const MAX_PER_SET_DESCRIPTORS: u32 = crate::pipeline::MAX_DESCRIPTORS;
 /// Typed buffer surfaces address at most 2^27 elements (Width/Height/Depth: 7 + 14 + 6 bits).
 pub const MAX_TEXEL_BUFFER_ELEMENTS: u32 = 1 << 27;
 
+/// minTexelBufferOffsetAlignment, and the 1.3 texel-buffer offset alignments.
+pub const TEXEL_BUFFER_OFFSET_ALIGNMENT: u64 = 64;
+
 /// Largest range of a uniform or storage buffer descriptor (`HwFacts::max_buffer_range`).
 pub const MAX_BUFFER_RANGE: u32 = ferrite_compiler::hw::GEN9.max_buffer_range();
 
@@ -283,7 +286,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         viewport_sub_pixel_bits: 0,
         // GEM mappings are page aligned.
         min_memory_map_alignment: 4096,
-        min_texel_buffer_offset_alignment: 64,
+        min_texel_buffer_offset_alignment: TEXEL_BUFFER_OFFSET_ALIGNMENT,
         min_uniform_buffer_offset_alignment: 64,
         min_storage_buffer_offset_alignment: 64,
         min_texel_offset: -8,
@@ -734,6 +737,11 @@ fn vulkan13_properties(
         max_compute_workgroup_subgroups: p.max_compute_workgroup_subgroups,
         required_subgroup_size_stages: stages,
         max_buffer_size: p.max_buffer_size,
+        // The spec requires powers of two here; a texel-buffer view at any multiple of
+        // minTexelBufferOffsetAlignment works for every format, so that is the alignment
+        // (not per single texel: such views are not tested at smaller offsets).
+        storage_texel_buffer_offset_alignment_bytes: TEXEL_BUFFER_OFFSET_ALIGNMENT,
+        uniform_texel_buffer_offset_alignment_bytes: TEXEL_BUFFER_OFFSET_ALIGNMENT,
         ..Default::default()
     }
 }
@@ -805,6 +813,8 @@ fn vulkan12_properties(
         shader_rounding_mode_rtz_float32: fc.shader_rounding_mode_rtz_float32,
         shader_rounding_mode_rtz_float64: fc.shader_rounding_mode_rtz_float64,
         max_timeline_semaphore_value_difference: MAX_TIMELINE_DIFFERENCE,
+        // The spec's required minimum (no graphics: nothing renders to an attachment).
+        framebuffer_integer_color_sample_counts: vk::SampleCountFlags::TYPE_1,
         ..Default::default()
     }
 }
@@ -1155,6 +1165,23 @@ pub(crate) unsafe extern "system" fn enumerate_device_layer_properties(
 mod tests {
     use super::*;
     use kernel_iface::lookup_pci_id;
+
+    #[test]
+    fn version_properties_meet_the_spec_minimums() {
+        let info = lookup_pci_id(0x1912).unwrap();
+        let v13 = vulkan13_properties(info, std::ptr::null_mut());
+        for a in [
+            v13.storage_texel_buffer_offset_alignment_bytes,
+            v13.uniform_texel_buffer_offset_alignment_bytes,
+        ] {
+            assert!(a.is_power_of_two(), "{a}");
+            assert_eq!(a, limits(info).min_texel_buffer_offset_alignment);
+        }
+        let v12 = vulkan12_properties(&float_controls_properties(info), std::ptr::null_mut());
+        assert!(v12
+            .framebuffer_integer_color_sample_counts
+            .contains(vk::SampleCountFlags::TYPE_1));
+    }
 
     #[test]
     fn skl_gt2_compute_limits_follow_the_device_row() {
