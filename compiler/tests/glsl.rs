@@ -593,3 +593,65 @@ fn multiply_add_fuses_unless_precise_or_nocontract() {
     });
     assert_eq!(n, 0, "nocontract fuses nothing\n{text}");
 }
+
+/// A runtime descriptor array (`buffer B { ... } arr[];`) takes the binding's count from the
+/// pipeline layout (`BindingSlot::count`): that many consecutive binding-table entries; without
+/// a layout it is refused by name.
+#[test]
+fn runtime_descriptor_array_takes_the_layout_count() {
+    let src = "#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) buffer O { uint o[8]; };
+layout(set = 0, binding = 1) buffer A { uint v[8]; } arr[];
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    o[i] = arr[nonuniformEXT(i % 5u)].v[i];
+}";
+    let Some(words) = glsl_to_spirv("runtime_descriptor_array", src) else {
+        return;
+    };
+    let target = Target::gen9();
+    let slots = [
+        BindingSlot {
+            set: 0,
+            binding: 0,
+            bti: 0,
+            count: 1,
+        },
+        BindingSlot {
+            set: 0,
+            binding: 1,
+            bti: 1,
+            count: 5,
+        },
+    ];
+    let input = |bindings| FrontendInput {
+        words: &words,
+        entry: "main",
+        specialization: &[],
+        bindings,
+        target: &target,
+    };
+    let out = translate(&input(&slots)).unwrap();
+    let mut btis: Vec<u32> = out
+        .bindings
+        .iter()
+        .filter(|b| b.binding == 1)
+        .map(|b| b.bti)
+        .collect();
+    btis.sort_unstable();
+    assert_eq!(btis, vec![1, 2, 3, 4, 5]);
+    let text = out.shader.func.to_string();
+    assert!(
+        text.contains("ssbo.nu[1+") && text.contains("<5]"),
+        "no NonUniform access to the 5-element array:\n{text}"
+    );
+    let err = translate(&input(&[]))
+        .err()
+        .expect("refused without a layout");
+    assert!(
+        err.to_string().contains("runtime descriptor array"),
+        "{err}"
+    );
+}
