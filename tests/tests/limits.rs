@@ -6,7 +6,8 @@
 //! maxBoundDescriptorSets - 1 dispatches; a storage buffer of maxStorageBufferRange bytes is
 //! bound whole and its last dword written (the allocation is anonymous memory that the
 //! simulated kernel maps lazily, so only the touched pages are backed); one descriptor past the
-//! limit is refused; a workgroup of maxComputeWorkGroupSize along each dimension in turn reports
+//! limit is refused; maxDescriptorSetUniformBuffersDynamic dynamic uniform buffers read at their
+//! dynamic offsets; a workgroup of maxComputeWorkGroupSize along each dimension in turn reports
 //! every local id.
 
 mod compute_common;
@@ -627,6 +628,66 @@ fn max_dynamic_storage_buffers() {
         );
         assert_eq!(words[16], 500 + i as u32 + 4, "buffer {i}");
     }
+    c.finish();
+}
+
+/// maxDescriptorSetUniformBuffersDynamic dynamic uniform buffers in one set, each read at its
+/// dynamic offset (64 bytes into its buffer, where its value is; word 0 holds a decoy), and a
+/// storage buffer for the result, which lands past the binding table.
+#[test]
+fn max_dynamic_uniform_buffers() {
+    let mut c = Ctx::new();
+    let n = limits(&c).max_descriptor_set_uniform_buffers_dynamic as usize;
+    assert!(n > 8, "still the spec's minimum");
+    let mut src = String::from("#version 450\nlayout(local_size_x = 1) in;\n");
+    for i in 0..n {
+        src += &format!("layout(set = 0, binding = {i}) uniform U{i} {{ uvec4 v; }} u{i};\n");
+    }
+    src += &format!("layout(set = 0, binding = {n}) buffer O {{ uint o[4]; }};\n");
+    src += "void main() {\n    uint s = 0u;\n    uint t = 0u;\n";
+    for i in 0..n {
+        src += &format!("    s += u{i}.v.x * {}u;\n    t += u{i}.v.y;\n", i + 1);
+    }
+    src += "    o[0] = s;\n    o[1] = t;\n}\n";
+    let code = spirv("max_dyn_ubos", Some(&src));
+    let mut types = vec![vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC; n];
+    types.push(vk::DescriptorType::STORAGE_BUFFER);
+    let k = c
+        .kernel_with(&code, &types, 0, &[], vk::PipelineCache::null())
+        .expect("vkCreateComputePipelines");
+    let bufs: Vec<usize> = (0..=n).map(|_| c.buffer(128)).collect();
+    for (i, &b) in bufs.iter().take(n).enumerate() {
+        let mut words = vec![0u32; 32];
+        words[0] = 77_777;
+        words[16] = 1000 + i as u32;
+        c.buf(b).write_u32s(&words);
+    }
+    c.bind_typed(k, &bufs, &types);
+    let offsets = vec![64u32; n];
+    let kk = c.k(k);
+    c.run(|d, cb| {
+        // SAFETY: recording into a live command buffer.
+        unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, kk.pipeline);
+            d.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                kk.layout,
+                0,
+                &[kk.set],
+                &offsets,
+            );
+            d.cmd_dispatch(cb, 1, 1, 1);
+        }
+    })
+    .unwrap();
+    let want: u32 = (0..n as u32).map(|i| (1000 + i) * (i + 1)).sum();
+    let got = c.buf(bufs[n]).read_u32s(2);
+    assert_eq!(
+        got,
+        vec![want, 0],
+        "weighted sum of the values at the dynamic offsets"
+    );
     c.finish();
 }
 
