@@ -556,6 +556,22 @@ struct BatchBuilder<'a> {
     sba_valid: bool,
     gpgpu: bool,
     l3_slm: Option<bool>,
+    /// The pipeline whose MEDIA_VFE_STATE is the one in effect.
+    vfe: Option<Arc<Pipeline>>,
+    /// The last user dispatch, whose state the next one reuses when nothing it depends on
+    /// changed in between.
+    last: Option<LastDispatch>,
+}
+
+/// What a dispatch with the same pipeline, sets, push constants and group counts as the one
+/// before it emits again: its CURBE and interface-descriptor loads, walker and flush, pointing at
+/// the state the earlier dispatch wrote (the binding table, surfaces, CURBE and IDD would be
+/// written identically).
+struct LastDispatch {
+    groups: [u32; 3],
+    base: [u32; 3],
+    /// The batch dwords from MEDIA_CURBE_LOAD to MEDIA_STATE_FLUSH.
+    tail: Vec<u32>,
 }
 
 impl<'a> BatchBuilder<'a> {
@@ -576,12 +592,26 @@ impl<'a> BatchBuilder<'a> {
             sba_valid: false,
             gpgpu: false,
             l3_slm: None,
+            vfe: None,
+            last: None,
         }
     }
 
     /// Replays one command.
     fn run(&mut self, core: &Core, cmd: Cmd) -> Result<()> {
         let list = self.list;
+        // Whatever changes the state of the next dispatch forgets the last one (push constants
+        // only when they differ).
+        let same_push = match cmd {
+            Cmd::Push { offset, len, at } => {
+                let (o, n, a) = (offset as usize, len as usize, at as usize);
+                self.push[o..o + n] == list.bytes[a..a + n]
+            }
+            _ => false,
+        };
+        if !same_push && !matches!(cmd, Cmd::Dispatch { .. } | Cmd::Dwords { .. }) {
+            self.last = None;
+        }
         match cmd {
             Cmd::BindPipeline(i) => self.pipeline = Some(list.pipelines[i as usize].clone()),
             Cmd::BindSet {
@@ -621,6 +651,7 @@ impl<'a> BatchBuilder<'a> {
                 self.sba_valid = false;
                 self.gpgpu = false;
                 self.l3_slm = None;
+                self.vfe = None;
             }
         }
         Ok(())
@@ -713,6 +744,7 @@ impl<'a> BatchBuilder<'a> {
         let bo = GemBo::new(&core.adapter.drm, &core.va, Heap::General, STATE_BLOCK)?;
         self.blocks.push(bo);
         self.sba_valid = false;
+        self.last = None;
         self.used = size;
         Ok(0)
     }
@@ -777,6 +809,14 @@ impl<'a> BatchBuilder<'a> {
         base: [u32; 3],
         indirect: Option<u64>,
     ) -> Result<()> {
+        if let Some(last) = self
+            .last
+            .as_ref()
+            .filter(|l| indirect.is_none() && l.groups == groups && l.base == base)
+        {
+            self.batch.extend_from_slice(&last.tail);
+            return Ok(());
+        }
         let p = self
             .pipeline
             .clone()
@@ -792,12 +832,22 @@ impl<'a> BatchBuilder<'a> {
             samplers: &samplers,
             push: &push,
         };
-        self.launch(core, &p, bound, groups, base, indirect)
+        let tail = self.launch(core, &p, bound, groups, base, indirect)?;
+        // An indirect dispatch's CURBE receives its group counts from the GPU: never shared.
+        if indirect.is_none() {
+            self.last = Some(LastDispatch {
+                groups,
+                base,
+                tail: self.batch[tail..].to_vec(),
+            });
+        }
+        Ok(())
     }
 
     /// The state and commands of one dispatch of `p` once its binding table (surfaces
     /// written, the push surface's entry still 0), sizes, samplers and push constants are
-    /// known: user dispatches and the meta kernels (crate::meta) both end here.
+    /// known: user dispatches and the meta kernels (crate::meta) both end here. Returns where
+    /// its MEDIA_CURBE_LOAD starts in the batch.
     fn launch(
         &mut self,
         core: &Core,
@@ -806,7 +856,7 @@ impl<'a> BatchBuilder<'a> {
         groups: [u32; 3],
         base: [u32; 3],
         indirect: Option<u64>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let k = &p.kernel;
         let mut bt = bound.bt;
         let sampler_table = self.sampler_table(core, bound.samplers)?;
@@ -829,6 +879,7 @@ impl<'a> BatchBuilder<'a> {
             let counts = self.block().va + curbe_off + k.layout.num_workgroups_offset();
             self.load_indirect_counts(addr, counts);
         }
+        let tail = self.batch.len();
         self.emit(
             MediaCurbeLoad {
                 curbe_total_data_length: curbe_bytes,
@@ -847,7 +898,7 @@ impl<'a> BatchBuilder<'a> {
         );
         self.emit(walker(k, groups, indirect.is_some()).to_dwords());
         self.emit(MediaStateFlush::default().to_dwords());
-        Ok(())
+        Ok(tail)
     }
 
     /// One meta dispatch (crate::meta): the source (none for constant texels) and destination
@@ -879,6 +930,7 @@ impl<'a> BatchBuilder<'a> {
             push: &m.push,
         };
         self.launch(core, p, bound, meta::groups(m.extent), [0; 3], None)
+            .map(|_| ())
     }
 
     /// Makes sure all the state of one dispatch lands in one block (opens a new one when the
@@ -1122,11 +1174,22 @@ impl<'a> BatchBuilder<'a> {
         let k = &p.kernel;
         if !self.gpgpu {
             self.select_gpgpu();
+            self.vfe = None;
         }
-        self.set_l3(k.slm_size > 0);
+        if self.l3_slm != Some(k.slm_size > 0) {
+            self.set_l3(k.slm_size > 0);
+            self.vfe = None;
+        }
         if !self.sba_valid {
             self.emit_sba();
+            self.vfe = None;
         }
+        // MEDIA_VFE_STATE (thread count, CURBE allocation, scratch) depends on the pipeline
+        // only: the one in effect stays until another pipeline runs, as anv does.
+        if self.vfe.as_ref().is_some_and(|v| Arc::ptr_eq(v, p)) {
+            return;
+        }
+        self.vfe = Some(p.clone());
         if !self.pipelines.iter().any(|q| Arc::ptr_eq(q, p)) {
             self.pipelines.push(p.clone());
         }
