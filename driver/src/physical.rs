@@ -612,10 +612,47 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
             S::PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan12Properties<'_>>();
                 *out = vulkan12_properties(&fc, out.p_next);
+                update_after_bind_properties(out, &limits(adapter.info));
             }
             _ => {}
         })
     }
+}
+
+/// The update-after-bind limits of VkPhysicalDeviceVulkan12Properties: an update-after-bind
+/// descriptor is read when the command buffer's batch is built at submission (cmd.rs), through
+/// the same binding table and descriptor table as any other, so each limit is its
+/// non-update-after-bind counterpart in `l`. Pools count no descriptors; the all-pools total is
+/// anv's on Skylake (2^20). Robust buffer access bounds come from the range read at build time.
+fn update_after_bind_properties(
+    out: &mut vk::PhysicalDeviceVulkan12Properties<'_>,
+    l: &vk::PhysicalDeviceLimits,
+) {
+    out.max_update_after_bind_descriptors_in_all_pools = 1 << 20;
+    out.robust_buffer_access_update_after_bind = vk::TRUE;
+    out.max_per_stage_descriptor_update_after_bind_samplers = l.max_per_stage_descriptor_samplers;
+    out.max_per_stage_descriptor_update_after_bind_uniform_buffers =
+        l.max_per_stage_descriptor_uniform_buffers;
+    out.max_per_stage_descriptor_update_after_bind_storage_buffers =
+        l.max_per_stage_descriptor_storage_buffers;
+    out.max_per_stage_descriptor_update_after_bind_sampled_images =
+        l.max_per_stage_descriptor_sampled_images;
+    out.max_per_stage_descriptor_update_after_bind_storage_images =
+        l.max_per_stage_descriptor_storage_images;
+    out.max_per_stage_descriptor_update_after_bind_input_attachments =
+        l.max_per_stage_descriptor_input_attachments;
+    out.max_per_stage_update_after_bind_resources = l.max_per_stage_resources;
+    out.max_descriptor_set_update_after_bind_samplers = l.max_descriptor_set_samplers;
+    out.max_descriptor_set_update_after_bind_uniform_buffers = l.max_descriptor_set_uniform_buffers;
+    out.max_descriptor_set_update_after_bind_uniform_buffers_dynamic =
+        l.max_descriptor_set_uniform_buffers_dynamic;
+    out.max_descriptor_set_update_after_bind_storage_buffers = l.max_descriptor_set_storage_buffers;
+    out.max_descriptor_set_update_after_bind_storage_buffers_dynamic =
+        l.max_descriptor_set_storage_buffers_dynamic;
+    out.max_descriptor_set_update_after_bind_sampled_images = l.max_descriptor_set_sampled_images;
+    out.max_descriptor_set_update_after_bind_storage_images = l.max_descriptor_set_storage_images;
+    out.max_descriptor_set_update_after_bind_input_attachments =
+        l.max_descriptor_set_input_attachments;
 }
 
 /// Syncobj timeline points are 64-bit and may jump by any amount.
