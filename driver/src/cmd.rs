@@ -1338,7 +1338,7 @@ impl Inner {
     /// when nothing else holds it (a primary that ran it as a secondary may).
     fn reset(&mut self, state: CbState) {
         self.state = state;
-        if let Some(r) = self.recorded.take().and_then(|r| Arc::into_inner(r)) {
+        if let Some(r) = self.recorded.take().and_then(Arc::into_inner) {
             self.list = r.list;
         }
         self.list.clear();

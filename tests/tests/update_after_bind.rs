@@ -13,9 +13,9 @@ use ash::vk;
 use compute_common::*;
 use ferrite_tests::icd::{compute_binding, Harness};
 
-/// Every source binding reads element i of its version: o[i] = s + 10 u + 100 ut + 1000 st
-/// + 10000 si + 100000 img, each a value below 10 so the decimal digits tell which version
-/// of which descriptor the dispatch read.
+/// Every source binding reads element i of its version, a value below 10, and the output is
+/// their sum with the weights 1 (s), 10 (u), 100 (ut), 1000 (st), 10000 (si), 100000 (img), so
+/// the decimal digits tell which version of which descriptor the dispatch read.
 const SHADER: &str = "#version 450
 layout(local_size_x = 8) in;
 layout(set = 0, binding = 0) buffer S { uint s[8]; };
