@@ -1,11 +1,22 @@
-//! Command pools and command buffers: recording straight into Gen9 batches.
+//! Command pools and command buffers: a compact command list while recording, Gen9 batches
+//! built from it at submission.
 //!
-//! A command buffer writes its commands into a CPU batch (copied into a GEM object by
-//! vkEndCommandBuffer) and its indirect state (binding tables, surface states, CURBE data,
-//! interface descriptors) into 64 KB state blocks, GEM objects it owns. Each block is both the
-//! Surface State Base and the Dynamic State Base while it is current (binding-table pointers
-//! must be under 64 KB). Every address is final: objects are softpinned (see [`crate::bo`]).
-//! Batches follow docs/dispatch-contract.md and the Gen9 ordering rules (docs/gen9.md 5.5).
+//! Recording appends plain-data commands ([`Cmd`]) to a [`Recording`]: bind a pipeline, bind a
+//! set (an `Arc` of the set, no copy of its descriptors), push constants (into one byte arena),
+//! dispatch with its group counts, and pre-packed batch dwords for barriers, stores and copies.
+//! Nothing is allocated per command beyond the amortized growth of those vectors.
+//!
+//! The batch is built from the list the first time the command buffer is submitted (or run by a
+//! primary as a secondary): a [`BatchBuilder`] replays the list, resolving every descriptor the
+//! kernels use as the sets hold it then (which is what update-after-bind descriptors need),
+//! writing its indirect state (binding tables, surface states, CURBE data, interface
+//! descriptors) into 64 KB state blocks, GEM objects the [`Executable`] owns, and its commands
+//! into a batch. Each block is both the Surface State Base and the Dynamic State Base while it
+//! is current (binding-table pointers must be under 64 KB). Every address is final: objects are
+//! softpinned (see [`crate::bo`]). The built executable is kept and submitted again as long as
+//! no descriptor set it read was written since (each set counts its writes); otherwise it is
+//! rebuilt. Batches follow docs/dispatch-contract.md and the Gen9 ordering rules (docs/gen9.md
+//! 5.5).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -41,7 +52,7 @@ const GPGPU_DISPATCHDIM: [u32; 3] = [0x2500, 0x2504, 0x2508];
 const L3_SLM: u32 = 0x6000_0021;
 const L3_NO_SLM: u32 = 0x6000_0060;
 
-/// A recorded command buffer ready to run: its batch, state and everything it references.
+/// A built command buffer ready to run: its batch, state and everything it references.
 pub struct Executable {
     pub batch: GemBo,
     pub blocks: Vec<GemBo>,
@@ -50,6 +61,8 @@ pub struct Executable {
     pub queries: Vec<Arc<QueryPool>>,
     pub events: Vec<Arc<Event>>,
     pub secondaries: Vec<Arc<Executable>>,
+    /// Every descriptor set the build read, with its write count then.
+    sets: Vec<(Arc<DescriptorSet>, u64)>,
 }
 
 /// (GEM handle, address, size) of one object the kernel must bind.
@@ -95,6 +108,14 @@ impl Executable {
             s.objects(out);
         }
     }
+
+    /// Whether the batch still says what the command buffer says: no descriptor set it read
+    /// was written since it was built (only update-after-bind sets may legally be), in it or
+    /// in the secondaries it runs.
+    fn current(&self) -> bool {
+        self.sets.iter().all(|(s, n)| s.writes() == *n)
+            && self.secondaries.iter().all(|s| s.current())
+    }
 }
 
 /// A surface of a meta dispatch: the memory it points into and its RENDER_SURFACE_STATE.
@@ -130,7 +151,7 @@ struct Bound<'a> {
     push: &'a [u8],
 }
 
-/// One descriptor as a dispatch sees it (`Recorder::resolve`).
+/// One descriptor as a dispatch sees it (`BatchBuilder::resolve`).
 struct Resolved {
     /// GPU address of the bound range (dynamic offset included).
     address: u64,
@@ -141,57 +162,499 @@ struct Resolved {
     sampler: Option<Arc<crate::sampler::Sampler>>,
 }
 
-/// Descriptor sets bound at one set index, with their dynamic offsets.
-#[derive(Clone)]
+/// A descriptor set bound at one set index while building: the recording's set
+/// (`Recording::sets`) and its dynamic offsets (a range of `Recording::dynamic`).
+#[derive(Clone, Copy)]
 struct BoundSet {
-    set: Arc<DescriptorSet>,
-    dynamic: Vec<u32>,
+    set: u32,
+    dynamic: (u32, u32),
 }
 
-/// Recording state.
-struct Recorder {
+/// One recorded command: plain data, whatever it refers to lives in the recording's side
+/// tables (indices), so recording allocates nothing per command.
+#[derive(Clone, Copy, Debug)]
+enum Cmd {
+    /// `Recording::pipelines[i]` becomes the bound pipeline.
+    BindPipeline(u32),
+    /// `Recording::sets[set]` at set index `index`, its dynamic offsets
+    /// `Recording::dynamic[dynamic.0..dynamic.1]`.
+    BindSet {
+        index: u8,
+        set: u32,
+        dynamic: (u32, u32),
+    },
+    /// `Recording::bytes[at..at + len]` to push-constant bytes `offset..`.
+    Push {
+        offset: u16,
+        len: u16,
+        at: u32,
+    },
+    Dispatch {
+        groups: [u32; 3],
+        base: [u32; 3],
+    },
+    /// Group counts at this GPU address (VkDispatchIndirectCommand).
+    DispatchIndirect(u64),
+    /// Pre-packed batch dwords `Recording::dwords[start..end]` (barriers, stores, copies).
+    Dwords {
+        start: u32,
+        end: u32,
+    },
+    /// A transfer's meta dispatch, `Recording::metas[i]`.
+    Meta(u32),
+    /// Runs the secondary command buffer `Recording::secondaries[i]`.
+    Execute(u32),
+}
+
+/// One meta dispatch of a transfer command (crate::meta): its kernel, the source (none for
+/// constant texels) and destination surfaces, the sampler of a blit, push constants, grid.
+struct MetaCmd {
+    pipeline: Arc<Pipeline>,
+    src: Option<MetaSurface>,
+    dst: MetaSurface,
+    sampler: Option<Arc<crate::sampler::Sampler>>,
+    push: [u8; MAX_PUSH],
+    extent: [u32; 3],
+}
+
+/// The command list of a command buffer and what it refers to.
+#[derive(Default)]
+struct Recording {
+    cmds: Vec<Cmd>,
+    dwords: Vec<u32>,
+    bytes: Vec<u8>,
+    dynamic: Vec<u32>,
+    pipelines: Vec<Arc<Pipeline>>,
+    sets: Vec<Arc<DescriptorSet>>,
+    metas: Vec<MetaCmd>,
+    secondaries: Vec<Arc<Recorded>>,
+    /// Memory the transfer commands touch (descriptors' memory is added at build).
+    memories: HashMap<u32, Arc<Memory>>,
+    queries: Vec<Arc<QueryPool>>,
+    events: Vec<Arc<Event>>,
+    /// While recording: the bound pipeline (handle, index in `pipelines`, the set indices its
+    /// kernel reads as a mask).
+    pipeline: Option<(u64, u32, u64)>,
+    /// While recording: the set bound at each index (handle, 0 for a push descriptor set,
+    /// and its index in `sets`), and the indices bound as a mask.
+    bound: [Option<(u64, u32)>; MAX_SETS],
+    bound_mask: u64,
+    /// The first error met while recording; vkEndCommandBuffer reports it.
+    error: Option<DriverError>,
+}
+
+impl Recording {
+    /// Forgets every command, keeping the vectors' capacity for the next recording.
+    fn clear(&mut self) {
+        self.cmds.clear();
+        self.dwords.clear();
+        self.bytes.clear();
+        self.dynamic.clear();
+        self.pipelines.clear();
+        self.sets.clear();
+        self.metas.clear();
+        self.secondaries.clear();
+        self.memories.clear();
+        self.queries.clear();
+        self.events.clear();
+        self.pipeline = None;
+        self.bound = Default::default();
+        self.bound_mask = 0;
+        self.error = None;
+    }
+
+    /// Appends batch dwords (a `Cmd::Dwords`, merged with the previous one when adjacent).
+    fn emit(&mut self, dws: Vec<u32>) {
+        let start = self.dwords.len() as u32;
+        self.dwords.extend(dws);
+        let end = self.dwords.len() as u32;
+        if let Some(Cmd::Dwords { end: last, .. }) = self.cmds.last_mut() {
+            if *last == start {
+                *last = end;
+                return;
+            }
+        }
+        self.cmds.push(Cmd::Dwords { start, end });
+    }
+
+    fn pipe_control(&mut self, pc: PipeControl) {
+        self.emit(pc.to_dwords());
+    }
+
+    fn use_memory(&mut self, m: &Arc<Memory>) {
+        self.memories.entry(m.bo).or_insert_with(|| m.clone());
+    }
+
+    /// A dword store by the command streamer.
+    fn store_dword(&mut self, addr: u64, v: u32) {
+        self.emit(
+            MiStoreDataImm {
+                address: addr,
+                immediate_data: u64::from(v),
+                ..Default::default()
+            }
+            .to_dwords(),
+        );
+    }
+
+    /// A qword store as two dword stores (the packer emits the 4-dword form only).
+    fn store_qword(&mut self, addr: u64, v: u64) {
+        self.store_dword(addr, v as u32);
+        self.store_dword(addr + 4, (v >> 32) as u32);
+    }
+
+    /// Binds pipeline `handle` (nothing is recorded when it is bound already).
+    fn bind_pipeline(&mut self, core: &Core, handle: u64) -> Result<()> {
+        if matches!(self.pipeline, Some((h, ..)) if h == handle) {
+            return Ok(());
+        }
+        let p = core.pipelines.get(handle)?;
+        let needs = sets_read(&p);
+        let i = self.pipelines.len() as u32;
+        self.pipelines.push(p);
+        self.cmds.push(Cmd::BindPipeline(i));
+        self.pipeline = Some((handle, i, needs));
+        Ok(())
+    }
+
+    /// Binds `set` at `index` with its dynamic offsets; `handle` 0 for a push descriptor set
+    /// (never skipped as the same binding again).
+    fn bind_set(
+        &mut self,
+        index: usize,
+        handle: u64,
+        set: impl FnOnce() -> Result<Arc<DescriptorSet>>,
+        dynamic: &[u32],
+    ) -> Result<()> {
+        if index >= MAX_SETS {
+            return Err(DriverError::InvalidArgument(format!(
+                "set {index} is past maxBoundDescriptorSets ({MAX_SETS})"
+            )));
+        }
+        if handle != 0
+            && dynamic.is_empty()
+            && matches!(self.bound[index], Some((h, _)) if h == handle)
+        {
+            return Ok(());
+        }
+        let set = set()?;
+        let i = self.sets.len() as u32;
+        self.sets.push(set);
+        let start = self.dynamic.len() as u32;
+        self.dynamic.extend_from_slice(dynamic);
+        self.cmds.push(Cmd::BindSet {
+            index: index as u8,
+            set: i,
+            dynamic: (start, self.dynamic.len() as u32),
+        });
+        self.bound[index] = Some((handle, i));
+        self.bound_mask |= 1 << index;
+        Ok(())
+    }
+
+    /// The set bound at `index` while recording.
+    fn bound_set(&self, index: usize) -> Option<&Arc<DescriptorSet>> {
+        let (_, i) = (*self.bound.get(index)?)?;
+        self.sets.get(i as usize)
+    }
+
+    fn push_constants(&mut self, offset: u32, values: &[u8]) -> Result<()> {
+        let end = offset as usize + values.len();
+        if end > MAX_PUSH {
+            return Err(DriverError::InvalidArgument(
+                "push constants out of range".into(),
+            ));
+        }
+        let at = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(values);
+        self.cmds.push(Cmd::Push {
+            offset: offset as u16,
+            len: values.len() as u16,
+            at,
+        });
+        Ok(())
+    }
+
+    /// A dispatch of the bound pipeline (`indirect`: GPU address of the
+    /// VkDispatchIndirectCommand). Checked now so vkEndCommandBuffer reports what cannot run.
+    fn dispatch(&mut self, groups: [u32; 3], base: [u32; 3], indirect: Option<u64>) -> Result<()> {
+        let Some((_, _, needs)) = self.pipeline else {
+            return Err(DriverError::InvalidArgument(
+                "dispatch without a pipeline".into(),
+            ));
+        };
+        let missing = needs & !self.bound_mask;
+        if missing != 0 {
+            return Err(DriverError::InvalidArgument(format!(
+                "descriptor set {} is not bound",
+                missing.trailing_zeros()
+            )));
+        }
+        match indirect {
+            Some(addr) => self.cmds.push(Cmd::DispatchIndirect(addr)),
+            None if groups.contains(&0) => {}
+            None => self.cmds.push(Cmd::Dispatch { groups, base }),
+        }
+        Ok(())
+    }
+
+    /// One dispatch of a meta kernel over a w x h x d grid (crate::meta): the source (none
+    /// for constant texels) and destination surfaces at their BTIs, `push` as its push
+    /// constants. The application's bound pipeline, sets and push constants are untouched.
+    fn meta(
+        &mut self,
+        core: &Core,
+        op: MetaOp,
+        src: Option<MetaSurface>,
+        dst: MetaSurface,
+        push: &[u8],
+        extent: [u32; 3],
+    ) -> Result<()> {
+        self.meta_cmd(core, op, (src, dst, None), push, extent)
+    }
+
+    /// One dispatch of a blit kernel: the sampled source with its sampler at BTI 0 (the
+    /// sampler table's entry 0), the destination at BTI 1.
+    #[allow(clippy::too_many_arguments)]
+    fn meta_sampled(
+        &mut self,
+        core: &Core,
+        op: MetaOp,
+        src: MetaSurface,
+        dst: MetaSurface,
+        sampler: Arc<crate::sampler::Sampler>,
+        push: &[u8],
+        extent: [u32; 3],
+    ) -> Result<()> {
+        self.meta_cmd(core, op, (Some(src), dst, Some(sampler)), push, extent)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn meta_cmd(
+        &mut self,
+        core: &Core,
+        op: MetaOp,
+        (src, dst, sampler): (
+            Option<MetaSurface>,
+            MetaSurface,
+            Option<Arc<crate::sampler::Sampler>>,
+        ),
+        push: &[u8],
+        extent: [u32; 3],
+    ) -> Result<()> {
+        if extent.contains(&0) {
+            return Ok(());
+        }
+        let pipeline = core.meta.get(core, op)?;
+        let mut bytes = [0u8; MAX_PUSH];
+        bytes
+            .get_mut(..push.len())
+            .ok_or_else(|| DriverError::InvalidArgument("meta push constants too long".into()))?
+            .copy_from_slice(push);
+        if let Some((m, _)) = &src {
+            self.use_memory(m);
+        }
+        self.use_memory(&dst.0);
+        let i = self.metas.len() as u32;
+        self.metas.push(MetaCmd {
+            pipeline,
+            src,
+            dst,
+            sampler,
+            push: bytes,
+            extent,
+        });
+        self.cmds.push(Cmd::Meta(i));
+        Ok(())
+    }
+}
+
+/// The set indices `p`'s kernel reads descriptors from, as a mask.
+fn sets_read(p: &Pipeline) -> u64 {
+    let k = &p.kernel;
+    let table = k
+        .table_descriptors
+        .iter()
+        .flat_map(|&(start, count)| start..start + count);
+    k.btis
+        .iter()
+        .copied()
+        .chain(table)
+        .filter_map(|bti| p.layout.slot_of_bti(bti))
+        .fold(0, |m, (set, _)| {
+            m | 1u64.checked_shl(set as u32).unwrap_or(0)
+        })
+}
+
+/// A finished recording (vkEndCommandBuffer) and the executable last built from it.
+pub struct Recorded {
+    list: Recording,
+    primary: bool,
+    built: Mutex<Option<Arc<Executable>>>,
+}
+
+impl Recorded {
+    /// The executable of this recording: the one built before while it is current
+    /// (`Executable::current`), else a new build.
+    pub fn executable(&self, core: &Core) -> Result<Arc<Executable>> {
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = built.as_ref().filter(|e| e.current()) {
+            return Ok(e.clone());
+        }
+        let e = Arc::new(build(core, &self.list, self.primary)?);
+        *built = Some(e.clone());
+        Ok(e)
+    }
+}
+
+/// Builds the batch of `list`: replays its commands through a [`BatchBuilder`].
+fn build(core: &Core, list: &Recording, primary: bool) -> Result<Executable> {
+    let mut b = BatchBuilder::new(list);
+    for cmd in &list.cmds {
+        b.run(core, *cmd)?;
+    }
+    b.finish(primary);
+    if debug::enabled(Flag::Batch) {
+        log::info!("batch of {} dwords:", b.batch.len());
+        for (i, chunk) in b.batch.chunks(8).enumerate() {
+            let words: Vec<String> = chunk.iter().map(|d| format!("{d:08x}")).collect();
+            log::info!("  {:05x}: {}", i * 32, words.join(" "));
+        }
+    }
+    let bytes: Vec<u8> = b.batch.iter().flat_map(|d| d.to_le_bytes()).collect();
+    let batch = GemBo::with_data(&core.adapter.drm, &core.va, Heap::General, &bytes)?;
+    Ok(Executable {
+        batch,
+        blocks: b.blocks.into_iter().chain(b.tables).collect(),
+        memories: b.memories.into_values().collect(),
+        pipelines: b.pipelines,
+        queries: list.queries.clone(),
+        events: list.events.clone(),
+        secondaries: b.secondaries,
+        sets: b.read,
+    })
+}
+
+/// Builds one batch and its state from a recording.
+struct BatchBuilder<'a> {
+    list: &'a Recording,
     batch: Vec<u32>,
     blocks: Vec<GemBo>,
     /// Bytes used in the last block.
     used: u64,
     memories: HashMap<u32, Arc<Memory>>,
     pipelines: Vec<Arc<Pipeline>>,
-    queries: Vec<Arc<QueryPool>>,
-    events: Vec<Arc<Event>>,
     secondaries: Vec<Arc<Executable>>,
     pipeline: Option<Arc<Pipeline>>,
     sets: [Option<BoundSet>; MAX_SETS],
     push: [u8; MAX_PUSH],
     /// Descriptor tables of dispatches whose kernels read buffers past the binding table.
     tables: Vec<GemBo>,
+    /// The descriptor sets read, with their write counts before the first read.
+    read: Vec<(Arc<DescriptorSet>, u64)>,
     /// Whether STATE_BASE_ADDRESS points at the current block.
     sba_valid: bool,
     gpgpu: bool,
     l3_slm: Option<bool>,
-    /// The first error met while recording; vkEndCommandBuffer reports it.
-    error: Option<DriverError>,
+    /// The pipeline whose MEDIA_VFE_STATE is the one in effect.
+    vfe: Option<Arc<Pipeline>>,
+    /// The last user dispatch, whose state the next one reuses when nothing it depends on
+    /// changed in between.
+    last: Option<LastDispatch>,
 }
 
-impl Recorder {
-    fn new() -> Recorder {
-        Recorder {
-            batch: Vec::new(),
+/// What a dispatch with the same pipeline, sets, push constants and group counts as the one
+/// before it emits again: its CURBE and interface-descriptor loads, walker and flush, pointing at
+/// the state the earlier dispatch wrote (the binding table, surfaces, CURBE and IDD would be
+/// written identically).
+struct LastDispatch {
+    groups: [u32; 3],
+    base: [u32; 3],
+    /// The batch dwords from MEDIA_CURBE_LOAD to MEDIA_STATE_FLUSH.
+    tail: Vec<u32>,
+}
+
+impl<'a> BatchBuilder<'a> {
+    fn new(list: &'a Recording) -> BatchBuilder<'a> {
+        BatchBuilder {
+            list,
+            batch: Vec::with_capacity(list.dwords.len() + 64),
             blocks: Vec::new(),
             used: STATE_BLOCK,
-            memories: HashMap::new(),
+            memories: list.memories.clone(),
             pipelines: Vec::new(),
-            queries: Vec::new(),
-            events: Vec::new(),
             secondaries: Vec::new(),
             pipeline: None,
-            sets: Default::default(),
+            sets: [None; MAX_SETS],
             push: [0; MAX_PUSH],
             tables: Vec::new(),
+            read: Vec::new(),
             sba_valid: false,
             gpgpu: false,
             l3_slm: None,
-            error: None,
+            vfe: None,
+            last: None,
         }
+    }
+
+    /// Replays one command.
+    fn run(&mut self, core: &Core, cmd: Cmd) -> Result<()> {
+        let list = self.list;
+        // Whatever changes the state of the next dispatch forgets the last one (push constants
+        // only when they differ).
+        let same_push = match cmd {
+            Cmd::Push { offset, len, at } => {
+                let (o, n, a) = (offset as usize, len as usize, at as usize);
+                self.push[o..o + n] == list.bytes[a..a + n]
+            }
+            _ => false,
+        };
+        if !same_push && !matches!(cmd, Cmd::Dispatch { .. } | Cmd::Dwords { .. }) {
+            self.last = None;
+        }
+        match cmd {
+            Cmd::BindPipeline(i) => self.pipeline = Some(list.pipelines[i as usize].clone()),
+            Cmd::BindSet {
+                index,
+                set,
+                dynamic,
+            } => {
+                let s = &list.sets[set as usize];
+                if !self.read.iter().any(|(r, _)| Arc::ptr_eq(r, s)) {
+                    self.read.push((s.clone(), s.writes()));
+                }
+                self.sets[index as usize] = Some(BoundSet { set, dynamic });
+            }
+            Cmd::Push { offset, len, at } => {
+                let (o, n, a) = (offset as usize, len as usize, at as usize);
+                self.push[o..o + n].copy_from_slice(&list.bytes[a..a + n]);
+            }
+            Cmd::Dispatch { groups, base } => self.dispatch(core, groups, base, None)?,
+            Cmd::DispatchIndirect(addr) => self.dispatch(core, [0; 3], [0; 3], Some(addr))?,
+            Cmd::Dwords { start, end } => self
+                .batch
+                .extend_from_slice(&list.dwords[start as usize..end as usize]),
+            Cmd::Meta(i) => self.meta(core, &list.metas[i as usize])?,
+            Cmd::Execute(i) => {
+                let exe = list.secondaries[i as usize].executable(core)?;
+                self.emit(
+                    MiBatchBufferStart {
+                        address_space_indicator: MiBatchBufferStart::ADDRESS_SPACE_INDICATOR_PPGTT,
+                        second_level_batch_buffer: 1,
+                        batch_buffer_start_address: exe.batch.va,
+                        ..Default::default()
+                    }
+                    .to_dwords(),
+                );
+                self.secondaries.push(exe);
+                // The secondary set its own state: re-emit ours before the next dispatch.
+                self.sba_valid = false;
+                self.gpgpu = false;
+                self.l3_slm = None;
+                self.vfe = None;
+            }
+        }
+        Ok(())
     }
 
     fn emit(&mut self, dws: Vec<u32>) {
@@ -281,6 +744,7 @@ impl Recorder {
         let bo = GemBo::new(&core.adapter.drm, &core.va, Heap::General, STATE_BLOCK)?;
         self.blocks.push(bo);
         self.sba_valid = false;
+        self.last = None;
         self.used = size;
         Ok(0)
     }
@@ -345,13 +809,18 @@ impl Recorder {
         base: [u32; 3],
         indirect: Option<u64>,
     ) -> Result<()> {
+        if let Some(last) = self
+            .last
+            .as_ref()
+            .filter(|l| indirect.is_none() && l.groups == groups && l.base == base)
+        {
+            self.batch.extend_from_slice(&last.tail);
+            return Ok(());
+        }
         let p = self
             .pipeline
             .clone()
             .ok_or_else(|| DriverError::InvalidArgument("dispatch without a pipeline".into()))?;
-        if indirect.is_none() && groups.contains(&0) {
-            return Ok(());
-        }
         self.reserve_dispatch_state(&p.kernel);
         let (bt, sizes, samplers) = self.descriptor_surfaces(core, &p)?;
         let table = self.descriptor_table(core, &p)?;
@@ -363,12 +832,22 @@ impl Recorder {
             samplers: &samplers,
             push: &push,
         };
-        self.launch(core, &p, bound, groups, base, indirect)
+        let tail = self.launch(core, &p, bound, groups, base, indirect)?;
+        // An indirect dispatch's CURBE receives its group counts from the GPU: never shared.
+        if indirect.is_none() {
+            self.last = Some(LastDispatch {
+                groups,
+                base,
+                tail: self.batch[tail..].to_vec(),
+            });
+        }
+        Ok(())
     }
 
     /// The state and commands of one dispatch of `p` once its binding table (surfaces
     /// written, the push surface's entry still 0), sizes, samplers and push constants are
-    /// known: user dispatches and the meta kernels (crate::meta) both end here.
+    /// known: user dispatches and the meta kernels (crate::meta) both end here. Returns where
+    /// its MEDIA_CURBE_LOAD starts in the batch.
     fn launch(
         &mut self,
         core: &Core,
@@ -377,7 +856,7 @@ impl Recorder {
         groups: [u32; 3],
         base: [u32; 3],
         indirect: Option<u64>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let k = &p.kernel;
         let mut bt = bound.bt;
         let sampler_table = self.sampler_table(core, bound.samplers)?;
@@ -400,6 +879,7 @@ impl Recorder {
             let counts = self.block().va + curbe_off + k.layout.num_workgroups_offset();
             self.load_indirect_counts(addr, counts);
         }
+        let tail = self.batch.len();
         self.emit(
             MediaCurbeLoad {
                 curbe_total_data_length: curbe_bytes,
@@ -418,79 +898,39 @@ impl Recorder {
         );
         self.emit(walker(k, groups, indirect.is_some()).to_dwords());
         self.emit(MediaStateFlush::default().to_dwords());
-        Ok(())
+        Ok(tail)
     }
 
-    /// One dispatch of a meta kernel over a w x h x d grid (crate::meta): the source (none
-    /// for constant texels) and destination surfaces at their BTIs, `push` as its push
-    /// constants. The application's bound pipeline, sets and push constants are untouched.
-    fn meta(
-        &mut self,
-        core: &Core,
-        op: MetaOp,
-        src: Option<MetaSurface>,
-        dst: MetaSurface,
-        push: &[u8],
-        extent: [u32; 3],
-    ) -> Result<()> {
-        if extent.contains(&0) {
-            return Ok(());
-        }
-        let p = core.meta.get(core, op)?;
+    /// One meta dispatch (crate::meta): the source (none for constant texels) and destination
+    /// surfaces at their BTIs, a blit's sampler as the sampler table's entry 0. The
+    /// application's bound pipeline, sets and push constants are untouched.
+    fn meta(&mut self, core: &Core, m: &MetaCmd) -> Result<()> {
+        let p = &m.pipeline;
         self.reserve_dispatch_state(&p.kernel);
         let mut bt = vec![0u32; p.kernel.binding_table_entries() as usize];
-        for (bti, side) in [(meta::SRC_BTI, src), (meta::DST_BTI, Some(dst))] {
+        for (bti, side) in [
+            (meta::SRC_BTI, &m.src),
+            (meta::DST_BTI, &Some(m.dst.clone())),
+        ] {
             if let Some((memory, state)) = side {
-                self.use_memory(&memory);
-                bt[bti as usize] = self.surface_state(core, &state)?;
+                self.use_memory(memory);
+                bt[bti as usize] = self.surface_state(core, state)?;
             }
         }
-        let mut bytes = [0u8; MAX_PUSH];
-        bytes[..push.len()].copy_from_slice(push);
-        let bound = Bound {
-            bt,
-            table: 0,
-            sizes: &[],
-            samplers: &[],
-            push: &bytes,
-        };
-        self.launch(core, &p, bound, meta::groups(extent), [0; 3], None)
-    }
-
-    /// One dispatch of a blit kernel: the sampled source with its sampler at BTI 0 (the
-    /// sampler table's entry 0), the destination at BTI 1.
-    #[allow(clippy::too_many_arguments)]
-    fn meta_sampled(
-        &mut self,
-        core: &Core,
-        op: MetaOp,
-        src: MetaSurface,
-        dst: MetaSurface,
-        sampler: Arc<crate::sampler::Sampler>,
-        push: &[u8],
-        extent: [u32; 3],
-    ) -> Result<()> {
-        if extent.contains(&0) {
-            return Ok(());
-        }
-        let p = core.meta.get(core, op)?;
-        self.reserve_dispatch_state(&p.kernel);
-        let mut bt = vec![0u32; p.kernel.binding_table_entries() as usize];
-        for (bti, (memory, state)) in [(meta::SRC_BTI, src), (meta::DST_BTI, dst)] {
-            self.use_memory(&memory);
-            bt[bti as usize] = self.surface_state(core, &state)?;
-        }
-        let mut bytes = [0u8; MAX_PUSH];
-        bytes[..push.len()].copy_from_slice(push);
-        let samplers = [(meta::SRC_BTI, sampler)];
+        let samplers: Vec<_> = m
+            .sampler
+            .iter()
+            .map(|s| (meta::SRC_BTI, s.clone()))
+            .collect();
         let bound = Bound {
             bt,
             table: 0,
             sizes: &[],
             samplers: &samplers,
-            push: &bytes,
+            push: &m.push,
         };
-        self.launch(core, &p, bound, meta::groups(extent), [0; 3], None)
+        self.launch(core, p, bound, meta::groups(m.extent), [0; 3], None)
+            .map(|_| ())
     }
 
     /// Makes sure all the state of one dispatch lands in one block (opens a new one when the
@@ -556,12 +996,15 @@ impl Recorder {
                 "kernel uses descriptor slot {bti} outside the layout"
             ))
         })?;
-        let bound = self.sets[set].clone().ok_or_else(|| {
+        let bound = self.sets[set].ok_or_else(|| {
             DriverError::InvalidArgument(format!("descriptor set {set} is not bound"))
         })?;
-        let layout = &bound.set.layout;
-        let desc = bound.set.lock()[slot as usize].clone();
-        let sampler = bound.set.lock_samplers()[slot as usize].clone();
+        let list = self.list;
+        let bound_set = &list.sets[bound.set as usize];
+        let dynamic = &list.dynamic[bound.dynamic.0 as usize..bound.dynamic.1 as usize];
+        let layout = &bound_set.layout;
+        let desc = bound_set.lock()[slot as usize].clone();
+        let sampler = bound_set.lock_samplers()[slot as usize].clone();
         let Some(desc) = desc else {
             return Ok(Resolved {
                 address: 0,
@@ -572,9 +1015,7 @@ impl Recorder {
         };
         // Dynamic offsets in set-layout order.
         let dyn_index = layout.dynamic_slots().position(|s| s == slot);
-        let extra = dyn_index
-            .and_then(|i| bound.dynamic.get(i).copied())
-            .unwrap_or(0);
+        let extra = dyn_index.and_then(|i| dynamic.get(i).copied()).unwrap_or(0);
         self.use_memory(&desc.memory);
         let avail = desc
             .memory
@@ -745,11 +1186,22 @@ impl Recorder {
         let k = &p.kernel;
         if !self.gpgpu {
             self.select_gpgpu();
+            self.vfe = None;
         }
-        self.set_l3(k.slm_size > 0);
+        if self.l3_slm != Some(k.slm_size > 0) {
+            self.set_l3(k.slm_size > 0);
+            self.vfe = None;
+        }
         if !self.sba_valid {
             self.emit_sba();
+            self.vfe = None;
         }
+        // MEDIA_VFE_STATE (thread count, CURBE allocation, scratch) depends on the pipeline
+        // only: the one in effect stays until another pipeline runs, as anv does.
+        if self.vfe.as_ref().is_some_and(|v| Arc::ptr_eq(v, p)) {
+            return;
+        }
+        self.vfe = Some(p.clone());
         if !self.pipelines.iter().any(|q| Arc::ptr_eq(q, p)) {
             self.pipelines.push(p.clone());
         }
@@ -805,24 +1257,6 @@ impl Recorder {
                 .to_dwords(),
             );
         }
-    }
-
-    /// A dword store by the command streamer.
-    fn store_dword(&mut self, addr: u64, v: u32) {
-        self.emit(
-            MiStoreDataImm {
-                address: addr,
-                immediate_data: u64::from(v),
-                ..Default::default()
-            }
-            .to_dwords(),
-        );
-    }
-
-    /// A qword store as two dword stores (the packer emits the 4-dword form only).
-    fn store_qword(&mut self, addr: u64, v: u64) {
-        self.store_dword(addr, v as u32);
-        self.store_dword(addr + 4, (v >> 32) as u32);
     }
 
     /// The end of a batch: everything written is flushed to memory.
@@ -893,7 +1327,34 @@ enum CbState {
 pub struct CommandBuffer {
     core: Arc<Core>,
     level: vk::CommandBufferLevel,
-    inner: Mutex<(CbState, Recorder, Option<Arc<Executable>>)>,
+    inner: Mutex<Inner>,
+}
+
+/// A command buffer's state, the list being recorded, and the last finished recording.
+struct Inner {
+    state: CbState,
+    list: Recording,
+    recorded: Option<Arc<Recorded>>,
+}
+
+impl Inner {
+    fn new() -> Inner {
+        Inner {
+            state: CbState::Initial,
+            list: Recording::default(),
+            recorded: None,
+        }
+    }
+
+    /// Back to the initial state; the vectors of the last recording are kept for the next one
+    /// when nothing else holds it (a primary that ran it as a secondary may).
+    fn reset(&mut self, state: CbState) {
+        self.state = state;
+        if let Some(r) = self.recorded.take().and_then(Arc::into_inner) {
+            self.list = r.list;
+        }
+        self.list.clear();
+    }
 }
 
 impl CommandBuffer {
@@ -904,36 +1365,42 @@ impl CommandBuffer {
         unsafe { handles::borrow(h.as_raw() as *mut u8, "VkCommandBuffer") }
     }
 
-    /// The executable of a command buffer in the executable state.
-    pub fn executable(&self) -> Result<Arc<Executable>> {
+    /// The finished recording of a command buffer in the executable state.
+    fn recorded(&self) -> Result<Arc<Recorded>> {
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        match (&g.0, &g.2) {
-            (CbState::Executable, Some(e)) => Ok(e.clone()),
+        match (&g.state, &g.recorded) {
+            (CbState::Executable, Some(r)) => Ok(r.clone()),
             _ => Err(DriverError::InvalidArgument(
                 "command buffer is not executable".into(),
             )),
         }
     }
 
-    /// Runs `f` on the recorder; errors are kept for vkEndCommandBuffer.
-    fn record(&self, f: impl FnOnce(&Core, &mut Recorder) -> Result<()>) {
+    /// The executable of a command buffer in the executable state, built now unless the
+    /// last build is still current.
+    pub fn executable(&self) -> Result<Arc<Executable>> {
+        self.recorded()?.executable(&self.core)
+    }
+
+    /// Runs `f` on the recording; errors are kept for vkEndCommandBuffer.
+    fn record(&self, f: impl FnOnce(&Core, &mut Recording) -> Result<()>) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.0 != CbState::Recording {
+        if g.state != CbState::Recording {
             log::error!("command recorded outside vkBegin/EndCommandBuffer");
             return;
         }
-        if g.1.error.is_some() {
+        if g.list.error.is_some() {
             return;
         }
-        if let Err(e) = f(&self.core, &mut g.1) {
+        if let Err(e) = f(&self.core, &mut g.list) {
             log::error!("recording: {e}");
-            g.1.error = Some(e);
+            g.list.error = Some(e);
         }
     }
 
     fn reset(&self) {
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *g = (CbState::Initial, Recorder::new(), None);
+        g.reset(CbState::Initial);
     }
 }
 
@@ -1021,7 +1488,7 @@ pub(crate) unsafe extern "system" fn allocate_command_buffers(
             let cb = Dispatchable::new(CommandBuffer {
                 core: d.core.clone(),
                 level: info.level,
-                inner: Mutex::new((CbState::Initial, Recorder::new(), None)),
+                inner: Mutex::new(Inner::new()),
             });
             let raw = handles::into_raw(cb);
             list.push(raw as usize);
@@ -1085,45 +1552,32 @@ pub(crate) unsafe extern "system" fn begin_command_buffer(
         // SAFETY: a live command buffer per the spec.
         let c = unsafe { cmd(cb) }?;
         let mut g = c.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *g = (CbState::Recording, Recorder::new(), None);
+        g.reset(CbState::Recording);
         Ok(vk::Result::SUCCESS)
     })
 }
 
+/// Finishes the recording; the batch is built when the command buffer is first submitted
+/// (or run as a secondary), so that descriptors are read as they are then.
 pub(crate) unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -> vk::Result {
     ffi::result("vkEndCommandBuffer", || {
         // SAFETY: a live command buffer per the spec.
         let c = unsafe { cmd(cb) }?;
         let mut g = c.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if g.0 != CbState::Recording {
+        if g.state != CbState::Recording {
             return Err(DriverError::InvalidArgument("not recording".into()));
         }
-        let mut rec = std::mem::replace(&mut g.1, Recorder::new());
-        if let Some(e) = rec.error.take() {
-            g.0 = CbState::Invalid;
+        if let Some(e) = g.list.error.take() {
+            g.reset(CbState::Invalid);
             return Err(e);
         }
-        rec.finish(c.level == vk::CommandBufferLevel::PRIMARY);
-        let bytes: Vec<u8> = rec.batch.iter().flat_map(|d| d.to_le_bytes()).collect();
-        if debug::enabled(Flag::Batch) {
-            log::info!("batch of {} dwords:", rec.batch.len());
-            for (i, chunk) in rec.batch.chunks(8).enumerate() {
-                let words: Vec<String> = chunk.iter().map(|d| format!("{d:08x}")).collect();
-                log::info!("  {:05x}: {}", i * 32, words.join(" "));
-            }
-        }
-        let batch = GemBo::with_data(&c.core.adapter.drm, &c.core.va, Heap::General, &bytes)?;
-        let exe = Executable {
-            batch,
-            blocks: rec.blocks.into_iter().chain(rec.tables).collect(),
-            memories: rec.memories.into_values().collect(),
-            pipelines: rec.pipelines,
-            queries: rec.queries,
-            events: rec.events,
-            secondaries: rec.secondaries,
-        };
-        g.0 = CbState::Executable;
-        g.2 = Some(Arc::new(exe));
+        let list = std::mem::take(&mut g.list);
+        g.state = CbState::Executable;
+        g.recorded = Some(Arc::new(Recorded {
+            list,
+            primary: c.level == vk::CommandBufferLevel::PRIMARY,
+            built: Mutex::new(None),
+        }));
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -1143,7 +1597,7 @@ pub(crate) unsafe extern "system" fn reset_command_buffer(
 fn record(
     name: &'static str,
     cb: vk::CommandBuffer,
-    f: impl FnOnce(&Core, &mut Recorder) -> Result<()>,
+    f: impl FnOnce(&Core, &mut Recording) -> Result<()>,
 ) {
     ffi::void(name, || {
         // SAFETY: a live command buffer per the spec.
@@ -1162,8 +1616,7 @@ pub(crate) unsafe extern "system" fn cmd_bind_pipeline(
         if bind_point != vk::PipelineBindPoint::COMPUTE {
             return Err(DriverError::NotImplemented("graphics pipelines"));
         }
-        r.pipeline = Some(core.pipelines.get(pipeline.as_raw())?);
-        Ok(())
+        r.bind_pipeline(core, pipeline.as_raw())
     })
 }
 
@@ -1188,19 +1641,18 @@ pub(crate) unsafe extern "system" fn cmd_bind_descriptor_sets(
         let mut next_dyn = 0usize;
         for (i, s) in sets.iter().enumerate() {
             let index = first_set as usize + i;
-            if index >= MAX_SETS {
-                return Err(DriverError::InvalidArgument(format!(
-                    "set {index} is past maxBoundDescriptorSets ({MAX_SETS})"
-                )));
-            }
-            let set = core.descriptor_sets.get(s.as_raw())?;
-            let n = set.layout.dynamic_slots().count();
+            let set = || core.descriptor_sets.get(s.as_raw());
+            // The dynamic offsets of this set: as many as its layout has dynamic descriptors.
+            let n = if dyns.len() > next_dyn {
+                set()?.layout.dynamic_slots().count()
+            } else {
+                0
+            };
             let dynamic = dyns
                 .get(next_dyn..next_dyn + n)
-                .ok_or_else(|| DriverError::InvalidArgument("too few dynamic offsets".into()))?
-                .to_vec();
+                .ok_or_else(|| DriverError::InvalidArgument("too few dynamic offsets".into()))?;
             next_dyn += n;
-            r.sets[index] = Some(BoundSet { set, dynamic });
+            r.bind_set(index, s.as_raw(), set, dynamic)?;
         }
         Ok(())
     })
@@ -1210,7 +1662,7 @@ pub(crate) unsafe extern "system" fn cmd_bind_descriptor_sets(
 /// the layout is the same) with `update` applied (VK_KHR_push_descriptor).
 fn push_descriptors(
     core: &Core,
-    r: &mut Recorder,
+    r: &mut Recording,
     layout: vk::PipelineLayout,
     index: u32,
     update: impl FnOnce(&DescriptorSet) -> Result<()>,
@@ -1220,23 +1672,14 @@ fn push_descriptors(
         DriverError::InvalidArgument(format!("pipeline layout has no set {index}"))
     })?;
     let set = DescriptorSet::detached(sl.clone());
-    if let Some(Some(old)) = r.sets.get(index as usize) {
-        if Arc::ptr_eq(&old.set.layout, &sl) {
-            *set.lock() = old.set.lock().clone();
-            *set.lock_samplers() = old.set.lock_samplers().clone();
+    if let Some(old) = r.bound_set(index as usize) {
+        if Arc::ptr_eq(&old.layout, &sl) {
+            *set.lock() = old.lock().clone();
+            *set.lock_samplers() = old.lock_samplers().clone();
         }
     }
     update(&set)?;
-    let slot = r.sets.get_mut(index as usize).ok_or_else(|| {
-        DriverError::InvalidArgument(format!(
-            "set {index} is past maxBoundDescriptorSets ({MAX_SETS})"
-        ))
-    })?;
-    *slot = Some(BoundSet {
-        set: Arc::new(set),
-        dynamic: Vec::new(),
-    });
-    Ok(())
+    r.bind_set(index as usize, 0, || Ok(Arc::new(set)), &[])
 }
 
 pub(crate) unsafe extern "system" fn cmd_push_descriptor_set(
@@ -1288,25 +1731,20 @@ pub(crate) unsafe extern "system" fn cmd_push_constants(
     record("vkCmdPushConstants", cb, |_, r| {
         // SAFETY: pValues holds `size` bytes per the spec.
         let v = unsafe { ffi::slice(p_values.cast::<u8>(), size, "pValues") }?;
-        let dst = r
-            .push
-            .get_mut(offset as usize..(offset + size) as usize)
-            .ok_or_else(|| DriverError::InvalidArgument("push constants out of range".into()))?;
-        dst.copy_from_slice(v);
-        Ok(())
+        r.push_constants(offset, v)
     })
 }
 
 pub(crate) unsafe extern "system" fn cmd_dispatch(cb: vk::CommandBuffer, x: u32, y: u32, z: u32) {
-    record("vkCmdDispatch", cb, |core, r| {
-        r.dispatch(core, [x, y, z], [0; 3], None)
+    record("vkCmdDispatch", cb, |_, r| {
+        r.dispatch([x, y, z], [0; 3], None)
     })
 }
 
 /// The GPU address of `offset` in a bound buffer, recording the memory as used.
 fn buffer_address(
     core: &Core,
-    r: &mut Recorder,
+    r: &mut Recording,
     buffer: vk::Buffer,
     offset: u64,
 ) -> Result<(u64, u64)> {
@@ -1323,11 +1761,11 @@ pub(crate) unsafe extern "system" fn cmd_dispatch_indirect(
 ) {
     record("vkCmdDispatchIndirect", cb, |core, r| {
         let (addr, _) = buffer_address(core, r, buffer, offset)?;
-        r.dispatch(core, [0; 3], [0; 3], Some(addr))
+        r.dispatch([0; 3], [0; 3], Some(addr))
     })
 }
 
-fn barrier(r: &mut Recorder) {
+fn barrier(r: &mut Recording) {
     // Compute-to-anything: wait for the EUs, write the data cache back, drop stale
     // constant/texture lines.
     r.pipe_control(PipeControl {
@@ -1457,7 +1895,7 @@ pub(crate) unsafe extern "system" fn cmd_copy_buffer(
 /// The copies of vkCmdCopyBuffer and vkCmdCopyBuffer2.
 fn copy_buffer_regions(
     core: &Core,
-    r: &mut Recorder,
+    r: &mut Recording,
     src: vk::Buffer,
     dst: vk::Buffer,
     regions: &[vk::BufferCopy],
@@ -1521,21 +1959,10 @@ pub(crate) unsafe extern "system" fn cmd_execute_commands(
         let bufs = unsafe { ffi::slice(p_buffers, count, "pCommandBuffers") }?;
         for b in bufs {
             // SAFETY: live secondary command buffers per the spec.
-            let exe = unsafe { cmd(*b) }?.executable()?;
-            r.emit(
-                MiBatchBufferStart {
-                    address_space_indicator: MiBatchBufferStart::ADDRESS_SPACE_INDICATOR_PPGTT,
-                    second_level_batch_buffer: 1,
-                    batch_buffer_start_address: exe.batch.va,
-                    ..Default::default()
-                }
-                .to_dwords(),
-            );
-            r.secondaries.push(exe);
-            // The secondary set its own state: re-emit ours before the next dispatch.
-            r.sba_valid = false;
-            r.gpgpu = false;
-            r.l3_slm = None;
+            let rec = unsafe { cmd(*b) }?.recorded()?;
+            let i = r.secondaries.len() as u32;
+            r.secondaries.push(rec);
+            r.cmds.push(Cmd::Execute(i));
         }
         Ok(())
     })
@@ -1728,8 +2155,8 @@ pub(crate) unsafe extern "system" fn cmd_dispatch_base(
 ) {
     // The base goes into the CURBE driver register (dispatch contract, dw3-5); the compiler adds
     // it to gl_WorkGroupID.
-    record("vkCmdDispatchBaseKHR", cb, |core, r| {
-        r.dispatch(core, [x, y, z], [base_x, base_y, base_z], None)
+    record("vkCmdDispatchBaseKHR", cb, |_, r| {
+        r.dispatch([x, y, z], [base_x, base_y, base_z], None)
     })
 }
 
@@ -1826,7 +2253,7 @@ fn image_texels(image: &Image, level: u32) -> Result<(MetaSurface, u32)> {
 /// of bufferImageHeight rows, array layers after one another like slices).
 fn copy_buffer_image(
     core: &Core,
-    r: &mut Recorder,
+    r: &mut Recording,
     buffer: vk::Buffer,
     image: vk::Image,
     to_image: bool,
@@ -1883,7 +2310,7 @@ fn copy_buffer_image(
 /// (2-D array layers and 3-D slices map onto each other).
 fn copy_image_regions(
     core: &Core,
-    r: &mut Recorder,
+    r: &mut Recording,
     src: vk::Image,
     dst: vk::Image,
     regions: &[vk::ImageCopy],
@@ -2040,7 +2467,7 @@ pub(crate) unsafe extern "system" fn cmd_clear_color_image(
 /// regions (offsets in decreasing order, on either side) come out of the same formula.
 fn blit_regions(
     core: &Core,
-    r: &mut Recorder,
+    r: &mut Recording,
     src: vk::Image,
     dst: vk::Image,
     regions: &[vk::ImageBlit],

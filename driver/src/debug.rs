@@ -47,7 +47,7 @@ pub const FLAGS: &[FlagInfo] = &[
     FlagInfo {
         flag: Flag::Batch,
         name: "batch",
-        help: "dump each command buffer's batch at vkEndCommandBuffer",
+        help: "dump each command buffer's batch when it is built (first submission)",
     },
 ];
 

@@ -4,6 +4,7 @@
 //! A set is a list of buffer descriptors, one slot per array element, bindings in increasing
 //! order; the pipeline layout turns (set, slot) into a binding-table index (dispatch contract).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
@@ -197,6 +198,9 @@ pub struct DescriptorSet {
     /// sized for the layout's count, so elements past it read as NULL descriptors.
     pub variable_count: Option<u32>,
     pool: u64,
+    /// Writes so far: a command buffer's built batch is current while this is unchanged
+    /// (update-after-bind sets may be written after they were bound; cmd.rs).
+    writes: AtomicU64,
 }
 
 impl DescriptorSet {
@@ -216,6 +220,7 @@ impl DescriptorSet {
             samplers: Mutex::new(samplers),
             variable_count,
             pool,
+            writes: AtomicU64::new(0),
         }
     }
 
@@ -254,6 +259,7 @@ impl DescriptorSet {
         ty: vk::DescriptorType,
         descs: Vec<Written>,
     ) -> Result<()> {
+        self.count_write();
         let mut slots = self.lock();
         let mut samplers = self.lock_samplers();
         let mut binding = binding;
@@ -300,6 +306,16 @@ impl DescriptorSet {
             element += 1;
         }
         Ok(())
+    }
+
+    /// How many times descriptors were written into the set (any write counts).
+    pub fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Acquire)
+    }
+
+    /// Counts one write: every path that changes the slots calls it.
+    pub fn count_write(&self) {
+        self.writes.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn lock_samplers(&self) -> std::sync::MutexGuard<'_, Vec<Option<Arc<Sampler>>>> {
@@ -797,6 +813,7 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
                     })
                     .collect::<Result<_>>()?
             };
+            dst.count_write();
             let mut t = dst.lock();
             let mut ts = dst.lock_samplers();
             for (i, (v, smp)) in vals.into_iter().enumerate() {

@@ -4,13 +4,12 @@
 
 use ash::vk;
 
-/// Whether update-after-bind works: **the one place to switch it on** (with the
-/// `descriptorBinding*UpdateAfterBind` feature rows) once sets are read when the batch is
-/// built rather than when a dispatch is recorded. It decides
+/// Whether update-after-bind works: it does, because a command buffer's batch is built when it
+/// is submitted, reading each set as it holds it then (cmd.rs). It decides
 /// robustBufferAccessUpdateAfterBind only: the `*UpdateAfterBind*` count limits count the
 /// descriptors of every set, with or without UPDATE_AFTER_BIND_POOL (the spec's definition),
-/// so they equal the ordinary limits already (a pipeline layout is checked against both).
-pub const UPDATE_AFTER_BIND: bool = false;
+/// so they equal the ordinary limits (a pipeline layout is checked against both).
+pub const UPDATE_AFTER_BIND: bool = true;
 
 /// Writes the descriptor-indexing members of `VkPhysicalDeviceVulkan12Properties` (the
 /// extension structure copies them) from the device's ordinary limits `l`.

@@ -119,7 +119,7 @@ fn descriptor_indexing_features_and_properties() {
         p12.max_descriptor_set_update_after_bind_uniform_buffers_dynamic,
         l.max_descriptor_set_uniform_buffers_dynamic
     );
-    assert_eq!(dp.robust_buffer_access_update_after_bind, vk::FALSE);
+    assert_eq!(dp.robust_buffer_access_update_after_bind, vk::TRUE);
     assert_eq!(
         dp.shader_storage_buffer_array_non_uniform_indexing_native,
         vk::FALSE

@@ -5,9 +5,18 @@
 //! address gives `EFAULT` as from the real kernel instead of a crash. Where those system calls
 //! are unavailable (seccomp, ENOSYS) the copies fall back to plain memory copies, and then the
 //! addresses must be valid, as for any pointer handed to a library.
+//!
+//! Those system calls cost about as much as the rest of a submission (they pin the pages they
+//! copy): a submission reads its object and fence arrays and a fence wait its handles, each a
+//! system call. So the pages a checked copy has read (or written) are remembered in a small
+//! table, and a later copy that lies in remembered pages only is a plain copy. A remembered
+//! page is one our process had mapped with that access; the checked copy still catches every
+//! address the program has never handed in successfully (a wild or null-page pointer, a fuzzed
+//! address). What it no longer catches is a pointer into a page that was valid once and has
+//! been unmapped since, which a correct caller cannot pass: its arrays are live for the call.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crate::uapi;
 
@@ -44,6 +53,51 @@ const MODE_SYSCALL: u8 = 1;
 const MODE_DIRECT: u8 = 2;
 static MODE: AtomicU8 = AtomicU8::new(MODE_UNKNOWN);
 
+/// Pages per table of remembered pages (direct-mapped by page number).
+const REMEMBERED: usize = 256;
+/// Copies spanning more pages than this are always checked.
+const REMEMBERED_SPAN: u64 = 4;
+const PAGE_SHIFT: u32 = 12;
+/// Page numbers + 1 (0: empty) a checked copy read from, and wrote to.
+static READ_PAGES: [AtomicU64; REMEMBERED] = [const { AtomicU64::new(0) }; REMEMBERED];
+static WRITE_PAGES: [AtomicU64; REMEMBERED] = [const { AtomicU64::new(0) }; REMEMBERED];
+
+/// The page numbers `len` bytes at `remote` touch, when they are few enough to remember.
+fn pages(remote: u64, len: usize) -> Option<std::ops::RangeInclusive<u64>> {
+    let (first, last) = (
+        remote >> PAGE_SHIFT,
+        (remote + len as u64 - 1) >> PAGE_SHIFT,
+    );
+    (last - first < REMEMBERED_SPAN).then_some(first..=last)
+}
+
+fn table(to_user: bool) -> &'static [AtomicU64; REMEMBERED] {
+    if to_user {
+        &WRITE_PAGES
+    } else {
+        &READ_PAGES
+    }
+}
+
+/// Whether every page of the copy was read (or, for a write, written) by a checked copy before.
+fn remembered(remote: u64, len: usize, to_user: bool) -> bool {
+    let t = table(to_user);
+    pages(remote, len)
+        .is_some_and(|mut r| r.all(|p| t[p as usize % REMEMBERED].load(Ordering::Relaxed) == p + 1))
+}
+
+/// Remembers the pages of a checked copy that succeeded (a written page is readable too).
+fn remember(remote: u64, len: usize, to_user: bool) {
+    if let Some(r) = pages(remote, len) {
+        for p in r {
+            table(false)[p as usize % REMEMBERED].store(p + 1, Ordering::Relaxed);
+            if to_user {
+                table(true)[p as usize % REMEMBERED].store(p + 1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 /// Copies `len` bytes between our buffer `local` and the user address `remote`.
 fn copy(local: *mut u8, remote: u64, len: usize, to_user: bool) -> Result<(), i32> {
     if len == 0 {
@@ -52,7 +106,7 @@ fn copy(local: *mut u8, remote: u64, len: usize, to_user: bool) -> Result<(), i3
     if remote == 0 || remote.checked_add(len as u64).is_none() {
         return Err(libc::EFAULT);
     }
-    if MODE.load(Ordering::Relaxed) != MODE_DIRECT {
+    if MODE.load(Ordering::Relaxed) != MODE_DIRECT && !remembered(remote, len, to_user) {
         let liov = libc::iovec {
             iov_base: local as *mut c_void,
             iov_len: len,
@@ -72,6 +126,7 @@ fn copy(local: *mut u8, remote: u64, len: usize, to_user: bool) -> Result<(), i3
         };
         if n == len as isize {
             MODE.store(MODE_SYSCALL, Ordering::Relaxed);
+            remember(remote, len, to_user);
             return Ok(());
         }
         let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -84,8 +139,9 @@ fn copy(local: *mut u8, remote: u64, len: usize, to_user: bool) -> Result<(), i3
         log::debug!("process_vm_readv unavailable (errno {errno}); simulated kernel copies user memory directly");
         MODE.store(MODE_DIRECT, Ordering::Relaxed);
     }
-    // SAFETY: fallback when the checked copy is unavailable: the caller of the ioctl promised
-    // valid user addresses (documented on `SimKernel::ioctl`); `local` is our own buffer.
+    // SAFETY: pages a checked copy reached before (see the module comment), or the fallback
+    // when the checked copy is unavailable: the caller of the ioctl promised valid user
+    // addresses (documented on `SimKernel::ioctl`); `local` is our own buffer.
     unsafe {
         if to_user {
             std::ptr::copy_nonoverlapping(local as *const u8, remote as usize as *mut u8, len);
@@ -141,4 +197,75 @@ pub(crate) fn write_array<T: Pod>(addr: u64, values: &[T]) -> Result<(), i32> {
 /// Writes one `T` to the user address `addr`.
 pub(crate) fn write<T: Pod>(addr: u64, value: T) -> Result<(), i32> {
     write_array(addr, std::slice::from_ref(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One page mapped with `prot`, unmapped on drop.
+    struct Page(*mut u8);
+    impl Page {
+        fn new(prot: i32) -> Page {
+            // SAFETY: an anonymous private mapping of one page at an address of the kernel's
+            // choice; nothing else refers to it.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    4096,
+                    prot,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            Page(p.cast())
+        }
+        fn addr(&self) -> u64 {
+            self.0 as u64
+        }
+    }
+    impl Drop for Page {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`, not used after this.
+            unsafe { libc::munmap(self.0.cast(), 4096) };
+        }
+    }
+
+    #[test]
+    fn remembered_pages_read_the_same_as_checked_copies() {
+        let data: Vec<u32> = (0..64).map(|i| i * 7 + 1).collect();
+        let addr = data.as_ptr() as u64;
+        let first: Vec<u32> = read_array(addr, 64).unwrap();
+        let again: Vec<u32> = read_array(addr, 64).unwrap();
+        assert_eq!(first, data);
+        assert_eq!(again, data);
+    }
+
+    #[test]
+    fn a_page_never_handed_in_is_efault_every_time() {
+        let v = 7u32;
+        assert_eq!(read::<u32>(&v as *const u32 as u64), Ok(7));
+        if MODE.load(Ordering::Relaxed) != MODE_SYSCALL {
+            return; // no checked copies on this system
+        }
+        // The page above the null page is never mapped (vm.mmap_min_addr), so no checked copy
+        // can have remembered it.
+        assert_eq!(read::<u32>(0x1000), Err(libc::EFAULT));
+        assert_eq!(read::<u32>(0x1000), Err(libc::EFAULT));
+        assert_eq!(write(0x1000, 1u32), Err(libc::EFAULT));
+    }
+
+    #[test]
+    fn a_page_only_read_is_not_trusted_for_writes() {
+        let page = Page::new(libc::PROT_READ);
+        assert_eq!(read::<u32>(page.addr()), Ok(0));
+        if MODE.load(Ordering::Relaxed) != MODE_SYSCALL {
+            return;
+        }
+        // Remembered for reading; a write to the read-only page still fails as EFAULT.
+        assert_eq!(write(page.addr(), 5u32), Err(libc::EFAULT));
+        assert_eq!(read::<u32>(page.addr()), Ok(0));
+    }
 }

@@ -1,22 +1,41 @@
-//! CPU cost of the driver's hot paths (issue 6 "Done when"), on the simulated GPU through the
-//! system loader, without validation: recording one dispatch (bind pipeline, bind set, push
-//! constants, vkCmdDispatch), vkQueueSubmit + fence wait of an empty batch, and
-//! vkCreateComputePipelines of the SAXPY shader without a pipeline cache and with a cache hit.
-//! Prints median, min and max of each (microseconds). Not a test: `scripts/bench-driver`.
+//! CPU cost of the driver's hot paths (issue 6 and issue 18 "Done when"), through the system
+//! loader without validation, on Ferrite's simulated GPU:
+//! - recording one vkCmdDispatch: begin, bind pipeline and set, 10,000 vkCmdDispatch, end,
+//!   over 10,000 (the figure `scripts/bench` reports);
+//! - recording bind pipeline + bind set + push constants + vkCmdDispatch (100 per command
+//!   buffer);
+//! - vkQueueSubmit + fence wait of a freshly recorded command buffer of 1,000 dispatches (the
+//!   first submission builds its batch) and of the same command buffer again (built already):
+//!   both include the simulated GPU running the 1,000 dispatches, whose time varies more than
+//!   the build costs, so only the two totals are shown;
+//! - vkQueueSubmit + fence wait with no command buffer, and with one empty command buffer;
+//! - vkCreateComputePipelines of the SAXPY shader without a pipeline cache and with a cache hit.
 //!
-//! Usage: ferrite-driver-bench [--samples N]   (N samples per figure; default 31)
-//! The environment chooses the library like the tests do (FERRITE_ICD_LIB or next to the
+//! Prints median, min and max of each. Not a test: `scripts/bench-driver`.
+//!
+//! Usage: ferrite-driver-bench [--samples N] [--anv]
+//! N samples per figure (default 31). `--anv` also runs the same figures on Mesa's anv on the
+//! noop drm-shim (`FERRITE_ANV_SHIM`, `FERRITE_ANV_ICD` from `scripts/peer-setup`) in a child
+//! process and prints the ratios; anv's submissions are no-ops there (its EXECBUFFER2 does
+//! nothing and fences signal at once), so its submit figures are its CPU bookkeeping only.
+//! The environment chooses Ferrite's library like the tests do (FERRITE_ICD_LIB or next to the
 //! executable); FERRITE_DEVICE=sim is set here.
 
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use ash::vk;
 use ferrite_tests::bench::report::spread;
 use ferrite_tests::icd::{storage_buffer_layout, storage_buffer_set, workspace_root, Harness};
 
-/// Dispatches recorded per sample (the per-dispatch figure is the sample over this).
+/// Dispatches recorded per sample of the bind+set+push+dispatch figure.
 const DISPATCHES_PER_SAMPLE: u32 = 100;
+/// Dispatches in the command buffer of the recording figure (as `scripts/bench`).
+const RECORDED_DISPATCHES: u32 = 10_000;
+/// Dispatches in the command buffer of the first-submission figures.
+const BUILT_DISPATCHES: u32 = 1_000;
+/// The child's machine-readable lines start with this.
+const FIGURE: &str = "figure\t";
 
 fn saxpy_spirv() -> Result<Vec<u32>, String> {
     let path = workspace_root().join("tests/shaders/saxpy.comp");
@@ -24,13 +43,11 @@ fn saxpy_spirv() -> Result<Vec<u32>, String> {
     ferrite_compiler::testing::glsl_to_spirv("saxpy", &src, "vulkan1.0").map_err(|e| e.to_string())
 }
 
-fn print(name: &str, samples: &[f64]) {
-    if let Some((median, min, max)) = spread(samples) {
-        println!(
-            "{name:<44} median {median:>10.2} us   min {min:>10.2}   max {max:>10.2}   ({} samples)",
-            samples.len()
-        );
-    }
+/// One figure: its name, unit and samples.
+struct Figure {
+    name: &'static str,
+    unit: &'static str,
+    samples: Vec<f64>,
 }
 
 fn micros(t: Instant) -> f64 {
@@ -62,12 +79,44 @@ unsafe fn create_pipeline(
         .expect("vkCreateComputePipelines")[0]
 }
 
-fn run(samples: usize) -> Result<(), String> {
+/// vkQueueSubmit of `cbs` with `fence`, the wait, and the fence reset (outside the caller's
+/// timing when it measures the first two). Mesa's noop drm-shim fails vkResetFences (no syncobj
+/// reset): a new fence does the same job there.
+///
+/// # Safety
+/// Live objects of `dev`.
+unsafe fn submit_wait(
+    dev: &ash::Device,
+    queue: vk::Queue,
+    cbs: &[vk::CommandBuffer],
+    fence: &mut vk::Fence,
+) -> Result<f64, String> {
+    let submit = [vk::SubmitInfo::default().command_buffers(cbs)];
+    let t = Instant::now();
+    // SAFETY: forwarded contract.
+    unsafe {
+        dev.queue_submit(queue, &submit, *fence)
+            .map_err(|e| format!("vkQueueSubmit: {e}"))?;
+        dev.wait_for_fences(&[*fence], true, u64::MAX)
+            .map_err(|e| format!("vkWaitForFences: {e}"))?;
+        let us = micros(t);
+        if dev.reset_fences(&[*fence]).is_err() {
+            dev.destroy_fence(*fence, None);
+            *fence = dev
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(us)
+    }
+}
+
+fn run(samples: usize) -> Result<Vec<Figure>, String> {
     std::env::set_var("FERRITE_DEVICE", "sim");
     let code = saxpy_spirv()?;
     let h = Harness::with_validation(false);
     let pd = h.physical_device();
     let dev = h.create_device(pd);
+    let mut figures = Vec::new();
     // SAFETY: valid create infos on a live device; everything is destroyed at the end.
     unsafe {
         let (set_layout, layout) = storage_buffer_layout(&dev, 2, 8).map_err(|e| e.to_string())?;
@@ -127,7 +176,6 @@ fn run(samples: usize) -> Result<(), String> {
         let (dpool, set) =
             storage_buffer_set(&dev, set_layout, &handles).map_err(|e| e.to_string())?;
 
-        // Recording: one sample = begin, 100 x (bind, bind set, push, dispatch), end.
         let pool = dev
             .create_command_pool(
                 &vk::CommandPoolCreateInfo::default()
@@ -135,63 +183,127 @@ fn run(samples: usize) -> Result<(), String> {
                 None,
             )
             .map_err(|e| e.to_string())?;
-        let cb = dev
+        let cbs = dev
             .allocate_command_buffers(
                 &vk::CommandBufferAllocateInfo::default()
                     .command_pool(pool)
                     .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
+                    .command_buffer_count(2),
             )
-            .map_err(|e| e.to_string())?[0];
+            .map_err(|e| e.to_string())?;
+        let (cb, empty) = (cbs[0], cbs[1]);
         let push: Vec<u8> = [2.0f32.to_bits(), 1024]
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect();
+        let begin = vk::CommandBufferBeginInfo::default();
+        // Begin, bind, `n` dispatches of one group (push constants before each when `push`),
+        // end.
+        let record_dispatches = |n: u32, rebind: bool| -> Result<(), String> {
+            dev.begin_command_buffer(cb, &begin)
+                .map_err(|e| e.to_string())?;
+            for i in 0..n {
+                if rebind || i == 0 {
+                    dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, first);
+                    dev.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout,
+                        0,
+                        &[set],
+                        &[],
+                    );
+                    dev.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                }
+                dev.cmd_dispatch(cb, 1, 1, 1);
+            }
+            dev.end_command_buffer(cb).map_err(|e| e.to_string())
+        };
+
+        // Recording 10,000 dispatches (begin, binds and end included), per dispatch.
+        let mut record_one = Vec::new();
+        for _ in 0..samples {
+            dev.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                .map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            record_dispatches(RECORDED_DISPATCHES, false)?;
+            record_one.push(micros(t) * 1e3 / f64::from(RECORDED_DISPATCHES));
+        }
+        // Recording bind + set + push + dispatch, 100 per command buffer.
         let mut record = Vec::new();
         for _ in 0..samples {
             dev.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
                 .map_err(|e| e.to_string())?;
             let t = Instant::now();
-            dev.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
-                .map_err(|e| e.to_string())?;
-            for _ in 0..DISPATCHES_PER_SAMPLE {
-                dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, first);
-                dev.cmd_bind_descriptor_sets(
-                    cb,
-                    vk::PipelineBindPoint::COMPUTE,
-                    layout,
-                    0,
-                    &[set],
-                    &[],
-                );
-                dev.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
-                dev.cmd_dispatch(cb, 16, 1, 1);
-            }
-            dev.end_command_buffer(cb).map_err(|e| e.to_string())?;
-            record.push(micros(t) / f64::from(DISPATCHES_PER_SAMPLE));
+            record_dispatches(DISPATCHES_PER_SAMPLE, true)?;
+            record.push(micros(t) * 1e3 / f64::from(DISPATCHES_PER_SAMPLE));
         }
 
-        // Empty batch: vkQueueSubmit (no command buffers) with a fence, wait, reset.
+        // The first submission (which builds the batch) and a second one.
         let queue = dev.get_device_queue(0, 0);
-        let fence = dev
+        let mut fence = dev
             .create_fence(&vk::FenceCreateInfo::default(), None)
             .map_err(|e| e.to_string())?;
-        let mut submit = Vec::new();
-        for _ in 0..samples * 4 {
-            let t = Instant::now();
-            dev.queue_submit(queue, &[], fence)
+        let (mut first_submit, mut again_submit) = (Vec::new(), Vec::new());
+        for _ in 0..samples.min(15) {
+            dev.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
                 .map_err(|e| e.to_string())?;
-            dev.wait_for_fences(&[fence], true, u64::MAX)
-                .map_err(|e| e.to_string())?;
-            submit.push(micros(t));
-            dev.reset_fences(&[fence]).map_err(|e| e.to_string())?;
+            record_dispatches(BUILT_DISPATCHES, false)?;
+            first_submit.push(submit_wait(&dev, queue, &[cb], &mut fence)?);
+            again_submit.push(submit_wait(&dev, queue, &[cb], &mut fence)?);
         }
 
-        println!("ferrite-driver-bench: CPU time on the simulated GPU (FERRITE_DEVICE=sim), release build");
-        print("record one dispatch (bind+set+push+dispatch)", &record);
-        print("vkQueueSubmit + fence wait, empty batch", &submit);
-        print("vkCreateComputePipelines, no cache (SAXPY)", &uncached);
-        print("vkCreateComputePipelines, cache hit (SAXPY)", &cached);
+        // Empty submissions: no command buffer, and one empty command buffer.
+        dev.begin_command_buffer(empty, &begin)
+            .map_err(|e| e.to_string())?;
+        dev.end_command_buffer(empty).map_err(|e| e.to_string())?;
+        let mut submit_none = Vec::new();
+        let mut submit_empty = Vec::new();
+        for _ in 0..samples * 4 {
+            submit_none.push(submit_wait(&dev, queue, &[], &mut fence)?);
+            submit_empty.push(submit_wait(&dev, queue, &[empty], &mut fence)?);
+        }
+
+        figures.push(Figure {
+            name: "record one vkCmdDispatch (10,000 per command buffer)",
+            unit: "ns",
+            samples: record_one,
+        });
+        figures.push(Figure {
+            name: "record bind+set+push+dispatch",
+            unit: "ns",
+            samples: record,
+        });
+        figures.push(Figure {
+            name: "submit + wait, 1,000 dispatches, first",
+            unit: "us",
+            samples: first_submit,
+        });
+        figures.push(Figure {
+            name: "submit + wait, 1,000 dispatches, again",
+            unit: "us",
+            samples: again_submit,
+        });
+        figures.push(Figure {
+            name: "vkQueueSubmit (no command buffer) + fence wait",
+            unit: "us",
+            samples: submit_none,
+        });
+        figures.push(Figure {
+            name: "vkQueueSubmit (empty command buffer) + fence wait",
+            unit: "us",
+            samples: submit_empty,
+        });
+        figures.push(Figure {
+            name: "vkCreateComputePipelines, no cache (SAXPY)",
+            unit: "us",
+            samples: uncached,
+        });
+        figures.push(Figure {
+            name: "vkCreateComputePipelines, cache hit (SAXPY)",
+            unit: "us",
+            samples: cached,
+        });
 
         dev.device_wait_idle().map_err(|e| e.to_string())?;
         dev.destroy_fence(fence, None);
@@ -206,32 +318,121 @@ fn run(samples: usize) -> Result<(), String> {
         dev.destroy_shader_module(module, None);
         dev.destroy_pipeline_layout(layout, None);
         dev.destroy_descriptor_set_layout(set_layout, None);
-        dev.destroy_device(None);
+        ferrite_tests::icd::destroy_device(&dev);
     }
-    Ok(())
+    Ok(figures)
+}
+
+fn print(driver: &str, figures: &[Figure]) {
+    println!("{driver}: CPU time, release build (median, min, max)");
+    for f in figures {
+        if let Some((median, min, max)) = spread(&f.samples) {
+            println!(
+                "  {:<52} median {median:>10.2} {u}   min {min:>10.2}   max {max:>10.2}   ({} samples)",
+                f.name,
+                f.samples.len(),
+                u = f.unit
+            );
+        }
+    }
+}
+
+/// The figures a child run printed as machine-readable lines: (name, median).
+fn parse(out: &str) -> Vec<(String, f64)> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix(FIGURE))
+        .filter_map(|l| {
+            let (name, median) = l.split_once('\t')?;
+            Some((name.to_string(), median.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Runs this program again on anv (Mesa's noop drm-shim) and returns its figures.
+fn run_anv(samples: usize) -> Result<Vec<(String, f64)>, String> {
+    let var = |k: &str| {
+        std::env::var(k).map_err(|_| format!("{k} is not set (eval \"$(scripts/peer-setup)\")"))
+    };
+    let (shim, icd) = (var("FERRITE_ANV_SHIM")?, var("FERRITE_ANV_ICD")?);
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .args(["--samples", &samples.to_string(), "--child"])
+        .env("LD_PRELOAD", shim)
+        .env("VK_DRIVER_FILES", icd)
+        .env("FERRITE_TESTS_OTHER_DRIVER", "1")
+        .env("MESA_SHADER_CACHE_DISABLE", "true")
+        .output()
+        .map_err(|e| format!("running the anv child: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "the anv child failed: {}{}",
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(parse(&stdout))
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let samples = match args.as_slice() {
-        [] => 31,
-        [flag, n] if flag == "--samples" => match n.parse::<usize>() {
-            Ok(n) if n > 0 => n,
+    let mut samples = 31;
+    let (mut anv, mut child) = (false, false);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--samples" => match it.next().and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) if n > 0 => samples = n,
+                _ => {
+                    eprintln!("--samples takes a positive number");
+                    return ExitCode::from(2);
+                }
+            },
+            "--anv" => anv = true,
+            "--child" => child = true,
             _ => {
-                eprintln!("--samples takes a positive number");
+                eprintln!("usage: ferrite-driver-bench [--samples N] [--anv]");
                 return ExitCode::from(2);
             }
-        },
-        _ => {
-            eprintln!("usage: ferrite-driver-bench [--samples N]");
-            return ExitCode::from(2);
-        }
-    };
-    match run(samples) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ferrite-driver-bench: {e}");
-            ExitCode::FAILURE
         }
     }
+    let figures = match run(samples) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("ferrite-driver-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if child {
+        for f in &figures {
+            if let Some((median, _, _)) = spread(&f.samples) {
+                println!("{FIGURE}{}\t{median}", f.name);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    print("Ferrite (simulated i915)", &figures);
+    if anv {
+        match run_anv(samples) {
+            Ok(other) => {
+                println!("anv on Mesa's noop drm-shim (its submissions do nothing), medians and Ferrite / anv:");
+                for f in &figures {
+                    let theirs = other.iter().find(|(n, _)| n == f.name).map(|x| x.1);
+                    if let (Some((ours, _, _)), Some(t)) = (spread(&f.samples), theirs) {
+                        println!(
+                            "  {:<52} anv {t:>10.2} {u}   Ferrite {ours:>10.2} {u}   ratio {:.2}",
+                            f.name,
+                            ours / t,
+                            u = f.unit
+                        );
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("ferrite-driver-bench: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }

@@ -174,7 +174,8 @@ impl Ctx {
                             | vk::BufferUsageFlags::TRANSFER_DST
                             | vk::BufferUsageFlags::TRANSFER_SRC
                             | vk::BufferUsageFlags::INDIRECT_BUFFER
-                            | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
+                            | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER
+                            | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER,
                     ),
                     None,
                 )
