@@ -513,7 +513,6 @@ mod tests {
         assert_eq!(
             next,
             [
-                "feature robustImageAccess",
                 "feature inlineUniformBlock",
                 "property maxInlineUniformBlockSize >= 256",
                 "property maxInlineUniformTotalSize >= 256",

@@ -128,6 +128,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_float_controls",
         // robustBufferAccess2: tests/tests/robust_access.rs.
         "VK_EXT_robustness2",
+        // robustImageAccess: tests/amber/img_robust_*.amber.
+        "VK_EXT_image_robustness",
         // Host query reset, private data, driver properties: tests/tests/core_commands.rs.
         "VK_EXT_host_query_reset",
         "VK_EXT_private_data",

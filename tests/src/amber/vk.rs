@@ -64,7 +64,7 @@ core_features! {
 
 /// Extension feature structs Amber names as `Struct.member`, with the extension that
 /// provides each and the Vulkan 1.x minor version that made it core.
-const EXT_STRUCTS: [(&str, &CStr, u32); 9] = [
+const EXT_STRUCTS: [(&str, &CStr, u32); 11] = [
     ("VariablePointerFeatures", c"VK_KHR_variable_pointers", 1),
     ("Float16Int8Features", c"VK_KHR_shader_float16_int8", 2),
     ("Storage8BitFeatures", c"VK_KHR_8bit_storage", 2),
@@ -91,6 +91,10 @@ const EXT_STRUCTS: [(&str, &CStr, u32); 9] = [
         c"VK_KHR_shader_atomic_int64",
         2,
     ),
+    // Not in Amber's list either: reading and writing images and texel buffers out of bounds
+    // is defined only with these (robustImageAccess is core in 1.3; robustness2 never is).
+    ("ImageRobustnessFeatures", c"VK_EXT_image_robustness", 3),
+    ("Robustness2Features", c"VK_EXT_robustness2", u32::MAX),
 ];
 
 #[derive(Default)]
@@ -104,6 +108,8 @@ struct ExtFeatures {
     mm: vk::PhysicalDeviceVulkanMemoryModelFeatures<'static>,
     bda: vk::PhysicalDeviceBufferDeviceAddressFeatures<'static>,
     a64: vk::PhysicalDeviceShaderAtomicInt64Features<'static>,
+    ir: vk::PhysicalDeviceImageRobustnessFeatures<'static>,
+    r2: vk::PhysicalDeviceRobustness2FeaturesEXT<'static>,
 }
 
 impl ExtFeatures {
@@ -134,6 +140,10 @@ impl ExtFeatures {
             (7, "bufferDeviceAddress") => &mut self.bda.buffer_device_address,
             (8, "shaderBufferInt64Atomics") => &mut self.a64.shader_buffer_int64_atomics,
             (8, "shaderSharedInt64Atomics") => &mut self.a64.shader_shared_int64_atomics,
+            (9, "robustImageAccess") => &mut self.ir.robust_image_access,
+            (10, "robustBufferAccess2") => &mut self.r2.robust_buffer_access2,
+            (10, "robustImageAccess2") => &mut self.r2.robust_image_access2,
+            (10, "nullDescriptor") => &mut self.r2.null_descriptor,
             _ => return None,
         })
     }
@@ -142,7 +152,7 @@ impl ExtFeatures {
     fn chain<'a>(
         &'a mut self,
         mut f2: vk::PhysicalDeviceFeatures2<'a>,
-        on: &[bool; 9],
+        on: &[bool; 11],
     ) -> vk::PhysicalDeviceFeatures2<'a> {
         if on[0] {
             f2 = f2.push_next(&mut self.vp);
@@ -170,6 +180,12 @@ impl ExtFeatures {
         }
         if on[8] {
             f2 = f2.push_next(&mut self.a64);
+        }
+        if on[9] {
+            f2 = f2.push_next(&mut self.ir);
+        }
+        if on[10] {
+            f2 = f2.push_next(&mut self.r2);
         }
         f2
     }
@@ -485,7 +501,7 @@ impl Gpu {
             }
         }
         // Which extension structs the device can report.
-        let mut avail = [false; 9];
+        let mut avail = [false; 11];
         for (i, (_, ext, core)) in EXT_STRUCTS.iter().enumerate() {
             avail[i] = has_props2
                 && (minor >= *core || dev_avail.iter().any(|a| a.as_bytes() == ext.to_bytes()));
@@ -570,7 +586,7 @@ impl Gpu {
         }
         let mut core_on = vk::PhysicalDeviceFeatures::default();
         let mut ext_on = ExtFeatures::default();
-        let mut used = [false; 9];
+        let mut used = [false; 11];
         let mut core_have_m = core_have;
         for f in &req.features {
             if let Some((st, member)) = f.split_once('.') {
