@@ -62,6 +62,10 @@ pub const MEMBERS: &[Member] = members! {
         robust_image_access2: "robustImageAccess2",
         null_descriptor: "nullDescriptor",
     }
+    PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => PhysicalDeviceInlineUniformBlockFeatures {
+        inline_uniform_block: "inlineUniformBlock",
+        descriptor_binding_inline_uniform_block_update_after_bind: "descriptorBindingInlineUniformBlockUpdateAfterBind",
+    }
     PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => PhysicalDeviceImageRobustnessFeatures {
         robust_image_access: "robustImageAccess",
     }
@@ -280,6 +284,11 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // what robustImageAccess asks; docs/images.md, "Out-of-bounds image access";
         // tests/amber/img_robust_*.amber.
         ("robustImageAccess", true),
+        // VK_EXT_inline_uniform_block: a set's blocks live in a GEM object of the set, each
+        // block's slot a uniform-buffer descriptor over its bytes (inline_uniform.rs;
+        // tests/tests/inline_uniform.rs). Not update-after-bind: no descriptor is.
+        ("inlineUniformBlock", true),
+        ("descriptorBindingInlineUniformBlockUpdateAfterBind", false),
         // PhysicalStorageBuffer pointers through A64 messages; memory allocated with
         // DEVICE_ADDRESS is resident in every submission (tests/tests/buffer_address.rs).
         // No capture/replay (addresses come from the VA allocator, not from a request) and a
