@@ -46,10 +46,13 @@ pub struct SetLayout {
     /// VkDescriptorSetLayoutBindingFlagsCreateInfo: the flags of each binding that has any
     /// (see [`SetLayout::set_binding_flags`]).
     pub binding_flags: Vec<(u32, vk::DescriptorBindingFlags)>,
+    /// Inline uniform blocks: one slot each, bytes in the set's own object (inline_uniform.rs).
+    pub inline: Vec<crate::inline_uniform::InlineBlock>,
 }
 
 impl SetLayout {
     pub fn new(mut raw: Vec<(u32, vk::DescriptorType, u32)>) -> Result<SetLayout> {
+        let blocks = crate::inline_uniform::take_blocks(&mut raw)?;
         raw.sort_by_key(|b| b.0);
         let mut bindings = Vec::new();
         let mut next = 0u32;
@@ -66,6 +69,7 @@ impl SetLayout {
                     | vk::DescriptorType::SAMPLER
                     | vk::DescriptorType::SAMPLED_IMAGE
                     | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+                    | vk::DescriptorType::INLINE_UNIFORM_BLOCK
             ) {
                 return Err(DriverError::NotImplemented(
                     "descriptor types other than buffers, storage and sampled images, samplers \
@@ -101,6 +105,7 @@ impl SetLayout {
             slots: next,
             immutable: Vec::new(),
             binding_flags: Vec::new(),
+            inline: crate::inline_uniform::place(&blocks),
         })
     }
 
@@ -531,6 +536,12 @@ pub(crate) unsafe extern "system" fn allocate_descriptor_sets(
                     return Err(e);
                 }
             };
+            if let Err(e) = crate::inline_uniform::attach(d, &set) {
+                for id in made {
+                    let _ = d.descriptor_sets.remove(id);
+                }
+                return Err(e);
+            }
             made.push(d.descriptor_sets.insert(set));
         }
         for (i, &id) in made.iter().enumerate() {
@@ -791,6 +802,11 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
             )
         };
         for w in writes {
+            if w.descriptor_type == vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+                // SAFETY: the write's chain is valid per the spec.
+                unsafe { crate::inline_uniform::apply_write(d, w) }?;
+                continue;
+            }
             let set = d.descriptor_sets.get(w.dst_set.as_raw())?;
             // SAFETY: the write's arrays are valid for its type per the spec.
             let descs = unsafe { write_descs(d, w) }?;
@@ -799,6 +815,10 @@ pub(crate) unsafe extern "system" fn update_descriptor_sets(
         for c in copies {
             let src = d.descriptor_sets.get(c.src_set.as_raw())?;
             let dst = d.descriptor_sets.get(c.dst_set.as_raw())?;
+            if crate::inline_uniform::is_block(&src, c.src_binding) {
+                crate::inline_uniform::apply_copy(&src, &dst, c)?;
+                continue;
+            }
             let bad = || DriverError::InvalidArgument("descriptor copy out of range".into());
             let vals: Vec<(Option<BufferDesc>, Option<Arc<Sampler>>)> = {
                 let s = src.lock();
@@ -860,6 +880,16 @@ impl UpdateTemplate {
             return Err(DriverError::InvalidArgument("pData is NULL".into()));
         }
         for e in &self.entries {
+            if e.ty == vk::DescriptorType::INLINE_UNIFORM_BLOCK {
+                // An inline uniform block entry: `count` bytes at `offset`, written at byte
+                // `element` (the stride is ignored).
+                // SAFETY: the caller's data holds the entry's bytes at its offset.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(data.wrapping_add(e.offset), e.count as usize)
+                };
+                crate::inline_uniform::write(set, e.binding, e.element, bytes)?;
+                continue;
+            }
             let descs = (0..e.count as usize)
                 .map(|j| {
                     let at = data.wrapping_add(e.offset + j * e.stride);

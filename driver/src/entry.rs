@@ -53,6 +53,8 @@ pub const KHR_SAMPLER_MIRROR_CLAMP_TO_EDGE: &str = "VK_KHR_sampler_mirror_clamp_
 pub const KHR_PIPELINE_EXECUTABLE_PROPERTIES: &str = "VK_KHR_pipeline_executable_properties";
 pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 pub const EXT_ROBUSTNESS_2: &str = "VK_EXT_robustness2";
+pub const EXT_IMAGE_ROBUSTNESS: &str = "VK_EXT_image_robustness";
+pub const EXT_INLINE_UNIFORM_BLOCK: &str = "VK_EXT_inline_uniform_block";
 pub const EXT_HOST_QUERY_RESET: &str = "VK_EXT_host_query_reset";
 pub const EXT_PRIVATE_DATA: &str = "VK_EXT_private_data";
 pub const KHR_DRIVER_PROPERTIES: &str = "VK_KHR_driver_properties";
@@ -119,6 +121,11 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     // robustBufferAccess2 only: the data port's dword-granular bounds checks against the
     // descriptor range (docs/kernel.md, "Robust buffer access"; tests/tests/robust_access.rs).
     (EXT_ROBUSTNESS_2, 1),
+    // robustImageAccess: the surface state's bounds checks (docs/images.md, "Out-of-bounds
+    // image access"; tests/amber/img_robust_*.amber).
+    (EXT_IMAGE_ROBUSTNESS, 1),
+    // Inline uniform blocks (driver/src/inline_uniform.rs; tests/tests/inline_uniform.rs).
+    (EXT_INLINE_UNIFORM_BLOCK, 1),
     // vkResetQueryPool from the host (query.rs); tests/tests/core_commands.rs.
     (EXT_HOST_QUERY_RESET, 1),
     // Private data slots (private_data.rs); tests/tests/core_commands.rs.

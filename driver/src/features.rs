@@ -62,6 +62,13 @@ pub const MEMBERS: &[Member] = members! {
         robust_image_access2: "robustImageAccess2",
         null_descriptor: "nullDescriptor",
     }
+    PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_FEATURES => PhysicalDeviceInlineUniformBlockFeatures {
+        inline_uniform_block: "inlineUniformBlock",
+        descriptor_binding_inline_uniform_block_update_after_bind: "descriptorBindingInlineUniformBlockUpdateAfterBind",
+    }
+    PHYSICAL_DEVICE_IMAGE_ROBUSTNESS_FEATURES => PhysicalDeviceImageRobustnessFeatures {
+        robust_image_access: "robustImageAccess",
+    }
     PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES => PhysicalDeviceShaderSubgroupExtendedTypesFeatures {
         shader_subgroup_extended_types: "shaderSubgroupExtendedTypes",
     }
@@ -289,9 +296,21 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("computeFullSubgroups", true),
         // VK_EXT_robustness2: the data port returns 0 for loads past the descriptor range and
         // drops stores and atomics there, at dword granularity (tests/tests/robust_access.rs).
-        // Not yet: robustImageAccess2, and nullDescriptor (descriptor writes do not take a
-        // null buffer yet).
+        // Not yet: robustImageAccess2 (alpha outside an image without alpha may read 0,
+        // docs/images.md), and nullDescriptor (descriptor writes do not take a null buffer
+        // yet).
         ("robustBufferAccess2", true),
+        // VK_EXT_image_robustness: typed surface messages and the sampler's ld check every
+        // texel against the view's extent in the surface state (width, height, depth or
+        // layers of the level), read 0 outside and drop writes and atomics there, which is
+        // what robustImageAccess asks; docs/images.md, "Out-of-bounds image access";
+        // tests/amber/img_robust_*.amber.
+        ("robustImageAccess", true),
+        // VK_EXT_inline_uniform_block: a set's blocks live in a GEM object of the set, each
+        // block's slot a uniform-buffer descriptor over its bytes (inline_uniform.rs;
+        // tests/tests/inline_uniform.rs). Not update-after-bind: no descriptor is.
+        ("inlineUniformBlock", true),
+        ("descriptorBindingInlineUniformBlockUpdateAfterBind", false),
         // PhysicalStorageBuffer pointers through A64 messages; memory allocated with
         // DEVICE_ADDRESS is resident in every submission (tests/tests/buffer_address.rs).
         // No capture/replay (addresses come from the VA allocator, not from a request) and a

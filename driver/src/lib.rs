@@ -18,6 +18,7 @@ mod format;
 mod group;
 pub mod handles;
 mod image;
+mod inline_uniform;
 mod instance;
 mod limits;
 mod memory;

@@ -45,6 +45,74 @@ impl Memory {
     fn lock_mapping(&self) -> std::sync::MutexGuard<'_, Option<Mapping>> {
         self.mapping.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Driver-owned memory that no VkDeviceMemory names (the inline uniform blocks of a
+    /// descriptor set): `size` bytes in a GEM object of its own, zeroed as GEM objects are.
+    pub(crate) fn internal(core: &crate::device::Core, size: u64) -> Result<Arc<Memory>> {
+        let bo_size = align_up(size.max(1), PAGE_SIZE)
+            .ok_or_else(|| DriverError::OutOfDeviceMemory("size overflow".into()))?;
+        let drm = core.adapter.drm.clone();
+        let bo = drm.gem_create(bo_size).map_err(|e| match e {
+            KernelError::OutOfMemory => {
+                DriverError::OutOfDeviceMemory(format!("GEM_CREATE of {bo_size} bytes: {e}"))
+            }
+            other => DriverError::Kernel(other),
+        })?;
+        let va = match core.va.alloc(crate::bo::Heap::General, bo_size) {
+            Ok(va) => va,
+            Err(e) => {
+                let _ = drm.gem_close(bo);
+                return Err(e);
+            }
+        };
+        Ok(Arc::new(Memory {
+            mapping: Mutex::new(None),
+            drm,
+            bo,
+            size,
+            type_index: 0,
+            va,
+            device_address: false,
+            va_alloc: core.va.clone(),
+        }))
+    }
+
+    /// Runs `f` on the mapping of driver-owned memory, mapping it on first use.
+    fn with_internal_mapping(&self, f: impl FnOnce(&Mapping)) -> Result<()> {
+        let mut mapping = self.lock_mapping();
+        if mapping.is_none() {
+            let bo_size = align_up(self.size.max(1), PAGE_SIZE).unwrap_or(PAGE_SIZE);
+            *mapping = Some(self.drm.gem_mmap(self.bo, bo_size).map_err(|e| {
+                DriverError::MemoryMapFailed(format!("GEM handle {}: {e}", self.bo))
+            })?);
+        }
+        if let Some(m) = mapping.as_ref() {
+            f(m);
+        }
+        Ok(())
+    }
+
+    /// Copies `data` to byte `offset` of driver-owned memory.
+    pub(crate) fn write_bytes(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_range(offset, data.len())?;
+        self.with_internal_mapping(|m| m.write(offset as usize, data))
+    }
+
+    /// Copies `out.len()` bytes from byte `offset` of driver-owned memory.
+    pub(crate) fn read_bytes(&self, offset: u64, out: &mut [u8]) -> Result<()> {
+        self.check_range(offset, out.len())?;
+        self.with_internal_mapping(|m| m.read(offset as usize, out))
+    }
+
+    fn check_range(&self, offset: u64, len: usize) -> Result<()> {
+        match offset.checked_add(len as u64) {
+            Some(end) if end <= self.size => Ok(()),
+            _ => Err(DriverError::InvalidArgument(format!(
+                "bytes {offset}+{len} outside a {}-byte object",
+                self.size
+            ))),
+        }
+    }
 }
 
 impl Drop for Memory {

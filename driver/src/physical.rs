@@ -610,6 +610,13 @@ unsafe fn fill_extension_properties(p_next: *mut std::ffi::c_void, adapter: &Ada
                     ..Default::default()
                 };
             }
+            S::PHYSICAL_DEVICE_INLINE_UNIFORM_BLOCK_PROPERTIES => {
+                let out = &mut *p.cast::<vk::PhysicalDeviceInlineUniformBlockProperties<'_>>();
+                *out = vk::PhysicalDeviceInlineUniformBlockProperties {
+                    p_next: out.p_next,
+                    ..inline_uniform_properties()
+                };
+            }
             S::PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES => {
                 let out = &mut *p.cast::<vk::PhysicalDeviceVulkan13Properties<'_>>();
                 *out = vulkan13_properties(adapter.info, out.p_next);
@@ -711,7 +718,8 @@ pub fn version_props(info: &DeviceInfo) -> crate::api_version::Props {
         // One thread per subgroup: a workgroup has at most the device's threads per group.
         max_compute_workgroup_subgroups: info.max_threads_per_group,
         max_buffer_size: MAX_BUFFER_SIZE,
-        ..Default::default()
+        max_inline_uniform_block_size: crate::inline_uniform::MAX_INLINE_UNIFORM_BLOCK_SIZE,
+        max_inline_uniform_total_size: crate::inline_uniform::MAX_INLINE_UNIFORM_TOTAL_SIZE,
     }
 }
 
@@ -720,8 +728,8 @@ const GEN9_SIMD_WIDTHS: &[u32] = ferrite_compiler::hw::GEN9.simd_widths;
 
 /// VkPhysicalDeviceVulkan13Properties for an application that chains it: the subgroup sizes
 /// (`requiredSubgroupSizeStages` is the compute stage wherever subgroups are reported: a
-/// required size picks the SIMD width, `pipeline::subgroup_width`), maxBufferSize, and
-/// nothing for inline uniform blocks, which are not offered; the integer dot products are
+/// required size picks the SIMD width, `pipeline::subgroup_width`), maxBufferSize, the
+/// inline-uniform-block limits ([`inline_uniform_properties`]); the integer dot products are
 /// offered but none is "accelerated" (every such member false: Gen9 has no DP4A, and the
 /// multiply-adds are what an application would write itself).
 fn vulkan13_properties(
@@ -729,6 +737,7 @@ fn vulkan13_properties(
     p_next: *mut std::ffi::c_void,
 ) -> vk::PhysicalDeviceVulkan13Properties<'static> {
     let p = version_props(info);
+    let iub = inline_uniform_properties();
     let (stages, _) = reported_subgroups(info);
     vk::PhysicalDeviceVulkan13Properties {
         p_next,
@@ -742,6 +751,32 @@ fn vulkan13_properties(
         // (not per single texel: such views are not tested at smaller offsets).
         storage_texel_buffer_offset_alignment_bytes: TEXEL_BUFFER_OFFSET_ALIGNMENT,
         uniform_texel_buffer_offset_alignment_bytes: TEXEL_BUFFER_OFFSET_ALIGNMENT,
+        max_inline_uniform_block_size: iub.max_inline_uniform_block_size,
+        max_per_stage_descriptor_inline_uniform_blocks: iub
+            .max_per_stage_descriptor_inline_uniform_blocks,
+        max_per_stage_descriptor_update_after_bind_inline_uniform_blocks: iub
+            .max_per_stage_descriptor_update_after_bind_inline_uniform_blocks,
+        max_descriptor_set_inline_uniform_blocks: iub.max_descriptor_set_inline_uniform_blocks,
+        max_descriptor_set_update_after_bind_inline_uniform_blocks: iub
+            .max_descriptor_set_update_after_bind_inline_uniform_blocks,
+        max_inline_uniform_total_size: p.max_inline_uniform_total_size,
+        ..Default::default()
+    }
+}
+
+/// VkPhysicalDeviceInlineUniformBlockProperties (and its members of
+/// VkPhysicalDeviceVulkan13Properties): anv's values on Gen9 (docs/limits.md). The
+/// update-after-bind counts equal the others, as anv's: the limits table lets them be anything
+/// while descriptorBindingInlineUniformBlockUpdateAfterBind is not offered, and the validation
+/// layer Debian ships checks every pipeline layout against them, update-after-bind or not.
+fn inline_uniform_properties() -> vk::PhysicalDeviceInlineUniformBlockProperties<'static> {
+    use crate::inline_uniform::{MAX_INLINE_UNIFORM_BLOCKS, MAX_INLINE_UNIFORM_BLOCK_SIZE};
+    vk::PhysicalDeviceInlineUniformBlockProperties {
+        max_inline_uniform_block_size: MAX_INLINE_UNIFORM_BLOCK_SIZE,
+        max_per_stage_descriptor_inline_uniform_blocks: MAX_INLINE_UNIFORM_BLOCKS,
+        max_per_stage_descriptor_update_after_bind_inline_uniform_blocks: MAX_INLINE_UNIFORM_BLOCKS,
+        max_descriptor_set_inline_uniform_blocks: MAX_INLINE_UNIFORM_BLOCKS,
+        max_descriptor_set_update_after_bind_inline_uniform_blocks: MAX_INLINE_UNIFORM_BLOCKS,
         ..Default::default()
     }
 }

@@ -58,6 +58,7 @@ pub fn table_capable(ty: vk::DescriptorType) -> bool {
             | vk::DescriptorType::UNIFORM_BUFFER
             | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
             | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+            | vk::DescriptorType::INLINE_UNIFORM_BLOCK
     )
 }
 
@@ -98,6 +99,7 @@ impl PipelineLayout {
                 crate::physical::MAX_BOUND_DESCRIPTOR_SETS
             )));
         }
+        crate::inline_uniform::check_pipeline_layout(&sets)?;
         let push_size = ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
         runs.sort_unstable();
         Ok(PipelineLayout {

@@ -30,7 +30,7 @@ fn simulated_skl_gt2_properties() {
     let n = name(&p.device_name);
     assert!(n.contains("(SKL GT2)"), "{n}");
     assert!(n.contains("simulated"), "{n}");
-    assert_eq!(p.api_version, vk::API_VERSION_1_2);
+    assert_eq!(p.api_version, vk::API_VERSION_1_3);
     // The manifests (icd.json, and through it the tests' and scripts') state what the driver
     // reports; the loader reads it before loading the driver.
     let reported = format!(
@@ -128,6 +128,10 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_float_controls",
         // robustBufferAccess2: tests/tests/robust_access.rs.
         "VK_EXT_robustness2",
+        // robustImageAccess: tests/amber/img_robust_*.amber.
+        "VK_EXT_image_robustness",
+        // Inline uniform blocks: tests/tests/inline_uniform.rs.
+        "VK_EXT_inline_uniform_block",
         // Host query reset, private data, driver properties: tests/tests/core_commands.rs.
         "VK_EXT_host_query_reset",
         "VK_EXT_private_data",
@@ -218,7 +222,7 @@ fn newer_application_api_version_is_accepted() {
         let pds = instance.enumerate_physical_devices().unwrap();
         assert_eq!(pds.len(), 1);
         let p = instance.get_physical_device_properties(pds[0]);
-        assert_eq!(p.api_version, vk::API_VERSION_1_2);
+        assert_eq!(p.api_version, vk::API_VERSION_1_3);
         instance.destroy_instance(None);
     }
 }

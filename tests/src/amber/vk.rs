@@ -64,7 +64,7 @@ core_features! {
 
 /// Extension feature structs Amber names as `Struct.member`, with the extension that
 /// provides each and the Vulkan 1.x minor version that made it core.
-const EXT_STRUCTS: [(&str, &CStr, u32); 10] = [
+const EXT_STRUCTS: [(&str, &CStr, u32); 12] = [
     ("VariablePointerFeatures", c"VK_KHR_variable_pointers", 1),
     ("Float16Int8Features", c"VK_KHR_shader_float16_int8", 2),
     ("Storage8BitFeatures", c"VK_KHR_8bit_storage", 2),
@@ -97,6 +97,10 @@ const EXT_STRUCTS: [(&str, &CStr, u32); 10] = [
         c"VK_EXT_descriptor_indexing",
         2,
     ),
+    // Not in Amber's list either: reading and writing images and texel buffers out of bounds
+    // is defined only with these (robustImageAccess is core in 1.3; robustness2 never is).
+    ("ImageRobustnessFeatures", c"VK_EXT_image_robustness", 3),
+    ("Robustness2Features", c"VK_EXT_robustness2", u32::MAX),
 ];
 
 #[derive(Default)]
@@ -111,6 +115,8 @@ struct ExtFeatures {
     bda: vk::PhysicalDeviceBufferDeviceAddressFeatures<'static>,
     a64: vk::PhysicalDeviceShaderAtomicInt64Features<'static>,
     di: vk::PhysicalDeviceDescriptorIndexingFeatures<'static>,
+    ir: vk::PhysicalDeviceImageRobustnessFeatures<'static>,
+    r2: vk::PhysicalDeviceRobustness2FeaturesEXT<'static>,
 }
 
 impl ExtFeatures {
@@ -160,6 +166,10 @@ impl ExtFeatures {
             (9, "shaderUniformTexelBufferArrayDynamicIndexing") => {
                 &mut self.di.shader_uniform_texel_buffer_array_dynamic_indexing
             }
+            (10, "robustImageAccess") => &mut self.ir.robust_image_access,
+            (11, "robustBufferAccess2") => &mut self.r2.robust_buffer_access2,
+            (11, "robustImageAccess2") => &mut self.r2.robust_image_access2,
+            (11, "nullDescriptor") => &mut self.r2.null_descriptor,
             _ => return None,
         })
     }
@@ -168,7 +178,7 @@ impl ExtFeatures {
     fn chain<'a>(
         &'a mut self,
         mut f2: vk::PhysicalDeviceFeatures2<'a>,
-        on: &[bool; 10],
+        on: &[bool; 12],
     ) -> vk::PhysicalDeviceFeatures2<'a> {
         if on[0] {
             f2 = f2.push_next(&mut self.vp);
@@ -199,6 +209,12 @@ impl ExtFeatures {
         }
         if on[9] {
             f2 = f2.push_next(&mut self.di);
+        }
+        if on[10] {
+            f2 = f2.push_next(&mut self.ir);
+        }
+        if on[11] {
+            f2 = f2.push_next(&mut self.r2);
         }
         f2
     }
@@ -514,7 +530,7 @@ impl Gpu {
             }
         }
         // Which extension structs the device can report.
-        let mut avail = [false; 10];
+        let mut avail = [false; 12];
         for (i, (_, ext, core)) in EXT_STRUCTS.iter().enumerate() {
             avail[i] = has_props2
                 && (minor >= *core || dev_avail.iter().any(|a| a.as_bytes() == ext.to_bytes()));
@@ -599,7 +615,7 @@ impl Gpu {
         }
         let mut core_on = vk::PhysicalDeviceFeatures::default();
         let mut ext_on = ExtFeatures::default();
-        let mut used = [false; 10];
+        let mut used = [false; 12];
         let mut core_have_m = core_have;
         for f in &req.features {
             if let Some((st, member)) = f.split_once('.') {
