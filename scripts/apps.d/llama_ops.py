@@ -11,6 +11,7 @@ Each op runs as `test-backend-ops test -b Vulkan0 -o OP [-p PARAMS_REGEX]` under
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -24,6 +25,11 @@ def run_op(exe, log_dir, op, params, timeout):
     cmd = [exe, "test", "-b", "Vulkan0", "-o", op]
     if params:
         cmd += ["-p", params]
+    # Line-buffered output, so that a run stopped at the time limit still shows the cases it
+    # finished (a pipe is block-buffered: without this a timeout showed nothing past the
+    # device line).
+    if shutil.which("stdbuf"):
+        cmd = ["stdbuf", "-oL", "-eL"] + cmd
     t0 = time.monotonic()
     log = os.path.join(log_dir, re.sub(r"[^A-Za-z0-9_]", "_", op) + ".log")
     timed_out = False

@@ -156,10 +156,15 @@ impl Fe<'_> {
             if args.len() != n {
                 return invalid(format!("{op:?} operand count"));
             }
+            // The SPIR-V spec says a conversion's component width must differ from the
+            // result's, but glslang turns a redundant same-type constructor such as
+            // `float16_t(x)` on a float16_t (or `uint16_t(x)`, `int64_t(x)`) into one
+            // (glslang issue 3616; llama.cpp's rope shaders for f16 have it). Its meaning is
+            // plain: the value itself, so it is read as a copy.
             if matches!(op, O::SConvert | O::UConvert | O::FConvert)
-                && self.ir_type(rt)?.bits == self.ty(args[0].v()?).bits
+                && self.ir_type(rt)? == self.ty(args[0].v()?)
             {
-                return invalid(format!("{op:?} to the same width"));
+                return Ok(args[0].clone());
             }
             return self.map_alu(alu, rt, &args);
         }
@@ -390,10 +395,12 @@ impl Fe<'_> {
                 x
             }
             O::CompositeInsert => {
-                let obj = self.get(op_id(i, 0)?, b)?;
-                let comp = self.get(op_id(i, 1)?, b)?;
+                // Operands: Object (the part written), Composite (the value it goes into),
+                // then the index path.
+                let part = self.get(op_id(i, 0)?, b)?;
+                let composite = self.get(op_id(i, 1)?, b)?;
                 let lits: Vec<u32> = i.operands[2..].iter().map(lit).collect::<Res<_>>()?;
-                self.insert_path(comp, obj, &lits)?
+                self.insert_path(part, composite, &lits)?
             }
             O::VectorShuffle => {
                 let a = self.getv(op_id(i, 0)?, b)?;
@@ -487,25 +494,26 @@ impl Fe<'_> {
         }
     }
 
-    pub(super) fn insert_path(&mut self, comp: FVal, obj: FVal, path: &[u32]) -> Res<FVal> {
+    /// `composite` with `part` written at the index `path` (OpCompositeInsert).
+    pub(super) fn insert_path(&mut self, part: FVal, composite: FVal, path: &[u32]) -> Res<FVal> {
         let Some((&first, rest)) = path.split_first() else {
-            return Ok(comp);
+            return Ok(part);
         };
-        match obj {
+        match composite {
             FVal::C(mut c) => {
                 let k = first as usize;
                 let old = c
                     .get(k)
                     .cloned()
                     .ok_or_else(|| FrontendError::Invalid("insert index".into()))?;
-                c[k] = self.insert_path(comp, old, rest)?;
+                c[k] = self.insert_path(part, old, rest)?;
                 Ok(FVal::C(c))
             }
             FVal::V(v) => {
                 if !rest.is_empty() || first >= u32::from(self.ty(v).comps) {
                     return invalid("insert index");
                 }
-                let s = comp.v()?;
+                let s = part.v()?;
                 let t = self.ty(v);
                 if self.ty(s) != t.scalar_type() {
                     return invalid("insert type");
@@ -687,6 +695,94 @@ mod tests {
                     %4:i32 = u2u %3
                     %5:i32 = ishl %2, %4
                     store_var $0, %5
+                    break
+                }
+            }
+            ",
+        );
+    }
+    /// OpCompositeInsert writes its first operand (the Object) into its second (the
+    /// Composite); reduced from llama.cpp's argsort, which builds an ivec2 with `v.y = x`.
+    #[test]
+    fn composite_insert_writes_the_object_into_the_composite() {
+        check_ir(
+            "composite_insert_writes_the_object_into_the_composite",
+            "
+            %v2i32 = OpTypeVector %i32 2
+            %ptr_v = OpTypePointer Function %v2i32
+            %c0 = OpConstant %i32 0
+            %c7 = OpConstant %i32 7
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_v Function
+            %v = OpCompositeConstruct %v2i32 %c0 %c0
+            %w = OpCompositeInsert %v2i32 %c7 %v 1
+            OpStore %x %w
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:i32x2
+                loop {
+                    %0:i32x2 = const 0, 0
+                    store_var $0, %0
+                    %1:i32 = const 0
+                    %2:i32 = const 0
+                    %3:i32 = const 0
+                    %4:i32 = const 0
+                    %5:i32x2 = vec %3, %4
+                    %6:i32 = const 7
+                    %7:i32x2 = insert %5, %6, 1
+                    store_var $0, %7
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// glslang emits OpFConvert/OpUConvert from a type to itself for a redundant
+    /// constructor (`float16_t(h)` in llama.cpp's f16 rope shaders); it is a copy.
+    #[test]
+    fn same_type_conversion_is_a_copy() {
+        check_ir(
+            "same_type_conversion_is_a_copy",
+            "
+            OpCapability Float16
+            OpCapability Int16
+            %f16 = OpTypeFloat 16
+            %u16 = OpTypeInt 16 0
+            %ptr_h = OpTypePointer Function %f16
+            %ptr_s = OpTypePointer Function %u16
+            %h = OpConstant %f16 1.5
+            %s = OpConstant %u16 9
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %x = OpVariable %ptr_h Function
+            %y = OpVariable %ptr_s Function
+            %a = OpFConvert %f16 %h
+            OpStore %x %a
+            %b = OpUConvert %u16 %s
+            OpStore %y %b
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                var $0:f16
+                var $1:i16
+                loop {
+                    %0:f16 = const 0x0
+                    store_var $0, %0
+                    %1:i16 = const 0
+                    store_var $1, %1
+                    %2:f16 = const 0x3e00
+                    store_var $0, %2
+                    %3:i16 = const 9
+                    store_var $1, %3
                     break
                 }
             }

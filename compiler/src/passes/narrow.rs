@@ -58,10 +58,6 @@ struct Narrow<'f> {
 }
 
 impl Narrow<'_> {
-    fn emit(&mut self, t: Type, op: Op) -> Value {
-        self.b.emit(t, op)
-    }
-
     fn ty(&self, v: Value) -> Type {
         self.b.ty(v)
     }
@@ -122,7 +118,7 @@ impl Narrow<'_> {
                     self.widen(srcs[1], Ext::Zero)
                 };
                 let ct = self.ty(c);
-                let m = self.emit(ct, Op::Const(vec![15]));
+                let m = self.b.konst(ct, 15);
                 let c = self.b.alu(Iand, ct, &[c, m]);
                 self.b.emit_to(d, Op::Alu(op, vec![srcs[0], c]));
                 return true;
@@ -151,10 +147,9 @@ impl Narrow<'_> {
         let mut ws: Vec<Value> = srcs.iter().map(|s| self.widen(*s, ext)).collect();
         // Shift counts modulo the width (the reference's semantics).
         if matches!(op, Ishl | Ishr | Ushr) && is_narrow(st) {
-            let m = self.emit(
-                Type::I32.vec(self.ty(ws[1]).comps),
-                Op::Const(vec![u64::from(st.bits) - 1]),
-            );
+            let m = self
+                .b
+                .konst(Type::I32.vec(self.ty(ws[1]).comps), u64::from(st.bits) - 1);
             ws[1] = self.b.alu(Iand, self.ty(ws[1]), &[ws[1], m]);
         }
         let wt = Self::wide_ty(dt);
@@ -163,13 +158,13 @@ impl Narrow<'_> {
             ImulHigh | UmulHigh => {
                 // The full product of two extended narrow values fits in 32 bits.
                 let p = self.b.alu(Imul, wt, &ws);
-                let k = self.emit(Type::I32.vec(wt.comps), Op::Const(vec![bits]));
+                let k = self.b.konst(Type::I32.vec(wt.comps), bits);
                 let sh = if op == ImulHigh { Ishr } else { Ushr };
                 self.b.alu(sh, wt, &[p, k])
             }
             BitfieldReverse => {
                 let r = self.b.alu(BitfieldReverse, wt, &ws);
-                let k = self.emit(Type::I32.vec(wt.comps), Op::Const(vec![32 - bits]));
+                let k = self.b.konst(Type::I32.vec(wt.comps), 32 - bits);
                 self.b.alu(Ushr, wt, &[r, k])
             }
             _ => self.b.alu(op, wt, &ws),
@@ -427,6 +422,44 @@ mod tests {
             %5:i8 = i2i %11
             store ssbo[0] %0, %3 align 2
             store ssbo[0] %0, %5 align 1
+            ",
+        );
+    }
+
+    /// A vector shift's count mask is a vector constant with one value per component
+    /// (llama.cpp's iq1_m/iq4_xs dequantisation shifts u16vec4 and u8vec2 values; the mask
+    /// was a one-component constant of a vector type, which the IR validator refused).
+    #[test]
+    fn narrow_vector_shift_count_mask_has_every_component() {
+        check_pass(
+            lower_narrow,
+            "
+            %0:i32 = const 0
+            %1:i16x4 = load ssbo[0] %0 align 8
+            %2:i32x4 = load ssbo[0] %0 align 16
+            %3:i16x4 = ushr %1, %2
+            %4:i8x2 = load ssbo[0] %0 align 2
+            %5:i32x2 = load ssbo[0] %0 align 8
+            %6:i8x2 = ishl %4, %5
+            store ssbo[0] %0, %3 align 8
+            store ssbo[0] %0, %6 align 2
+            ",
+            "
+            %0:i32 = const 0
+            %1:i16x4 = load ssbo[0] %0 align 8
+            %2:i32x4 = load ssbo[0] %0 align 16
+            %7:i32x4 = const 15, 15, 15, 15
+            %8:i32x4 = iand %2, %7
+            %3:i16x4 = ushr %1, %8
+            %4:i8x2 = load ssbo[0] %0 align 2
+            %5:i32x2 = load ssbo[0] %0 align 8
+            %9:i32x2 = u2u %4
+            %10:i32x2 = const 7, 7
+            %11:i32x2 = iand %5, %10
+            %12:i32x2 = ishl %9, %11
+            %6:i8x2 = i2i %12
+            store ssbo[0] %0, %3 align 8
+            store ssbo[0] %0, %6 align 2
             ",
         );
     }

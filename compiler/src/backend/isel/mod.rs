@@ -37,6 +37,8 @@ pub struct Isel<'a> {
     vals: Vec<Option<Val>>,
     /// Results and parameters of the enclosing loops (for `break` / `continue`).
     loops: Vec<(Vec<ir::Value>, Vec<ir::Value>)>,
+    /// The lane numbers 0..W (dwords), computed where first needed and reused while that
+    /// point dominates (see `block`).
     lane: Option<Opnd>,
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
@@ -355,10 +357,16 @@ impl<'a> Isel<'a> {
                         flag_sub: 0,
                         inverse: false,
                     });
+                    // Values cached for the whole program (the lane numbers) that an arm
+                    // computes exist only in that arm: a thread whose channels all skip it
+                    // jumps over it.
+                    let lane = self.lane;
                     self.arm(&i.then_, &i.results)?;
+                    self.lane = lane;
                     if !i.else_.is_empty() {
                         self.b().control(LOp::Else);
                         self.arm(&i.else_, &i.results)?;
+                        self.lane = lane;
                     }
                     self.b().control(LOp::Endif);
                 }
@@ -373,6 +381,8 @@ impl<'a> Isel<'a> {
                     let pvals: Vec<ir::Value> = l.params.iter().map(|p| p.0).collect();
                     self.copies(&pvals, &inits)?;
                     self.b().control(LOp::Do);
+                    // As for an if's arms: the body may break before it computes them.
+                    let lane = self.lane;
                     self.loops.push((l.results.clone(), pvals));
                     // A trailing `continue` needs only its copies: WHILE follows.
                     match l.body.split_last() {
@@ -384,6 +394,7 @@ impl<'a> Isel<'a> {
                         _ => self.block(&l.body)?,
                     }
                     self.loops.pop();
+                    self.lane = lane;
                     self.b().control(LOp::While);
                 }
                 Node::Break(args) => {
