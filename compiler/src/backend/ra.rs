@@ -129,6 +129,26 @@ fn extend_over_loops(prog: &Program, iv: &mut [Option<(usize, usize)>]) {
     }
 }
 
+/// The most GRFs live at once: the largest sum of register sizes over the intervals that
+/// contain one instruction (a lower bound of what colouring needs).
+pub fn max_pressure(prog: &Program) -> u32 {
+    let iv = intervals(prog);
+    let mut delta = vec![0i64; prog.insts.len() + 1];
+    for (v, x) in iv.iter().enumerate() {
+        if let Some((s, e)) = *x {
+            let r = i64::from(prog.vregs[v].regs());
+            delta[s] += r;
+            delta[e + 1] -= r;
+        }
+    }
+    let (mut live, mut most) = (0i64, 0i64);
+    for d in delta {
+        live += d;
+        most = most.max(live);
+    }
+    most as u32
+}
+
 /// (DO index, WHILE index) of every loop.
 pub fn loop_ranges(prog: &Program) -> Vec<(usize, usize)> {
     let mut stack = Vec::new();
@@ -1030,6 +1050,20 @@ mod scaling_tests {
         // A failed register that may be spilled is spilled itself.
         let got = spill_choice(&p, &[t(v0)], &iv, &sizes, &cost, &no_spill);
         assert_eq!(got, vec![t(v0)]);
+    }
+
+    #[test]
+    fn max_pressure_counts_the_grfs_live_at_the_busiest_instruction() {
+        // 40 one-GRF registers all defined, then all read: 40 live at the last definition.
+        assert_eq!(max_pressure(&pressure(40)), 40);
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, y) = (b.vreg(Type::D, 2), b.vreg(Type::D, 1));
+        b.mov(x, Opnd::d(1));
+        b.mov(Opnd::null(Type::D), x);
+        b.mov(y, Opnd::d(1));
+        b.mov(Opnd::null(Type::D), y);
+        assert_eq!(max_pressure(&p), 2);
     }
 
     #[test]
