@@ -489,3 +489,33 @@ fn unlisted_16_bit_op_is_an_internal_error() {
         r => panic!("{:?}", r.map(|k| k.asm)),
     }
 }
+
+/// A reduction (spirv-reduce) of llama.cpp's `mul_mat_vec_id_mxfp4_f32_f32_subgroup_no_shmem`
+/// shader: it uses subgroups, so it runs at SIMD32, where after the first spill rounds spill
+/// temporaries of 2 GRFs next to 12- and 16-GRF registers did not colour, and the allocator
+/// spilled registers live nowhere near them until it gave up ("register allocation did not
+/// converge").
+#[test]
+fn allocation_converges_when_spill_temporaries_do_not_colour() {
+    let bytes = include_bytes!("data/ra_stuck_spill_temporaries.spv");
+    let copts = CompileOptions {
+        entry_point: "main".into(),
+        bindings: (0..8)
+            .map(|b| BindingSlot {
+                set: 0,
+                binding: b,
+                bti: b,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let words = ferrite_compiler::testing::spirv_words(bytes);
+    let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
+    let o = BackendOptions {
+        validate: true,
+        ..BackendOptions::gen9()
+    };
+    let k = backend::compile(&shader, &o).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(k.simd, 32);
+    assert!(k.stats.spills > 0, "the test needs spills: {:?}", k.stats);
+}

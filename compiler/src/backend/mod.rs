@@ -31,6 +31,7 @@ pub mod narrow;
 pub mod opt;
 pub mod ra;
 pub mod sched;
+pub mod split;
 pub mod subgroup;
 pub mod wide;
 
@@ -343,6 +344,15 @@ fn compile_one(
         first: layout.first_free(),
         end: opts.hw.allocatable_end(),
     };
+    // Splitting registers lets the allocator place and spill their pieces separately, but
+    // pieces packed into the same GRFs leave the scheduler after allocation fewer
+    // independent instructions: split only when more GRFs are live at once than the file
+    // holds, where the alternative is spilling.
+    if times.time(name("split_vregs"), || {
+        ra::max_pressure(&prog) > u32::from(file.end - file.first) && split::split_vregs(&mut prog)
+    }) {
+        log::trace!("LIR after split_vregs:\n{prog}");
+    }
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
     let alloc = times.time(name("regalloc"), || {
