@@ -154,6 +154,68 @@ pub struct BufIndex {
     pub nonuniform: bool,
 }
 
+/// The descriptor an image op reads: the image (or texel buffer) at binding-table index
+/// `bti`, or, when `index` is set, the element of an image array chosen at run time (its
+/// `base` is `bti`). A sampler message may also take its sampler from a sampler array at
+/// run time (`sampler`, whose `base` is the op's sampler index). The index values are
+/// sources of the op, after its own (image index first).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct ImgRef {
+    pub bti: u32,
+    pub index: Option<BufIndex>,
+    pub sampler: Option<BufIndex>,
+}
+
+impl ImgRef {
+    /// A fixed binding-table entry.
+    pub fn fixed(bti: u32) -> Self {
+        ImgRef {
+            bti,
+            index: None,
+            sampler: None,
+        }
+    }
+
+    /// The run-time index values (image first, then sampler).
+    pub fn indices(&self) -> impl Iterator<Item = Value> {
+        self.index
+            .map(|x| x.index)
+            .into_iter()
+            .chain(self.sampler.map(|x| x.index))
+    }
+
+    /// True when a run-time index may differ between invocations of a subgroup.
+    pub fn nonuniform(&self) -> bool {
+        self.index.is_some_and(|x| x.nonuniform) || self.sampler.is_some_and(|x| x.nonuniform)
+    }
+}
+
+/// `img[B]`, `img[B+%V<N]` (`img.nu[...]` for a non-uniform index), then ` smp[S+%V<N]`
+/// when the sampler is chosen at run time.
+impl fmt::Display for ImgRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let arr = |f: &mut fmt::Formatter, name: &str, x: &BufIndex| {
+            write!(
+                f,
+                "{name}{}[{}+{}<{}]",
+                if x.nonuniform { ".nu" } else { "" },
+                x.base,
+                x.index,
+                x.count
+            )
+        };
+        match &self.index {
+            Some(x) => arr(f, "img", x)?,
+            None => write!(f, "img[{}]", self.bti)?,
+        }
+        if let Some(x) = &self.sampler {
+            write!(f, " ")?;
+            arr(f, "smp", x)?;
+        }
+        Ok(())
+    }
+}
+
 impl Space {
     /// The value this space reads, if any (a source of the op): the run-time descriptor
     /// index of an array element, or the 64-bit base address of global memory.
@@ -485,9 +547,9 @@ pub enum Op {
     /// A `GroupNonUniform*` operation over the active invocations of the subgroup (see
     /// [`SubgroupOp`] for its sources).
     Subgroup(SubgroupOp, Vec<Value>),
-    /// A typed access to the image or texel buffer at binding-table index `.1` (see
-    /// [`ImageOp`] for the sources).
-    Image(ImageOp, u32, Vec<Value>),
+    /// A typed access to the image or texel buffer `.1` names (see [`ImageOp`] for the
+    /// sources; run-time descriptor indices follow them).
+    Image(ImageOp, ImgRef, Vec<Value>),
 }
 
 impl Op {
@@ -496,7 +558,8 @@ impl Op {
         match self {
             Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => vec![],
             Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) | Op::Image(_, _, s) => s.clone(),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.clone(),
+            Op::Image(_, r, s) => s.iter().copied().chain(r.indices()).collect(),
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![*v],
             Op::Insert(v, s, _) => vec![*v, *s],
             Op::StoreVar(_, v) => vec![*v],
@@ -530,8 +593,13 @@ impl Op {
         match self {
             Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => vec![],
             Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) | Op::Image(_, _, s) => {
-                s.iter_mut().collect()
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.iter_mut().collect(),
+            Op::Image(_, r, s) => {
+                let ImgRef { index, sampler, .. } = r;
+                s.iter_mut()
+                    .chain(index.as_mut().map(|x| &mut x.index))
+                    .chain(sampler.as_mut().map(|x| &mut x.index))
+                    .collect()
             }
             Op::Extract(v, _) | Op::Swizzle(v, _) => vec![v],
             Op::Insert(v, s, _) => vec![v, s],
@@ -1245,7 +1313,7 @@ impl fmt::Display for InstrDisplay<'_> {
                 }
                 Ok(())
             }
-            Op::Image(op, bti, s) => write!(f, "{} img[{bti}] {}", op.name(), list(s)),
+            Op::Image(op, r, s) => write!(f, "{} {r} {}", op.name(), list(s)),
         }
     }
 }

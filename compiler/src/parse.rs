@@ -97,6 +97,33 @@ fn parse_const(ty: Type, s: &str) -> Option<u64> {
     })
 }
 
+/// `NAME[B]`, or `NAME[B+%V<N]` (`NAME.nu[...]` for a non-uniform index): B and the
+/// run-time index, if any (the image and sampler of an `image_*` op).
+fn parse_desc(s: &str, name: &str) -> Option<(u32, Option<BufIndex>)> {
+    let (n, rest) = s.split_once('[')?;
+    let inner = rest.strip_suffix(']')?;
+    let nonuniform = match n.strip_suffix(".nu") {
+        Some(x) if x == name => true,
+        None if n == name => false,
+        _ => return None,
+    };
+    match inner.split_once("+%") {
+        Some((base, rest)) => {
+            let (v, count) = rest.split_once('<')?;
+            let base = base.parse().ok()?;
+            let x = BufIndex {
+                base,
+                count: count.parse().ok()?,
+                index: Value(v.parse().ok().filter(|n| *n <= 1_000_000)?),
+                nonuniform,
+            };
+            Some((base, Some(x)))
+        }
+        None if !nonuniform => Some((inner.parse().ok()?, None)),
+        None => None,
+    }
+}
+
 fn parse_space(s: &str) -> Option<Space> {
     match s {
         "push" => return Some(Space::Push),
@@ -444,18 +471,29 @@ impl<'a> Parser<'a> {
                         })?,
                 ),
             };
-            let bti = items
+            let (bti, index) = items
                 .first()
-                .and_then(|s| s.strip_prefix("img[")?.strip_suffix(']')?.parse().ok())
+                .and_then(|s| parse_desc(s, "img"))
                 .ok_or_else(|| ParseError {
                     line: ln,
-                    msg: "expected 'img[BTI]'".into(),
+                    msg: "expected 'img[BTI]' or 'img[BTI+%V<N]'".into(),
                 })?;
+            let mut rest = &items[1..];
+            let mut sampler = None;
+            if let Some((_, x)) = rest.first().and_then(|s| parse_desc(s, "smp")) {
+                sampler = x;
+                rest = &rest[1..];
+            }
             let mut srcs = Vec::new();
-            for d in &items[1..] {
+            for d in rest {
                 srcs.push(self.value(ln, d)?);
             }
-            return Ok(Op::Image(op, bti, srcs));
+            let r = ImgRef {
+                bti,
+                index,
+                sampler,
+            };
+            return Ok(Op::Image(op, r, srcs));
         }
         if let Some(name) = kw.strip_prefix("atomic_") {
             let op = AtomicOp::ALL

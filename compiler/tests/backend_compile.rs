@@ -505,6 +505,7 @@ fn allocation_converges_when_spill_temporaries_do_not_colour() {
                 set: 0,
                 binding: b,
                 bti: b,
+                count: 1,
             })
             .collect(),
         ..Default::default()

@@ -279,6 +279,11 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         // picks the lane with a compare per channel (tests/tests/subgroup_sim.rs,
         // broadcast_with_a_dynamically_uniform_id_matches_cpu).
         ("subgroupBroadcastDynamicId", true),
+        // NonUniform indices into arrays of sampled images, samplers and storage images: a
+        // loop over the distinct indices of the active invocations (docs/images.md, "Arrays
+        // of images indexed at run time"; tests/amber/img_*_nonuniform.amber).
+        ("shaderSampledImageArrayNonUniformIndexing", true),
+        ("shaderStorageImageArrayNonUniformIndexing", true),
         // Subgroup operations on 8/16-bit integers and fp16 (and, with shaderInt64 and
         // shaderFloat64, on 64-bit types): widened to dwords or on qword temporaries in the
         // back end (docs/subgroups.md; tests/tests/subgroup_types_sim.rs).

@@ -416,6 +416,12 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         // tests/amber/desc_*.amber files.
         shader_storage_buffer_array_dynamic_indexing: vk::TRUE,
         shader_uniform_buffer_array_dynamic_indexing: vk::TRUE,
+        // Run-time indices into arrays of sampled images, samplers, combined image samplers and
+        // storage images: the binding-table and sampler indices go to the SEND through a0, a
+        // sampler-state block through the message header (docs/images.md, "Arrays of images
+        // indexed at run time"); tests/amber/img_*_array_* and img_sampler_index_high*.
+        shader_sampled_image_array_dynamic_indexing: vk::TRUE,
+        shader_storage_image_array_dynamic_indexing: vk::TRUE,
         // Cube-array views are SURFTYPE_CUBE surfaces whose cube index the sampler takes
         // (docs/images.md); tests/tests/image_sampled_layers.rs.
         image_cube_array: vk::TRUE,

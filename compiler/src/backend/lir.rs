@@ -251,7 +251,10 @@ pub enum LOp {
     /// Sampler message (shared function 2, SIMD8 or SIMD16): srcs: [the `params`
     /// parameters of `msg` in `payload_params` order, blocks `comp_stride` bytes apart];
     /// dst: R, G, B, A, `comp_stride` bytes apart. `header`: the message needs a header,
-    /// a copy of R0 with this dword 2 (`SamplerHeader`).
+    /// a copy of R0 with this dword 2 (`SamplerHeader`). A sampler index above 15 always
+    /// gets a header (its dword 3 points at the sampler's block of 16 states). `indirect`:
+    /// `bti` and `sampler` are replaced at run time by the last source, a scalar UD
+    /// selector (binding-table index | sampler index << 8), with a header.
     Sample {
         bti: u8,
         sampler: u8,
@@ -259,6 +262,7 @@ pub enum LOp {
         params: u8,
         comp_stride: u32,
         header: Option<u32>,
+        indirect: bool,
     },
     /// Byte scattered read of `1 << size_log2` bytes per lane (data cache 0): srcs:
     /// [address]; dst: one dword per lane, the bytes zero-extended.

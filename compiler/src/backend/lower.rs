@@ -364,6 +364,7 @@ pub fn lower_sends(prog: &mut Program) {
                 params,
                 comp_stride,
                 header,
+                indirect,
             } => {
                 let c = payload(&mut b, i.srcs[0], params, comp_stride);
                 let direct = contiguous(&i.dst, i.exec, 4, comp_stride);
@@ -373,9 +374,29 @@ pub fn lower_sends(prog: &mut Program) {
                 } else {
                     SamplerSimd::Simd16
                 };
-                let mut d =
-                    SamplerDesc::new(bti, sampler, msg, simd, header.is_some(), params as u32, 4);
-                let (srcs, ex_mlen) = match header {
+                // The descriptor's sampler index has 4 bits. A higher index (or one known
+                // only at run time) takes a header whose dword 3, the sampler-state pointer,
+                // is R0.3's (the IDD's SamplerStatePointer, which the hardware loads there)
+                // moved on by the index's block of 16 states of 16 bytes; the descriptor
+                // keeps the index within the block. Mesa's brw does the same.
+                let high = indirect || sampler >= 16;
+                let header = match (header, high) {
+                    (None, true) => Some(0),
+                    (h, _) => h,
+                };
+                let desc_sampler = if indirect { 0 } else { sampler & 0xF };
+                let desc_bti = if indirect { 0 } else { bti };
+                let mut d = SamplerDesc::new(
+                    desc_bti,
+                    desc_sampler,
+                    msg,
+                    simd,
+                    header.is_some(),
+                    params as u32,
+                    4,
+                );
+                let sel = indirect.then(|| i.srcs[i.srcs.len() - 1]);
+                let (mut srcs, ex_mlen) = match header {
                     None => (vec![c], 0),
                     Some(dw2) => {
                         // The header (a copy of R0, as Mesa builds it, with the message's
@@ -386,13 +407,36 @@ pub fn lower_sends(prog: &mut Program) {
                         b8.mov(h, Opnd::g(0, 0, Type::UD, 1));
                         let mut b1 = b8.at(1, 0, true);
                         b1.mov(h.offset(8).scalar(), Opnd::ud(dw2));
+                        let r0_3 = Opnd::g(0, 12, Type::UD, 0);
+                        let dw3 = h.offset(12).scalar();
+                        match sel {
+                            // Selector bits 15:12 are the sampler's block: (s & 0xF0) * 16.
+                            Some(sel) => {
+                                let t = b1.vreg(Type::UD, 1).scalar();
+                                b1.alu2(Opcode::And, t, sel.scalar(), Opnd::ud(0xF000));
+                                b1.alu2(Opcode::Shr, t, t, Opnd::ud(4));
+                                b1.alu2(Opcode::Add, dw3, r0_3, t);
+                            }
+                            None if sampler >= 16 => {
+                                let block = u32::from(sampler & 0xF0) * 16;
+                                b1.alu2(Opcode::Add, dw3, r0_3, Opnd::ud(block));
+                            }
+                            None => {}
+                        }
                         let ex = d.mlen - 1;
                         d.mlen = 1;
                         (vec![h, c], ex)
                     }
                 };
-                send(
-                    &mut b,
+                if let Some(sel) = sel {
+                    // The descriptor's binding-table index and sampler index within the
+                    // block (bits 11:0), ORed into the descriptor in a0.
+                    let mut b1 = b.at(1, 0, true);
+                    let t = b1.vreg(Type::UD, 1).scalar();
+                    b1.alu2(Opcode::And, t, sel.scalar(), Opnd::ud(0x0FFF));
+                    srcs.push(t);
+                }
+                let s = b.inst(
                     LOp::Send {
                         sfid: Sfid::Sampler,
                         desc: d.encode(),
@@ -401,11 +445,12 @@ pub fn lower_sends(prog: &mut Program) {
                         ex_mlen: ex_mlen as u8,
                         rlen: d.rlen as u8,
                         eot: false,
-                        indirect: false,
+                        indirect,
                     },
                     dst.retype(Type::UD),
                     srcs,
                 );
+                s.pred = pred;
                 if !direct {
                     let block = 32 * regs(i.exec);
                     for k in 0..4 {
@@ -942,6 +987,7 @@ mod tests {
                 params: 2,
                 comp_stride: 64,
                 header: Some(dw2),
+                indirect: false,
             },
             dst,
             vec![params],
@@ -1002,6 +1048,7 @@ mod tests {
                     params: 3,
                     comp_stride: stride,
                     header: None,
+                    indirect: false,
                 },
                 dst,
                 vec![params],

@@ -158,15 +158,19 @@ fn collect_btis(f: &ir::Function, hw: &HwFacts) -> Vec<u32> {
                     v.push(b);
                 }
             }
-            if let ir::Op::Image(op, b, _) = &i.op {
+            if let ir::Op::Image(op, r, _) = &i.op {
                 // A sampler's index is its descriptor's BTI: the driver must see it to
-                // write that sampler-table entry (dispatch contract).
-                let sampler = match op {
+                // write that sampler-table entry (dispatch contract). Every element of an
+                // array indexed at run time may be read.
+                let images = r.bti..r.bti + r.index.map_or(1, |x| x.count);
+                let samplers = match op {
                     ir::ImageOp::SampleLod { sampler, .. }
-                    | ir::ImageOp::Gather { sampler, .. } => Some(*sampler),
-                    _ => None,
+                    | ir::ImageOp::Gather { sampler, .. } => {
+                        *sampler..*sampler + r.sampler.map_or(1, |x| x.count)
+                    }
+                    _ => 0..0,
                 };
-                for b in std::iter::once(*b).chain(sampler) {
+                for b in images.chain(samplers) {
                     if !v.contains(&b) {
                         v.push(b);
                     }

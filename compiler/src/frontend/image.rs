@@ -8,7 +8,7 @@ use super::memory::Ptr;
 use super::types::{ImageType, SType};
 use super::values::FVal;
 use super::{invalid, op_id, rid, rty, unsupported, Fe, Res};
-use crate::ir::{AluOp, ImageOp, Kind, Op, Type, Value};
+use crate::ir::{AluOp, BufIndex, ImageOp, ImgRef, Kind, Op, Type, Value};
 use crate::specconst::Const;
 use ferrite_isa::surface_format::{ChannelKind, StorageAccess, SurfaceFormat};
 use rspirv::dr;
@@ -98,19 +98,31 @@ pub fn storage_format_supported(f: SurfaceFormat) -> bool {
 
 impl Fe<'_> {
     /// The image behind id `id` (an image variable, an element of an image array, or an
-    /// image loaded from one): its first binding-table index and type.
-    pub(super) fn image_of(&mut self, id: u32, b: u32) -> Res<(u32, ImageType)> {
-        match self.get(id, b)? {
-            FVal::P(p) => match *p {
-                Ptr::Image { bti, count: 1, ty } => match self.stype(ty)? {
-                    SType::Image(t) => Ok((bti, t)),
-                    _ => invalid(format!("%{id} is not an image")),
+    /// image loaded from one): the descriptor it names and its type.
+    pub(super) fn image_of(&mut self, id: u32, b: u32) -> Res<(ImgRef, ImageType)> {
+        let (bti, ty, index) = self.descriptor_of(id, b)?;
+        match self.stype(ty)? {
+            SType::Image(t) => Ok((
+                ImgRef {
+                    bti,
+                    index,
+                    sampler: None,
                 },
-                Ptr::Image { .. } => invalid(format!("%{id} is an array of images")),
-                _ => invalid(format!("%{id} is not an image")),
-            },
+                t,
+            )),
             _ => invalid(format!("%{id} is not an image")),
         }
+    }
+
+    /// A run-time array index, marked non-uniform when the descriptor operand `id` is
+    /// decorated `NonUniform` (GLSL's `nonuniformEXT` decorates the loaded descriptor as
+    /// well as the index).
+    fn with_nonuniform(&self, id: u32, x: Option<BufIndex>) -> Option<BufIndex> {
+        let nu = self.deco(id, spirv::Decoration::NonUniform).is_some();
+        x.map(|x| BufIndex {
+            nonuniform: x.nonuniform || nu,
+            ..x
+        })
     }
 
     /// The typed message's coordinates: the first `t.coords()` components of the SPIR-V
@@ -332,7 +344,7 @@ impl Fe<'_> {
     pub(super) fn image_texel_pointer(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (bti, t) = self.image_of(op_id(i, 0)?, b)?;
         let coord = self.image_coords(&t, op_id(i, 1)?, b)?;
-        self.define(rid(i)?, FVal::P(Box::new(Ptr::Texel { bti, coord })))
+        self.define(rid(i)?, FVal::P(Box::new(Ptr::Texel { img: bti, coord })))
     }
 }
 
@@ -373,12 +385,17 @@ fn image_operands(i: &dr::Instruction, from: usize) -> Res<(Option<u32>, Option<
 }
 
 impl Fe<'_> {
-    /// The binding-table index and type id of the image, sampler or sampled-image
-    /// descriptor behind `id`.
-    fn descriptor_of(&mut self, id: u32, b: u32) -> Res<(u32, u32)> {
+    /// The binding-table index, type id and run-time array index (if any) of the image,
+    /// sampler or sampled-image descriptor behind `id`.
+    fn descriptor_of(&mut self, id: u32, b: u32) -> Res<(u32, u32, Option<BufIndex>)> {
         match self.get(id, b)? {
             FVal::P(p) => match *p {
-                Ptr::Image { bti, count: 1, ty } => Ok((bti, ty)),
+                Ptr::Image {
+                    bti,
+                    count: 1,
+                    ty,
+                    index,
+                } => Ok((bti, ty, self.with_nonuniform(id, index))),
                 Ptr::Image { .. } => invalid(format!("%{id} is an array of descriptors")),
                 _ => invalid(format!("%{id} is not a descriptor")),
             },
@@ -386,17 +403,39 @@ impl Fe<'_> {
         }
     }
 
-    /// A sampled image: (image BTI, sampler BTI, image type id) of an `OpSampledImage`
-    /// result or a combined image sampler.
-    fn sampled_of(&mut self, id: u32, b: u32) -> Res<(u32, u32, u32)> {
+    /// A sampled image of an `OpSampledImage` result or a combined image sampler: the image
+    /// as an [`ImgRef`] (with the sampler's run-time index, if any), the sampler's first
+    /// binding-table index and the image type id. A combined image sampler's sampler is
+    /// the same descriptor as its image.
+    fn sampled_of(&mut self, id: u32, b: u32) -> Res<(ImgRef, u32, u32)> {
         if let FVal::P(p) = self.get(id, b)? {
-            if let Ptr::Sampled { image, sampler, ty } = *p {
-                return Ok((image, sampler, ty));
+            if let Ptr::Sampled {
+                image,
+                sampler,
+                ty,
+                image_index,
+                sampler_index,
+            } = *p
+            {
+                let r = ImgRef {
+                    bti: image,
+                    index: self.with_nonuniform(id, image_index),
+                    sampler: self.with_nonuniform(id, sampler_index),
+                };
+                return Ok((r, sampler, ty));
             }
         }
-        let (bti, ty) = self.descriptor_of(id, b)?;
+        let (bti, ty, index) = self.descriptor_of(id, b)?;
         match self.stype(ty)? {
-            SType::SampledImage(img) => Ok((bti, bti, img)),
+            SType::SampledImage(img) => Ok((
+                ImgRef {
+                    bti,
+                    index,
+                    sampler: index,
+                },
+                bti,
+                img,
+            )),
             _ => invalid(format!("%{id} is not a sampled image")),
         }
     }
@@ -440,19 +479,30 @@ impl Fe<'_> {
     }
 
     pub(super) fn sampled_image(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
-        let (image, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
-        let (sampler, sty) = self.descriptor_of(op_id(i, 1)?, b)?;
+        let (image, ty, image_index) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let (sampler, sty, sampler_index) = self.descriptor_of(op_id(i, 1)?, b)?;
         if !matches!(self.stype(sty)?, SType::Sampler) {
             return invalid("OpSampledImage without a sampler");
         }
         self.sampled_type(ty)?;
-        let p = Ptr::Sampled { image, sampler, ty };
+        let p = Ptr::Sampled {
+            image,
+            sampler,
+            ty,
+            image_index,
+            sampler_index,
+        };
         self.define(rid(i)?, FVal::P(Box::new(p)))
     }
 
     pub(super) fn image_from_sampled(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
-        let (bti, _, ty) = self.sampled_of(op_id(i, 0)?, b)?;
-        let p = Ptr::Image { bti, count: 1, ty };
+        let (r, _, ty) = self.sampled_of(op_id(i, 0)?, b)?;
+        let p = Ptr::Image {
+            bti: r.bti,
+            count: 1,
+            ty,
+            index: r.index,
+        };
         self.define(rid(i)?, FVal::P(Box::new(p)))
     }
 
@@ -468,7 +518,12 @@ impl Fe<'_> {
 
     /// `OpImageFetch` (texelFetch): the sampler's `ld` at integer coordinates and level.
     pub(super) fn image_fetch(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
-        let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let (bti, ty, index) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let bti = ImgRef {
+            bti,
+            index,
+            sampler: None,
+        };
         // A uniform texel buffer (Dim Buffer, Sampled 1) is fetched with `ld` as well: the
         // sampler reads a formatted SURFTYPE_BUFFER at the element index (level 0).
         let t = match self.stype(ty)? {
@@ -580,7 +635,12 @@ impl Fe<'_> {
 
     /// `OpImageQuerySizeLod` and `OpImageQueryLevels` on a sampled image: `resinfo`.
     pub(super) fn image_query(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
-        let (bti, ty) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let (bti, ty, index) = self.descriptor_of(op_id(i, 0)?, b)?;
+        let bti = ImgRef {
+            bti,
+            index,
+            sampler: None,
+        };
         // OpImageQuerySize (imageSize) on a storage image: `resinfo` at LOD 0 on the storage
         // surface, whose SurfaceMinLOD is the view's level (docs/images.md).
         let storage = i.class.opcode == spirv::Op::ImageQuerySize;
@@ -834,6 +894,96 @@ mod tests {
                     %14:i32 = const 0
                     %15:i32x4 = image_size img[1] %14
                     %16:i32 = extract %15, 3
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// Run-time indices into arrays of combined image samplers, of separate images and
+    /// samplers, and of storage images become image ops on the array (`img[B+%V<N]`, the
+    /// sampler's `smp[...]`); `NonUniform` on the index or the loaded descriptor marks them
+    /// `.nu`. A combined image sampler's sampler index is its image index.
+    #[test]
+    fn dynamic_image_array_indices_become_indexed_image_ops() {
+        check_ir(
+            "dynamic_image_array_indices_become_indexed_image_ops",
+            "
+            OpCapability StorageImageExtendedFormats
+            OpCapability ShaderNonUniform
+            OpCapability SampledImageArrayNonUniformIndexing
+            OpExtension \"SPV_EXT_descriptor_indexing\"
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 0
+            OpDecorate %tex DescriptorSet 0
+            OpDecorate %tex Binding 1
+            OpDecorate %smp DescriptorSet 0
+            OpDecorate %smp Binding 2
+            OpDecorate %sto DescriptorSet 0
+            OpDecorate %sto Binding 3
+            OpDecorate %lid BuiltIn LocalInvocationIndex
+            OpDecorate %ld2 NonUniform
+            %v2i32 = OpTypeVector %i32 2
+            %img = OpTypeImage %f32 2D 0 0 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %stype = OpTypeSampler
+            %simg_st = OpTypeImage %f32 2D 0 0 0 2 R32f
+            %c2 = OpConstant %u32 2
+            %c3 = OpConstant %u32 3
+            %acomb = OpTypeArray %simg %c2
+            %atex = OpTypeArray %img %c3
+            %asmp = OpTypeArray %stype %c2
+            %asto = OpTypeArray %simg_st %c3
+            %pacomb = OpTypePointer UniformConstant %acomb
+            %patex = OpTypePointer UniformConstant %atex
+            %pasmp = OpTypePointer UniformConstant %asmp
+            %pasto = OpTypePointer UniformConstant %asto
+            %pcomb = OpTypePointer UniformConstant %simg
+            %pimg = OpTypePointer UniformConstant %img
+            %psmp = OpTypePointer UniformConstant %stype
+            %psto = OpTypePointer UniformConstant %simg_st
+            %pin = OpTypePointer Input %u32
+            %comb = OpVariable %pacomb UniformConstant
+            %tex = OpVariable %patex UniformConstant
+            %smp = OpVariable %pasmp UniformConstant
+            %sto = OpVariable %pasto UniformConstant
+            %lid = OpVariable %pin Input
+            %i1 = OpConstant %i32 1
+            %h = OpConstant %f32 0.5
+            %xy = OpConstantComposite %v2i32 %i1 %i1
+            %uv = OpConstantComposite %v2f32 %h %h
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %k = OpLoad %u32 %lid
+            %pc = OpAccessChain %pcomb %comb %k
+            %c = OpLoad %simg %pc
+            %s0 = OpImageSampleExplicitLod %v4f32 %c %uv Lod %h
+            %pt = OpAccessChain %pimg %tex %k
+            %t = OpLoad %img %pt
+            %ps = OpAccessChain %psmp %smp %k
+            %ld2 = OpLoad %stype %ps
+            %ts = OpSampledImage %simg %t %ld2
+            %s1 = OpImageSampleExplicitLod %v4f32 %ts %uv Lod %h
+            %pw = OpAccessChain %psto %sto %k
+            %w = OpLoad %simg_st %pw
+            OpImageWrite %w %xy %s1
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32 = sysval local_invocation_index
+                    %1:f32x2 = const 0.5, 0.5
+                    %2:f32 = const 0.5
+                    %3:f32x4 = image_sample_l.s0 img[0+%0<2] smp[0+%0<2] %1, %2
+                    %4:f32x2 = const 0.5, 0.5
+                    %5:f32 = const 0.5
+                    %6:f32x4 = image_sample_l.s5 img[2+%0<3] smp.nu[5+%0<2] %4, %5
+                    %7:i32x2 = const 1, 1
+                    image_store img[7+%0<3] %7, %6
                     break
                 }
             }

@@ -288,8 +288,8 @@ impl Fe<'_> {
     fn atomic_access(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         use spirv::Op as O;
         let p = self.ptr_of(op_id(i, 0)?, b)?;
-        if let Ptr::Texel { bti, coord } = p {
-            return self.image_atomic(i, b, bti, coord);
+        if let Ptr::Texel { img, coord } = p {
+            return self.image_atomic(i, b, img, coord);
         }
         let (space, offset, ty) = match p {
             Ptr::Mem {
@@ -351,7 +351,7 @@ impl Fe<'_> {
         &mut self,
         i: &dr::Instruction,
         b: u32,
-        bti: u32,
+        img: crate::ir::ImgRef,
         coord: crate::ir::Value,
     ) -> Res<()> {
         use spirv::Op as O;
@@ -374,7 +374,7 @@ impl Fe<'_> {
             }
             srcs.push(v);
         }
-        let op = Op::Image(ImageOp::Atomic(aop), bti, srcs);
+        let op = Op::Image(ImageOp::Atomic(aop), img, srcs);
         if i.class.opcode == O::AtomicStore {
             self.emit_void(op)
         } else {

@@ -6,7 +6,7 @@ use super::constants::Const;
 use super::types::SType;
 use super::values::{FVal, VarTree};
 use super::{invalid, op_id, pow2_div, rty, unsupported, Fe, FrontendError, Res};
-use crate::ir::{AluOp, BufIndex, Kind, Op, Space, SysVal, Type, Value, Var};
+use crate::ir::{AluOp, BufIndex, ImgRef, Kind, Op, Space, SysVal, Type, Value, Var};
 use rspirv::spirv;
 use spirv::{BuiltIn, Decoration, StorageClass};
 
@@ -44,23 +44,27 @@ pub(super) enum Ptr {
         ty: u32,
     },
     /// A storage image (or texel buffer) variable, or an image loaded from one: binding-table
-    /// entries `bti .. bti + count` of image type `ty`.
+    /// entries `bti .. bti + count` of image type `ty`; `index`: one element of the array
+    /// whose first entry is `bti`, chosen at run time (then `count` is 1).
     Image {
         bti: u32,
         count: u32,
         ty: u32,
+        index: Option<BufIndex>,
     },
     /// `OpSampledImage`: the sampled image at `image` with the sampler at `sampler`
     /// (binding-table indices; the sampler's is also its sampler-table index), of image type
-    /// `ty`.
+    /// `ty`; either may be an array element chosen at run time.
     Sampled {
         image: u32,
         sampler: u32,
         ty: u32,
+        image_index: Option<BufIndex>,
+        sampler_index: Option<BufIndex>,
     },
-    /// `OpImageTexelPointer`: one texel of the image at `bti` (for atomics).
+    /// `OpImageTexelPointer`: one texel of the image `img` (for atomics).
     Texel {
-        bti: u32,
+        img: ImgRef,
         coord: Value,
     },
 }
@@ -856,15 +860,35 @@ impl Fe<'_> {
                 Ptr::VarComp { .. } | Ptr::Builtin { .. } => {
                     return invalid("access chain into a scalar")
                 }
-                Ptr::Image { bti, count, ty } => match c {
-                    Some(c) if c < count => Ptr::Image {
+                Ptr::Image {
+                    bti,
+                    count,
+                    ty,
+                    index: None,
+                } => match (c, dynv) {
+                    (Some(c), _) if c < count => Ptr::Image {
                         bti: bti + c,
                         count: 1,
                         ty,
+                        index: None,
                     },
-                    Some(_) => return invalid("image array index out of range"),
-                    None => return unsupported("dynamic indexing of image arrays"),
+                    (Some(_), _) => return invalid("image array index out of range"),
+                    // A run-time index: the back end picks the binding-table entry (and the
+                    // sampler-table entry of a combined image sampler), docs/images.md.
+                    (None, Some(v)) => Ptr::Image {
+                        bti,
+                        count: 1,
+                        ty,
+                        index: Some(BufIndex {
+                            base: bti,
+                            count,
+                            index: self.as_i32(v)?,
+                            nonuniform: self.deco(id, Decoration::NonUniform).is_some(),
+                        }),
+                    },
+                    _ => unreachable!(),
                 },
+                Ptr::Image { .. } => return invalid("access chain into an image array element"),
                 Ptr::Texel { .. } => return invalid("access chain into a texel pointer"),
                 Ptr::Sampled { .. } => return invalid("access chain into a sampled image"),
             };

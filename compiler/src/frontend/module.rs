@@ -53,6 +53,12 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         // Arrays of buffers sized by the set layout (runtimeDescriptorArray): the pipeline
         // layout gives the count (`BindingSlot::count`).
         C::RuntimeDescriptorArray => true,
+        // Run-time indices into arrays of images, samplers and combined image samplers
+        // (docs/images.md, "Arrays of images indexed at run time").
+        C::SampledImageArrayDynamicIndexing
+        | C::StorageImageArrayDynamicIndexing
+        | C::SampledImageArrayNonUniformIndexing
+        | C::StorageImageArrayNonUniformIndexing => true,
         // Size and level queries of sampled images (resinfo).
         C::ImageQuery => true,
         C::GroupNonUniform
@@ -711,6 +717,7 @@ impl Fe<'_> {
                     bti,
                     count,
                     ty: img,
+                    index: None,
                 }
             }
             StorageClass::Private => return Ok(()), // handled in init_private_vars

@@ -7,8 +7,8 @@
 //! spread over host threads (`std::thread::scope`), each with its own SLM.
 //!
 //! Thread payload (see docs/dispatch-contract.md):
-//! * R0: DW1 group id X, DW2 bits 27:24 barrier id, DW3 bits 3:0 per-thread scratch size
-//!   code, DW5 bits 31:10 the thread's scratch base (relative to General State Base) and bits
+//! * R0: DW1 group id X, DW2 bits 27:24 barrier id, DW3 bits 31:5 the IDD's sampler-state
+//!   pointer and bits 3:0 the per-thread scratch size code, DW5 bits 31:10 the thread's scratch base (relative to General State Base) and bits
 //!   9:0 its FFTID, DW6 group id Y, DW7 group id Z; the rest zero.
 //! * R1..: the IDD's cross-thread CURBE registers (the first `CrossThreadConstantDataReadLength`
 //!   registers of the CURBE), then the thread's own per-thread block
@@ -282,7 +282,10 @@ pub fn run_walker(
                 };
                 put(grf, 1, gid[0]);
                 put(grf, 2, ((g % 16) as u32) << 24);
-                put(grf, 3, p.scratch_code & 0xF);
+                // R0.3: the IDD's SamplerStatePointer (bits 31:5) with the scratch size code
+                // (bits 3:0); shaders offset it for sampler indices above 15.
+                let ssp = p.surfaces.sampler_state_pointer as u32 & !0x1F;
+                put(grf, 3, ssp | (p.scratch_code & 0xF));
                 let scratch = p.scratch_base + fftid as u64 * scratch_per_thread;
                 put(grf, 5, (scratch as u32 & !0x3FF) | (fftid & 0x3FF));
                 put(grf, 6, gid[1]);

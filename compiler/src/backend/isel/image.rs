@@ -1,24 +1,184 @@
 //! Selection of typed image accesses and sampler messages.
 
 use super::*;
+use crate::ir::{BufIndex, ImgRef, RedOp};
 
 impl Isel<'_> {
-    /// A typed image access: the coordinates (and data) go to registers with one block per
-    /// component, `4 * w` bytes apart, and stay a logical message until `lower_sends`.
+    /// An image op on a fixed descriptor, or on array elements chosen at run time (see
+    /// [`Isel::indexed_image`]).
     pub(super) fn image(
         &mut self,
         dst: Option<ir::Value>,
         op: ImageOp,
-        bti: u32,
+        r: ImgRef,
         srcs: &[ir::Value],
     ) -> Res<()> {
-        if bti > self.hw.max_buffer_bti {
-            return Err(BackendError::Internal(format!("image at bti {bti}")));
+        let last = r.bti + r.index.map_or(1, |x| x.count) - 1;
+        if last > self.hw.max_buffer_bti {
+            return Err(BackendError::Internal(format!("image at bti {last}")));
         }
+        if r.index.is_some() || r.sampler.is_some() {
+            return self.indexed_image(dst, op, r, srcs);
+        }
+        self.image_at(dst, op, r.bti, None, srcs)
+    }
+
+    /// Element `index` of an image array and (for sampler messages) of a sampler array,
+    /// chosen at run time, as [`Isel::indexed_access`] does for buffers: each index is
+    /// clamped to its array, the pair becomes one key per channel (image index in bits
+    /// 15:0, sampler index in 31:16), and the message runs with the minimum key over the
+    /// active channels, given to the SEND through `a0` (binding-table index in bits 7:0,
+    /// sampler index in 15:8 of the selector). A dynamically uniform pair is the same in
+    /// every channel, so once is enough; a `NonUniform` one loops over the distinct keys
+    /// (each iteration serves the channels holding the minimum and lets them leave), as
+    /// brw does for non-uniform surface and sampler indices.
+    fn indexed_image(
+        &mut self,
+        dst: Option<ir::Value>,
+        op: ImageOp,
+        r: ImgRef,
+        srcs: &[ir::Value],
+    ) -> Res<()> {
+        let sampler_base = match op {
+            ImageOp::SampleLod { sampler, .. } | ImageOp::Gather { sampler, .. } => Some(sampler),
+            _ => None,
+        };
+        // A combined image sampler indexes both with one value.
+        let combined = r.index.is_some() && r.sampler == r.index;
+        let sampler_index = if combined || sampler_base.is_none() {
+            None
+        } else {
+            r.sampler
+        };
+        let clamp = |s: &mut Self, x: BufIndex| -> Res<Opnd> {
+            let idx = s.comp(x.index, 0)?;
+            let mut b = s.b();
+            let c = b.vreg(Type::UD, 1);
+            b.alu2(Opcode::Sel, c, idx.retype(Type::UD), Opnd::ud(x.count - 1))
+                .cmod = CondMod::L;
+            Ok(c)
+        };
+        let img = r.index.map(|x| clamp(self, x)).transpose()?;
+        let smp = sampler_index.map(|x| clamp(self, x)).transpose()?;
+        let key = match (img, smp) {
+            (Some(i), None) => i,
+            (None, Some(s)) => {
+                let mut b = self.b();
+                let k = b.vreg(Type::UD, 1);
+                b.alu2(Opcode::Shl, k, s, Opnd::ud(16));
+                k
+            }
+            (Some(i), Some(s)) => {
+                let mut b = self.b();
+                let k = b.vreg(Type::UD, 1);
+                b.alu2(Opcode::Shl, k, s, Opnd::ud(16));
+                b.alu2(Opcode::Or, k, k, i);
+                k
+            }
+            (None, None) => {
+                return Err(BackendError::Internal(
+                    "indexed image op without an index".into(),
+                ))
+            }
+        };
+        let nonuniform = r.nonuniform();
+        if nonuniform {
+            self.b().control(LOp::Do);
+        }
+        let t = self.sg_fill(key, u32::MAX);
+        let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
+        // The selector: binding-table index | sampler index << 8, as one scalar.
+        let mut b = self.b();
+        let mut s1 = b.at(1, 0, true);
+        let bti = s1.vreg(Type::UD, 1).scalar();
+        match img {
+            Some(_) => {
+                s1.alu2(Opcode::And, bti, m, Opnd::ud(0xFFFF));
+                s1.alu2(Opcode::Add, bti, bti, Opnd::ud(r.bti));
+            }
+            None => {
+                s1.mov(bti, Opnd::ud(r.bti));
+            }
+        }
+        let sel = s1.vreg(Type::UD, 1).scalar();
+        match sampler_base {
+            None => {
+                s1.mov(sel, bti);
+            }
+            Some(sb) => {
+                let smp_t = s1.vreg(Type::UD, 1).scalar();
+                if combined {
+                    // The sampler-table index of a combined descriptor is its BTI.
+                    s1.mov(smp_t, bti);
+                } else if smp.is_some() {
+                    s1.alu2(Opcode::Shr, smp_t, m, Opnd::ud(16));
+                    s1.alu2(Opcode::Add, smp_t, smp_t, Opnd::ud(sb));
+                } else {
+                    s1.mov(smp_t, Opnd::ud(sb));
+                }
+                s1.alu2(Opcode::Shl, smp_t, smp_t, Opnd::ud(8));
+                s1.alu2(Opcode::Or, sel, bti, smp_t);
+            }
+        }
+        if nonuniform {
+            let mut b = self.b();
+            b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
+            b.control(LOp::If).pred = Some(Pred {
+                flag_sub: 0,
+                inverse: false,
+            });
+        }
+        self.image_at(dst, op, r.bti, Some(sel), srcs)?;
+        if nonuniform {
+            let mut b = self.b();
+            b.control(LOp::Break);
+            b.control(LOp::Endif);
+            b.control(LOp::While);
+        }
+        Ok(())
+    }
+
+    /// A typed image access: the coordinates (and data) go to registers with one block per
+    /// component, `4 * w` bytes apart, and stay a logical message until `lower_sends`.
+    /// `sel`: a run-time selector (scalar UD: binding-table index | sampler index << 8)
+    /// that replaces `bti` and the op's sampler; the message then takes it as its last
+    /// source.
+    fn image_at(
+        &mut self,
+        dst: Option<ir::Value>,
+        op: ImageOp,
+        bti: u32,
+        sel: Option<Opnd>,
+        srcs: &[ir::Value],
+    ) -> Res<()> {
         if op.is_read() && op != ImageOp::Load {
-            return self.sample(dst, op, bti, srcs);
+            return self.sample(dst, op, bti, sel, srcs);
         }
-        let surf = Surface::Bti(bti as u8);
+        let start = self.prog.insts.len();
+        self.typed(dst, op, bti, sel.is_some(), srcs)?;
+        if let Some(sel) = sel {
+            for inst in &mut self.prog.insts[start..] {
+                if inst.op.surface() == Some(Surface::Indirect) {
+                    inst.srcs.push(sel);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn typed(
+        &mut self,
+        dst: Option<ir::Value>,
+        op: ImageOp,
+        bti: u32,
+        indirect: bool,
+        srcs: &[ir::Value],
+    ) -> Res<()> {
+        let surf = if indirect {
+            Surface::Indirect
+        } else {
+            Surface::Bti(bti as u8)
+        };
         let w = self.w;
         let stride = 4 * w as u32;
         let block = |s: &mut Self, v: ir::Value| -> Res<Opnd> {
@@ -120,6 +280,7 @@ impl Isel<'_> {
         dst: Option<ir::Value>,
         op: ImageOp,
         bti: u32,
+        sel: Option<Opnd>,
         srcs: &[ir::Value],
     ) -> Res<()> {
         use ferrite_isa::sampler_msg::{payload_params, Param, SamplerHeader, SamplerMsgType as M};
@@ -159,9 +320,8 @@ impl Isel<'_> {
                 )))
             }
         };
-        if sampler > 15 {
-            // Needs a message header with an offset sampler-state pointer.
-            return Err(unsupported(format!("sampler index {sampler} (above 15)")));
+        if sampler > 255 {
+            return Err(BackendError::Internal(format!("sampler index {sampler}")));
         }
         let n_coords = coords.map_or(0, |c| self.func.ty(c).comps as u32);
         let mut vals = Vec::new();
@@ -196,10 +356,111 @@ impl Isel<'_> {
                 params: n as u8,
                 comp_stride: stride,
                 header,
+                indirect: sel.is_some(),
             },
             d,
-            vec![r],
+            std::iter::once(r).chain(sel).collect(),
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{compile, BackendOptions};
+    use crate::parse::parse_shader;
+
+    fn opts(simd: u32) -> BackendOptions {
+        BackendOptions {
+            no8: simd != 8,
+            no16: simd != 16,
+            no32: simd != 32,
+            validate: true,
+            ..BackendOptions::gen9()
+        }
+    }
+
+    /// Invocation i samples element `i % 3` of an image array at BTIs 2..4 with element
+    /// `i % 2` of a sampler array at 5..6 (`nu`: a NonUniform pair), fetches from the same
+    /// image array and stores to the storage image array at 7..9.
+    fn shader(nu: bool) -> String {
+        let nu = if nu { ".nu" } else { "" };
+        format!(
+            "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 3
+            %2:i32 = umod %0, %1
+            %3:i32 = const 2
+            %4:i32 = umod %0, %3
+            %5:f32x2 = const 0.5, 0.5
+            %6:f32 = const 0.0
+            %7:f32x4 = image_sample_l.s5 img{nu}[2+%2<3] smp{nu}[5+%4<2] %5, %6
+            %8:i32x2 = const 1, 1
+            %9:i32 = const 0
+            %10:f32x4 = image_fetch img{nu}[2+%2<3] %8, %9
+            %11:f32x4 = fadd %7, %10
+            image_store img{nu}[7+%2<3] %8, %11"
+        )
+    }
+
+    /// The messages take their descriptors from a0; every element of both arrays is in the
+    /// kernel's binding table; a NonUniform index adds one loop per message.
+    #[test]
+    fn indexed_image_messages_use_a0_and_nonuniform_loops() {
+        for simd in [8u32, 16, 32] {
+            for nu in [false, true] {
+                let s = parse_shader(&shader(nu)).unwrap();
+                let text = s.func.to_string();
+                assert_eq!(
+                    crate::parse::parse_function(&text).unwrap().to_string(),
+                    text
+                );
+                let k = compile(&s, &opts(simd)).unwrap();
+                let a0_sends = k
+                    .asm
+                    .lines()
+                    .filter(|l| l.contains("send") && l.contains(" a0<"))
+                    .count();
+                let pieces = if simd == 32 { 2 } else { 1 };
+                assert!(a0_sends >= 3 * pieces, "SIMD{simd} nu={nu}:\n{}", k.asm);
+                let whiles = k.asm.lines().filter(|l| l.contains("while")).count();
+                assert_eq!(
+                    whiles,
+                    3 * usize::from(nu),
+                    "SIMD{simd} nu={nu}:\n{}",
+                    k.asm
+                );
+                for b in 2..=9 {
+                    assert!(k.btis.contains(&b), "SIMD{simd}: bti {b} in {:?}", k.btis);
+                }
+            }
+        }
+    }
+
+    /// A sampler index of 16 or more sends a header whose dword 3 is r0.3 moved on by the
+    /// index's block of 16 sampler states (16 * 16 bytes each); the descriptor keeps
+    /// index % 16.
+    #[test]
+    fn high_sampler_index_offsets_the_header_sampler_pointer() {
+        let s = parse_shader(
+            "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:f32x2 = const 0.5, 0.5
+            %1:f32 = const 0.0
+            %2:f32x4 = image_sample_l.s37 img[1] %0, %1
+            %3:i32 = const 0
+            %4:f32 = extract %2, 0
+            store ssbo[0] %3, %4 align 4",
+        )
+        .unwrap();
+        let k = compile(&s, &opts(8)).unwrap();
+        // 37 = block 2 (512 bytes on) + index 5.
+        assert!(
+            k.asm.lines().any(|l| l.contains("add(1)")
+                && l.contains("g0.3<0,1,0>UD")
+                && l.contains("0x00000200UD")),
+            "{}",
+            k.asm
+        );
+        assert!(k.btis.contains(&37), "{:?}", k.btis);
     }
 }

@@ -711,7 +711,7 @@ impl<'a> Isel<'a> {
                     srcs,
                 );
             }
-            Op::Image(op, bti, srcs) => self.image(i.dst, *op, *bti, srcs)?,
+            Op::Image(op, r, srcs) => self.image(i.dst, *op, *r, srcs)?,
             Op::Subgroup(op, srcs) => {
                 let d = i.dst.expect("subgroup operation has a destination");
                 self.subgroup(*op, srcs, d)?;
