@@ -215,13 +215,24 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
 /// Removes copies: `mov`, extracts of `vec`/`insert`/`swizzle`, `vec`s that rebuild a
 /// vector, loop parameters that never change, and `if` results both arms agree on.
 pub fn opt_copy_prop(f: &mut Function) -> bool {
+    // Only the copies and vector moves below read definitions: keeping just those (not a
+    // clone of every instruction's operation) was a third of the pass.
     let mut defs: HashMap<Value, Op> = HashMap::default();
     f.for_each_node(&mut |n| {
         if let Node::Instr(Instr {
             dst: Some(d), op, ..
         }) = n
         {
-            defs.insert(*d, op.clone());
+            if matches!(
+                op,
+                Op::Alu(AluOp::Mov, _)
+                    | Op::Extract(..)
+                    | Op::Vec(_)
+                    | Op::Insert(..)
+                    | Op::Swizzle(..)
+            ) {
+                defs.insert(*d, op.clone());
+            }
         }
     });
     let types = f.values.clone();
