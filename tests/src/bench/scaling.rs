@@ -382,7 +382,7 @@ pub fn svg(points: &[Point]) -> String {
     s += &format!(
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">statements (log scale)</text>\n\
          <text x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">\
-         vkCreateComputePipelines time (log scale)</text>\n",
+         CPU time per vkCreateComputePipelines (log scale)</text>\n",
         (left + w - right) / 2.0,
         h - 20.0,
         h / 2.0,
