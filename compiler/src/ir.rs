@@ -14,7 +14,7 @@
 //! * Memory is explicit: `load`/`store`/`atomic` name an address space and a byte offset.
 //!   Function-local scalar and vector variables (`var $N`) exist only until vars-to-SSA.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::fmt;
 
 mod alu;

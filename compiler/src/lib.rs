@@ -8,6 +8,7 @@ pub mod builder;
 pub mod eval;
 pub mod float_controls;
 pub mod frontend;
+pub mod hash;
 pub mod hw;
 pub mod interp;
 pub mod ir;

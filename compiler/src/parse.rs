@@ -1,7 +1,7 @@
 //! Parser for the textual IR that `Display` prints, so pass tests read `input -> expected`.
 
+use crate::hash::HashSet;
 use crate::ir::*;
-use std::collections::HashSet;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("IR parse error on line {line}: {msg}")]
@@ -660,7 +660,7 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
         lines,
         pos: 0,
         func: Function::new(&name),
-        defined: HashSet::new(),
+        defined: HashSet::default(),
         used: Vec::new(),
     };
     if let Some(&(ln, l)) = p.lines.first() {

@@ -309,14 +309,14 @@ fn eval(op: AluOp, dt: Type, srcs: &[(&Const, Type)]) -> Res<Const> {
 /// CompositeExtract/CompositeInsert with a multi-level index) fails with "found extra
 /// operands". The literal lists are cut to one word for rspirv and put back afterwards.
 pub fn load_words(words: &[u32]) -> Result<rspirv::dr::Module, rspirv::binary::ParseState> {
-    use std::collections::HashMap;
+    use crate::hash::HashMap;
     const SPEC_CONSTANT_OP: u32 = 52;
     const EXECUTION_MODE: u32 = 16;
     const EXECUTION_MODE_ID: u32 = 331;
     const DECORATE: u32 = 71;
     const DECORATE_ID: u32 = 332;
     let mut out = Vec::with_capacity(words.len());
-    let mut lists: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut lists: HashMap<u32, Vec<u32>> = HashMap::default();
     let mut i = 5.min(words.len());
     out.extend_from_slice(&words[..i]);
     while i < words.len() {

@@ -109,6 +109,75 @@ fn width_policy_is_mesas() {
     assert_eq!(k.stats.max_dispatch_width, 16);
 }
 
+/// `n` floats loaded, all live together, then summed: at SIMD16 each takes two GRFs.
+fn live_loads(n: u32) -> String {
+    let mut s = String::from(
+        "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 4
+    %3:i32 = imul %1, %2
+",
+    );
+    for k in 0..n {
+        s += &format!("    %{}:f32 = load ssbo[0] %3 align 4\n", 10 + k);
+    }
+    let mut sum = 10;
+    for k in 1..n {
+        s += &format!("    %{}:f32 = fadd %{sum}, %{}\n", 10 + n + k, 10 + k);
+        sum = 10 + n + k;
+    }
+    s += &format!("    store ssbo[1] %3, %{sum} align 4\n}}\n");
+    s
+}
+
+#[test]
+fn widest_width_without_spills_is_compiled_first_and_alone() {
+    let o = BackendOptions::gen9();
+    let times = |k: &Kernel| -> Vec<String> {
+        k.stats
+            .pass_times
+            .0
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
+    };
+    // Fits at SIMD16: SIMD8 is never compiled (its kernel could not have been chosen).
+    let s = parse_shader(STRAIGHT).unwrap();
+    let k = backend::compile_binary(&s, &o).unwrap();
+    assert_eq!(k.simd, 16);
+    let names = times(&k);
+    assert!(names.iter().all(|n| !n.starts_with("simd8")), "{names:?}");
+    // 80 values live at once spill at SIMD16 (160 GRFs), not at SIMD8: SIMD16 stops at the
+    // register pressure, then SIMD8 is the kernel, the same one SIMD8 alone gives.
+    let s = parse_shader(&live_loads(80)).unwrap();
+    let k = backend::compile_binary(&s, &o).unwrap();
+    assert_eq!((k.simd, k.stats.spills), (8, 0));
+    let names = times(&k);
+    assert!(
+        names.contains(&"simd16 (failed: this width would spill)".to_string())
+            && !names.iter().any(|n| n == "simd16 regalloc"),
+        "{names:?}"
+    );
+    let alone = backend::compile_binary(&s, &opts(8)).unwrap();
+    assert_eq!(k.binary, alone.binary);
+    // Spilling everywhere: the fewest spills, narrowest first among equals.
+    let s = parse_shader(&live_loads(200)).unwrap();
+    let k = backend::compile_binary(&s, &o).unwrap();
+    let (k8, k16) = (
+        backend::compile_binary(&s, &opts(8)).unwrap(),
+        backend::compile_binary(&s, &opts(16)).unwrap(),
+    );
+    assert!(k8.stats.spills > 0 && k16.stats.spills > 0);
+    let want = if k16.stats.spills < k8.stats.spills {
+        &k16
+    } else {
+        &k8
+    };
+    assert_eq!((k.simd, &k.binary), (want.simd, &want.binary));
+}
+
 const CONTROL: &str = "shader local_size 16 1 1 shared 0 local 0 push 0
 fn main {
     %0:i32 = sysval local_invocation_index

@@ -533,16 +533,42 @@ pub fn compile_binary(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kern
             opts.no8, opts.no16, opts.no32
         )));
     }
+    let mut times = crate::pipeline::PassTimes::default();
+    // The result is the widest width that compiles without spilling when there is one (a
+    // spilling kernel never replaces one that does not spill; a wider one without spills
+    // replaces a narrower one), so that is tried first, widest first, each width stopping
+    // at its first spill: a kernel that fits at SIMD16 is compiled once instead of twice.
+    // A width that failed otherwise than by spilling fails the same way when it may spill
+    // (it failed before or after an allocation without spills): its error is kept.
+    let mut failed: Vec<(u32, BackendError)> = Vec::new();
+    for &w in widths.iter().rev() {
+        let t = Instant::now();
+        match compile_one(shader, w, opts, false) {
+            Ok(c) => {
+                let mut k = c.kernel;
+                times.0.extend(k.stats.pass_times.0.iter().cloned());
+                k.stats.pass_times = times;
+                return Ok(k);
+            }
+            Err(e) => {
+                times.add(&format!("simd{w} (failed: {e})"), t.elapsed());
+                if !matches!(e, BackendError::WouldSpill) {
+                    failed.push((w, e));
+                }
+            }
+        }
+    }
+    // Every width spills (or fails): narrowest first, the fewest spills.
     let mut best: Option<Kernel> = None;
     let mut last_err = None;
-    let mut times = crate::pipeline::PassTimes::default();
     for w in widths {
-        // A spilling kernel never replaces one that does not spill (see `better`), so once
-        // a width compiled without spills the next ones stop at their first spill instead
-        // of running every spill round.
-        let may_spill = best.as_ref().is_none_or(|b| b.stats.spills != 0);
+        if let Some(k) = failed.iter().position(|f| f.0 == w) {
+            last_err = Some(failed.swap_remove(k).1);
+            continue;
+        }
+        // No width compiles without spilling, so every one here may spill.
         let t = Instant::now();
-        match compile_one(shader, w, opts, may_spill) {
+        match compile_one(shader, w, opts, true) {
             Ok(c) => {
                 let k = c.kernel;
                 times.0.extend(k.stats.pass_times.0.iter().cloned());

@@ -43,6 +43,7 @@ mod values;
 #[cfg(test)]
 mod testing;
 
+use crate::hash::{HashMap, HashSet};
 use crate::ir::{self, Block, Function};
 use crate::{BindingSlot, BindingUse, Target};
 use cfg::Frame;
@@ -52,7 +53,6 @@ use module::{check_framing, SpvBlock, SpvFunc};
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
 use spirv::{Decoration, StorageClass};
-use std::collections::{HashMap, HashSet};
 use types::{MemberDeco, SType};
 use values::{Demoted, FVal, VarTree};
 
@@ -252,7 +252,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         decl: Decls::default(),
         code: Code::default(),
         iface: Interface {
-            global_ptrs: HashMap::new(),
+            global_ptrs: HashMap::default(),
             bindings: vec![],
             runtime_counts: HashMap::new(),
             push_size: 0,
@@ -265,9 +265,9 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         stack: vec![vec![]],
         emitted: 0,
         no_contraction: false,
-        vals: HashMap::new(),
-        demoted: HashMap::new(),
-        phi_vars: HashMap::new(),
+        vals: HashMap::default(),
+        demoted: HashMap::default(),
+        phi_vars: HashMap::default(),
     };
     fe.module(&module)?;
     Ok(FrontendOutput {

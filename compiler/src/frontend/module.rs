@@ -9,12 +9,12 @@ use super::types::SType;
 use super::{
     idref, invalid, op_id, op_lit, pow2_div, rid, rty, unsupported, Fe, FrontendError, Res,
 };
+use crate::hash::{HashMap, HashSet};
 use crate::ir::{self, Space};
 use crate::{BindingKind, BindingUse, Target};
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
 use spirv::{BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, StorageClass};
-use std::collections::{HashMap, HashSet};
 
 pub(super) struct SpvFunc {
     pub(super) params: Vec<u32>,
@@ -745,7 +745,7 @@ impl Fe<'_> {
     }
 
     pub(super) fn find_demotions(&mut self) -> Res<()> {
-        let mut demote = HashSet::new();
+        let mut demote = HashSet::default();
         for (label, b) in &self.code.blocks {
             for i in &b.insts {
                 if i.class.opcode == spirv::Op::Phi {
@@ -774,7 +774,7 @@ impl Fe<'_> {
     /// Function variables reached by an access chain with a non-constant index into
     /// something other than a vector go to local memory instead of IR variables.
     pub(super) fn find_dynamic_roots(&mut self) -> Res<()> {
-        let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut parent: HashMap<u32, Vec<u32>> = HashMap::default();
         let mut dynamic = Vec::new();
         for b in self.code.blocks.values() {
             for i in &b.insts {
@@ -838,7 +838,7 @@ impl Fe<'_> {
                 }
             }
         }
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         while let Some(x) = dynamic.pop() {
             if !seen.insert(x) {
                 continue;

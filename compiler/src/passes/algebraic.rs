@@ -4,8 +4,8 @@
 //! swapped so a condition's empty `then` disappears.
 
 use crate::builder::Builder;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// What a rule replaces an instruction's op with.
 enum Rewrite {
@@ -201,7 +201,7 @@ impl Ctx {
 /// Applies algebraic identities. Returns true if anything changed.
 pub fn opt_algebraic(f: &mut Function) -> bool {
     let mut c = Ctx {
-        defs: HashMap::new(),
+        defs: HashMap::default(),
         values: std::mem::take(&mut f.values),
         changed: false,
         float_controls: f.float_controls,

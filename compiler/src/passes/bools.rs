@@ -11,8 +11,8 @@
 //!   works (an `if` or `bcsel` condition, `b2i`, `b2f`, `b2b`) a constant is 32-bit.
 
 use crate::builder::Builder;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 const ANY: u8 = 0;
 
@@ -354,7 +354,7 @@ pub fn lower_bools(f: &mut Function) -> bool {
         return false;
     }
     let consts = f.consts();
-    let mut site = HashMap::new();
+    let mut site = HashMap::default();
     f.for_each_node(&mut |n| match n {
         Node::Instr(i) => {
             if let Some(d) = i.dst {
@@ -375,10 +375,10 @@ pub fn lower_bools(f: &mut Function) -> bool {
         _ => {}
     });
     let mut l = Lower {
-        size: HashMap::new(),
+        size: HashMap::default(),
         consts,
-        after: HashMap::new(),
-        conv: HashMap::new(),
+        after: HashMap::default(),
+        conv: HashMap::default(),
         values: f.values.clone(),
         site,
     };

@@ -2,8 +2,8 @@
 //! one-trip loops (a body that always ends in its only `break`).
 
 use super::opt::apply_subst;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 fn count_exits(b: &Block, depth: u32, n: &mut u32) {
     for x in b {
@@ -77,7 +77,7 @@ fn walk(b: &mut Block, consts: &Consts, subst: &mut HashMap<Value, Value>, chang
 /// Removes dead control flow. Returns true if anything changed.
 pub fn opt_dead_cf(f: &mut Function) -> bool {
     let consts = f.consts();
-    let mut subst = HashMap::new();
+    let mut subst = HashMap::default();
     let mut changed = false;
     let mut body = std::mem::take(&mut f.body);
     walk(&mut body, &consts, &mut subst, &mut changed);

@@ -11,8 +11,8 @@
 //! costs a `mov`: with two or three constants the fused form is longer than `mul` + `add`
 //! (which take one immediate each) and is not used.
 
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// Fuses single-use `fmul` results into the `fadd` or `fsub` that reads them (also through
 /// a single-use `fneg` of the product). Returns true if anything changed; the dead `fmul`s
@@ -26,8 +26,8 @@ use std::collections::HashMap;
 pub fn opt_fuse_mad(f: &mut Function) -> bool {
     let uses = f.use_counts();
     let consts = f.consts();
-    let mut products: HashMap<Value, (Value, Value)> = HashMap::new();
-    let mut negs: HashMap<Value, Value> = HashMap::new();
+    let mut products: HashMap<Value, (Value, Value)> = HashMap::default();
+    let mut negs: HashMap<Value, Value> = HashMap::default();
     f.for_each_node(&mut |n| match n {
         Node::Instr(Instr {
             dst: Some(d),

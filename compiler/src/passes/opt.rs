@@ -3,8 +3,8 @@
 
 use crate::builder::Builder;
 use crate::eval::eval_alu_vec;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// Applies a substitution map (following chains) to every use.
 pub(crate) fn apply_subst(f: &mut Function, subst: &HashMap<Value, Value>) {
@@ -215,18 +215,29 @@ pub fn opt_const_fold(f: &mut Function) -> bool {
 /// Removes copies: `mov`, extracts of `vec`/`insert`/`swizzle`, `vec`s that rebuild a
 /// vector, loop parameters that never change, and `if` results both arms agree on.
 pub fn opt_copy_prop(f: &mut Function) -> bool {
-    let mut defs: HashMap<Value, Op> = HashMap::new();
+    // Only the copies and vector moves below read definitions: keeping just those (not a
+    // clone of every instruction's operation) was a third of the pass.
+    let mut defs: HashMap<Value, Op> = HashMap::default();
     f.for_each_node(&mut |n| {
         if let Node::Instr(Instr {
             dst: Some(d), op, ..
         }) = n
         {
-            defs.insert(*d, op.clone());
+            if matches!(
+                op,
+                Op::Alu(AluOp::Mov, _)
+                    | Op::Extract(..)
+                    | Op::Vec(_)
+                    | Op::Insert(..)
+                    | Op::Swizzle(..)
+            ) {
+                defs.insert(*d, op.clone());
+            }
         }
     });
     let types = f.values.clone();
-    let mut subst: HashMap<Value, Value> = HashMap::new();
-    let mut rewrites: HashMap<Value, Op> = HashMap::new();
+    let mut subst: HashMap<Value, Value> = HashMap::default();
+    let mut rewrites: HashMap<Value, Op> = HashMap::default();
     for (d, op) in &defs {
         match op {
             Op::Alu(AluOp::Mov, s) => {
@@ -354,7 +365,7 @@ pub fn opt_copy_prop(f: &mut Function) -> bool {
             }
         }
     }
-    let mut s2 = HashMap::new();
+    let mut s2 = HashMap::default();
     structural(&mut f.body, &mut s2, &mut Vec::new());
     // A parameter substituted by its init: drop it from the loop as well.
     let before = subst.len();
@@ -422,7 +433,7 @@ pub fn opt_cse(f: &mut Function) -> bool {
         types: &[Type],
         subst: &mut HashMap<Value, Value>,
     ) {
-        scopes.push(HashMap::new());
+        scopes.push(HashMap::default());
         // Removed at the end in one pass (removing in place moved the rest of the block
         // each time: quadratic in the block's length).
         let mut keep = vec![true; b.len()];
@@ -479,7 +490,7 @@ pub fn opt_cse(f: &mut Function) -> bool {
         b.retain(|_| keep.next().unwrap_or(true));
         scopes.pop();
     }
-    let mut subst = HashMap::new();
+    let mut subst = HashMap::default();
     let types = f.values.clone();
     walk(&mut f.body, &mut vec![], &types, &mut subst);
     !subst.is_empty()

@@ -5,8 +5,8 @@
 //! `break`). Variables start as zero (SPIR-V leaves them undefined).
 
 use crate::builder::Builder;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 struct Ssa {
     values: Vec<Type>,
@@ -185,7 +185,7 @@ pub fn vars_to_ssa(f: &mut Function) -> bool {
     let mut s = Ssa {
         values: std::mem::take(&mut f.values),
         vars: f.vars.clone(),
-        subst: HashMap::new(),
+        subst: HashMap::default(),
         loops: vec![],
     };
     let mut prologue = Vec::new();

@@ -14,8 +14,8 @@
 
 use crate::builder::Builder;
 use crate::eval::eval_alu_vec;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// Most iterations unrolled, and most instructions the unrolled loop may have.
 const MAX_TRIPS: usize = 16;
@@ -129,7 +129,7 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
         return None;
     }
     // Simulate the trip count.
-    let mut env: HashMap<Value, Vec<u64>> = HashMap::new();
+    let mut env: HashMap<Value, Vec<u64>> = HashMap::default();
     for (p, init) in &l.params {
         if let Some(c) = consts.get(*init) {
             env.insert(*p, c.to_vec());

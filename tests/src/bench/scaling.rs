@@ -102,9 +102,15 @@ pub fn glsl(shape: &str, n: u32) -> Option<String> {
 
 /// Median of a worker's `compile_ms` list for its only shader.
 pub fn median_ms(worker: &Json) -> Option<f64> {
+    median_of(worker, "compile_ms")
+}
+
+/// Median of a worker's `key` list (`compile_ms`: wall time, `cpu_ms`: CPU time) for its
+/// only shader.
+pub fn median_of(worker: &Json, key: &str) -> Option<f64> {
     let sh = worker.get("shaders")?.as_arr().first()?;
     let mut t: Vec<f64> = sh
-        .get("compile_ms")?
+        .get(key)?
         .as_arr()
         .iter()
         .filter_map(Json::as_f64)
@@ -116,12 +122,75 @@ pub fn median_ms(worker: &Json) -> Option<f64> {
     Some(t[t.len() / 2])
 }
 
-/// One measured point: a shape at a size.
+/// One measured point: a shape at a size. `ferrite`: the compiler crate (per-pass times,
+/// instructions); `ferrite_vk` and `anv`: `vkCreateComputePipelines` through the loader. A
+/// loader result with `bound_ms` set ran out of time: its compiles take longer than that.
 pub struct Point {
     pub shape: String,
     pub size: u32,
-    pub ferrite: Json,
+    pub ferrite: Option<Json>,
+    pub ferrite_vk: Option<Json>,
     pub anv: Option<Json>,
+}
+
+/// A lower bound (ms) on one compile of a worker that was stopped after using `limit_s`
+/// seconds of CPU time with `runs` compiles to do: that time minus a margin for the loader,
+/// instance and one device per run (tens of ms each on the shim; 2 s + 0.5 s per run are
+/// allowed), shared by the runs.
+pub fn timeout_bound_ms(limit_s: f64, runs: usize) -> f64 {
+    let runs = runs.max(1) as f64;
+    ((limit_s - 2.0 - 0.5 * runs).max(0.0) / runs * 1e3).floor()
+}
+
+/// A driver's time at a point: measured (median), or longer than a bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Time {
+    Ms(f64),
+    Over(f64),
+}
+
+impl Time {
+    /// The median CPU time of a worker's compiles (wall time when it has none), or the
+    /// lower bound of a stopped worker.
+    pub fn of(worker: Option<&Json>) -> Option<Time> {
+        let w = worker?;
+        median_of(w, "cpu_ms")
+            .or_else(|| median_ms(w))
+            .map(Time::Ms)
+            .or_else(|| w.get("bound_ms").and_then(Json::as_f64).map(Time::Over))
+    }
+
+    fn ms(self) -> f64 {
+        match self {
+            Time::Ms(v) | Time::Over(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Display for Time {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Time::Ms(v) => write!(f, "{v:.1}"),
+            Time::Over(v) => write!(f, ">{v:.0}"),
+        }
+    }
+}
+
+impl Point {
+    /// Ferrite's pipeline-creation time: through the loader when measured, else the compiler
+    /// crate's.
+    pub fn ferrite_time(&self) -> Option<Time> {
+        Time::of(self.ferrite_vk.as_ref()).or_else(|| Time::of(self.ferrite.as_ref()))
+    }
+
+    /// Ferrite / anv, as text: "<r" when anv's time is only a lower bound.
+    pub fn ratio(&self) -> Option<String> {
+        match (self.ferrite_time()?, Time::of(self.anv.as_ref())?) {
+            (Time::Ms(f), Time::Ms(a)) => Some(format!("{:.2}", f / a)),
+            (Time::Ms(f), Time::Over(a)) if a > 0.0 => Some(format!("<{:.3}", f / a)),
+            _ => None,
+        }
+    }
 }
 
 fn stat(worker: &Json, name: &str) -> Option<f64> {
@@ -147,15 +216,21 @@ pub fn exponent(n1: u32, t1: f64, n2: u32, t2: f64) -> f64 {
     (t2 / t1).ln() / (f64::from(n2) / f64::from(n1)).ln()
 }
 
-/// The table: per shape, time per size for both drivers, Ferrite's instructions and peak
-/// RSS, the growth exponents between the two largest sizes, and Ferrite's slowest passes at
-/// the largest size.
-pub fn report(points: &[Point], anv_note: &str) -> String {
-    let mut out = String::new();
-    if !anv_note.is_empty() {
-        out += &format!("anv: {anv_note}\n");
-    }
-    let ms = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
+/// The table: per shape, time per size for Ferrite (through the loader and the compiler
+/// crate alone) and anv, the ratio, Ferrite's instructions and peak RSS, the growth
+/// exponents between the two largest sizes, and Ferrite's slowest passes at the largest size.
+pub fn report(points: &[Point], note: &str) -> String {
+    let mut out = String::from(note);
+    out += "Times: median CPU ms per compile (wall ms where a worker has no CPU times). \
+             Ferrite and anv: vkCreateComputePipelines through the loader; compiler: \
+             ferrite_compiler::compile. >T: stopped at the CPU-time limit, each compile took \
+             longer than T.\n";
+    let opt = |x: Option<Time>| x.map_or("-".to_string(), |v| v.to_string());
+    let rss = |w: Option<&Json>| {
+        w.and_then(|w| w.get("peak_rss_kb"))
+            .and_then(Json::as_f64)
+            .map_or("-".to_string(), |kb| format!("{:.1}", kb / 1024.0))
+    };
     for (shape, what) in SHAPES {
         let pts: Vec<&Point> = points.iter().filter(|p| p.shape == *shape).collect();
         if pts.is_empty() {
@@ -163,54 +238,57 @@ pub fn report(points: &[Point], anv_note: &str) -> String {
         }
         out += &format!("\n{shape}: {what}\n");
         out += &format!(
-            "{:>6} {:>12} {:>10} {:>7} {:>9} {:>10} {:>12}\n",
-            "stmts", "Ferrite ms", "anv ms", "F/A", "instr", "F RSS MB", "anv RSS MB"
+            "{:>6} {:>11} {:>11} {:>10} {:>7} {:>7} {:>8} {:>8}\n",
+            "stmts", "Ferrite", "compiler", "anv", "F/A", "instr", "F MB", "anv MB"
         );
         for p in &pts {
-            let f = median_ms(&p.ferrite);
-            let a = p.anv.as_ref().and_then(median_ms);
-            let ratio = match (f, a) {
-                (Some(f), Some(a)) => format!("{:.2}", f / a),
-                _ => "-".into(),
-            };
-            let rss = |w: Option<&Json>| {
-                w.and_then(|w| w.get("peak_rss_kb"))
-                    .and_then(Json::as_f64)
-                    .map_or("-".to_string(), |kb| format!("{:.1}", kb / 1024.0))
-            };
             out += &format!(
-                "{:>6} {:>12} {:>10} {:>7} {:>9} {:>10} {:>12}",
+                "{:>6} {:>11} {:>11} {:>10} {:>7} {:>7} {:>8} {:>8}",
                 p.size,
-                ms(f),
-                ms(a),
-                ratio,
-                stat(&p.ferrite, "Instruction Count").map_or("-".into(), |v| v.to_string()),
-                rss(Some(&p.ferrite)),
+                opt(Time::of(p.ferrite_vk.as_ref())),
+                opt(Time::of(p.ferrite.as_ref())),
+                opt(Time::of(p.anv.as_ref())),
+                p.ratio().unwrap_or_else(|| "-".into()),
+                p.ferrite
+                    .as_ref()
+                    .and_then(|f| stat(f, "Instruction Count"))
+                    .map_or("-".into(), |v| v.to_string()),
+                rss(p.ferrite_vk.as_ref().or(p.ferrite.as_ref())),
                 rss(p.anv.as_ref()),
             );
-            if let Some(e) = error(&p.ferrite) {
-                out += &format!("  Ferrite: {e}");
+            for (who, w) in [
+                ("Ferrite", &p.ferrite_vk),
+                ("compiler", &p.ferrite),
+                ("anv", &p.anv),
+            ] {
+                if let Some(e) = w.as_ref().and_then(error) {
+                    out += &format!("  {who}: {e}");
+                }
             }
             out += "\n";
         }
         if let [.., p1, p2] = pts.as_slice() {
-            let growth = |w1: Option<f64>, w2: Option<f64>| match (w1, w2) {
-                (Some(t1), Some(t2)) => format!("{:.2}", exponent(p1.size, t1, p2.size, t2)),
+            let growth = |t1: Option<Time>, t2: Option<Time>| match (t1, t2) {
+                (Some(Time::Ms(t1)), Some(Time::Ms(t2))) => {
+                    format!("{:.2}", exponent(p1.size, t1, p2.size, t2))
+                }
                 _ => "-".into(),
             };
             out += &format!(
-                "growth exponent {} -> {}: Ferrite {}, anv {}\n",
+                "growth exponent {} -> {}: Ferrite {}, compiler {}, anv {}\n",
                 p1.size,
                 p2.size,
-                growth(median_ms(&p1.ferrite), median_ms(&p2.ferrite)),
                 growth(
-                    p1.anv.as_ref().and_then(median_ms),
-                    p2.anv.as_ref().and_then(median_ms)
+                    Time::of(p1.ferrite_vk.as_ref()),
+                    Time::of(p2.ferrite_vk.as_ref())
                 ),
+                growth(Time::of(p1.ferrite.as_ref()), Time::of(p2.ferrite.as_ref())),
+                growth(Time::of(p1.anv.as_ref()), Time::of(p2.anv.as_ref())),
             );
             let passes = p2
                 .ferrite
-                .get("shaders")
+                .as_ref()
+                .and_then(|f| f.get("shaders"))
                 .and_then(|s| s.as_arr().first())
                 .and_then(|s| s.get("pass_ms"));
             if let Some(passes) = passes {
@@ -234,6 +312,163 @@ pub fn report(points: &[Point], anv_note: &str) -> String {
         }
     }
     out
+}
+
+/// A log-log plot of pipeline-creation time against statements, one colour per shape:
+/// Ferrite solid with dots, anv dashed with squares; an anv time known only as a lower bound
+/// is an open triangle pointing up.
+pub fn svg(points: &[Point]) -> String {
+    const COLOURS: [&str; 5] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+    let (w, h) = (760.0, 520.0);
+    let (left, right, top, bottom) = (70.0, 170.0, 30.0, 60.0);
+    let times: Vec<f64> = points
+        .iter()
+        .flat_map(|p| [p.ferrite_time(), Time::of(p.anv.as_ref())])
+        .flatten()
+        .map(Time::ms)
+        .filter(|v| *v > 0.0)
+        .collect();
+    let sizes: Vec<f64> = points.iter().map(|p| f64::from(p.size)).collect();
+    let decade = |v: f64, up: bool| {
+        let l = v.log10();
+        10f64.powf(if up { l.ceil() } else { l.floor() })
+    };
+    let fold = |v: &[f64], f: fn(f64, f64) -> f64, init: f64| v.iter().copied().fold(init, f);
+    let (y0, y1) = (
+        decade(fold(&times, f64::min, 1e9).min(1e9), false),
+        decade(fold(&times, f64::max, 1.0), true),
+    );
+    let (x0, x1) = (
+        fold(&sizes, f64::min, 1e9).min(1e9) / 1.2,
+        fold(&sizes, f64::max, 1.0) * 1.2,
+    );
+    let px = |n: f64| left + (n / x0).ln() / (x1 / x0).ln() * (w - left - right);
+    let py = |t: f64| h - bottom - (t / y0).ln() / (y1 / y0).ln() * (h - top - bottom);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+         font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n"
+    );
+    // Grid: decades of time, the measured sizes.
+    let mut t = y0;
+    while t <= y1 * 1.001 {
+        let label = if t >= 1000.0 {
+            format!("{} s", t / 1000.0)
+        } else {
+            format!("{t} ms")
+        };
+        s += &format!(
+            "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>\n",
+            w - right,
+            left - 6.0,
+            py(t) + 4.0,
+            y = py(t)
+        );
+        t *= 10.0;
+    }
+    let mut xs: Vec<u32> = points.iter().map(|p| p.size).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    for n in xs {
+        let x = px(f64::from(n));
+        s += &format!(
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top}\" y2=\"{}\" stroke=\"#eee\"/>\
+             <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>\n",
+            h - bottom,
+            h - bottom + 16.0
+        );
+    }
+    s += &format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">statements (log scale)</text>\n\
+         <text x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">\
+         CPU time per vkCreateComputePipelines (log scale)</text>\n",
+        (left + w - right) / 2.0,
+        h - 20.0,
+        h / 2.0,
+        h / 2.0
+    );
+    let mut legend = top;
+    for (k, (shape, _)) in SHAPES.iter().enumerate() {
+        let pts: Vec<&Point> = points.iter().filter(|p| p.shape == *shape).collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let c = COLOURS[k % COLOURS.len()];
+        for anv in [false, true] {
+            let marks: Vec<(f64, Time)> = pts
+                .iter()
+                .filter_map(|p| {
+                    let t = if anv {
+                        Time::of(p.anv.as_ref())
+                    } else {
+                        p.ferrite_time()
+                    };
+                    Some((f64::from(p.size), t?))
+                })
+                .collect();
+            if marks.is_empty() {
+                continue;
+            }
+            let line: Vec<String> = marks
+                .iter()
+                .map(|(n, t)| format!("{:.1},{:.1}", px(*n), py(t.ms())))
+                .collect();
+            let dash = if anv { " stroke-dasharray=\"6,4\"" } else { "" };
+            s += &format!(
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.5\"{dash}/>\n",
+                line.join(" ")
+            );
+            for (n, t) in &marks {
+                let (x, y) = (px(*n), py(t.ms()));
+                s += &match (anv, t) {
+                    (false, _) => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{c}\"/>\n"),
+                    (true, Time::Ms(_)) => format!(
+                        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"6\" height=\"6\" fill=\"{c}\"/>\n",
+                        x - 3.0,
+                        y - 3.0
+                    ),
+                    (true, Time::Over(_)) => format!(
+                        "<polygon points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"white\" stroke=\"{c}\"/>\n",
+                        x,
+                        y - 5.0,
+                        x - 4.5,
+                        y + 3.0,
+                        x + 4.5,
+                        y + 3.0
+                    ),
+                };
+            }
+        }
+        let lx = w - right + 14.0;
+        s += &format!(
+            "<line x1=\"{lx}\" x2=\"{}\" y1=\"{legend}\" y2=\"{legend}\" stroke=\"{c}\" stroke-width=\"1.5\"/>\
+             <text x=\"{}\" y=\"{}\">{shape} Ferrite</text>\n\
+             <line x1=\"{lx}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{c}\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"/>\
+             <text x=\"{}\" y=\"{}\">{shape} anv</text>\n",
+            lx + 24.0,
+            lx + 30.0,
+            legend + 4.0,
+            lx + 24.0,
+            legend + 16.0,
+            legend + 16.0,
+            lx + 30.0,
+            legend + 20.0,
+        );
+        legend += 38.0;
+    }
+    s += &format!(
+        "<polygon points=\"{x},{y0} {x1},{y1} {x2},{y1}\" fill=\"white\" stroke=\"black\"/>\
+         <text x=\"{}\" y=\"{}\">anv longer than shown</text>\n</svg>\n",
+        w - right + 30.0,
+        legend + 8.0,
+        x = w - right + 18.0,
+        y0 = legend,
+        x1 = w - right + 13.5,
+        x2 = w - right + 22.5,
+        y1 = legend + 8.0,
+    );
+    s
 }
 
 #[cfg(test)]
@@ -262,5 +497,48 @@ mod tests {
     #[test]
     fn exponent_of_a_quadratic_is_two() {
         assert!((exponent(100, 1.0, 200, 4.0) - 2.0).abs() < 1e-9);
+    }
+
+    fn worker(ms: &[f64]) -> Json {
+        let mut sh = Json::obj();
+        sh.set(
+            "compile_ms",
+            ms.iter().map(|&v| Json::Num(v)).collect::<Vec<_>>(),
+        );
+        let mut w = Json::obj();
+        w.set("shaders", vec![sh]);
+        w
+    }
+
+    #[test]
+    fn a_stopped_anv_worker_is_a_lower_bound_and_the_ratio_says_so() {
+        // 120 s for 3 compiles, 3.5 s of margin: each took more than 38.8 s.
+        assert_eq!(timeout_bound_ms(120.0, 3), 38833.0);
+        let mut stopped = Json::obj();
+        stopped.set("error", "stopped after the 120 s limit");
+        stopped.set("bound_ms", 38833.0);
+        let p = Point {
+            shape: "loops".into(),
+            size: 3200,
+            ferrite: Some(worker(&[900.0, 1000.0, 1100.0])),
+            ferrite_vk: Some(worker(&[1200.0, 1300.0, 1250.0])),
+            anv: Some(stopped),
+        };
+        // The loader time is Ferrite's pipeline creation; the compiler crate's is not used.
+        assert_eq!(p.ferrite_time(), Some(Time::Ms(1250.0)));
+        assert_eq!(p.ratio().as_deref(), Some("<0.032"));
+        let table = report(&[p], "");
+        assert!(table.contains(">38833"), "{table}");
+        let plot = svg(&[Point {
+            shape: "loops".into(),
+            size: 3200,
+            ferrite: None,
+            ferrite_vk: Some(worker(&[1250.0])),
+            anv: Some(worker(&[40000.0])),
+        }]);
+        assert!(
+            plot.starts_with("<svg") && plot.contains("<polyline"),
+            "{plot}"
+        );
     }
 }

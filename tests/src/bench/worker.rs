@@ -30,6 +30,10 @@ pub struct WorkerArgs {
     pub overhead_spirv: Option<PathBuf>,
     pub runs: usize,
     pub dump_dir: Option<PathBuf>,
+    /// The statistics pass (one pipeline per shader with the capture flags, untimed). Off,
+    /// the worker only creates the timed pipelines: what `--scaling` needs, whose time
+    /// limit then bounds the timed compiles alone.
+    pub stats: bool,
 }
 
 fn ms(t: Instant) -> f64 {
@@ -127,16 +131,20 @@ pub fn run_compiler(a: &WorkerArgs) -> Json {
                 }
                 let plain = mk(None);
                 let mut times = Vec::new();
+                let mut cpu = Vec::new();
                 for _ in 0..a.runs {
                     let t = Instant::now();
+                    let c = process_cpu_ms();
                     let ok =
                         std::panic::catch_unwind(|| compile(&e.spirv, &target, &plain).is_ok())
                             .unwrap_or(false);
                     if ok {
                         times.push(Json::Num(ms(t)));
+                        cpu.push(Json::Num(process_cpu_ms() - c));
                     }
                 }
                 s.set("compile_ms", times);
+                s.set("cpu_ms", cpu);
             }
         }
         shaders.push(s);
@@ -146,6 +154,35 @@ pub fn run_compiler(a: &WorkerArgs) -> Json {
         out.set("peak_rss_kb", kb);
     }
     out
+}
+
+/// CPU time this process has used (all its threads), in ms: on a shared machine a compile's
+/// CPU time, unlike its wall time, does not grow with the other processes' load.
+pub fn process_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
+/// CPU time (user + system, all threads) process `pid` has used so far, in seconds, from
+/// /proc/PID/stat.
+pub fn cpu_of_process_s(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) close with ')': utime and stime
+    // are the 14th and 15th fields of the line, the 12th and 13th after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks / hz as f64)
 }
 
 /// This process's peak resident set size (VmHWM of /proc/self/status), in KB.
@@ -228,6 +265,10 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
                 eprintln!("{MARK}{i}");
                 let mut s = Json::obj();
                 s.set("name", e.name.as_str());
+                if !a.stats {
+                    shaders.push(s);
+                    continue;
+                }
                 // SAFETY: as above.
                 match unsafe { stats_of(&ctx, &dev, e, a.dump_dir.as_deref(), &a.label) } {
                     Ok(fields) => {
@@ -246,6 +287,7 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
     }
     // Timing passes: a fresh device per pass, every shader once per device.
     let mut times: Vec<Vec<Json>> = vec![Vec::new(); entries.len()];
+    let mut cpu: Vec<Vec<Json>> = vec![Vec::new(); entries.len()];
     for _ in 0..a.runs {
         // SAFETY: as above.
         let Ok(dev) = (unsafe { make_device(&ctx) }) else {
@@ -255,17 +297,26 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
             if shaders[i].get("error").is_some() {
                 continue;
             }
+            let c = process_cpu_ms();
             // SAFETY: as above.
-            if let Ok(t) = unsafe { timed_create(&ctx, &dev, e) } {
-                times[i].push(Json::Num(t));
+            match unsafe { timed_create(&ctx, &dev, e) } {
+                Ok(t) => {
+                    times[i].push(Json::Num(t));
+                    cpu[i].push(Json::Num(process_cpu_ms() - c));
+                }
+                // Without the statistics pass, the timed creation is where an error shows.
+                Err(err) if !a.stats => shaders[i].set("error", err),
+                Err(_) => {}
             }
         }
         // SAFETY: every pipeline was destroyed by timed_create.
         unsafe { dev.destroy_device(None) };
     }
-    for (s, t) in shaders.iter_mut().zip(times) {
+    for ((s, t), c) in shaders.iter_mut().zip(times).zip(cpu) {
         if s.get("error").is_none() {
             s.set("compile_ms", t);
+            // Includes the shader module, layout and their destruction around the pipeline.
+            s.set("cpu_ms", c);
         }
     }
     out.set("shaders", shaders);

@@ -4,6 +4,7 @@
 //! ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
 //! ferrite-bench compare BEFORE.json AFTER.json
 //! ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,loops,...] [--json OUT.json]
+//!                         [--drivers anv,ferrite,compiler] [--timeout SECS] [--svg OUT.svg]
 //! ```
 //!
 //! `--scaling`: compile time against shader size over generated shaders (see
@@ -24,7 +25,7 @@ use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
        ferrite-bench compare BEFORE.json AFTER.json
-       ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,branches,loops,live,memory] [--json OUT.json] [--drivers anv,compiler]";
+       ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,branches,loops,live,memory] [--json OUT.json] [--drivers anv,ferrite,compiler] [--timeout SECS] [--svg OUT.svg]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -69,6 +70,7 @@ fn worker_main(args: &[String]) -> ExitCode {
         overhead_spirv: None,
         runs: 5,
         dump_dir: None,
+        stats: true,
     };
     let mut out = None;
     let mut it = args.iter();
@@ -81,6 +83,7 @@ fn worker_main(args: &[String]) -> ExitCode {
             "--overhead" => wa.overhead_spirv = Some(v.into()),
             "--runs" => wa.runs = v.parse().unwrap_or(5),
             "--dump" => wa.dump_dir = Some(v.into()),
+            "--stats" => wa.stats = v != "0",
             "--out" => out = Some(PathBuf::from(v)),
             _ => {
                 eprintln!("ferrite-bench worker: unknown argument {a}");
@@ -115,6 +118,10 @@ struct Opts {
     scaling: bool,
     sizes: Vec<u32>,
     shapes: Vec<String>,
+    /// `--scaling`: seconds a loader worker (one shader, `runs` compiles) may take.
+    timeout: u64,
+    /// `--scaling`: the plot of time against size.
+    svg: Option<PathBuf>,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -127,6 +134,8 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         scaling: false,
         sizes: scaling::SIZES.to_vec(),
         shapes: scaling::SHAPES.iter().map(|s| s.0.to_string()).collect(),
+        timeout: 120,
+        svg: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -154,6 +163,8 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
                     .collect::<Result<_, _>>()?
             }
             "--shapes" => o.shapes = val()?.split(',').map(String::from).collect(),
+            "--timeout" => o.timeout = val()?.parse().map_err(|_| "--timeout takes seconds")?,
+            "--svg" => o.svg = Some(val()?.into()),
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
     }
@@ -162,6 +173,20 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
 
 /// Runs one worker child; its stderr goes to `<work>/<label>.log`.
 fn spawn_worker(label: &str, kind: &str, env: &[(String, String)], work: &Path, o: &Opts) -> Json {
+    spawn_worker_with(label, kind, env, work, o, &[], None)
+}
+
+/// [`spawn_worker`] with extra worker arguments and a time limit: a worker still running
+/// after `timeout` is killed and its result is an error with `timeout_s` set.
+fn spawn_worker_with(
+    label: &str,
+    kind: &str,
+    env: &[(String, String)],
+    work: &Path,
+    o: &Opts,
+    extra: &[&str],
+    timeout: Option<std::time::Duration>,
+) -> Json {
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => return error_json(label, format!("cannot find own executable: {e}")),
@@ -176,6 +201,7 @@ fn spawn_worker(label: &str, kind: &str, env: &[(String, String)], work: &Path, 
         .arg("--overhead")
         .arg(work.join("overhead.spv"))
         .args(["--runs", &o.runs.to_string()])
+        .args(extra)
         .arg("--out")
         .arg(&out);
     if let Some(d) = &o.dump {
@@ -195,12 +221,23 @@ fn spawn_worker(label: &str, kind: &str, env: &[(String, String)], work: &Path, 
     }
     eprintln!("ferrite-bench: running {label} ...");
     let start = std::time::Instant::now();
-    let r = cmd.output();
-    let (status, stderr) = match r {
-        Ok(o) => (o.status, String::from_utf8_lossy(&o.stderr).into_owned()),
-        Err(e) => return error_json(label, format!("cannot start the worker: {e}")),
+    let status = match run_child(&mut cmd, &log, timeout) {
+        Ok(Ended::Exited(s)) => s,
+        Ok(Ended::Stopped(cpu)) => {
+            eprintln!("ferrite-bench: {label} stopped after {cpu:.1} s of CPU time");
+            let mut j = error_json(
+                label,
+                format!(
+                    "stopped after {cpu:.1} s of CPU time (limit {} s)",
+                    timeout.map_or(0, |t| t.as_secs())
+                ),
+            );
+            j.set("timeout_s", cpu);
+            return j;
+        }
+        Err(e) => return error_json(label, format!("cannot run the worker: {e}")),
     };
-    let _ = std::fs::write(&log, &stderr);
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
     eprintln!(
         "ferrite-bench: {label} done in {:.1} s (log: {})",
         start.elapsed().as_secs_f64(),
@@ -219,6 +256,41 @@ fn spawn_worker(label: &str, kind: &str, env: &[(String, String)], work: &Path, 
     };
     attach_logs(&mut result, &stderr);
     result
+}
+
+/// How a child ended.
+enum Ended {
+    Exited(std::process::ExitStatus),
+    /// Stopped after using this many seconds of CPU time.
+    Stopped(f64),
+}
+
+/// Runs `cmd` with stdout discarded and stderr into `log`. With a `timeout`, the child is
+/// stopped once it has used that much CPU time (on a shared machine its wall time says more
+/// about the other processes), or four times as much wall time.
+fn run_child(
+    cmd: &mut Command,
+    log: &Path,
+    timeout: Option<std::time::Duration>,
+) -> std::io::Result<Ended> {
+    let err = std::fs::File::create(log)?;
+    cmd.stdout(std::process::Stdio::null()).stderr(err);
+    let mut child = cmd.spawn()?;
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(Ended::Exited(s));
+        }
+        if let Some(t) = timeout {
+            let cpu = worker::cpu_of_process_s(child.id()).unwrap_or(0.0);
+            if cpu > t.as_secs_f64() || start.elapsed() > 4 * t {
+                child.kill()?;
+                child.wait()?;
+                return Ok(Ended::Stopped(cpu));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn error_json(label: &str, e: String) -> Json {
@@ -396,8 +468,26 @@ fn anv_env() -> Result<Vec<(String, String)>, String> {
     ])
 }
 
-/// `--scaling`: every shape at every size, Ferrite's compiler crate and anv (when set up)
-/// each in a child process per shader.
+/// The loader environment of a Ferrite child (a manifest for the built library, the
+/// simulated device), or why there is none.
+fn ferrite_env() -> Result<Vec<(String, String)>, String> {
+    ferrite_tests::icd::driver_library()?;
+    // The process-wide manifest: it lives as long as the children need it.
+    let m = ferrite_tests::icd::manifest();
+    Ok(vec![
+        ("VK_DRIVER_FILES".to_string(), m.path.display().to_string()),
+        ("FERRITE_DEVICE".to_string(), "sim".to_string()),
+        (
+            "FERRITE_LOG".to_string(),
+            std::env::var("FERRITE_LOG").unwrap_or_else(|_| "warn".into()),
+        ),
+    ])
+}
+
+/// `--scaling`: every shape at every size: Ferrite's compiler crate (per-pass times), and
+/// through the loader Ferrite and anv (when set up), each in a child process per shader.
+/// A loader worker has `--timeout` seconds for its `--runs` compiles; when anv's runs out,
+/// the larger sizes of that shape are not run for anv (its time grows with the size).
 fn scaling_main(o: &Opts) -> ExitCode {
     let want = |d: &str| o.drivers.iter().any(|x| x == d);
     let anv = if want("anv") {
@@ -405,14 +495,26 @@ fn scaling_main(o: &Opts) -> ExitCode {
     } else {
         Err("not requested (--drivers)".into())
     };
-    let note = match &anv {
-        Ok(_) => String::new(),
-        Err(e) => e.clone(),
+    let ferrite_vk = if want("ferrite") {
+        ferrite_env()
+    } else {
+        Err("not requested (--drivers)".into())
     };
+    let mut note = String::new();
+    if let Err(e) = &anv {
+        note += &format!("anv: {e}\n");
+    }
+    if let Err(e) = &ferrite_vk {
+        note += &format!("Ferrite through the loader: {e}\n");
+    }
+    let limit = std::time::Duration::from_secs(o.timeout);
+    let timed = ["--stats", "0"];
     let work = std::env::temp_dir().join(format!("ferrite-scaling-{}", std::process::id()));
     let mut cc = Compiler::new(Some(Compiler::default_cache_dir()));
     let mut points = Vec::new();
     for shape in &o.shapes {
+        // anv's time limit ran out at a smaller size: (that size, the lower bound).
+        let mut anv_out: Option<(u32, f64)> = None;
         for &size in &o.sizes {
             let Some(source) = scaling::glsl(shape, size) else {
                 eprintln!("ferrite-bench: unknown shape {shape}");
@@ -444,20 +546,48 @@ fn scaling_main(o: &Opts) -> ExitCode {
                 eprintln!("ferrite-bench: {}: {e}", dir.display());
                 return ExitCode::FAILURE;
             }
-            let ferrite = spawn_worker("ferrite", "compiler", &[], &dir, o);
-            let anv = anv
-                .as_ref()
-                .ok()
-                .map(|env| spawn_worker("anv", "vulkan", env, &dir, o));
+            let ferrite =
+                want("compiler").then(|| spawn_worker("ferrite", "compiler", &[], &dir, o));
+            let ferrite_vk = ferrite_vk.as_ref().ok().map(|env| {
+                spawn_worker_with("ferrite-vk", "vulkan", env, &dir, o, &timed, Some(limit))
+            });
+            let anv = anv.as_ref().ok().map(|env| match anv_out {
+                Some((at, bound)) => {
+                    let mut j = error_json(
+                        "anv",
+                        format!("not run: the limit ran out at {at} statements"),
+                    );
+                    j.set("bound_ms", bound);
+                    j.set("bound_from", at);
+                    j
+                }
+                None => {
+                    let mut j =
+                        spawn_worker_with("anv", "vulkan", env, &dir, o, &timed, Some(limit));
+                    if let Some(t) = j.get("timeout_s").and_then(Json::as_f64) {
+                        let bound = scaling::timeout_bound_ms(t, o.runs);
+                        j.set("bound_ms", bound);
+                        anv_out = Some((size, bound));
+                    }
+                    j
+                }
+            });
             points.push(scaling::Point {
                 shape: shape.clone(),
                 size,
                 ferrite,
+                ferrite_vk,
                 anv,
             });
         }
     }
     print!("{}", scaling::report(&points, &note));
+    if let Some(path) = &o.svg {
+        if let Err(e) = std::fs::write(path, scaling::svg(&points)) {
+            eprintln!("ferrite-bench: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
     if let Some(path) = &o.json {
         let list: Vec<Json> = points
             .iter()
@@ -465,9 +595,14 @@ fn scaling_main(o: &Opts) -> ExitCode {
                 let mut j = Json::obj();
                 j.set("shape", p.shape.as_str());
                 j.set("size", p.size);
-                j.set("ferrite", p.ferrite.clone());
-                if let Some(a) = &p.anv {
-                    j.set("anv", a.clone());
+                for (k, v) in [
+                    ("ferrite", &p.ferrite),
+                    ("ferrite_vk", &p.ferrite_vk),
+                    ("anv", &p.anv),
+                ] {
+                    if let Some(v) = v {
+                        j.set(k, v.clone());
+                    }
                 }
                 j
             })

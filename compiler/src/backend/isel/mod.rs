@@ -7,11 +7,11 @@
 
 use super::lir::*;
 use super::{descriptor, narrow, wide, BackendError};
+use crate::hash::HashMap;
 use crate::hw::HwFacts;
 use crate::ir::{self, AluOp, AtomicOp, ImageOp, Kind, Node, Op, Space, SysVal};
 use crate::kernel::CurbeLayout;
 use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
-use std::collections::HashMap;
 
 mod alu;
 mod image;
@@ -59,7 +59,7 @@ pub struct Isel<'a> {
 
 /// The operand of every 32-bit float `fneg`.
 fn fnegs(f: &ir::Function) -> HashMap<ir::Value, ir::Value> {
-    let mut m = HashMap::new();
+    let mut m = HashMap::default();
     f.for_each_node(&mut |n| {
         if let Node::Instr(ir::Instr {
             dst: Some(d),

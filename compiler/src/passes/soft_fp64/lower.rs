@@ -4,8 +4,8 @@
 
 use super::{is_f64, LowerResult, SoftBuilder, Words64};
 use crate::builder::Builder;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// An operand of a lowered scalar op: f64 words or an untouched value.
 #[derive(Clone, Copy)]

@@ -34,8 +34,8 @@
 //! keep the code small; every other op is straight-line code with `bcsel`, no branches.
 
 use crate::builder::Builder;
+use crate::hash::HashMap;
 use crate::ir::*;
-use std::collections::HashMap;
 
 const SIGN: u32 = 0x8000_0000;
 const EXP_INF: u32 = 0x7ff0_0000;
@@ -114,9 +114,9 @@ pub fn soft_fp64(f: &mut Function) -> Result<bool, String> {
     // Lowered from copies: on an error the function is left as it was.
     let mut l = Lower {
         vals: f.values.clone(),
-        map: HashMap::new(),
-        defs: HashMap::new(),
-        int_words: HashMap::new(),
+        map: HashMap::default(),
+        defs: HashMap::default(),
+        int_words: HashMap::default(),
     };
     let body = f.body.clone();
     f.body = l.block(body)?;
