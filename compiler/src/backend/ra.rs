@@ -132,21 +132,8 @@ fn extend_over_loops(prog: &Program, iv: &mut [Option<(usize, usize)>]) {
 /// The most GRFs live at once: the largest sum of register sizes over the intervals that
 /// contain one instruction (a lower bound of what colouring needs).
 pub fn max_pressure(prog: &Program) -> u32 {
-    let iv = intervals(prog);
-    let mut delta = vec![0i64; prog.insts.len() + 1];
-    for (v, x) in iv.iter().enumerate() {
-        if let Some((s, e)) = *x {
-            let r = i64::from(prog.vregs[v].regs());
-            delta[s] += r;
-            delta[e + 1] -= r;
-        }
-    }
-    let (mut live, mut most) = (0i64, 0i64);
-    for d in delta {
-        live += d;
-        most = most.max(live);
-    }
-    most as u32
+    let sizes: Vec<u32> = prog.vregs.iter().map(|r| u32::from(r.regs())).collect();
+    interval_pressure(&intervals(prog), &sizes)
 }
 
 /// (DO index, WHILE index) of every loop.
@@ -375,7 +362,7 @@ thread_local! {
 /// The largest total size of intervals live at one instruction: the weight of the
 /// interference graph's largest clique (an interval graph's cliques are the intervals that
 /// share a point), so no colouring fits in fewer registers.
-fn max_pressure(iv: &[Option<(usize, usize)>], sizes: &[u32]) -> u32 {
+fn interval_pressure(iv: &[Option<(usize, usize)>], sizes: &[u32]) -> u32 {
     let n = iv.iter().flatten().map(|x| x.1 + 2).max().unwrap_or(0);
     let mut delta = vec![0i64; n];
     for (v, x) in iv.iter().enumerate() {
@@ -441,7 +428,7 @@ pub fn allocate_with(
         // at one instruction need more registers than the file has: colouring must fail and
         // its spill round writes a register to scratch (unless every failed register is read
         // and never written, i.e. undefined; such a kernel counts as spilling here).
-        if !may_spill && max_pressure(&iv, &sizes) > u32::from(file.end - file.first) {
+        if !may_spill && interval_pressure(&iv, &sizes) > u32::from(file.end - file.first) {
             return Err(BackendError::WouldSpill);
         }
         match colour(&iv, &sizes, &cost, &no_spill, file) {
@@ -1182,7 +1169,7 @@ mod scaling_tests {
                 })
                 .max()
                 .unwrap_or(0);
-            let pressure = max_pressure(&iv, &sizes);
+            let pressure = interval_pressure(&iv, &sizes);
             assert_eq!(pressure, heaviest, "seed {seed}");
             let file = RegFile {
                 first: 10,

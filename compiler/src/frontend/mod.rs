@@ -254,7 +254,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         iface: Interface {
             global_ptrs: HashMap::default(),
             bindings: vec![],
-            runtime_counts: HashMap::new(),
+            runtime_counts: HashMap::default(),
             push_size: 0,
             shared_size: 0,
             local_size_mem: 0,
