@@ -132,7 +132,7 @@ fn extend_over_loops(prog: &Program, iv: &mut [Option<(usize, usize)>]) {
 /// The most GRFs live at once: the largest sum of register sizes over the intervals that
 /// contain one instruction (a lower bound of what colouring needs).
 pub fn max_pressure(prog: &Program) -> u32 {
-    let sizes: Vec<u32> = prog.vregs.iter().map(|r| u32::from(r.regs())).collect();
+    let sizes: Vec<u32> = prog.vregs.iter().map(|r| r.regs()).collect();
     interval_pressure(&intervals(prog), &sizes)
 }
 
