@@ -11,7 +11,6 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::Harness;
 
 const SHADER: &str = "#version 450
 layout(local_size_x = 4, local_size_y = 4, local_size_z = 3) in;
@@ -58,22 +57,8 @@ fn expected() -> Results {
 }
 
 fn ctx() -> Ctx {
-    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
-    let names = [c"VK_EXT_image_robustness".as_ptr()];
     let mut robust = vk::PhysicalDeviceImageRobustnessFeatures::default().robust_image_access(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut robust);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_extension(c"VK_EXT_image_robustness", &mut robust)
 }
 
 fn run_cases() -> Results {

@@ -11,7 +11,7 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_binding, compute_layout, Harness};
+use ferrite_tests::icd::{compute_binding, compute_layout};
 
 /// Bytes of the blocks at bindings 0, 1, 2; binding 3 is the output buffer.
 const SIZES: [usize; 3] = [16, 256, 4096];
@@ -74,28 +74,11 @@ fn bytes(seed: u32, n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// A device with VK_EXT_inline_uniform_block and its feature enabled, on a 1.1 instance: with
-/// 1.2 or later the validation layer also checks every pipeline layout against the
-/// update-after-bind limits of descriptor indexing, which Ferrite reports as 0 while it does
-/// not offer that (docs/api-version.md).
+/// A device with VK_EXT_inline_uniform_block and its feature enabled.
 fn ctx() -> Ctx {
-    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
-    let names = [c"VK_EXT_inline_uniform_block".as_ptr()];
     let mut iub =
         vk::PhysicalDeviceInlineUniformBlockFeatures::default().inline_uniform_block(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut iub);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_extension(c"VK_EXT_inline_uniform_block", &mut iub)
 }
 
 /// One inline-uniform-block write of `data` at byte `offset` of `binding`.

@@ -12,22 +12,8 @@ use ferrite_tests::icd::Harness;
 
 /// A context whose device enables VK_KHR_maintenance4 and its feature.
 fn ctx() -> Ctx {
-    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
-    let names = [c"VK_KHR_maintenance4".as_ptr()];
     let mut m4 = vk::PhysicalDeviceMaintenance4Features::default().maintenance4(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut m4);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_extension(c"VK_KHR_maintenance4", &mut m4)
 }
 
 /// (size, alignment, memoryTypeBits, prefersDedicated, requiresDedicated).

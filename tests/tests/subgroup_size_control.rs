@@ -10,7 +10,6 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::Harness;
 
 const LOCAL: u32 = 64;
 const GROUPS: u32 = 2;
@@ -29,24 +28,10 @@ void main() {
 }";
 
 fn ctx() -> Ctx {
-    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
-    let names = [c"VK_EXT_subgroup_size_control".as_ptr()];
     let mut features = vk::PhysicalDeviceSubgroupSizeControlFeatures::default()
         .subgroup_size_control(true)
         .compute_full_subgroups(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut features);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice with VK_EXT_subgroup_size_control");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_extension(c"VK_EXT_subgroup_size_control", &mut features)
 }
 
 /// Runs the shader with the stage settings of `c` and returns the subgroup size every

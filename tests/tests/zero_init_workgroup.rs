@@ -10,26 +10,11 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::Harness;
 
 fn ctx() -> Ctx {
-    let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
-    let names = [c"VK_KHR_zero_initialize_workgroup_memory".as_ptr()];
     let mut zi = vk::PhysicalDeviceZeroInitializeWorkgroupMemoryFeatures::default()
         .shader_zero_initialize_workgroup_memory(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut zi);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_extension(c"VK_KHR_zero_initialize_workgroup_memory", &mut zi)
 }
 
 /// One case: declarations, the element type's "bits" expression of `s[j]`, a garbage store

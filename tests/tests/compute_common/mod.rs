@@ -126,6 +126,31 @@ impl Ctx {
         Ctx::with_device(h, pd, dev)
     }
 
+    /// A context on a Vulkan 1.1 instance (validation layer on) whose device enables one
+    /// device extension and its feature structure. 1.1 because the tests that use this check
+    /// one extension's behaviour, not the 1.2/1.3 property structures the layer also checks
+    /// at higher versions.
+    pub fn with_extension<T: vk::ExtendsDeviceCreateInfo + ?Sized>(
+        extension: &std::ffi::CStr,
+        features: &mut T,
+    ) -> Ctx {
+        let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
+        let pd = h.physical_device();
+        let prio = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(0)
+            .queue_priorities(&prio)];
+        let names = [extension.as_ptr()];
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&names)
+            .push_next(features);
+        // SAFETY: valid create info for a live physical device.
+        let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+            .expect("vkCreateDevice");
+        Ctx::with_device(h, pd, dev)
+    }
+
     /// A context over a device the caller created (extensions, features) on `h`'s instance.
     pub fn with_device(h: Harness, pd: vk::PhysicalDevice, dev: ash::Device) -> Ctx {
         let mem_type = h
