@@ -603,21 +603,9 @@ fn max_dynamic_storage_buffers() {
     let bufs: Vec<usize> = (0..n).map(|_| c.buffer(128)).collect();
     c.bind_typed(k, &bufs, &types);
     let offsets = vec![64u32; n];
-    let kk = c.k(k);
-    c.run(|d, cb| {
-        // SAFETY: recording into a live command buffer.
-        unsafe {
-            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, kk.pipeline);
-            d.cmd_bind_descriptor_sets(
-                cb,
-                vk::PipelineBindPoint::COMPUTE,
-                kk.layout,
-                0,
-                &[kk.set],
-                &offsets,
-            );
-            d.cmd_dispatch(cb, 1, 1, 1);
-        }
+    c.run(|_, cb| {
+        c.bind_kernel_at(cb, k, &offsets);
+        dispatch(&c, cb, 1, 1);
     })
     .unwrap();
     for (i, &b) in bufs.iter().enumerate() {
@@ -664,21 +652,9 @@ fn max_dynamic_uniform_buffers() {
     }
     c.bind_typed(k, &bufs, &types);
     let offsets = vec![64u32; n];
-    let kk = c.k(k);
-    c.run(|d, cb| {
-        // SAFETY: recording into a live command buffer.
-        unsafe {
-            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, kk.pipeline);
-            d.cmd_bind_descriptor_sets(
-                cb,
-                vk::PipelineBindPoint::COMPUTE,
-                kk.layout,
-                0,
-                &[kk.set],
-                &offsets,
-            );
-            d.cmd_dispatch(cb, 1, 1, 1);
-        }
+    c.run(|_, cb| {
+        c.bind_kernel_at(cb, k, &offsets);
+        dispatch(&c, cb, 1, 1);
     })
     .unwrap();
     let want: u32 = (0..n as u32).map(|i| (1000 + i) * (i + 1)).sum();

@@ -425,6 +425,12 @@ impl Ctx {
 
     /// Binds kernel `k` (pipeline + its set) into `cb`.
     pub fn bind_kernel(&self, cb: vk::CommandBuffer, k: usize) {
+        self.bind_kernel_at(cb, k, &[]);
+    }
+
+    /// Binds kernel `k` (pipeline + its set, with `dynamic_offsets` for its dynamic buffers)
+    /// into `cb`.
+    pub fn bind_kernel_at(&self, cb: vk::CommandBuffer, k: usize, dynamic_offsets: &[u32]) {
         let kk = &self.kernels[k];
         // SAFETY: recording into a live command buffer.
         unsafe {
@@ -436,7 +442,7 @@ impl Ctx {
                 kk.layout,
                 0,
                 &[kk.set],
-                &[],
+                dynamic_offsets,
             );
         }
     }
