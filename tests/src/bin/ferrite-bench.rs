@@ -3,6 +3,7 @@
 //! ```text
 //! ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
 //! ferrite-bench compare BEFORE.json AFTER.json
+//! ferrite-bench report RUN.json [--svg OUT.svg]
 //! ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,loops,...] [--json OUT.json]
 //!                         [--drivers anv,ferrite,compiler] [--timeout SECS] [--svg OUT.svg]
 //! ```
@@ -25,6 +26,7 @@ use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
        ferrite-bench compare BEFORE.json AFTER.json
+       ferrite-bench report RUN.json [--svg OUT.svg]     (issue 18's done-when table as markdown, the per-shader ratio plot)
        ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,branches,loops,live,memory] [--json OUT.json] [--drivers anv,ferrite,compiler] [--timeout SECS] [--svg OUT.svg]";
 
 fn main() -> ExitCode {
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("worker") => worker_main(&args[1..]),
         Some("compare") => compare_main(&args[1..]),
+        Some("report") => report_main(&args[1..]),
         Some("-h" | "--help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -60,6 +63,34 @@ fn compare_main(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `report RUN.json [--svg OUT.svg]`: issue 18's done-when table of a saved run (markdown on
+/// stdout) and the per-shader instruction-ratio plot.
+fn report_main(args: &[String]) -> ExitCode {
+    let (file, svg) = match args {
+        [f] => (f, None),
+        [f, flag, out] if flag == "--svg" => (f, Some(out)),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let run = match read_json(file) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("ferrite-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print!("{}", ferrite_tests::bench::issue18::markdown(&run));
+    if let Some(out) = svg {
+        if let Err(e) = std::fs::write(out, ferrite_tests::bench::issue18::svg(&run)) {
+            eprintln!("ferrite-bench: {out}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn worker_main(args: &[String]) -> ExitCode {
