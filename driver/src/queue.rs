@@ -22,7 +22,7 @@
 //! vkQueueSubmit and vkQueueSubmit2KHR share one plan: [`Step`]s, one per execbuffer.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use ash::vk;
@@ -88,8 +88,11 @@ pub struct Queue {
     in_flight: Mutex<Vec<InFlight>>,
     /// Steps waiting for timeline points nobody has submitted yet, in queue order.
     deferred: Mutex<VecDeque<Step>>,
-    /// Notified whenever `deferred` becomes empty.
+    /// Notified whenever `deferred` becomes empty while a thread waits for that.
     drained: Condvar,
+    /// Threads blocked on `drained` (changed under the `deferred` lock): a submission that
+    /// leaves `deferred` empty with nobody waiting sends no wake-up.
+    drain_waiters: AtomicUsize,
 }
 
 impl Queue {
@@ -113,6 +116,7 @@ impl Queue {
             in_flight: Mutex::new(Vec::new()),
             deferred: Mutex::new(VecDeque::new()),
             drained: Condvar::new(),
+            drain_waiters: AtomicUsize::new(0),
         })
     }
 
@@ -178,7 +182,7 @@ impl Queue {
             self.abandon(deferred.drain(..));
         }
         if deferred.is_empty() {
-            self.drained.notify_all();
+            self.notify_drained();
         }
         outcome
     }
@@ -216,7 +220,14 @@ impl Queue {
             );
         }
         self.abandon(deferred.drain(..));
-        self.drained.notify_all();
+        self.notify_drained();
+    }
+
+    /// Wakes the threads waiting for `deferred` to empty, if any (call with its lock held).
+    fn notify_drained(&self) {
+        if self.drain_waiters.load(Ordering::Relaxed) > 0 {
+            self.drained.notify_all();
+        }
     }
 
     /// Waits for every submission in flight and releases their syncobjs.
@@ -225,10 +236,12 @@ impl Queue {
         let mut deferred = self.lock_deferred();
         while !deferred.is_empty() {
             self.core.check_lost()?;
+            self.drain_waiters.fetch_add(1, Ordering::Relaxed);
             deferred = self
                 .drained
                 .wait(deferred)
                 .unwrap_or_else(|e| e.into_inner());
+            self.drain_waiters.fetch_sub(1, Ordering::Relaxed);
         }
         drop(deferred);
         self.retire()

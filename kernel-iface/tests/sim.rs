@@ -1076,6 +1076,53 @@ fn binary_syncobj_signal_wait_reset() {
 }
 
 #[test]
+fn a_submission_and_its_fence_wait_send_no_wakeup_when_nobody_waits() {
+    // The job runs synchronously inside EXECBUFFER2, so its fences are signaled before anyone
+    // can wait: signaling them must not cost a wake-up system call (it did, three per
+    // submission and wait, a third of an empty submission's time).
+    let s = Setup::new();
+    s.dev
+        .sim()
+        .unwrap()
+        .set_gpu_backend(Arc::new(TestGpu::default()));
+    let fences = [drm_i915_gem_exec_fence {
+        handle: s.out,
+        flags: I915_EXEC_FENCE_SIGNAL,
+    }];
+    for _ in 0..3 {
+        let mut objs = s.objects();
+        s.submit(&mut objs, |e| fence_array(e, &fences)).unwrap();
+        s.dev
+            .syncobj_wait_flags(&[s.out], i64::MAX, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL)
+            .unwrap();
+        s.dev.syncobj_reset(&[s.out]).unwrap();
+    }
+    assert_eq!(s.dev.sim().unwrap().sync_wakeups(), 0);
+
+    // A thread blocked in a wait is woken by the signal (once it is known to be blocked).
+    let dev = Arc::new(s.dev);
+    let out = s.out;
+    let waiter = {
+        let dev = dev.clone();
+        std::thread::spawn(move || {
+            dev.syncobj_wait_flags(
+                &[out],
+                i64::MAX,
+                DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL | DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+            )
+            .map(|_| ())
+        })
+    };
+    while dev.sim().unwrap().sync_waiters() == 0 {
+        std::thread::yield_now();
+    }
+    dev.syncobj_signal(&[out]).unwrap();
+    waiter.join().unwrap().unwrap();
+    assert!(dev.sim().unwrap().sync_wakeups() >= 1);
+    assert_eq!(dev.sim().unwrap().sync_waiters(), 0);
+}
+
+#[test]
 fn blocking_wait_wakes_when_another_thread_signals() {
     let dev = Arc::new(sim());
     let s = dev.syncobj_create(false).unwrap();

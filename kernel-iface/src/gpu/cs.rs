@@ -37,6 +37,8 @@ pub mod reg {
 pub const DEFAULT_THREAD_BUDGET: u64 = 20_000_000;
 /// Commands one batch may execute before it counts as a runaway (chained-batch loops).
 pub const MAX_COMMANDS_PER_BATCH: u64 = 2_000_000;
+/// Commands up to this many dwords are fetched into a buffer on the stack.
+const SHORT_COMMAND: usize = 64;
 /// Timestamp frequency of SKL (Hz).
 pub const TIMESTAMP_HZ: u64 = 12_000_000;
 
@@ -219,6 +221,23 @@ impl SimGpu {
                 ));
             }
             let fetch = |addr: u64, out: &mut [u32]| -> Result<(), String> {
+                // The whole command in one object (the usual case): one lookup.
+                if let Some((obj, off)) = mem.object_at(addr) {
+                    let mut ok = true;
+                    for (i, d) in out.iter_mut().enumerate() {
+                        match obj.read_u32(off + 4 * i as u64) {
+                            Some(v) => *d = v,
+                            None => {
+                                ok = false;
+                                break;
+                            }
+                        }
+                    }
+                    if ok {
+                        return Ok(());
+                    }
+                }
+                // Across objects, or a fault: dword by dword, to name the address that fails.
                 for (i, d) in out.iter_mut().enumerate() {
                     let a = addr + 4 * i as u64;
                     let (obj, off) = mem
@@ -235,10 +254,19 @@ impl SimGpu {
             let Some((name, len)) = Command::identify(dw0[0]) else {
                 return Err(format!("unknown command {:#010x} at 0x{ip:x}", dw0[0]));
             };
-            let mut dw = vec![0u32; len];
-            fetch(ip, &mut dw)?;
+            // Commands are short: no allocation per command unless one is long.
+            let mut short = [0u32; SHORT_COMMAND];
+            let mut long = Vec::new();
+            let dw: &mut [u32] = if len <= SHORT_COMMAND {
+                &mut short[..len]
+            } else {
+                long.resize(len, 0);
+                &mut long
+            };
+            fetch(ip, dw)?;
+            let dw: &[u32] = dw;
             let cmd =
-                Command::unpack(&dw).ok_or_else(|| format!("cannot decode {name} at 0x{ip:x}"))?;
+                Command::unpack(dw).ok_or_else(|| format!("cannot decode {name} at 0x{ip:x}"))?;
             if self.dump {
                 eprintln!("0x{ip:010x}: {cmd}");
             }

@@ -81,7 +81,7 @@ pub struct GpuMemory {
     ranges: Vec<Range>,
     scratch: Arc<Mutex<Vec<u8>>>,
     strict: bool,
-    stripes: Vec<Mutex<()>>,
+    stripes: [Mutex<()>; STRIPES],
 }
 
 impl std::fmt::Debug for GpuMemory {
@@ -113,7 +113,7 @@ impl GpuMemory {
             ranges,
             scratch,
             strict,
-            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            stripes: [const { Mutex::new(()) }; STRIPES],
         }
     }
 

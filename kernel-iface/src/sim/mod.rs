@@ -210,6 +210,9 @@ impl Drop for SimKernel {
     }
 }
 
+/// Exec lists up to this long are checked for duplicate handles by a scan.
+const SHORT_EXEC_LIST: usize = 32;
+
 fn check_ext_head(ext: &i915_user_extension) -> Result<(), i32> {
     if ext.flags != 0 || ext.rsvd.iter().any(|&r| r != 0) {
         return Err(libc::EINVAL);
@@ -303,6 +306,18 @@ impl SimKernel {
             contexts: st.contexts.len() - 1,
             syncobjs: self.sync.count(),
         }
+    }
+
+    /// Wake-ups the sync-object table has sent to blocked waiters so far: a fence signaled or
+    /// a syncobj changed while nobody waits sends none (tests pin that an empty submission
+    /// followed by a wait costs no wake-up).
+    pub fn sync_wakeups(&self) -> u64 {
+        self.sync.wakeups()
+    }
+
+    /// Threads blocked in a sync-object or fence wait of this device right now.
+    pub fn sync_waiters(&self) -> usize {
+        self.sync.waiters()
     }
 
     /// The error the payload fence of sync object `handle` was signaled with (e.g. `-EIO`
@@ -1165,9 +1180,11 @@ impl SimKernel {
             exec.len() - 1
         };
         let invalid_flags = EXEC_OBJECT_UNKNOWN_FLAGS | EXEC_OBJECT_NEEDS_GTT;
-        let mut seen = std::collections::HashSet::new();
+        // Duplicate handles: a scan of the objects before for short lists (no allocation),
+        // a set for long ones.
+        let mut seen = (exec.len() > SHORT_EXEC_LIST).then(std::collections::HashSet::new);
         let mut sizes = Vec::with_capacity(exec.len());
-        for e in &exec {
+        for (i, e) in exec.iter().enumerate() {
             let bo = st.bos.get(&e.handle).ok_or(libc::ENOENT)?;
             if e.relocation_count != 0 {
                 log::warn!("simulated i915: relocations are not simulated; use softpin (EXEC_OBJECT_PINNED)");
@@ -1192,7 +1209,11 @@ impl SimKernel {
             } else {
                 0
             };
-            if !seen.insert(e.handle) {
+            let duplicate = match &mut seen {
+                Some(set) => !set.insert(e.handle),
+                None => exec[..i].iter().any(|o| o.handle == e.handle),
+            };
+            if duplicate {
                 // "Object appears more than once in object list"
                 return Err(libc::EINVAL);
             }

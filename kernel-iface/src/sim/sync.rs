@@ -2,6 +2,9 @@
 //!
 //! All fence state changes happen under one mutex, with one condition variable that wakes
 //! every waiter to re-check; waits take absolute CLOCK_MONOTONIC deadlines like the uAPI.
+//! The table counts the threads blocked on the condition variable, so a state change with
+//! nobody waiting (the common case: a job runs synchronously, its fence is signaled before
+//! anyone waits for it) costs no wake-up system call.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -148,6 +151,11 @@ pub(crate) enum WaitFor {
 struct Table {
     syncobjs: HashMap<u32, Syncobj>,
     next_handle: u32,
+    /// Threads blocked in [`SyncTable::wait`] or [`SyncTable::wait_fence_until`]; changed
+    /// and read under the table's lock, so a change made under it cannot miss a waiter.
+    waiters: usize,
+    /// Wake-ups sent (notifications with at least one waiter), for tests.
+    wakeups: u64,
 }
 
 /// The sync-object table of one simulated device.
@@ -162,6 +170,38 @@ impl SyncTable {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Wakes every waiter to re-check, if there is one; `t` is the held table lock.
+    fn notify(&self, t: &mut Table) {
+        if t.waiters > 0 {
+            t.wakeups += 1;
+            self.cond.notify_all();
+        }
+    }
+
+    /// Blocks on the condition variable until notified or `deadline_ns` (absolute
+    /// CLOCK_MONOTONIC, in the future) passes, counted in `waiters` meanwhile.
+    fn block<'a>(&self, mut t: MutexGuard<'a, Table>, deadline_ns: i64) -> MutexGuard<'a, Table> {
+        let left = Duration::from_nanos(deadline_ns.saturating_sub(monotonic_ns()).max(0) as u64);
+        t.waiters += 1;
+        let mut t = self
+            .cond
+            .wait_timeout(t, left)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|e| e.into_inner().0);
+        t.waiters -= 1;
+        t
+    }
+
+    /// Wake-up notifications sent so far (a state change with no waiter sends none).
+    pub(crate) fn wakeups(&self) -> u64 {
+        self.lock().wakeups
+    }
+
+    /// Threads blocked in a wait right now.
+    pub(crate) fn waiters(&self) -> usize {
+        self.lock().waiters
+    }
+
     pub(crate) fn count(&self) -> usize {
         self.lock().syncobjs.len()
     }
@@ -173,12 +213,12 @@ impl SyncTable {
 
     /// Signals `fence` (with `error` if non-zero) and wakes every waiter.
     pub(crate) fn signal_fence(&self, fence: &FenceRef, error: i32) {
-        let _t = self.lock();
+        let mut t = self.lock();
         if let Ok(mut f) = fence.lock() {
             f.signaled = true;
             f.error = error;
         }
-        self.cond.notify_all();
+        self.notify(&mut t);
     }
 
     pub(crate) fn create(&self, signaled: bool) -> u32 {
@@ -244,7 +284,7 @@ impl SyncTable {
         } else {
             s.add_point(point, fence);
         }
-        self.cond.notify_all();
+        self.notify(&mut t);
         Ok(())
     }
 
@@ -280,7 +320,7 @@ impl SyncTable {
                 }
             }
         }
-        self.cond.notify_all();
+        self.notify(&mut t);
         Ok(())
     }
 
@@ -356,16 +396,10 @@ impl SyncTable {
                     return Ok(f);
                 }
             }
-            let now = monotonic_ns();
-            if now >= deadline_ns {
+            if monotonic_ns() >= deadline_ns {
                 return Err(libc::ETIME);
             }
-            let left = Duration::from_nanos((deadline_ns - now) as u64);
-            t = self
-                .cond
-                .wait_timeout(t, left)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+            t = self.block(t, deadline_ns);
         }
     }
 
@@ -376,16 +410,10 @@ impl SyncTable {
             if fence_signaled(fence) {
                 return true;
             }
-            let now = monotonic_ns();
-            if now >= deadline_ns {
+            if monotonic_ns() >= deadline_ns {
                 return false;
             }
-            let left = Duration::from_nanos((deadline_ns - now) as u64);
-            t = self
-                .cond
-                .wait_timeout(t, left)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+            t = self.block(t, deadline_ns);
         }
     }
 }

@@ -316,24 +316,45 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, String> {
     Ok(out)
 }
 
+/// The kind of descriptor a binding takes, as the shader's variable type says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DescriptorKind {
+    UniformBuffer,
+    StorageBuffer,
+    /// `OpTypeImage` with `Dim` Buffer and `Sampled` 1 (`samplerBuffer`).
+    UniformTexelBuffer,
+    /// `OpTypeImage` with `Dim` Buffer and `Sampled` 2 (`imageBuffer`).
+    StorageTexelBuffer,
+    /// `OpTypeImage` with `Sampled` 1 (a `texture2D` used with a separate sampler).
+    SampledImage,
+    /// `OpTypeImage` with `Sampled` 2 (`image2D`).
+    StorageImage,
+    /// `OpTypeSampledImage` (`sampler2D`).
+    CombinedImageSampler,
+    /// `OpTypeSampler`.
+    Sampler,
+}
+
 /// A descriptor binding the shader declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Binding {
     pub set: u32,
     pub binding: u32,
-    pub storage: bool,
+    pub kind: DescriptorKind,
     pub count: u32,
 }
 
-/// What a pipeline layout needs: the buffer bindings and whether push constants are used.
+/// What a pipeline layout needs: the bindings and whether push constants are used.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Interface {
     pub bindings: Vec<Binding>,
     pub push_constants: bool,
 }
 
-/// Reads the descriptor bindings (uniform and storage buffers, with array sizes) and the use
-/// of push constants from SPIR-V.
+/// Reads the descriptor bindings (buffers, texel buffers, images and samplers, with array
+/// sizes) and the use of push constants from SPIR-V. A layout without a binding the shader
+/// uses, or with the wrong descriptor type, is invalid usage: anv crashes on it (a storage
+/// texel buffer array reflected as nothing made its bench worker segfault).
 pub fn reflect(words: &[u32]) -> Interface {
     use std::collections::HashMap;
     let mut set: HashMap<u32, u32> = HashMap::new();
@@ -342,6 +363,10 @@ pub fn reflect(words: &[u32]) -> Interface {
     let mut pointers: HashMap<u32, u32> = HashMap::new(); // pointer type -> pointee
     let mut arrays: HashMap<u32, (u32, Option<u32>)> = HashMap::new(); // id -> (elem, len id)
     let mut consts: HashMap<u32, u32> = HashMap::new();
+    // Image types (id -> (Dim, Sampled)), sampled image types and sampler types.
+    let mut images: HashMap<u32, (u32, u32)> = HashMap::new();
+    let mut sampled_images: Vec<u32> = Vec::new();
+    let mut samplers: Vec<u32> = Vec::new();
     let mut vars: Vec<(u32, u32, u32)> = Vec::new(); // (id, pointer type, storage class)
     let mut i = 5;
     while i < words.len() {
@@ -374,6 +399,12 @@ pub fn reflect(words: &[u32]) -> Interface {
             (43, 4) => {
                 consts.insert(w[2], w[3]);
             }
+            // OpTypeImage result sampled-type Dim Depth Arrayed MS Sampled Format
+            (25, n) if n >= 9 => {
+                images.insert(w[1], (w[3], w[7]));
+            }
+            (27, 3) => sampled_images.push(w[1]),
+            (26, 2) => samplers.push(w[1]),
             (59, n) if n >= 4 => vars.push((w[2], w[1], w[3])),
             _ => {}
         }
@@ -385,7 +416,8 @@ pub fn reflect(words: &[u32]) -> Interface {
             out.push_constants = true;
             continue;
         }
-        if sc != 2 && sc != 12 {
+        // Uniform, StorageBuffer, UniformConstant (images, samplers).
+        if sc != 2 && sc != 12 && sc != 0 {
             continue;
         }
         let (Some(&s), Some(&b)) = (set.get(&id), binding.get(&id)) else {
@@ -397,11 +429,32 @@ pub fn reflect(words: &[u32]) -> Interface {
             count = len.and_then(|l| consts.get(&l).copied()).unwrap_or(1);
             ty = elem;
         }
-        let storage = sc == 12 || block.get(&ty).copied().unwrap_or(false);
+        const DIM_BUFFER: u32 = 5;
+        let kind = if sc == 0 {
+            if let Some(&(dim, sampled)) = images.get(&ty) {
+                match (dim == DIM_BUFFER, sampled == 2) {
+                    (true, false) => DescriptorKind::UniformTexelBuffer,
+                    (true, true) => DescriptorKind::StorageTexelBuffer,
+                    (false, false) => DescriptorKind::SampledImage,
+                    (false, true) => DescriptorKind::StorageImage,
+                }
+            } else if sampled_images.contains(&ty) {
+                DescriptorKind::CombinedImageSampler
+            } else if samplers.contains(&ty) {
+                DescriptorKind::Sampler
+            } else {
+                // Acceleration structures and other opaque types: no compute corpus uses them.
+                continue;
+            }
+        } else if sc == 12 || block.get(&ty).copied().unwrap_or(false) {
+            DescriptorKind::StorageBuffer
+        } else {
+            DescriptorKind::UniformBuffer
+        };
         out.bindings.push(Binding {
             set: s,
             binding: b,
-            storage,
+            kind,
             count,
         });
     }
@@ -469,21 +522,71 @@ let not_glsl = "hello";
                 Binding {
                     set: 0,
                     binding: 1,
-                    storage: true,
+                    kind: DescriptorKind::StorageBuffer,
                     count: 1
                 },
                 Binding {
                     set: 0,
                     binding: 2,
-                    storage: false,
+                    kind: DescriptorKind::UniformBuffer,
                     count: 1
                 },
                 Binding {
                     set: 1,
                     binding: 0,
-                    storage: true,
+                    kind: DescriptorKind::StorageBuffer,
                     count: 3
                 },
+            ]
+        );
+    }
+
+    #[test]
+    fn reflects_images_texel_buffers_and_samplers() {
+        // Hand-assembled, as GLSL's `samplerBuffer` (binding 0), `imageBuffer[2]` (binding 1),
+        // `image2D` (binding 2), `sampler2D` (binding 3), `texture2D` (binding 4) and
+        // `sampler` (binding 5), all UniformConstant variables of set 0.
+        let mut w = vec![0x0723_0203, 0x0001_0000, 0, 100, 0];
+        let mut ins = |op: u32, args: &[u32]| {
+            w.push(((args.len() as u32 + 1) << 16) | op);
+            w.extend_from_slice(args);
+        };
+        for (var, b) in [(60, 0), (61, 1), (62, 2), (63, 3), (64, 4), (65, 5)] {
+            ins(71, &[var, 34, 0]);
+            ins(71, &[var, 33, b]);
+        }
+        ins(22, &[1, 32]); // float
+        ins(21, &[2, 32, 0]); // uint
+        ins(43, &[2, 3, 2]); // constant 3 = 2
+        ins(25, &[10, 1, 5, 0, 0, 0, 1, 0]); // samplerBuffer: Dim Buffer, Sampled 1
+        ins(25, &[11, 1, 5, 0, 0, 0, 2, 1]); // imageBuffer rgba32f: Sampled 2
+        ins(28, &[12, 11, 3]); // imageBuffer[2]
+        ins(25, &[13, 1, 1, 0, 0, 0, 2, 1]); // image2D
+        ins(25, &[14, 1, 1, 0, 0, 0, 1, 0]); // texture2D
+        ins(27, &[15, 14]); // sampler2D
+        ins(26, &[16]); // sampler
+        for (ptr, ty) in [(40, 10), (41, 12), (42, 13), (43, 15), (44, 14), (45, 16)] {
+            ins(32, &[ptr, 0, ty]);
+        }
+        for (var, ptr) in [(60, 40), (61, 41), (62, 42), (63, 43), (64, 44), (65, 45)] {
+            ins(59, &[ptr, var, 0]);
+        }
+        let r = reflect(&w);
+        assert!(!r.push_constants);
+        let kinds: Vec<(u32, DescriptorKind, u32)> = r
+            .bindings
+            .iter()
+            .map(|b| (b.binding, b.kind, b.count))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (0, DescriptorKind::UniformTexelBuffer, 1),
+                (1, DescriptorKind::StorageTexelBuffer, 2),
+                (2, DescriptorKind::StorageImage, 1),
+                (3, DescriptorKind::CombinedImageSampler, 1),
+                (4, DescriptorKind::SampledImage, 1),
+                (5, DescriptorKind::Sampler, 1),
             ]
         );
     }

@@ -4,6 +4,7 @@
 //! `docs/performance.md`.
 
 pub mod corpus;
+pub mod issue18;
 pub mod json;
 pub mod report;
 pub mod scaling;

@@ -150,6 +150,27 @@ pub fn side_by_side(merged: &Json) -> String {
             .and_then(Json::as_str)
             .map_or("ok".to_string(), |e| format!("statistics unavailable: {e}")),
     );
+    for (label, d) in [("anv", anv), ("Ferrite driver", fer)] {
+        let crashed: Vec<&str> = d
+            .get("crashed")
+            .map(|c| {
+                c.as_arr()
+                    .iter()
+                    .filter_map(Json::as_f64)
+                    .filter_map(|i| d.get("shaders")?.as_arr().get(i as usize)?.get("name"))
+                    .filter_map(Json::as_str)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !crashed.is_empty() {
+            let _ = writeln!(
+                out,
+                "{label}: its worker crashed on {} shader(s), run again without them: {}",
+                crashed.len(),
+                crashed.join(", ")
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "Columns: Ferrite / anv (ratio F/A). Rows marked 'c' take Ferrite's figures from the compiler crate directly (ferrite_compiler::compile): the driver path gave none. Compile times are vkCreateComputePipelines through the driver where it created the pipeline, else compile() of the crate.\n"

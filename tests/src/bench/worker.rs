@@ -24,6 +24,13 @@ pub const SUBMITS_PER_SAMPLE: u32 = 100;
 /// the driver's log lines to the shader they belong to.
 pub const MARK: &str = "@@ferrite-bench shader ";
 
+/// Printed on stderr before each timed pipeline creation (after the statistics pass), so the
+/// parent knows which shader a crashed worker was compiling.
+pub const TIMED_MARK: &str = "@@ferrite-bench timed ";
+
+/// The error of a shader the parent skipped because it crashed an earlier worker.
+pub const CRASHED: &str = "crashed the driver's process";
+
 pub struct WorkerArgs {
     pub label: String,
     pub corpus: PathBuf,
@@ -34,6 +41,9 @@ pub struct WorkerArgs {
     /// the worker only creates the timed pipelines: what `--scaling` needs, whose time
     /// limit then bounds the timed compiles alone.
     pub stats: bool,
+    /// Shaders (corpus indices) not to touch: they crashed an earlier worker of this driver.
+    /// Each gets the error [`CRASHED`].
+    pub skip: Vec<usize>,
 }
 
 fn ms(t: Instant) -> f64 {
@@ -201,6 +211,15 @@ struct Ctx {
     queue_family: u32,
 }
 
+/// `FERRITE_BENCH_CRASH_AT=NAME`: the worker aborts (SIGABRT) before compiling the shader
+/// NAME, as a driver that crashes on it would (to exercise the parent's recovery).
+fn crash_if_asked(name: &str) {
+    if std::env::var("FERRITE_BENCH_CRASH_AT").is_ok_and(|v| v == name) {
+        eprintln!("ferrite-bench worker: FERRITE_BENCH_CRASH_AT={name}: aborting");
+        std::process::abort();
+    }
+}
+
 /// Runs everything on the first physical device the loader exposes.
 pub fn run_vulkan(a: &WorkerArgs) -> Json {
     let mut out = Json::obj();
@@ -265,6 +284,12 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
                 eprintln!("{MARK}{i}");
                 let mut s = Json::obj();
                 s.set("name", e.name.as_str());
+                if a.skip.contains(&i) {
+                    s.set("error", CRASHED);
+                    shaders.push(s);
+                    continue;
+                }
+                crash_if_asked(&e.name);
                 if !a.stats {
                     shaders.push(s);
                     continue;
@@ -297,6 +322,7 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
             if shaders[i].get("error").is_some() {
                 continue;
             }
+            eprintln!("{TIMED_MARK}{i}");
             let c = process_cpu_ms();
             // SAFETY: as above.
             match unsafe { timed_create(&ctx, &dev, e) } {
@@ -312,6 +338,7 @@ pub fn run_vulkan(a: &WorkerArgs) -> Json {
         // SAFETY: every pipeline was destroyed by timed_create.
         unsafe { dev.destroy_device(None) };
     }
+    eprintln!("{TIMED_MARK}end");
     for ((s, t), c) in shaders.iter_mut().zip(times).zip(cpu) {
         if s.get("error").is_none() {
             s.set("compile_ms", t);
@@ -461,6 +488,20 @@ struct Prepared {
     layout: vk::PipelineLayout,
 }
 
+fn descriptor_type(k: corpus::DescriptorKind) -> vk::DescriptorType {
+    use corpus::DescriptorKind as K;
+    match k {
+        K::UniformBuffer => vk::DescriptorType::UNIFORM_BUFFER,
+        K::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
+        K::UniformTexelBuffer => vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+        K::StorageTexelBuffer => vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+        K::SampledImage => vk::DescriptorType::SAMPLED_IMAGE,
+        K::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
+        K::CombinedImageSampler => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+        K::Sampler => vk::DescriptorType::SAMPLER,
+    }
+}
+
 unsafe fn prepare(c: &Ctx, dev: &ash::Device, e: &Entry) -> Result<Prepared, String> {
     let iface = corpus::reflect(&e.spirv);
     let max_set = iface.bindings.iter().map(|b| b.set + 1).max().unwrap_or(0);
@@ -473,11 +514,7 @@ unsafe fn prepare(c: &Ctx, dev: &ash::Device, e: &Entry) -> Result<Prepared, Str
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b.binding)
-                    .descriptor_type(if b.storage {
-                        vk::DescriptorType::STORAGE_BUFFER
-                    } else {
-                        vk::DescriptorType::UNIFORM_BUFFER
-                    })
+                    .descriptor_type(descriptor_type(b.kind))
                     .descriptor_count(b.count)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })

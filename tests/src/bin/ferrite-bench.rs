@@ -3,6 +3,7 @@
 //! ```text
 //! ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
 //! ferrite-bench compare BEFORE.json AFTER.json
+//! ferrite-bench report RUN.json [--svg OUT.svg]
 //! ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,loops,...] [--json OUT.json]
 //!                         [--drivers anv,ferrite,compiler] [--timeout SECS] [--svg OUT.svg]
 //! ```
@@ -25,6 +26,7 @@ use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: ferrite-bench [--runs N] [--filter TEXT] [--json OUT.json] [--dump DIR] [--drivers anv,ferrite,compiler]
        ferrite-bench compare BEFORE.json AFTER.json
+       ferrite-bench report RUN.json [--svg OUT.svg]     (issue 18's done-when table as markdown, the per-shader ratio plot)
        ferrite-bench --scaling [--runs N] [--sizes 100,200,...] [--shapes straight,branches,loops,live,memory] [--json OUT.json] [--drivers anv,ferrite,compiler] [--timeout SECS] [--svg OUT.svg]";
 
 fn main() -> ExitCode {
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("worker") => worker_main(&args[1..]),
         Some("compare") => compare_main(&args[1..]),
+        Some("report") => report_main(&args[1..]),
         Some("-h" | "--help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -62,6 +65,34 @@ fn compare_main(args: &[String]) -> ExitCode {
     }
 }
 
+/// `report RUN.json [--svg OUT.svg]`: issue 18's done-when table of a saved run (markdown on
+/// stdout) and the per-shader instruction-ratio plot.
+fn report_main(args: &[String]) -> ExitCode {
+    let (file, svg) = match args {
+        [f] => (f, None),
+        [f, flag, out] if flag == "--svg" => (f, Some(out)),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let run = match read_json(file) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("ferrite-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print!("{}", ferrite_tests::bench::issue18::markdown(&run));
+    if let Some(out) = svg {
+        if let Err(e) = std::fs::write(out, ferrite_tests::bench::issue18::svg(&run)) {
+            eprintln!("ferrite-bench: {out}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 fn worker_main(args: &[String]) -> ExitCode {
     let mut kind = String::new();
     let mut wa = worker::WorkerArgs {
@@ -71,6 +102,7 @@ fn worker_main(args: &[String]) -> ExitCode {
         runs: 5,
         dump_dir: None,
         stats: true,
+        skip: Vec::new(),
     };
     let mut out = None;
     let mut it = args.iter();
@@ -84,6 +116,7 @@ fn worker_main(args: &[String]) -> ExitCode {
             "--runs" => wa.runs = v.parse().unwrap_or(5),
             "--dump" => wa.dump_dir = Some(v.into()),
             "--stats" => wa.stats = v != "0",
+            "--skip" => wa.skip = v.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
             "--out" => out = Some(PathBuf::from(v)),
             _ => {
                 eprintln!("ferrite-bench worker: unknown argument {a}");
@@ -193,6 +226,66 @@ fn spawn_worker_with(
     };
     let out = work.join(format!("{label}.json"));
     let log = work.join(format!("{label}.log"));
+    // A worker killed by a signal while compiling a shader is run again without that shader
+    // (Mesa's anv segfaults on some invalid inputs); the shader's error says it crashed.
+    let mut skip: Vec<usize> = Vec::new();
+    loop {
+        let mut cmd = worker_command(&exe, label, kind, work, o, extra, &out);
+        if !skip.is_empty() {
+            let list: Vec<String> = skip.iter().map(usize::to_string).collect();
+            cmd.arg("--skip").arg(list.join(","));
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        match run_worker(label, &mut cmd, &out, &log, timeout) {
+            WorkerEnd::Crashed { status, shader } if skip.len() < MAX_CRASHES => {
+                eprintln!(
+                    "ferrite-bench: {label} crashed ({status}) on shader {shader}; running it again without that shader"
+                );
+                skip.push(shader);
+            }
+            WorkerEnd::Crashed { status, .. } => {
+                return error_json(
+                    label,
+                    format!("worker crashed ({status}) on more than {MAX_CRASHES} shaders"),
+                )
+            }
+            WorkerEnd::Done(mut j) => {
+                if !skip.is_empty() {
+                    let list: Vec<Json> = skip.iter().map(|&i| Json::from(i as u32)).collect();
+                    j.set("crashed", list);
+                }
+                return j;
+            }
+        }
+    }
+}
+
+/// Shaders a driver may crash on before its column is given up.
+const MAX_CRASHES: usize = 16;
+
+/// How one worker run ended.
+enum WorkerEnd {
+    /// Its result, or an error result (including a crash outside any shader).
+    Done(Json),
+    /// Killed by a signal while it compiled this shader (corpus index).
+    Crashed {
+        status: std::process::ExitStatus,
+        shader: usize,
+    },
+}
+
+/// The worker command line, without the environment.
+fn worker_command(
+    exe: &Path,
+    label: &str,
+    kind: &str,
+    work: &Path,
+    o: &Opts,
+    extra: &[&str],
+    out: &Path,
+) -> Command {
     let mut cmd = Command::new(exe);
     cmd.arg("worker")
         .args(["--kind", kind, "--label", label])
@@ -203,7 +296,7 @@ fn spawn_worker_with(
         .args(["--runs", &o.runs.to_string()])
         .args(extra)
         .arg("--out")
-        .arg(&out);
+        .arg(out);
     if let Some(d) = &o.dump {
         cmd.arg("--dump").arg(d);
     }
@@ -216,12 +309,37 @@ fn spawn_worker_with(
     ] {
         cmd.env_remove(k);
     }
-    for (k, v) in env {
-        cmd.env(k, v);
+    cmd
+}
+
+/// The shader a worker was compiling when it stopped: the index of its last
+/// [`worker::MARK`] or [`worker::TIMED_MARK`] line, unless the statistics pass had ended
+/// and no timed creation had started.
+fn shader_in_progress(stderr: &str) -> Option<usize> {
+    let mut current = None;
+    for line in stderr.lines() {
+        if let Some(rest) = line
+            .strip_prefix(worker::MARK)
+            .or_else(|| line.strip_prefix(worker::TIMED_MARK))
+        {
+            current = rest.trim().parse().ok();
+        }
     }
+    current
+}
+
+/// Runs one worker and reads its result.
+fn run_worker(
+    label: &str,
+    cmd: &mut Command,
+    out: &Path,
+    log: &Path,
+    timeout: Option<std::time::Duration>,
+) -> WorkerEnd {
+    let _ = std::fs::remove_file(out);
     eprintln!("ferrite-bench: running {label} ...");
     let start = std::time::Instant::now();
-    let status = match run_child(&mut cmd, &log, timeout) {
+    let status = match run_child(cmd, log, timeout) {
         Ok(Ended::Exited(s)) => s,
         Ok(Ended::Stopped(cpu)) => {
             eprintln!("ferrite-bench: {label} stopped after {cpu:.1} s of CPU time");
@@ -233,29 +351,33 @@ fn spawn_worker_with(
                 ),
             );
             j.set("timeout_s", cpu);
-            return j;
+            return WorkerEnd::Done(j);
         }
-        Err(e) => return error_json(label, format!("cannot run the worker: {e}")),
+        Err(e) => return WorkerEnd::Done(error_json(label, format!("cannot run the worker: {e}"))),
     };
-    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    let stderr = std::fs::read_to_string(log).unwrap_or_default();
     eprintln!(
         "ferrite-bench: {label} done in {:.1} s (log: {})",
         start.elapsed().as_secs_f64(),
         log.display()
     );
-    let mut result = match std::fs::read_to_string(&out).map(|t| Json::parse(&t)) {
+    let mut result = match std::fs::read_to_string(out).map(|t| Json::parse(&t)) {
         Ok(Ok(j)) if status.success() => j,
         _ => {
+            let signaled = status.code().is_none();
+            if let (true, Some(shader)) = (signaled, shader_in_progress(&stderr)) {
+                return WorkerEnd::Crashed { status, shader };
+            }
             let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
-            return error_json(
+            return WorkerEnd::Done(error_json(
                 label,
                 format!("worker failed ({status}): {}", tail.join(" | ")),
-            );
+            ));
         }
     };
     attach_logs(&mut result, &stderr);
-    result
+    WorkerEnd::Done(result)
 }
 
 /// How a child ended.

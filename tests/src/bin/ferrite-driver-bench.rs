@@ -13,8 +13,9 @@
 //!
 //! Prints median, min and max of each. Not a test: `scripts/bench-driver`.
 //!
-//! Usage: ferrite-driver-bench [--samples N] [--anv]
-//! N samples per figure (default 31). `--anv` also runs the same figures on Mesa's anv on the
+//! Usage: ferrite-driver-bench [--samples N] [--submits M] [--anv]
+//! N samples per figure (default 31); M samples of each empty-submission figure (default 4N;
+//! a large M with a small N is a loop of empty submissions to run under `perf`). `--anv` also runs the same figures on Mesa's anv on the
 //! noop drm-shim (`FERRITE_ANV_SHIM`, `FERRITE_ANV_ICD` from `scripts/peer-setup`) in a child
 //! process and prints the ratios; anv's submissions are no-ops there (its EXECBUFFER2 does
 //! nothing and fences signal at once), so its submit figures are its CPU bookkeeping only.
@@ -110,7 +111,7 @@ unsafe fn submit_wait(
     }
 }
 
-fn run(samples: usize) -> Result<Vec<Figure>, String> {
+fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
     std::env::set_var("FERRITE_DEVICE", "sim");
     let code = saxpy_spirv()?;
     let h = Harness::with_validation(false);
@@ -259,7 +260,7 @@ fn run(samples: usize) -> Result<Vec<Figure>, String> {
         dev.end_command_buffer(empty).map_err(|e| e.to_string())?;
         let mut submit_none = Vec::new();
         let mut submit_empty = Vec::new();
-        for _ in 0..samples * 4 {
+        for _ in 0..submits {
             submit_none.push(submit_wait(&dev, queue, &[], &mut fence)?);
             submit_empty.push(submit_wait(&dev, queue, &[empty], &mut fence)?);
         }
@@ -377,6 +378,7 @@ fn run_anv(samples: usize) -> Result<Vec<(String, f64)>, String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut samples = 31;
+    let mut submits = None;
     let (mut anv, mut child) = (false, false);
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -388,15 +390,22 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             },
+            "--submits" => match it.next().and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) if n > 0 => submits = Some(n),
+                _ => {
+                    eprintln!("--submits takes a positive number");
+                    return ExitCode::from(2);
+                }
+            },
             "--anv" => anv = true,
             "--child" => child = true,
             _ => {
-                eprintln!("usage: ferrite-driver-bench [--samples N] [--anv]");
+                eprintln!("usage: ferrite-driver-bench [--samples N] [--submits N] [--anv]");
                 return ExitCode::from(2);
             }
         }
     }
-    let figures = match run(samples) {
+    let figures = match run(samples, submits.unwrap_or(samples * 4)) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("ferrite-driver-bench: {e}");
