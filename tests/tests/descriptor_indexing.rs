@@ -170,38 +170,15 @@ fn alloc_set(
     sizes: &[(vk::DescriptorType, u32)],
     variable: Option<u32>,
 ) -> (vk::DescriptorPool, vk::DescriptorSet) {
-    let sizes: Vec<_> = sizes
-        .iter()
-        .map(|&(ty, descriptor_count)| vk::DescriptorPoolSize {
-            ty,
-            descriptor_count,
-        })
-        .collect();
-    let counts = [variable.unwrap_or(0)];
-    let mut vc =
-        vk::DescriptorSetVariableDescriptorCountAllocateInfo::default().descriptor_counts(&counts);
-    let layouts = [set_layout];
-    let mut ai = vk::DescriptorSetAllocateInfo::default().set_layouts(&layouts);
-    if variable.is_some() {
-        ai = ai.push_next(&mut vc);
-    }
-    // SAFETY: valid create and allocate infos on a live device.
-    unsafe {
-        let pool = c
-            .dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let set = c
-            .dev
-            .allocate_descriptor_sets(&ai.descriptor_pool(pool))
-            .unwrap()[0];
-        (pool, set)
-    }
+    let counts = variable.map(|v| [v]);
+    let (pool, sets) = pool_and_sets(
+        c,
+        vk::DescriptorPoolCreateFlags::empty(),
+        sizes,
+        &[set_layout],
+        counts.as_ref().map(|c| &c[..]),
+    );
+    (pool, sets[0])
 }
 
 /// Writes `ranges` (buffer index, offset, range) as consecutive elements of `binding` from

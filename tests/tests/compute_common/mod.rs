@@ -746,3 +746,45 @@ pub fn zeroed(c: &mut Ctx, words: usize) -> usize {
     c.buf(b).write_u32s(&vec![0; words]);
     b
 }
+
+/// A descriptor pool with `flags` for one set of each of `set_layouts`, sized for `sizes`
+/// (descriptor type, count), and those sets; `variable_counts` (one per set) is chained as
+/// VkDescriptorSetVariableDescriptorCountAllocateInfo when given. The caller destroys the pool.
+pub fn pool_and_sets(
+    c: &Ctx,
+    flags: vk::DescriptorPoolCreateFlags,
+    sizes: &[(vk::DescriptorType, u32)],
+    set_layouts: &[vk::DescriptorSetLayout],
+    variable_counts: Option<&[u32]>,
+) -> (vk::DescriptorPool, Vec<vk::DescriptorSet>) {
+    let sizes: Vec<_> = sizes
+        .iter()
+        .map(|&(ty, descriptor_count)| vk::DescriptorPoolSize {
+            ty,
+            descriptor_count,
+        })
+        .collect();
+    let mut vc = vk::DescriptorSetVariableDescriptorCountAllocateInfo::default()
+        .descriptor_counts(variable_counts.unwrap_or(&[]));
+    // SAFETY: valid create and allocate infos on a live device.
+    unsafe {
+        let pool = c
+            .dev
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .flags(flags)
+                    .max_sets(set_layouts.len() as u32)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .unwrap();
+        let mut ai = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(pool)
+            .set_layouts(set_layouts);
+        if variable_counts.is_some() {
+            ai = ai.push_next(&mut vc);
+        }
+        let sets = c.dev.allocate_descriptor_sets(&ai).unwrap();
+        (pool, sets)
+    }
+}
