@@ -373,6 +373,15 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("descriptorBindingVariableDescriptorCount", true),
         ("shaderStorageBufferArrayNonUniformIndexing", true),
         ("shaderUniformBufferArrayNonUniformIndexing", true),
+        // Arrays of uniform and storage texel buffers: images of Dim Buffer, so a run-time
+        // index takes the image-array path (a0 descriptor; a loop over the distinct indices
+        // for NonUniform ones): tests/tests/descriptor_indexing.rs,
+        // texel_buffer_runtime_arrays_partially_bound_variable_count, and
+        // tests/amber/desc_texel_*.amber, desc_runtime_texel_*.amber.
+        ("shaderUniformTexelBufferArrayDynamicIndexing", true),
+        ("shaderStorageTexelBufferArrayDynamicIndexing", true),
+        ("shaderUniformTexelBufferArrayNonUniformIndexing", true),
+        ("shaderStorageTexelBufferArrayNonUniformIndexing", true),
         // Update-after-bind: a command buffer's batch is built from its command list when it
         // is submitted, reading every descriptor as the set holds it then, and built again
         // when a set it read was written since (cmd.rs; tests/tests/update_after_bind.rs).

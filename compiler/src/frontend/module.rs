@@ -59,6 +59,11 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::StorageImageArrayDynamicIndexing
         | C::SampledImageArrayNonUniformIndexing
         | C::StorageImageArrayNonUniformIndexing => true,
+        // Texel buffers are images of Dim Buffer: arrays of them take the same paths.
+        C::UniformTexelBufferArrayDynamicIndexing
+        | C::StorageTexelBufferArrayDynamicIndexing
+        | C::UniformTexelBufferArrayNonUniformIndexing
+        | C::StorageTexelBufferArrayNonUniformIndexing => true,
         // Size and level queries of sampled images (resinfo).
         C::ImageQuery => true,
         C::GroupNonUniform
@@ -703,6 +708,9 @@ impl Fe<'_> {
             StorageClass::UniformConstant => {
                 let (img, count) = match self.stype(pointee)? {
                     SType::Array(e, n) => (e, n),
+                    // A runtime array of images, texel buffers or samplers
+                    // (runtimeDescriptorArray): sized by the pipeline layout, as for buffers.
+                    SType::RuntimeArray(e) => (e, self.layout_count(id)?),
                     _ => (pointee, 1),
                 };
                 let kind = match self.stype(img)? {
