@@ -313,9 +313,11 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("robustImageAccess", true),
         // VK_EXT_inline_uniform_block: a set's blocks live in a GEM object of the set, each
         // block's slot a uniform-buffer descriptor over its bytes (inline_uniform.rs;
-        // tests/tests/inline_uniform.rs). Not update-after-bind: no descriptor is.
+        // tests/tests/inline_uniform.rs). Update-after-bind: a write copies bytes into that
+        // object on the host and the batch only names the object, so a submission reads the
+        // bytes the block holds when it runs (tests/tests/descriptor_inline_update_after_bind.rs).
         ("inlineUniformBlock", true),
-        ("descriptorBindingInlineUniformBlockUpdateAfterBind", false),
+        ("descriptorBindingInlineUniformBlockUpdateAfterBind", true),
         // PhysicalStorageBuffer pointers through A64 messages; memory allocated with
         // DEVICE_ADDRESS is resident in every submission (tests/tests/buffer_address.rs).
         // No capture/replay (addresses come from the VA allocator, not from a request) and a
