@@ -362,14 +362,16 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("vulkanMemoryModel", true),
         ("vulkanMemoryModelDeviceScope", true),
         ("vulkanMemoryModelAvailabilityVisibilityChains", false),
-        // Descriptor indexing without update-after-bind (docs/descriptors.md, "Descriptor
-        // indexing"). Runtime arrays of storage and uniform buffers take the set layout's
-        // count (BindingSlot::count); a descriptor never written reads as a NULL surface (or
-        // a zero table entry), so partially bound bindings need nothing; a variable count
-        // only shortens the last binding of a set. NonUniform buffer indices: a loop over the
-        // distinct indices in the binding table, per-lane addresses in the descriptor table.
-        // descriptorIndexing itself (VK_EXT_descriptor_indexing) also needs update-after-bind
-        // and non-uniform sampled images, so it stays false.
+        // Descriptor indexing (docs/descriptors.md, "Descriptor indexing"). Runtime arrays
+        // take the set layout's count (BindingSlot::count); a descriptor never written reads
+        // as a NULL surface (or a zero table entry), so partially bound bindings need
+        // nothing; a variable count only shortens the last binding of a set. NonUniform
+        // buffer indices: a loop over the distinct indices in the binding table, per-lane
+        // addresses in the descriptor table. descriptorIndexing (VK_EXT_descriptor_indexing)
+        // is on because every feature vk.xml requires with it is
+        // (api_version::DESCRIPTOR_INDEXING_REQUIRES; the test below checks them), as is the
+        // 1.3 requirement descriptorBindingInlineUniformBlockUpdateAfterBind.
+        ("descriptorIndexing", true),
         ("runtimeDescriptorArray", true),
         ("descriptorBindingPartiallyBound", true),
         ("descriptorBindingVariableDescriptorCount", true),
@@ -516,6 +518,22 @@ mod tests {
         assert_eq!(v12.timeline_semaphore, vk::TRUE);
         assert_eq!(v12.buffer_device_address, vk::TRUE);
         assert_eq!(v12.buffer_device_address_capture_replay, vk::FALSE);
+    }
+
+    #[test]
+    fn descriptor_indexing_brings_every_feature_it_requires() {
+        let info = lookup_pci_id(0x1912).unwrap();
+        let rows = rows(info);
+        assert!(supported(&rows, "descriptorIndexing"));
+        for f in crate::api_version::DESCRIPTOR_INDEXING_REQUIRES
+            .into_iter()
+            .chain(["descriptorBindingInlineUniformBlockUpdateAfterBind"])
+        {
+            assert!(
+                supported(&rows, f),
+                "{f} is required with descriptorIndexing"
+            );
+        }
     }
 
     #[test]

@@ -1,12 +1,16 @@
-//! Descriptor indexing without update-after-bind, through the loader with validation on the
-//! simulated GPU, against a CPU model written here: the feature and property bits; a runtime
+//! Descriptor indexing (VK_EXT_descriptor_indexing), through the loader with validation on the
+//! simulated GPU, against a CPU model written here: the feature and property bits, including
+//! every feature the spec requires with descriptorIndexing and the extension's listing; a runtime
 //! descriptor array with PARTIALLY_BOUND and holes (only some elements written, only those
 //! read); a variable-count binding (VkDescriptorSetVariableDescriptorCountAllocateInfo) and
 //! vkGetDescriptorSetLayoutSupport's maxVariableDescriptorCount; a runtime array of storage
 //! buffers that crosses from the binding table into the descriptor table (after 250 uniform
-//! buffers), indexed with NonUniform indices. The AmberScript files tests/amber/desc_runtime_*
-//! cover the same paths on lavapipe too (whose 32 storage buffers per stage rule out the
-//! binding-table crossing there).
+//! buffers), indexed with NonUniform indices; runtime arrays of uniform and storage texel
+//! buffers, partially bound and with a variable count. Update-after-bind is in
+//! update_after_bind.rs and descriptor_inline_update_after_bind.rs. The AmberScript files
+//! tests/amber/desc_runtime_* and desc_texel_* cover the same paths (ferrite-only where lavapipe
+//! lacks the features; its 32 storage buffers per stage rule out the binding-table crossing
+//! there).
 
 mod compute_common;
 
@@ -54,6 +58,7 @@ fn descriptor_indexing_features_and_properties() {
         .push_next(&mut v12);
     // SAFETY: live instance and physical device, a valid chain.
     unsafe { c.h.instance.get_physical_device_features2(c.pd, &mut f2) };
+    let f10 = f2.features;
     for (name, ext, core, want) in [
         (
             "runtimeDescriptorArray",
@@ -127,7 +132,53 @@ fn descriptor_indexing_features_and_properties() {
         assert_eq!(ext, core, "{name}: extension and 1.2 structures disagree");
         assert_eq!(ext == vk::TRUE, want, "{name}");
     }
-    assert_eq!(v12.descriptor_indexing, vk::FALSE, "descriptorIndexing");
+    assert_eq!(v12.descriptor_indexing, vk::TRUE, "descriptorIndexing");
+    // Every feature vk.xml requires with descriptorIndexing (VK_VERSION_1_2, "Feature
+    // requirements"), read back from the device.
+    for (name, on) in [
+        (
+            "shaderSampledImageArrayDynamicIndexing",
+            f10.shader_sampled_image_array_dynamic_indexing,
+        ),
+        (
+            "shaderStorageBufferArrayDynamicIndexing",
+            f10.shader_storage_buffer_array_dynamic_indexing,
+        ),
+        (
+            "shaderSampledImageArrayNonUniformIndexing",
+            v12.shader_sampled_image_array_non_uniform_indexing,
+        ),
+        (
+            "descriptorBindingSampledImageUpdateAfterBind",
+            v12.descriptor_binding_sampled_image_update_after_bind,
+        ),
+        (
+            "descriptorBindingStorageImageUpdateAfterBind",
+            v12.descriptor_binding_storage_image_update_after_bind,
+        ),
+        (
+            "descriptorBindingUniformTexelBufferUpdateAfterBind",
+            v12.descriptor_binding_uniform_texel_buffer_update_after_bind,
+        ),
+        (
+            "descriptorBindingStorageTexelBufferUpdateAfterBind",
+            v12.descriptor_binding_storage_texel_buffer_update_after_bind,
+        ),
+        (
+            "descriptorBindingUpdateUnusedWhilePending",
+            v12.descriptor_binding_update_unused_while_pending,
+        ),
+    ] {
+        assert_eq!(on, vk::TRUE, "{name} is required with descriptorIndexing");
+    }
+    // And the extension is listed.
+    // SAFETY: live instance and physical device.
+    let exts = unsafe { c.h.instance.enumerate_device_extension_properties(c.pd) }.unwrap();
+    assert!(
+        exts.iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(c"VK_EXT_descriptor_indexing")),
+        "VK_EXT_descriptor_indexing listed"
+    );
     let mut dp = vk::PhysicalDeviceDescriptorIndexingProperties::default();
     let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
     let mut p2 = vk::PhysicalDeviceProperties2::default()
