@@ -513,60 +513,6 @@ void main() {{
 const UTB: vk::DescriptorType = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
 const STB: vk::DescriptorType = vk::DescriptorType::STORAGE_TEXEL_BUFFER;
 
-/// A host-visible buffer of `words` usable as uniform and storage texel buffer (R32_UINT views
-/// support both), and its memory; the caller destroys both.
-fn texel_buffer(c: &Ctx, words: &[u32]) -> (vk::Buffer, vk::DeviceMemory) {
-    // SAFETY: valid create infos on a live device; the mapping covers `words`.
-    unsafe {
-        let buffer = c
-            .dev
-            .create_buffer(
-                &vk::BufferCreateInfo::default()
-                    .size(words.len() as u64 * 4)
-                    .usage(
-                        vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
-                            | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
-                    ),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_buffer_memory_requirements(buffer);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(c.mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_buffer_memory(buffer, memory, 0).unwrap();
-        let ptr: *mut u32 = c
-            .dev
-            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            .unwrap()
-            .cast();
-        std::ptr::copy_nonoverlapping(words.as_ptr(), ptr, words.len());
-        c.dev.unmap_memory(memory);
-        (buffer, memory)
-    }
-}
-
-/// Reads `n` words of a buffer made by [`texel_buffer`].
-fn read_texels(c: &Ctx, memory: vk::DeviceMemory, n: usize) -> Vec<u32> {
-    // SAFETY: a live host-visible allocation of at least `n` words, not in use.
-    unsafe {
-        let ptr: *const u32 = c
-            .dev
-            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            .unwrap()
-            .cast();
-        let v = std::slice::from_raw_parts(ptr, n).to_vec();
-        c.dev.unmap_memory(memory);
-        v
-    }
-}
-
 /// Views of `buffer` as R32_UINT, `texels` texels each, at `offset(k)` bytes, written as
 /// elements `elements` of `binding` (binding number, descriptor type).
 fn write_texel_views(

@@ -564,40 +564,7 @@ void main() {
         .iter()
         .map(|w| w % 1_000_000)
         .collect();
-    // SAFETY: valid create infos on a live device; everything destroyed at the end.
-    let (buffer, memory) = unsafe {
-        let buffer = c
-            .dev
-            .create_buffer(
-                &vk::BufferCreateInfo::default()
-                    .size(4 * words as u64)
-                    .usage(
-                        vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
-                            | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
-                    ),
-                None,
-            )
-            .unwrap();
-        let req = c.dev.get_buffer_memory_requirements(buffer);
-        let memory = c
-            .dev
-            .allocate_memory(
-                &vk::MemoryAllocateInfo::default()
-                    .allocation_size(req.size)
-                    .memory_type_index(c.mem_type),
-                None,
-            )
-            .unwrap();
-        c.dev.bind_buffer_memory(buffer, memory, 0).unwrap();
-        let ptr: *mut u32 = c
-            .dev
-            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            .unwrap()
-            .cast();
-        std::ptr::copy_nonoverlapping(init.as_ptr(), ptr, words);
-        c.dev.unmap_memory(memory);
-        (buffer, memory)
-    };
+    let (buffer, memory) = texel_buffer(&c, &init);
     let view = |format, offset, range| {
         // SAFETY: a valid create info for a live buffer; destroyed at the end.
         unsafe {
@@ -663,17 +630,7 @@ void main() {
     for k in 0..8 {
         want[5 * a + k] = init[a + 7 - k] + 1_000_000;
     }
-    // SAFETY: a live host-visible allocation, not in use (`run` waits).
-    let after = unsafe {
-        let ptr: *const u32 = c
-            .dev
-            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            .unwrap()
-            .cast();
-        let v = std::slice::from_raw_parts(ptr, words).to_vec();
-        c.dev.unmap_memory(memory);
-        v
-    };
+    let after = read_texels(&c, memory, words);
     for (w, (g, e)) in after.iter().zip(&want).enumerate() {
         assert_eq!(
             g,
