@@ -86,6 +86,26 @@ pub struct Requirement {
     pub need: Need,
 }
 
+/// The features vk.xml's VK_VERSION_1_2 "Feature requirements" require of a device that
+/// reports descriptorIndexing (VK_EXT_descriptor_indexing).
+pub const DESCRIPTOR_INDEXING_REQUIRES: [&str; 15] = [
+    "shaderSampledImageArrayDynamicIndexing",
+    "shaderStorageBufferArrayDynamicIndexing",
+    "shaderUniformTexelBufferArrayDynamicIndexing",
+    "shaderStorageTexelBufferArrayDynamicIndexing",
+    "shaderSampledImageArrayNonUniformIndexing",
+    "shaderStorageBufferArrayNonUniformIndexing",
+    "shaderUniformTexelBufferArrayNonUniformIndexing",
+    "descriptorBindingSampledImageUpdateAfterBind",
+    "descriptorBindingStorageImageUpdateAfterBind",
+    "descriptorBindingStorageBufferUpdateAfterBind",
+    "descriptorBindingUniformTexelBufferUpdateAfterBind",
+    "descriptorBindingStorageTexelBufferUpdateAfterBind",
+    "descriptorBindingUpdateUnusedWhilePending",
+    "descriptorBindingPartiallyBound",
+    "runtimeDescriptorArray",
+];
+
 const fn req(version: u32, scope: Scope, need: Need) -> Requirement {
     Requirement {
         version,
@@ -226,32 +246,6 @@ pub fn table() -> Vec<Requirement> {
         req(
             V12,
             Compute,
-            FeatureIf(
-                "shaderStorageBufferArrayDynamicIndexing",
-                "descriptorIndexing",
-            ),
-        ),
-        req(
-            V12,
-            Compute,
-            FeatureIf(
-                "shaderStorageBufferArrayNonUniformIndexing",
-                "descriptorIndexing",
-            ),
-        ),
-        req(
-            V12,
-            Compute,
-            FeatureIf("runtimeDescriptorArray", "descriptorIndexing"),
-        ),
-        req(
-            V12,
-            Compute,
-            FeatureIf("descriptorBindingPartiallyBound", "descriptorIndexing"),
-        ),
-        req(
-            V12,
-            Compute,
             Property("maxTimelineSemaphoreValueDifference >= 2^31-1", |p| {
                 p.max_timeline_semaphore_value_difference >= (1 << 31) - 1
             }),
@@ -259,6 +253,12 @@ pub fn table() -> Vec<Requirement> {
         // "Versions and Formats": 1.2 accepts SPIR-V 1.0-1.5.
         req(V12, Compute, Spirv(0x0001_0500)),
     ]);
+    // VK_VERSION_1_2 "Feature requirements": what descriptorIndexing brings with it.
+    t.extend(
+        DESCRIPTOR_INDEXING_REQUIRES
+            .iter()
+            .map(|&f| req(V12, Compute, FeatureIf(f, "descriptorIndexing"))),
+    );
     // VK_BASE_VERSION_1_3 + VK_COMPUTE_VERSION_1_3.
     t.extend(commands!(V13, Always;
         "vkGetPhysicalDeviceToolProperties", "vkCreatePrivateDataSlot", "vkDestroyPrivateDataSlot",

@@ -55,6 +55,7 @@ pub const KHR_SHADER_FLOAT_CONTROLS: &str = "VK_KHR_shader_float_controls";
 pub const EXT_ROBUSTNESS_2: &str = "VK_EXT_robustness2";
 pub const EXT_IMAGE_ROBUSTNESS: &str = "VK_EXT_image_robustness";
 pub const EXT_INLINE_UNIFORM_BLOCK: &str = "VK_EXT_inline_uniform_block";
+pub const EXT_DESCRIPTOR_INDEXING: &str = "VK_EXT_descriptor_indexing";
 pub const EXT_HOST_QUERY_RESET: &str = "VK_EXT_host_query_reset";
 pub const EXT_PRIVATE_DATA: &str = "VK_EXT_private_data";
 pub const KHR_DRIVER_PROPERTIES: &str = "VK_KHR_driver_properties";
@@ -126,6 +127,11 @@ pub const DEVICE_EXTENSIONS: &[(&str, u32)] = &[
     (EXT_IMAGE_ROBUSTNESS, 1),
     // Inline uniform blocks (driver/src/inline_uniform.rs; tests/tests/inline_uniform.rs).
     (EXT_INLINE_UNIFORM_BLOCK, 1),
+    // Runtime arrays, NonUniform indices, update-after-bind, partially bound and variable
+    // counts (docs/descriptors.md, "Descriptor indexing"; every feature vk.xml requires with
+    // descriptorIndexing is on: features.rs); tests/tests/descriptor_indexing.rs,
+    // update_after_bind.rs, descriptor_inline_update_after_bind.rs, tests/amber/desc_*.amber.
+    (EXT_DESCRIPTOR_INDEXING, 2),
     // vkResetQueryPool from the host (query.rs); tests/tests/core_commands.rs.
     (EXT_HOST_QUERY_RESET, 1),
     // Private data slots (private_data.rs); tests/tests/core_commands.rs.

@@ -313,9 +313,11 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("robustImageAccess", true),
         // VK_EXT_inline_uniform_block: a set's blocks live in a GEM object of the set, each
         // block's slot a uniform-buffer descriptor over its bytes (inline_uniform.rs;
-        // tests/tests/inline_uniform.rs). Not update-after-bind: no descriptor is.
+        // tests/tests/inline_uniform.rs). Update-after-bind: a write copies bytes into that
+        // object on the host and the batch only names the object, so a submission reads the
+        // bytes the block holds when it runs (tests/tests/descriptor_inline_update_after_bind.rs).
         ("inlineUniformBlock", true),
-        ("descriptorBindingInlineUniformBlockUpdateAfterBind", false),
+        ("descriptorBindingInlineUniformBlockUpdateAfterBind", true),
         // PhysicalStorageBuffer pointers through A64 messages; memory allocated with
         // DEVICE_ADDRESS is resident in every submission (tests/tests/buffer_address.rs).
         // No capture/replay (addresses come from the VA allocator, not from a request) and a
@@ -360,19 +362,30 @@ pub fn extension_rows(_info: &DeviceInfo) -> Vec<(&'static str, bool)> {
         ("vulkanMemoryModel", true),
         ("vulkanMemoryModelDeviceScope", true),
         ("vulkanMemoryModelAvailabilityVisibilityChains", false),
-        // Descriptor indexing without update-after-bind (docs/descriptors.md, "Descriptor
-        // indexing"). Runtime arrays of storage and uniform buffers take the set layout's
-        // count (BindingSlot::count); a descriptor never written reads as a NULL surface (or
-        // a zero table entry), so partially bound bindings need nothing; a variable count
-        // only shortens the last binding of a set. NonUniform buffer indices: a loop over the
-        // distinct indices in the binding table, per-lane addresses in the descriptor table.
-        // descriptorIndexing itself (VK_EXT_descriptor_indexing) also needs update-after-bind
-        // and non-uniform sampled images, so it stays false.
+        // Descriptor indexing (docs/descriptors.md, "Descriptor indexing"). Runtime arrays
+        // take the set layout's count (BindingSlot::count); a descriptor never written reads
+        // as a NULL surface (or a zero table entry), so partially bound bindings need
+        // nothing; a variable count only shortens the last binding of a set. NonUniform
+        // buffer indices: a loop over the distinct indices in the binding table, per-lane
+        // addresses in the descriptor table. descriptorIndexing (VK_EXT_descriptor_indexing)
+        // is on because every feature vk.xml requires with it is
+        // (api_version::DESCRIPTOR_INDEXING_REQUIRES; the test below checks them), as is the
+        // 1.3 requirement descriptorBindingInlineUniformBlockUpdateAfterBind.
+        ("descriptorIndexing", true),
         ("runtimeDescriptorArray", true),
         ("descriptorBindingPartiallyBound", true),
         ("descriptorBindingVariableDescriptorCount", true),
         ("shaderStorageBufferArrayNonUniformIndexing", true),
         ("shaderUniformBufferArrayNonUniformIndexing", true),
+        // Arrays of uniform and storage texel buffers: images of Dim Buffer, so a run-time
+        // index takes the image-array path (a0 descriptor; a loop over the distinct indices
+        // for NonUniform ones): tests/tests/descriptor_indexing.rs,
+        // texel_buffer_runtime_arrays_partially_bound_variable_count, and
+        // tests/amber/desc_texel_*.amber, desc_runtime_texel_*.amber.
+        ("shaderUniformTexelBufferArrayDynamicIndexing", true),
+        ("shaderStorageTexelBufferArrayDynamicIndexing", true),
+        ("shaderUniformTexelBufferArrayNonUniformIndexing", true),
+        ("shaderStorageTexelBufferArrayNonUniformIndexing", true),
         // Update-after-bind: a command buffer's batch is built from its command list when it
         // is submitted, reading every descriptor as the set holds it then, and built again
         // when a set it read was written since (cmd.rs; tests/tests/update_after_bind.rs).
@@ -505,6 +518,22 @@ mod tests {
         assert_eq!(v12.timeline_semaphore, vk::TRUE);
         assert_eq!(v12.buffer_device_address, vk::TRUE);
         assert_eq!(v12.buffer_device_address_capture_replay, vk::FALSE);
+    }
+
+    #[test]
+    fn descriptor_indexing_brings_every_feature_it_requires() {
+        let info = lookup_pci_id(0x1912).unwrap();
+        let rows = rows(info);
+        assert!(supported(&rows, "descriptorIndexing"));
+        for f in crate::api_version::DESCRIPTOR_INDEXING_REQUIRES
+            .into_iter()
+            .chain(["descriptorBindingInlineUniformBlockUpdateAfterBind"])
+        {
+            assert!(
+                supported(&rows, f),
+                "{f} is required with descriptorIndexing"
+            );
+        }
     }
 
     #[test]

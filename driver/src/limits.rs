@@ -11,6 +11,34 @@ use ash::vk;
 /// so they equal the ordinary limits (a pipeline layout is checked against both).
 pub const UPDATE_AFTER_BIND: bool = true;
 
+/// Binding-table entries go first to images, texel buffers and samplers (a SAMPLER descriptor
+/// takes one too: its sampler index is its binding-table index, docs/dispatch-contract.md), at
+/// most `pipeline::MAX_BTI` (251) of them in a pipeline layout. The per-type limits split those
+/// entries so that a layout at every limit at once still fits the table; with one stage the
+/// per-set limits are the per-stage ones. Samplers and sampled images keep the spec's per-set
+/// minimum of 96 (uniform texel buffers count as sampled images), storage images (and storage
+/// texel buffers) take the rest: 59.
+pub const MAX_SAMPLERS: u32 = 96;
+/// maxPerStageDescriptorSampledImages / maxDescriptorSetSampledImages: see [`MAX_SAMPLERS`].
+pub const MAX_SAMPLED_IMAGES: u32 = 96;
+/// maxPerStageDescriptorStorageImages / maxDescriptorSetStorageImages: see [`MAX_SAMPLERS`].
+pub const MAX_STORAGE_IMAGES: u32 = crate::pipeline::MAX_BTI - MAX_SAMPLERS - MAX_SAMPLED_IMAGES;
+
+/// maxSamplerAllocationCount: a sampler is driver memory (its SAMPLER_STATE is written into
+/// each dispatch's state), so nothing in the hardware bounds the count; anv's value.
+pub const MAX_SAMPLER_ALLOCATION_COUNT: u32 = 65536;
+
+/// minTexelBufferOffsetAlignment and the 1.3 texel-buffer offset alignments: a texel-buffer
+/// view is a typed SURFTYPE_BUFFER surface whose base address is the view's; the largest
+/// element (R32G32B32A32) is 16 bytes, and a base aligned to 16 is aligned to every format's
+/// element, as the surface state asks (docs/limits.md). anv's value.
+pub const TEXEL_BUFFER_OFFSET_ALIGNMENT: u64 = 16;
+
+/// minStorageBufferOffsetAlignment: a storage-buffer descriptor is a RAW surface (byte
+/// addressed, bounds checked against the dword-rounded size) or a descriptor-table entry read
+/// with A64 messages, and both take any dword-aligned base; anv's value (docs/limits.md).
+pub const STORAGE_BUFFER_OFFSET_ALIGNMENT: u64 = 4;
+
 /// Writes the descriptor-indexing members of `VkPhysicalDeviceVulkan12Properties` (the
 /// extension structure copies them) from the device's ordinary limits `l`.
 pub fn descriptor_indexing(

@@ -193,7 +193,7 @@ pub const MAX_PER_SET_DESCRIPTORS: u32 = crate::pipeline::MAX_DESCRIPTORS;
 pub const MAX_TEXEL_BUFFER_ELEMENTS: u32 = 1 << 27;
 
 /// minTexelBufferOffsetAlignment, and the 1.3 texel-buffer offset alignments.
-pub const TEXEL_BUFFER_OFFSET_ALIGNMENT: u64 = 64;
+pub const TEXEL_BUFFER_OFFSET_ALIGNMENT: u64 = crate::limits::TEXEL_BUFFER_OFFSET_ALIGNMENT;
 
 /// Largest range of a uniform or storage buffer descriptor (`HwFacts::max_buffer_range`).
 pub const MAX_BUFFER_RANGE: u32 = ferrite_compiler::hw::GEN9.max_buffer_range();
@@ -225,24 +225,24 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         max_storage_buffer_range: MAX_BUFFER_RANGE,
         max_push_constants_size: 128,
         max_memory_allocation_count: MAX_MEMORY_ALLOCATION_COUNT,
-        max_sampler_allocation_count: 4000,
+        max_sampler_allocation_count: crate::limits::MAX_SAMPLER_ALLOCATION_COUNT,
         buffer_image_granularity: 1,
         sparse_address_space_size: 0,
         max_bound_descriptor_sets: MAX_BOUND_DESCRIPTOR_SETS,
-        max_per_stage_descriptor_samplers: 16,
+        max_per_stage_descriptor_samplers: crate::limits::MAX_SAMPLERS,
         max_per_stage_descriptor_uniform_buffers: MAX_BUFFER_DESCRIPTORS,
         max_per_stage_descriptor_storage_buffers: MAX_BUFFER_DESCRIPTORS,
-        max_per_stage_descriptor_sampled_images: 16,
-        max_per_stage_descriptor_storage_images: 4,
+        max_per_stage_descriptor_sampled_images: crate::limits::MAX_SAMPLED_IMAGES,
+        max_per_stage_descriptor_storage_images: crate::limits::MAX_STORAGE_IMAGES,
         max_per_stage_descriptor_input_attachments: 4,
         max_per_stage_resources: MAX_BUFFER_DESCRIPTORS,
-        max_descriptor_set_samplers: 96,
+        max_descriptor_set_samplers: crate::limits::MAX_SAMPLERS,
         max_descriptor_set_uniform_buffers: MAX_BUFFER_DESCRIPTORS,
         max_descriptor_set_uniform_buffers_dynamic: MAX_DYNAMIC_BUFFERS,
         max_descriptor_set_storage_buffers: MAX_BUFFER_DESCRIPTORS,
         max_descriptor_set_storage_buffers_dynamic: MAX_DYNAMIC_BUFFERS,
-        max_descriptor_set_sampled_images: 96,
-        max_descriptor_set_storage_images: 24,
+        max_descriptor_set_sampled_images: crate::limits::MAX_SAMPLED_IMAGES,
+        max_descriptor_set_storage_images: crate::limits::MAX_STORAGE_IMAGES,
         max_descriptor_set_input_attachments: 4,
         max_vertex_input_attributes: 16,
         max_vertex_input_bindings: 16,
@@ -288,7 +288,7 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         min_memory_map_alignment: 4096,
         min_texel_buffer_offset_alignment: TEXEL_BUFFER_OFFSET_ALIGNMENT,
         min_uniform_buffer_offset_alignment: 64,
-        min_storage_buffer_offset_alignment: 64,
+        min_storage_buffer_offset_alignment: crate::limits::STORAGE_BUFFER_OFFSET_ALIGNMENT,
         min_texel_offset: -8,
         max_texel_offset: 7,
         min_texel_gather_offset: -8,

@@ -1,12 +1,16 @@
-//! Descriptor indexing without update-after-bind, through the loader with validation on the
-//! simulated GPU, against a CPU model written here: the feature and property bits; a runtime
+//! Descriptor indexing (VK_EXT_descriptor_indexing), through the loader with validation on the
+//! simulated GPU, against a CPU model written here: the feature and property bits, including
+//! every feature the spec requires with descriptorIndexing and the extension's listing; a runtime
 //! descriptor array with PARTIALLY_BOUND and holes (only some elements written, only those
 //! read); a variable-count binding (VkDescriptorSetVariableDescriptorCountAllocateInfo) and
 //! vkGetDescriptorSetLayoutSupport's maxVariableDescriptorCount; a runtime array of storage
 //! buffers that crosses from the binding table into the descriptor table (after 250 uniform
-//! buffers), indexed with NonUniform indices. The AmberScript files tests/amber/desc_runtime_*
-//! cover the same paths on lavapipe too (whose 32 storage buffers per stage rule out the
-//! binding-table crossing there).
+//! buffers), indexed with NonUniform indices; runtime arrays of uniform and storage texel
+//! buffers, partially bound and with a variable count. Update-after-bind is in
+//! update_after_bind.rs and descriptor_inline_update_after_bind.rs. The AmberScript files
+//! tests/amber/desc_runtime_* and desc_texel_* cover the same paths (ferrite-only where lavapipe
+//! lacks the features; its 32 storage buffers per stage rule out the binding-table crossing
+//! there).
 
 mod compute_common;
 
@@ -23,7 +27,11 @@ fn indexing_ctx() -> Ctx {
         .descriptor_binding_partially_bound(true)
         .descriptor_binding_variable_descriptor_count(true)
         .shader_storage_buffer_array_non_uniform_indexing(true)
-        .shader_uniform_buffer_array_non_uniform_indexing(true);
+        .shader_uniform_buffer_array_non_uniform_indexing(true)
+        .shader_uniform_texel_buffer_array_dynamic_indexing(true)
+        .shader_storage_texel_buffer_array_dynamic_indexing(true)
+        .shader_uniform_texel_buffer_array_non_uniform_indexing(true)
+        .shader_storage_texel_buffer_array_non_uniform_indexing(true);
     let features = vk::PhysicalDeviceFeatures::default()
         .shader_storage_buffer_array_dynamic_indexing(true)
         .shader_uniform_buffer_array_dynamic_indexing(true);
@@ -50,6 +58,7 @@ fn descriptor_indexing_features_and_properties() {
         .push_next(&mut v12);
     // SAFETY: live instance and physical device, a valid chain.
     unsafe { c.h.instance.get_physical_device_features2(c.pd, &mut f2) };
+    let f10 = f2.features;
     for (name, ext, core, want) in [
         (
             "runtimeDescriptorArray",
@@ -81,19 +90,95 @@ fn descriptor_indexing_features_and_properties() {
             v12.shader_uniform_buffer_array_non_uniform_indexing,
             true,
         ),
-        // Update-after-bind works (batches are built at submit: update_after_bind.rs); the
-        // extension as a whole still waits for NonUniform image-array indices.
+        // Update-after-bind works (batches are built at submit: update_after_bind.rs).
         (
             "descriptorBindingStorageBufferUpdateAfterBind",
             di.descriptor_binding_storage_buffer_update_after_bind,
             v12.descriptor_binding_storage_buffer_update_after_bind,
             true,
         ),
+        (
+            "shaderUniformTexelBufferArrayDynamicIndexing",
+            di.shader_uniform_texel_buffer_array_dynamic_indexing,
+            v12.shader_uniform_texel_buffer_array_dynamic_indexing,
+            true,
+        ),
+        (
+            "shaderStorageTexelBufferArrayDynamicIndexing",
+            di.shader_storage_texel_buffer_array_dynamic_indexing,
+            v12.shader_storage_texel_buffer_array_dynamic_indexing,
+            true,
+        ),
+        (
+            "shaderUniformTexelBufferArrayNonUniformIndexing",
+            di.shader_uniform_texel_buffer_array_non_uniform_indexing,
+            v12.shader_uniform_texel_buffer_array_non_uniform_indexing,
+            true,
+        ),
+        (
+            "shaderStorageTexelBufferArrayNonUniformIndexing",
+            di.shader_storage_texel_buffer_array_non_uniform_indexing,
+            v12.shader_storage_texel_buffer_array_non_uniform_indexing,
+            true,
+        ),
+        // Input attachments do not exist in compute.
+        (
+            "shaderInputAttachmentArrayNonUniformIndexing",
+            di.shader_input_attachment_array_non_uniform_indexing,
+            v12.shader_input_attachment_array_non_uniform_indexing,
+            false,
+        ),
     ] {
         assert_eq!(ext, core, "{name}: extension and 1.2 structures disagree");
         assert_eq!(ext == vk::TRUE, want, "{name}");
     }
-    assert_eq!(v12.descriptor_indexing, vk::FALSE, "descriptorIndexing");
+    assert_eq!(v12.descriptor_indexing, vk::TRUE, "descriptorIndexing");
+    // Every feature vk.xml requires with descriptorIndexing (VK_VERSION_1_2, "Feature
+    // requirements"), read back from the device.
+    for (name, on) in [
+        (
+            "shaderSampledImageArrayDynamicIndexing",
+            f10.shader_sampled_image_array_dynamic_indexing,
+        ),
+        (
+            "shaderStorageBufferArrayDynamicIndexing",
+            f10.shader_storage_buffer_array_dynamic_indexing,
+        ),
+        (
+            "shaderSampledImageArrayNonUniformIndexing",
+            v12.shader_sampled_image_array_non_uniform_indexing,
+        ),
+        (
+            "descriptorBindingSampledImageUpdateAfterBind",
+            v12.descriptor_binding_sampled_image_update_after_bind,
+        ),
+        (
+            "descriptorBindingStorageImageUpdateAfterBind",
+            v12.descriptor_binding_storage_image_update_after_bind,
+        ),
+        (
+            "descriptorBindingUniformTexelBufferUpdateAfterBind",
+            v12.descriptor_binding_uniform_texel_buffer_update_after_bind,
+        ),
+        (
+            "descriptorBindingStorageTexelBufferUpdateAfterBind",
+            v12.descriptor_binding_storage_texel_buffer_update_after_bind,
+        ),
+        (
+            "descriptorBindingUpdateUnusedWhilePending",
+            v12.descriptor_binding_update_unused_while_pending,
+        ),
+    ] {
+        assert_eq!(on, vk::TRUE, "{name} is required with descriptorIndexing");
+    }
+    // And the extension is listed.
+    // SAFETY: live instance and physical device.
+    let exts = unsafe { c.h.instance.enumerate_device_extension_properties(c.pd) }.unwrap();
+    assert!(
+        exts.iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(c"VK_EXT_descriptor_indexing")),
+        "VK_EXT_descriptor_indexing listed"
+    );
     let mut dp = vk::PhysicalDeviceDescriptorIndexingProperties::default();
     let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
     let mut p2 = vk::PhysicalDeviceProperties2::default()
@@ -170,38 +255,15 @@ fn alloc_set(
     sizes: &[(vk::DescriptorType, u32)],
     variable: Option<u32>,
 ) -> (vk::DescriptorPool, vk::DescriptorSet) {
-    let sizes: Vec<_> = sizes
-        .iter()
-        .map(|&(ty, descriptor_count)| vk::DescriptorPoolSize {
-            ty,
-            descriptor_count,
-        })
-        .collect();
-    let counts = [variable.unwrap_or(0)];
-    let mut vc =
-        vk::DescriptorSetVariableDescriptorCountAllocateInfo::default().descriptor_counts(&counts);
-    let layouts = [set_layout];
-    let mut ai = vk::DescriptorSetAllocateInfo::default().set_layouts(&layouts);
-    if variable.is_some() {
-        ai = ai.push_next(&mut vc);
-    }
-    // SAFETY: valid create and allocate infos on a live device.
-    unsafe {
-        let pool = c
-            .dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let set = c
-            .dev
-            .allocate_descriptor_sets(&ai.descriptor_pool(pool))
-            .unwrap()[0];
-        (pool, set)
-    }
+    let counts = variable.map(|v| [v]);
+    let (pool, sets) = pool_and_sets(
+        c,
+        vk::DescriptorPoolCreateFlags::empty(),
+        sizes,
+        &[set_layout],
+        counts.as_ref().map(|c| &c[..]),
+    );
+    (pool, sets[0])
 }
 
 /// Writes `ranges` (buffer index, offset, range) as consecutive elements of `binding` from
@@ -445,5 +507,151 @@ void main() {{
         assert_eq!(g, e, "element {} word {}", w / 64, w % 64);
     }
     destroy(&c, pipeline, layout, set_layout, pool);
+    c.finish();
+}
+
+const UTB: vk::DescriptorType = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
+const STB: vk::DescriptorType = vk::DescriptorType::STORAGE_TEXEL_BUFFER;
+
+/// Views of `buffer` as R32_UINT, `texels` texels each, at `offset(k)` bytes, written as
+/// elements `elements` of `binding` (binding number, descriptor type).
+fn write_texel_views(
+    c: &Ctx,
+    set: vk::DescriptorSet,
+    (binding, ty): (u32, vk::DescriptorType),
+    buffer: vk::Buffer,
+    elements: &[u32],
+    texels: u64,
+    offset: impl Fn(u32) -> u64,
+) -> Vec<vk::BufferView> {
+    let views: Vec<_> = elements
+        .iter()
+        .map(|&k| {
+            // SAFETY: a valid create info on a live device; destroyed by the caller.
+            unsafe {
+                c.dev.create_buffer_view(
+                    &vk::BufferViewCreateInfo::default()
+                        .buffer(buffer)
+                        .format(vk::Format::R32_UINT)
+                        .offset(offset(k))
+                        .range(4 * texels),
+                    None,
+                )
+            }
+            .unwrap()
+        })
+        .collect();
+    for (&k, v) in elements.iter().zip(&views) {
+        let vs = [*v];
+        let w = vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(binding)
+            .dst_array_element(k)
+            .descriptor_type(ty)
+            .texel_buffer_view(&vs);
+        // SAFETY: a live set not in use, a live view.
+        unsafe { c.dev.update_descriptor_sets(&[w], &[]) };
+    }
+    views
+}
+
+/// Elements of the 8-element uniform-texel-buffer array that are written.
+const UTB_WRITTEN: [u32; 3] = [0, 3, 6];
+/// Elements of the storage-texel-buffer array (variable count 6 of a layout's 32) that are
+/// written; 3 stays a hole.
+const STB_WRITTEN: [u32; 5] = [0, 1, 2, 4, 5];
+
+#[test]
+fn texel_buffer_runtime_arrays_partially_bound_variable_count() {
+    let mut c = indexing_ctx();
+    let src = "#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 48) in;
+layout(set = 0, binding = 0) buffer O { uint o[48]; };
+layout(set = 0, binding = 1) uniform usamplerBuffer u[];
+layout(set = 0, binding = 2, r32ui) uniform uimageBuffer s[];
+const uint uw[3] = uint[](0u, 3u, 6u);
+const uint sw[5] = uint[](0u, 1u, 2u, 4u, 5u);
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    uint a = uw[(i * 5u + i / 4u) % 3u];
+    uint b = sw[(i * 7u + 1u) % 5u];
+    o[i] = texelFetch(u[nonuniformEXT(a)], int(i)).x + imageSize(s[nonuniformEXT(b)]) * 1000000u;
+    imageAtomicAdd(s[nonuniformEXT(b)], int(i % 16u), i + 1u);
+}";
+    let code = spirv_env("texel_arrays", Some(src), "vulkan1.2");
+    let pb = vk::DescriptorBindingFlags::PARTIALLY_BOUND;
+    let vdc = vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT;
+    let (set_layout, layout) = flagged_layout(
+        &c,
+        &[
+            (0, SSBO, 1, vk::DescriptorBindingFlags::empty()),
+            (1, UTB, 8, pb),
+            (2, STB, 32, pb | vdc),
+        ],
+    );
+    let pipeline = c.pipeline(&code, layout).expect("vkCreateComputePipelines");
+    let (pool, set) = alloc_set(&c, set_layout, &[(SSBO, 1), (UTB, 8), (STB, 6)], Some(6));
+    let out = zeroed(&mut c, 48);
+    write(&c, set, 0, 0, SSBO, &[(out, 0, vk::WHOLE_SIZE)]);
+    // Uniform element k: 64 texels at byte 256 * k; storage element k: 16 texels at 64 * k.
+    const SEED_U: u32 = 31;
+    const SEED_S: u32 = 32;
+    let u_words: Vec<u32> = random_u32s(SEED_U, 64 * 8)
+        .iter()
+        .map(|w| w % 1_000_000)
+        .collect();
+    let s_words: Vec<u32> = random_u32s(SEED_S, 16 * 6)
+        .iter()
+        .map(|w| w % 1_000_000)
+        .collect();
+    let ub = texel_buffer(&c, &u_words);
+    let sb = texel_buffer(&c, &s_words);
+    let mut views = write_texel_views(&c, set, (1, UTB), ub.0, &UTB_WRITTEN, 64, |k| {
+        256 * u64::from(k)
+    });
+    views.extend(write_texel_views(
+        &c,
+        set,
+        (2, STB),
+        sb.0,
+        &STB_WRITTEN,
+        16,
+        |k| 64 * u64::from(k),
+    ));
+    run(&c, pipeline, layout, set, 1);
+    let got = c.buf(out).read_u32s(48);
+    let mut want_s = s_words.clone();
+    for (i, g) in got.iter().enumerate() {
+        let a = UTB_WRITTEN[(i * 5 + i / 4) % 3] as usize;
+        let b = STB_WRITTEN[(i * 7 + 1) % 5] as usize;
+        want_s[16 * b + i % 16] += i as u32 + 1;
+        let want = u_words[64 * a + i] + 16_000_000;
+        assert_eq!(
+            *g, want,
+            "invocation {i}: uniform element {a}, storage element {b} (seeds {SEED_U}, {SEED_S})"
+        );
+    }
+    let got_s = read_texels(&c, sb.1, 16 * 6);
+    for (w, (g, e)) in got_s.iter().zip(&want_s).enumerate() {
+        assert_eq!(
+            g,
+            e,
+            "storage element {} texel {} (the hole, element 3, stays as written; seed {SEED_S})",
+            w / 16,
+            w % 16
+        );
+    }
+    destroy(&c, pipeline, layout, set_layout, pool);
+    // SAFETY: the submission completed (`run` waits).
+    unsafe {
+        for v in views {
+            c.dev.destroy_buffer_view(v, None);
+        }
+        for (b, m) in [ub, sb] {
+            c.dev.destroy_buffer(b, None);
+            c.dev.free_memory(m, None);
+        }
+    }
     c.finish();
 }

@@ -191,28 +191,14 @@ fn update_template_writes_a_set() {
     let entries = template_entries(stride);
     // SAFETY: valid objects on a live device; everything destroyed here.
     unsafe {
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: 4,
-        }];
-        let pool = c
-            .dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let sls = [o.set_layout];
-        let set = c
-            .dev
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&sls),
-            )
-            .unwrap()[0];
+        let (pool, sets) = pool_and_sets(
+            &c,
+            vk::DescriptorPoolCreateFlags::empty(),
+            &[(vk::DescriptorType::STORAGE_BUFFER, 4)],
+            &[o.set_layout],
+            None,
+        );
+        let set = sets[0];
         let t = create_template(
             &c,
             &e,

@@ -262,7 +262,7 @@ fn vulkan11_and_12_structures_report_what_works() {
     let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
     let mut f12 = vk::PhysicalDeviceVulkan12Features {
         // Members Ferrite does not support must come back false.
-        descriptor_indexing: vk::TRUE,
+        draw_indirect_count: vk::TRUE,
         ..Default::default()
     };
     let mut f2 = vk::PhysicalDeviceFeatures2::default()
@@ -286,7 +286,7 @@ fn vulkan11_and_12_structures_report_what_works() {
     assert_eq!((f12.shader_float16, f12.shader_int8), (vk::TRUE, vk::TRUE));
     assert_eq!(f12.storage_buffer8_bit_access, vk::TRUE);
     assert_eq!(f12.timeline_semaphore, vk::TRUE);
-    assert_eq!(f12.descriptor_indexing, vk::FALSE);
+    assert_eq!(f12.draw_indirect_count, vk::FALSE);
 
     let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
     let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();

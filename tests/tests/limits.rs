@@ -59,6 +59,14 @@ fn reported(l: &vk::PhysicalDeviceLimits, name: &str) -> u64 {
         "maxTexelBufferElements" => l.max_texel_buffer_elements.into(),
         "minStorageBufferOffsetAlignment" => l.min_storage_buffer_offset_alignment,
         "minUniformBufferOffsetAlignment" => l.min_uniform_buffer_offset_alignment,
+        "minTexelBufferOffsetAlignment" => l.min_texel_buffer_offset_alignment,
+        "maxPerStageDescriptorSamplers" => l.max_per_stage_descriptor_samplers.into(),
+        "maxPerStageDescriptorSampledImages" => l.max_per_stage_descriptor_sampled_images.into(),
+        "maxPerStageDescriptorStorageImages" => l.max_per_stage_descriptor_storage_images.into(),
+        "maxDescriptorSetSamplers" => l.max_descriptor_set_samplers.into(),
+        "maxDescriptorSetSampledImages" => l.max_descriptor_set_sampled_images.into(),
+        "maxDescriptorSetStorageImages" => l.max_descriptor_set_storage_images.into(),
+        "maxSamplerAllocationCount" => l.max_sampler_allocation_count.into(),
         other => panic!("docs/limits.md names {other}, which this test does not know"),
     }
 }

@@ -335,31 +335,15 @@ fn descriptors_written_after_bind_are_read_at_submit() {
             )
             .unwrap();
         let pipeline = c.pipeline(&code, layout).unwrap();
-        let sizes: Vec<_> = TYPES
-            .iter()
-            .map(|&ty| vk::DescriptorPoolSize {
-                ty,
-                descriptor_count: 1,
-            })
-            .collect();
-        let pool = c
-            .dev
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .flags(vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND)
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .unwrap();
-        let set = c
-            .dev
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&[set_layout]),
-            )
-            .unwrap()[0];
+        let sizes: Vec<_> = TYPES.iter().map(|&ty| (ty, 1)).collect();
+        let (pool, sets) = pool_and_sets(
+            &c,
+            vk::DescriptorPoolCreateFlags::UPDATE_AFTER_BIND,
+            &sizes,
+            &[set_layout],
+            None,
+        );
+        let set = sets[0];
         let smp = c
             .dev
             .create_sampler(&vk::SamplerCreateInfo::default(), None)

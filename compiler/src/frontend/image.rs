@@ -365,7 +365,10 @@ fn image_operands(i: &dr::Instruction, from: usize) -> Res<(Option<u32>, Option<
     match i.operands.get(from) {
         None => Ok((None, None)),
         Some(dr::Operand::ImageOperands(m)) => {
-            if !(IO::LOD | IO::CONST_OFFSET).contains(*m) {
+            // SignExtend / ZeroExtend (SPIR-V 1.4; glslang marks every fetch from an
+            // unsigned or signed image with them) take no operand and change nothing: the
+            // format's integer type already decides how a texel widens to 32 bits.
+            if !(IO::LOD | IO::CONST_OFFSET | IO::SIGN_EXTEND | IO::ZERO_EXTEND).contains(*m) {
                 return unsupported(format!(
                     "image operands {m:?} (only Lod and ConstOffset are supported)"
                 ));

@@ -59,6 +59,11 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::StorageImageArrayDynamicIndexing
         | C::SampledImageArrayNonUniformIndexing
         | C::StorageImageArrayNonUniformIndexing => true,
+        // Texel buffers are images of Dim Buffer: arrays of them take the same paths.
+        C::UniformTexelBufferArrayDynamicIndexing
+        | C::StorageTexelBufferArrayDynamicIndexing
+        | C::UniformTexelBufferArrayNonUniformIndexing
+        | C::StorageTexelBufferArrayNonUniformIndexing => true,
         // Size and level queries of sampled images (resinfo).
         C::ImageQuery => true,
         C::GroupNonUniform
@@ -703,6 +708,9 @@ impl Fe<'_> {
             StorageClass::UniformConstant => {
                 let (img, count) = match self.stype(pointee)? {
                     SType::Array(e, n) => (e, n),
+                    // A runtime array of images, texel buffers or samplers
+                    // (runtimeDescriptorArray): sized by the pipeline layout, as for buffers.
+                    SType::RuntimeArray(e) => (e, self.layout_count(id)?),
                     _ => (pointee, 1),
                 };
                 let kind = match self.stype(img)? {
@@ -972,6 +980,47 @@ mod tests {
             OpFunctionEnd
             ",
             "has no Binding",
+        );
+    }
+
+    /// Arrays of texel buffers take the image-array path, so their four indexing capabilities
+    /// are accepted on every target.
+    #[test]
+    fn texel_buffer_array_capabilities_are_accepted() {
+        let t = Target::gen9();
+        for c in [
+            Capability::UniformTexelBufferArrayDynamicIndexing,
+            Capability::StorageTexelBufferArrayDynamicIndexing,
+            Capability::UniformTexelBufferArrayNonUniformIndexing,
+            Capability::StorageTexelBufferArrayNonUniformIndexing,
+        ] {
+            assert!(capability_ok(c, &t), "{c:?}");
+        }
+    }
+
+    /// A runtime array of texel buffers (UniformConstant) is sized by the pipeline layout like
+    /// a runtime array of buffers: without a layout (these tests pass none) it is refused for
+    /// that reason, not as an image of unknown use.
+    #[test]
+    fn runtime_texel_buffer_array_takes_the_layout_count() {
+        check_err(
+            "runtime_texel_buffer_array_takes_the_layout_count",
+            "
+            OpCapability SampledBuffer
+            OpCapability RuntimeDescriptorArray
+            OpExtension \"SPV_EXT_descriptor_indexing\"
+            OpDecorate %tb DescriptorSet 0
+            OpDecorate %tb Binding 0
+            %img = OpTypeImage %u32 Buffer 0 0 0 1 R32ui
+            %arr = OpTypeRuntimeArray %img
+            %ptr_arr = OpTypePointer UniformConstant %arr
+            %tb = OpVariable %ptr_arr UniformConstant
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            OpReturn
+            OpFunctionEnd
+            ",
+            "a runtime descriptor array needs the pipeline layout's descriptor count",
         );
     }
 

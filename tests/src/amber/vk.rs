@@ -166,6 +166,22 @@ impl ExtFeatures {
             (9, "shaderUniformTexelBufferArrayDynamicIndexing") => {
                 &mut self.di.shader_uniform_texel_buffer_array_dynamic_indexing
             }
+            (9, "shaderStorageTexelBufferArrayNonUniformIndexing") => {
+                &mut self
+                    .di
+                    .shader_storage_texel_buffer_array_non_uniform_indexing
+            }
+            (9, "shaderUniformTexelBufferArrayNonUniformIndexing") => {
+                &mut self
+                    .di
+                    .shader_uniform_texel_buffer_array_non_uniform_indexing
+            }
+            (9, "shaderSampledImageArrayNonUniformIndexing") => {
+                &mut self.di.shader_sampled_image_array_non_uniform_indexing
+            }
+            (9, "shaderStorageImageArrayNonUniformIndexing") => {
+                &mut self.di.shader_storage_image_array_non_uniform_indexing
+            }
             (10, "robustImageAccess") => &mut self.ir.robust_image_access,
             (11, "robustBufferAccess2") => &mut self.r2.robust_buffer_access2,
             (11, "robustImageAccess2") => &mut self.r2.robust_image_access2,

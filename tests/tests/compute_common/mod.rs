@@ -746,3 +746,99 @@ pub fn zeroed(c: &mut Ctx, words: usize) -> usize {
     c.buf(b).write_u32s(&vec![0; words]);
     b
 }
+
+/// A descriptor pool with `flags` for one set of each of `set_layouts`, sized for `sizes`
+/// (descriptor type, count), and those sets; `variable_counts` (one per set) is chained as
+/// VkDescriptorSetVariableDescriptorCountAllocateInfo when given. The caller destroys the pool.
+pub fn pool_and_sets(
+    c: &Ctx,
+    flags: vk::DescriptorPoolCreateFlags,
+    sizes: &[(vk::DescriptorType, u32)],
+    set_layouts: &[vk::DescriptorSetLayout],
+    variable_counts: Option<&[u32]>,
+) -> (vk::DescriptorPool, Vec<vk::DescriptorSet>) {
+    let sizes: Vec<_> = sizes
+        .iter()
+        .map(|&(ty, descriptor_count)| vk::DescriptorPoolSize {
+            ty,
+            descriptor_count,
+        })
+        .collect();
+    let mut vc = vk::DescriptorSetVariableDescriptorCountAllocateInfo::default()
+        .descriptor_counts(variable_counts.unwrap_or(&[]));
+    // SAFETY: valid create and allocate infos on a live device.
+    unsafe {
+        let pool = c
+            .dev
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .flags(flags)
+                    .max_sets(set_layouts.len() as u32)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .unwrap();
+        let mut ai = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(pool)
+            .set_layouts(set_layouts);
+        if variable_counts.is_some() {
+            ai = ai.push_next(&mut vc);
+        }
+        let sets = c.dev.allocate_descriptor_sets(&ai).unwrap();
+        (pool, sets)
+    }
+}
+
+/// A host-visible buffer of `words` usable as uniform and storage texel buffer (R32_UINT views
+/// support both), and its memory; the caller destroys both.
+pub fn texel_buffer(c: &Ctx, words: &[u32]) -> (vk::Buffer, vk::DeviceMemory) {
+    // SAFETY: valid create infos on a live device; the mapping covers `words`.
+    unsafe {
+        let buffer = c
+            .dev
+            .create_buffer(
+                &vk::BufferCreateInfo::default()
+                    .size(words.len() as u64 * 4)
+                    .usage(
+                        vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
+                            | vk::BufferUsageFlags::STORAGE_TEXEL_BUFFER,
+                    ),
+                None,
+            )
+            .unwrap();
+        let req = c.dev.get_buffer_memory_requirements(buffer);
+        let memory = c
+            .dev
+            .allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(c.mem_type),
+                None,
+            )
+            .unwrap();
+        c.dev.bind_buffer_memory(buffer, memory, 0).unwrap();
+        let ptr: *mut u32 = c
+            .dev
+            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            .unwrap()
+            .cast();
+        std::ptr::copy_nonoverlapping(words.as_ptr(), ptr, words.len());
+        c.dev.unmap_memory(memory);
+        (buffer, memory)
+    }
+}
+
+/// Reads `n` words of a buffer made by [`texel_buffer`].
+pub fn read_texels(c: &Ctx, memory: vk::DeviceMemory, n: usize) -> Vec<u32> {
+    // SAFETY: a live host-visible allocation of at least `n` words, not in use.
+    unsafe {
+        let ptr: *const u32 = c
+            .dev
+            .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            .unwrap()
+            .cast();
+        let v = std::slice::from_raw_parts(ptr, n).to_vec();
+        c.dev.unmap_memory(memory);
+        v
+    }
+}
