@@ -8,7 +8,14 @@ use std::path::Path;
 fn corpus_parses_and_round_trips() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("amber");
     let mut n = 0;
-    for e in std::fs::read_dir(&dir).expect("tests/amber exists") {
+    // The generated subgroup files outside the default run (scripts/amber-run --subgroups-full)
+    // are parsed here too, so that a parser change cannot break them unnoticed.
+    let full =
+        std::fs::read_dir(dir.join("subgroups-full")).expect("tests/amber/subgroups-full exists");
+    for e in std::fs::read_dir(&dir)
+        .expect("tests/amber exists")
+        .chain(full)
+    {
         let p = e.expect("dir entry").path();
         if p.extension().is_none_or(|x| x != "amber") {
             continue;

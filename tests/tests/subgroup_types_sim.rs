@@ -272,6 +272,11 @@ void main() {
         put(13u, subgroupClusteredMul(m, 2u));
         put(14u, subgroupAdd(V2(f, f * F(2))).y);
         put(15u, subgroupBroadcast(f, 2u));
+        // Zeros of both signs are equal by value (not by bits); a vector is equal when
+        // each component is.
+        F z = (x & 8u) != 0u ? F(-0.0) : F(0.0);
+        put(16u, subgroupAllEqual(z) ? F(1) : F(0));
+        put(17u, subgroupAllEqual(V2(F(x >> 7), z)) ? F(1) : F(0));
     }
 }";
 
@@ -291,7 +296,7 @@ const FLOATS: [(&str, &str); 3] = [
 
 fn float_reference(simd: usize, a: &[u32]) -> Vec<Option<u32>> {
     let mut o: Vec<Option<u32>> = (0..N * SLOTS)
-        .map(|j| (j % 2 == 1 || j % SLOTS >= 32).then_some(0))
+        .map(|j| (j % 2 == 1 || j % SLOTS >= 36).then_some(0))
         .collect();
     let f = |i: usize| ((a[i] >> 4) as i32 - 8) as f64;
     let m = |i: usize| {
@@ -357,6 +362,13 @@ fn float_reference(simd: usize, a: &[u32]) -> Vec<Option<u32>> {
             put(13, Some(pair.map(|s| m(s.1)).product()));
             put(14, Some(fs.iter().map(|x| 2.0 * x).sum()));
             put(15, from(2).map(f));
+            put(16, Some(1.0));
+            put(
+                17,
+                Some(f64::from(u8::from(
+                    act.iter().all(|s| e(s.1) == e(act[0].1)),
+                ))),
+            );
         }
     }
     o

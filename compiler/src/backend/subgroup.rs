@@ -353,13 +353,31 @@ impl Isel<'_> {
                 self.sg_out(dst, d, s, dword);
             }
             SubgroupOp::AllEqual => {
-                // Bit equality with the first active channel's value, then `all`.
-                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
+                // Equality with the first active channel's value, then `all`. Floats compare
+                // by value, as an `OpFOrdEqual` would (-0.0 equals 0.0, a NaN equals nothing;
+                // Mesa does the same), fp16 after its exact conversion to f32; other types
+                // by bits.
+                let float = self.func.ty(srcs[0]).scalar_type().kind == Kind::Float;
+                let how = if float { Widen::Float } else { Widen::Bits };
+                let (x, dom) = self.sg_in(srcs[0], how)?;
                 let first = self.sg_first_lane();
                 let f = self.sg_pick_in(x, first, dom);
                 let mut b = self.b();
                 let e = b.vreg(Type::D, 1);
-                if dom.wide {
+                if float && dom.wide {
+                    // A DF compare writes a qword of ones or zeros; its low dword is the
+                    // boolean.
+                    let t = b.vreg(Type::DF, 1);
+                    b.cmp(CondMod::Z, t, x.retype(Type::DF), f.retype(Type::DF));
+                    b.mov(e.retype(Type::UD), wide::lo(t).retype(Type::UD));
+                } else if float {
+                    b.cmp(
+                        CondMod::Z,
+                        e.retype(Type::F),
+                        x.retype(Type::F),
+                        f.retype(Type::F),
+                    );
+                } else if dom.wide {
                     let eh = b.vreg(Type::D, 1);
                     let (xl, xh) = (wide::lo(x), wide::hi(x));
                     let (fl, fh) = (wide::lo(f), wide::hi(f));

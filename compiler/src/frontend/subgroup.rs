@@ -121,12 +121,25 @@ impl Fe<'_> {
                 self.emit(t, Op::Subgroup(s, vec![a[0]]))?
             }
             O::GroupNonUniformAllEqual => {
+                // A vector is equal across the subgroup when each of its components is: one
+                // operation per component, their results ANDed.
                 need(1)?;
-                let st = self.ty(a[0]);
-                if st.comps != 1 {
-                    return unsupported("OpGroupNonUniformAllEqual on a vector");
+                let comps = self.ty(a[0]).comps;
+                let mut all = None;
+                for c in 0..comps {
+                    let x = self.extract(a[0], c)?;
+                    let e = self.emit(t, Op::Subgroup(SubgroupOp::AllEqual, vec![x]))?;
+                    all = Some(match all {
+                        None => e,
+                        Some(p) => self.alu(AluOp::Iand, t, &[p, e])?,
+                    });
                 }
-                self.emit(t, Op::Subgroup(SubgroupOp::AllEqual, vec![a[0]]))?
+                match all {
+                    Some(v) => v,
+                    None => {
+                        return invalid("OpGroupNonUniformAllEqual on a value of no components")
+                    }
+                }
             }
             O::GroupNonUniformBallot => {
                 need(1)?;

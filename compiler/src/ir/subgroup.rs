@@ -228,7 +228,15 @@ pub fn eval_subgroup(op: SubgroupOp, t: Type, srcs: &[Vec<Option<u64>>]) -> Vec<
             per_lane(&|_| vec![u64::from(r)])
         }
         SubgroupOp::AllEqual => {
-            let r = act.iter().all(|&i| x(i) == x(first.unwrap_or(0)));
+            // Floats by value (-0.0 equals 0.0, a NaN nothing), other types by bits.
+            let eq = |a: u64, b: u64| {
+                if t.kind == crate::ir::Kind::Float {
+                    crate::eval::eval_alu(AluOp::Feq, Type::B1, &[t, t], &[a, b]) != 0
+                } else {
+                    a == b
+                }
+            };
+            let r = act.iter().all(|&i| eq(x(i), x(first.unwrap_or(0))));
             per_lane(&|_| vec![u64::from(r)])
         }
         SubgroupOp::Ballot => {
@@ -312,6 +320,25 @@ mod tests {
         assert_eq!(at0(SubgroupOp::Reduce(RedOp::Imin)), 0x80);
         // The first invocation's exclusive max is the type's own identity.
         assert_eq!(at0(SubgroupOp::ExclusiveScan(RedOp::Imax)), 0x80);
+    }
+
+    #[test]
+    fn all_equal_compares_floats_by_value_and_integers_by_bits() {
+        let all_equal = |t: Type, c: Vec<Option<u64>>| {
+            eval_subgroup(SubgroupOp::AllEqual, t, &[c])[0]
+                .clone()
+                .unwrap()[0]
+        };
+        let (pz, nz) = (0.0f32.to_bits() as u64, (-0.0f32).to_bits() as u64);
+        assert_eq!(all_equal(Type::F32, col([pz, nz, 0, pz])), 1);
+        let nan = f64::NAN.to_bits();
+        assert_eq!(all_equal(Type::float(64), col([nan, nan, 0, nan])), 0);
+        // fp16: 0x8000 is -0.0.
+        assert_eq!(all_equal(Type::float(16), col([0, 0x8000, 0, 0])), 1);
+        // The same bits as integers differ.
+        assert_eq!(all_equal(Type::I32, col([pz, nz, 0, pz])), 0);
+        // An inactive invocation's value does not count.
+        assert_eq!(all_equal(Type::I32, col([5, 5, 9, 5])), 1);
     }
 
     #[test]

@@ -64,7 +64,7 @@ core_features! {
 
 /// Extension feature structs Amber names as `Struct.member`, with the extension that
 /// provides each and the Vulkan 1.x minor version that made it core.
-const EXT_STRUCTS: [(&str, &CStr, u32); 12] = [
+const EXT_STRUCTS: [(&str, &CStr, u32); 13] = [
     ("VariablePointerFeatures", c"VK_KHR_variable_pointers", 1),
     ("Float16Int8Features", c"VK_KHR_shader_float16_int8", 2),
     ("Storage8BitFeatures", c"VK_KHR_8bit_storage", 2),
@@ -101,6 +101,13 @@ const EXT_STRUCTS: [(&str, &CStr, u32); 12] = [
     // is defined only with these (robustImageAccess is core in 1.3; robustness2 never is).
     ("ImageRobustnessFeatures", c"VK_EXT_image_robustness", 3),
     ("Robustness2Features", c"VK_EXT_robustness2", u32::MAX),
+    // Not in Amber's list either: subgroup operations on 8/16/64-bit integers and fp16 are
+    // allowed only with this feature enabled.
+    (
+        "ShaderSubgroupExtendedTypesFeatures",
+        c"VK_KHR_shader_subgroup_extended_types",
+        2,
+    ),
 ];
 
 #[derive(Default)]
@@ -117,6 +124,7 @@ struct ExtFeatures {
     di: vk::PhysicalDeviceDescriptorIndexingFeatures<'static>,
     ir: vk::PhysicalDeviceImageRobustnessFeatures<'static>,
     r2: vk::PhysicalDeviceRobustness2FeaturesEXT<'static>,
+    set: vk::PhysicalDeviceShaderSubgroupExtendedTypesFeatures<'static>,
 }
 
 impl ExtFeatures {
@@ -186,6 +194,7 @@ impl ExtFeatures {
             (11, "robustBufferAccess2") => &mut self.r2.robust_buffer_access2,
             (11, "robustImageAccess2") => &mut self.r2.robust_image_access2,
             (11, "nullDescriptor") => &mut self.r2.null_descriptor,
+            (12, "shaderSubgroupExtendedTypes") => &mut self.set.shader_subgroup_extended_types,
             _ => return None,
         })
     }
@@ -194,7 +203,7 @@ impl ExtFeatures {
     fn chain<'a>(
         &'a mut self,
         mut f2: vk::PhysicalDeviceFeatures2<'a>,
-        on: &[bool; 12],
+        on: &[bool; 13],
     ) -> vk::PhysicalDeviceFeatures2<'a> {
         if on[0] {
             f2 = f2.push_next(&mut self.vp);
@@ -231,6 +240,9 @@ impl ExtFeatures {
         }
         if on[11] {
             f2 = f2.push_next(&mut self.r2);
+        }
+        if on[12] {
+            f2 = f2.push_next(&mut self.set);
         }
         f2
     }
@@ -546,7 +558,7 @@ impl Gpu {
             }
         }
         // Which extension structs the device can report.
-        let mut avail = [false; 12];
+        let mut avail = [false; 13];
         for (i, (_, ext, core)) in EXT_STRUCTS.iter().enumerate() {
             avail[i] = has_props2
                 && (minor >= *core || dev_avail.iter().any(|a| a.as_bytes() == ext.to_bytes()));
@@ -631,7 +643,7 @@ impl Gpu {
         }
         let mut core_on = vk::PhysicalDeviceFeatures::default();
         let mut ext_on = ExtFeatures::default();
-        let mut used = [false; 12];
+        let mut used = [false; 13];
         let mut core_have_m = core_have;
         for f in &req.features {
             if let Some((st, member)) = f.split_once('.') {
