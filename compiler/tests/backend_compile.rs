@@ -134,7 +134,16 @@ fn main {
 
 #[test]
 fn widest_width_without_spills_is_compiled_first_and_alone() {
-    let o = BackendOptions::gen9();
+    // In program order (no scheduling for pressure, which would load each value next to
+    // its add: see `pressure_scheduling_keeps_simd16_for_independent_loads`).
+    let o = BackendOptions {
+        no_pressure_sched: true,
+        ..BackendOptions::gen9()
+    };
+    let at = |w: u32| BackendOptions {
+        no_pressure_sched: true,
+        ..opts(w)
+    };
     let times = |k: &Kernel| -> Vec<String> {
         k.stats
             .pass_times
@@ -160,14 +169,14 @@ fn widest_width_without_spills_is_compiled_first_and_alone() {
             && !names.iter().any(|n| n == "simd16 regalloc"),
         "{names:?}"
     );
-    let alone = backend::compile_binary(&s, &opts(8)).unwrap();
+    let alone = backend::compile_binary(&s, &at(8)).unwrap();
     assert_eq!(k.binary, alone.binary);
     // Spilling everywhere: the fewest spills, narrowest first among equals.
     let s = parse_shader(&live_loads(200)).unwrap();
     let k = backend::compile_binary(&s, &o).unwrap();
     let (k8, k16) = (
-        backend::compile_binary(&s, &opts(8)).unwrap(),
-        backend::compile_binary(&s, &opts(16)).unwrap(),
+        backend::compile_binary(&s, &at(8)).unwrap(),
+        backend::compile_binary(&s, &at(16)).unwrap(),
     );
     assert!(k8.stats.spills > 0 && k16.stats.spills > 0);
     let want = if k16.stats.spills < k8.stats.spills {
@@ -176,6 +185,16 @@ fn widest_width_without_spills_is_compiled_first_and_alone() {
         &k8
     };
     assert_eq!((k.simd, &k.binary), (want.simd, &want.binary));
+}
+
+/// The 80 loads of `live_loads(80)` read memory no store in between may change, so the
+/// scheduling for register pressure moves each next to its add: SIMD16 fits without spills
+/// (in program order it needs 160 GRFs and the kernel drops to SIMD8).
+#[test]
+fn pressure_scheduling_keeps_simd16_for_independent_loads() {
+    let s = parse_shader(&live_loads(80)).unwrap();
+    let k = backend::compile_binary(&s, &BackendOptions::gen9()).unwrap();
+    assert_eq!((k.simd, k.stats.spills, k.stats.fills), (16, 0, 0));
 }
 
 const CONTROL: &str = "shader local_size 16 1 1 shared 0 local 0 push 0

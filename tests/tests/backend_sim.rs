@@ -333,21 +333,20 @@ void main() {
     v[i] = b0 * b1 + b2 * b3 + b4 * b5 + b6 + a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
 }";
 
-#[test]
-fn spilled_kernel_matches_cpu() {
-    let Some(k) = kernel("pressure", PRESSURE, 32) else {
-        return;
-    };
-    assert!(k.stats.spills > 0, "the test needs spills");
-    assert!(k.scratch_size >= 1024 && k.scratch_size.is_power_of_two());
+/// Runs the `PRESSURE` kernel on one group of 32 invocations and compares with the CPU.
+fn check_pressure_kernel(k: &Kernel) {
     let n = 32 * 10 * 4;
-    let scratch_bytes = 168 * k.scratch_size as u64;
+    let scratch_bytes = 168 * k.scratch_size.max(1024) as u64;
     let (g, data) = compute_setup(&[n as u64 * 4, scratch_bytes]);
     let input: Vec<u32> = (0..n)
         .map(|i| ((i % 17) as f32 * 0.25 - 1.0).to_bits())
         .collect();
     g.write_u32s(data[0], 0, &input);
-    dispatch_scratch(&g, &k, [1, 1, 1], &[(data[0], n as u64 * 4)], 0x200_0000);
+    if k.scratch_size > 0 {
+        dispatch_scratch(&g, k, [1, 1, 1], &[(data[0], n as u64 * 4)], 0x200_0000);
+    } else {
+        dispatch(&g, k, [1, 1, 1], &[(data[0], n as u64 * 4)]);
+    }
     let out = g.read_u32s(data[0], 0, n);
     let f = |k: usize| f32::from_bits(input[k]);
     for inv in 0..32 {
@@ -367,9 +366,43 @@ fn spilled_kernel_matches_cpu() {
             let got = f32::from_bits(out[inv * 40 + c]);
             assert!(
                 (got - want).abs() <= 1e-4 * want.abs().max(1.0),
-                "invocation {inv} comp {c}: {got} vs {want}"
+                "SIMD{} invocation {inv} comp {c}: {got} vs {want}",
+                k.simd
             );
         }
+    }
+}
+
+#[test]
+fn spilled_kernel_matches_cpu() {
+    // In program order (no scheduling for pressure) the ten vec4 values of both SIMD16
+    // halves are live at once: more than the register file.
+    let build = Build {
+        no_pressure_sched: true,
+        ..Build::default()
+    };
+    let Some(k) = kernel_with("pressure", PRESSURE, 32, &build) else {
+        return;
+    };
+    assert!(k.stats.spills > 0, "the test needs spills");
+    assert!(k.scratch_size >= 1024 && k.scratch_size.is_power_of_two());
+    check_pressure_kernel(&k);
+}
+
+/// Scheduled for register pressure, the same kernel runs one SIMD16 half after the other
+/// and needs no spill at SIMD32; the results stay those of the CPU at every width.
+#[test]
+fn pressure_scheduled_kernel_does_not_spill_and_matches_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("pressure", PRESSURE, simd) else {
+            return;
+        };
+        assert_eq!(
+            (k.stats.spills, k.stats.fills, k.scratch_size),
+            (0, 0, 0),
+            "SIMD{simd}"
+        );
+        check_pressure_kernel(&k);
     }
 }
 

@@ -3,7 +3,9 @@
 //! Pipeline per SIMD width: instruction selection into LIR through the [`lir::Builder`]
 //! ([`isel`]) -> SIMD-width lowering ([`lower::lower_simd_width`]) -> logical messages to
 //! payload + SEND ([`lower::lower_sends`]) -> regioning legalization ([`lower::legalize`])
-//! -> register allocation with spilling ([`ra`]) -> list scheduling ([`sched`]) ->
+//! -> where more GRFs are live at once than the file holds, register splitting ([`split`])
+//! and scheduling for register pressure ([`sched_pre`]) -> register allocation with
+//! spilling ([`ra`]) -> list scheduling ([`sched`]) ->
 //! emission with JIP/UIP, the ISA validator, encoding and compaction ([`emit`]).
 //!
 //! Input assumptions (what the middle passes deliver): a [`crate::ir::Shader`] with 32-bit
@@ -31,6 +33,7 @@ pub mod narrow;
 pub mod opt;
 pub mod ra;
 pub mod sched;
+pub mod sched_pre;
 pub mod split;
 pub mod subgroup;
 pub mod wide;
@@ -76,6 +79,9 @@ pub struct BackendOptions {
     /// Compute uniform values per channel, as before uniform values were computed once
     /// per thread (`FERRITE_DEBUG=nouniform`; for measuring and bisecting).
     pub no_uniform: bool,
+    /// Never reorder for register pressure before allocation (`FERRITE_DEBUG=nopresched`;
+    /// for measuring, and for tests that need a kernel that spills).
+    pub no_pressure_sched: bool,
     /// The target's hardware facts (GRF count, special binding-table indices, threads per
     /// workgroup).
     pub hw: HwFacts,
@@ -116,6 +122,7 @@ impl BackendOptions {
             validate: debug.validate,
             no_sched: false,
             no_uniform: debug.nouniform,
+            no_pressure_sched: debug.nopresched,
             hw: target.hw,
             subgroup: SubgroupWidth::Reported,
         }
@@ -352,10 +359,17 @@ fn compile_one(
     // pieces packed into the same GRFs leave the scheduler after allocation fewer
     // independent instructions: split only when more GRFs are live at once than the file
     // holds, where the alternative is spilling.
+    let over = |p: &lir::Program| ra::max_pressure(p) > u32::from(file.end - file.first);
     if times.time(name("split_vregs"), || {
-        ra::max_pressure(&prog) > u32::from(file.end - file.first) && split::split_vregs(&mut prog)
+        over(&prog) && split::split_vregs(&mut prog)
     }) {
         log::trace!("LIR after split_vregs:\n{prog}");
+    }
+    // Likewise, reorder for register pressure only where the program order would spill.
+    if times.time(name("schedule_for_pressure"), || {
+        !opts.no_pressure_sched && over(&prog) && sched_pre::schedule_for_pressure(&mut prog)
+    }) {
+        log::trace!("LIR after schedule_for_pressure:\n{prog}");
     }
     // Private memory first (one block per lane), spill slots after it.
     let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);

@@ -120,7 +120,9 @@ pub fn footprint(i: &LInst, reg: &[u8]) -> (Vec<u8>, Vec<u8>) {
     (r, w)
 }
 
-fn is_barrier(i: &LInst) -> bool {
+/// Instructions no scheduling moves anything across: control flow, waits, the end of thread
+/// and gateway (barrier) messages.
+pub fn is_barrier(i: &LInst) -> bool {
     i.op.is_control()
         || matches!(i.op, LOp::Wait)
         || matches!(i.op, LOp::Send { eot: true, .. })

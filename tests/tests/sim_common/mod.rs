@@ -36,6 +36,8 @@ pub struct Build<'a> {
     /// value is left in the IR.
     pub soft64: bool,
     pub target: Target,
+    /// No scheduling for register pressure before allocation (`FERRITE_DEBUG=nopresched`).
+    pub no_pressure_sched: bool,
 }
 
 impl Default for Build<'_> {
@@ -45,6 +47,7 @@ impl Default for Build<'_> {
             bindings: 4,
             soft64: false,
             target: Target::gen9(),
+            no_pressure_sched: false,
         }
     }
 }
@@ -135,8 +138,11 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
         let text = shader.to_string();
         assert!(!text.contains(":f64"), "{name}: f64 after soft64\n{text}");
     }
-    let k = backend::compile(&shader, &options_at(simd))
-        .unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
+    let opts = BackendOptions {
+        no_pressure_sched: build.no_pressure_sched,
+        ..options_at(simd)
+    };
+    let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));
     assert_eq!(k.simd, simd);
     k
 }
