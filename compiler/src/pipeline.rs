@@ -64,6 +64,7 @@ pub struct DebugFlags {
     pub passtime: bool,
     pub nocontract: bool,
     pub nouniform: bool,
+    pub nobranchopt: bool,
 }
 
 impl DebugFlags {
@@ -100,6 +101,10 @@ impl DebugFlags {
             "nouniform",
             "compute uniform values per channel instead of once per thread (exec size 1)",
         ),
+        (
+            "nobranchopt",
+            "keep the flag moves, small if/else regions and if/break/endif that instruction selection emits",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -120,6 +125,7 @@ impl DebugFlags {
                 "passtime" => d.passtime = true,
                 "nocontract" => d.nocontract = true,
                 "nouniform" => d.nouniform = true,
+                "nobranchopt" => d.nobranchopt = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }

@@ -76,6 +76,9 @@ pub struct BackendOptions {
     /// Compute uniform values per channel, as before uniform values were computed once
     /// per thread (`FERRITE_DEBUG=nouniform`; for measuring and bisecting).
     pub no_uniform: bool,
+    /// Skip the LIR's flag-move folding, if-conversion and predicated jumps
+    /// (`FERRITE_DEBUG=nobranchopt`; for measuring and bisecting).
+    pub no_branch_opt: bool,
     /// The target's hardware facts (GRF count, special binding-table indices, threads per
     /// workgroup).
     pub hw: HwFacts,
@@ -116,6 +119,7 @@ impl BackendOptions {
             validate: debug.validate,
             no_sched: false,
             no_uniform: debug.nouniform,
+            no_branch_opt: debug.nobranchopt,
             hw: target.hw,
             subgroup: SubgroupWidth::Reported,
         }
@@ -338,6 +342,17 @@ fn compile_one(
     }
     if times.time(name("lir dce"), || opt::dce(&mut prog)) {
         log::trace!("LIR after dce:\n{prog}");
+    }
+    if !opts.no_branch_opt {
+        if times.time(name("fold_flag_moves"), || opt::fold_flag_moves(&mut prog)) {
+            log::trace!("LIR after fold_flag_moves:\n{prog}");
+        }
+        if times.time(name("flatten_ifs"), || opt::flatten_ifs(&mut prog)) {
+            log::trace!("LIR after flatten_ifs:\n{prog}");
+        }
+        if times.time(name("predicate_jumps"), || opt::predicate_jumps(&mut prog)) {
+            log::trace!("LIR after predicate_jumps:\n{prog}");
+        }
     }
     times.time(name("lower_simd_width"), || {
         lower::lower_simd_width(&mut prog)
