@@ -65,6 +65,7 @@ pub struct DebugFlags {
     pub nocontract: bool,
     pub nouniform: bool,
     pub nopresched: bool,
+    pub nobranchopt: bool,
 }
 
 impl DebugFlags {
@@ -105,6 +106,10 @@ impl DebugFlags {
             "nopresched",
             "never reorder for register pressure before allocation (keep program order)",
         ),
+        (
+            "nobranchopt",
+            "keep the flag moves, small if/else regions and if/break/endif that instruction selection emits",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -126,6 +131,7 @@ impl DebugFlags {
                 "nocontract" => d.nocontract = true,
                 "nouniform" => d.nouniform = true,
                 "nopresched" => d.nopresched = true,
+                "nobranchopt" => d.nobranchopt = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }

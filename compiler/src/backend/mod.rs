@@ -82,6 +82,9 @@ pub struct BackendOptions {
     /// Never reorder for register pressure before allocation (`FERRITE_DEBUG=nopresched`;
     /// for measuring, and for tests that need a kernel that spills).
     pub no_pressure_sched: bool,
+    /// Skip the LIR's flag-move folding, if-conversion and predicated jumps
+    /// (`FERRITE_DEBUG=nobranchopt`; for measuring and bisecting).
+    pub no_branch_opt: bool,
     /// The target's hardware facts (GRF count, special binding-table indices, threads per
     /// workgroup).
     pub hw: HwFacts,
@@ -123,6 +126,7 @@ impl BackendOptions {
             no_sched: false,
             no_uniform: debug.nouniform,
             no_pressure_sched: debug.nopresched,
+            no_branch_opt: debug.nobranchopt,
             hw: target.hw,
             subgroup: SubgroupWidth::Reported,
         }
@@ -345,6 +349,17 @@ fn compile_one(
     }
     if times.time(name("lir dce"), || opt::dce(&mut prog)) {
         log::trace!("LIR after dce:\n{prog}");
+    }
+    if !opts.no_branch_opt {
+        if times.time(name("fold_flag_moves"), || opt::fold_flag_moves(&mut prog)) {
+            log::trace!("LIR after fold_flag_moves:\n{prog}");
+        }
+        if times.time(name("flatten_ifs"), || opt::flatten_ifs(&mut prog)) {
+            log::trace!("LIR after flatten_ifs:\n{prog}");
+        }
+        if times.time(name("predicate_jumps"), || opt::predicate_jumps(&mut prog)) {
+            log::trace!("LIR after predicate_jumps:\n{prog}");
+        }
     }
     times.time(name("lower_simd_width"), || {
         lower::lower_simd_width(&mut prog)

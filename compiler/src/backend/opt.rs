@@ -12,10 +12,19 @@
 //!   are removed, to a fixed point (a worklist over per-GRF read counts: linear in the
 //!   program).
 //!
+//! - [`fold_flag_moves`]: a `mov.nz null, x` that only sets the flag from a boolean `x` is
+//!   removed when the flag already holds `x != 0` (the `cmp` that computed `x` wrote it, or
+//!   an identical `mov.nz` did), or folded into the logic instruction that computed `x` as
+//!   its conditional modifier; a `cmp` whose destination is then unread writes `null`.
+//! - [`flatten_ifs`]: small `if`/`else` regions of ALU instructions become predicated
+//!   instructions, and the two copies of an `if` result one `sel`.
+//! - [`predicate_jumps`]: `(+f0) if; <copies>; break; endif` becomes
+//!   `(+f0) <copies>; (+f0) break` (also for `continue`).
+//!
 //! Each returns true when it changed the program; `backend::compile_one` runs them and logs
 //! the LIR after each that did (`RUST_LOG=trace`).
 
-use super::lir::{Base, LInst, LOp, Opnd, Program};
+use super::lir::{Base, LInst, LOp, Opnd, Pred, Program};
 use ferrite_isa::{CondMod, Opcode, Type};
 
 /// ALU opcodes with no effect besides writing `dst` (no accumulator, no control flow).
@@ -228,6 +237,335 @@ pub fn propagate_payload_copies(prog: &mut Program, payload_end: u8) -> bool {
     any
 }
 
+/// Whether `o` names exactly the bytes `d` (a destination) wrote: same register, offset,
+/// stride and element size.
+fn same_region(o: &Opnd, d: &Opnd) -> bool {
+    o.base == d.base && o.off == d.off && o.stride == d.stride && o.ty.size() == d.ty.size()
+}
+
+/// Whether `a` and `b` run on the same channels (exec size, channel group, `WE_all`).
+fn same_channels(a: &LInst, b: &LInst) -> bool {
+    a.exec == b.exec && a.group == b.group && a.we_all == b.we_all
+}
+
+/// Whether `i` writes any byte of virtual register `v`.
+fn writes_vreg(i: &LInst, v: u32) -> bool {
+    i.dst.vreg() == Some(v)
+}
+
+/// A flag-setting move: `mov.nz null, x` of a register, no predicate, modifier or
+/// saturation. Returns `x`.
+fn flag_move(i: &LInst) -> Option<Opnd> {
+    let [x] = i.srcs.as_slice() else { return None };
+    (i.op == LOp::Alu(Opcode::Mov)
+        && i.cmod == CondMod::Nz
+        && i.dst.base == Base::Null
+        && i.pred.is_none()
+        && !i.sat
+        && !x.neg
+        && !x.abs
+        && x.stride != 0
+        && x.vreg().is_some()
+        && !x.ty.is_float())
+    .then_some(*x)
+}
+
+/// Removes `mov.nz null, x` instructions whose flag the program already holds or that the
+/// instruction computing `x` can set itself (see the module documentation). Scans back from
+/// each such move within its block (no control flow in between, so the channel mask is the
+/// same) to the last instruction that wrote the flag or `x`:
+///
+/// - a `cmp` (any conditional modifier) that wrote exactly `x` on the same channels and flag:
+///   its flag bit is set exactly where it wrote `~0` into `x`, so the move is redundant;
+/// - an identical `mov.nz null, x` with `x` unchanged since: redundant too;
+/// - an `and`/`or`/`xor`/`not` of integers that wrote exactly `x` with no conditional
+///   modifier, and no instruction in between reads the flag: it gets `.nz` (the condition
+///   tests the integer result, as the move did), and the move goes.
+///
+/// A `cmp` whose destination no instruction reads any more then writes `null`.
+pub fn fold_flag_moves(prog: &mut Program) -> bool {
+    let mut dead = vec![false; prog.insts.len()];
+    let mut any = false;
+    for k in 0..prog.insts.len() {
+        let Some(x) = flag_move(&prog.insts[k]) else {
+            continue;
+        };
+        let v = x.vreg().unwrap();
+        let mut flag_read = false;
+        for j in (0..k).rev() {
+            if dead[j] {
+                continue;
+            }
+            let p = &prog.insts[j];
+            if p.op.is_control() {
+                break;
+            }
+            let wrote_x = writes_vreg(p, v);
+            if !p.writes_flag() && !wrote_x {
+                flag_read |= p.reads_flag();
+                continue;
+            }
+            let m = &prog.insts[k];
+            let same = same_channels(p, m) && p.flag_sub == m.flag_sub && p.pred.is_none();
+            let exact = wrote_x && same_region(&x, &p.dst) && !p.sat;
+            let redundant = same
+                && ((p.op == LOp::Alu(Opcode::Cmp) && p.writes_flag() && exact)
+                    || (!wrote_x && flag_move(p) == Some(x)));
+            let logic = matches!(
+                p.op,
+                LOp::Alu(Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not)
+            );
+            let foldable = same
+                && exact
+                && logic
+                && !flag_read
+                && !p.writes_flag()
+                && !p.dst.ty.is_float()
+                && p.srcs
+                    .iter()
+                    .all(|s| s.ty.size() == p.dst.ty.size() && !s.ty.is_float());
+            if redundant || foldable {
+                if foldable {
+                    prog.insts[j].cmod = CondMod::Nz;
+                }
+                dead[k] = true;
+                any = true;
+            }
+            break;
+        }
+    }
+    if !any {
+        return false;
+    }
+    let mut k = 0;
+    prog.insts.retain(|_| {
+        k += 1;
+        !dead[k - 1]
+    });
+    // Destinations of flag-writing compares that nothing reads.
+    let mut read = vec![false; prog.vregs.len()];
+    for i in &prog.insts {
+        for s in &i.srcs {
+            if let Some(v) = s.vreg() {
+                read[v as usize] = true;
+            }
+        }
+    }
+    for i in &mut prog.insts {
+        if i.op == LOp::Alu(Opcode::Cmp) && i.writes_flag() && i.pred.is_none() {
+            if let Some(v) = i.dst.vreg() {
+                if !read[v as usize] {
+                    i.dst = Opnd::null(i.dst.ty);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Whether `i` may run under a predicate instead of inside an `if`: an ALU or math
+/// instruction on the block's channels that neither reads nor writes the flag (a `sel`
+/// reads its predicate as the selector) and has no side effect.
+fn predicable(i: &LInst, outer: &LInst) -> bool {
+    let op_ok = match i.op {
+        LOp::Alu(o) => is_pure_alu(o) && o != Opcode::Sel,
+        LOp::Math(_) => true,
+        _ => false,
+    };
+    op_ok
+        && i.pred.is_none()
+        && i.cmod == CondMod::None
+        && same_channels(i, outer)
+        && !i.we_all
+        && matches!(i.dst.base, Base::V(_))
+}
+
+/// Most instructions moved from an `if` before a `break`/`continue` under its predicate.
+const MAX_PREDICATED_COPIES: usize = 8;
+
+/// Rewrites `(+f0) if; <ALU>; break; endif` into `(+f0) <ALU>; (+f0) break` (and the same
+/// for `continue`), see the module documentation. The instructions before the jump (the
+/// copies of the loop's results or parameters) run on the channels that take the jump,
+/// as inside the `if`; Gen9's BREAK and CONT take a predicate (a channel jumps where it
+/// holds), and their JIP/UIP follow from the structure as before.
+pub fn predicate_jumps(prog: &mut Program) -> bool {
+    let mut dead = vec![false; prog.insts.len()];
+    let mut any = false;
+    let n = prog.insts.len();
+    let mut k = 0;
+    while k < n {
+        let i = &prog.insts[k];
+        let Some(pred) = i.pred.filter(|_| i.op == LOp::If) else {
+            k += 1;
+            continue;
+        };
+        // The jump and the ENDIF right after the copies.
+        let mut j = k + 1;
+        while j < n && j - k <= MAX_PREDICATED_COPIES + 1 && predicable(&prog.insts[j], i) {
+            j += 1;
+        }
+        let fits = j + 1 < n
+            && matches!(prog.insts[j].op, LOp::Break | LOp::Cont)
+            && prog.insts[j].pred.is_none()
+            && same_channels(&prog.insts[j], i)
+            && prog.insts[j + 1].op == LOp::Endif;
+        if !fits {
+            k += 1;
+            continue;
+        }
+        for q in k + 1..=j {
+            prog.insts[q].pred = Some(pred);
+            prog.insts[q].flag_sub = pred.flag_sub;
+        }
+        dead[k] = true;
+        dead[j + 1] = true;
+        any = true;
+        k = j + 2;
+    }
+    if any {
+        let mut k = 0;
+        prog.insts.retain(|_| {
+            k += 1;
+            !dead[k - 1]
+        });
+    }
+    any
+}
+
+/// Most instructions in one arm of an `if` that [`flatten_ifs`] runs under a predicate
+/// (the limit Mesa's NIR uses for Intel's peephole select): past it, running both arms
+/// for every channel costs more than the jump saves.
+const MAX_FLATTENED_ARM: usize = 8;
+
+/// The end (exclusive) of a run of predicable instructions from `from`, if it is at most
+/// [`MAX_FLATTENED_ARM`] long.
+fn predicable_run(prog: &Program, from: usize, outer: &LInst) -> Option<usize> {
+    let mut j = from;
+    while j < prog.insts.len() && predicable(&prog.insts[j], outer) {
+        j += 1;
+        if j - from > MAX_FLATTENED_ARM {
+            return None;
+        }
+    }
+    Some(j)
+}
+
+/// A plain copy a `sel` can take over: `mov` of the destination's type (no conversion, no
+/// saturation), at most 32 bits.
+fn plain_copy(i: &LInst) -> Option<Opnd> {
+    let [x] = i.srcs.as_slice() else { return None };
+    (i.op == LOp::Alu(Opcode::Mov) && !i.sat && x.ty == i.dst.ty && x.ty.size() <= 4).then_some(*x)
+}
+
+/// Whether `i` reads or writes any byte of virtual register `v`.
+fn touches(i: &LInst, v: u32) -> bool {
+    i.dst.vreg() == Some(v) || i.srcs.iter().any(|s| s.vreg() == Some(v))
+}
+
+/// If-conversion: an `if` (with or without `else`) whose arms hold at most
+/// [`MAX_FLATTENED_ARM`] ALU or math instructions each, none of which touches the flag, is
+/// replaced by its arms run under the `if`'s predicate (the `else` arm under the inverse).
+/// A predicated instruction writes exactly the channels the arm would have run on, so each
+/// register holds what it held after the `if`. Then each copy of the `else` arm that
+/// writes what a copy of the `then` arm wrote (the two sides of an `if` result) becomes
+/// one `(+f0) sel r, then, else` in its place, when nothing between the two touches `r` or
+/// changes the `then` copy's source. Returns true if any `if` went.
+pub fn flatten_ifs(prog: &mut Program) -> bool {
+    let mut any = false;
+    let mut k = 0;
+    while k < prog.insts.len() {
+        let i = &prog.insts[k];
+        let Some(pred) = i.pred.filter(|_| i.op == LOp::If) else {
+            k += 1;
+            continue;
+        };
+        let outer = i.clone();
+        let Some(t_end) = predicable_run(prog, k + 1, &outer) else {
+            k += 1;
+            continue;
+        };
+        let (e_range, endif) = match prog.insts.get(t_end).map(|x| x.op) {
+            Some(LOp::Endif) => (t_end..t_end, t_end),
+            Some(LOp::Else) => match predicable_run(prog, t_end + 1, &outer) {
+                Some(e) if prog.insts.get(e).map(|x| x.op) == Some(LOp::Endif) => (t_end + 1..e, e),
+                _ => {
+                    k += 1;
+                    continue;
+                }
+            },
+            _ => {
+                k += 1;
+                continue;
+            }
+        };
+        let inverse = Pred {
+            inverse: !pred.inverse,
+            ..pred
+        };
+        let mut arm: Vec<LInst> = Vec::with_capacity(endif - k);
+        for q in k + 1..t_end {
+            let mut x = prog.insts[q].clone();
+            x.pred = Some(pred);
+            arm.push(x);
+        }
+        let then_len = arm.len();
+        for q in e_range {
+            let mut x = prog.insts[q].clone();
+            x.pred = Some(inverse);
+            arm.push(x);
+        }
+        merge_into_sel(&mut arm, then_len, pred);
+        let n = arm.len();
+        prog.insts.splice(k..=endif, arm);
+        any = true;
+        k += n;
+    }
+    any
+}
+
+/// Turns the pairs of copies `(+f0) mov r, a` (in `arm[..then_len]`) and `(-f0) mov r, b`
+/// (after it) into `(+f0) sel r, a, b` at the second one's place (see [`flatten_ifs`]).
+fn merge_into_sel(arm: &mut Vec<LInst>, then_len: usize, pred: Pred) {
+    let mut gone = vec![false; arm.len()];
+    for e in then_len..arm.len() {
+        let Some(b) = plain_copy(&arm[e]) else {
+            continue;
+        };
+        let r = arm[e].dst;
+        let Some(v) = r.vreg() else { continue };
+        // The last then-arm copy into exactly `r`.
+        let Some(t) = (0..then_len)
+            .rev()
+            .find(|&t| !gone[t] && touches(&arm[t], v))
+        else {
+            continue;
+        };
+        let Some(a) = plain_copy(&arm[t]) else {
+            continue;
+        };
+        if arm[t].dst != r || b.ty != a.ty {
+            continue;
+        }
+        let clobbered = (t + 1..e).any(|q| {
+            !gone[q]
+                && (touches(&arm[q], v) || a.vreg().is_some_and(|av| arm[q].dst.vreg() == Some(av)))
+        });
+        if clobbered {
+            continue;
+        }
+        let sel = &mut arm[e];
+        sel.op = LOp::Alu(Opcode::Sel);
+        sel.srcs = vec![a, b];
+        sel.pred = Some(pred);
+        gone[t] = true;
+    }
+    let mut k = 0;
+    arm.retain(|_| {
+        k += 1;
+        !gone[k - 1]
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,5 +691,302 @@ mod tests {
         b.alu2(Opcode::Add, d, d, Opnd::d(1));
         b.alu2(Opcode::Add, y, c, d);
         assert!(!propagate_payload_copies(&mut p, 3), "{p}");
+    }
+
+    fn body(p: &Program) -> Vec<String> {
+        p.insts.iter().map(|i| i.to_string()).collect()
+    }
+
+    const P: Pred = Pred {
+        flag_sub: 0,
+        inverse: false,
+    };
+
+    #[test]
+    fn flag_move_after_its_cmp_goes_and_the_unread_cmp_writes_null() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let x = b.vreg(Type::UD, 1);
+        let c = b.vreg(Type::D, 1);
+        b.cmp(CondMod::Ge, c.retype(Type::UD), x, Opnd::ud(4));
+        b.flag_from(c);
+        b.control(LOp::If).pred = Some(P);
+        b.control(LOp::Endif);
+        let before = body(&p);
+        assert_eq!(before[1], "mov.nz.f0.0(16@0) null<1>:D, v1+0<1>:D");
+        assert!(fold_flag_moves(&mut p));
+        assert_eq!(
+            body(&p),
+            [
+                "cmp.ge.f0.0(16@0) null<1>:UD, v0+0<1>:UD, 0x4:UD",
+                "(+f0.0) If(16@0) null<1>:D",
+                "Endif(16@0) null<1>:D",
+            ],
+            "before: {before:#?}"
+        );
+        assert!(!fold_flag_moves(&mut p));
+    }
+
+    #[test]
+    fn flag_move_stays_when_the_flag_was_rewritten_or_the_block_changed() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let x = b.vreg(Type::D, 1);
+        let c = b.vreg(Type::D, 1);
+        let t = b.vreg(Type::D, 1);
+        b.cmp(CondMod::L, c, x, Opnd::d(0));
+        // Another comparison writes the flag in between.
+        b.cmp(CondMod::G, t, x, Opnd::d(9));
+        b.flag_from(c);
+        b.control(LOp::If).pred = Some(P);
+        // A move in a nested block: the channel mask differs from the cmp's.
+        b.flag_from(t);
+        b.control(LOp::Endif);
+        // The cmp is at exec size 1: it set only channel 0's flag.
+        let u = b.vreg(Type::D, 1);
+        b.at(1, 0, true)
+            .cmp(CondMod::Z, u.scalar(), x.scalar(), Opnd::d(1));
+        b.flag_from(u.scalar());
+        let before = body(&p);
+        assert!(!fold_flag_moves(&mut p), "{before:#?}");
+        // The mov.nz of a scalar region is not a flag move of a register (stride 0).
+        assert_eq!(body(&p), before);
+    }
+
+    #[test]
+    fn second_flag_move_of_the_same_value_is_redundant() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let c = b.vreg(Type::D, 1);
+        let (d0, d1) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.mov(c, Opnd::g(1, 0, Type::D, 0));
+        b.flag_from(c);
+        b.alu2(Opcode::Sel, d0, Opnd::g(1, 4, Type::D, 0), Opnd::d(1))
+            .pred = Some(P);
+        b.flag_from(c);
+        b.alu2(Opcode::Sel, d1, Opnd::g(1, 8, Type::D, 0), Opnd::d(2))
+            .pred = Some(P);
+        assert!(fold_flag_moves(&mut p));
+        let after = body(&p);
+        assert_eq!(after.len(), 4, "{after:#?}");
+        assert_eq!(
+            after.iter().filter(|l| l.starts_with("mov.nz")).count(),
+            1,
+            "{after:#?}"
+        );
+    }
+
+    #[test]
+    fn flag_move_folds_into_the_logic_op_that_computed_it() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (a, c, d) = (b.vreg(Type::F, 1), b.vreg(Type::F, 1), b.vreg(Type::UD, 1));
+        let t = b.vreg(Type::F, 1);
+        b.cmp(CondMod::L, t, a, c);
+        let t2 = b.vreg(Type::F, 1);
+        b.cmp(CondMod::G, t2, a, c);
+        b.alu2(Opcode::Or, d, t.retype(Type::UD), t2.retype(Type::UD));
+        b.flag_from(d);
+        b.control(LOp::If).pred = Some(P);
+        b.control(LOp::Endif);
+        assert!(fold_flag_moves(&mut p));
+        let after = body(&p);
+        assert_eq!(after.len(), 5, "{after:#?}");
+        assert_eq!(
+            after[2],
+            "or.nz.f0.0(8@0) v2+0<1>:UD, v3+0<1>:UD, v4+0<1>:UD"
+        );
+    }
+
+    #[test]
+    fn flag_move_does_not_fold_past_a_flag_read() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, y, d, e) = (
+            b.vreg(Type::UD, 1),
+            b.vreg(Type::UD, 1),
+            b.vreg(Type::UD, 1),
+            b.vreg(Type::UD, 1),
+        );
+        b.alu2(Opcode::And, d, x, y);
+        // Reads the flag an earlier instruction set: `and.nz` would change what it sees.
+        b.mov(e, x).pred = Some(P);
+        b.flag_from(d);
+        let before = body(&p);
+        assert!(!fold_flag_moves(&mut p), "{before:#?}");
+    }
+
+    #[test]
+    fn conditional_break_becomes_a_predicated_break() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let (i, r) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.mov(i, Opnd::d(0));
+        b.control(LOp::Do);
+        b.cmp(CondMod::Ge, Opnd::null(Type::D), i, Opnd::d(10));
+        b.control(LOp::If).pred = Some(P);
+        b.mov(r, i);
+        b.control(LOp::Break);
+        b.control(LOp::Endif);
+        b.alu2(Opcode::Add, i, i, Opnd::d(1));
+        b.control(LOp::While);
+        assert!(predicate_jumps(&mut p));
+        assert_eq!(
+            body(&p),
+            [
+                "mov(16@0) v0+0<1>:D, 0x0:D",
+                "Do(16@0) null<1>:D",
+                "cmp.ge.f0.0(16@0) null<1>:D, v0+0<1>:D, 0xa:D",
+                "(+f0.0) mov(16@0) v1+0<1>:D, v0+0<1>:D",
+                "(+f0.0) Break(16@0) null<1>:D",
+                "add(16@0) v0+0<1>:D, v0+0<1>:D, 0x1:D",
+                "While(16@0) null<1>:D",
+            ]
+        );
+    }
+
+    #[test]
+    fn jumps_after_other_work_or_with_an_else_keep_their_if() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (i, r) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.control(LOp::Do);
+        b.control(LOp::If).pred = Some(P);
+        // A message before the jump cannot be predicated here.
+        b.inst(
+            LOp::UntypedWrite {
+                surf: crate::backend::lir::Surface::Bti(0),
+                comps: 1,
+                comp_stride: 32,
+            },
+            Opnd::null(Type::UD),
+            vec![i, r],
+        );
+        b.control(LOp::Break);
+        b.control(LOp::Endif);
+        b.control(LOp::If).pred = Some(P);
+        b.control(LOp::Cont);
+        b.control(LOp::Else);
+        b.control(LOp::Break);
+        b.control(LOp::Endif);
+        b.control(LOp::While);
+        let before = body(&p);
+        assert!(!predicate_jumps(&mut p), "{before:#?}");
+    }
+
+    #[test]
+    fn small_if_else_becomes_predicated_code_and_a_sel() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let (x, y, r, t) = (
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+        );
+        b.cmp(
+            CondMod::Ge,
+            Opnd::null(Type::UD),
+            x.retype(Type::UD),
+            Opnd::ud(1),
+        );
+        b.control(LOp::If).pred = Some(P);
+        b.alu2(Opcode::Add, t, x, y);
+        b.mov(r, t);
+        b.control(LOp::Else);
+        b.mov(r, y);
+        b.control(LOp::Endif);
+        b.alu2(Opcode::Add, x, r, Opnd::d(1));
+        assert!(flatten_ifs(&mut p));
+        assert_eq!(
+            body(&p),
+            [
+                "cmp.ge.f0.0(16@0) null<1>:UD, v0+0<1>:UD, 0x1:UD",
+                "(+f0.0) add(16@0) v3+0<1>:D, v0+0<1>:D, v1+0<1>:D",
+                "(+f0.0) sel(16@0) v2+0<1>:D, v3+0<1>:D, v1+0<1>:D",
+                "add(16@0) v0+0<1>:D, v2+0<1>:D, 0x1:D",
+            ]
+        );
+        assert!(!flatten_ifs(&mut p));
+    }
+
+    #[test]
+    fn if_without_else_keeps_its_moves_predicated() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, r) = (b.vreg(Type::F, 1), b.vreg(Type::F, 1));
+        b.mov(r, Opnd::imm(Type::F, 0));
+        b.control(LOp::If).pred = Some(Pred {
+            flag_sub: 0,
+            inverse: true,
+        });
+        b.math(ferrite_isa::MathFunction::Sqrt, r, vec![x]);
+        b.control(LOp::Endif);
+        assert!(flatten_ifs(&mut p));
+        assert_eq!(
+            body(&p),
+            [
+                "mov(8@0) v1+0<1>:F, 0x0:F",
+                "(-f0.0) math.sqrt(8@0) v1+0<1>:F, v0+0<1>:F",
+            ]
+        );
+    }
+
+    #[test]
+    fn ifs_with_messages_flag_writes_or_long_arms_stay() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, r) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.control(LOp::If).pred = Some(P);
+        b.inst(
+            LOp::UntypedRead {
+                surf: crate::backend::lir::Surface::Bti(0),
+                comps: 1,
+                comp_stride: 32,
+            },
+            r,
+            vec![x],
+        );
+        b.control(LOp::Endif);
+        b.control(LOp::If).pred = Some(P);
+        b.cmp(CondMod::Z, r, x, Opnd::d(0));
+        b.control(LOp::Endif);
+        b.control(LOp::If).pred = Some(P);
+        for _ in 0..=MAX_FLATTENED_ARM {
+            b.alu2(Opcode::Add, r, r, x);
+        }
+        b.control(LOp::Endif);
+        // A sel reads the flag as its selector.
+        b.control(LOp::If).pred = Some(P);
+        b.alu2(Opcode::Sel, r, r, x).cmod = CondMod::None;
+        b.control(LOp::Endif);
+        // Uniform (exec size 1, WE_all) code runs whatever the mask.
+        b.control(LOp::If).pred = Some(P);
+        b.at(1, 0, true).mov(r.scalar(), x.scalar());
+        b.control(LOp::Endif);
+        let before = body(&p);
+        assert!(!flatten_ifs(&mut p), "{before:#?}");
+    }
+
+    #[test]
+    fn copies_are_not_merged_across_a_clobbered_source() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (a, r, y) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.control(LOp::If).pred = Some(P);
+        b.mov(r, a);
+        b.alu2(Opcode::Add, a, a, Opnd::d(1));
+        b.control(LOp::Else);
+        b.mov(r, y);
+        b.control(LOp::Endif);
+        assert!(flatten_ifs(&mut p));
+        assert_eq!(
+            body(&p),
+            [
+                "(+f0.0) mov(8@0) v1+0<1>:D, v0+0<1>:D",
+                "(+f0.0) add(8@0) v0+0<1>:D, v0+0<1>:D, 0x1:D",
+                "(-f0.0) mov(8@0) v1+0<1>:D, v2+0<1>:D",
+            ]
+        );
     }
 }

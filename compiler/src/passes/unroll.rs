@@ -11,15 +11,30 @@
 //! ```
 //! The exit condition is evaluated at compile time, iteration by iteration, from the
 //! parameters' constant initial values through the top-level ALU instructions.
+//!
+//! Policy (body size x trip count, as Mesa's NIR unroller decides for Intel, plus two rules
+//! for what unrolling does not pay for): at most [`MAX_TRIPS`] iterations and
+//! [`MAX_UNROLLED_INSTRS`] instructions unrolled. A loop with a workgroup barrier stays a
+//! loop unless it runs at most once or unrolls to at most [`TINY_UNROLLED_INSTRS`]
+//! instructions: each copy repeats the barrier's fence, gateway message and wait, and the
+//! threads wait at the barrier whatever the loop costs. A loop with memory accesses stays a
+//! loop when unrolling it would emit more than [`MAX_UNROLLED_MESSAGES`] of them: each
+//! message is a SEND of its own, and the loop's counter and branch are few next to them.
 
 use crate::builder::Builder;
 use crate::eval::eval_alu_vec;
 use crate::hash::HashMap;
 use crate::ir::*;
 
-/// Most iterations unrolled, and most instructions the unrolled loop may have.
-const MAX_TRIPS: usize = 16;
+/// Most iterations unrolled (Mesa's `max_unroll_iterations` for Intel), and most
+/// instructions the unrolled loop may have.
+const MAX_TRIPS: usize = 32;
 const MAX_UNROLLED_INSTRS: usize = 512;
+/// Most instructions a loop with a workgroup barrier may unroll to.
+const TINY_UNROLLED_INSTRS: usize = 32;
+/// Most memory accesses (loads, stores, atomics, image operations) an unrolled loop may
+/// have.
+const MAX_UNROLLED_MESSAGES: usize = 32;
 
 /// Emits a copy of `src` through `b`, every defined value renamed to a fresh one (the
 /// renaming is recorded in `map`, which also renames the sources).
@@ -106,6 +121,40 @@ fn count_instrs(b: &[Node]) -> usize {
             _ => 0,
         })
         .sum()
+}
+
+/// The numbers of workgroup barriers and of memory accesses in `b`, nested blocks included.
+fn count_sync_and_messages(b: &[Node]) -> (usize, usize) {
+    let mut n = (0, 0);
+    for x in b {
+        let (bar, msg) = match x {
+            Node::Instr(i) => match &i.op {
+                Op::Barrier { exec, .. } => (usize::from(exec.is_some()), 0),
+                Op::Load { .. } | Op::Store { .. } | Op::Atomic { .. } | Op::Image(..) => (0, 1),
+                _ => (0, 0),
+            },
+            Node::If(i) => {
+                let (a, b) = count_sync_and_messages(&i.then_);
+                let (c, d) = count_sync_and_messages(&i.else_);
+                (a + c, b + d)
+            }
+            Node::Loop(l) => count_sync_and_messages(&l.body),
+            _ => (0, 0),
+        };
+        n.0 += bar;
+        n.1 += msg;
+    }
+    n
+}
+
+/// Whether unrolling `trips` iterations of `body` is worth it (see the module
+/// documentation). The exit test runs once more than the rest of the body.
+fn worth_unrolling(body: &[Node], trips: usize) -> bool {
+    let unrolled = count_instrs(body) * (trips + 1);
+    let (barriers, messages) = count_sync_and_messages(body);
+    unrolled <= MAX_UNROLLED_INSTRS
+        && (barriers == 0 || trips <= 1 || unrolled <= TINY_UNROLLED_INSTRS)
+        && messages * trips <= MAX_UNROLLED_MESSAGES
 }
 
 /// Tries to unroll one loop; returns the replacement nodes.
@@ -197,7 +246,7 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
             };
         }
     }
-    if count_instrs(body) * (trips + 1) > MAX_UNROLLED_INSTRS {
+    if !worth_unrolling(body, trips) {
         return None;
     }
     // Emit the iterations.
@@ -318,5 +367,56 @@ mod tests {
         let text = SUM3.replace("%2:i32 = const 3", "%2:i32 = const 1000");
         let mut s = parse_shader(&text).unwrap();
         assert!(!opt_unroll(&mut s.func));
+    }
+
+    fn loops_after_unroll(text: &str) -> usize {
+        let mut s = parse_shader(text).unwrap();
+        opt_unroll(&mut s.func);
+        crate::validate::validate(&s.func).unwrap();
+        let mut loops = 0;
+        s.func
+            .for_each_node(&mut |n| loops += usize::from(matches!(n, Node::Loop(_))));
+        loops
+    }
+
+    /// SUM3 with a workgroup barrier in the body and `trips` iterations.
+    fn with_barrier(trips: u32) -> String {
+        SUM3.replace("%2:i32 = const 3", &format!("%2:i32 = const {trips}"))
+            .replace(
+                "%9:i32 = iadd %5, %3",
+                "control_barrier workgroup workgroup 0x108\n            %9:i32 = iadd %5, %3",
+            )
+    }
+
+    #[test]
+    fn loop_with_a_barrier_stays_a_loop_unless_it_runs_once() {
+        assert_eq!(loops_after_unroll(&with_barrier(8)), 1);
+        assert_eq!(loops_after_unroll(&with_barrier(1)), 0);
+        // The same loop without the barrier is unrolled.
+        assert_eq!(
+            loops_after_unroll(&SUM3.replace("%2:i32 = const 3", "%2:i32 = const 8")),
+            0
+        );
+    }
+
+    #[test]
+    fn thirty_two_trips_are_unrolled_but_not_thirty_three() {
+        let n = |t: u32| SUM3.replace("%2:i32 = const 3", &format!("%2:i32 = const {t}"));
+        assert_eq!(loops_after_unroll(&n(32)), 0);
+        assert_eq!(loops_after_unroll(&n(33)), 1);
+    }
+
+    #[test]
+    fn loop_with_many_memory_accesses_stays_a_loop() {
+        // Two loads per iteration: 16 iterations unroll to 32 loads, 17 to 34.
+        let load = |t: u32, loads: usize| {
+            let l = (0..loads)
+                .map(|k| format!("%{}:i32 = load ssbo[1] %5 align 4\n", 20 + k))
+                .collect::<String>();
+            SUM3.replace("%2:i32 = const 3", &format!("%2:i32 = const {t}"))
+                .replace("%8:i32 = iadd %6, %0", &format!("{l}%8:i32 = iadd %6, %0"))
+        };
+        assert_eq!(loops_after_unroll(&load(16, 2)), 0);
+        assert_eq!(loops_after_unroll(&load(17, 2)), 1);
     }
 }
