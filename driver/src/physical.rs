@@ -169,8 +169,9 @@ pub fn pipeline_cache_uuid(pci_id: u16) -> [u8; vk::UUID_SIZE] {
 /// (docs/dispatch-contract.md), so the hardware sets no bound of its own; 32 is anv's value.
 pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
 
-/// maxSamplerLodBias: SAMPLER_STATE's Texture LOD Bias holds more (S4.8), Vulkan asks 2.
-pub const MAX_SAMPLER_LOD_BIAS: f32 = 2.0;
+/// maxSamplerLodBias: anv's 16. SAMPLER_STATE's Texture LOD Bias is S4.8, -16..16 - 1/256;
+/// a bias of 16 is stored as the largest code (within the spec's mipmap precision).
+pub const MAX_SAMPLER_LOD_BIAS: f32 = 16.0;
 
 /// Buffer descriptors one compute stage (and so one pipeline layout, and one set) may hold:
 /// the first ones take binding-table entries, the rest are reached through the descriptor
@@ -291,8 +292,10 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         min_storage_buffer_offset_alignment: 64,
         min_texel_offset: -8,
         max_texel_offset: 7,
-        min_texel_gather_offset: -8,
-        max_texel_gather_offset: 7,
+        // gather4_po's offsets are 6-bit signed (as anv reports); samples keep the header's
+        // 4-bit -8..7.
+        min_texel_gather_offset: -32,
+        max_texel_gather_offset: 31,
         min_interpolation_offset: -0.5,
         max_interpolation_offset: 0.4375,
         sub_pixel_interpolation_offset_bits: 4,
@@ -425,6 +428,11 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         // Cube-array views are SURFTYPE_CUBE surfaces whose cube index the sampler takes
         // (docs/images.md); tests/tests/image_sampled_layers.rs.
         image_cube_array: vk::TRUE,
+        // Gathers with run-time offsets (Offset), four constant offsets (ConstOffsets, one
+        // gather per texel) and constant offsets beyond the header's -8..7: gather4_po's
+        // per-lane 6-bit offsets (docs/images.md, "Gather offsets");
+        // tests/tests/image_gather_offsets.rs.
+        shader_image_gather_extended: vk::TRUE,
         ..Default::default()
     }
 }
