@@ -216,11 +216,13 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
     let max_invocations = (info.max_threads_per_group * 32).min(1024);
     let samples = vk::SampleCountFlags::TYPE_1 | vk::SampleCountFlags::TYPE_4;
     vk::PhysicalDeviceLimits {
-        max_image_dimension1_d: 4096,
-        max_image_dimension2_d: 4096,
-        max_image_dimension3_d: 256,
-        max_image_dimension_cube: 4096,
-        max_image_array_layers: 256,
+        // The RENDER_SURFACE_STATE fields' widths, as anv reports on Gen9 (the layout
+        // module's limits); tests/tests/image_limits.rs uses each at its limit.
+        max_image_dimension1_d: kernel_iface::image::layout::MAX_EXTENT_2D,
+        max_image_dimension2_d: kernel_iface::image::layout::MAX_EXTENT_2D,
+        max_image_dimension3_d: kernel_iface::image::layout::MAX_EXTENT_3D,
+        max_image_dimension_cube: kernel_iface::image::layout::MAX_EXTENT_2D,
+        max_image_array_layers: kernel_iface::image::layout::MAX_LAYERS,
         max_texel_buffer_elements: MAX_TEXEL_BUFFER_ELEMENTS,
         max_uniform_buffer_range: MAX_BUFFER_RANGE,
         max_storage_buffer_range: MAX_BUFFER_RANGE,
