@@ -36,6 +36,9 @@ const FORMATS: &[(vk::Format, usize, &str)] = &[
     (vk::Format::B8G8R8A8_SRGB, 4, "sbgra8"),
     (vk::Format::R16_UNORM, 2, "r16"),
     (vk::Format::R16G16_UNORM, 4, "rg16"),
+    // Unsigned 11/11/10-bit floats: the data keeps every exponent below 15 (values in [0, 1),
+    // no infinities or NaNs), which the decoders turn into f32 exactly.
+    (vk::Format::B10G11R11_UFLOAT_PACK32, 4, "b10g11r11"),
 ];
 
 /// UNORM, SNORM and sRGB formats: any bits are a valid texel, and the conversion to float
@@ -182,6 +185,17 @@ type Img = ImageAndView;
 /// The seeded texel data of an image, as dwords (float formats: floats in [0, 1)).
 fn texel_words(format: vk::Format, bpt: usize, seed: u32) -> Vec<u32> {
     let words = random_u32s(seed, (W * H) as usize * bpt / 4);
+    if format == vk::Format::B10G11R11_UFLOAT_PACK32 {
+        // R: exponent bits 10:6, G: 21:17, B: 31:27; each taken modulo 15.
+        let exp15 = |w: u32, at: u32| {
+            let e = (w >> at) & 31;
+            (w & !(31 << at)) | ((e % 15) << at)
+        };
+        return words
+            .iter()
+            .map(|&w| exp15(exp15(exp15(w, 6), 17), 27))
+            .collect();
+    }
     let unorm = FORMATS.iter().any(|f| f.0 == format && is_unorm(f.2));
     if !unorm {
         words
