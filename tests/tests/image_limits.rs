@@ -1,11 +1,11 @@
 //! Images at the dimension limits Ferrite reports (anv's Gen9 values): maxImageDimension1D
 //! and 2D 16384, maxImageDimension3D 2048, maxImageArrayLayers 2048. Each dimension is
-//! taken to its limit on its own (the others 1) in R8_UINT, so memory stays small (at most a
-//! few MiB tiled); the image is cleared (vkCmdClearColorImage), a shader stores a texel at
+//! taken to its limit on its own (the others 1) in R32_UINT (the narrowest storage format
+//! Ferrite reports), so memory stays small (at most 8 MiB tiled); the image is cleared (vkCmdClearColorImage), a shader stores a texel at
 //! the far corner and reads it and its neighbour back (typed messages), and the whole image
 //! is copied to a buffer (vkCmdCopyImageToBuffer), where only that texel may be set. Both
 //! Ferrite's simulated GPU and lavapipe must give the CPU model's answer. A cube at
-//! maxImageDimensionCube (6 x 16384 x 16384, 1.5 GiB) is created and its memory requirements
+//! maxImageDimensionCube (6 x 16384 x 16384 x 4 bytes, 6 GiB) is created and its memory requirements
 //! checked, but not bound; the limits and vkGetPhysicalDeviceImageFormatProperties'
 //! maximum extents must reach these values. (The corner is the last texel of the copy, so a
 //! stray byte anywhere else shows up before it and fails the comparison.)
@@ -110,7 +110,7 @@ fn shader(k: &Case) -> String {
         "
 #version 450
 layout(local_size_x = 1) in;
-layout(set = 0, binding = 0, r8ui) uniform {t} img;
+layout(set = 0, binding = 0, r32ui) uniform {t} img;
 layout(set = 0, binding = 1) buffer Out {{ uint o[]; }};
 layout(push_constant) uniform P {{ ivec4 c; }};
 void main() {{
@@ -148,7 +148,7 @@ fn run_case(c: &mut Ctx, k: &Case) -> Vec<u32> {
         c,
         &vk::ImageCreateInfo::default()
             .image_type(k.ty)
-            .format(vk::Format::R8_UINT)
+            .format(vk::Format::R32_UINT)
             .extent(vk::Extent3D {
                 width: k.extent[0],
                 height: k.extent[1],
@@ -170,7 +170,7 @@ fn run_case(c: &mut Ctx, k: &Case) -> Vec<u32> {
     let img = ImageAndView {
         image,
         memory,
-        view: color_view(c, image, k.view, vk::Format::R8_UINT, range),
+        view: color_view(c, image, k.view, vk::Format::R32_UINT, range),
     };
     let types = [
         vk::DescriptorType::STORAGE_IMAGE,
@@ -183,7 +183,7 @@ fn run_case(c: &mut Ctx, k: &Case) -> Vec<u32> {
     let out = zeroed(c, 4);
     write_image_and_buffer(c, kern, vk::DescriptorType::STORAGE_IMAGE, img.view, out);
     let n = texels(k);
-    let whole = c.buffer(n as u64);
+    let whole = c.buffer(n as u64 * 4);
     let [x, y, z] = corner(k);
     let pc: Vec<u8> = [x, y, z, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
     let general = (
@@ -246,10 +246,10 @@ fn run_case(c: &mut Ctx, k: &Case) -> Vec<u32> {
         .unwrap();
     }
     let mut r = c.buf(out).read_u32s(2);
-    // The image's bytes, as (index, value) pairs of the texels that are set.
-    for (i, b) in c.buf(whole).read_bytes(n).iter().enumerate() {
-        if *b != 0 {
-            r.extend([i as u32, u32::from(*b)]);
+    // The image's texels, as (index, value) pairs of the ones that are set.
+    for (i, t) in c.buf(whole).read_u32s(n).iter().enumerate() {
+        if *t != 0 {
+            r.extend([i as u32, *t]);
         }
     }
     img.destroy(c);
@@ -272,7 +272,7 @@ fn creation_checks(c: &Ctx) -> Vec<u32> {
         unsafe {
             inst.get_physical_device_image_format_properties(
                 c.pd,
-                vk::Format::R8_UINT,
+                vk::Format::R32_UINT,
                 ty,
                 vk::ImageTiling::OPTIMAL,
                 usage,
@@ -313,11 +313,11 @@ fn creation_checks(c: &Ctx) -> Vec<u32> {
             && p2.max_array_layers >= MAX_LAYERS
             && p3.max_extent.depth >= MAX_3D,
     ));
-    // The cube: created with its memory requirements (at least 6 faces of 16384^2 bytes).
+    // The cube: created with its memory requirements (at least 6 faces of 16384^2 texels).
     let cube = vk::ImageCreateInfo::default()
         .flags(vk::ImageCreateFlags::CUBE_COMPATIBLE)
         .image_type(vk::ImageType::TYPE_2D)
-        .format(vk::Format::R8_UINT)
+        .format(vk::Format::R32_UINT)
         .extent(vk::Extent3D {
             width: MAX_2D,
             height: MAX_2D,
@@ -327,14 +327,14 @@ fn creation_checks(c: &Ctx) -> Vec<u32> {
         .array_layers(6)
         .samples(vk::SampleCountFlags::TYPE_1)
         .tiling(vk::ImageTiling::OPTIMAL)
-        .usage(vk::ImageUsageFlags::SAMPLED)
+        .usage(vk::ImageUsageFlags::STORAGE)
         .initial_layout(vk::ImageLayout::UNDEFINED);
     // SAFETY: a valid create info on a live device; destroyed at once.
     unsafe {
         let image = c.dev.create_image(&cube, None).unwrap();
         let req = c.dev.get_image_memory_requirements(image);
         v.push(u32::from(
-            req.size >= 6 * u64::from(MAX_2D) * u64::from(MAX_2D),
+            req.size >= 6 * 4 * u64::from(MAX_2D) * u64::from(MAX_2D),
         ));
         c.dev.destroy_image(image, None);
     }
