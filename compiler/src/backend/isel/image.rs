@@ -295,27 +295,24 @@ impl Isel<'_> {
         let mut header = None;
         let mut grads = None;
         let mut offsets = None;
+        // Constant texel offsets of samples live in the message header.
+        let offset_header = |offset: [i8; 3]| {
+            (offset != [0; 3]).then(|| {
+                SamplerHeader {
+                    offsets: offset,
+                    ..SamplerHeader::default()
+                }
+                .to_dw2()
+            })
+        };
         let (msg, sampler, coords, lod) = match op {
             ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), Some(srcs[1])),
             ImageOp::SampleLod { sampler, offset } => {
-                // Constant texel offsets live in the message header.
-                if offset != [0; 3] {
-                    let h = SamplerHeader {
-                        offsets: offset,
-                        ..SamplerHeader::default()
-                    };
-                    header = Some(h.to_dw2());
-                }
+                header = offset_header(offset);
                 (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1]))
             }
             ImageOp::SampleGrad { sampler, offset } => {
-                if offset != [0; 3] {
-                    let h = SamplerHeader {
-                        offsets: offset,
-                        ..SamplerHeader::default()
-                    };
-                    header = Some(h.to_dw2());
-                }
+                header = offset_header(offset);
                 grads = Some((srcs[1], srcs[2]));
                 (M::SampleD, sampler, Some(srcs[0]), None)
             }
