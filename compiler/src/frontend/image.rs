@@ -641,8 +641,9 @@ impl Fe<'_> {
         }
         let tt = self.texel_type(&t)?;
         let texel = if let Some(id) = ops.const_offsets {
-            // One gather per returned texel, each with its own offset; texel k of the
-            // result is texel k of the gather with offset k (the spec's ConstOffsets rule).
+            // One gather per returned texel, each with its own offset: texel k of the result
+            // is the (i0, j0) texel (the fourth) of the footprint at offset k, as GLSL's
+            // textureGatherOffsets defines it.
             let v = self.const_ints(id)?;
             if v.len() != 8 {
                 return invalid("ConstOffsets is not an array of four 2-component vectors");
@@ -651,7 +652,7 @@ impl Fe<'_> {
             for k in 0..4 {
                 let g =
                     self.gather_at(tt, image, sampler, comp, coord, [v[2 * k], v[2 * k + 1]])?;
-                comps.push(self.extract(g, k as u8)?);
+                comps.push(self.extract(g, 3)?);
             }
             self.emit(tt, Op::Vec(comps))?
         } else if let Some(id) = ops.offset {
@@ -972,7 +973,7 @@ mod tests {
     }
 
     /// A run-time Offset and a constant one beyond the header's -8..7 take gather4_po's
-    /// per-lane offsets; ConstOffsets is one gather per texel, each keeping its own texel.
+    /// per-lane offsets; ConstOffsets is one gather per texel, each giving its (i0, j0) texel.
     #[test]
     fn gather_offsets_become_gather_po_or_one_gather_per_texel() {
         check_ir(
@@ -1018,14 +1019,14 @@ mod tests {
                     %7:f32x4 = image_gather_po.s0.c2 img[0] %3, %6
                     %8:f32x2 = const 0.5, 0.5
                     %9:f32x4 = image_gather.s0.c1.o1_2_0 img[0] %8
-                    %10:f32 = extract %9, 0
+                    %10:f32 = extract %9, 3
                     %11:i32 = const -20
                     %12:i32 = const 1
                     %13:i32x2 = vec %11, %12
                     %14:f32x4 = image_gather_po.s0.c1 img[0] %8, %13
-                    %15:f32 = extract %14, 1
+                    %15:f32 = extract %14, 3
                     %16:f32x4 = image_gather.s0.c1.o1_2_0 img[0] %8
-                    %17:f32 = extract %16, 2
+                    %17:f32 = extract %16, 3
                     %18:i32 = const -20
                     %19:i32 = const 1
                     %20:i32x2 = vec %18, %19
