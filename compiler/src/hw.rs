@@ -65,6 +65,8 @@ pub enum WidthClass {
     Typed,
     /// Sampler messages (SIMD8 and SIMD16 modes).
     Sampler,
+    /// sample_d (explicit derivatives): up to 10 parameters, SIMD8 only.
+    SamplerDerivs,
     /// Everything else.
     Unlimited,
 }
@@ -94,6 +96,9 @@ pub const GEN9: HwFacts = HwFacts {
         (WidthClass::A64Atomic, 8),
         (WidthClass::Typed, 8),
         (WidthClass::Sampler, 16),
+        // sample_d is SIMD8 only: a SIMD16 one would exceed the sampler's 11-GRF message
+        // for 2-D coordinates already (Mesa's brw sends it as SIMD8 on Gen9 as well).
+        (WidthClass::SamplerDerivs, 8),
         (WidthClass::Unlimited, 32),
     ],
     // Integer add, sub, mul (low half), neg, abs, min/max, logic, shifts and compares on

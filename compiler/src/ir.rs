@@ -353,6 +353,10 @@ pub enum ImageOp {
     /// `sampler`: srcs [coords (1-4 f32: u, v, r, then the array layer or cube index), lod (f32)].
     /// `offset`: a constant texel offset (ConstOffset), U, V, R.
     SampleLod { sampler: u32, offset: [i8; 3] },
+    /// `OpImageSampleExplicitLod ... Grad` (`sample_d`): srcs [coords (1-3 f32: u, v, r,
+    /// then the array layer), d/dx (1-3 f32), d/dy (1-3 f32)], one derivative per spatial
+    /// coordinate; the sampler computes the LOD from them. `offset` as for `SampleLod`.
+    SampleGrad { sampler: u32, offset: [i8; 3] },
     /// `OpImageGather` (`gather4`) of component `comp` with the sampler whose table index is
     /// `sampler`: srcs [coords (2-4 f32)]; the result is the component of the four texels of
     /// the bilinear footprint at level 0, in the order (i0, j1), (i1, j1), (i1, j0), (i0, j0).
@@ -361,6 +365,10 @@ pub enum ImageOp {
         comp: u32,
         offset: [i8; 3],
     },
+    /// `OpImageGather` with per-lane texel offsets (`gather4_po`): srcs [coords (2-3 f32),
+    /// offsets (i32x2: U, V, each -32..31)]. The `Offset` operand (not a constant), and
+    /// constant offsets beyond the header's -8..7.
+    GatherOffset { sampler: u32, comp: u32 },
     /// `OpImageQuerySizeLod` / `OpImageQueryLevels` (`resinfo`): srcs [lod (i32)]; the
     /// result is (width, height, depth or layers, level count) of that level.
     Size,
@@ -400,11 +408,17 @@ impl ImageOp {
             ImageOp::SampleLod { sampler, offset } => {
                 format!("image_sample_l.s{sampler}{}", offset_suffix(offset))
             }
+            ImageOp::SampleGrad { sampler, offset } => {
+                format!("image_sample_d.s{sampler}{}", offset_suffix(offset))
+            }
             ImageOp::Gather {
                 sampler,
                 comp,
                 offset,
             } => format!("image_gather.s{sampler}.c{comp}{}", offset_suffix(offset)),
+            ImageOp::GatherOffset { sampler, comp } => {
+                format!("image_gather_po.s{sampler}.c{comp}")
+            }
             ImageOp::Size => "image_size".into(),
         }
     }
@@ -416,7 +430,9 @@ impl ImageOp {
             ImageOp::Load
                 | ImageOp::Fetch
                 | ImageOp::SampleLod { .. }
+                | ImageOp::SampleGrad { .. }
                 | ImageOp::Gather { .. }
+                | ImageOp::GatherOffset { .. }
                 | ImageOp::Size
         )
     }

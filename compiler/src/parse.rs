@@ -436,6 +436,19 @@ impl<'a> Parser<'a> {
                 "store" => ImageOp::Store,
                 "fetch" => ImageOp::Fetch,
                 "size" => ImageOp::Size,
+                _ if name.starts_with("gather_po.s") => {
+                    let bad = || ParseError {
+                        line: ln,
+                        msg: format!("bad sampler or component in '{kw}'"),
+                    };
+                    let (s, c) = name["gather_po.s".len()..]
+                        .split_once(".c")
+                        .ok_or_else(bad)?;
+                    ImageOp::GatherOffset {
+                        sampler: s.parse().map_err(|_| bad())?,
+                        comp: c.parse().map_err(|_| bad())?,
+                    }
+                }
                 _ if name.starts_with("gather.s") => {
                     let bad = || ParseError {
                         line: ln,
@@ -450,16 +463,18 @@ impl<'a> Parser<'a> {
                         offset,
                     }
                 }
-                _ if name.starts_with("sample_l.s") => {
+                _ if name.starts_with("sample_l.s") || name.starts_with("sample_d.s") => {
                     let bad = || ParseError {
                         line: ln,
                         msg: format!("bad sampler index or offset in '{kw}'"),
                     };
                     let (s, offset) =
                         crate::ir::split_offset(&name["sample_l.s".len()..]).ok_or_else(bad)?;
-                    ImageOp::SampleLod {
-                        sampler: s.parse().map_err(|_| bad())?,
-                        offset,
+                    let sampler = s.parse().map_err(|_| bad())?;
+                    if name.starts_with("sample_d") {
+                        ImageOp::SampleGrad { sampler, offset }
+                    } else {
+                        ImageOp::SampleLod { sampler, offset }
                     }
                 }
                 _ => ImageOp::Atomic(

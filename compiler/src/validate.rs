@@ -319,6 +319,36 @@ impl Ctx<'_> {
                              returns a texel",
                         );
                     }
+                    ImageOp::SampleGrad { .. }
+                        if coords.kind != Kind::Float
+                            || coords.bits != 32
+                            || coords.comps > 4
+                            || srcs.len() != 3
+                            || st[1] != st[2]
+                            || st[1].kind != Kind::Float
+                            || st[1].bits != 32
+                            || st[1].comps > 3
+                            || !texel(dt.unwrap()) =>
+                    {
+                        return bad(
+                            "image_sample_d takes 1-4 f32 coordinates and two f32 derivative \
+                             vectors of 1-3 components, returns a texel",
+                        );
+                    }
+                    ImageOp::GatherOffset { comp, .. }
+                        if coords.kind != Kind::Float
+                            || coords.bits != 32
+                            || !(2..=3).contains(&coords.comps)
+                            || srcs.len() != 2
+                            || st[1] != Type::I32.vec(2)
+                            || *comp > 3
+                            || !texel(dt.unwrap()) =>
+                    {
+                        return bad(
+                            "image_gather_po takes 2-3 f32 coordinates, i32x2 offsets and a \
+                             component 0-3, returns a texel",
+                        );
+                    }
                     ImageOp::Gather { comp, .. }
                         if coords.kind != Kind::Float
                             || coords.bits != 32
@@ -336,7 +366,11 @@ impl Ctx<'_> {
                 }
                 let sampled = matches!(
                     op,
-                    ImageOp::Size | ImageOp::SampleLod { .. } | ImageOp::Gather { .. }
+                    ImageOp::Size
+                        | ImageOp::SampleLod { .. }
+                        | ImageOp::SampleGrad { .. }
+                        | ImageOp::Gather { .. }
+                        | ImageOp::GatherOffset { .. }
                 );
                 if !sampled && (coords.kind != Kind::Int || coords.bits != 32 || coords.comps > 3) {
                     return bad("image coordinates must be 1 to 3 32-bit integers");

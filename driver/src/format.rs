@@ -182,6 +182,9 @@ const SAMPLED: &[vk::Format] = &[
     vk::Format::B8G8R8A8_SRGB,
     vk::Format::R16_UNORM,
     vk::Format::R16G16_UNORM,
+    // The sampler decodes the 11/11/10-bit unsigned floats (storage would need the extended
+    // storage formats: docs/images.md).
+    vk::Format::B10G11R11_UFLOAT_PACK32,
 ];
 
 /// Buffer (texel buffer) format features: storage texel buffers of the natively accessed
@@ -353,11 +356,14 @@ mod tests {
                 | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
                 | transfer
         );
-        // Transfers only: the meta kernels move any 1/2/4/8/16-byte texel.
+        // Sampled and filtered (compared with lavapipe), no storage (an extended format).
         assert_eq!(
             image_features(vk::Format::B10G11R11_UFLOAT_PACK32),
-            transfer
+            vk::FormatFeatureFlags::SAMPLED_IMAGE
+                | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR
+                | transfer
         );
+        // Transfers only: the meta kernels move any 1/2/4/8/16-byte texel.
         assert_eq!(image_features(vk::Format::R16G16_SINT), transfer);
         assert!(image_features(vk::Format::R32G32B32_SFLOAT).is_empty());
         assert!(image_features(vk::Format::D32_SFLOAT).is_empty());

@@ -169,8 +169,9 @@ pub fn pipeline_cache_uuid(pci_id: u16) -> [u8; vk::UUID_SIZE] {
 /// (docs/dispatch-contract.md), so the hardware sets no bound of its own; 32 is anv's value.
 pub const MAX_BOUND_DESCRIPTOR_SETS: u32 = 32;
 
-/// maxSamplerLodBias: SAMPLER_STATE's Texture LOD Bias holds more (S4.8), Vulkan asks 2.
-pub const MAX_SAMPLER_LOD_BIAS: f32 = 2.0;
+/// maxSamplerLodBias: anv's 16. SAMPLER_STATE's Texture LOD Bias is S4.8, -16..16 - 1/256;
+/// a bias of 16 is stored as the largest code (within the spec's mipmap precision).
+pub const MAX_SAMPLER_LOD_BIAS: f32 = 16.0;
 
 /// Buffer descriptors one compute stage (and so one pipeline layout, and one set) may hold:
 /// the first ones take binding-table entries, the rest are reached through the descriptor
@@ -215,11 +216,13 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
     let max_invocations = (info.max_threads_per_group * 32).min(1024);
     let samples = vk::SampleCountFlags::TYPE_1 | vk::SampleCountFlags::TYPE_4;
     vk::PhysicalDeviceLimits {
-        max_image_dimension1_d: 4096,
-        max_image_dimension2_d: 4096,
-        max_image_dimension3_d: 256,
-        max_image_dimension_cube: 4096,
-        max_image_array_layers: 256,
+        // The RENDER_SURFACE_STATE fields' widths, as anv reports on Gen9 (the layout
+        // module's limits); tests/tests/image_limits.rs uses each at its limit.
+        max_image_dimension1_d: kernel_iface::image::layout::MAX_EXTENT_2D,
+        max_image_dimension2_d: kernel_iface::image::layout::MAX_EXTENT_2D,
+        max_image_dimension3_d: kernel_iface::image::layout::MAX_EXTENT_3D,
+        max_image_dimension_cube: kernel_iface::image::layout::MAX_EXTENT_2D,
+        max_image_array_layers: kernel_iface::image::layout::MAX_LAYERS,
         max_texel_buffer_elements: MAX_TEXEL_BUFFER_ELEMENTS,
         max_uniform_buffer_range: MAX_BUFFER_RANGE,
         max_storage_buffer_range: MAX_BUFFER_RANGE,
@@ -291,8 +294,10 @@ pub fn limits(info: &DeviceInfo) -> vk::PhysicalDeviceLimits {
         min_storage_buffer_offset_alignment: crate::limits::STORAGE_BUFFER_OFFSET_ALIGNMENT,
         min_texel_offset: -8,
         max_texel_offset: 7,
-        min_texel_gather_offset: -8,
-        max_texel_gather_offset: 7,
+        // gather4_po's offsets are 6-bit signed (as anv reports); samples keep the header's
+        // 4-bit -8..7.
+        min_texel_gather_offset: -32,
+        max_texel_gather_offset: 31,
         min_interpolation_offset: -0.5,
         max_interpolation_offset: 0.4375,
         sub_pixel_interpolation_offset_bits: 4,
@@ -425,6 +430,11 @@ pub fn supported_features(info: &DeviceInfo) -> vk::PhysicalDeviceFeatures {
         // Cube-array views are SURFTYPE_CUBE surfaces whose cube index the sampler takes
         // (docs/images.md); tests/tests/image_sampled_layers.rs.
         image_cube_array: vk::TRUE,
+        // Gathers with run-time offsets (Offset), four constant offsets (ConstOffsets, one
+        // gather per texel) and constant offsets beyond the header's -8..7: gather4_po's
+        // per-lane 6-bit offsets (docs/images.md, "Gather offsets");
+        // tests/tests/image_gather_offsets.rs.
+        shader_image_gather_extended: vk::TRUE,
         ..Default::default()
     }
 }

@@ -150,8 +150,8 @@ impl Sampler {
                 )))
             }
         };
-        // Texture LOD Bias is S4.8 in 13 bits.
-        let bias = ((info.mip_lod_bias * 256.0).round() as i32 as u64) & 0x1FFF;
+        // Texture LOD Bias is S4.8 in 13 bits: -16 to 16 - 1/256 (16 itself would wrap to -16).
+        let bias = ((info.mip_lod_bias * 256.0).round() as i32).clamp(-4096, 4095) as u64 & 0x1FFF;
         // Rounding of the sample position is enabled for linear filters (as anv does).
         let round_min = min == MAPFILTER_LINEAR;
         let round_mag = mag == MAPFILTER_LINEAR;
@@ -326,6 +326,12 @@ mod tests {
         assert!(Sampler::new(&base.anisotropy_enable(true).max_anisotropy(4.0)).is_err());
         assert!(Sampler::new(&base.compare_enable(true)).is_err());
         assert!(Sampler::new(&base.mip_lod_bias(100.0)).is_err());
+        assert!(Sampler::new(&base.mip_lod_bias(16.5)).is_err());
+        // maxSamplerLodBias itself: the largest S4.8 code, not the wrapped -16.
+        let p = decode(&Sampler::new(&base.mip_lod_bias(16.0)).unwrap());
+        assert_eq!(p.lod_bias, 16.0 - 1.0 / 256.0);
+        let p = decode(&Sampler::new(&base.mip_lod_bias(-16.0)).unwrap());
+        assert_eq!(p.lod_bias, -16.0);
         assert!(Sampler::new(&base.min_lod(2.0).max_lod(1.0)).is_err());
         assert!(Sampler::new(&base.border_color(vk::BorderColor::FLOAT_CUSTOM_EXT)).is_err());
         assert!(Sampler::new(&base.min_filter(vk::Filter::CUBIC_EXT)).is_err());

@@ -28,6 +28,9 @@ pub enum SamplerMsgType {
     Sample = 0,
     /// Sample with an explicit LOD (`OpImageSampleExplicitLod ... Lod`).
     SampleL = 2,
+    /// Sample with explicit derivatives (`OpImageSampleExplicitLod ... Grad`): the sampler
+    /// computes the LOD from them. SIMD8 only on Gen9 (Mesa's brw lowers it to SIMD8 too).
+    SampleD = 4,
     /// Load one texel at integer coordinates and LOD.
     Ld = 7,
     /// Gather one component of the 2x2 footprint of bilinear filtering at LOD 0.
@@ -52,6 +55,7 @@ impl SamplerMsgType {
         Some(match v {
             0 => Sample,
             2 => SampleL,
+            4 => SampleD,
             7 => Ld,
             8 => Gather4,
             9 => Lod,
@@ -70,6 +74,7 @@ impl SamplerMsgType {
         match self {
             Sample => "sample",
             SampleL => "sample_l",
+            SampleD => "sample_d",
             Ld => "ld",
             Gather4 => "gather4",
             Lod => "lod",
@@ -126,6 +131,13 @@ pub enum Param {
     /// Per-lane gather4_po offsets (signed integers).
     OffU,
     OffV,
+    /// sample_d's derivatives of U, V, R along the window's x and y.
+    DuDx,
+    DuDy,
+    DvDx,
+    DvDy,
+    DrDx,
+    DrDy,
 }
 
 impl Param {
@@ -149,6 +161,9 @@ pub fn payload_params(msg: SamplerMsgType) -> &'static [Param] {
     use SamplerMsgType as M;
     match msg {
         M::SampleL => &[Lod, U, V, R, Ai],
+        // Each coordinate is followed by its two derivatives; the array index of a cube
+        // array has none (the order Mesa's brw builds for sample_d on Gen7+).
+        M::SampleD => &[U, DuDx, DuDy, V, DvDx, DvDy, R, DrDx, DrDy, Ai],
         M::Sample | M::SampleLz | M::Gather4 | M::Lod => &[U, V, R, Ai],
         M::Ld => &[U, V, Lod, R],
         M::LdLz => &[U, V, R],
@@ -319,7 +334,7 @@ mod tests {
         assert_eq!(d.params(), 3);
         assert!(
             SamplerDesc::decode(5 << 12 | 1 << 17).is_err(),
-            "sample_bc is not implemented"
+            "sample_b_c is not implemented"
         );
         assert!(SamplerDesc::decode(1 << 30 | 2 << 12 | 1 << 17).is_err());
     }
@@ -349,5 +364,14 @@ mod tests {
         assert!(!Lod.is_integer(SamplerMsgType::SampleL));
         assert!(U.is_integer(SamplerMsgType::LdLz));
         assert!(OffU.is_integer(SamplerMsgType::Gather4Po));
+        assert_eq!(
+            payload_params(SamplerMsgType::SampleD)[..7],
+            [U, DuDx, DuDy, V, DvDx, DvDy, R]
+        );
+        assert!(!DuDy.is_integer(SamplerMsgType::SampleD));
+        // Message type 4 (Mesa's SAMPLE_DERIVS); 3 is sample_c, the compare form.
+        assert_eq!(SamplerMsgType::SampleD as u32, 4);
+        assert_eq!(SamplerMsgType::from_hw(4), Some(SamplerMsgType::SampleD));
+        assert_eq!(SamplerMsgType::from_hw(3), None);
     }
 }

@@ -28,6 +28,10 @@ pub fn width_class(i: &LInst) -> WidthClass {
         LOp::TypedRead { .. } | LOp::TypedWrite { .. } | LOp::TypedAtomic { .. } => {
             WidthClass::Typed
         }
+        LOp::Sample {
+            msg: ferrite_isa::sampler_msg::SamplerMsgType::SampleD,
+            ..
+        } => WidthClass::SamplerDerivs,
         LOp::Sample { .. } => WidthClass::Sampler,
         _ => WidthClass::Unlimited,
     }
@@ -1027,6 +1031,51 @@ mod tests {
                 .any(|i| i.exec == 1 && i.srcs.iter().any(|s| *s == Opnd::ud(dw2))),
             "no header dword 2 write"
         );
+    }
+
+    /// sample_d is SIMD8 only: a SIMD16 one (2-D: U, dU/dx, dU/dy, V, dV/dx, dV/dy) becomes
+    /// two SIMD8 messages of 6 parameters, each returning 4 channels of 1 GRF.
+    #[test]
+    fn sample_d_splits_to_simd8() {
+        use ferrite_isa::sampler_msg::SamplerMsgType;
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let params = b.vreg(Type::UD, 6);
+        let dst = b.vreg(Type::UD, 4);
+        b.inst(
+            LOp::Sample {
+                bti: 2,
+                sampler: 2,
+                msg: SamplerMsgType::SampleD,
+                params: 6,
+                comp_stride: 64,
+                header: None,
+                indirect: false,
+            },
+            dst,
+            vec![params],
+        );
+        lower_simd_width(&mut p);
+        lower_sends(&mut p);
+        let sends: Vec<_> = p
+            .insts
+            .iter()
+            .filter_map(|i| match i.op {
+                LOp::Send {
+                    desc, mlen, rlen, ..
+                } => Some((i.exec, desc, mlen, rlen)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sends.len(), 2, "{sends:?}");
+        for (exec, desc, mlen, rlen) in sends {
+            assert_eq!((exec, mlen, rlen), (8, 6, 4));
+            let d = SamplerDesc::decode(desc).unwrap();
+            assert_eq!(
+                (d.msg, d.simd),
+                (SamplerMsgType::SampleD, SamplerSimd::Simd8)
+            );
+        }
     }
 
     /// A SIMD32 sample_l (LOD, U, V) becomes two SIMD16 sampler messages, each with 3

@@ -176,7 +176,9 @@ fn collect_btis(f: &ir::Function, hw: &HwFacts) -> Vec<u32> {
                 let images = r.bti..r.bti + r.index.map_or(1, |x| x.count);
                 let samplers = match op {
                     ir::ImageOp::SampleLod { sampler, .. }
-                    | ir::ImageOp::Gather { sampler, .. } => {
+                    | ir::ImageOp::SampleGrad { sampler, .. }
+                    | ir::ImageOp::Gather { sampler, .. }
+                    | ir::ImageOp::GatherOffset { sampler, .. } => {
                         *sampler..*sampler + r.sampler.map_or(1, |x| x.count)
                     }
                     _ => 0..0,

@@ -351,37 +351,78 @@ impl Fe<'_> {
 /// The explicit level of an image instruction's optional operands starting at `from`:
 /// only `Lod` is supported (offsets, gradients, sample indices and the rest are refused).
 fn lod_operand(i: &dr::Instruction, from: usize) -> Res<Option<u32>> {
-    let (lod, offset) = image_operands(i, from)?;
-    if offset.is_some() {
-        return unsupported("the ConstOffset image operand on this instruction");
+    let ops = image_operands(i, from)?;
+    if ops.const_offset.is_some() || ops.grad.is_some() || ops.has_gather_offsets() {
+        return unsupported("an offset or Grad image operand on this instruction");
     }
-    Ok(lod)
+    Ok(ops.lod)
 }
 
-/// The `Lod` and `ConstOffset` ids of an image instruction's optional operands starting at
-/// `from` (in the order of their mask bits); other operands are refused.
-fn image_operands(i: &dr::Instruction, from: usize) -> Res<(Option<u32>, Option<u32>)> {
+/// The ids of the optional image operands Ferrite compiles.
+#[derive(Default)]
+struct ImageOperands {
+    lod: Option<u32>,
+    /// d/dx, d/dy.
+    grad: Option<(u32, u32)>,
+    const_offset: Option<u32>,
+    /// `Offset`: a texel offset that need not be a constant (gathers only, in Vulkan).
+    offset: Option<u32>,
+    /// `ConstOffsets`: one constant offset per gathered texel (gathers only).
+    const_offsets: Option<u32>,
+}
+
+impl ImageOperands {
+    /// The operands Vulkan allows on gathers only (shaderImageGatherExtended).
+    fn has_gather_offsets(&self) -> bool {
+        self.offset.is_some() || self.const_offsets.is_some()
+    }
+}
+
+/// The `Lod`, `Grad` and `ConstOffset` ids of an image instruction's optional operands
+/// starting at `from` (they follow the mask in the order of its bits); other operands are
+/// refused.
+fn image_operands(i: &dr::Instruction, from: usize) -> Res<ImageOperands> {
     use rspirv::spirv::ImageOperands as IO;
     match i.operands.get(from) {
-        None => Ok((None, None)),
+        None => Ok(ImageOperands::default()),
         Some(dr::Operand::ImageOperands(m)) => {
             // SignExtend / ZeroExtend (SPIR-V 1.4; glslang marks every fetch from an
             // unsigned or signed image with them) take no operand and change nothing: the
             // format's integer type already decides how a texel widens to 32 bits.
-            if !(IO::LOD | IO::CONST_OFFSET | IO::SIGN_EXTEND | IO::ZERO_EXTEND).contains(*m) {
+            let known = IO::LOD
+                | IO::GRAD
+                | IO::CONST_OFFSET
+                | IO::OFFSET
+                | IO::CONST_OFFSETS
+                | IO::SIGN_EXTEND
+                | IO::ZERO_EXTEND;
+            if !known.contains(*m) {
                 return unsupported(format!(
-                    "image operands {m:?} (only Lod and ConstOffset are supported)"
+                    "image operands {m:?} (only Lod, Grad, ConstOffset, Offset and \
+                     ConstOffsets are supported)"
                 ));
             }
-            let lod = m.contains(IO::LOD);
-            let at = from + 1;
-            let l = if lod { Some(op_id(i, at)?) } else { None };
-            let o = if m.contains(IO::CONST_OFFSET) {
-                Some(op_id(i, at + lod as usize)?)
-            } else {
-                None
+            let mut at = from + 1;
+            let mut next = |on: bool| -> Res<Option<u32>> {
+                if !on {
+                    return Ok(None);
+                }
+                at += 1;
+                op_id(i, at - 1).map(Some)
             };
-            Ok((l, o))
+            let lod = next(m.contains(IO::LOD))?;
+            let dx = next(m.contains(IO::GRAD))?;
+            let dy = next(m.contains(IO::GRAD))?;
+            let const_offset = next(m.contains(IO::CONST_OFFSET))?;
+            let offset = next(m.contains(IO::OFFSET))?;
+            let const_offsets = next(m.contains(IO::CONST_OFFSETS))?;
+            Ok(ImageOperands {
+                lod,
+                grad: dx.zip(dy),
+                const_offset,
+                offset,
+                const_offsets,
+            })
         }
         Some(o) => invalid(format!("image operand {o:?}")),
     }
@@ -546,30 +587,43 @@ impl Fe<'_> {
         self.texel_result(i, &t, texel)
     }
 
-    /// `OpImageSampleExplicitLod ... Lod` (textureLod): `sample_l` with the descriptor's
-    /// sampler (its binding-table index is its sampler-table index).
+    /// `OpImageSampleExplicitLod` (textureLod, textureGrad): `sample_l` with `Lod`,
+    /// `sample_d` with `Grad`, with the descriptor's sampler (its binding-table index is its
+    /// sampler-table index).
     pub(super) fn image_sample_lod(&mut self, i: &dr::Instruction, b: u32) -> Res<()> {
         let (image, sampler, ty) = self.sampled_of(op_id(i, 0)?, b)?;
         let t = self.sampled_type(ty)?;
         // The message's U, V, R, AI in order: the array layer follows the coordinates (1-D
         // array: V, 2-D array: R, cube array: AI), a cube's direction is (U, V, R).
         let coord = self.float_coords(op_id(i, 1)?, b, t.sample_coords())?;
-        let (lod, off) = image_operands(i, 2)?;
-        let Some(lod) = lod else {
-            return unsupported("explicit-LOD sampling without Lod (gradients)");
-        };
-        let offset = self.const_offset(off, &t)?;
-        let lod = self.getv(lod, b)?;
-        if self.ty(lod) != Type::F32 {
-            return invalid("Lod of a sample is not a 32-bit float");
+        let ops = image_operands(i, 2)?;
+        if ops.has_gather_offsets() {
+            return invalid("Offset or ConstOffsets on a sample (Vulkan allows them on gathers)");
         }
+        let offset = self.const_offset(ops.const_offset, &t)?;
+        let (op, srcs) = match (ops.lod, ops.grad) {
+            (Some(lod), None) => {
+                let lod = self.getv(lod, b)?;
+                if self.ty(lod) != Type::F32 {
+                    return invalid("Lod of a sample is not a 32-bit float");
+                }
+                (ImageOp::SampleLod { sampler, offset }, vec![coord, lod])
+            }
+            (None, Some((dx, dy))) => {
+                if t.dim == spirv::Dim::DimCube {
+                    // The derivatives of a direction would have to be projected onto the
+                    // selected face (the spec's cube derivative rules); not done.
+                    return unsupported("Grad on a cube image");
+                }
+                let n = t.sample_coords() - t.arrayed as u8;
+                let dx = self.float_coords(dx, b, n)?;
+                let dy = self.float_coords(dy, b, n)?;
+                (ImageOp::SampleGrad { sampler, offset }, vec![coord, dx, dy])
+            }
+            _ => return invalid("OpImageSampleExplicitLod needs exactly one of Lod and Grad"),
+        };
         let tt = self.texel_type(&t)?;
-        let op = Op::Image(
-            ImageOp::SampleLod { sampler, offset },
-            image,
-            vec![coord, lod],
-        );
-        let texel = self.emit(tt, op)?;
+        let texel = self.emit(tt, Op::Image(op, image, srcs))?;
         self.texel_result(i, &t, texel)
     }
 
@@ -586,23 +640,101 @@ impl Fe<'_> {
         if comp > 3 {
             return invalid("gather component is not 0..3");
         }
-        let (lod, off) = image_operands(i, 3)?;
-        if lod.is_some() {
-            return invalid("Lod is not an operand of OpImageGather");
+        let ops = image_operands(i, 3)?;
+        if ops.lod.is_some() || ops.grad.is_some() {
+            return invalid("Lod or Grad as an operand of OpImageGather");
         }
-        let offset = self.const_offset(off, &t)?;
+        let any_offset = ops.const_offset.is_some() || ops.has_gather_offsets();
+        if t.dim == spirv::Dim::DimCube && any_offset {
+            return invalid("texel offsets on a cube gather");
+        }
         let tt = self.texel_type(&t)?;
-        let op = Op::Image(
-            ImageOp::Gather {
+        let texel = if let Some(id) = ops.const_offsets {
+            // One gather per returned texel, each with its own offset: texel k of the result
+            // is the (i0, j0) texel (the fourth) of the footprint at offset k, as GLSL's
+            // textureGatherOffsets defines it.
+            let v = self.const_ints(id)?;
+            if v.len() != 8 {
+                return invalid("ConstOffsets is not an array of four 2-component vectors");
+            }
+            let mut comps = Vec::new();
+            for k in 0..4 {
+                let g =
+                    self.gather_at(tt, image, sampler, comp, coord, [v[2 * k], v[2 * k + 1]])?;
+                comps.push(self.extract(g, 3)?);
+            }
+            self.emit(tt, Op::Vec(comps))?
+        } else if let Some(id) = ops.offset {
+            // A run-time offset: gather4_po takes one per lane.
+            let off = self.getv(id, b)?;
+            if self.ty(off) != Type::I32.vec(2) {
+                return invalid("the Offset of a gather is not a 2-component integer vector");
+            }
+            let op = ImageOp::GatherOffset { sampler, comp };
+            self.emit(tt, Op::Image(op, image, vec![coord, off]))?
+        } else if let Some(id) = ops.const_offset {
+            let v = self.const_ints(id)?;
+            if v.len() != 2 {
+                return invalid("the ConstOffset of a gather is not a 2-component vector");
+            }
+            self.gather_at(tt, image, sampler, comp, coord, [v[0], v[1]])?
+        } else {
+            let op = ImageOp::Gather {
                 sampler,
                 comp,
-                offset,
-            },
-            image,
-            vec![coord],
-        );
-        let texel = self.emit(tt, op)?;
+                offset: [0; 3],
+            };
+            self.emit(tt, Op::Image(op, image, vec![coord]))?
+        };
         self.texel_result(i, &t, texel)
+    }
+
+    /// A gather (result type `tt`) with the constant offset `off` (Vulkan's minTexelGatherOffset..
+    /// maxTexelGatherOffset, -32..31): in the header when it fits its 4-bit fields (-8..7),
+    /// otherwise as gather4_po's per-lane offsets, which take 6 bits.
+    fn gather_at(
+        &mut self,
+        tt: Type,
+        image: ImgRef,
+        sampler: u32,
+        comp: u32,
+        coord: Value,
+        off: [i32; 2],
+    ) -> Res<Value> {
+        if off.iter().any(|o| !(-32..=31).contains(o)) {
+            return invalid(format!("gather offset {off:?} outside -32..31"));
+        }
+        if off.iter().all(|o| (-8..=7).contains(o)) {
+            let op = ImageOp::Gather {
+                sampler,
+                comp,
+                offset: [off[0] as i8, off[1] as i8, 0],
+            };
+            return self.emit(tt, Op::Image(op, image, vec![coord]));
+        }
+        let x = self.i32c(off[0] as u32)?;
+        let y = self.i32c(off[1] as u32)?;
+        let v = self.emit(Type::I32.vec(2), Op::Vec(vec![x, y]))?;
+        let op = ImageOp::GatherOffset { sampler, comp };
+        self.emit(tt, Op::Image(op, image, vec![coord, v]))
+    }
+
+    /// The integers of constant `id` (a scalar, a vector or an array of vectors), flattened.
+    fn const_ints(&self, id: u32) -> Res<Vec<i32>> {
+        fn flat(c: &Const, out: &mut Vec<i32>) {
+            match c {
+                Const::Scalar(v) => out.push(*v as u32 as i32),
+                Const::Comp(cs) => cs.iter().for_each(|c| flat(c, out)),
+            }
+        }
+        match self.decl.consts.get(&id) {
+            Some((_, c)) => {
+                let mut v = Vec::new();
+                flat(c, &mut v);
+                Ok(v)
+            }
+            None => invalid(format!("texel offset %{id} is not a constant")),
+        }
     }
 
     /// A `ConstOffset` operand as the header's offsets (U, V, R). Gen9's header holds 4-bit
@@ -794,6 +926,122 @@ mod tests {
                     %2:f32x4 = image_sample_l.s0.o1_-2_0 img[0] %0, %1
                     %3:f32x2 = const 0.5, 0.5
                     %4:f32x4 = image_gather.s0.c3.o1_-2_0 img[0] %3
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    #[test]
+    fn grad_operands_become_sample_d_with_one_derivative_per_spatial_coordinate() {
+        check_ir(
+            "grad_operands_become_sample_d_with_one_derivative_per_spatial_coordinate",
+            "
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 1
+            %v2i32 = OpTypeVector %i32 2
+            %v3f32 = OpTypeVector %f32 3
+            %img = OpTypeImage %f32 2D 0 1 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %pcomb = OpTypePointer UniformConstant %simg
+            %comb = OpVariable %pcomb UniformConstant
+            %c1 = OpConstant %i32 1
+            %cm2 = OpConstant %i32 -2
+            %h = OpConstant %f32 0.5
+            %q = OpConstant %f32 0.25
+            %uvl = OpConstantComposite %v3f32 %h %h %h
+            %dx = OpConstantComposite %v2f32 %q %h
+            %dy = OpConstantComposite %v2f32 %h %q
+            %off = OpConstantComposite %v2i32 %c1 %cm2
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %simg %comb
+            %s = OpImageSampleExplicitLod %v4f32 %c %uvl Grad %dx %dy
+            %o = OpImageSampleExplicitLod %v4f32 %c %uvl Grad|ConstOffset %dx %dy %off
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:f32x3 = const 0.5, 0.5, 0.5
+                    %1:f32x2 = const 0.25, 0.5
+                    %2:f32x2 = const 0.5, 0.25
+                    %3:f32x4 = image_sample_d.s0 img[0] %0, %1, %2
+                    %4:f32x3 = const 0.5, 0.5, 0.5
+                    %5:f32x2 = const 0.25, 0.5
+                    %6:f32x2 = const 0.5, 0.25
+                    %7:f32x4 = image_sample_d.s0.o1_-2_0 img[0] %4, %5, %6
+                    break
+                }
+            }
+            ",
+        );
+    }
+
+    /// A run-time Offset and a constant one beyond the header's -8..7 take gather4_po's
+    /// per-lane offsets; ConstOffsets is one gather per texel, each giving its (i0, j0) texel.
+    #[test]
+    fn gather_offsets_become_gather_po_or_one_gather_per_texel() {
+        check_ir(
+            "gather_offsets_become_gather_po_or_one_gather_per_texel",
+            "
+            OpDecorate %comb DescriptorSet 0
+            OpDecorate %comb Binding 0
+            %v2i32 = OpTypeVector %i32 2
+            %c4 = OpConstant %u32 4
+            %arr = OpTypeArray %v2i32 %c4
+            %img = OpTypeImage %f32 2D 0 0 0 1 Unknown
+            %simg = OpTypeSampledImage %img
+            %pcomb = OpTypePointer UniformConstant %simg
+            %comb = OpVariable %pcomb UniformConstant
+            %c1 = OpConstant %i32 1
+            %cm20 = OpConstant %i32 -20
+            %c2 = OpConstant %i32 2
+            %h = OpConstant %f32 0.5
+            %uv = OpConstantComposite %v2f32 %h %h
+            %far = OpConstantComposite %v2i32 %cm20 %c1
+            %near = OpConstantComposite %v2i32 %c1 %c2
+            %offs = OpConstantComposite %arr %near %far %near %far
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %c = OpLoad %simg %comb
+            %g0 = OpImageGather %v4f32 %c %uv %c1 Offset %near
+            %g1 = OpImageGather %v4f32 %c %uv %c2 ConstOffset %far
+            %g2 = OpImageGather %v4f32 %c %uv %c1 ConstOffsets %offs
+            OpReturn
+            OpFunctionEnd
+            ",
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:f32x2 = const 0.5, 0.5
+                    %1:i32x2 = const 1, 2
+                    %2:f32x4 = image_gather_po.s0.c1 img[0] %0, %1
+                    %3:f32x2 = const 0.5, 0.5
+                    %4:i32 = const -20
+                    %5:i32 = const 1
+                    %6:i32x2 = vec %4, %5
+                    %7:f32x4 = image_gather_po.s0.c2 img[0] %3, %6
+                    %8:f32x2 = const 0.5, 0.5
+                    %9:f32x4 = image_gather.s0.c1.o1_2_0 img[0] %8
+                    %10:f32 = extract %9, 3
+                    %11:i32 = const -20
+                    %12:i32 = const 1
+                    %13:i32x2 = vec %11, %12
+                    %14:f32x4 = image_gather_po.s0.c1 img[0] %8, %13
+                    %15:f32 = extract %14, 3
+                    %16:f32x4 = image_gather.s0.c1.o1_2_0 img[0] %8
+                    %17:f32 = extract %16, 3
+                    %18:i32 = const -20
+                    %19:i32 = const 1
+                    %20:i32x2 = vec %18, %19
+                    %21:f32x4 = image_gather_po.s0.c1 img[0] %8, %20
+                    %22:f32 = extract %21, 3
+                    %23:f32x4 = vec %10, %15, %17, %22
                     break
                 }
             }

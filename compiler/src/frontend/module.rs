@@ -66,6 +66,8 @@ pub(super) fn capability_ok(c: Capability, t: &Target) -> bool {
         | C::StorageTexelBufferArrayNonUniformIndexing => true,
         // Size and level queries of sampled images (resinfo).
         C::ImageQuery => true,
+        // Offset and ConstOffsets on gathers (gather4_po; docs/images.md, "Gather offsets").
+        C::ImageGatherExtended => true,
         C::GroupNonUniform
         | C::GroupNonUniformVote
         | C::GroupNonUniformBallot

@@ -903,7 +903,7 @@ impl Port<'_> {
         let surface = self.surface(d.bti as u32)?;
         let needs_sampler = matches!(
             d.msg,
-            M::Sample | M::SampleL | M::SampleLz | M::Gather4 | M::Gather4Po
+            M::Sample | M::SampleL | M::SampleD | M::SampleLz | M::Gather4 | M::Gather4Po
         );
         let params = if needs_sampler {
             let header_ptr = if d.header && payload.len() >= 32 {

@@ -768,6 +768,39 @@ impl Gpu {
         )))
     }
 
+    /// Allocates `size` bytes of memory type `mem_type`.
+    ///
+    /// # Safety
+    /// The device is alive; the caller frees the memory (or records it for reset/Drop).
+    unsafe fn allocate(&self, size: u64, mem_type: u32) -> Result<vk::DeviceMemory, AmberError> {
+        let mai = vk::MemoryAllocateInfo::default()
+            .allocation_size(size)
+            .memory_type_index(mem_type);
+        // SAFETY: the caller's contract; a valid allocate info.
+        unsafe { self.device.allocate_memory(&mai, None) }
+            .map_err(|e| AmberError::Vulkan("vkAllocateMemory", e))
+    }
+
+    /// Maps the whole of host-visible `memory` and zeroes its first `size` bytes.
+    ///
+    /// # Safety
+    /// `memory` is alive, not mapped, at least `size` bytes long and not in use by the GPU.
+    unsafe fn map_zeroed(
+        &self,
+        memory: vk::DeviceMemory,
+        size: u64,
+    ) -> Result<*mut u8, AmberError> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let ptr = self
+                .device
+                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+                .map_err(vkerr("vkMapMemory"))? as *mut u8;
+            std::ptr::write_bytes(ptr, 0, size as usize);
+            Ok(ptr)
+        }
+    }
+
     /// Creates a host-visible storage/uniform buffer of `len` bytes; returns its index.
     pub fn create_buffer(&mut self, len: usize) -> Result<usize, AmberError> {
         // Exact size: a WHOLE_SIZE descriptor must see exactly the script's buffer (length()).
@@ -793,16 +826,9 @@ impl Gpu {
                     "buffer cannot live in host-visible memory".into(),
                 ));
             }
-            let mai = vk::MemoryAllocateInfo::default()
-                .allocation_size(mr.size)
-                .memory_type_index(self.mem_type);
-            let memory = match self.device.allocate_memory(&mai, None) {
-                Ok(m) => m,
-                Err(e) => {
-                    self.device.destroy_buffer(buffer, None);
-                    return Err(AmberError::Vulkan("vkAllocateMemory", e));
-                }
-            };
+            let memory = self
+                .allocate(mr.size, self.mem_type)
+                .inspect_err(|_| self.device.destroy_buffer(buffer, None))?;
             self.buffers.push(Buf {
                 buffer,
                 memory,
@@ -812,13 +838,8 @@ impl Gpu {
             self.device
                 .bind_buffer_memory(buffer, memory, 0)
                 .map_err(vkerr("vkBindBufferMemory"))?;
-            let ptr = self
-                .device
-                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                .map_err(vkerr("vkMapMemory"))?;
-            let b = self.buffers.last_mut().expect("just pushed");
-            b.ptr = ptr as *mut u8;
-            std::ptr::write_bytes(b.ptr, 0, size as usize);
+            let ptr = self.map_zeroed(memory, size)?;
+            self.buffers.last_mut().expect("just pushed").ptr = ptr;
         }
         Ok(self.buffers.len() - 1)
     }
@@ -943,16 +964,9 @@ impl Gpu {
                     "LINEAR images cannot live in host-visible memory".into()
                 ));
             };
-            let mai = vk::MemoryAllocateInfo::default()
-                .allocation_size(mr.size)
-                .memory_type_index(mem_type);
-            let memory = match self.device.allocate_memory(&mai, None) {
-                Ok(m) => m,
-                Err(e) => {
-                    self.device.destroy_image(image, None);
-                    return Err(AmberError::Vulkan("vkAllocateMemory", e));
-                }
-            };
+            let memory = self
+                .allocate(mr.size, mem_type)
+                .inspect_err(|_| self.device.destroy_image(image, None))?;
             self.images.push(Img {
                 image,
                 memory,
@@ -968,13 +982,8 @@ impl Gpu {
             if !linear {
                 return Ok(Ok(self.images.len() - 1));
             }
-            let ptr = self
-                .device
-                .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-                .map_err(vkerr("vkMapMemory"))?;
-            let img = self.images.last_mut().expect("just pushed");
-            img.ptr = ptr as *mut u8;
-            std::ptr::write_bytes(img.ptr, 0, mr.size as usize);
+            let ptr = self.map_zeroed(memory, mr.size)?;
+            self.images.last_mut().expect("just pushed").ptr = ptr;
         }
         Ok(Ok(self.images.len() - 1))
     }

@@ -842,3 +842,120 @@ pub fn read_texels(c: &Ctx, memory: vk::DeviceMemory, n: usize) -> Vec<u32> {
         v
     }
 }
+
+/// An image, its memory and one view of it; [`ImageAndView::destroy`] frees all three.
+pub struct ImageAndView {
+    pub image: vk::Image,
+    pub memory: vk::DeviceMemory,
+    pub view: vk::ImageView,
+}
+
+impl ImageAndView {
+    /// Destroys the view, the image and the memory (the device must be done with them).
+    pub fn destroy(self, c: &Ctx) {
+        // SAFETY: the caller's contract: no pending work uses the three objects.
+        unsafe {
+            c.dev.destroy_image_view(self.view, None);
+            c.dev.destroy_image(self.image, None);
+            c.dev.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// A colour view of `image` of type `ty` and format `format` over `range`.
+pub fn color_view(
+    c: &Ctx,
+    image: vk::Image,
+    ty: vk::ImageViewType,
+    format: vk::Format,
+    range: vk::ImageSubresourceRange,
+) -> vk::ImageView {
+    // SAFETY: a valid create info for a live image; destroyed by the caller.
+    unsafe {
+        c.dev.create_image_view(
+            &vk::ImageViewCreateInfo::default()
+                .image(image)
+                .view_type(ty)
+                .format(format)
+                .subresource_range(range),
+            None,
+        )
+    }
+    .unwrap()
+}
+
+/// Copies `regions` of buffer `buf` into `range` of a new `image` (from UNDEFINED) and leaves
+/// the range in GENERAL, readable by compute shaders; waits for the submission.
+pub fn upload_to_image(
+    c: &Ctx,
+    buf: usize,
+    image: vk::Image,
+    range: vk::ImageSubresourceRange,
+    regions: &[vk::BufferImageCopy],
+) {
+    let buffer = c.buf(buf).buffer;
+    let dst = (
+        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        vk::AccessFlags::TRANSFER_WRITE,
+        vk::PipelineStageFlags::TRANSFER,
+    );
+    // SAFETY: valid commands on live objects; the submission is waited for.
+    unsafe {
+        c.run(|d, cb| {
+            let undefined = (
+                vk::ImageLayout::UNDEFINED,
+                vk::AccessFlags::empty(),
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+            );
+            image_barrier(d, cb, image, range, undefined, dst);
+            d.cmd_copy_buffer_to_image(cb, buffer, image, dst.0, regions);
+            let read = (
+                vk::ImageLayout::GENERAL,
+                vk::AccessFlags::SHADER_READ,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+            );
+            image_barrier(d, cb, image, range, dst, read);
+        })
+        .unwrap();
+    }
+}
+
+/// Runs `child_test` on Ferrite and on lavapipe and checks every word of every result with
+/// `ok(result name, word index, Ferrite's word, lavapipe's word)`; `what(word index)` names
+/// the word in the failure message, which lists every difference. Both runs must produce
+/// `cases` results, and lavapipe must have written something into each.
+pub fn compare_with_lavapipe(
+    child_test: &str,
+    cases: usize,
+    ok: impl Fn(&str, usize, u32, u32) -> bool,
+    what: impl Fn(usize) -> String,
+) {
+    let (ferrite, lvp) = run_on_ferrite_and_lavapipe(child_test);
+    assert_eq!(ferrite.len(), cases, "Ferrite's results");
+    assert_eq!(lvp.len(), cases, "lavapipe's results");
+    let mut bad = Vec::new();
+    for (name, want) in &lvp {
+        let got = &ferrite[name];
+        assert_eq!(got.len(), want.len(), "{name}: lengths");
+        assert!(
+            want.iter().any(|w| *w != 0),
+            "{name}: lavapipe wrote nothing"
+        );
+        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+            if !ok(name, i, g, w) {
+                bad.push(format!(
+                    "{name}: word {i} ({}): Ferrite {} ({g:#x}), lavapipe {} ({w:#x})",
+                    what(i),
+                    f32::from_bits(g),
+                    f32::from_bits(w)
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} differences:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

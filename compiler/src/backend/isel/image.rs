@@ -40,7 +40,10 @@ impl Isel<'_> {
         srcs: &[ir::Value],
     ) -> Res<()> {
         let sampler_base = match op {
-            ImageOp::SampleLod { sampler, .. } | ImageOp::Gather { sampler, .. } => Some(sampler),
+            ImageOp::SampleLod { sampler, .. }
+            | ImageOp::SampleGrad { sampler, .. }
+            | ImageOp::Gather { sampler, .. }
+            | ImageOp::GatherOffset { sampler, .. } => Some(sampler),
             _ => None,
         };
         // A combined image sampler indexes both with one value.
@@ -193,7 +196,12 @@ impl Isel<'_> {
         let coords = self.func.ty(srcs[0]).comps;
         let coord = block(self, srcs[0])?;
         match op {
-            ImageOp::Fetch | ImageOp::SampleLod { .. } | ImageOp::Gather { .. } | ImageOp::Size => {
+            ImageOp::Fetch
+            | ImageOp::SampleLod { .. }
+            | ImageOp::SampleGrad { .. }
+            | ImageOp::Gather { .. }
+            | ImageOp::GatherOffset { .. }
+            | ImageOp::Size => {
                 return Err(BackendError::Internal(format!(
                     "{} as a typed message",
                     op.name()
@@ -285,18 +293,28 @@ impl Isel<'_> {
     ) -> Res<()> {
         use ferrite_isa::sampler_msg::{payload_params, Param, SamplerHeader, SamplerMsgType as M};
         let mut header = None;
+        let mut grads = None;
+        let mut offsets = None;
+        // Constant texel offsets of samples live in the message header.
+        let offset_header = |offset: [i8; 3]| {
+            (offset != [0; 3]).then(|| {
+                SamplerHeader {
+                    offsets: offset,
+                    ..SamplerHeader::default()
+                }
+                .to_dw2()
+            })
+        };
         let (msg, sampler, coords, lod) = match op {
             ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), Some(srcs[1])),
             ImageOp::SampleLod { sampler, offset } => {
-                // Constant texel offsets live in the message header.
-                if offset != [0; 3] {
-                    let h = SamplerHeader {
-                        offsets: offset,
-                        ..SamplerHeader::default()
-                    };
-                    header = Some(h.to_dw2());
-                }
+                header = offset_header(offset);
                 (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1]))
+            }
+            ImageOp::SampleGrad { sampler, offset } => {
+                header = offset_header(offset);
+                grads = Some((srcs[1], srcs[2]));
+                (M::SampleD, sampler, Some(srcs[0]), None)
             }
             ImageOp::Gather {
                 sampler,
@@ -312,6 +330,16 @@ impl Isel<'_> {
                 header = Some(h.to_dw2());
                 (M::Gather4, sampler, Some(srcs[0]), None)
             }
+            ImageOp::GatherOffset { sampler, comp } => {
+                // gather4_po: the component in the header, the offsets per lane.
+                let h = SamplerHeader {
+                    gather_component: comp as u8,
+                    ..SamplerHeader::default()
+                };
+                header = Some(h.to_dw2());
+                offsets = Some(srcs[1]);
+                (M::Gather4Po, sampler, Some(srcs[0]), None)
+            }
             ImageOp::Size => (M::Resinfo, 0, None, Some(srcs[0])),
             _ => {
                 return Err(BackendError::Internal(format!(
@@ -324,16 +352,30 @@ impl Isel<'_> {
             return Err(BackendError::Internal(format!("sampler index {sampler}")));
         }
         let n_coords = coords.map_or(0, |c| self.func.ty(c).comps as u32);
+        let n_grads = grads.map_or(0, |(x, _)| self.func.ty(x).comps as u32);
         let mut vals = Vec::new();
         for p in payload_params(msg) {
             let coord = |c: u32| (c < n_coords).then_some(c);
+            // Derivative `c` along x (`y` false) or y; missing ones are 0.
+            let grad = |c: u32, y: bool| {
+                grads
+                    .filter(|_| c < n_grads)
+                    .map(|(dx, dy)| (if y { dy } else { dx }, c))
+            };
             vals.push(match p {
                 Param::U => coord(0).map(|c| (coords.unwrap(), c)),
                 Param::V => coord(1).map(|c| (coords.unwrap(), c)),
                 Param::R => coord(2).map(|c| (coords.unwrap(), c)),
                 Param::Ai => coord(3).map(|c| (coords.unwrap(), c)),
                 Param::Lod => lod.map(|l| (l, 0)),
-                _ => None,
+                Param::DuDx => grad(0, false),
+                Param::DuDy => grad(0, true),
+                Param::DvDx => grad(1, false),
+                Param::DvDy => grad(1, true),
+                Param::DrDx => grad(2, false),
+                Param::DrDy => grad(2, true),
+                Param::OffU => offsets.map(|o| (o, 0)),
+                Param::OffV => offsets.map(|o| (o, 1)),
             });
         }
         let n = vals.iter().rposition(|v| v.is_some()).map_or(0, |i| i + 1);

@@ -185,6 +185,8 @@ struct Lane {
     coord: [u32; 4],
     lod: u32,
     off: [i32; 2],
+    /// sample_d's derivatives (d/dx, d/dy) of U, V, R as f32 bits.
+    grad: [[u32; 2]; 3],
 }
 
 /// Sampler inputs shared by every lane of a message.
@@ -418,6 +420,11 @@ pub fn execute(
             ],
             lod: param(Param::Lod, l),
             off: [param(Param::OffU, l) as i32, param(Param::OffV, l) as i32],
+            grad: [
+                [param(Param::DuDx, l), param(Param::DuDy, l)],
+                [param(Param::DvDx, l), param(Param::DvDy, l)],
+                [param(Param::DrDx, l), param(Param::DrDy, l)],
+            ],
         };
         let out = one_lane(mem, desc.msg, surface, sampler, &header, &lane)?;
         for (k, &ch) in channels.iter().enumerate() {
@@ -567,7 +574,9 @@ fn sample(
             for d in 0..2 {
                 let scale = if s.unnormalized { 1.0 } else { e[d] as f64 };
                 let extra = if msg == SamplerMsgType::Gather4Po {
-                    lane.off[d]
+                    // gather4_po reads the low 6 bits of each offset as a signed value
+                    // (-32..31, Vulkan's min/maxTexelGatherOffset on anv as well).
+                    (lane.off[d] << 26) >> 26
                 } else {
                     ctx.offsets[d]
                 };
@@ -583,11 +592,11 @@ fn sample(
             }
             Ok(out)
         }
-        SamplerMsgType::SampleL | SamplerMsgType::SampleLz => {
-            let lod_in = if msg == SamplerMsgType::SampleL {
-                f32::from_bits(lane.lod) as f64
-            } else {
-                0.0
+        SamplerMsgType::SampleL | SamplerMsgType::SampleLz | SamplerMsgType::SampleD => {
+            let lod_in = match msg {
+                SamplerMsgType::SampleL => f32::from_bits(lane.lod) as f64,
+                SamplerMsgType::SampleD => grad_lod(im, s, &lane.grad)?,
+                _ => 0.0,
             };
             let lambda = (lod_in + s.lod_bias as f64).clamp(s.min_lod as f64, s.max_lod as f64);
             let linear = if lambda <= 0.0 {
@@ -630,6 +639,34 @@ fn sample(
         // subspans, which compute dispatches do not have: not modelled.
         m => Err(format!("sampler message {m} is not implemented")),
     }
+}
+
+/// sample_d's LOD from the derivatives (Vulkan "Scale Factor Operation, LOD Operation and
+/// Image Level(s) Selection"): the derivatives are scaled to texels of the view's base
+/// level, `rho_x = |(du/dx, dv/dx, dw/dx)|`, `rho_y` likewise, and `lambda_base =
+/// log2(max(rho_x, rho_y))` (the spec's isotropic formula, computed exactly here; the spec
+/// lets an implementation approximate it). -inf for zero derivatives, which the LOD clamp
+/// then takes to minLod.
+fn grad_lod(im: &ImageSurface, s: &SamplerParams, grad: &[[u32; 2]; 3]) -> Result<f64, String> {
+    let dims = match im.kind {
+        ImageKind::D1 => 1,
+        ImageKind::D2 => 2,
+        ImageKind::D3 => 3,
+        // Cube derivatives would have to be projected onto the selected face first.
+        ImageKind::Cube => return Err("sample_d on a cube surface is not implemented".into()),
+    };
+    if s.unnormalized {
+        return Err("sample_d with unnormalized coordinates".into());
+    }
+    let e = im.level_extent(im.min_lod);
+    let rho = |k: usize| -> f64 {
+        (0..dims)
+            .map(|d| f32::from_bits(grad[d][k]) as f64 * e[d] as f64)
+            .map(|v| v * v)
+            .sum::<f64>()
+            .sqrt()
+    };
+    Ok(rho(0).max(rho(1)).log2())
 }
 
 /// Sampler messages on a buffer surface (texel buffers): ld and resinfo.
