@@ -165,6 +165,8 @@ fn queue_family_memory_and_features_say_only_what_works() {
         "VK_KHR_shader_integer_dot_product",
         // The memory model: tests/tests/memory_model_sim.rs.
         "VK_KHR_vulkan_memory_model",
+        // Descriptor indexing: tests/tests/descriptor_indexing.rs, update_after_bind.rs.
+        "VK_EXT_descriptor_indexing",
     ];
     assert!(
         names.iter().all(|n| known.contains(&n.as_str())),
