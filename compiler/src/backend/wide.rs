@@ -658,20 +658,7 @@ pub fn alu64(
             }
         }
         Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
-            let (ty, cm) = match op {
-                Ieq => (Type::Q, CondMod::Z),
-                Ine => (Type::Q, CondMod::Nz),
-                Ilt => (Type::Q, CondMod::L),
-                Ige => (Type::Q, CondMod::Ge),
-                Ult => (Type::UQ, CondMod::L),
-                Uge => (Type::UQ, CondMod::Ge),
-                Feq => (Type::DF, CondMod::Z),
-                Flt => (Type::DF, CondMod::L),
-                Fle => (Type::DF, CondMod::Le),
-                Fgt => (Type::DF, CondMod::G),
-                Fge => (Type::DF, CondMod::Ge),
-                _ => (Type::DF, CondMod::Nz),
-            };
+            let (ty, cm) = super::isel::compare(op, true).expect("a single-cmp comparison");
             cmp64(b, cm, d, s[0].retype(ty), s[1].retype(ty));
         }
         Fne | Fequ => {

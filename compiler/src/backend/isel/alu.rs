@@ -249,20 +249,7 @@ impl Isel<'_> {
                 b.cmp(CondMod::Nz, d.retype(ty), s[0].retype(ty), Opnd::imm(ty, 0));
             }
             Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
-                let (ty, cm) = match op {
-                    Ieq => (Type::D, CondMod::Z),
-                    Ine => (Type::D, CondMod::Nz),
-                    Ilt => (Type::D, CondMod::L),
-                    Ige => (Type::D, CondMod::Ge),
-                    Ult => (Type::UD, CondMod::L),
-                    Uge => (Type::UD, CondMod::Ge),
-                    Feq => (Type::F, CondMod::Z),
-                    Flt => (Type::F, CondMod::L),
-                    Fle => (Type::F, CondMod::Le),
-                    Fgt => (Type::F, CondMod::G),
-                    Fge => (Type::F, CondMod::Ge),
-                    _ => (Type::F, CondMod::Nz),
-                };
+                let (ty, cm) = compare(op, false).expect("a single-cmp comparison");
                 b.cmp(cm, d.retype(ty), s[0].retype(ty), s[1].retype(ty));
             }
             Fequ | Fltu | Fleu | Fgtu | Fgeu => {

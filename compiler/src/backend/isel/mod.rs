@@ -18,6 +18,33 @@ mod image;
 mod memory;
 mod sysval;
 
+/// The `cmp` of an ordered comparison op (and `Fneu`, the unordered `!=`, which `.nz`
+/// gives as it is: a NaN compares not-equal): the operand type at 32 or 64 bits (signed,
+/// unsigned or float) and the condition. `None` for ops that are no single `cmp`.
+pub(in crate::backend) fn compare(op: AluOp, wide: bool) -> Option<(Type, CondMod)> {
+    use AluOp::*;
+    let (sint, uint, float) = if wide {
+        (Type::Q, Type::UQ, Type::DF)
+    } else {
+        (Type::D, Type::UD, Type::F)
+    };
+    Some(match op {
+        Ieq => (sint, CondMod::Z),
+        Ine => (sint, CondMod::Nz),
+        Ilt => (sint, CondMod::L),
+        Ige => (sint, CondMod::Ge),
+        Ult => (uint, CondMod::L),
+        Uge => (uint, CondMod::Ge),
+        Feq => (float, CondMod::Z),
+        Flt => (float, CondMod::L),
+        Fle => (float, CondMod::Le),
+        Fgt => (float, CondMod::G),
+        Fge => (float, CondMod::Ge),
+        Fneu => (float, CondMod::Nz),
+        _ => return None,
+    })
+}
+
 #[derive(Clone, Debug)]
 enum Val {
     Imm(Vec<u64>),
