@@ -159,49 +159,18 @@ fn run_cases() -> Results {
     let input = c.buffer((N * 8 * 4) as u64);
     c.buf(input).write_u32s(&inputs());
     let out = zeroed(&mut c, N * OUT * 4);
-    let ii = |view, sampler| {
-        [vk::DescriptorImageInfo {
-            sampler,
-            image_view: view,
-            image_layout: vk::ImageLayout::GENERAL,
-        }]
-    };
-    let (t_info, ta_info) = (ii(img.view, repeat), ii(arr.view, edge));
-    let bi = |b: usize| {
-        [vk::DescriptorBufferInfo {
-            buffer: c.buf(b).buffer,
-            offset: 0,
-            range: vk::WHOLE_SIZE,
-        }]
-    };
-    let (o_info, i_info) = (bi(out), bi(input));
-    let set = c.k(kern).set;
-    let w = [
-        vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
-            .image_info(&t_info),
-        vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(1)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&o_info),
-        vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(2)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&i_info),
-        vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(3)
-            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
-            .image_info(&ta_info),
-    ];
-    // SAFETY: valid writes to an idle set; the submission is waited for before anything
-    // is destroyed.
+    write_descriptors(
+        &c,
+        kern,
+        &[
+            Desc::Image(vk::DescriptorType::COMBINED_IMAGE_SAMPLER, img.view, repeat),
+            Desc::Storage(out),
+            Desc::Storage(input),
+            Desc::Image(vk::DescriptorType::COMBINED_IMAGE_SAMPLER, arr.view, edge),
+        ],
+    );
+    // SAFETY: the submission is waited for before the samplers are destroyed.
     unsafe {
-        c.dev.update_descriptor_sets(&w, &[]);
         c.run(|d, cb| {
             c.bind_kernel(cb, kern);
             d.cmd_dispatch(cb, (N / 64) as u32, 1, 1);

@@ -290,41 +290,21 @@ fn run_cases() -> Results {
             // SAFETY: a valid create info on a live device; destroyed after the submission
             // completed.
             let sampler = unsafe { c.dev.create_sampler(&info, None) }.unwrap();
-            let ii = [vk::DescriptorImageInfo {
-                sampler,
-                image_view: img.view,
-                image_layout: vk::ImageLayout::GENERAL,
-            }];
-            let bi = |b: usize| {
-                [vk::DescriptorBufferInfo {
-                    buffer: c.buf(b).buffer,
-                    offset: 0,
-                    range: vk::WHOLE_SIZE,
-                }]
-            };
-            let (o_info, i_info) = (bi(out), bi(input));
-            let set = c.k(kern).set;
-            let w = [
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(0)
-                    .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
-                    .image_info(&ii),
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(1)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(&o_info),
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(2)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(&i_info),
-            ];
-            // SAFETY: valid writes to an idle set; the submission is waited for before the
-            // sampler is destroyed.
+            write_descriptors(
+                &c,
+                kern,
+                &[
+                    Desc::Image(
+                        vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+                        img.view,
+                        sampler,
+                    ),
+                    Desc::Storage(out),
+                    Desc::Storage(input),
+                ],
+            );
+            // SAFETY: the submission is waited for before the sampler is destroyed.
             unsafe {
-                c.dev.update_descriptor_sets(&w, &[]);
                 c.run(|d, cb| {
                     c.bind_kernel(cb, kern);
                     d.cmd_dispatch(cb, (N / 64) as u32, 1, 1);

@@ -724,6 +724,58 @@ pub fn write_image_and_buffer(
     unsafe { c.dev.update_descriptor_sets(&w, &[]) };
 }
 
+/// One descriptor for [`write_descriptors`].
+#[derive(Clone, Copy)]
+pub enum Desc {
+    /// The whole of buffer `c.buf(index)` as a storage buffer.
+    Storage(usize),
+    /// An image view (in the GENERAL layout) with a sampler (null for storage images).
+    Image(vk::DescriptorType, vk::ImageView, vk::Sampler),
+}
+
+/// Writes `descs[i]` to binding `i` of kernel `k`'s set (one descriptor per binding).
+pub fn write_descriptors(c: &Ctx, k: usize, descs: &[Desc]) {
+    let images: Vec<[vk::DescriptorImageInfo; 1]> = descs
+        .iter()
+        .map(|d| match *d {
+            Desc::Image(_, view, sampler) => [vk::DescriptorImageInfo {
+                sampler,
+                image_view: view,
+                image_layout: vk::ImageLayout::GENERAL,
+            }],
+            Desc::Storage(_) => [vk::DescriptorImageInfo::default()],
+        })
+        .collect();
+    let buffers: Vec<[vk::DescriptorBufferInfo; 1]> = descs
+        .iter()
+        .map(|d| match *d {
+            Desc::Storage(b) => [vk::DescriptorBufferInfo {
+                buffer: c.buf(b).buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }],
+            Desc::Image(..) => [vk::DescriptorBufferInfo::default()],
+        })
+        .collect();
+    let w: Vec<vk::WriteDescriptorSet> = descs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let base = vk::WriteDescriptorSet::default()
+                .dst_set(c.k(k).set)
+                .dst_binding(i as u32);
+            match *d {
+                Desc::Storage(_) => base
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&buffers[i]),
+                Desc::Image(ty, ..) => base.descriptor_type(ty).image_info(&images[i]),
+            }
+        })
+        .collect();
+    // SAFETY: valid writes to a set no pending command buffer uses.
+    unsafe { c.dev.update_descriptor_sets(&w, &[]) };
+}
+
 /// Records push constants `bytes` at offset 0 for kernel `k`.
 pub fn push(c: &Ctx, cb: vk::CommandBuffer, k: usize, bytes: &[u8]) {
     // SAFETY: recording into a live command buffer; the range lies in the layout's.
