@@ -224,27 +224,12 @@ fn flagged_layout(
         .map(|&(b, ty, n, _)| compute_binding(b, ty, n))
         .collect();
     let flags: Vec<_> = rows.iter().map(|r| r.3).collect();
-    let mut fi = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
-    // SAFETY: valid create infos on a live device; the caller destroys the objects.
-    unsafe {
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default()
-                    .bindings(&bindings)
-                    .push_next(&mut fi),
-                None,
-            )
-            .unwrap();
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]),
-                None,
-            )
-            .unwrap();
-        (set_layout, layout)
-    }
+    set_and_pipeline_layout(
+        c,
+        vk::DescriptorSetLayoutCreateFlags::empty(),
+        &bindings,
+        Some(&flags),
+    )
 }
 
 /// A pool for one set of `sizes` and that set of `set_layout`, with `variable` as its

@@ -115,28 +115,16 @@ fn inline_uniform_block_written_after_bind() {
         compute_binding(2, SSBO, 1),
     ];
     let flags = [uab, unused, vk::DescriptorBindingFlags::empty()];
-    let mut fi = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
     // SPIR-V for Vulkan 1.2: glslang writes LocalSizeId for 1.3, which needs maintenance4.
     let code = spirv_env("inline_uab", Some(SHADER), "vulkan1.2");
     // SAFETY: valid create infos on a live device; everything destroyed at the end.
     let (set_layout, layout, pool, set) = unsafe {
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default()
-                    .flags(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
-                    .bindings(&bindings)
-                    .push_next(&mut fi),
-                None,
-            )
-            .unwrap();
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]),
-                None,
-            )
-            .unwrap();
+        let (set_layout, layout) = set_and_pipeline_layout(
+            &c,
+            vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL,
+            &bindings,
+            Some(&flags),
+        );
         let sizes = [
             vk::DescriptorPoolSize {
                 ty: IUB,

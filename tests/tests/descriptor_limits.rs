@@ -28,24 +28,12 @@ fn layout(
         .iter()
         .map(|&(b, ty, n)| compute_binding(b, ty, n))
         .collect();
-    // SAFETY: valid create infos on a live device; the caller destroys the objects.
-    unsafe {
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                None,
-            )
-            .unwrap();
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]),
-                None,
-            )
-            .unwrap();
-        (set_layout, layout)
-    }
+    set_and_pipeline_layout(
+        c,
+        vk::DescriptorSetLayoutCreateFlags::empty(),
+        &bindings,
+        None,
+    )
 }
 
 /// A 4x4 image of `format` and `usage` (plus TRANSFER_DST), cleared to `value` in every

@@ -315,25 +315,12 @@ fn descriptors_written_after_bind_are_read_at_submit() {
     let code = spirv("update_after_bind", Some(SHADER));
     // SAFETY: valid objects on a live device; everything is destroyed at the end.
     unsafe {
-        let mut binding_flags =
-            vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
-        let set_layout = c
-            .dev
-            .create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default()
-                    .flags(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
-                    .bindings(&bindings)
-                    .push_next(&mut binding_flags),
-                None,
-            )
-            .unwrap();
-        let layout = c
-            .dev
-            .create_pipeline_layout(
-                &vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]),
-                None,
-            )
-            .unwrap();
+        let (set_layout, layout) = set_and_pipeline_layout(
+            &c,
+            vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL,
+            &bindings,
+            Some(&flags),
+        );
         let pipeline = c.pipeline(&code, layout).unwrap();
         let sizes: Vec<_> = TYPES.iter().map(|&ty| (ty, 1)).collect();
         let (pool, sets) = pool_and_sets(

@@ -724,6 +724,36 @@ pub fn write_image_and_buffer(
     unsafe { c.dev.update_descriptor_sets(&w, &[]) };
 }
 
+/// A descriptor set layout of `bindings` with `flags` (and `binding_flags`, one per binding,
+/// when given) and a pipeline layout of that one set; the caller destroys both.
+pub fn set_and_pipeline_layout(
+    c: &Ctx,
+    flags: vk::DescriptorSetLayoutCreateFlags,
+    bindings: &[vk::DescriptorSetLayoutBinding],
+    binding_flags: Option<&[vk::DescriptorBindingFlags]>,
+) -> (vk::DescriptorSetLayout, vk::PipelineLayout) {
+    let mut fi = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default()
+        .binding_flags(binding_flags.unwrap_or_default());
+    let mut info = vk::DescriptorSetLayoutCreateInfo::default()
+        .flags(flags)
+        .bindings(bindings);
+    if binding_flags.is_some() {
+        info = info.push_next(&mut fi);
+    }
+    // SAFETY: valid create infos on a live device; the caller destroys the objects.
+    unsafe {
+        let set_layout = c.dev.create_descriptor_set_layout(&info, None).unwrap();
+        let layout = c
+            .dev
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&[set_layout]),
+                None,
+            )
+            .unwrap();
+        (set_layout, layout)
+    }
+}
+
 /// One descriptor for [`write_descriptors`].
 #[derive(Clone, Copy)]
 pub enum Desc {
