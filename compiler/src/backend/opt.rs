@@ -471,56 +471,68 @@ fn touches(i: &LInst, v: u32) -> bool {
 /// one `(+f0) sel r, then, else` in its place, when nothing between the two touches `r` or
 /// changes the `then` copy's source. Returns true if any `if` went.
 pub fn flatten_ifs(prog: &mut Program) -> bool {
+    // One pass that copies into a new list (splicing each arm in place would move the rest
+    // of the program once per `if`: quadratic in a program of many small `if`s).
+    let mut out: Vec<LInst> = Vec::with_capacity(prog.insts.len());
     let mut any = false;
     let mut k = 0;
     while k < prog.insts.len() {
         let i = &prog.insts[k];
-        let Some(pred) = i.pred.filter(|_| i.op == LOp::If) else {
+        let Some(flat) = i
+            .pred
+            .filter(|_| i.op == LOp::If)
+            .and_then(|pred| flattened_if(prog, k, pred))
+        else {
+            out.push(prog.insts[k].clone());
             k += 1;
             continue;
         };
-        let outer = i.clone();
-        let Some(t_end) = predicable_run(prog, k + 1, &outer) else {
-            k += 1;
-            continue;
-        };
-        let (e_range, endif) = match prog.insts.get(t_end).map(|x| x.op) {
-            Some(LOp::Endif) => (t_end..t_end, t_end),
-            Some(LOp::Else) => match predicable_run(prog, t_end + 1, &outer) {
-                Some(e) if prog.insts.get(e).map(|x| x.op) == Some(LOp::Endif) => (t_end + 1..e, e),
-                _ => {
-                    k += 1;
-                    continue;
-                }
-            },
-            _ => {
-                k += 1;
-                continue;
-            }
-        };
-        let inverse = Pred {
-            inverse: !pred.inverse,
-            ..pred
-        };
-        let mut arm: Vec<LInst> = Vec::with_capacity(endif - k);
-        for q in k + 1..t_end {
-            let mut x = prog.insts[q].clone();
-            x.pred = Some(pred);
-            arm.push(x);
-        }
-        let then_len = arm.len();
-        for q in e_range {
-            let mut x = prog.insts[q].clone();
-            x.pred = Some(inverse);
-            arm.push(x);
-        }
-        merge_into_sel(&mut arm, then_len, pred);
-        let n = arm.len();
-        prog.insts.splice(k..=endif, arm);
+        let (arm, endif) = flat;
+        out.extend(arm);
         any = true;
-        k += n;
+        k = endif + 1;
+    }
+    if any {
+        prog.insts = out;
     }
     any
+}
+
+/// The predicated arms (with `sel` merges) that replace the `if` at `k` through its
+/// `endif`, and the `endif`'s index; `None` if the `if` does not qualify (see
+/// [`flatten_ifs`]).
+fn flattened_if(prog: &Program, k: usize, pred: Pred) -> Option<(Vec<LInst>, usize)> {
+    let outer = &prog.insts[k];
+    let t_end = predicable_run(prog, k + 1, outer)?;
+    let (e_range, endif) = match prog.insts.get(t_end).map(|x| x.op) {
+        Some(LOp::Endif) => (t_end..t_end, t_end),
+        Some(LOp::Else) => {
+            let e = predicable_run(prog, t_end + 1, outer)?;
+            if prog.insts.get(e).map(|x| x.op) != Some(LOp::Endif) {
+                return None;
+            }
+            (t_end + 1..e, e)
+        }
+        _ => return None,
+    };
+    let inverse = Pred {
+        inverse: !pred.inverse,
+        ..pred
+    };
+    let mut arm: Vec<LInst> = Vec::with_capacity(endif - k);
+    for q in k + 1..t_end {
+        let mut x = prog.insts[q].clone();
+        x.pred = Some(pred);
+        arm.push(x);
+    }
+    let then_len = arm.len();
+    for q in e_range {
+        let mut x = prog.insts[q].clone();
+        x.pred = Some(inverse);
+        arm.push(x);
+    }
+    merge_into_sel(&mut arm, then_len, pred);
+    Some((arm, endif))
 }
 
 /// Turns the pairs of copies `(+f0) mov r, a` (in `arm[..then_len]`) and `(-f0) mov r, b`
