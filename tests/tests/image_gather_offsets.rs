@@ -118,20 +118,9 @@ fn create_image(c: &mut Ctx, layers: u32, seed: u32) -> ImageAndView {
 }
 
 fn run_cases() -> Results {
-    let h = ferrite_tests::icd::Harness::new();
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
-    let features = vk::PhysicalDeviceFeatures::default().shader_image_gather_extended(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_features(&features);
-    // SAFETY: a valid create info for a live physical device; destroyed by Ctx::finish.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice with shaderImageGatherExtended");
-    let mut c = Ctx::with_device(h, pd, dev);
+    let mut c = Ctx::with_features(
+        &vk::PhysicalDeviceFeatures::default().shader_image_gather_extended(true),
+    );
     let img = create_image(&mut c, 1, SEED);
     let arr = create_image(&mut c, LAYERS, SEED + 1);
     let sampler = |c: &Ctx, mode| {

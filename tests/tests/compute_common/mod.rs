@@ -151,6 +151,24 @@ impl Ctx {
         Ctx::with_device(h, pd, dev)
     }
 
+    /// A context whose device enables the core `features` (no extensions), on the default
+    /// instance (validation layer on).
+    pub fn with_features(features: &vk::PhysicalDeviceFeatures) -> Ctx {
+        let h = Harness::new();
+        let pd = h.physical_device();
+        let prio = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(0)
+            .queue_priorities(&prio)];
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_features(features);
+        // SAFETY: a valid create info for a live physical device; destroyed by Ctx::finish.
+        let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
+            .expect("vkCreateDevice with the requested core features");
+        Ctx::with_device(h, pd, dev)
+    }
+
     /// A context over a device the caller created (extensions, features) on `h`'s instance.
     pub fn with_device(h: Harness, pd: vk::PhysicalDevice, dev: ash::Device) -> Ctx {
         let mem_type = h
