@@ -1435,27 +1435,21 @@ pub(crate) unsafe extern "system" fn create_command_pool(
         if info.queue_family_index != 0 {
             return Err(DriverError::InvalidArgument("no such queue family".into()));
         }
-        let id = d.command_pools.insert(CommandPool {
-            buffers: Mutex::new(Vec::new()),
-        });
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_pool, vk::CommandPool::from_raw(id), "pCommandPool") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe {
+            d.command_pools.publish(
+                CommandPool {
+                    buffers: Mutex::new(Vec::new()),
+                },
+                p_pool,
+                "pCommandPool",
+            )
+        }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_command_pool(
-    device: vk::Device,
-    pool: vk::CommandPool,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyCommandPool", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .command_pools
-            .remove(pool.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_command_pool, "vkDestroyCommandPool", vk::CommandPool => command_pools;
 }
 
 pub(crate) unsafe extern "system" fn reset_command_pool(

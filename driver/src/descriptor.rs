@@ -379,16 +379,8 @@ pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
                 layout.immutable.push((slot, d.samplers.get(s.as_raw())?));
             }
         }
-        let id = d.set_layouts.insert(layout);
         // SAFETY: valid output pointer per the spec.
-        unsafe {
-            ffi::write(
-                p_layout,
-                vk::DescriptorSetLayout::from_raw(id),
-                "pSetLayout",
-            )
-        }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe { d.set_layouts.publish(layout, p_layout, "pSetLayout") }
     })
 }
 
@@ -431,18 +423,8 @@ unsafe fn binding_flags(
         .collect())
 }
 
-pub(crate) unsafe extern "system" fn destroy_descriptor_set_layout(
-    device: vk::Device,
-    layout: vk::DescriptorSetLayout,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyDescriptorSetLayout", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .set_layouts
-            .remove(layout.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_descriptor_set_layout, "vkDestroyDescriptorSetLayout", vk::DescriptorSetLayout => set_layouts;
 }
 
 pub(crate) unsafe extern "system" fn create_descriptor_pool(
@@ -454,16 +436,20 @@ pub(crate) unsafe extern "system" fn create_descriptor_pool(
     ffi::result("vkCreateDescriptorPool", || {
         // SAFETY: live device and valid create info per the spec.
         let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let id = d.descriptor_pools.insert(DescriptorPool {
-            max_sets: info.max_sets,
-            can_free: info
-                .flags
-                .contains(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET),
-            sets: Mutex::new(Vec::new()),
-        });
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_pool, vk::DescriptorPool::from_raw(id), "pDescriptorPool") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe {
+            d.descriptor_pools.publish(
+                DescriptorPool {
+                    max_sets: info.max_sets,
+                    can_free: info
+                        .flags
+                        .contains(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET),
+                    sets: Mutex::new(Vec::new()),
+                },
+                p_pool,
+                "pDescriptorPool",
+            )
+        }
     })
 }
 
@@ -947,16 +933,14 @@ pub(crate) unsafe extern "system" fn create_descriptor_update_template(
                 stride: e.stride,
             })
             .collect();
-        let id = d.update_templates.insert(UpdateTemplate { entries });
         // SAFETY: valid output pointer per the spec.
         unsafe {
-            ffi::write(
+            d.update_templates.publish(
+                UpdateTemplate { entries },
                 p_template,
-                vk::DescriptorUpdateTemplate::from_raw(id),
                 "pDescriptorUpdateTemplate",
             )
-        }?;
-        Ok(vk::Result::SUCCESS)
+        }
     })
 }
 

@@ -83,6 +83,30 @@ pub(crate) unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
     unsafe { Device::from_handle(device) }
 }
 
+/// Defines the `vkDestroy*` entry points of objects that live in one of the device's
+/// registries and need nothing done when they go: each removes the handle from its registry
+/// inside [`ffi::void`] (no panic crosses the FFI edge). `VK_NULL_HANDLE` is accepted and removes
+/// nothing; a stale or foreign handle is logged as invalid. The allocator is not used: objects
+/// live in the registry, never in application memory.
+macro_rules! registry_destroys {
+    ($($f:ident, $name:literal, $handle:ty => $registry:ident;)*) => {$(
+        pub(crate) unsafe extern "system" fn $f(
+            device: ::ash::vk::Device,
+            handle: $handle,
+            _p_allocator: *const ::ash::vk::AllocationCallbacks<'_>,
+        ) {
+            crate::ffi::void($name, || {
+                // SAFETY: a live device per the spec.
+                unsafe { crate::device::dev(device) }?
+                    .$registry
+                    .remove(::ash::vk::Handle::as_raw(handle))?;
+                Ok(())
+            })
+        }
+    )*};
+}
+pub(crate) use registry_destroys;
+
 impl Device {
     /// # Safety
     /// `h` must be null or a device made by vkCreateDevice and not yet destroyed.

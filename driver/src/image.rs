@@ -544,16 +544,8 @@ pub(crate) unsafe extern "system" fn create_image(
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_image(
-    device: vk::Device,
-    image: vk::Image,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyImage", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.images.remove(image.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_image, "vkDestroyImage", vk::Image => images;
 }
 
 pub(crate) unsafe extern "system" fn get_image_memory_requirements(
@@ -674,16 +666,8 @@ pub(crate) unsafe extern "system" fn create_image_view(
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_image_view(
-    device: vk::Device,
-    view: vk::ImageView,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyImageView", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.image_views.remove(view.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_image_view, "vkDestroyImageView", vk::ImageView => image_views;
 }
 
 pub(crate) unsafe extern "system" fn create_buffer_view(
@@ -703,14 +687,6 @@ pub(crate) unsafe extern "system" fn create_buffer_view(
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_buffer_view(
-    device: vk::Device,
-    view: vk::BufferView,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyBufferView", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.buffer_views.remove(view.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_buffer_view, "vkDestroyBufferView", vk::BufferView => buffer_views;
 }

@@ -439,16 +439,8 @@ pub(crate) unsafe extern "system" fn create_buffer(
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_buffer(
-    device: vk::Device,
-    buffer: vk::Buffer,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyBuffer", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.buffers.remove(buffer.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_buffer, "vkDestroyBuffer", vk::Buffer => buffers;
 }
 
 /// The GPU address of a buffer's first byte (VK_KHR_buffer_device_address): its memory's

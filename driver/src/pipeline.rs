@@ -507,25 +507,16 @@ pub(crate) unsafe extern "system" fn create_shader_module(
         // SAFETY: pCode holds codeSize bytes (codeSize/4 words) per the spec.
         let words =
             unsafe { ffi::slice(info.p_code, (info.code_size / 4) as u32, "pCode") }?.to_vec();
-        let id = d.shader_modules.insert(ShaderModule { words });
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_module, vk::ShaderModule::from_raw(id), "pShaderModule") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe {
+            d.shader_modules
+                .publish(ShaderModule { words }, p_module, "pShaderModule")
+        }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_shader_module(
-    device: vk::Device,
-    module: vk::ShaderModule,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyShaderModule", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .shader_modules
-            .remove(module.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_shader_module, "vkDestroyShaderModule", vk::ShaderModule => shader_modules;
 }
 
 pub(crate) unsafe extern "system" fn create_pipeline_layout(
@@ -552,33 +543,19 @@ pub(crate) unsafe extern "system" fn create_pipeline_layout(
             .iter()
             .map(|s| d.set_layouts.get(s.as_raw()))
             .collect::<Result<Vec<_>>>()?;
-        let id = d
-            .pipeline_layouts
-            .insert(PipelineLayout::new(sets, ranges)?);
         // SAFETY: valid output pointer per the spec.
         unsafe {
-            ffi::write(
+            d.pipeline_layouts.publish(
+                PipelineLayout::new(sets, ranges)?,
                 p_layout,
-                vk::PipelineLayout::from_raw(id),
                 "pPipelineLayout",
             )
-        }?;
-        Ok(vk::Result::SUCCESS)
+        }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_pipeline_layout(
-    device: vk::Device,
-    layout: vk::PipelineLayout,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyPipelineLayout", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .pipeline_layouts
-            .remove(layout.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_pipeline_layout, "vkDestroyPipelineLayout", vk::PipelineLayout => pipeline_layouts;
 }
 
 pub(crate) unsafe extern "system" fn create_pipeline_cache(
@@ -602,25 +579,13 @@ pub(crate) unsafe extern "system" fn create_pipeline_cache(
             }?;
             cache.load(d.adapter.info, data);
         }
-        let id = d.pipeline_caches.insert(cache);
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_cache, vk::PipelineCache::from_raw(id), "pPipelineCache") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe { d.pipeline_caches.publish(cache, p_cache, "pPipelineCache") }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_pipeline_cache(
-    device: vk::Device,
-    cache: vk::PipelineCache,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyPipelineCache", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .pipeline_caches
-            .remove(cache.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_pipeline_cache, "vkDestroyPipelineCache", vk::PipelineCache => pipeline_caches;
 }
 
 pub(crate) unsafe extern "system" fn get_pipeline_cache_data(
@@ -939,18 +904,8 @@ pub(crate) unsafe extern "system" fn create_compute_pipelines(
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_pipeline(
-    device: vk::Device,
-    pipeline: vk::Pipeline,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyPipeline", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .pipelines
-            .remove(pipeline.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_pipeline, "vkDestroyPipeline", vk::Pipeline => pipelines;
 }
 
 // ---- VK_KHR_pipeline_executable_properties ----

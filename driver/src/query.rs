@@ -106,26 +106,22 @@ pub(crate) unsafe extern "system" fn create_query_pool(
             Heap::General,
             QUERY_STRIDE * u64::from(info.query_count.max(1)),
         )?;
-        let id = d.query_pools.insert(QueryPool {
-            bo,
-            count: info.query_count,
-        });
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_pool, vk::QueryPool::from_raw(id), "pQueryPool") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe {
+            d.query_pools.publish(
+                QueryPool {
+                    bo,
+                    count: info.query_count,
+                },
+                p_pool,
+                "pQueryPool",
+            )
+        }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_query_pool(
-    device: vk::Device,
-    pool: vk::QueryPool,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyQueryPool", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.query_pools.remove(pool.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_query_pool, "vkDestroyQueryPool", vk::QueryPool => query_pools;
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -197,23 +193,13 @@ pub(crate) unsafe extern "system" fn create_event(
         // SAFETY: a live device per the spec.
         let d = unsafe { dev(device) }?;
         let bo = GemBo::new(&d.adapter.drm, &d.va, Heap::General, 4096)?;
-        let id = d.events.insert(Event { bo });
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_event, vk::Event::from_raw(id), "pEvent") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe { d.events.publish(Event { bo }, p_event, "pEvent") }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_event(
-    device: vk::Device,
-    event: vk::Event,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyEvent", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.events.remove(event.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_event, "vkDestroyEvent", vk::Event => events;
 }
 
 pub(crate) unsafe extern "system" fn get_event_status(

@@ -2,7 +2,6 @@
 //! create info (docs/images.md "Samplers"); a dispatch copies them into its sampler table.
 
 use ash::vk;
-use ash::vk::Handle;
 use kernel_iface::genxml::{SamplerBorderColorState, SamplerState};
 
 use crate::device::dev;
@@ -237,26 +236,16 @@ pub(crate) unsafe extern "system" fn create_sampler(
         {
             return Err(DriverError::NotImplemented("sampler Y'CbCr conversion"));
         }
-        let id = d.samplers.insert(Sampler::new(info)?);
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_sampler, vk::Sampler::from_raw(id), "pSampler") } {
-            d.samplers.remove(id)?;
-            return Err(e);
+        unsafe {
+            d.samplers
+                .publish(Sampler::new(info)?, p_sampler, "pSampler")
         }
-        Ok(vk::Result::SUCCESS)
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_sampler(
-    device: vk::Device,
-    sampler: vk::Sampler,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroySampler", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.samplers.remove(sampler.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_sampler, "vkDestroySampler", vk::Sampler => samplers;
 }
 
 #[cfg(test)]

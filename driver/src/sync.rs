@@ -99,16 +99,8 @@ pub(crate) unsafe extern "system" fn create_fence(
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_fence(
-    device: vk::Device,
-    fence: vk::Fence,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroyFence", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?.fences.remove(fence.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_fence, "vkDestroyFence", vk::Fence => fences;
 }
 
 pub(crate) unsafe extern "system" fn reset_fences(
@@ -484,25 +476,13 @@ pub(crate) unsafe extern "system" fn create_semaphore(
             }
             sem
         };
-        let id = d.semaphores.insert(sem);
         // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_semaphore, vk::Semaphore::from_raw(id), "pSemaphore") }?;
-        Ok(vk::Result::SUCCESS)
+        unsafe { d.semaphores.publish(sem, p_semaphore, "pSemaphore") }
     })
 }
 
-pub(crate) unsafe extern "system" fn destroy_semaphore(
-    device: vk::Device,
-    semaphore: vk::Semaphore,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-) {
-    ffi::void("vkDestroySemaphore", || {
-        // SAFETY: a live device per the spec.
-        unsafe { dev(device) }?
-            .semaphores
-            .remove(semaphore.as_raw())?;
-        Ok(())
-    })
+crate::device::registry_destroys! {
+    destroy_semaphore, "vkDestroySemaphore", vk::Semaphore => semaphores;
 }
 
 /// The (semaphore, value) pairs of vkWaitSemaphores.
