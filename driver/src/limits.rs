@@ -39,6 +39,11 @@ pub const TEXEL_BUFFER_OFFSET_ALIGNMENT: u64 = 16;
 /// with A64 messages, and both take any dword-aligned base; anv's value (docs/limits.md).
 pub const STORAGE_BUFFER_OFFSET_ALIGNMENT: u64 = 4;
 
+/// `out.m = v.m` for each member `m`: for two Vulkan structures that share members.
+macro_rules! copy_members {
+    ($out:ident <- $v:ident: $($m:ident),* $(,)?) => { $( $out.$m = $v.$m; )* };
+}
+
 /// Writes the descriptor-indexing members of `VkPhysicalDeviceVulkan12Properties` (the
 /// extension structure copies them) from the device's ordinary limits `l`.
 pub fn descriptor_indexing(
@@ -94,47 +99,30 @@ pub fn fill_descriptor_indexing_properties(
 ) {
     let mut v = vk::PhysicalDeviceVulkan12Properties::default();
     descriptor_indexing(&mut v, l);
-    out.max_update_after_bind_descriptors_in_all_pools =
-        v.max_update_after_bind_descriptors_in_all_pools;
-    out.shader_uniform_buffer_array_non_uniform_indexing_native =
-        v.shader_uniform_buffer_array_non_uniform_indexing_native;
-    out.shader_sampled_image_array_non_uniform_indexing_native =
-        v.shader_sampled_image_array_non_uniform_indexing_native;
-    out.shader_storage_buffer_array_non_uniform_indexing_native =
-        v.shader_storage_buffer_array_non_uniform_indexing_native;
-    out.shader_storage_image_array_non_uniform_indexing_native =
-        v.shader_storage_image_array_non_uniform_indexing_native;
-    out.shader_input_attachment_array_non_uniform_indexing_native =
-        v.shader_input_attachment_array_non_uniform_indexing_native;
-    out.robust_buffer_access_update_after_bind = v.robust_buffer_access_update_after_bind;
-    out.quad_divergent_implicit_lod = v.quad_divergent_implicit_lod;
-    out.max_per_stage_descriptor_update_after_bind_samplers =
-        v.max_per_stage_descriptor_update_after_bind_samplers;
-    out.max_per_stage_descriptor_update_after_bind_uniform_buffers =
-        v.max_per_stage_descriptor_update_after_bind_uniform_buffers;
-    out.max_per_stage_descriptor_update_after_bind_storage_buffers =
-        v.max_per_stage_descriptor_update_after_bind_storage_buffers;
-    out.max_per_stage_descriptor_update_after_bind_sampled_images =
-        v.max_per_stage_descriptor_update_after_bind_sampled_images;
-    out.max_per_stage_descriptor_update_after_bind_storage_images =
-        v.max_per_stage_descriptor_update_after_bind_storage_images;
-    out.max_per_stage_descriptor_update_after_bind_input_attachments =
-        v.max_per_stage_descriptor_update_after_bind_input_attachments;
-    out.max_per_stage_update_after_bind_resources = v.max_per_stage_update_after_bind_resources;
-    out.max_descriptor_set_update_after_bind_samplers =
-        v.max_descriptor_set_update_after_bind_samplers;
-    out.max_descriptor_set_update_after_bind_uniform_buffers =
-        v.max_descriptor_set_update_after_bind_uniform_buffers;
-    out.max_descriptor_set_update_after_bind_uniform_buffers_dynamic =
-        v.max_descriptor_set_update_after_bind_uniform_buffers_dynamic;
-    out.max_descriptor_set_update_after_bind_storage_buffers =
-        v.max_descriptor_set_update_after_bind_storage_buffers;
-    out.max_descriptor_set_update_after_bind_storage_buffers_dynamic =
-        v.max_descriptor_set_update_after_bind_storage_buffers_dynamic;
-    out.max_descriptor_set_update_after_bind_sampled_images =
-        v.max_descriptor_set_update_after_bind_sampled_images;
-    out.max_descriptor_set_update_after_bind_storage_images =
-        v.max_descriptor_set_update_after_bind_storage_images;
-    out.max_descriptor_set_update_after_bind_input_attachments =
-        v.max_descriptor_set_update_after_bind_input_attachments;
+    // The two structures name these members alike.
+    copy_members!(out <- v:
+        max_update_after_bind_descriptors_in_all_pools,
+        shader_uniform_buffer_array_non_uniform_indexing_native,
+        shader_sampled_image_array_non_uniform_indexing_native,
+        shader_storage_buffer_array_non_uniform_indexing_native,
+        shader_storage_image_array_non_uniform_indexing_native,
+        shader_input_attachment_array_non_uniform_indexing_native,
+        robust_buffer_access_update_after_bind,
+        quad_divergent_implicit_lod,
+        max_per_stage_descriptor_update_after_bind_samplers,
+        max_per_stage_descriptor_update_after_bind_uniform_buffers,
+        max_per_stage_descriptor_update_after_bind_storage_buffers,
+        max_per_stage_descriptor_update_after_bind_sampled_images,
+        max_per_stage_descriptor_update_after_bind_storage_images,
+        max_per_stage_descriptor_update_after_bind_input_attachments,
+        max_per_stage_update_after_bind_resources,
+        max_descriptor_set_update_after_bind_samplers,
+        max_descriptor_set_update_after_bind_uniform_buffers,
+        max_descriptor_set_update_after_bind_uniform_buffers_dynamic,
+        max_descriptor_set_update_after_bind_storage_buffers,
+        max_descriptor_set_update_after_bind_storage_buffers_dynamic,
+        max_descriptor_set_update_after_bind_sampled_images,
+        max_descriptor_set_update_after_bind_storage_images,
+        max_descriptor_set_update_after_bind_input_attachments,
+    );
 }
