@@ -3,7 +3,7 @@
 //! storage texel buffers, read and written with typed surface messages). What each
 //! surface-state field means: docs/images.md.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ash::vk;
 use ash::vk::Handle;
@@ -15,7 +15,7 @@ use crate::device::{dev, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::format;
-use crate::memory::{Binding, Memory};
+use crate::memory::{BindingSlot, Memory};
 use crate::physical::memory_types;
 
 /// RENDER_SURFACE_STATE SurfaceType values of images.
@@ -37,7 +37,7 @@ pub struct Image {
     pub ty: vk::ImageType,
     pub flags: vk::ImageCreateFlags,
     pub layout: ImageLayout,
-    pub binding: Mutex<Option<Binding>>,
+    pub binding: BindingSlot,
 }
 
 impl Image {
@@ -107,7 +107,7 @@ impl Image {
             ty: info.image_type,
             flags: info.flags,
             layout,
-            binding: Mutex::new(None),
+            binding: BindingSlot::default(),
         })
     }
 
@@ -120,34 +120,8 @@ impl Image {
     }
 
     fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
-        let mem = device.memories.get(memory.as_raw())?;
         let req = self.requirements(device);
-        if !offset.is_multiple_of(req.alignment) {
-            return Err(DriverError::InvalidArgument(format!(
-                "image memory offset {offset} is not a multiple of {}",
-                req.alignment
-            )));
-        }
-        if offset
-            .checked_add(req.size)
-            .is_none_or(|end| end > mem.size)
-        {
-            return Err(DriverError::InvalidArgument(format!(
-                "{} image bytes at offset {offset} exceed a {}-byte allocation",
-                req.size, mem.size
-            )));
-        }
-        let mut binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
-        if binding.is_some() {
-            return Err(DriverError::InvalidArgument(
-                "image is already bound".into(),
-            ));
-        }
-        *binding = Some(Binding {
-            memory: Arc::downgrade(&mem),
-            offset,
-        });
-        Ok(())
+        self.binding.bind(device, req, memory, offset, "image")
     }
 
     /// The surface state the meta kernels (crate::meta) access level `level` of every layer
@@ -225,15 +199,7 @@ impl Image {
 
     /// The memory and the byte offset in it where the image starts.
     pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
-        let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
-        let b = binding
-            .as_ref()
-            .ok_or_else(|| DriverError::InvalidArgument("image is not bound to memory".into()))?;
-        let mem = b
-            .memory
-            .upgrade()
-            .ok_or_else(|| DriverError::InvalidArgument("image's memory was freed".into()))?;
-        Ok((mem, b.offset))
+        self.binding.resolve("image")
     }
 }
 

@@ -138,45 +138,39 @@ impl Drop for Memory {
     }
 }
 
-/// Where a buffer lives once bound. The memory may be freed while the buffer still exists
-/// (the buffer is then unusable), so the link is weak.
+/// Where a buffer or an image lives once bound. The memory may be freed while the resource
+/// still exists (it is then unusable), so the link is weak.
 #[derive(Clone)]
 pub struct Binding {
     pub memory: Weak<Memory>,
     pub offset: u64,
 }
 
-pub struct Buffer {
-    pub size: u64,
-    #[allow(dead_code)] // kept for validation of descriptor writes against the usage
-    pub usage: vk::BufferUsageFlags,
-    pub binding: Mutex<Option<Binding>>,
-}
+/// Where a buffer or an image is bound: empty until vkBind*Memory sets it, once.
+#[derive(Default)]
+pub struct BindingSlot(Mutex<Option<Binding>>);
 
-impl Buffer {
-    /// The memory and the byte offset in it where the buffer's data starts.
-    pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
-        let binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
-        let b = binding
-            .as_ref()
-            .ok_or_else(|| DriverError::InvalidArgument("buffer is not bound to memory".into()))?;
-        let mem = b
-            .memory
-            .upgrade()
-            .ok_or_else(|| DriverError::InvalidArgument("buffer's memory was freed".into()))?;
-        Ok((mem, b.offset))
+impl BindingSlot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Binding>> {
+        // One assignment under the lock: a panic cannot leave it half-written.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
-        buffer_requirements(device.adapter.info, self.size)
-    }
-
-    fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
+    /// Binds the `what` ("buffer" or "image") of requirements `req` to `memory` at `offset`:
+    /// the offset must be aligned, the resource must fit in the allocation, and a resource is
+    /// bound only once.
+    pub fn bind(
+        &self,
+        device: &Device,
+        req: vk::MemoryRequirements,
+        memory: vk::DeviceMemory,
+        offset: u64,
+        what: &str,
+    ) -> Result<()> {
         let mem = device.memories.get(memory.as_raw())?;
-        let req = self.requirements(device);
         if !offset.is_multiple_of(req.alignment) {
             return Err(DriverError::InvalidArgument(format!(
-                "offset {offset} is not a multiple of {}",
+                "{what} memory offset {offset} is not a multiple of {}",
                 req.alignment
             )));
         }
@@ -185,21 +179,57 @@ impl Buffer {
             .is_none_or(|end| end > mem.size)
         {
             return Err(DriverError::InvalidArgument(format!(
-                "{} bytes at offset {offset} exceed a {}-byte allocation",
+                "{} {what} bytes at offset {offset} exceed a {}-byte allocation",
                 req.size, mem.size
             )));
         }
-        let mut binding = self.binding.lock().unwrap_or_else(|e| e.into_inner());
+        let mut binding = self.lock();
         if binding.is_some() {
-            return Err(DriverError::InvalidArgument(
-                "buffer is already bound".into(),
-            ));
+            return Err(DriverError::InvalidArgument(format!(
+                "{what} is already bound"
+            )));
         }
         *binding = Some(Binding {
             memory: Arc::downgrade(&mem),
             offset,
         });
         Ok(())
+    }
+
+    /// The memory and the byte offset in it where the `what` starts.
+    pub fn resolve(&self, what: &str) -> Result<(Arc<Memory>, u64)> {
+        let binding = self.lock();
+        let b = binding.as_ref().ok_or_else(|| {
+            DriverError::InvalidArgument(format!("{what} is not bound to memory"))
+        })?;
+        let mem = b
+            .memory
+            .upgrade()
+            .ok_or_else(|| DriverError::InvalidArgument(format!("{what}'s memory was freed")))?;
+        Ok((mem, b.offset))
+    }
+}
+
+pub struct Buffer {
+    pub size: u64,
+    #[allow(dead_code)] // kept for validation of descriptor writes against the usage
+    pub usage: vk::BufferUsageFlags,
+    pub binding: BindingSlot,
+}
+
+impl Buffer {
+    /// The memory and the byte offset in it where the buffer's data starts.
+    pub fn resolve(&self) -> Result<(Arc<Memory>, u64)> {
+        self.binding.resolve("buffer")
+    }
+
+    pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
+        buffer_requirements(device.adapter.info, self.size)
+    }
+
+    fn bind(&self, device: &Device, memory: vk::DeviceMemory, offset: u64) -> Result<()> {
+        let req = self.requirements(device);
+        self.binding.bind(device, req, memory, offset, "buffer")
     }
 }
 
@@ -430,7 +460,7 @@ pub(crate) unsafe extern "system" fn create_buffer(
                 Buffer {
                     size: info.size,
                     usage: info.usage,
-                    binding: Mutex::new(None),
+                    binding: BindingSlot::default(),
                 },
                 p_buffer,
                 "pBuffer",
