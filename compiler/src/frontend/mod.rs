@@ -49,7 +49,7 @@ use crate::{BindingSlot, BindingUse, Target};
 use cfg::Frame;
 use constants::Const;
 use memory::Ptr;
-use module::{check_framing, SpvBlock, SpvFunc};
+use module::{check_capability_words, check_framing, SpvBlock, SpvFunc};
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
 use spirv::{Decoration, StorageClass};
@@ -242,6 +242,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         )));
     }
     check_framing(input.words)?;
+    check_capability_words(input.words)?;
     // rspirv 0.12's decoder can panic on some malformed operand lists; the framing check
     // above removes the cases we know, and a panic that still happens becomes an error.
     let module = std::panic::catch_unwind(|| crate::specconst::load_words(input.words))

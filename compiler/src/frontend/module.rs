@@ -149,6 +149,30 @@ pub(super) fn check_framing(words: &[u32]) -> Res<()> {
     Ok(())
 }
 
+/// Refuses a capability the SPIR-V grammar we decode with does not know, before decoding: the
+/// decoder would stop at its operand with a parse error ("unknown value 6912 for operand kind
+/// Capability"), which reads like a malformed module, while the module is valid and declares
+/// a capability newer than the grammar (llama.cpp's `*_dot2*` shaders declare 6912,
+/// DotProductFloat16AccFloat32VALVE, from VK_VALVE_shader_mixed_float_dot_product). Ferrite
+/// cannot support a capability it cannot name, so this is the same refusal as for a known one.
+pub(super) fn check_capability_words(words: &[u32]) -> Res<()> {
+    const OP_CAPABILITY: u32 = 17;
+    let mut at = 5;
+    while at < words.len() {
+        let wc = (words[at] >> 16) as usize;
+        if words[at] & 0xffff == OP_CAPABILITY && wc == 2 {
+            let value = words[at + 1];
+            if Capability::from_u32(value).is_none() {
+                return Err(FrontendError::UnsupportedCapability(format!(
+                    "{value} (not in the SPIR-V grammar this front end reads)"
+                )));
+            }
+        }
+        at += wc.max(1);
+    }
+    Ok(())
+}
+
 impl Fe<'_> {
     /// Records one float-controls execution mode (`width` is its target-width operand).
     /// Contradicting modes for one width, and rounding modes that differ between widths
@@ -865,6 +889,7 @@ impl Fe<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{check_err, check_ir};
+    use super::super::FrontendError;
     use super::capability_ok;
     use crate::Target;
     use rspirv::spirv::Capability;
@@ -892,6 +917,51 @@ mod tests {
             assert!(!capability_ok(c, &t), "{c:?} without subgroup ops");
         }
         assert!(capability_ok(Capability::Shader, &t));
+    }
+
+    /// A capability newer than the decoder's grammar is refused by number, not reported as a
+    /// parse error (llama.cpp's dot2 shaders declare 6912).
+    #[test]
+    fn capability_unknown_to_the_grammar_is_unsupported_not_a_parse_error() {
+        let module = |cap: u32| {
+            vec![
+                rspirv::spirv::MAGIC_NUMBER,
+                0x0001_0000,
+                0,
+                1,
+                0,
+                (2 << 16) | 17, // OpCapability Shader
+                1,
+                (2 << 16) | 17, // OpCapability <cap>
+                cap,
+                (3 << 16) | 14, // OpMemoryModel Logical GLSL450
+                0,
+                1,
+            ]
+        };
+        let target = Target::gen9();
+        let translate = |words: &[u32]| {
+            super::super::translate(&super::super::FrontendInput {
+                words,
+                entry: "main",
+                specialization: &[],
+                bindings: &[],
+                target: &target,
+            })
+            .err()
+        };
+        assert_eq!(
+            translate(&module(6912)),
+            Some(FrontendError::UnsupportedCapability(
+                "6912 (not in the SPIR-V grammar this front end reads)".into()
+            ))
+        );
+        // A capability the grammar knows still reaches the per-capability check by name.
+        let known = translate(&module(Capability::Geometry as u32));
+        assert_eq!(
+            known,
+            Some(FrontendError::UnsupportedCapability("Geometry".into()))
+        );
     }
 
     #[test]
