@@ -5,7 +5,7 @@
 //! `break`). Variables start as zero (SPIR-V leaves them undefined).
 
 use crate::builder::Builder;
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
 use crate::ir::*;
 
 struct Ssa {
@@ -14,20 +14,35 @@ struct Ssa {
     subst: HashMap<Value, Value>,
     /// Variables carried by each enclosing loop.
     loops: Vec<Vec<Var>>,
+    /// The current value of every variable.
+    cur: Vec<Value>,
+    /// `(variable, previous value)` per assignment to `cur`: an arm or a loop body is undone
+    /// in time proportional to the variables it assigned, not to all of them.
+    log: Vec<(u32, Value)>,
+    /// Variable slots read or written while merging and restoring variable states (a work
+    /// counter for the test that pins the pass's growth with the program's size).
+    work: u64,
 }
 
-fn stored_vars(b: &Block, out: &mut Vec<Var>) {
+/// Appends the variables stored in `b` to `out` in the order of their first store; `seen`
+/// holds those already in `out`.
+fn stored_vars(b: &Block, out: &mut Vec<Var>, seen: &mut HashSet<Var>, work: &mut u64) {
     for n in b {
         match n {
             Node::Instr(Instr {
                 op: Op::StoreVar(v, _),
                 ..
-            }) if !out.contains(v) => out.push(*v),
-            Node::If(i) => {
-                stored_vars(&i.then_, out);
-                stored_vars(&i.else_, out);
+            }) => {
+                *work += 1;
+                if seen.insert(*v) {
+                    out.push(*v);
+                }
             }
-            Node::Loop(l) => stored_vars(&l.body, out),
+            Node::If(i) => {
+                stored_vars(&i.then_, out, seen, work);
+                stored_vars(&i.else_, out, seen, work);
+            }
+            Node::Loop(l) => stored_vars(&l.body, out, seen, work),
             _ => {}
         }
     }
@@ -42,15 +57,42 @@ impl Ssa {
         v
     }
 
-    fn jump_args(&self, v: Vec<Value>, cur: &[Value]) -> Vec<Value> {
+    fn jump_args(&self, v: Vec<Value>) -> Vec<Value> {
         let mut v: Vec<Value> = v.into_iter().map(|x| self.s(x)).collect();
         if let Some(carried) = self.loops.last() {
-            v.extend(carried.iter().map(|c| cur[c.0 as usize]));
+            v.extend(carried.iter().map(|c| self.cur[c.0 as usize]));
         }
         v
     }
 
-    fn block(&mut self, b: Block, cur: &mut [Value]) -> Block {
+    fn set(&mut self, v: usize, x: Value) {
+        self.log.push((v as u32, self.cur[v]));
+        self.cur[v] = x;
+        self.work += 1;
+    }
+
+    /// The variables assigned since the log had `mark` entries, in variable order, with
+    /// their current values.
+    fn changed_since(&mut self, mark: usize) -> Vec<(usize, Value)> {
+        let mut c: Vec<(usize, Value)> = self.log[mark..]
+            .iter()
+            .map(|&(v, _)| (v as usize, self.cur[v as usize]))
+            .collect();
+        self.work += c.len() as u64;
+        c.sort_unstable_by_key(|&(v, _)| v);
+        c.dedup_by_key(|&mut (v, _)| v);
+        c
+    }
+
+    /// Restores the variables' values from when the log had `mark` entries.
+    fn rollback(&mut self, mark: usize) {
+        self.work += (self.log.len() - mark) as u64;
+        for (v, x) in self.log.drain(mark..).rev() {
+            self.cur[v as usize] = x;
+        }
+    }
+
+    fn block(&mut self, b: Block) -> Block {
         let mut out = Vec::with_capacity(b.len());
         for n in b {
             match n {
@@ -60,19 +102,22 @@ impl Ssa {
                     }
                     match i.op {
                         Op::LoadVar(v) => {
-                            self.subst.insert(i.dst.unwrap(), cur[v.0 as usize]);
+                            self.subst.insert(i.dst.unwrap(), self.cur[v.0 as usize]);
                         }
-                        Op::StoreVar(v, x) => cur[v.0 as usize] = x,
+                        Op::StoreVar(v, x) => self.set(v.0 as usize, x),
                         _ => out.push(Node::Instr(i)),
                     }
                 }
                 Node::If(i) => {
                     let i = *i;
                     let cond = self.s(i.cond);
-                    let mut tc = cur.to_vec();
-                    let mut ec = cur.to_vec();
-                    let mut then_ = self.block(i.then_, &mut tc);
-                    let mut else_ = self.block(i.else_, &mut ec);
+                    let mark = self.log.len();
+                    let mut then_ = self.block(i.then_);
+                    let tc = self.changed_since(mark);
+                    self.rollback(mark);
+                    let mut else_ = self.block(i.else_);
+                    let ec = self.changed_since(mark);
+                    self.rollback(mark);
                     let t_falls = !then_.last().is_some_and(|n| n.is_jump());
                     let e_falls = !else_.last().is_some_and(|n| n.is_jump());
                     let t_yields = t_falls || matches!(then_.last(), Some(Node::Yield(_)));
@@ -85,9 +130,20 @@ impl Ssa {
                     // the `if` becomes a result of the `if`, even when the other arm leaves
                     // through a `break`/`continue` and so yields nothing. Only a value
                     // defined before the `if` (both arms agree, or the one arm that falls
-                    // through left it unchanged) may be used directly after it.
-                    for v in 0..cur.len() {
-                        let (before, a, b) = (cur[v], tc[v], ec[v]);
+                    // through left it unchanged) may be used directly after it. A variable
+                    // neither arm assigned keeps its value.
+                    let (mut ti, mut ei) = (tc.into_iter().peekable(), ec.into_iter().peekable());
+                    loop {
+                        let v = match (ti.peek(), ei.peek()) {
+                            (Some(&(t, _)), Some(&(e, _))) => t.min(e),
+                            (Some(&(t, _)), None) => t,
+                            (None, Some(&(e, _))) => e,
+                            (None, None) => break,
+                        };
+                        self.work += 1;
+                        let before = self.cur[v];
+                        let a = ti.next_if(|&(t, _)| t == v).map_or(before, |(_, x)| x);
+                        let b = ei.next_if(|&(e, _)| e == v).map_or(before, |(_, x)| x);
                         // The value each arm yields; None for an arm that leaves by a jump.
                         let (ta, eb) = match (t_yields, e_yields) {
                             (true, true) if a == b => (None, None),
@@ -97,10 +153,15 @@ impl Ssa {
                             _ => (None, None),
                         };
                         if ta.is_none() && eb.is_none() {
-                            if t_yields {
-                                cur[v] = a;
+                            let after = if t_yields {
+                                a
                             } else if e_yields {
-                                cur[v] = b;
+                                b
+                            } else {
+                                before
+                            };
+                            if after != before {
+                                self.set(v, after);
                             }
                             continue;
                         }
@@ -108,7 +169,7 @@ impl Ssa {
                         results.push(r);
                         new_t.extend(ta);
                         new_e.extend(eb);
-                        cur[v] = r;
+                        self.set(v, r);
                     }
                     for (arm, vals) in [(&mut then_, new_t), (&mut else_, new_e)] {
                         if vals.is_empty() {
@@ -130,30 +191,37 @@ impl Ssa {
                 Node::Loop(l) => {
                     let l = *l;
                     let mut carried = Vec::new();
-                    stored_vars(&l.body, &mut carried);
+                    stored_vars(
+                        &l.body,
+                        &mut carried,
+                        &mut HashSet::default(),
+                        &mut self.work,
+                    );
                     let mut params: Vec<(Value, Value)> =
                         l.params.iter().map(|(p, i)| (*p, self.s(*i))).collect();
-                    let mut inner = cur.to_vec();
+                    let mark = self.log.len();
                     for v in &carried {
                         let p = Builder::new(&mut self.values, &mut out)
                             .new_value(self.vars[v.0 as usize]);
-                        params.push((p, cur[v.0 as usize]));
-                        inner[v.0 as usize] = p;
+                        params.push((p, self.cur[v.0 as usize]));
+                        self.set(v.0 as usize, p);
                     }
                     self.loops.push(carried.clone());
-                    let mut body = self.block(l.body, &mut inner);
+                    let mut body = self.block(l.body);
                     self.loops.pop();
                     if !body.last().is_some_and(|n| n.is_jump()) && !carried.is_empty() {
                         body.push(Node::Continue(
-                            carried.iter().map(|v| inner[v.0 as usize]).collect(),
+                            carried.iter().map(|v| self.cur[v.0 as usize]).collect(),
                         ));
                     }
+                    // Only carried variables were assigned in the body.
+                    self.rollback(mark);
                     let mut results = l.results.clone();
                     for v in &carried {
                         let r = Builder::new(&mut self.values, &mut out)
                             .new_value(self.vars[v.0 as usize]);
                         results.push(r);
-                        cur[v.0 as usize] = r;
+                        self.set(v.0 as usize, r);
                     }
                     out.push(Node::Loop(Box::new(Loop {
                         params,
@@ -162,11 +230,11 @@ impl Ssa {
                     })));
                 }
                 Node::Break(v) => {
-                    let v = self.jump_args(v, cur);
+                    let v = self.jump_args(v);
                     out.push(Node::Break(v));
                 }
                 Node::Continue(v) => {
-                    let v = self.jump_args(v, cur);
+                    let v = self.jump_args(v);
                     out.push(Node::Continue(v));
                 }
                 Node::Yield(v) => out.push(Node::Yield(v.into_iter().map(|x| self.s(x)).collect())),
@@ -178,8 +246,13 @@ impl Ssa {
 
 /// Rewrites `load_var`/`store_var` into SSA values. Returns true if there were variables.
 pub fn vars_to_ssa(f: &mut Function) -> bool {
+    vars_to_ssa_counted(f).is_some()
+}
+
+/// [`vars_to_ssa`], returning the work done (see `Ssa::work`), or None without variables.
+fn vars_to_ssa_counted(f: &mut Function) -> Option<u64> {
     if f.vars.is_empty() {
-        return false;
+        return None;
     }
     let body = std::mem::take(&mut f.body);
     let mut s = Ssa {
@@ -187,24 +260,62 @@ pub fn vars_to_ssa(f: &mut Function) -> bool {
         vars: f.vars.clone(),
         subst: HashMap::default(),
         loops: vec![],
+        cur: Vec::new(),
+        log: Vec::new(),
+        work: 0,
     };
     let mut prologue = Vec::new();
-    let mut cur = Vec::new();
     for t in &f.vars {
-        cur.push(Builder::new(&mut s.values, &mut prologue).konst(*t, 0));
+        let zero = Builder::new(&mut s.values, &mut prologue).konst(*t, 0);
+        s.cur.push(zero);
     }
-    let mut out = s.block(body, &mut cur);
+    let mut out = s.block(body);
     prologue.append(&mut out);
     f.body = prologue;
     f.values = s.values;
     f.vars.clear();
-    true
+    Some(s.work)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::passes::check_pass;
+
+    /// `n` variables, each the counter of a loop of its own followed by an `if` that stores
+    /// it, all inside one loop (the front end's shape: the whole body in a loop that carries
+    /// every variable).
+    fn counter_loops(n: usize) -> String {
+        let mut s: String = (0..n).map(|k| format!("var ${k}:i32\n")).collect();
+        s += "%0:b1 = const true\n%1:i32 = const 1\nloop {\n";
+        for k in 0..n {
+            let (x, y) = (2 + 2 * k, 3 + 2 * k);
+            s += &format!(
+                "loop {{\n%{x}:i32 = load_var ${k}\nif %0 {{\nbreak\n}}\n\
+                 %{y}:i32 = iadd %{x}, %1\nstore_var ${k}, %{y}\n}}\n\
+                 if %0 {{\nstore_var ${k}, %1\n}}\n"
+            );
+        }
+        s + "break\n}\n"
+    }
+
+    /// The variable states are copied and merged per changed variable, not per variable of
+    /// the function at every `if` and loop (that was quadratic in the number of variables:
+    /// the scaling benchmark's `loops` shader has one per loop).
+    #[test]
+    fn work_grows_linearly_with_loops_and_variables() {
+        let work = |n: usize| {
+            let mut f = crate::parse::parse_function(&counter_loops(n)).expect("parses");
+            let w = vars_to_ssa_counted(&mut f).expect("has variables");
+            crate::validate::validate(&f).unwrap_or_else(|e| panic!("{e}\n{f}"));
+            w
+        };
+        let (w1, w2) = (work(500), work(1000));
+        assert!(
+            w2 * 10 <= w1 * 23,
+            "work {w1} at 500 variables, {w2} at 1000: more than linear"
+        );
+    }
 
     #[test]
     fn loop_counter_becomes_parameter() {
