@@ -274,14 +274,19 @@ impl Isel<'_> {
     /// for blocks of 8, 16, 32 the upper half of each block takes the last element of its
     /// lower half through a scalar region. No step reads an element it writes.
     fn sg_scan_in(&mut self, r: RedOp, dom: Dom, t: Opnd) -> Res<()> {
+        self.sg_scan_levels(r, dom, t, self.w as u32)
+    }
+
+    /// [`Self::sg_scan_in`] inside each cluster of `c` elements (a power of two up to W).
+    fn sg_scan_levels(&mut self, r: RedOp, dom: Dom, t: Opnd, c: u32) -> Res<()> {
         let w = self.w as u32;
         let es = dom.es();
         let strided = |o: Opnd, s: u8| Opnd { stride: s, ..o };
-        if w >= 2 {
+        if c >= 2 {
             let right = strided(t.offset(es), 2);
             self.sg_step(r, dom, (w / 2) as u8, right, strided(t, 2), right)?;
         }
-        if w >= 4 {
+        if c >= 4 {
             if dom.wide {
                 for b in (0..w).step_by(4) {
                     let right = t.offset(es * (b + 2));
@@ -297,7 +302,7 @@ impl Isel<'_> {
             }
         }
         let mut i = 4;
-        while i < w {
+        while i < c {
             for b in (0..w).step_by(2 * i as usize) {
                 let right = t.offset(es * (b + i));
                 let left = t.offset(es * (b + i - 1)).scalar();
@@ -514,30 +519,42 @@ impl Isel<'_> {
                 self.sg_out(dst, d, s, dom);
             }
             SubgroupOp::ClusteredReduce(r, size) => {
-                // Halving steps inside each cluster, then each cluster's channel 0 copied
-                // back over the cluster by doubling `mov`s, all `WE_all`; the result is
-                // read per channel.
+                // A cluster as wide as the subgroup is a reduction. Smaller ones: the scan's
+                // levels inside each cluster leave the cluster's result in its last element,
+                // which is then copied over the cluster, all `WE_all`; the result is read per
+                // channel.
                 let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
                 let es = dom.es();
                 let t = self.sg_fill_in(x, dom.identity(r));
                 let c = u32::from(size).min(w);
-                let mut n = c;
-                while n > 1 {
-                    n /= 2;
-                    for base in (0..w).step_by(c as usize) {
-                        let at = t.offset(es * base);
-                        self.sg_step(r, dom, n as u8, at, at, at.offset(es * n))?;
+                if c == w {
+                    let s = self.sg_reduce_in(r, dom, t)?;
+                    self.sg_out(dst, d, s, dom);
+                } else {
+                    self.sg_scan_levels(r, dom, t, c)?;
+                    let mut b = self.b();
+                    // (A stride of 4 qwords is not a legal region: 32-byte elements.)
+                    if c == 2 || (c == 4 && !dom.wide) {
+                        // Strided copies: element k of every cluster from its last element.
+                        let last = Opnd {
+                            stride: c as u8,
+                            ..t.offset(es * (c - 1))
+                        };
+                        for k in 0..c - 1 {
+                            let to = Opnd {
+                                stride: c as u8,
+                                ..t.offset(es * k)
+                            };
+                            b.at((w / c) as u8, 0, true).mov(to, last);
+                        }
+                    } else {
+                        for base in (0..w).step_by(c as usize) {
+                            let last = t.offset(es * (base + c - 1)).scalar();
+                            b.at(c as u8, 0, true).mov(t.offset(es * base), last);
+                        }
                     }
+                    self.sg_out(dst, d, t, dom);
                 }
-                while n < c {
-                    for base in (0..w).step_by(c as usize) {
-                        let at = t.offset(es * base);
-                        let mut b = self.b();
-                        b.at(n as u8, 0, true).mov(at.offset(es * n), at);
-                    }
-                    n *= 2;
-                }
-                self.sg_out(dst, d, t, dom);
             }
             SubgroupOp::InclusiveScan(r) => {
                 let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
@@ -638,6 +655,33 @@ fn main {{
                 assert_eq!(count(&asm, "cmp.z"), 0, "{ty} SIMD{simd}:\n{asm}");
                 assert_eq!(count(&asm, "a0<1>UW"), 3 * want, "{ty} SIMD{simd}:\n{asm}");
             }
+        }
+    }
+
+    /// A clustered reduction is the scan's levels inside each cluster and a copy of each
+    /// cluster's last element over the cluster: at SIMD32, clusters of 2 take 2 + 2 instructions
+    /// (strided steps split in halves), clusters of 4 take 2 + 4 + 6.
+    #[test]
+    fn clustered_reductions_use_the_scan_levels() {
+        let we_all = |asm: &str, op: &str| {
+            asm.lines()
+                .filter(|l| l.contains(&format!(": {op}(")) && l.contains("WE_all"))
+                .count()
+        };
+        let base = kernel("iadd %7, %7", "i32", 32);
+        for (c, adds, movs) in [(2u32, 2usize, 2usize), (4, 6, 6), (8, 10, 4), (16, 12, 2)] {
+            let asm = kernel(&format!("subgroup_clustered_reduce.iadd.{c} %7"), "i32", 32);
+            assert_eq!(
+                we_all(&asm, "add") - we_all(&base, "add"),
+                adds,
+                "cluster {c}:\n{asm}"
+            );
+            // The fill (two SIMD16 halves) and the copies over the clusters.
+            assert_eq!(
+                we_all(&asm, "mov") - we_all(&base, "mov"),
+                2 + movs,
+                "cluster {c}:\n{asm}"
+            );
         }
     }
 
