@@ -294,6 +294,83 @@ fn register_indirect_regions_read_through_a0() {
     assert_eq!(dwords(&t, 21, 8), want);
 }
 
+/// The subgroup shuffle's gather (as the compiler emits it): `a0.k = ((idx[k] & (W-1)) << log2
+/// size) + base` with `WE_all`, then one `mov` with a VxH region in which channel k reads the
+/// element at `a0.k`, under the execution mask. SIMD16 dwords use a0.0..a0.15; 8 qwords
+/// a0.0..a0.7. Indices past the width wrap; disabled channels keep their old value.
+#[test]
+fn vxh_gather_reads_one_a0_word_per_channel() {
+    let a0 = || Dst::new(Addr::arf(ferrite_isa::ArfReg::A0, 0), Type::UW);
+    let a0_src = || {
+        Src::Reg(RegSrc::new(
+            Addr::arf(ferrite_isa::ArfReg::A0, 0),
+            Type::UW,
+            Region::new(8, 8, 1),
+        ))
+    };
+    let uw = |v: u16| Src::Imm(ferrite_isa::Imm::uw(v));
+    for (exec, ty, size, width) in [
+        (ExecSize::S16, Type::UD, 4usize, 16u16),
+        (ExecSize::S8, Type::UQ, 8, 8),
+    ] {
+        let n = if ty == Type::UD { 16 } else { 8 };
+        let mut insts = vec![
+            Instruction::alu2(
+                Opcode::And,
+                exec,
+                a0(),
+                Src::Reg(RegSrc::grf(10, 0, Type::UW, Region::new(16, 8, 2))),
+                uw(width - 1),
+            ),
+            Instruction::alu2(
+                Opcode::Shl,
+                exec,
+                a0(),
+                a0_src(),
+                uw(size.trailing_zeros() as u16),
+            ),
+            Instruction::alu2(Opcode::Add, exec, a0(), a0_src(), uw(12 * 32)),
+        ];
+        for i in &mut insts {
+            i.we_all = true;
+        }
+        insts.push(Instruction::alu1(
+            Opcode::Mov,
+            exec,
+            Dst::grf(20, ty),
+            Src::Reg(RegSrc::new(
+                Addr::Indirect {
+                    file: RegFile::Grf,
+                    addr_subnr: 0,
+                    imm: 0,
+                },
+                ty,
+                Region::new(Region::VXH, 1, 0),
+            )),
+        ));
+        insts.push(eot());
+        let k = Kernel::from_instructions(&insts).expect("kernel");
+        let mask = if n == 16 { 0xF0FF } else { 0xF7 };
+        let mut t = ThreadState::new(n as u32, mask);
+        let idx: Vec<i32> = (0..n as i32).map(|k| (k * 7 + 3) % 64).collect();
+        set_dwords(&mut t, 10, &idx);
+        for e in 0..n {
+            put(&mut t, 12 * 32 + size * e, size, 1000 + e as u64);
+            put(&mut t, 20 * 32 + size * e, size, 7);
+        }
+        run_to_eot(&mut t, &k, &mut TestPort::default());
+        for c in 0..n {
+            let got = get(&t, 20 * 32 + size * c, size);
+            let want = if mask >> c & 1 == 1 {
+                1000 + (idx[c] as u64 & (u64::from(width) - 1))
+            } else {
+                7
+            };
+            assert_eq!(got, want, "{ty} channel {c}, index {}", idx[c]);
+        }
+    }
+}
+
 #[test]
 fn align16_three_source_swizzle_replicate_and_writemask() {
     // mad(8) g20.xz = g10.yxwz + g11 * g12.1<0,1,0> (rep ctrl)

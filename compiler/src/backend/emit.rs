@@ -323,6 +323,10 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                 }
             }
             LOp::Wait => wait_instruction()?,
+            LOp::Shuffle { width } => {
+                out.extend(shuffle(i, width, reg)?);
+                continue;
+            }
             LOp::If | LOp::Else | LOp::Endif | LOp::While | LOp::Break | LOp::Cont => {
                 let (op, jip, uip) = match i.op {
                     LOp::If => {
@@ -439,8 +443,95 @@ fn native_len(i: &LInst) -> usize {
     match i.op {
         LOp::Do => 0,
         LOp::Send { indirect: true, .. } => 2,
+        LOp::Shuffle { .. } => 4 * shuffle_groups(i).count(),
         _ => 1,
     }
+}
+
+/// The channel groups (first channel, channels) a [`LOp::Shuffle`] is emitted in: `a0`
+/// holds 16 addresses, and a qword gather reads at most 8 (64 bytes per operand).
+fn shuffle_groups(i: &LInst) -> impl Iterator<Item = (u8, u8)> {
+    let n = if i.dst.ty.size() > 4 { 8 } else { 16 }.min(i.exec);
+    (0..i.exec).step_by(n as usize).map(move |g| (g, n))
+}
+
+/// A [`LOp::Shuffle`]: per group of channels, the byte address of each channel's source
+/// element goes into `a0.0..a0.n-1` (`WE_all`, so that the disabled channels' addresses are
+/// valid as well: the index is first reduced modulo the width, then scaled to bytes and
+/// added to the source's GRF byte address), then one `mov` with a VxH region
+/// (`g[a0.0]<VxH;1,0>`: channel k reads the element at `a0.k`) gathers them under the
+/// instruction's execution mask and channel group.
+fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, BackendError> {
+    let bad = |what: &str| BackendError::Internal(format!("shuffle: {what}"));
+    let (x, idx) = match i.srcs.as_slice() {
+        [x, idx] => (x, idx),
+        _ => return Err(bad("needs a value and an index")),
+    };
+    let es = i.dst.ty.size();
+    if i.pred.is_some() || i.cmod != CondMod::None {
+        return Err(bad("predicated or flag-writing"));
+    }
+    if x.stride != 1 || x.ty.size() != es || idx.ty.size() != 4 || !width.is_power_of_two() {
+        return Err(bad(
+            "value must be contiguous elements of the result type, index dwords",
+        ));
+    }
+    let (nr, sub) = grf_of(x, reg).ok_or_else(|| bad("value is not in a GRF"))?;
+    let base = u32::from(nr) * 32 + u32::from(sub);
+    let uw = |v: u32| Src::Imm(imm_of(&Opnd::imm(Type::UW, u64::from(v))));
+    let mut out = Vec::new();
+    for (g, n) in shuffle_groups(i) {
+        let exec = ferrite_isa::ExecSize::new(u32::from(n)).ok_or_else(|| bad("exec size"))?;
+        let a0_dst = Dst::new(Addr::arf(ferrite_isa::ArfReg::A0, 0), Type::UW);
+        let a0_src = Src::Reg(RegSrc::new(
+            Addr::arf(ferrite_isa::ArfReg::A0, 0),
+            Type::UW,
+            Region::new(8, 8, 1),
+        ));
+        // The index's low words: a UD register read as UW with stride 2.
+        let lo = idx.lane_offset(u32::from(g)).retype(Type::UW);
+        let lo = Opnd {
+            stride: if idx.stride == 0 { 0 } else { 2 },
+            ..lo
+        };
+        let mut steps = vec![
+            Instruction::alu2(
+                Opcode::And,
+                exec,
+                a0_dst,
+                src_of(&lo, n, reg),
+                uw(u32::from(width) - 1),
+            ),
+            Instruction::alu2(Opcode::Shl, exec, a0_dst, a0_src, uw(es.trailing_zeros())),
+            Instruction::alu2(Opcode::Add, exec, a0_dst, a0_src, uw(base)),
+        ];
+        for s in &mut steps {
+            s.we_all = true;
+        }
+        out.extend(steps);
+        let ty = if es == 8 { Type::UQ } else { Type::UD };
+        let mut mov = Instruction::alu1(
+            Opcode::Mov,
+            exec,
+            dst_of(&i.dst.lane_offset(u32::from(g)).retype(ty), reg),
+            Src::Reg(RegSrc::new(
+                Addr::Indirect {
+                    file: RegFile::Grf,
+                    addr_subnr: 0,
+                    imm: 0,
+                },
+                ty,
+                Region::new(Region::VXH, 1, 0),
+            )),
+        );
+        mov.we_all = i.we_all;
+        mov.group = ferrite_isa::ChannelGroup {
+            qtr: (i.group + g) / 8,
+            nib: false,
+        };
+        out.push(mov);
+    }
+    Ok(out)
 }
 
 fn matching_while(insts: &[LInst], p: usize) -> Option<usize> {

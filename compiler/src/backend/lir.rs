@@ -306,6 +306,15 @@ pub enum LOp {
     },
     /// `wait n0` after a barrier message.
     Wait,
+    /// Register-indirect gather across channels (brw's `SHUFFLE`): channel `c` of `dst`
+    /// receives the element of srcs[0] in channel `srcs[1][c] & (width - 1)`. srcs[0] is the
+    /// whole per-channel value (stride 1, dword or qword elements), srcs[1] a UD index per
+    /// channel; the instruction is never split. Emitted as `a0` address computations and
+    /// one VxH indirect `mov` per 16 channels (8 for qwords), see `emit::shuffle`.
+    Shuffle {
+        /// The subgroup width: indices are taken modulo it.
+        width: u8,
+    },
     /// Loop start marker (emits nothing).
     Do,
     If,
@@ -369,6 +378,7 @@ impl LOp {
             | LOp::ScratchWrite { .. }
             | LOp::Send { .. }
             | LOp::Wait
+            | LOp::Shuffle { .. }
             | LOp::Do
             | LOp::If
             | LOp::Else

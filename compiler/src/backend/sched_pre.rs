@@ -70,6 +70,7 @@ pub fn is_pure_read(i: &LInst) -> bool {
         }
         LOp::Alu(_)
         | LOp::Math(_)
+        | LOp::Shuffle { .. }
         | LOp::UntypedWrite { .. }
         | LOp::UntypedAtomic { .. }
         | LOp::TypedWrite { .. }

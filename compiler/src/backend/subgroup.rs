@@ -267,6 +267,52 @@ impl Isel<'_> {
             .expect("32-bit combining steps always select")
     }
 
+    /// Scans a filled temporary in place (element c becomes the combination of elements
+    /// 0..=c) in ceil(log2 W) levels, as brw does: pairs (odd elements combine with the even
+    /// element before them, stride-2 regions), then within blocks of 4 (elements 2 and 3
+    /// take element 1, stride-4 regions; for qwords per block through a scalar region), then
+    /// for blocks of 8, 16, 32 the upper half of each block takes the last element of its
+    /// lower half through a scalar region. No step reads an element it writes.
+    fn sg_scan_in(&mut self, r: RedOp, dom: Dom, t: Opnd) -> Res<()> {
+        self.sg_scan_levels(r, dom, t, self.w as u32)
+    }
+
+    /// [`Self::sg_scan_in`] inside each cluster of `c` elements (a power of two up to W).
+    fn sg_scan_levels(&mut self, r: RedOp, dom: Dom, t: Opnd, c: u32) -> Res<()> {
+        let w = self.w as u32;
+        let es = dom.es();
+        let strided = |o: Opnd, s: u8| Opnd { stride: s, ..o };
+        if c >= 2 {
+            let right = strided(t.offset(es), 2);
+            self.sg_step(r, dom, (w / 2) as u8, right, strided(t, 2), right)?;
+        }
+        if c >= 4 {
+            if dom.wide {
+                for b in (0..w).step_by(4) {
+                    let right = t.offset(es * (b + 2));
+                    let left = t.offset(es * (b + 1)).scalar();
+                    self.sg_step(r, dom, 2, right, left, right)?;
+                }
+            } else {
+                let left = strided(t.offset(es), 4);
+                for k in [2, 3] {
+                    let right = strided(t.offset(es * k), 4);
+                    self.sg_step(r, dom, (w / 4) as u8, right, left, right)?;
+                }
+            }
+        }
+        let mut i = 4;
+        while i < c {
+            for b in (0..w).step_by(2 * i as usize) {
+                let right = t.offset(es * (b + i));
+                let left = t.offset(es * (b + i - 1)).scalar();
+                self.sg_step(r, dom, i as u8, right, left, right)?;
+            }
+            i *= 2;
+        }
+        Ok(())
+    }
+
     /// The lowest-numbered active channel, as a scalar dword.
     fn sg_first_lane(&mut self) -> Opnd {
         let lane = self.lane();
@@ -427,10 +473,11 @@ impl Isel<'_> {
                 } else if let Base::Imm(i) = id.base {
                     let v = x.lane_offset(i as u32 % w).scalar();
                     self.sg_out(dst, d, v, dom);
+                } else if x.stride == 0 {
+                    // A uniform value: every channel holds it already.
+                    self.sg_out(dst, d, x, dom);
                 } else {
-                    // Without indirect addressing: for each channel j, the channels whose
-                    // index is j take channel j's value through a scalar region, under a
-                    // flag from `cmp.z`. 2 x W instructions.
+                    // A register-indirect gather: channel c reads channel `id[c]` of x.
                     let bt = dom.bits_ty();
                     let r = if narrow::is_narrow(dt) {
                         self.b().vreg(Type::UD, 1)
@@ -438,18 +485,18 @@ impl Isel<'_> {
                         d.retype(bt)
                     };
                     let mut b = self.b();
-                    for j in 0..w {
-                        b.cmp(
-                            CondMod::Z,
-                            Opnd::null(Type::D),
-                            id.retype(Type::D),
-                            Opnd::d(j as i32),
-                        );
-                        b.mov(r, x.retype(bt).lane_offset(j).scalar()).pred = Some(Pred {
-                            flag_sub: 0,
-                            inverse: false,
-                        });
-                    }
+                    let x = if x.stride == 1 {
+                        x.retype(bt)
+                    } else {
+                        let t = b.vreg(bt, 1);
+                        b.mov(t, x.retype(bt));
+                        t
+                    };
+                    b.inst(
+                        LOp::Shuffle { width: w as u8 },
+                        r,
+                        vec![x, id.retype(Type::UD)],
+                    );
                     if r != d.retype(bt) {
                         self.sg_out(dst, d, r, dom);
                     }
@@ -472,54 +519,70 @@ impl Isel<'_> {
                 self.sg_out(dst, d, s, dom);
             }
             SubgroupOp::ClusteredReduce(r, size) => {
-                // Halving steps inside each cluster, then each cluster's channel 0 copied
-                // back over the cluster by doubling `mov`s, all `WE_all`; the result is
-                // read per channel.
+                // A cluster as wide as the subgroup is a reduction. Smaller ones: the scan's
+                // levels inside each cluster leave the cluster's result in its last element,
+                // which is then copied over the cluster, all `WE_all`; the result is read per
+                // channel.
                 let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
                 let es = dom.es();
                 let t = self.sg_fill_in(x, dom.identity(r));
                 let c = u32::from(size).min(w);
-                let mut n = c;
-                while n > 1 {
-                    n /= 2;
-                    for base in (0..w).step_by(c as usize) {
-                        let at = t.offset(es * base);
-                        self.sg_step(r, dom, n as u8, at, at, at.offset(es * n))?;
+                if c == w {
+                    let s = self.sg_reduce_in(r, dom, t)?;
+                    self.sg_out(dst, d, s, dom);
+                } else {
+                    self.sg_scan_levels(r, dom, t, c)?;
+                    let mut b = self.b();
+                    // (A stride of 4 qwords is not a legal region: 32-byte elements.)
+                    if c == 2 || (c == 4 && !dom.wide) {
+                        // Strided copies: element k of every cluster from its last element.
+                        let last = Opnd {
+                            stride: c as u8,
+                            ..t.offset(es * (c - 1))
+                        };
+                        for k in 0..c - 1 {
+                            let to = Opnd {
+                                stride: c as u8,
+                                ..t.offset(es * k)
+                            };
+                            b.at((w / c) as u8, 0, true).mov(to, last);
+                        }
+                    } else {
+                        for base in (0..w).step_by(c as usize) {
+                            let last = t.offset(es * (base + c - 1)).scalar();
+                            b.at(c as u8, 0, true).mov(t.offset(es * base), last);
+                        }
                     }
+                    self.sg_out(dst, d, t, dom);
                 }
-                while n < c {
-                    for base in (0..w).step_by(c as usize) {
-                        let at = t.offset(es * base);
-                        let mut b = self.b();
-                        b.at(n as u8, 0, true).mov(at.offset(es * n), at);
-                    }
-                    n *= 2;
-                }
-                self.sg_out(dst, d, t, dom);
             }
             SubgroupOp::InclusiveScan(r) => {
                 let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
-                let es = dom.es();
                 let t = self.sg_fill_in(x, dom.identity(r));
-                for i in 1..w {
-                    let (at, prev) = (t.offset(es * i), t.offset(es * (i - 1)));
-                    self.sg_step(r, dom, 1, at, prev, at)?;
-                }
+                self.sg_scan_in(r, dom, t)?;
                 self.sg_out(dst, d, t, dom);
             }
             SubgroupOp::ExclusiveScan(r) => {
+                // The inclusive scan of the operands shifted up by one channel: channel c
+                // contributes at element c + 1 of a temporary of W + 1 elements filled with
+                // the identity, so element c of its scan combines channels 0..c-1 (and
+                // element 0 is the identity).
                 let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
                 let es = dom.es();
                 let id = dom.identity(r);
-                let t = self.sg_fill_in(x, id);
                 let mut b = self.b();
-                let e = b.vreg(id.ty, 1);
-                b.at(1, 0, true).mov(e, id);
-                for i in 1..w {
-                    let (at, prev) = (e.offset(es * i), e.offset(es * (i - 1)));
-                    self.sg_step(r, dom, 1, at, prev, t.offset(es * (i - 1)))?;
+                let u = Opnd::v(b.prog.new_vreg(((w + 1) * es).next_multiple_of(32)), id.ty);
+                b.at(w as u8, 0, true).mov(u, id);
+                b.at(1, 0, true).mov(u.offset(es * w), id);
+                // One GRF of operands per move: the destination, one element off, then
+                // spans two GRFs, the most a region may.
+                let n = 32 / es;
+                for g in (0..w).step_by(n as usize) {
+                    b.at(n as u8, g as u8, false)
+                        .mov(u.offset(es * (g + 1)).retype(x.ty), x.lane_offset(g));
                 }
-                self.sg_out(dst, d, e, dom);
+                self.sg_scan_in(r, dom, u)?;
+                self.sg_out(dst, d, u, dom);
             }
         }
         Ok(())
@@ -532,5 +595,113 @@ fn widen_for(r: RedOp) -> Widen {
         RedOp::Imin | RedOp::Imax => Widen::Signed,
         _ if r.is_float() => Widen::Float,
         _ => Widen::Bits,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{compile, BackendOptions};
+    use crate::parse::parse_shader;
+
+    /// `%8 = OP` of a loaded value of type `ty` (the index of a shuffle: the loaded value
+    /// plus one), stored per invocation.
+    fn kernel(op: &str, ty: &str, simd: u32) -> String {
+        let text = format!(
+            "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load ssbo[0] %2 align 4
+    %4:i32 = const 1
+    %5:i32 = iadd %3, %4
+    %7:{ty} = {conv} %3
+    %8:{ty} = {op}
+    %9:i32 = {back} %8
+    store ssbo[0] %2, %9 align 4
+}}
+",
+            conv = if ty == "i64" { "i2i" } else { "bitcast" },
+            back = if ty == "i64" { "i2i" } else { "bitcast" },
+        );
+        let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let opts = BackendOptions {
+            no8: simd != 8,
+            no16: simd != 16,
+            no32: simd != 32,
+            validate: true,
+            ..BackendOptions::gen9()
+        };
+        compile(&s, &opts)
+            .unwrap_or_else(|e| panic!("{op} at SIMD{simd}: {e}\n{text}"))
+            .asm
+    }
+
+    fn count(asm: &str, what: &str) -> usize {
+        asm.lines().filter(|l| l.contains(what)).count()
+    }
+
+    /// A shuffle with a per-channel index is one VxH gather per 16 channels (8 for qwords),
+    /// each after its `a0` computation, instead of a compare and a predicated move per channel.
+    #[test]
+    fn dynamic_shuffle_is_a_vxh_gather_per_sixteen_channels() {
+        for simd in [8u32, 16, 32] {
+            for (ty, per) in [("i32", 16), ("i64", 8)] {
+                let asm = kernel("subgroup_shuffle %7, %5", ty, simd);
+                let gathers = count(&asm, "g[a0");
+                let want = (simd as usize).div_ceil(per);
+                assert_eq!(gathers, want, "{ty} SIMD{simd}:\n{asm}");
+                assert!(asm.contains("VxH"), "{ty} SIMD{simd}:\n{asm}");
+                assert_eq!(count(&asm, "cmp.z"), 0, "{ty} SIMD{simd}:\n{asm}");
+                assert_eq!(count(&asm, "a0<1>UW"), 3 * want, "{ty} SIMD{simd}:\n{asm}");
+            }
+        }
+    }
+
+    /// A clustered reduction is the scan's levels inside each cluster and a copy of each
+    /// cluster's last element over the cluster: at SIMD32, clusters of 2 take 2 + 2 instructions
+    /// (strided steps split in halves), clusters of 4 take 2 + 4 + 6.
+    #[test]
+    fn clustered_reductions_use_the_scan_levels() {
+        let we_all = |asm: &str, op: &str| {
+            asm.lines()
+                .filter(|l| l.contains(&format!(": {op}(")) && l.contains("WE_all"))
+                .count()
+        };
+        let base = kernel("iadd %7, %7", "i32", 32);
+        for (c, adds, movs) in [(2u32, 2usize, 2usize), (4, 6, 6), (8, 10, 4), (16, 12, 2)] {
+            let asm = kernel(&format!("subgroup_clustered_reduce.iadd.{c} %7"), "i32", 32);
+            assert_eq!(
+                we_all(&asm, "add") - we_all(&base, "add"),
+                adds,
+                "cluster {c}:\n{asm}"
+            );
+            // The fill (two SIMD16 halves) and the copies over the clusters.
+            assert_eq!(
+                we_all(&asm, "mov") - we_all(&base, "mov"),
+                2 + movs,
+                "cluster {c}:\n{asm}"
+            );
+        }
+    }
+
+    /// Scans take ceil(log2 W) levels: at SIMD32, 13 combining instructions (after the
+    /// SIMD-width lowering of the strided steps) instead of a chain of 31.
+    #[test]
+    fn scans_are_log_step() {
+        let we_all_adds = |asm: &str| {
+            asm.lines()
+                .filter(|l| l.contains(": add(") && l.contains("WE_all"))
+                .count()
+        };
+        for (simd, steps) in [(8u32, 4usize), (16, 6), (32, 13)] {
+            // The same kernel without the scan: its own `WE_all` adds (lane numbers).
+            let base = we_all_adds(&kernel("iadd %7, %7", "i32", simd));
+            for op in ["inclusive_scan", "exclusive_scan"] {
+                let asm = kernel(&format!("subgroup_{op}.iadd %7"), "i32", simd);
+                let adds = we_all_adds(&asm) - base;
+                assert_eq!(adds, steps, "{op} SIMD{simd}:\n{asm}");
+            }
+        }
     }
 }
