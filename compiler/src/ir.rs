@@ -780,6 +780,10 @@ pub struct Function {
     pub vars: Vec<Type>,
     /// Float execution modes of the entry point (default: none asked for).
     pub float_controls: FloatControls,
+    /// The module marks some memory `Volatile` (a decoration or a memory-access operand):
+    /// loads of writable memory must then each be performed, so they are not merged
+    /// (`passes::opt_load_cse`). Printed as a `volatile_memory` line.
+    pub volatile_memory: bool,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1403,6 +1407,9 @@ impl fmt::Display for Function {
         writeln!(f, "fn {} {{", self.name)?;
         if !self.float_controls.is_default() {
             writeln!(f, "    float_controls {}", self.float_controls)?;
+        }
+        if self.volatile_memory {
+            writeln!(f, "    volatile_memory")?;
         }
         for (k, t) in self.vars.iter().enumerate() {
             writeln!(f, "    var ${k}:{t}")?;

@@ -684,6 +684,13 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
             p.pos += 1;
         }
     }
+    if p.lines
+        .get(p.pos)
+        .is_some_and(|&(_, l)| l == "volatile_memory")
+    {
+        p.func.volatile_memory = true;
+        p.pos += 1;
+    }
     while p.pos < p.lines.len() {
         let (ln, l) = p.lines[p.pos];
         let Some(decl) = l.strip_prefix("var ") else {

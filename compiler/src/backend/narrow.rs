@@ -99,6 +99,15 @@ pub fn slot_stride(t: Type) -> u8 {
     (4 / t.size().clamp(1, 4)) as u8
 }
 
+/// The dwords an 8/16-bit vector load or store of type `t` at an offset aligned to `align`
+/// bytes covers when it is one untyped message: a vector of whole dwords (2 to 4) at a
+/// dword-aligned offset. None for a scalar or a vector that ends inside a dword.
+pub fn packed_dwords(t: ir::Type, align: u32) -> Option<u32> {
+    let total = t.comp_bytes() * t.comps as u32;
+    (t.comps > 1 && align >= 4 && total.is_multiple_of(4) && (1..=4).contains(&(total / 4)))
+        .then_some(total / 4)
+}
+
 /// The signed or unsigned view of an integer hardware type.
 fn int_view(t: Type, signed: bool) -> Type {
     match (t.size(), signed) {
@@ -319,15 +328,44 @@ impl Isel<'_> {
 
     /// An 8/16-bit load from a buffer, shared or private memory: one byte scattered read
     /// per component, each lane's bytes zero-extended into its dword slot.
+    /// An 8/16-bit load. A vector whose bytes fill whole dwords at a dword-aligned offset
+    /// (`i8vec4`, `f16vec2`, `f16vec4`, ...) is one untyped read of those dwords, each
+    /// component then shifted down into its slot (the bits above a slot's value are
+    /// unspecified, see the module doc); anything else is one byte scattered read per
+    /// component.
     pub(super) fn narrow_load(
         &mut self,
         surf: Surface,
         addr: Opnd,
         dst: Opnd,
         t: ir::Type,
+        align: u32,
     ) -> Res<()> {
         let w = self.w as u32;
         let bytes = t.comp_bytes();
+        if let Some(dwords) = packed_dwords(t, align) {
+            let mut b = self.b();
+            let data = b.vreg(Type::UD, dwords);
+            b.inst(
+                LOp::UntypedRead {
+                    surf,
+                    comps: dwords as u8,
+                    comp_stride: 4 * w,
+                },
+                data,
+                vec![addr.retype(surf.addr_type())],
+            );
+            for c in 0..t.comps as u32 {
+                let byte = c * bytes;
+                let src = data.offset(byte / 4 * 4 * w);
+                let d = slot(dst).offset(c * 4 * w).retype(Type::UD);
+                match byte % 4 {
+                    0 => b.mov(d, src),
+                    k => b.alu2(Opcode::Shr, d, src, Opnd::ud(8 * k)),
+                };
+            }
+            return Ok(());
+        }
         for c in 0..t.comps as u32 {
             let a = self.component_address(surf, addr, c * bytes);
             self.b().inst(
@@ -342,15 +380,53 @@ impl Isel<'_> {
         Ok(())
     }
 
-    /// An 8/16-bit store: one byte scattered write per component.
+    /// An 8/16-bit store: a vector that fills whole dwords at a dword-aligned offset is
+    /// packed into those dwords (a byte or word move per component into its place) and
+    /// written with one untyped write, which writes exactly the vector's bytes; anything else
+    /// is one byte scattered write per component, so neighbouring bytes written by other
+    /// invocations are never touched.
     pub(super) fn narrow_store(
         &mut self,
         surf: Surface,
         addr: Opnd,
         comps: Vec<Opnd>,
         t: ir::Type,
+        align: u32,
     ) -> Res<()> {
         let bytes = t.comp_bytes();
+        if let Some(dwords) = packed_dwords(t, align) {
+            let w = self.w as u32;
+            let part = if bytes == 1 { Type::UB } else { Type::UW };
+            let mut b = self.b();
+            let data = b.vreg(Type::UD, dwords);
+            for (c, o) in comps.into_iter().enumerate() {
+                let byte = c as u32 * bytes;
+                let mut d = data.offset(byte / 4 * 4 * w + byte % 4).retype(part);
+                d.stride = slot_stride(part);
+                let src = match o.base {
+                    // Gen9 has no byte immediates: a word immediate into the byte.
+                    Base::Imm(bits) => Opnd::imm(Type::UW, bits & mask(o.ty)),
+                    _ => {
+                        let mut s = slot(o).retype(part);
+                        if s.stride != 0 {
+                            s.stride = slot_stride(part);
+                        }
+                        s
+                    }
+                };
+                b.mov(d, src);
+            }
+            b.inst(
+                LOp::UntypedWrite {
+                    surf,
+                    comps: dwords as u8,
+                    comp_stride: 4 * w,
+                },
+                Opnd::null(Type::UD),
+                vec![addr.retype(surf.addr_type()), data],
+            );
+            return Ok(());
+        }
         for (c, o) in comps.into_iter().enumerate() {
             let a = self.component_address(surf, addr, c as u32 * bytes);
             let mut b = self.b();

@@ -284,6 +284,20 @@ impl Fe<'_> {
         }
         let entry =
             entry.ok_or_else(|| FrontendError::NoEntryPoint(self.input.entry.to_string()))?;
+        // Volatile memory anywhere in the module: a decoration, or a memory-access operand.
+        self.f.volatile_memory = m.annotations.iter().any(|a| {
+            a.operands
+                .iter()
+                .any(|o| matches!(o, Operand::Decoration(Decoration::Volatile)))
+        }) || m
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+            .flat_map(|i| &i.operands)
+            .any(|o| {
+                matches!(o, Operand::MemoryAccess(ma) if ma.contains(spirv::MemoryAccess::VOLATILE))
+            });
         // Decorations
         for a in &m.annotations {
             match a.class.opcode {

@@ -586,7 +586,11 @@ impl<'a> Isel<'a> {
             Op::LoadVar(_) | Op::StoreVar(..) => {
                 return Err(unsupported("function variables (run vars-to-SSA first)"))
             }
-            Op::Load { space, offset, .. } => {
+            Op::Load {
+                space,
+                offset,
+                align,
+            } => {
                 let d = i.dst.expect("load has a destination");
                 let t = self.func.ty(d);
                 hw_ty(t)?;
@@ -613,7 +617,7 @@ impl<'a> Isel<'a> {
                     return Ok(());
                 }
                 if narrow::is_narrow(t) {
-                    return self.narrow_load(surf, addr, dst, t);
+                    return self.narrow_load(surf, addr, dst, t, *align);
                 }
                 self.b().inst(
                     LOp::UntypedRead {
@@ -629,7 +633,7 @@ impl<'a> Isel<'a> {
                 space,
                 offset,
                 value,
-                ..
+                align,
             } => {
                 let t = self.func.ty(*value);
                 hw_ty(t)?;
@@ -647,7 +651,7 @@ impl<'a> Isel<'a> {
                     let comps = (0..t.comps as usize)
                         .map(|c| self.comp(*value, c))
                         .collect::<Res<Vec<_>>>()?;
-                    return self.narrow_store(surf, addr, comps, t);
+                    return self.narrow_store(surf, addr, comps, t, *align);
                 }
                 // Data must be one register holding all components.
                 let data = match self.vals[value.0 as usize].clone() {
