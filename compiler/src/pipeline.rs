@@ -246,6 +246,8 @@ pub const PIPELINE: &[Pass] = &[
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
+    // Before unrolling: a dead loop-carried value would be copied into every iteration.
+    ("dead_values", |f| Ok(passes::opt_dead_values(f))),
     ("unroll", |f| Ok(passes::opt_unroll(f))),
     ("const_fold", |f| Ok(passes::opt_const_fold(f))),
     ("algebraic", |f| Ok(passes::opt_algebraic(f))),
@@ -268,6 +270,8 @@ pub const PIPELINE: &[Pass] = &[
     ("cse", |f| Ok(passes::opt_cse(f))),
     ("fuse_mad", |f| Ok(passes::opt_fuse_mad(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
+    // Scalarized vectors: a loop-carried component nobody reads.
+    ("dead_values", |f| Ok(passes::opt_dead_values(f))),
     ("lower_bools", |f| Ok(passes::lower_bools(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
 ];

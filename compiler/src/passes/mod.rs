@@ -4,6 +4,7 @@
 mod algebraic;
 mod bools;
 mod cf;
+mod dead_values;
 mod mad;
 mod narrow;
 mod opt;
@@ -15,6 +16,7 @@ mod unroll;
 pub use algebraic::opt_algebraic;
 pub use bools::lower_bools;
 pub use cf::opt_dead_cf;
+pub use dead_values::opt_dead_values;
 pub use mad::opt_fuse_mad;
 pub use narrow::lower_narrow;
 pub use opt::{lower_int_div, opt_const_fold, opt_copy_prop, opt_cse, opt_dce, scalarize};
