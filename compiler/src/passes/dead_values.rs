@@ -11,11 +11,11 @@
 //! double-precision n-body kernel at SIMD8.
 //!
 //! The pass marks live what a side effect (store, atomic, barrier, subgroup operation) or a
-//! branch condition needs, following
-//! instruction sources, `if` results to the values their arms yield, loop results to the
-//! values their `break`s pass and loop parameters to their initial values and the values
-//! their `continue`s pass; everything else among parameters and results is removed (with its
-//! argument in every jump), and `opt_dce` then removes the instructions left unused.
+//! branch condition needs, following instruction sources, `if` results to the values their
+//! arms yield, loop results to the values their `break`s pass and loop parameters to their
+//! initial values and the values their `continue`s pass; everything else among parameters
+//! and results is removed (with its argument in every jump), and `opt_dce` then removes the
+//! instructions left unused. `FERRITE_DEBUG=nodeadvalues` skips the pass.
 //! Linear in the size of the function.
 
 use super::opt::{edit_jumps, opt_dce};
