@@ -66,6 +66,7 @@ pub struct DebugFlags {
     pub nouniform: bool,
     pub nopresched: bool,
     pub nobranchopt: bool,
+    pub nodeadvalues: bool,
 }
 
 impl DebugFlags {
@@ -110,6 +111,10 @@ impl DebugFlags {
             "nobranchopt",
             "keep the flag moves, small if/else regions and if/break/endif that instruction selection emits",
         ),
+        (
+            "nodeadvalues",
+            "keep loop parameters and results that reach no side effect (skip dead_values)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -132,6 +137,7 @@ impl DebugFlags {
                 "nouniform" => d.nouniform = true,
                 "nopresched" => d.nopresched = true,
                 "nobranchopt" => d.nobranchopt = true,
+                "nodeadvalues" => d.nodeadvalues = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -246,6 +252,8 @@ pub const PIPELINE: &[Pass] = &[
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
+    // Before unrolling: a dead loop-carried value would be copied into every iteration.
+    ("dead_values", |f| Ok(passes::opt_dead_values(f))),
     ("unroll", |f| Ok(passes::opt_unroll(f))),
     ("const_fold", |f| Ok(passes::opt_const_fold(f))),
     ("algebraic", |f| Ok(passes::opt_algebraic(f))),
@@ -270,6 +278,8 @@ pub const PIPELINE: &[Pass] = &[
     ("load_cse", |f| Ok(passes::opt_load_cse(f))),
     ("fuse_mad", |f| Ok(passes::opt_fuse_mad(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
+    // Scalarized vectors: a loop-carried component nobody reads.
+    ("dead_values", |f| Ok(passes::opt_dead_values(f))),
     ("lower_bools", |f| Ok(passes::lower_bools(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
 ];
@@ -280,6 +290,7 @@ pub const GATED: &[Gate] = &[
     // Software fp64 where the target has no DF hardware, or when forced.
     ("soft_fp64", |t, d| uses_soft_fp64(t, d)),
     ("fuse_mad", |_, d| !d.nocontract),
+    ("dead_values", |_, d| !d.nodeadvalues),
 ];
 
 /// Doubles go through the software lowering: the target has no DF hardware, or forced.

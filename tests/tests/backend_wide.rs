@@ -1260,7 +1260,9 @@ void main() {
     } else {
         r = -a;
     }
-    double acc = a;
+    // precise: the reference rounds the product and the sum separately (NoContraction
+    // keeps the compiler from fusing them into one DF mad).
+    precise double acc = a;
     int64_t q = (int64_t(i) << 33) | 5l;
     int k = 0;
     for (; k < 64; k++) {

@@ -58,7 +58,10 @@ void main() {{
     double x = a[i];
     double y = b[i];
     int ei;
-    o[i] = {expr};
+    // precise: the references round every product and sum on its own (NoContraction keeps
+    // native DF code from fusing them into a mad, as the soft64 lowering does not).
+    precise double r = {expr};
+    o[i] = r;
 }}"
     )
 }

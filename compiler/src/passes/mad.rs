@@ -4,9 +4,11 @@
 //!
 //! The Vulkan spec lets an implementation fuse a multiply and an add into one operation
 //! unless either is decorated `NoContraction` (the IR's `exact`); the fused result is rounded
-//! once, so it is at least as accurate as the two roundings it replaces. Only 32-bit float
-//! scalars are fused (after `scalarize`; 16-bit floats are 32-bit arithmetic by then and
-//! doubles keep their own lowering), and only a product with no other use: fusing a shared
+//! once, so it is at least as accurate as the two roundings it replaces. Only float scalars
+//! are fused (after `scalarize`; 16-bit floats are 32-bit arithmetic by then): 32-bit ones in
+//! every form, doubles only as `a * b + c` (Gen9's DF `mad`, which the back end emits for an
+//! f64 `ffma`; where doubles are emulated, `soft_fp64` has already lowered them to integer
+//! code), and only a product with no other use: fusing a shared
 //! product would compute it twice. Gen9's `mad` takes no immediates, so each constant operand
 //! costs a `mov`: with two or three constants the fused form is longer than `mul` + `add`
 //! (which take one immediate each) and is not used.
@@ -129,10 +131,16 @@ impl Fuse<'_> {
         else {
             return None;
         };
-        if self.values[d.0 as usize] != Type::F32 {
+        let ty = self.values[d.0 as usize];
+        if ty != Type::F32 && ty != Type::float(64) {
             return None;
         }
         let ops = self.pattern(*op, s)?;
+        // Doubles: only `a * b + c`. The back end's DF `mad` takes no negate modifier from
+        // an `fneg` (that would be a separate DF move, no gain over `mul` + `add`).
+        if ty == Type::float(64) && ops.iter().any(|o| matches!(o, Operand::Neg(_))) {
+            return None;
+        }
         // Gen9's `mad` takes no immediates: at most one constant operand (see the module
         // documentation).
         let constant = |o: &Operand| match o {
@@ -219,11 +227,41 @@ mod tests {
             %6:f32 = fadd %4, %2
             store ssbo[0] %0, %5 align 4
             store ssbo[1] %0, %6 align 4
-            %7:f64 = load ssbo[2] %0 align 8
-            %8:f64 = fmul %7, %7
-            %9:f64 = fadd %8, %7
+            %7:i64 = load ssbo[2] %0 align 8
+            %8:i64 = imul %7, %7
+            %9:i64 = iadd %8, %7
             store ssbo[2] %0, %9 align 8";
         check_pass(fuse_then_dce, src, src);
+    }
+
+    #[test]
+    fn double_multiply_add_is_fused_but_not_subtraction() {
+        check_pass(
+            fuse_then_dce,
+            "%0:i32 = const 0
+            %1:f64 = load ssbo[0] %0 align 8
+            %2:f64 = load ssbo[1] %0 align 8
+            %3:f64 = fmul %1, %2
+            %4:f64 = fadd %3, %2
+            %5:f64 = fmul %1, %1
+            %6:f64 = fsub %2, %5
+            %7:f64 = fmul %2, %2
+            %8:f64 = exact fadd %7, %1
+            store ssbo[0] %0, %4 align 8
+            store ssbo[1] %0, %6 align 8
+            store ssbo[2] %0, %8 align 8",
+            "%0:i32 = const 0
+            %1:f64 = load ssbo[0] %0 align 8
+            %2:f64 = load ssbo[1] %0 align 8
+            %4:f64 = ffma %1, %2, %2
+            %5:f64 = fmul %1, %1
+            %6:f64 = fsub %2, %5
+            %7:f64 = fmul %2, %2
+            %8:f64 = exact fadd %7, %1
+            store ssbo[0] %0, %4 align 8
+            store ssbo[1] %0, %6 align 8
+            store ssbo[2] %0, %8 align 8",
+        );
     }
 
     #[test]

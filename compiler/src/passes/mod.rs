@@ -4,6 +4,7 @@
 mod algebraic;
 mod bools;
 mod cf;
+mod dead_values;
 mod loads;
 mod mad;
 mod narrow;
@@ -16,6 +17,7 @@ mod unroll;
 pub use algebraic::opt_algebraic;
 pub use bools::lower_bools;
 pub use cf::opt_dead_cf;
+pub use dead_values::opt_dead_values;
 pub use loads::opt_load_cse;
 pub use mad::opt_fuse_mad;
 pub use narrow::lower_narrow;
