@@ -9,8 +9,16 @@ pub struct ValidationError(pub String);
 
 struct Ctx<'a> {
     f: &'a Function,
-    /// Visible values (a stack of scopes).
-    visible: Vec<Vec<bool>>,
+    /// Values visible at the current point.
+    visible: Vec<bool>,
+    /// Values made visible, in order; a scope is undone by hiding what it added, so entering
+    /// and leaving scopes costs the values defined in them, not the function's size.
+    shown: Vec<Value>,
+    /// For each open scope, the length of `shown` when it opened.
+    scopes: Vec<usize>,
+    /// Visibility cells written when scopes close: the work of scoping, which the tests pin to
+    /// the number of values (copying the visible set per scope made validation quadratic).
+    hidden: usize,
     defined: Vec<bool>,
     /// For each enclosing loop: (param types, result types).
     loops: Vec<(Vec<Type>, Vec<Type>)>,
@@ -27,7 +35,7 @@ fn err<T>(msg: String) -> Result<T, ValidationError> {
 impl Ctx<'_> {
     fn use_(&self, v: Value, what: &str) -> Result<Type, ValidationError> {
         let i = v.0 as usize;
-        if i >= self.f.values.len() || !self.visible.last().unwrap()[i] {
+        if i >= self.f.values.len() || !self.visible[i] {
             return err(format!(
                 "{v} used in {what} is not defined or not visible there"
             ));
@@ -43,8 +51,19 @@ impl Ctx<'_> {
             return err(format!("{v} defined twice"));
         }
         self.defined[i] = true;
-        self.visible.last_mut().unwrap()[i] = true;
+        self.visible[i] = true;
+        self.shown.push(v);
         Ok(())
+    }
+    fn open_scope(&mut self) {
+        self.scopes.push(self.shown.len());
+    }
+    fn close_scope(&mut self) {
+        let start = self.scopes.pop().unwrap_or(0);
+        for v in self.shown.drain(start..) {
+            self.visible[v.0 as usize] = false;
+            self.hidden += 1;
+        }
     }
     fn check_args(&self, what: &str, vals: &[Value], tys: &[Type]) -> Result<(), ValidationError> {
         if vals.len() != tys.len() {
@@ -79,10 +98,9 @@ impl Ctx<'_> {
                     for arm in [&i.then_, &i.else_] {
                         self.ifs.push(rt.clone());
                         self.in_if_arm.push(true);
-                        let top = self.visible.last().unwrap().clone();
-                        self.visible.push(top);
+                        self.open_scope();
                         self.block(arm)?;
-                        self.visible.pop();
+                        self.close_scope();
                         self.in_if_arm.pop();
                         self.ifs.pop();
                         let ends = arm.last().map(|n| n.is_jump()).unwrap_or(false);
@@ -104,8 +122,7 @@ impl Ctx<'_> {
                         pt.push(it);
                     }
                     let rt: Vec<Type> = l.results.iter().map(|r| self.f.ty(*r)).collect();
-                    let top = self.visible.last().unwrap().clone();
-                    self.visible.push(top);
+                    self.open_scope();
                     for (p, _) in &l.params {
                         self.def(*p)?;
                     }
@@ -114,7 +131,7 @@ impl Ctx<'_> {
                     self.block(&l.body)?;
                     self.in_if_arm.pop();
                     self.loops.pop();
-                    self.visible.pop();
+                    self.close_scope();
                     let ends = l.body.last().map(|n| n.is_jump()).unwrap_or(false);
                     if !ends && !pt.is_empty() {
                         return err("a loop with parameters must not fall off its body".into());
@@ -445,16 +462,25 @@ impl Ctx<'_> {
 
 /// Checks a function.
 pub fn validate(f: &Function) -> Result<(), ValidationError> {
+    validate_counting(f).map(|_| ())
+}
+
+/// [`validate`], returning the visibility cells written when scopes closed.
+fn validate_counting(f: &Function) -> Result<usize, ValidationError> {
     let n = f.values.len();
     let mut c = Ctx {
         f,
-        visible: vec![vec![false; n]],
+        visible: vec![false; n],
+        shown: Vec::new(),
+        scopes: Vec::new(),
+        hidden: 0,
         defined: vec![false; n],
         loops: vec![],
         ifs: vec![],
         in_if_arm: vec![],
     };
-    c.block(&f.body)
+    c.block(&f.body)?;
+    Ok(c.hidden)
 }
 
 #[cfg(test)]
@@ -518,5 +544,53 @@ mod tests {
         assert!(
             check("%0:i32 = const 0\n%1:b1 = const true\nstore ssbo[0] %0, %1 align 4").is_err()
         );
+    }
+
+    #[test]
+    fn scopes_hide_what_they_defined() {
+        // A loop parameter is not visible after its loop, nor a then-arm value in the else arm.
+        let e = check(
+            "%0:i32 = const 0
+            loop (%1:i32 = %0) {
+                break
+            }
+            %2:i32 = iadd %1, %1",
+        )
+        .unwrap_err();
+        assert!(e.0.contains("not visible"), "{e}");
+        let e = check(
+            "%0:b1 = const true
+            if %0 {
+                %1:i32 = const 1
+            } else {
+                %2:i32 = iadd %1, %1
+            }",
+        )
+        .unwrap_err();
+        assert!(e.0.contains("not visible"), "{e}");
+    }
+
+    /// `n` sequential ifs after `n` values defined at the top, each if defining one value.
+    fn many_ifs(n: usize) -> Function {
+        let mut t = String::from("%0:b1 = const true\n");
+        for k in 1..=n {
+            t += &format!("%{k}:i32 = const {k}\n");
+        }
+        for k in 1..=n {
+            t += &format!("if %0 {{\n %{}:i32 = iadd %{k}, %{k}\n}}\n", n + k);
+        }
+        parse_function(&t).unwrap()
+    }
+
+    #[test]
+    fn scoping_work_grows_linearly() {
+        // Opening a scope used to copy the whole visible set: n ifs over n values cost n * n.
+        let small = validate_counting(&many_ifs(500)).unwrap();
+        let large = validate_counting(&many_ifs(1000)).unwrap();
+        assert!(
+            small <= 500 && large <= 1000,
+            "scoping work {small}, {large}"
+        );
+        assert!(large <= 2 * small + 2, "scoping work {small} -> {large}");
     }
 }
