@@ -338,15 +338,7 @@ fn vxh_gather_reads_one_a0_word_per_channel() {
             Opcode::Mov,
             exec,
             Dst::grf(20, ty),
-            Src::Reg(RegSrc::new(
-                Addr::Indirect {
-                    file: RegFile::Grf,
-                    addr_subnr: 0,
-                    imm: 0,
-                },
-                ty,
-                Region::new(Region::VXH, 1, 0),
-            )),
+            Src::Reg(RegSrc::indirect(ty, Region::new(Region::VXH, 1, 0))),
         ));
         insts.push(eot());
         let k = Kernel::from_instructions(&insts).expect("kernel");

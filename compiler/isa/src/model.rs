@@ -952,6 +952,18 @@ impl RegSrc {
             region,
         )
     }
+    /// A GRF source addressed through `a0.0` (`g[a0.0]`), no immediate offset.
+    pub fn indirect(ty: Type, region: Region) -> RegSrc {
+        RegSrc::new(
+            Addr::Indirect {
+                file: RegFile::Grf,
+                addr_subnr: 0,
+                imm: 0,
+            },
+            ty,
+            region,
+        )
+    }
     /// The all-zero source field (`null:UD <0,1,0>`).
     pub fn zero() -> RegSrc {
         RegSrc::new(Addr::null(), Type::UD, Region::ZERO)

@@ -514,15 +514,7 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
             Opcode::Mov,
             exec,
             dst_of(&i.dst.lane_offset(u32::from(g)).retype(ty), reg),
-            Src::Reg(RegSrc::new(
-                Addr::Indirect {
-                    file: RegFile::Grf,
-                    addr_subnr: 0,
-                    imm: 0,
-                },
-                ty,
-                Region::new(Region::VXH, 1, 0),
-            )),
+            Src::Reg(RegSrc::indirect(ty, Region::new(Region::VXH, 1, 0))),
         );
         mov.we_all = i.we_all;
         mov.group = ferrite_isa::ChannelGroup {

@@ -104,15 +104,7 @@ pub(crate) fn acc(n: u8, sub: u8, ty: Type, v: u8, w: u8, h: u8) -> Src {
 
 /// Indirect source `g[a0.0]` with region `<v;w,h>`.
 pub(crate) fn ind(ty: Type, v: u8, w: u8, h: u8) -> Src {
-    Src::Reg(RegSrc::new(
-        Addr::Indirect {
-            file: RegFile::Grf,
-            addr_subnr: 0,
-            imm: 0,
-        },
-        ty,
-        Region::new(v, w, h),
-    ))
+    Src::Reg(RegSrc::indirect(ty, Region::new(v, w, h)))
 }
 
 pub(crate) fn null_src(ty: Type) -> Src {
