@@ -332,13 +332,7 @@ mod tests {
         for simd in [8u32, 16, 32] {
             for nu in [false, true] {
                 let s = parse_shader(&shader(nu)).unwrap();
-                let opts = BackendOptions {
-                    no8: simd != 8,
-                    no16: simd != 16,
-                    no32: simd != 32,
-                    validate: true,
-                    ..BackendOptions::gen9()
-                };
+                let opts = BackendOptions::gen9_at(simd);
                 let k = compile(&s, &opts).unwrap();
                 let a0_sends = k
                     .asm
@@ -373,13 +367,7 @@ mod tests {
             store ssbo[0] %4, %10 align 4";
         let s = parse_shader(src).unwrap();
         for simd in [8u32, 16, 32] {
-            let opts = BackendOptions {
-                no8: simd != 8,
-                no16: simd != 16,
-                no32: simd != 32,
-                validate: true,
-                ..BackendOptions::gen9()
-            };
+            let opts = BackendOptions::gen9_at(simd);
             let k = compile(&s, &opts).unwrap();
             assert_eq!(k.btis, vec![0], "SIMD{simd}");
             assert_eq!(

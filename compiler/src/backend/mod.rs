@@ -136,6 +136,17 @@ impl BackendOptions {
     pub fn gen9() -> BackendOptions {
         BackendOptions::new(&Target::gen9(), &DebugFlags::default())
     }
+    /// Gen9 options that compile at exactly `simd` channels, with the PRM validator on (what
+    /// tests of one width want).
+    pub fn gen9_at(simd: u32) -> BackendOptions {
+        BackendOptions {
+            no8: simd != 8,
+            no16: simd != 16,
+            no32: simd != 32,
+            validate: true,
+            ..BackendOptions::gen9()
+        }
+    }
 }
 
 pub use crate::kernel::{CurbeLayout, Kernel, Statistics};

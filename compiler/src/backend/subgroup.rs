@@ -625,13 +625,7 @@ fn main {{
             back = if ty == "i64" { "i2i" } else { "bitcast" },
         );
         let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let opts = BackendOptions {
-            no8: simd != 8,
-            no16: simd != 16,
-            no32: simd != 32,
-            validate: true,
-            ..BackendOptions::gen9()
-        };
+        let opts = BackendOptions::gen9_at(simd);
         compile(&s, &opts)
             .unwrap_or_else(|e| panic!("{op} at SIMD{simd}: {e}\n{text}"))
             .asm

@@ -149,13 +149,7 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
 
 /// Back-end options that compile at exactly `simd` channels, with the PRM validator on.
 pub fn options_at(simd: u32) -> BackendOptions {
-    BackendOptions {
-        no8: simd != 8,
-        no16: simd != 16,
-        no32: simd != 32,
-        validate: true,
-        ..BackendOptions::gen9()
-    }
+    BackendOptions::gen9_at(simd)
 }
 
 /// One dispatch of `k` over `groups` with one buffer per entry of `init` (binding b is

@@ -413,13 +413,7 @@ mod tests {
     use crate::parse::parse_shader;
 
     fn opts(simd: u32) -> BackendOptions {
-        BackendOptions {
-            no8: simd != 8,
-            no16: simd != 16,
-            no32: simd != 32,
-            validate: true,
-            ..BackendOptions::gen9()
-        }
+        BackendOptions::gen9_at(simd)
     }
 
     /// Invocation i samples element `i % 3` of an image array at BTIs 2..4 with element
