@@ -326,13 +326,11 @@ impl Isel<'_> {
         .pred = pred();
     }
 
-    /// An 8/16-bit load from a buffer, shared or private memory: one byte scattered read
-    /// per component, each lane's bytes zero-extended into its dword slot.
-    /// An 8/16-bit load. A vector whose bytes fill whole dwords at a dword-aligned offset
+    /// An 8/16-bit load from a buffer, shared or private memory. A vector whose bytes fill whole dwords at a dword-aligned offset
     /// (`i8vec4`, `f16vec2`, `f16vec4`, ...) is one untyped read of those dwords, each
     /// component then shifted down into its slot (the bits above a slot's value are
     /// unspecified, see the module doc); anything else is one byte scattered read per
-    /// component.
+    /// component, each lane's bytes zero-extended into its dword slot.
     pub(super) fn narrow_load(
         &mut self,
         surf: Surface,
