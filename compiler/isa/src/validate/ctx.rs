@@ -128,18 +128,10 @@ pub(crate) struct Ctx<'a> {
 
 fn src_from_model(s: &Src) -> SrcV {
     match s {
-        Src::Imm(i) => SrcV {
-            ty: i.ty,
-            loc: Loc::Imm,
-            subnr: 0,
-            region: Region::SCALAR,
-            negate: false,
-            abs: false,
-            rep_ctrl: false,
-        },
         Src::Reg(r) => reg_src(r),
-        // Only in the src1 slot of 1-source instructions, which no rule reads.
-        Src::Unused { .. } => SrcV {
+        // An unused source sits only in the src1 slot of 1-source instructions, which no rule
+        // reads.
+        Src::Imm(_) | Src::Unused { .. } => SrcV {
             ty: s.ty(),
             loc: Loc::Imm,
             subnr: 0,
@@ -151,8 +143,9 @@ fn src_from_model(s: &Src) -> SrcV {
     }
 }
 
-fn reg_src(r: &RegSrc) -> SrcV {
-    let (loc, subnr) = match r.addr {
+/// Where an operand's address points, with its sub-register byte offset (0 when indirect).
+fn location(addr: &Addr) -> (Loc, u32) {
+    match *addr {
         Addr::Direct {
             reg: Reg::Grf(n),
             subnr,
@@ -162,7 +155,11 @@ fn reg_src(r: &RegSrc) -> SrcV {
             subnr,
         } => (Loc::Arf(a), subnr as u32),
         Addr::Indirect { .. } => (Loc::Indirect, 0),
-    };
+    }
+}
+
+fn reg_src(r: &RegSrc) -> SrcV {
+    let (loc, subnr) = location(&r.addr);
     SrcV {
         ty: r.ty,
         loc,
@@ -175,17 +172,7 @@ fn reg_src(r: &RegSrc) -> SrcV {
 }
 
 fn dst_from_model(d: &Dst) -> DstV {
-    let (loc, subnr) = match d.addr {
-        Addr::Direct {
-            reg: Reg::Grf(n),
-            subnr,
-        } => (Loc::Grf(n), subnr as u32),
-        Addr::Direct {
-            reg: Reg::Arf(a),
-            subnr,
-        } => (Loc::Arf(a), subnr as u32),
-        Addr::Indirect { .. } => (Loc::Indirect, 0),
-    };
+    let (loc, subnr) = location(&d.addr);
     DstV {
         ty: d.ty,
         loc,
