@@ -483,6 +483,32 @@ fn perr(p: &POperand, msg: impl Into<String>) -> IsaError {
     }
 }
 
+/// The register an operand names. `indirect_unit` is the unit, in bytes, in which the listing
+/// writes an indirect operand's a0 sub-register: the element size for a destination, bytes
+/// for a source (as the disassembler prints them).
+fn operand_addr(p: &POperand, ty: Type, mode: AccessMode, indirect_unit: u32) -> Result<Addr> {
+    Ok(match p.reg.ok_or_else(|| perr(p, "expected a register"))? {
+        PReg::Direct(reg) => {
+            let subnr = match mode {
+                AccessMode::Align1 => sub_bytes(p, ty)?,
+                AccessMode::Align16 => {
+                    if p.sub.unwrap_or(0) != 0 {
+                        16
+                    } else {
+                        0
+                    }
+                }
+            };
+            Addr::Direct { reg, subnr }
+        }
+        PReg::Indirect { addr_subnr, imm } => Addr::Indirect {
+            file: RegFile::Grf,
+            addr_subnr: (addr_subnr as u32 * indirect_unit) as u8,
+            imm,
+        },
+    })
+}
+
 fn sub_bytes(p: &POperand, ty: Type) -> Result<u8> {
     let b = p.sub.unwrap_or(0) * ty.size();
     u8::try_from(b)
@@ -543,26 +569,7 @@ fn build_dst(p: &POperand, mode: AccessMode) -> Result<Dst> {
     if mode == AccessMode::Align16 && hstride != 1 {
         return Err(perr(p, "an Align16 destination's stride must be <1>"));
     }
-    let addr = match p.reg.ok_or_else(|| perr(p, "expected a register"))? {
-        PReg::Direct(reg) => {
-            let subnr = match mode {
-                AccessMode::Align1 => sub_bytes(p, ty)?,
-                AccessMode::Align16 => {
-                    if p.sub.unwrap_or(0) != 0 {
-                        16
-                    } else {
-                        0
-                    }
-                }
-            };
-            Addr::Direct { reg, subnr }
-        }
-        PReg::Indirect { addr_subnr, imm } => Addr::Indirect {
-            file: RegFile::Grf,
-            addr_subnr: (addr_subnr as u32 * ty.size()) as u8,
-            imm,
-        },
-    };
+    let addr = operand_addr(p, ty, mode, ty.size())?;
     let writemask = if mode == AccessMode::Align16 {
         writemask_of(p)?
     } else {
@@ -593,26 +600,7 @@ fn build_src(p: &POperand, mode: AccessMode) -> Result<Src> {
     {
         return Err(perr(p, format!("invalid region {region}")));
     }
-    let addr = match p.reg.ok_or_else(|| perr(p, "expected a register"))? {
-        PReg::Direct(reg) => {
-            let subnr = match mode {
-                AccessMode::Align1 => sub_bytes(p, ty)?,
-                AccessMode::Align16 => {
-                    if p.sub.unwrap_or(0) != 0 {
-                        16
-                    } else {
-                        0
-                    }
-                }
-            };
-            Addr::Direct { reg, subnr }
-        }
-        PReg::Indirect { addr_subnr, imm } => Addr::Indirect {
-            file: RegFile::Grf,
-            addr_subnr,
-            imm,
-        },
-    };
+    let addr = operand_addr(p, ty, mode, 1)?;
     let swizzle = if mode == AccessMode::Align16 {
         swizzle_of(p)?
     } else {
