@@ -86,6 +86,51 @@ const THREE_SOURCE: Gather = &[
     (55, 37),
 ];
 
+/// Fields the compacted form carries unchanged: (compacted hi, lo), (native hi, lo).
+type Moved = &'static [((u32, u32), (u32, u32))];
+
+/// Three-source: the destination register, src0 RepCtrl, debug control, saturate, src1 and
+/// src2 RepCtrl, the three source registers (docs/gen9.md §3.3).
+const THREE_MOVED: Moved = &[
+    ((18, 12), (62, 56)),
+    ((28, 28), (64, 64)),
+    ((30, 30), (30, 30)),
+    ((31, 31), (31, 31)),
+    ((32, 32), (85, 85)),
+    ((33, 33), (106, 106)),
+    ((49, 43), (82, 76)),
+    ((56, 50), (103, 97)),
+    ((63, 57), (124, 118)),
+];
+/// Three-source source subregisters, dword indices as in the native fields; an instruction
+/// compacts only when they are zero (docs/gen9.md §3.3).
+const THREE_SUBREG: Moved = &[
+    ((36, 34), (75, 73)),
+    ((39, 37), (96, 94)),
+    ((42, 40), (117, 115)),
+];
+/// One- and two-source: debug control, AccWrEnable, the conditional modifier, the destination
+/// and src0 registers (docs/gen9.md §3.1).
+const MOVED: Moved = &[
+    ((7, 7), (30, 30)),
+    ((23, 23), (28, 28)),
+    ((27, 24), (27, 24)),
+    ((47, 40), (60, 53)),
+    ((55, 48), (76, 69)),
+];
+
+fn move_to_compact(c: &mut u64, w: u128, fields: Moved) {
+    for &((chi, clo), (hi, lo)) in fields {
+        cput(c, chi, clo, get(w, Field { hi, lo }) as u64);
+    }
+}
+
+fn move_to_native(w: &mut u128, c: u64, fields: Moved) {
+    for &((chi, clo), (hi, lo)) in fields {
+        scatter(w, &[(hi, lo)], cget(c, chi, clo));
+    }
+}
+
 fn gather(w: u128, g: Gather) -> u64 {
     let mut v = 0u64;
     for &(hi, lo) in g {
@@ -147,31 +192,17 @@ pub fn compact_u128(w: u128, gen: Gen) -> Option<u64> {
         if bit(w, 127) || bit(w, 63) {
             return None;
         }
-        for (sub, _) in [(75, 73), (96, 94), (117, 115)] {
-            if get(
-                w,
-                Field {
-                    hi: sub,
-                    lo: sub - 2,
-                },
-            ) != 0
-            {
-                return None;
-            }
+        if THREE_SUBREG
+            .iter()
+            .any(|&(_, (hi, lo))| get(w, Field { hi, lo }) != 0)
+        {
+            return None;
         }
         let ci = lookup(&t.three_control, gather(w, THREE_CONTROL))?;
         let si = lookup(&t.three_source, gather(w, THREE_SOURCE))?;
         cput(&mut c, 9, 8, ci);
         cput(&mut c, 11, 10, si);
-        cput(&mut c, 18, 12, get(w, Field { hi: 62, lo: 56 }) as u64);
-        cput(&mut c, 28, 28, bit(w, 64) as u64);
-        cput(&mut c, 30, 30, bit(w, 30) as u64);
-        cput(&mut c, 31, 31, bit(w, 31) as u64);
-        cput(&mut c, 32, 32, bit(w, 85) as u64);
-        cput(&mut c, 33, 33, bit(w, 106) as u64);
-        cput(&mut c, 49, 43, get(w, Field { hi: 82, lo: 76 }) as u64);
-        cput(&mut c, 56, 50, get(w, Field { hi: 103, lo: 97 }) as u64);
-        cput(&mut c, 63, 57, get(w, Field { hi: 124, lo: 118 }) as u64);
+        move_to_compact(&mut c, w, THREE_MOVED);
         return Some(c);
     }
     // SEND/SENDC with EOT never compact (F3.4.3); bits 95, 47, 11 have no compact home.
@@ -187,15 +218,11 @@ pub fn compact_u128(w: u128, gen: Gen) -> Option<u64> {
     let di = lookup(&t.datatype, gather(w, DATATYPE))?;
     let si = lookup(&t.subreg, gather(w, if imm { SUBREG_IMM } else { SUBREG }))?;
     let s0 = lookup(&t.src, gather(w, SRC0))?;
-    cput(&mut c, 7, 7, bit(w, 30) as u64);
     cput(&mut c, 12, 8, ci);
     cput(&mut c, 17, 13, di);
     cput(&mut c, 22, 18, si);
-    cput(&mut c, 23, 23, bit(w, 28) as u64);
-    cput(&mut c, 27, 24, get(w, Field { hi: 27, lo: 24 }) as u64);
     cput(&mut c, 34, 30, s0);
-    cput(&mut c, 47, 40, get(w, Field { hi: 60, lo: 53 }) as u64);
-    cput(&mut c, 55, 48, get(w, Field { hi: 76, lo: 69 }) as u64);
+    move_to_compact(&mut c, w, MOVED);
     if imm {
         let v = get(w, Field { hi: 127, lo: 96 });
         let top = (v as i32) >> 12;
@@ -241,19 +268,8 @@ pub fn uncompact_u64(c: u64, gen: Gen, offset: usize) -> Result<u128> {
         let si = cget(c, 11, 10) as usize;
         scatter(&mut w, THREE_CONTROL, t.three_control[ci] as u64);
         scatter(&mut w, THREE_SOURCE, t.three_source[si]);
-        set(&mut w, 62, 56, cget(c, 18, 12));
-        set(&mut w, 64, 64, cget(c, 28, 28));
-        set(&mut w, 30, 30, cget(c, 30, 30));
-        set(&mut w, 31, 31, cget(c, 31, 31));
-        set(&mut w, 85, 85, cget(c, 32, 32));
-        set(&mut w, 106, 106, cget(c, 33, 33));
-        // Sub-registers: DWord indices, as the native fields (F3.3).
-        set(&mut w, 75, 73, cget(c, 36, 34));
-        set(&mut w, 96, 94, cget(c, 39, 37));
-        set(&mut w, 117, 115, cget(c, 42, 40));
-        set(&mut w, 82, 76, cget(c, 49, 43));
-        set(&mut w, 103, 97, cget(c, 56, 50));
-        set(&mut w, 124, 118, cget(c, 63, 57));
+        move_to_native(&mut w, c, THREE_MOVED);
+        move_to_native(&mut w, c, THREE_SUBREG);
         return Ok(w);
     }
     if cget(c, 28, 28) != 0 {
@@ -273,11 +289,7 @@ pub fn uncompact_u64(c: u64, gen: Gen, offset: usize) -> Result<u128> {
         scatter(&mut w, SUBREG, sub);
     }
     scatter(&mut w, SRC0, t.src[cget(c, 34, 30) as usize] as u64);
-    set(&mut w, 30, 30, cget(c, 7, 7));
-    set(&mut w, 28, 28, cget(c, 23, 23));
-    set(&mut w, 27, 24, cget(c, 27, 24));
-    set(&mut w, 60, 53, cget(c, 47, 40));
-    set(&mut w, 76, 69, cget(c, 55, 48));
+    move_to_native(&mut w, c, MOVED);
     if imm {
         let v13 = (cget(c, 39, 35) << 8) | cget(c, 63, 56);
         let v = (((v13 as u32) << 19) as i32 >> 19) as u32;
