@@ -124,14 +124,14 @@ impl Group<'_> {
         })
     }
 
-    fn mem_read(
+    /// The `ty.bytes()` bytes at `off` in the buffer behind `space`, or an out-of-bounds error.
+    fn mem_bytes(
         &mut self,
         space: Space,
         lane: usize,
         off: u64,
         ty: Type,
-    ) -> Result<Vec<u64>, InterpError> {
-        let cb = ty.comp_bytes() as usize;
+    ) -> Result<&mut [u8], InterpError> {
         let size = ty.bytes();
         let buf = self.buffer(space, lane)?;
         let len = buf.len();
@@ -143,11 +143,22 @@ impl Group<'_> {
                 len,
             });
         }
-        let off = off as usize;
+        Ok(&mut buf[off as usize..off as usize + size as usize])
+    }
+
+    fn mem_read(
+        &mut self,
+        space: Space,
+        lane: usize,
+        off: u64,
+        ty: Type,
+    ) -> Result<Vec<u64>, InterpError> {
+        let cb = ty.comp_bytes() as usize;
+        let bytes = self.mem_bytes(space, lane, off, ty)?;
         Ok((0..usize::from(ty.comps))
             .map(|c| {
                 let mut b = [0u8; 8];
-                b[..cb].copy_from_slice(&buf[off + c * cb..off + c * cb + cb]);
+                b[..cb].copy_from_slice(&bytes[c * cb..c * cb + cb]);
                 u64::from_le_bytes(b) & ty.mask()
             })
             .collect())
@@ -162,20 +173,9 @@ impl Group<'_> {
         data: &[u64],
     ) -> Result<(), InterpError> {
         let cb = ty.comp_bytes() as usize;
-        let size = ty.bytes();
-        let buf = self.buffer(space, lane)?;
-        let len = buf.len();
-        if off + u64::from(size) > len as u64 {
-            return Err(InterpError::OutOfBounds {
-                space: space.to_string(),
-                offset: off,
-                size,
-                len,
-            });
-        }
-        let off = off as usize;
+        let bytes = self.mem_bytes(space, lane, off, ty)?;
         for (c, d) in data.iter().enumerate() {
-            buf[off + c * cb..off + c * cb + cb].copy_from_slice(&d.to_le_bytes()[..cb]);
+            bytes[c * cb..c * cb + cb].copy_from_slice(&d.to_le_bytes()[..cb]);
         }
         Ok(())
     }
