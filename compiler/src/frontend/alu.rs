@@ -437,40 +437,7 @@ impl Fe<'_> {
                 let (x, c, idx) = (v(0, &args)?, v(1, &args)?, v(2, &args)?);
                 FVal::V(self.dyn_insert(x, c, idx)?)
             }
-            O::GroupNonUniformElect
-            | O::GroupNonUniformAll
-            | O::GroupNonUniformAny
-            | O::GroupNonUniformAllEqual
-            | O::GroupNonUniformBroadcast
-            | O::GroupNonUniformBroadcastFirst
-            | O::GroupNonUniformShuffle
-            | O::GroupNonUniformShuffleXor
-            | O::GroupNonUniformShuffleUp
-            | O::GroupNonUniformShuffleDown
-            | O::GroupNonUniformQuadBroadcast
-            | O::GroupNonUniformQuadSwap
-            | O::GroupNonUniformBallot
-            | O::GroupNonUniformInverseBallot
-            | O::GroupNonUniformBallotBitExtract
-            | O::GroupNonUniformBallotBitCount
-            | O::GroupNonUniformBallotFindLSB
-            | O::GroupNonUniformBallotFindMSB
-            | O::GroupNonUniformIAdd
-            | O::GroupNonUniformFAdd
-            | O::GroupNonUniformIMul
-            | O::GroupNonUniformFMul
-            | O::GroupNonUniformSMin
-            | O::GroupNonUniformUMin
-            | O::GroupNonUniformFMin
-            | O::GroupNonUniformSMax
-            | O::GroupNonUniformUMax
-            | O::GroupNonUniformFMax
-            | O::GroupNonUniformBitwiseAnd
-            | O::GroupNonUniformBitwiseOr
-            | O::GroupNonUniformBitwiseXor
-            | O::GroupNonUniformLogicalAnd
-            | O::GroupNonUniformLogicalOr
-            | O::GroupNonUniformLogicalXor => {
+            op if super::subgroup::is_subgroup_instruction(op) => {
                 let t = self.ir_type(rt)?;
                 self.subgroup_instruction(i, t, &args)?
             }

@@ -109,6 +109,26 @@ impl Fe<'_> {
                 g => return unsupported(format!("{op:?} with group operation {g:?}")),
             })
         };
+        if let Some(r) = reduction(op) {
+            need(1)?;
+            let s = if group_op == Some(GroupOperation::ClusteredReduce) {
+                let id = i.operands.iter().rev().find_map(|o| match o {
+                    Operand::IdRef(v) => Some(*v),
+                    _ => None,
+                });
+                let (true, Some(id)) = (a.len() == 2, id) else {
+                    return invalid(format!("{op:?} without a cluster size"));
+                };
+                let n = self.const_u32(id)?;
+                if !n.is_power_of_two() || n > 128 {
+                    return invalid(format!("{op:?} cluster size {n}"));
+                }
+                SubgroupOp::ClusteredReduce(r, n as u8)
+            } else {
+                red(r)?
+            };
+            return Ok(FVal::V(self.sg_map(s, t, &a[..1])?));
+        }
         let v = match op {
             O::GroupNonUniformElect => self.emit(t, Op::Subgroup(SubgroupOp::Elect, vec![]))?,
             O::GroupNonUniformAll | O::GroupNonUniformAny => {
@@ -229,58 +249,57 @@ impl Fe<'_> {
                 need(1)?;
                 self.sg_map(SubgroupOp::BroadcastFirst, t, &a[..1])?
             }
-            O::GroupNonUniformIAdd
-            | O::GroupNonUniformFAdd
-            | O::GroupNonUniformIMul
-            | O::GroupNonUniformFMul
-            | O::GroupNonUniformSMin
-            | O::GroupNonUniformUMin
-            | O::GroupNonUniformFMin
-            | O::GroupNonUniformSMax
-            | O::GroupNonUniformUMax
-            | O::GroupNonUniformFMax
-            | O::GroupNonUniformBitwiseAnd
-            | O::GroupNonUniformBitwiseOr
-            | O::GroupNonUniformBitwiseXor
-            | O::GroupNonUniformLogicalAnd
-            | O::GroupNonUniformLogicalOr
-            | O::GroupNonUniformLogicalXor => {
-                need(1)?;
-                let r = match op {
-                    O::GroupNonUniformIAdd => RedOp::Iadd,
-                    O::GroupNonUniformFAdd => RedOp::Fadd,
-                    O::GroupNonUniformIMul => RedOp::Imul,
-                    O::GroupNonUniformFMul => RedOp::Fmul,
-                    O::GroupNonUniformSMin => RedOp::Imin,
-                    O::GroupNonUniformUMin => RedOp::Umin,
-                    O::GroupNonUniformFMin => RedOp::Fmin,
-                    O::GroupNonUniformSMax => RedOp::Imax,
-                    O::GroupNonUniformUMax => RedOp::Umax,
-                    O::GroupNonUniformFMax => RedOp::Fmax,
-                    O::GroupNonUniformBitwiseAnd | O::GroupNonUniformLogicalAnd => RedOp::And,
-                    O::GroupNonUniformBitwiseOr | O::GroupNonUniformLogicalOr => RedOp::Or,
-                    _ => RedOp::Xor,
-                };
-                let s = if group_op == Some(GroupOperation::ClusteredReduce) {
-                    let id = i.operands.iter().rev().find_map(|o| match o {
-                        Operand::IdRef(v) => Some(*v),
-                        _ => None,
-                    });
-                    let (true, Some(id)) = (a.len() == 2, id) else {
-                        return invalid(format!("{op:?} without a cluster size"));
-                    };
-                    let n = self.const_u32(id)?;
-                    if !n.is_power_of_two() || n > 128 {
-                        return invalid(format!("{op:?} cluster size {n}"));
-                    }
-                    SubgroupOp::ClusteredReduce(r, n as u8)
-                } else {
-                    red(r)?
-                };
-                self.sg_map(s, t, &a[..1])?
-            }
             other => return unsupported(format!("subgroup operation {other:?}")),
         };
         Ok(FVal::V(v))
     }
+}
+
+/// The reduction an arithmetic or logical `OpGroupNonUniform*` instruction performs
+/// (the logical ones act on booleans, which the bitwise reductions cover).
+fn reduction(op: spirv::Op) -> Option<RedOp> {
+    use spirv::Op as O;
+    Some(match op {
+        O::GroupNonUniformIAdd => RedOp::Iadd,
+        O::GroupNonUniformFAdd => RedOp::Fadd,
+        O::GroupNonUniformIMul => RedOp::Imul,
+        O::GroupNonUniformFMul => RedOp::Fmul,
+        O::GroupNonUniformSMin => RedOp::Imin,
+        O::GroupNonUniformUMin => RedOp::Umin,
+        O::GroupNonUniformFMin => RedOp::Fmin,
+        O::GroupNonUniformSMax => RedOp::Imax,
+        O::GroupNonUniformUMax => RedOp::Umax,
+        O::GroupNonUniformFMax => RedOp::Fmax,
+        O::GroupNonUniformBitwiseAnd | O::GroupNonUniformLogicalAnd => RedOp::And,
+        O::GroupNonUniformBitwiseOr | O::GroupNonUniformLogicalOr => RedOp::Or,
+        O::GroupNonUniformBitwiseXor | O::GroupNonUniformLogicalXor => RedOp::Xor,
+        _ => return None,
+    })
+}
+
+/// Whether the front end translates `op` through [`Fe::subgroup_instruction`].
+pub(super) fn is_subgroup_instruction(op: spirv::Op) -> bool {
+    use spirv::Op as O;
+    reduction(op).is_some()
+        || matches!(
+            op,
+            O::GroupNonUniformElect
+                | O::GroupNonUniformAll
+                | O::GroupNonUniformAny
+                | O::GroupNonUniformAllEqual
+                | O::GroupNonUniformBroadcast
+                | O::GroupNonUniformBroadcastFirst
+                | O::GroupNonUniformShuffle
+                | O::GroupNonUniformShuffleXor
+                | O::GroupNonUniformShuffleUp
+                | O::GroupNonUniformShuffleDown
+                | O::GroupNonUniformQuadBroadcast
+                | O::GroupNonUniformQuadSwap
+                | O::GroupNonUniformBallot
+                | O::GroupNonUniformInverseBallot
+                | O::GroupNonUniformBallotBitExtract
+                | O::GroupNonUniformBallotBitCount
+                | O::GroupNonUniformBallotFindLSB
+                | O::GroupNonUniformBallotFindMSB
+        )
 }
