@@ -194,10 +194,9 @@ impl Fe<'_> {
                 } else {
                     ir::Denorm::FlushToZero
                 };
-                if mode.denorm != ir::Denorm::Any && mode.denorm != d {
+                if !set_once(&mut mode.denorm, d) {
                     return clash("DenormPreserve and DenormFlushToZero together");
                 }
-                mode.denorm = d;
             }
             ExecutionMode::RoundingModeRTE | ExecutionMode::RoundingModeRTZ => {
                 let r = if m == ExecutionMode::RoundingModeRTE {
@@ -205,10 +204,9 @@ impl Fe<'_> {
                 } else {
                     ir::Rounding::Rtz
                 };
-                if mode.rounding != ir::Rounding::Any && mode.rounding != r {
+                if !set_once(&mut mode.rounding, r) {
                     return clash("RoundingModeRTE and RoundingModeRTZ together");
                 }
-                mode.rounding = r;
                 let other = fc
                     .modes
                     .iter()
@@ -898,6 +896,16 @@ impl Fe<'_> {
         }
         Ok(())
     }
+}
+
+/// Sets a float-control mode a module may state once per width: an unset mode (`Default`,
+/// the `Any` variant) takes `new`; false when a different mode is already set.
+fn set_once<T: Copy + Default + PartialEq>(slot: &mut T, new: T) -> bool {
+    if *slot != T::default() && *slot != new {
+        return false;
+    }
+    *slot = new;
+    true
 }
 
 #[cfg(test)]
