@@ -154,6 +154,21 @@ pub struct BufIndex {
     pub nonuniform: bool,
 }
 
+impl BufIndex {
+    /// `name[B+%V<N]`, `name.nu[...]` for a non-uniform index (the array element an
+    /// `ssbo`, `ubo`, `img` or `smp` reference names).
+    fn fmt_named(&self, f: &mut fmt::Formatter, name: &str) -> fmt::Result {
+        write!(
+            f,
+            "{name}{}[{}+{}<{}]",
+            if self.nonuniform { ".nu" } else { "" },
+            self.base,
+            self.index,
+            self.count
+        )
+    }
+}
+
 /// The descriptor an image op reads: the image (or texel buffer) at binding-table index
 /// `bti`, or, when `index` is set, the element of an image array chosen at run time (its
 /// `base` is `bti`). A sampler message may also take its sampler from a sampler array at
@@ -194,23 +209,13 @@ impl ImgRef {
 /// when the sampler is chosen at run time.
 impl fmt::Display for ImgRef {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let arr = |f: &mut fmt::Formatter, name: &str, x: &BufIndex| {
-            write!(
-                f,
-                "{name}{}[{}+{}<{}]",
-                if x.nonuniform { ".nu" } else { "" },
-                x.base,
-                x.index,
-                x.count
-            )
-        };
         match &self.index {
-            Some(x) => arr(f, "img", x)?,
+            Some(x) => x.fmt_named(f, "img")?,
             None => write!(f, "img[{}]", self.bti)?,
         }
         if let Some(x) = &self.sampler {
             write!(f, " ")?;
-            arr(f, "smp", x)?;
+            x.fmt_named(f, "smp")?;
         }
         Ok(())
     }
@@ -248,22 +253,11 @@ impl Space {
 
 impl fmt::Display for Space {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        // `ssbo[B+%V<N]`; `.nu` marks a non-uniform index.
-        let arr = |f: &mut fmt::Formatter, name: &str, x: &BufIndex| {
-            write!(
-                f,
-                "{name}{}[{}+{}<{}]",
-                if x.nonuniform { ".nu" } else { "" },
-                x.base,
-                x.index,
-                x.count
-            )
-        };
         match self {
             Space::Ssbo(b) => write!(f, "ssbo[{b}]"),
             Space::Ubo(b) => write!(f, "ubo[{b}]"),
-            Space::SsboArray(x) => arr(f, "ssbo", x),
-            Space::UboArray(x) => arr(f, "ubo", x),
+            Space::SsboArray(x) => x.fmt_named(f, "ssbo"),
+            Space::UboArray(x) => x.fmt_named(f, "ubo"),
             Space::Push => write!(f, "push"),
             Space::Shared => write!(f, "shared"),
             Space::Local => write!(f, "local"),
