@@ -513,7 +513,7 @@ impl Scope {
 
 /// One operation. Sources are always SSA values (constants are `const` instructions; a
 /// back end folds them into immediates).
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Op {
     /// Per-component raw bits (masked to the type's bit size).
     Const(Vec<u64>),

@@ -385,33 +385,25 @@ pub fn opt_copy_prop(f: &mut Function) -> bool {
 /// was the most expensive part of the pass.
 #[derive(PartialEq, Eq, Hash)]
 struct CseKey {
-    op: PureOp,
+    op: Op,
     ty: Type,
     exact: bool,
 }
 
-#[derive(PartialEq, Eq, Hash)]
-enum PureOp {
-    Const(Vec<u64>),
-    Alu(AluOp, Vec<Value>),
-    Vec(Vec<Value>),
-    Extract(Value, u8),
-    Insert(Value, Value, u8),
-    Swizzle(Value, Vec<u8>),
-    SysVal(SysVal),
-    BufferSize(Space),
-}
-
 fn cse_key(op: &Op, ty: Type, exact: bool) -> Option<CseKey> {
-    let op = match op {
-        Op::Const(c) => PureOp::Const(c.clone()),
-        Op::Alu(o, s) => PureOp::Alu(*o, s.clone()),
-        Op::Vec(s) => PureOp::Vec(s.clone()),
-        Op::Extract(v, c) => PureOp::Extract(*v, *c),
-        Op::Insert(v, s, c) => PureOp::Insert(*v, *s, *c),
-        Op::Swizzle(v, sw) => PureOp::Swizzle(*v, sw.clone()),
-        Op::SysVal(s) => PureOp::SysVal(*s),
-        Op::BufferSize(s) => PureOp::BufferSize(*s),
+    match op {
+        Op::Const(_)
+        | Op::Alu(..)
+        | Op::Vec(_)
+        | Op::Extract(..)
+        | Op::Insert(..)
+        | Op::Swizzle(..)
+        | Op::SysVal(_)
+        | Op::BufferSize(_) => Some(CseKey {
+            op: op.clone(),
+            ty,
+            exact,
+        }),
         Op::LoadVar(_)
         | Op::StoreVar(..)
         | Op::Load { .. }
@@ -419,9 +411,8 @@ fn cse_key(op: &Op, ty: Type, exact: bool) -> Option<CseKey> {
         | Op::Atomic { .. }
         | Op::Barrier { .. }
         | Op::Subgroup(..)
-        | Op::Image(..) => return None,
-    };
-    Some(CseKey { op, ty, exact })
+        | Op::Image(..) => None,
+    }
 }
 
 /// Common subexpression elimination over pure operations, scoped by structure (a value is
