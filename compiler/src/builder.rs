@@ -6,7 +6,7 @@
 //! one wherever it emits; code that nests blocks swaps the insertion block's contents with
 //! [`Builder::take_block`] / [`Builder::put_block`].
 
-use crate::ir::{AluOp, Block, Instr, Node, Op, Type, Value};
+use crate::ir::{AluOp, Block, Function, Instr, Node, Op, Type, Value};
 
 /// Emits IR into one block of a function; see the module documentation.
 pub struct Builder<'a> {
@@ -110,6 +110,49 @@ impl<'a> Builder<'a> {
     pub fn put_block(&mut self, b: Block) -> Block {
         std::mem::replace(self.block, b)
     }
+}
+
+/// Rebuilds every block of `f`, those of ifs and loops included, for a pass that expands
+/// instructions in place: `expand` sees each instruction with a builder that appends to the
+/// block being rebuilt, emits the replacement and returns true, or returns false (having
+/// emitted nothing) to keep the instruction. Returns true if any instruction was replaced.
+pub fn expand_instrs(
+    f: &mut Function,
+    expand: &mut dyn FnMut(&Instr, &mut Builder) -> bool,
+) -> bool {
+    fn walk(
+        b: &mut Block,
+        values: &mut Vec<Type>,
+        expand: &mut dyn FnMut(&Instr, &mut Builder) -> bool,
+    ) -> bool {
+        let mut changed = false;
+        for n in std::mem::take(b) {
+            match n {
+                Node::Instr(i) => {
+                    if expand(&i, &mut Builder::new(values, b)) {
+                        changed = true;
+                    } else {
+                        b.push(Node::Instr(i));
+                    }
+                }
+                Node::If(mut i) => {
+                    changed |= walk(&mut i.then_, values, expand);
+                    changed |= walk(&mut i.else_, values, expand);
+                    b.push(Node::If(i));
+                }
+                Node::Loop(mut l) => {
+                    changed |= walk(&mut l.body, values, expand);
+                    b.push(Node::Loop(l));
+                }
+                other => b.push(other),
+            }
+        }
+        changed
+    }
+    let mut body = std::mem::take(&mut f.body);
+    let changed = walk(&mut body, &mut f.values, expand);
+    f.body = body;
+    changed
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Scalar optimizations and lowering: DCE, constant folding, copy propagation, CSE,
 //! scalarization, integer division lowering.
 
-use crate::builder::Builder;
+use crate::builder::expand_instrs;
 use crate::eval::eval_alu_vec;
 use crate::hash::HashMap;
 use crate::ir::*;
@@ -490,66 +490,40 @@ pub fn opt_cse(f: &mut Function) -> bool {
 /// Splits vector ALU operations into per-component scalar ones (`vec`, loads, stores and
 /// system values keep their vectors; copy propagation then removes the extracts).
 pub fn scalarize(f: &mut Function) -> bool {
-    let mut changed = false;
-    fn walk(b: &mut Block, f_values: &mut Vec<Type>, changed: &mut bool) {
-        let old = std::mem::take(b);
-        for n in old {
-            match n {
-                Node::Instr(i) => {
-                    let vector_alu = match (&i.op, i.dst) {
-                        (Op::Alu(_, _), Some(d)) => f_values[d.0 as usize].comps > 1,
-                        (Op::Swizzle(..) | Op::Insert(..), Some(_)) => true,
-                        _ => false,
-                    };
-                    if !vector_alu {
-                        b.push(Node::Instr(i));
-                        continue;
+    expand_instrs(f, &mut |i, bd| {
+        let vector_alu = match (&i.op, i.dst) {
+            (Op::Alu(_, _), Some(d)) => bd.ty(d).comps > 1,
+            (Op::Swizzle(..) | Op::Insert(..), Some(_)) => true,
+            _ => false,
+        };
+        if !vector_alu {
+            return false;
+        }
+        let d = i.dst.unwrap();
+        let dt = bd.ty(d);
+        let mut comps = Vec::new();
+        for c in 0..dt.comps {
+            let scalar = match &i.op {
+                // A scalar source is used as it is in every component.
+                Op::Alu(op, srcs) => Op::Alu(*op, srcs.iter().map(|s| bd.extract(*s, c)).collect()),
+                Op::Swizzle(v, idx) => Op::Extract(*v, idx[usize::from(c)]),
+                Op::Insert(v, s, k) => {
+                    if *k == c {
+                        Op::Alu(AluOp::Mov, vec![*s])
+                    } else {
+                        Op::Extract(*v, c)
                     }
-                    *changed = true;
-                    let d = i.dst.unwrap();
-                    let dt = f_values[d.0 as usize];
-                    let mut bd = Builder::new(f_values, b);
-                    let mut comps = Vec::new();
-                    for c in 0..dt.comps {
-                        let scalar = match &i.op {
-                            // A scalar source is used as it is in every component.
-                            Op::Alu(op, srcs) => {
-                                Op::Alu(*op, srcs.iter().map(|s| bd.extract(*s, c)).collect())
-                            }
-                            Op::Swizzle(v, idx) => Op::Extract(*v, idx[usize::from(c)]),
-                            Op::Insert(v, s, k) => {
-                                if *k == c {
-                                    Op::Alu(AluOp::Mov, vec![*s])
-                                } else {
-                                    Op::Extract(*v, c)
-                                }
-                            }
-                            _ => unreachable!(),
-                        };
-                        comps.push(bd.emit(dt.scalar_type(), scalar));
-                        if let (true, Some(Node::Instr(s))) = (i.exact, bd.last_mut()) {
-                            s.exact = true;
-                        }
-                    }
-                    bd.emit_to(d, Op::Vec(comps));
                 }
-                Node::If(mut i) => {
-                    walk(&mut i.then_, f_values, changed);
-                    walk(&mut i.else_, f_values, changed);
-                    b.push(Node::If(i));
-                }
-                Node::Loop(mut l) => {
-                    walk(&mut l.body, f_values, changed);
-                    b.push(Node::Loop(l));
-                }
-                other => b.push(other),
+                _ => unreachable!(),
+            };
+            comps.push(bd.emit(dt.scalar_type(), scalar));
+            if let (true, Some(Node::Instr(s))) = (i.exact, bd.last_mut()) {
+                s.exact = true;
             }
         }
-    }
-    let mut body = std::mem::take(&mut f.body);
-    walk(&mut body, &mut f.values, &mut changed);
-    f.body = body;
-    changed
+        bd.emit_to(d, Op::Vec(comps));
+        true
+    })
 }
 
 /// Division and modulo the EU cannot do directly: unsigned division and modulo by powers of
@@ -558,103 +532,73 @@ pub fn scalarize(f: &mut Function) -> bool {
 /// (32-bit `idiv`/`udiv`/`irem`/`umod`) stays for the math unit's INT DIV.
 pub fn lower_int_div(f: &mut Function) -> bool {
     let consts = f.consts();
-    let mut changed = false;
-    fn walk(b: &mut Block, vals: &mut Vec<Type>, consts: &Consts, changed: &mut bool) {
-        let old = std::mem::take(b);
-        for n in old {
-            match n {
-                Node::Instr(i) => {
-                    let (Some(d), Op::Alu(op, srcs)) = (i.dst, &i.op) else {
-                        b.push(Node::Instr(i));
-                        continue;
-                    };
-                    let t = vals[d.0 as usize];
-                    let mut bd = Builder::new(vals, b);
-                    let pow2 = srcs
-                        .get(1)
-                        .and_then(|s| consts.splat(*s))
-                        .filter(|x| x.is_power_of_two())
-                        .map(u64::trailing_zeros);
-                    let shift_t = Type::I32.vec(t.comps);
-                    match (op, pow2) {
-                        (AluOp::Udiv, Some(k)) => {
-                            let sh = bd
-                                .emit(shift_t, Op::Const(vec![u64::from(k); usize::from(t.comps)]));
-                            bd.emit_to(d, Op::Alu(AluOp::Ushr, vec![srcs[0], sh]));
-                            *changed = true;
-                        }
-                        (AluOp::Umod, Some(k)) => {
-                            let m =
-                                bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
-                            bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
-                            *changed = true;
-                        }
-                        (AluOp::Imod, _) => {
-                            // r = a rem b; if r != 0 and sign(r) != sign(b): r += b
-                            let (a, bb) = (srcs[0], srcs[1]);
-                            let bt = Type::B1.vec(t.comps);
-                            let r = bd.emit(t, Op::Alu(AluOp::Irem, vec![a, bb]));
-                            let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
-                            let nz = bd.emit(bt, Op::Alu(AluOp::Ine, vec![r, z]));
-                            let x = bd.emit(t, Op::Alu(AluOp::Ixor, vec![r, bb]));
-                            let neg = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![x, z]));
-                            let fix = bd.emit(bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
-                            let s = bd.emit(t, Op::Alu(AluOp::Iadd, vec![r, bb]));
-                            bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![fix, s, r]));
-                            *changed = true;
-                        }
-                        (AluOp::Fmod | AluOp::Frem, _) => {
-                            // The IR defines them as x - y*floor(x/y) and x - y*trunc(x/y),
-                            // so this expansion is exact.
-                            let (x, y) = (srcs[0], srcs[1]);
-                            let q = bd.emit(t, Op::Alu(AluOp::Fdiv, vec![x, y]));
-                            let round = if *op == AluOp::Fmod {
-                                AluOp::Ffloor
-                            } else {
-                                AluOp::Ftrunc
-                            };
-                            let r = bd.emit(t, Op::Alu(round, vec![q]));
-                            let m = bd.emit(t, Op::Alu(AluOp::Fmul, vec![y, r]));
-                            if t.bits == 64 {
-                                // docs/architecture.md, "Design rules": a 64-bit mod returns 0 where the result
-                                // would equal y (x/y rounded up to an integer).
-                                let bt = Type::B1.vec(t.comps);
-                                let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
-                                let r = bd.emit(t, Op::Alu(AluOp::Fsub, vec![x, m]));
-                                let eq = bd.emit(bt, Op::Alu(AluOp::Feq, vec![r, y]));
-                                bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![eq, z, r]));
-                            } else {
-                                bd.emit_to(d, Op::Alu(AluOp::Fsub, vec![x, m]));
-                            }
-                            *changed = true;
-                        }
-                        (AluOp::Isign, _) => {
-                            let m1 = bd.emit(t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
-                            let one = bd.emit(t, Op::Const(vec![1; usize::from(t.comps)]));
-                            let x = bd.emit(t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
-                            bd.emit_to(d, Op::Alu(AluOp::Imin, vec![x, one]));
-                            *changed = true;
-                        }
-                        _ => bd.push(Node::Instr(i)),
-                    }
-                }
-                Node::If(mut i) => {
-                    walk(&mut i.then_, vals, consts, changed);
-                    walk(&mut i.else_, vals, consts, changed);
-                    b.push(Node::If(i));
-                }
-                Node::Loop(mut l) => {
-                    walk(&mut l.body, vals, consts, changed);
-                    b.push(Node::Loop(l));
-                }
-                other => b.push(other),
+    expand_instrs(f, &mut |i, bd| {
+        let (Some(d), Op::Alu(op, srcs)) = (i.dst, &i.op) else {
+            return false;
+        };
+        let t = bd.ty(d);
+        let pow2 = srcs
+            .get(1)
+            .and_then(|s| consts.splat(*s))
+            .filter(|x| x.is_power_of_two())
+            .map(u64::trailing_zeros);
+        let shift_t = Type::I32.vec(t.comps);
+        match (op, pow2) {
+            (AluOp::Udiv, Some(k)) => {
+                let sh = bd.emit(shift_t, Op::Const(vec![u64::from(k); usize::from(t.comps)]));
+                bd.emit_to(d, Op::Alu(AluOp::Ushr, vec![srcs[0], sh]));
             }
+            (AluOp::Umod, Some(k)) => {
+                let m = bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
+                bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
+            }
+            (AluOp::Imod, _) => {
+                // r = a rem b; if r != 0 and sign(r) != sign(b): r += b
+                let (a, bb) = (srcs[0], srcs[1]);
+                let bt = Type::B1.vec(t.comps);
+                let r = bd.emit(t, Op::Alu(AluOp::Irem, vec![a, bb]));
+                let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
+                let nz = bd.emit(bt, Op::Alu(AluOp::Ine, vec![r, z]));
+                let x = bd.emit(t, Op::Alu(AluOp::Ixor, vec![r, bb]));
+                let neg = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![x, z]));
+                let fix = bd.emit(bt, Op::Alu(AluOp::Iand, vec![nz, neg]));
+                let s = bd.emit(t, Op::Alu(AluOp::Iadd, vec![r, bb]));
+                bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![fix, s, r]));
+            }
+            (AluOp::Fmod | AluOp::Frem, _) => {
+                // The IR defines them as x - y*floor(x/y) and x - y*trunc(x/y),
+                // so this expansion is exact.
+                let (x, y) = (srcs[0], srcs[1]);
+                let q = bd.emit(t, Op::Alu(AluOp::Fdiv, vec![x, y]));
+                let round = if *op == AluOp::Fmod {
+                    AluOp::Ffloor
+                } else {
+                    AluOp::Ftrunc
+                };
+                let r = bd.emit(t, Op::Alu(round, vec![q]));
+                let m = bd.emit(t, Op::Alu(AluOp::Fmul, vec![y, r]));
+                if t.bits == 64 {
+                    // docs/architecture.md, "Design rules": a 64-bit mod returns 0 where the result
+                    // would equal y (x/y rounded up to an integer).
+                    let bt = Type::B1.vec(t.comps);
+                    let z = bd.emit(t, Op::Const(vec![0; usize::from(t.comps)]));
+                    let r = bd.emit(t, Op::Alu(AluOp::Fsub, vec![x, m]));
+                    let eq = bd.emit(bt, Op::Alu(AluOp::Feq, vec![r, y]));
+                    bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![eq, z, r]));
+                } else {
+                    bd.emit_to(d, Op::Alu(AluOp::Fsub, vec![x, m]));
+                }
+            }
+            (AluOp::Isign, _) => {
+                let m1 = bd.emit(t, Op::Const(vec![t.mask(); usize::from(t.comps)]));
+                let one = bd.emit(t, Op::Const(vec![1; usize::from(t.comps)]));
+                let x = bd.emit(t, Op::Alu(AluOp::Imax, vec![srcs[0], m1]));
+                bd.emit_to(d, Op::Alu(AluOp::Imin, vec![x, one]));
+            }
+            _ => return false,
         }
-    }
-    let mut body = std::mem::take(&mut f.body);
-    walk(&mut body, &mut f.values, &consts, &mut changed);
-    f.body = body;
-    changed
+        true
+    })
 }
 
 #[cfg(test)]

@@ -15,71 +15,43 @@
 //! It runs before `lower_narrow`, so the comparisons and selects it emits are narrowed like
 //! every other op.
 
-use crate::builder::Builder;
+use crate::builder::expand_instrs;
 use crate::ir::*;
 
 /// Rewrites every non-32-bit `iadd_sat` / `uadd_sat`. Returns true if anything changed.
 pub fn lower_sat_add(f: &mut Function) -> bool {
-    let mut changed = false;
-    let mut body = std::mem::take(&mut f.body);
-    walk(&mut body, &mut f.values, &mut changed);
-    f.body = body;
-    changed
-}
-
-fn walk(b: &mut Block, vals: &mut Vec<Type>, changed: &mut bool) {
-    let old = std::mem::take(b);
-    for n in old {
-        match n {
-            Node::Instr(i) => {
-                let lower = match (i.dst, &i.op) {
-                    (Some(d), Op::Alu(op @ (AluOp::IaddSat | AluOp::UaddSat), srcs))
-                        if vals[d.0 as usize].bits != 32 =>
-                    {
-                        Some((d, *op, srcs[0], srcs[1]))
-                    }
-                    _ => None,
-                };
-                let Some((d, op, x, y)) = lower else {
-                    b.push(Node::Instr(i));
-                    continue;
-                };
-                let t = vals[d.0 as usize];
-                let n = usize::from(t.comps);
-                let bt = Type::B1.vec(t.comps);
-                let mut bd = Builder::new(vals, b);
-                let s = bd.emit(t, Op::Alu(AluOp::Iadd, vec![x, y]));
-                if op == AluOp::UaddSat {
-                    let wrapped = bd.emit(bt, Op::Alu(AluOp::Ult, vec![s, x]));
-                    let max = bd.emit(t, Op::Const(vec![t.mask(); n]));
-                    bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![wrapped, max, s]));
-                } else {
-                    let max = t.mask() >> 1;
-                    let zero = bd.emit(t, Op::Const(vec![0; n]));
-                    let xs = bd.emit(t, Op::Alu(AluOp::Ixor, vec![x, s]));
-                    let ys = bd.emit(t, Op::Alu(AluOp::Ixor, vec![y, s]));
-                    let both = bd.emit(t, Op::Alu(AluOp::Iand, vec![xs, ys]));
-                    let ovf = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![both, zero]));
-                    let neg = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![x, zero]));
-                    let min_c = bd.emit(t, Op::Const(vec![max + 1; n]));
-                    let max_c = bd.emit(t, Op::Const(vec![max; n]));
-                    let clamp = bd.emit(t, Op::Alu(AluOp::Bcsel, vec![neg, min_c, max_c]));
-                    bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![ovf, clamp, s]));
-                }
-                *changed = true;
-            }
-            Node::If(mut i) => {
-                walk(&mut i.then_, vals, changed);
-                walk(&mut i.else_, vals, changed);
-                b.push(Node::If(i));
-            }
-            Node::Loop(mut l) => {
-                walk(&mut l.body, vals, changed);
-                b.push(Node::Loop(l));
-            }
-            other => b.push(other),
+    expand_instrs(f, &mut |i, bd| {
+        let (Some(d), Op::Alu(op @ (AluOp::IaddSat | AluOp::UaddSat), srcs)) = (i.dst, &i.op)
+        else {
+            return false;
+        };
+        let t = bd.ty(d);
+        if t.bits == 32 {
+            return false;
         }
-    }
+        let (op, x, y) = (*op, srcs[0], srcs[1]);
+        let n = usize::from(t.comps);
+        let bt = Type::B1.vec(t.comps);
+        let s = bd.emit(t, Op::Alu(AluOp::Iadd, vec![x, y]));
+        if op == AluOp::UaddSat {
+            let wrapped = bd.emit(bt, Op::Alu(AluOp::Ult, vec![s, x]));
+            let max = bd.emit(t, Op::Const(vec![t.mask(); n]));
+            bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![wrapped, max, s]));
+        } else {
+            let max = t.mask() >> 1;
+            let zero = bd.emit(t, Op::Const(vec![0; n]));
+            let xs = bd.emit(t, Op::Alu(AluOp::Ixor, vec![x, s]));
+            let ys = bd.emit(t, Op::Alu(AluOp::Ixor, vec![y, s]));
+            let both = bd.emit(t, Op::Alu(AluOp::Iand, vec![xs, ys]));
+            let ovf = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![both, zero]));
+            let neg = bd.emit(bt, Op::Alu(AluOp::Ilt, vec![x, zero]));
+            let min_c = bd.emit(t, Op::Const(vec![max + 1; n]));
+            let max_c = bd.emit(t, Op::Const(vec![max; n]));
+            let clamp = bd.emit(t, Op::Alu(AluOp::Bcsel, vec![neg, min_c, max_c]));
+            bd.emit_to(d, Op::Alu(AluOp::Bcsel, vec![ovf, clamp, s]));
+        }
+        true
+    })
 }
 
 #[cfg(test)]
