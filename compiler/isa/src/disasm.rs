@@ -913,14 +913,7 @@ fn nop_is_plain(inst: &Instruction) -> bool {
 }
 
 fn nop_operands_zero(inst: &Instruction) -> bool {
-    inst.operands
-        == Operands::Basic {
-            cond_mod: CondMod::None,
-            math_fn: None,
-            dst: Dst::zero(),
-            src0: Src::zero(),
-            src1: Src::zero(),
-        }
+    inst.operands == Operands::nop()
 }
 
 fn inst_eot(inst: &Instruction) -> bool {

@@ -1717,6 +1717,36 @@ pub enum Operands {
     },
 }
 
+impl Operands {
+    /// A NOP's operands: every field zero (what Mesa writes, and the plain NOP's listing).
+    pub fn nop() -> Operands {
+        Operands::Basic {
+            cond_mod: CondMod::None,
+            math_fn: None,
+            dst: Dst::zero(),
+            src0: Src::zero(),
+            src1: Src::zero(),
+        }
+    }
+
+    /// A branch's operands in Mesa's conventions: ENDIF's destination field all zero, CONT's
+    /// `ip:UD`, the others' `null:D`; src0 an immediate `D` whose value bits hold `jip`.
+    pub fn branch(op: Opcode, jip: i32, uip: i32) -> Operands {
+        let dst = match op {
+            Opcode::Endif => Dst::zero(),
+            Opcode::Cont => Dst::new(Addr::arf(ArfReg::IP, 0), Type::UD),
+            _ => Dst::null(Type::D),
+        };
+        Operands::Branch {
+            dst,
+            src0_file: RegFile::Imm,
+            src0_ty: Type::D,
+            jip,
+            uip,
+        }
+    }
+}
+
 /// One EU instruction. Header fields are F1.1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Instruction {

@@ -325,17 +325,7 @@ pub fn basic(r: &mut Rng) -> Instruction {
     let op = r.pick(&BASIC_OPS);
     if op == Opcode::Nop {
         // NOP prints no options: everything default.
-        return Instruction::new(
-            op,
-            ExecSize::S1,
-            Operands::Basic {
-                cond_mod: CondMod::None,
-                math_fn: None,
-                dst: Dst::zero(),
-                src0: Src::zero(),
-                src1: Src::zero(),
-            },
-        );
+        return Instruction::new(op, ExecSize::S1, Operands::nop());
     }
     let align16 = op != Opcode::Jmpi && op != Opcode::Wait && r.chance(1, 6);
     let mut i = Instruction::new(
@@ -610,23 +600,8 @@ const BRANCH_OPS: [Opcode; 10] = [
 
 /// A random branch with Mesa's operand conventions and the given offsets.
 pub fn branch_with(r: &mut Rng, op: Opcode, jip: i32, uip: i32) -> Instruction {
-    let dst = match op {
-        Opcode::Endif => Dst::zero(),
-        Opcode::Cont => Dst::new(Addr::arf(ArfReg::IP, 0), Type::UD),
-        _ => Dst::null(Type::D),
-    };
     let uip = if op.has_uip() { uip } else { 1 << 27 };
-    let mut i = Instruction::new(
-        op,
-        ExecSize::S8,
-        Operands::Branch {
-            dst,
-            src0_file: RegFile::Imm,
-            src0_ty: Type::D,
-            jip,
-            uip,
-        },
-    );
+    let mut i = Instruction::new(op, ExecSize::S8, Operands::branch(op, jip, uip));
     header(r, &mut i);
     i.thread_ctrl = ThreadCtrl::Normal;
     if i.predicate.is_none() {

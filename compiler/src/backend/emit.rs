@@ -7,7 +7,7 @@ use crate::ir;
 use ferrite_isa::validate::{self, Platform};
 use ferrite_isa::{
     Addr, CondMod, Dst, Dst3, ExDesc, Gen, Imm, Instruction, Opcode, Operands, PredCtrl, Predicate,
-    Reg, RegFile, RegSrc, Region, SendDesc, SendsReg, Src, Src3, Swizzle, Type, WriteMask,
+    Reg, RegSrc, Region, SendDesc, SendsReg, Src, Src3, Swizzle, Type, WriteMask,
 };
 
 fn grf_of(o: &Opnd, reg: &[u8]) -> Option<(u8, u8)> {
@@ -383,21 +383,10 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                         (op, j, off(k, wh))
                     }
                 };
-                let dst = match op {
-                    Opcode::Endif => Dst::zero(),
-                    Opcode::Cont => Dst::new(Addr::arf(ferrite_isa::ArfReg::IP, 0), Type::UD),
-                    _ => Dst::null(Type::D),
-                };
                 Instruction::new(
                     op,
                     ferrite_isa::ExecSize::new(simd as u32).unwrap_or(exec),
-                    Operands::Branch {
-                        dst,
-                        src0_file: RegFile::Imm,
-                        src0_ty: Type::D,
-                        jip,
-                        uip,
-                    },
+                    Operands::branch(op, jip, uip),
                 )
             }
             _ => {

@@ -73,7 +73,7 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             },
         )
     };
-    let nop = || Instruction::new(Opcode::Nop, es(1), nop_operands());
+    let nop = || Instruction::new(Opcode::Nop, es(1), Operands::nop());
     let prog = |jip: i32, uip: i32| {
         vec![
             br(Opcode::If, jip, uip),
@@ -96,18 +96,6 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             fail: vec![prog(24, 32), prog(32, 40)],
         },
     ]
-}
-
-#[cfg(test)]
-fn nop_operands() -> crate::model::Operands {
-    use crate::model::*;
-    Operands::Basic {
-        cond_mod: CondMod::None,
-        math_fn: None,
-        dst: Dst::zero(),
-        src0: Src::zero(),
-        src1: Src::zero(),
-    }
 }
 
 #[cfg(test)]
@@ -140,17 +128,7 @@ mod tests {
     #[test]
     fn decoded_layout_targets_use_real_offsets() {
         // A compacted (8-byte) instruction between the WHILE and its target.
-        let nop = Instruction::new(
-            Opcode::Nop,
-            ExecSize::S1,
-            Operands::Basic {
-                cond_mod: CondMod::None,
-                math_fn: None,
-                dst: Dst::zero(),
-                src0: Src::zero(),
-                src1: Src::zero(),
-            },
-        );
+        let nop = Instruction::new(Opcode::Nop, ExecSize::S1, Operands::nop());
         let prog = [nop, nop, while_(-24)];
         let v = validate_program_at(&prog, &[0, 16, 24], 40, Gen::Gen9);
         assert!(v.is_empty(), "{}", report(&v));
