@@ -153,6 +153,16 @@ fn subreg_suffix(subnr_bytes: u32, ty: Type) -> String {
     }
 }
 
+/// An Align16 operand's sub-register, `.N` in elements of `ty`: the register's second half
+/// (byte 16) or none.
+fn align16_suffix(subnr: u8, ty: Type) -> String {
+    if subnr != 0 {
+        format!(".{}", 16 / ty.size())
+    } else {
+        String::new()
+    }
+}
+
 /// `g[a0.s off]`. Mesa divides the address sub-register by the type size for a
 /// destination but not for a source (`unit` = 1 for sources).
 fn indirect_text(addr_subnr: u8, imm: i16, unit: u32) -> String {
@@ -167,39 +177,27 @@ fn indirect_text(addr_subnr: u8, imm: i16, unit: u32) -> String {
     s
 }
 
+/// An Align1 operand's register: the register with its sub-register in elements of `ty`, or
+/// the indirect `g[a0.s off]` (`unit` as for [`indirect_text`]).
+fn align1_reg(addr: Addr, ty: Type, unit: u32) -> String {
+    match addr {
+        Addr::Direct { reg, subnr } => format!("{reg}{}", subreg_suffix(subnr as u32, ty)),
+        Addr::Indirect {
+            addr_subnr, imm, ..
+        } => indirect_text(addr_subnr, imm, unit),
+    }
+}
+
 /// Formats a destination in `mode`.
 pub fn format_dst(d: &Dst, mode: AccessMode) -> String {
     let mut s = String::new();
     match (mode, d.addr) {
-        (AccessMode::Align1, Addr::Direct { reg, subnr }) => {
-            let _ = write!(
-                s,
-                "{reg}{}<{}>{}",
-                subreg_suffix(subnr as u32, d.ty),
-                d.hstride,
-                d.ty
-            );
-        }
-        (
-            AccessMode::Align1,
-            Addr::Indirect {
-                addr_subnr, imm, ..
-            },
-        ) => {
-            let _ = write!(
-                s,
-                "{}<{}>{}",
-                indirect_text(addr_subnr, imm, d.ty.size()),
-                d.hstride,
-                d.ty
-            );
+        (AccessMode::Align1, addr) => {
+            let reg = align1_reg(addr, d.ty, d.ty.size());
+            let _ = write!(s, "{reg}<{}>{}", d.hstride, d.ty);
         }
         (AccessMode::Align16, Addr::Direct { reg, subnr }) => {
-            let sub = if subnr != 0 {
-                format!(".{}", 16 / d.ty.size())
-            } else {
-                String::new()
-            };
+            let sub = align16_suffix(subnr, d.ty);
             let _ = write!(s, "{reg}{sub}<1>{}{}", d.writemask, d.ty);
         }
         (AccessMode::Align16, Addr::Indirect { .. }) => {
@@ -231,41 +229,18 @@ pub fn format_src(src: &Src, mode: AccessMode, logic: bool) -> String {
         s.push_str("(abs)");
     }
     match (mode, r.addr) {
-        (AccessMode::Align1, Addr::Direct { reg, subnr }) => {
-            let _ = write!(
-                s,
-                "{reg}{}{}{}",
-                subreg_suffix(subnr as u32, r.ty),
-                r.region,
-                r.ty
-            );
-        }
-        (
-            _,
-            Addr::Indirect {
-                addr_subnr, imm, ..
-            },
-        ) => {
-            let _ = write!(
-                s,
-                "{}{}{}",
-                indirect_text(addr_subnr, imm, 1),
-                r.region,
-                r.ty
-            );
-        }
         (AccessMode::Align16, Addr::Direct { reg, subnr }) => {
-            let sub = if subnr != 0 {
-                format!(".{}", 16 / r.ty.size())
-            } else {
-                String::new()
-            };
+            let sub = align16_suffix(subnr, r.ty);
             let v = if r.region.vstride == Region::VXH {
                 "VxH".to_string()
             } else {
                 r.region.vstride.to_string()
             };
             let _ = write!(s, "{reg}{sub}<{v}>{}{}", r.swizzle, r.ty);
+        }
+        // Align1, and an indirect source in either mode.
+        (_, addr) => {
+            let _ = write!(s, "{}{}{}", align1_reg(addr, r.ty, 1), r.region, r.ty);
         }
     }
     s
@@ -284,15 +259,20 @@ impl fmt::Display for Src {
     }
 }
 
+/// `gN`, or `gN.S` for a non-zero element sub-register `S` (three-source operands).
+fn write_grf(f: &mut fmt::Formatter, nr: u8, sub: u32) -> fmt::Result {
+    write!(f, "g{nr}")?;
+    if sub != 0 {
+        write!(f, ".{sub}")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for Dst3 {
     /// Mesa prints the DWord-index field divided by the type size (F1.5 quirk); we print
     /// the byte offset in elements so that the assembler round-trips it.
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let sub = self.subnr_dw as u32 * 4 / self.ty.size();
-        write!(f, "g{}", self.nr)?;
-        if sub != 0 {
-            write!(f, ".{sub}")?;
-        }
+        write_grf(f, self.nr, self.subnr_dw as u32 * 4 / self.ty.size())?;
         write!(f, "<1>{}{}", self.writemask, self.ty)
     }
 }
@@ -306,13 +286,10 @@ impl fmt::Display for Src3 {
             f.write_str("(abs)")?;
         }
         let sub = self.subnr as u32 / self.ty.size();
-        write!(f, "g{}", self.nr)?;
         if self.rep_ctrl {
-            write!(f, ".{sub}<0,1,0>{}", self.ty)
+            write!(f, "g{}.{sub}<0,1,0>{}", self.nr, self.ty)
         } else {
-            if sub != 0 {
-                write!(f, ".{sub}")?;
-            }
+            write_grf(f, self.nr, sub)?;
             write!(f, "<4,4,1>{}{}", self.swizzle, self.ty)
         }
     }
