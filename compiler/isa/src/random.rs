@@ -328,17 +328,7 @@ pub fn basic(r: &mut Rng) -> Instruction {
         return Instruction::new(op, ExecSize::S1, Operands::nop());
     }
     let align16 = op != Opcode::Jmpi && op != Opcode::Wait && r.chance(1, 6);
-    let mut i = Instruction::new(
-        op,
-        ExecSize::S8,
-        Operands::Basic {
-            cond_mod: CondMod::None,
-            math_fn: None,
-            dst: Dst::zero(),
-            src0: Src::zero(),
-            src1: Src::zero(),
-        },
-    );
+    let mut i = Instruction::new(op, ExecSize::S8, Operands::nop());
     i.access_mode = if align16 {
         AccessMode::Align16
     } else {
