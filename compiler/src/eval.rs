@@ -67,20 +67,13 @@ fn frem32(x: f32, y: f32) -> f32 {
 fn frem64(x: f64, y: f64) -> f64 {
     x - y * (x / y).trunc()
 }
-fn fsign32(x: f32) -> f32 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else {
-        x
-    }
-}
-fn fsign64(x: f64) -> f64 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
+/// 1 or -1 by the sign; zeros (keeping theirs) and NaN as they are.
+fn fsign<T: Copy + PartialOrd + From<i8>>(x: T) -> T {
+    let zero = T::from(0);
+    if x > zero {
+        T::from(1)
+    } else if x < zero {
+        T::from(-1)
     } else {
         x
     }
@@ -258,7 +251,7 @@ pub fn eval_alu(op: AluOp, dt: Type, src_tys: &[Type], s: &[u64]) -> u64 {
         Fmax => fop2(dt, s[0], s[1], f32::max, f64::max),
         Fneg => s[0] ^ (1u64 << (bits - 1)),
         Fabs => s[0] & !(1u64 << (bits - 1)),
-        Fsign => fop1(dt, s[0], fsign32, fsign64),
+        Fsign => fop1(dt, s[0], fsign::<f32>, fsign::<f64>),
         Ffma => match dt.bits {
             64 => f64::from_bits(s[0])
                 .mul_add(f64::from_bits(s[1]), f64::from_bits(s[2]))
