@@ -180,13 +180,7 @@ impl<'a> Parser<'a> {
     }
 
     fn value(&mut self, line: usize, tok: &str) -> Result<Value, ParseError> {
-        let n = tok
-            .strip_prefix('%')
-            .and_then(|n| n.parse::<u32>().ok())
-            .ok_or_else(|| ParseError {
-                line,
-                msg: format!("expected a value, found '{tok}'"),
-            })?;
+        let n = numbered(line, tok, '%', "a value")?;
         if n > 1_000_000 {
             return self.err(line, "value number too large");
         }
@@ -195,13 +189,7 @@ impl<'a> Parser<'a> {
     }
 
     fn var(&mut self, line: usize, tok: &str) -> Result<Var, ParseError> {
-        let n = tok
-            .strip_prefix('$')
-            .and_then(|n| n.parse::<u32>().ok())
-            .ok_or_else(|| ParseError {
-                line,
-                msg: format!("expected a variable, found '{tok}'"),
-            })?;
+        let n = numbered(line, tok, '$', "a variable")?;
         if (n as usize) >= self.func.vars.len() {
             return self.err(line, format!("undeclared variable ${n}"));
         }
@@ -761,6 +749,16 @@ pub fn parse_shader(text: &str) -> Result<Shader, ParseError> {
     })
 }
 
+/// The number after `sigil` in `tok` (`%3`, `$0`); `what` names the expected token in the
+/// error.
+fn numbered(line: usize, tok: &str, sigil: char, what: &str) -> Result<u32, ParseError> {
+    tok.strip_prefix(sigil)
+        .and_then(|n| n.parse::<u32>().ok())
+        .ok_or_else(|| ParseError {
+            line,
+            msg: format!("expected {what}, found '{tok}'"),
+        })
+}
 #[cfg(test)]
 mod tests {
     use super::*;
