@@ -806,33 +806,15 @@ pub fn format_instruction(
             l.pad(48);
             l.push(&src1.to_string());
             l.pad(64);
-            match desc {
-                SendDesc::Imm(d) => {
-                    let _ = write!(l.s, "0x{d:08x}");
-                }
-                SendDesc::A0 { subnr } => {
-                    l.push(&format!(
-                        "a0{}<0>UD",
-                        subreg_suffix(*subnr as u32, Type::UD)
-                    ));
-                }
-            }
+            l.push(&match desc {
+                SendDesc::Imm(d) => format!("0x{d:08x}"),
+                SendDesc::A0 { subnr } => a0_desc_text(*subnr as u32),
+            });
             l.pad(80);
-            match ex_desc {
-                ExDesc::Imm(x) => {
-                    let _ = write!(l.s, "0x{x:08x}");
-                }
-                ExDesc::A0 { subnr_dw } => {
-                    l.push(&format!(
-                        "a0{}<0>UD",
-                        if *subnr_dw != 0 {
-                            format!(".{subnr_dw}")
-                        } else {
-                            String::new()
-                        }
-                    ));
-                }
-            }
+            l.push(&match ex_desc {
+                ExDesc::Imm(x) => format!("0x{x:08x}"),
+                ExDesc::A0 { subnr_dw } => a0_desc_text(*subnr_dw as u32 * 4),
+            });
             msg_desc_line(&mut l, *sfid, desc.imm(), ex_desc.ex_mlen());
         }
     }
@@ -891,6 +873,12 @@ fn nop_is_plain(inst: &Instruction) -> bool {
 
 fn nop_operands_zero(inst: &Instruction) -> bool {
     inst.operands == Operands::nop()
+}
+
+/// A SENDS descriptor held in a0, in the listing: `a0.N<0>UD` for the sub-register at
+/// byte `b` (N in dwords, omitted when 0).
+fn a0_desc_text(b: u32) -> String {
+    format!("a0{}<0>UD", subreg_suffix(b, Type::UD))
 }
 
 fn inst_eot(inst: &Instruction) -> bool {
