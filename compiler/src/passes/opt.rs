@@ -390,29 +390,13 @@ struct CseKey {
     exact: bool,
 }
 
+/// The key of a pure operation (one that neither has an effect nor reads memory), or None.
 fn cse_key(op: &Op, ty: Type, exact: bool) -> Option<CseKey> {
-    match op {
-        Op::Const(_)
-        | Op::Alu(..)
-        | Op::Vec(_)
-        | Op::Extract(..)
-        | Op::Insert(..)
-        | Op::Swizzle(..)
-        | Op::SysVal(_)
-        | Op::BufferSize(_) => Some(CseKey {
-            op: op.clone(),
-            ty,
-            exact,
-        }),
-        Op::LoadVar(_)
-        | Op::StoreVar(..)
-        | Op::Load { .. }
-        | Op::Store { .. }
-        | Op::Atomic { .. }
-        | Op::Barrier { .. }
-        | Op::Subgroup(..)
-        | Op::Image(..) => None,
-    }
+    (!op.has_side_effects() && !op.reads_memory()).then(|| CseKey {
+        op: op.clone(),
+        ty,
+        exact,
+    })
 }
 
 /// Common subexpression elimination over pure operations, scoped by structure (a value is
