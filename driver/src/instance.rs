@@ -179,18 +179,10 @@ pub(crate) unsafe extern "system" fn enumerate_instance_extension_properties(
     p_properties: *mut vk::ExtensionProperties,
 ) -> vk::Result {
     ffi::result("vkEnumerateInstanceExtensionProperties", || {
-        if !p_layer_name.is_null() {
-            return Ok(vk::Result::ERROR_LAYER_NOT_PRESENT);
-        }
-        let props: Vec<_> = INSTANCE_EXTENSIONS
-            .iter()
-            .map(|(name, spec_version)| vk::ExtensionProperties {
-                extension_name: ffi::name_array(name),
-                spec_version: *spec_version,
-            })
-            .collect();
         // SAFETY: count/array pointers follow the two-call idiom contract.
-        unsafe { ffi::fill_array(p_count, p_properties, &props) }
+        unsafe {
+            ffi::fill_extension_properties(p_layer_name, INSTANCE_EXTENSIONS, p_count, p_properties)
+        }
     })
 }
 
