@@ -147,16 +147,8 @@ pub(crate) unsafe extern "system" fn create_instance(
             enabled_extensions,
             physical_devices: OnceLock::new(),
         });
-        let raw = handles::into_raw(instance);
-        use ash::vk::Handle;
         // SAFETY: pInstance is a valid output pointer.
-        if let Err(e) =
-            unsafe { ffi::write(p_instance, vk::Instance::from_raw(raw as u64), "pInstance") }
-        {
-            // SAFETY: raw was just made by into_raw and never handed out.
-            drop(unsafe { handles::take::<Instance>(raw) });
-            return Err(e);
-        }
+        unsafe { handles::hand_out(instance, p_instance, "pInstance") }?;
         Ok(vk::Result::SUCCESS)
     })
 }
