@@ -50,6 +50,15 @@ impl Instance {
                 .collect()
         })
     }
+
+    /// The handles of [`Instance::physical_devices`], in the same order.
+    pub fn physical_device_handles(&self) -> Vec<vk::PhysicalDevice> {
+        use ash::vk::Handle;
+        self.physical_devices()
+            .iter()
+            .map(|pd| vk::PhysicalDevice::from_raw(handles::as_raw(pd) as u64))
+            .collect()
+    }
 }
 
 /// Applies `FERRITE_DEVICE` (docs/architecture.md, "Contracts"): unset = real i915 render nodes only,
@@ -206,12 +215,7 @@ pub(crate) unsafe extern "system" fn enumerate_physical_devices(
     ffi::result("vkEnumeratePhysicalDevices", || {
         // SAFETY: a live instance per the spec.
         let inst = unsafe { Instance::from_handle(instance) }?;
-        use ash::vk::Handle;
-        let handles: Vec<vk::PhysicalDevice> = inst
-            .physical_devices()
-            .iter()
-            .map(|pd| vk::PhysicalDevice::from_raw(handles::as_raw(pd) as u64))
-            .collect();
+        let handles = inst.physical_device_handles();
         // SAFETY: count/array pointers follow the two-call idiom contract.
         unsafe { ffi::fill_array(p_count, p_devices, &handles) }
     })
