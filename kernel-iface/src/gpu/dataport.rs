@@ -176,6 +176,10 @@ fn rd32(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
+fn rd64(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default())
+}
+
 fn wr32(b: &mut [u8], i: usize, v: u32) {
     b[i..i + 4].copy_from_slice(&v.to_le_bytes());
 }
@@ -491,10 +495,7 @@ impl Port<'_> {
         for l in Self::lanes(simd, exec_mask) {
             for k in 0..n_channels {
                 let t = if a64 {
-                    let a = u64::from_le_bytes(
-                        payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
-                    );
-                    Target::Mem(a + 4 * k as u64)
+                    Target::Mem(rd64(payload, 8 * l) + 4 * k as u64)
                 } else {
                     let off = rd32(payload, 4 * l).wrapping_add(4 * k as u32);
                     self.addressing_once(&mut addressing, bti)?.target(off, 4)
@@ -544,7 +545,7 @@ impl Port<'_> {
             let operand = |k: usize| -> u64 {
                 let at = (addr_regs + k * data_regs) * 32 + dsize * l;
                 if wide {
-                    u64::from_le_bytes(payload[at..at + 8].try_into().unwrap_or_default())
+                    rd64(payload, at)
                 } else {
                     rd32(payload, at) as u64
                 }
@@ -554,9 +555,7 @@ impl Port<'_> {
                 if nops > 1 { operand(1) } else { 0 },
             );
             let t = if a64 {
-                Target::Mem(u64::from_le_bytes(
-                    payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
-                ))
+                Target::Mem(rd64(payload, 8 * l))
             } else {
                 self.addressing_once(&mut addressing, bti)?
                     .target(rd32(payload, 4 * l), dsize as u32)
@@ -612,9 +611,7 @@ impl Port<'_> {
         let mut addressing = None;
         for l in Self::lanes(simd, exec_mask) {
             let t = if a64 {
-                Target::Mem(u64::from_le_bytes(
-                    payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
-                ))
+                Target::Mem(rd64(payload, 8 * l))
             } else {
                 self.addressing_once(&mut addressing, bti)?
                     .target(rd32(payload, 4 * l), size as u32)
