@@ -1019,6 +1019,32 @@ pub fn compare_with_lavapipe(
     ok: impl Fn(&str, usize, u32, u32) -> bool,
     what: impl Fn(usize) -> String,
 ) {
+    compare_results_with_lavapipe(child_test, cases, |name, got, want| {
+        got.iter()
+            .zip(want)
+            .enumerate()
+            .filter(|&(i, (&g, &w))| !ok(name, i, g, w))
+            .map(|(i, (&g, &w))| {
+                format!(
+                    "{name}: word {i} ({}): Ferrite {} ({g:#x}), lavapipe {} ({w:#x})",
+                    what(i),
+                    f32::from_bits(g),
+                    f32::from_bits(w)
+                )
+            })
+            .collect()
+    });
+}
+
+/// Runs `child_test` on Ferrite and on lavapipe and checks each result with `diff(result name,
+/// Ferrite's words, lavapipe's words)`, which lists its differences; the failure message lists
+/// them all. Both runs must produce `cases` results of equal lengths, and lavapipe must have
+/// written something into each.
+pub fn compare_results_with_lavapipe(
+    child_test: &str,
+    cases: usize,
+    diff: impl Fn(&str, &[u32], &[u32]) -> Vec<String>,
+) {
     let (ferrite, lvp) = run_on_ferrite_and_lavapipe(child_test);
     assert_eq!(ferrite.len(), cases, "Ferrite's results");
     assert_eq!(lvp.len(), cases, "lavapipe's results");
@@ -1030,16 +1056,7 @@ pub fn compare_with_lavapipe(
             want.iter().any(|w| *w != 0),
             "{name}: lavapipe wrote nothing"
         );
-        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-            if !ok(name, i, g, w) {
-                bad.push(format!(
-                    "{name}: word {i} ({}): Ferrite {} ({g:#x}), lavapipe {} ({w:#x})",
-                    what(i),
-                    f32::from_bits(g),
-                    f32::from_bits(w)
-                ));
-            }
-        }
+        bad.extend(diff(name, got, want));
     }
     assert!(
         bad.is_empty(),
