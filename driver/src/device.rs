@@ -255,15 +255,8 @@ pub(crate) unsafe extern "system" fn create_device(
             enabled_extensions,
             queue,
         });
-        let raw = handles::into_raw(device);
-        use ash::vk::Handle;
         // SAFETY: valid output pointer per the spec.
-        if let Err(e) = unsafe { ffi::write(p_device, vk::Device::from_raw(raw as u64), "pDevice") }
-        {
-            // SAFETY: raw was made just above and never handed out.
-            drop(unsafe { handles::take::<Device>(raw) });
-            return Err(e);
-        }
+        unsafe { handles::hand_out(device, p_device, "pDevice") }?;
         Ok(vk::Result::SUCCESS)
     })
 }

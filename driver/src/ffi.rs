@@ -174,6 +174,32 @@ pub unsafe fn fill_array<T: Clone>(
     })
 }
 
+/// vkEnumerateInstanceExtensionProperties / vkEnumerateDeviceExtensionProperties: the
+/// `supported` (name, spec version) table through the two-call idiom; a named layer has no
+/// extensions of ours (`VK_ERROR_LAYER_NOT_PRESENT`).
+///
+/// # Safety
+/// As [`fill_array`]; `p_layer_name` is only compared with null.
+pub unsafe fn fill_extension_properties(
+    p_layer_name: *const c_char,
+    supported: &[(&str, u32)],
+    p_count: *mut u32,
+    p_props: *mut vk::ExtensionProperties,
+) -> Result<vk::Result> {
+    if !p_layer_name.is_null() {
+        return Ok(vk::Result::ERROR_LAYER_NOT_PRESENT);
+    }
+    let props: Vec<_> = supported
+        .iter()
+        .map(|(name, spec_version)| vk::ExtensionProperties {
+            extension_name: name_array(name),
+            spec_version: *spec_version,
+        })
+        .collect();
+    // SAFETY: forwarded caller contract.
+    unsafe { fill_array(p_count, p_props, &props) }
+}
+
 /// Walks a `pNext` chain looking for a structure of type `ty`.
 ///
 /// # Safety

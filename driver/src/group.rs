@@ -3,12 +3,10 @@
 //! vkCmdDispatchBase (in cmd.rs), whose base workgroup goes to the CURBE driver register.
 
 use ash::vk;
-use ash::vk::Handle;
 
 use crate::cmd::CommandBuffer;
 use crate::error::DriverError;
 use crate::ffi;
-use crate::handles;
 use crate::instance::Instance;
 
 /// The only valid device mask: device 0 of a group of one.
@@ -22,11 +20,7 @@ pub(crate) unsafe extern "system" fn enumerate_physical_device_groups(
     ffi::result("vkEnumeratePhysicalDeviceGroupsKHR", || {
         // SAFETY: a live instance per the spec.
         let inst = unsafe { Instance::from_handle(instance) }?;
-        let pds: Vec<vk::PhysicalDevice> = inst
-            .physical_devices()
-            .iter()
-            .map(|pd| vk::PhysicalDevice::from_raw(handles::as_raw(pd) as u64))
-            .collect();
+        let pds = inst.physical_device_handles();
         if p_count.is_null() {
             return Err(DriverError::NullPointer("pPhysicalDeviceGroupCount"));
         }

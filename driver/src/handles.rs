@@ -50,6 +50,27 @@ pub fn into_raw<T>(b: Box<Dispatchable<T>>) -> *mut u8 {
     Box::into_raw(b).cast()
 }
 
+/// Hands a new dispatchable object to the application through its output pointer
+/// (vkCreateInstance, vkCreateDevice); when that write fails the object is taken back and
+/// dropped, so nothing is left behind.
+///
+/// # Safety
+/// `p_out` must be null or valid for writes, as the spec requires of output handles.
+pub unsafe fn hand_out<T, H: ash::vk::Handle>(
+    b: Box<Dispatchable<T>>,
+    p_out: *mut H,
+    what: &'static str,
+) -> Result<()> {
+    let raw = into_raw(b);
+    // SAFETY: the caller's contract on `p_out`.
+    if let Err(e) = unsafe { crate::ffi::write(p_out, H::from_raw(raw as u64), what) } {
+        // SAFETY: raw was made just above and never handed out.
+        drop(unsafe { take::<T>(raw) });
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// The handle of an object that stays owned by the driver (physical devices, queues).
 pub fn as_raw<T>(d: &Dispatchable<T>) -> *mut u8 {
     (d as *const Dispatchable<T>).cast_mut().cast()

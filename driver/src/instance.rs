@@ -50,6 +50,15 @@ impl Instance {
                 .collect()
         })
     }
+
+    /// The handles of [`Instance::physical_devices`], in the same order.
+    pub fn physical_device_handles(&self) -> Vec<vk::PhysicalDevice> {
+        use ash::vk::Handle;
+        self.physical_devices()
+            .iter()
+            .map(|pd| vk::PhysicalDevice::from_raw(handles::as_raw(pd) as u64))
+            .collect()
+    }
 }
 
 /// Applies `FERRITE_DEVICE` (docs/architecture.md, "Contracts"): unset = real i915 render nodes only,
@@ -147,16 +156,8 @@ pub(crate) unsafe extern "system" fn create_instance(
             enabled_extensions,
             physical_devices: OnceLock::new(),
         });
-        let raw = handles::into_raw(instance);
-        use ash::vk::Handle;
         // SAFETY: pInstance is a valid output pointer.
-        if let Err(e) =
-            unsafe { ffi::write(p_instance, vk::Instance::from_raw(raw as u64), "pInstance") }
-        {
-            // SAFETY: raw was just made by into_raw and never handed out.
-            drop(unsafe { handles::take::<Instance>(raw) });
-            return Err(e);
-        }
+        unsafe { handles::hand_out(instance, p_instance, "pInstance") }?;
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -179,18 +180,10 @@ pub(crate) unsafe extern "system" fn enumerate_instance_extension_properties(
     p_properties: *mut vk::ExtensionProperties,
 ) -> vk::Result {
     ffi::result("vkEnumerateInstanceExtensionProperties", || {
-        if !p_layer_name.is_null() {
-            return Ok(vk::Result::ERROR_LAYER_NOT_PRESENT);
-        }
-        let props: Vec<_> = INSTANCE_EXTENSIONS
-            .iter()
-            .map(|(name, spec_version)| vk::ExtensionProperties {
-                extension_name: ffi::name_array(name),
-                spec_version: *spec_version,
-            })
-            .collect();
         // SAFETY: count/array pointers follow the two-call idiom contract.
-        unsafe { ffi::fill_array(p_count, p_properties, &props) }
+        unsafe {
+            ffi::fill_extension_properties(p_layer_name, INSTANCE_EXTENSIONS, p_count, p_properties)
+        }
     })
 }
 
@@ -222,12 +215,7 @@ pub(crate) unsafe extern "system" fn enumerate_physical_devices(
     ffi::result("vkEnumeratePhysicalDevices", || {
         // SAFETY: a live instance per the spec.
         let inst = unsafe { Instance::from_handle(instance) }?;
-        use ash::vk::Handle;
-        let handles: Vec<vk::PhysicalDevice> = inst
-            .physical_devices()
-            .iter()
-            .map(|pd| vk::PhysicalDevice::from_raw(handles::as_raw(pd) as u64))
-            .collect();
+        let handles = inst.physical_device_handles();
         // SAFETY: count/array pointers follow the two-call idiom contract.
         unsafe { ffi::fill_array(p_count, p_devices, &handles) }
     })

@@ -1184,18 +1184,8 @@ pub(crate) unsafe extern "system" fn enumerate_device_extension_properties(
     ffi::result("vkEnumerateDeviceExtensionProperties", || {
         // SAFETY: valid handle per the spec.
         unsafe { adapter(pd) }?;
-        if !p_layer_name.is_null() {
-            return Ok(vk::Result::ERROR_LAYER_NOT_PRESENT);
-        }
-        let props: Vec<_> = DEVICE_EXTENSIONS
-            .iter()
-            .map(|(name, v)| vk::ExtensionProperties {
-                extension_name: ffi::name_array(name),
-                spec_version: *v,
-            })
-            .collect();
         // SAFETY: two-call idiom pointers per the spec.
-        unsafe { ffi::fill_array(p_count, p_props, &props) }
+        unsafe { ffi::fill_extension_properties(p_layer_name, DEVICE_EXTENSIONS, p_count, p_props) }
     })
 }
 

@@ -48,25 +48,23 @@ impl std::fmt::Debug for DrmDevice {
 
 /// Current CLOCK_MONOTONIC time in nanoseconds: the clock of the syncobj wait timeouts.
 pub fn monotonic_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to a valid, exclusively borrowed location.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    debug_assert_eq!(rc, 0);
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// CPU time the calling thread has used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): on a
 /// shared machine, wall time also counts the time other processes held the core.
 pub fn thread_cpu_ns() -> i64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// The time of `clock` in nanoseconds.
+fn clock_ns(clock: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes one timespec to a valid, exclusively borrowed location.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     debug_assert_eq!(rc, 0);
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
@@ -699,33 +697,26 @@ impl DrmDevice {
             flags,
             ..Default::default()
         };
-        let mut q = uapi::drm_i915_query {
-            num_items: 1,
-            flags: 0,
-            items_ptr: &mut item as *mut _ as u64,
+        // One item per call; the kernel reports a per-item error as a negative length.
+        let run = |item: &mut uapi::drm_i915_query_item| -> Result<usize, KernelError> {
+            let mut q = uapi::drm_i915_query {
+                num_items: 1,
+                flags: 0,
+                items_ptr: item as *mut _ as u64,
+            };
+            self.ioctl(&mut q)?;
+            if item.length < 0 {
+                return Err(KernelError::from_errno(
+                    "DRM_IOCTL_I915_QUERY",
+                    -item.length,
+                ));
+            }
+            Ok(item.length as usize)
         };
-        self.ioctl(&mut q)?;
-        if item.length < 0 {
-            return Err(KernelError::from_errno(
-                "DRM_IOCTL_I915_QUERY",
-                -item.length,
-            ));
-        }
-        let mut data = vec![0u8; item.length as usize];
+        let mut data = vec![0u8; run(&mut item)?];
         item.data_ptr = data.as_mut_ptr() as u64;
-        let mut q = uapi::drm_i915_query {
-            num_items: 1,
-            flags: 0,
-            items_ptr: &mut item as *mut _ as u64,
-        };
-        self.ioctl(&mut q)?;
-        if item.length < 0 {
-            return Err(KernelError::from_errno(
-                "DRM_IOCTL_I915_QUERY",
-                -item.length,
-            ));
-        }
-        data.truncate(item.length as usize);
+        let len = run(&mut item)?;
+        data.truncate(len);
         Ok(data)
     }
 
@@ -992,16 +983,21 @@ impl Mapping {
         self.len == 0
     }
 
-    /// Copies `out.len()` bytes from `offset`. Panics if the range is outside the mapping.
-    pub fn read(&self, offset: usize, out: &mut [u8]) {
-        let end = offset.checked_add(out.len()).expect("range overflow");
+    /// Panics unless `offset..offset + len` lies inside the mapping (`what`: read or write).
+    fn check_range(&self, what: &str, offset: usize, len: usize) {
+        let end = offset.checked_add(len).expect("range overflow");
         assert!(
             end <= self.len,
-            "read {offset}..{end} outside a mapping of {} bytes",
+            "{what} {offset}..{end} outside a mapping of {} bytes",
             self.len
         );
-        // SAFETY: `offset..end` lies inside the live mapping (checked above), and `out` is a
-        // distinct Rust buffer.
+    }
+
+    /// Copies `out.len()` bytes from `offset`. Panics if the range is outside the mapping.
+    pub fn read(&self, offset: usize, out: &mut [u8]) {
+        self.check_range("read", offset, out.len());
+        // SAFETY: `offset..offset + out.len()` lies inside the live mapping (`check_range`),
+        // and `out` is a distinct Rust buffer.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 self.ptr.as_ptr().add(offset),
@@ -1013,14 +1009,9 @@ impl Mapping {
 
     /// Copies `data` to `offset`. Panics if the range is outside the mapping.
     pub fn write(&self, offset: usize, data: &[u8]) {
-        let end = offset.checked_add(data.len()).expect("range overflow");
-        assert!(
-            end <= self.len,
-            "write {offset}..{end} outside a mapping of {} bytes",
-            self.len
-        );
-        // SAFETY: `offset..end` lies inside the live, writable mapping (checked above), and
-        // `data` is a distinct Rust buffer.
+        self.check_range("write", offset, data.len());
+        // SAFETY: `offset..offset + data.len()` lies inside the live, writable mapping
+        // (`check_range`), and `data` is a distinct Rust buffer.
         unsafe {
             std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.as_ptr().add(offset), data.len())
         }

@@ -551,13 +551,7 @@ fn illegal_instructions_and_faults_hang_with_a_reason() {
     impl kernel_iface::gpu::eu::MessagePort for Faulty {
         fn send(
             &mut self,
-            _: u8,
-            _: u32,
-            _: u32,
-            _: u32,
-            _: u32,
-            _: &[u8],
-            _: &mut [u8],
+            _: kernel_iface::gpu::eu::Message<'_>,
         ) -> Result<kernel_iface::gpu::eu::SendOutcome, String> {
             Err("no such surface".into())
         }

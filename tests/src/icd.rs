@@ -307,11 +307,21 @@ impl Harness {
 
     /// A device with one queue of family 0.
     pub fn create_device(&self, pd: vk::PhysicalDevice) -> ash::Device {
+        self.create_device_with(pd, vk::DeviceCreateInfo::default())
+    }
+
+    /// A device with one queue of family 0 and what `info` adds (extensions, core features,
+    /// a `pNext` chain of feature structures).
+    pub fn create_device_with(
+        &self,
+        pd: vk::PhysicalDevice,
+        info: vk::DeviceCreateInfo<'_>,
+    ) -> ash::Device {
         let prio = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(0)
             .queue_priorities(&prio)];
-        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        let info = info.queue_create_infos(&queues);
         // SAFETY: valid create info for a live physical device.
         unsafe { create_device(&self.instance, pd, &info) }.expect("vkCreateDevice")
     }

@@ -62,11 +62,6 @@ fn uniforms() -> Vec<u32> {
 
 fn ctx() -> Ctx {
     let h = Harness::with_instance_extensions(true, &[c"VK_KHR_get_physical_device_properties2"]);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let exts = [
         c"VK_EXT_scalar_block_layout".as_ptr(),
         c"VK_KHR_uniform_buffer_standard_layout".as_ptr(),
@@ -76,14 +71,10 @@ fn ctx() -> Ctx {
     let mut std_ubo = vk::PhysicalDeviceUniformBufferStandardLayoutFeatures::default()
         .uniform_buffer_standard_layout(true);
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .enabled_extension_names(&exts)
         .push_next(&mut scalar)
         .push_next(&mut std_ubo);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice with scalarBlockLayout and uniformBufferStandardLayout");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_create_info(h, info)
 }
 
 fn run() -> Results {

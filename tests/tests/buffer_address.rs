@@ -155,11 +155,6 @@ fn ctx() -> Ctx {
             c"VK_KHR_device_group_creation",
         ],
     );
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let exts = [
         c"VK_KHR_buffer_device_address".as_ptr(),
         // VkMemoryAllocateFlagsInfo belongs to VK_KHR_device_group on a 1.0 instance.
@@ -182,7 +177,6 @@ fn ctx() -> Ctx {
     let mut a64 =
         vk::PhysicalDeviceShaderAtomicInt64Features::default().shader_buffer_int64_atomics(true);
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .enabled_extension_names(&exts)
         .enabled_features(&core)
         .push_next(&mut bda)
@@ -190,10 +184,7 @@ fn ctx() -> Ctx {
         .push_next(&mut s8)
         .push_next(&mut i8)
         .push_next(&mut a64);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice with bufferDeviceAddress");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_create_info(h, info)
 }
 
 fn src_words() -> Vec<u32> {

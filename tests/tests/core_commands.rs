@@ -25,26 +25,17 @@ const DEVICE_EXTS: [&std::ffi::CStr; 6] = [
 /// A context whose device has the extensions and their features enabled.
 fn ctx() -> Ctx {
     let h = Harness::with_instance_extensions(true, &[c"VK_KHR_get_physical_device_properties2"]);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let names: Vec<_> = DEVICE_EXTS.iter().map(|e| e.as_ptr()).collect();
     let mut hqr = vk::PhysicalDeviceHostQueryResetFeatures::default().host_query_reset(true);
     let mut pdf = vk::PhysicalDevicePrivateDataFeatures::default().private_data(true);
     let mut pcc = vk::PhysicalDevicePipelineCreationCacheControlFeatures::default()
         .pipeline_creation_cache_control(true);
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .enabled_extension_names(&names)
         .push_next(&mut hqr)
         .push_next(&mut pdf)
         .push_next(&mut pcc);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_create_info(h, info)
 }
 
 #[test]

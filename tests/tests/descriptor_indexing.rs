@@ -16,12 +16,11 @@ mod compute_common;
 
 use ash::vk;
 use compute_common::*;
-use ferrite_tests::icd::{compute_binding, create_device, Harness};
+use ferrite_tests::icd::{compute_binding, Harness};
 
 /// A context whose device enables the descriptor-indexing features this file uses.
 fn indexing_ctx() -> Ctx {
     let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_2);
-    let pd = h.physical_device();
     let mut di = vk::PhysicalDeviceDescriptorIndexingFeatures::default()
         .runtime_descriptor_array(true)
         .descriptor_binding_partially_bound(true)
@@ -35,17 +34,10 @@ fn indexing_ctx() -> Ctx {
     let features = vk::PhysicalDeviceFeatures::default()
         .shader_storage_buffer_array_dynamic_indexing(true)
         .shader_uniform_buffer_array_dynamic_indexing(true);
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .enabled_features(&features)
         .push_next(&mut di);
-    // SAFETY: a valid create info for a live physical device.
-    let dev = unsafe { create_device(&h.instance, pd, &info) }.expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_create_info(h, info)
 }
 
 #[test]

@@ -31,24 +31,15 @@ void main() {
 
 fn ctx() -> Ctx {
     let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_3);
-    let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
         .descriptor_binding_update_unused_while_pending(true);
     let mut v13 = vk::PhysicalDeviceVulkan13Features::default()
         .inline_uniform_block(true)
         .descriptor_binding_inline_uniform_block_update_after_bind(true);
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .push_next(&mut v12)
         .push_next(&mut v13);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice with inline uniform blocks update-after-bind");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_create_info(h, info)
 }
 
 /// Writes `words` at byte 0 of inline uniform block `binding`.

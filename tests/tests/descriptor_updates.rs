@@ -27,17 +27,9 @@ struct Ext {
 fn ctx() -> (Ctx, Ext) {
     let h = Harness::with_instance_extensions(true, &[c"VK_KHR_get_physical_device_properties2"]);
     let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let names: Vec<_> = DEVICE_EXTS.iter().map(|e| e.as_ptr()).collect();
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
+    let info = vk::DeviceCreateInfo::default().enabled_extension_names(&names);
+    let dev = h.create_device_with(pd, info);
     let e = Ext {
         dut: ash::khr::descriptor_update_template::Device::new(&h.instance, &dev),
         pd: ash::khr::push_descriptor::Device::new(&h.instance, &dev),

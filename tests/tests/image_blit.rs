@@ -534,17 +534,14 @@ fn first_difference(cmp: Cmp, got: &[u32], want: &[u32]) -> Option<(usize, Strin
 
 #[test]
 fn blits_match_lavapipe() {
-    let (ferrite, lvp) = run_on_ferrite_and_lavapipe("child_runs_blit_cases");
-    assert_eq!(ferrite.len(), CASES.len());
-    for (name, want) in &lvp {
-        let got = &ferrite[name];
-        assert_eq!(got.len(), want.len(), "{name}: lengths");
-        assert!(
-            want.iter().any(|w| *w != 0),
-            "{name}: lavapipe wrote nothing"
-        );
-        if let Some((i, g, w)) = first_difference(Cmp::from_name(name), got, want) {
-            panic!("{name}: component {i} differs: Ferrite {g}, lavapipe {w} (seed 0xB117_0000 + case index)");
-        }
-    }
+    compare_results_with_lavapipe("child_runs_blit_cases", CASES.len(), |name, got, want| {
+        first_difference(Cmp::from_name(name), got, want)
+            .map(|(i, g, w)| {
+                format!(
+                    "{name}: component {i} differs: Ferrite {g}, lavapipe {w} (seed 0xB117_0000 + case index)"
+                )
+            })
+            .into_iter()
+            .collect()
+    });
 }

@@ -52,10 +52,6 @@ fn pattern(i: u32) -> u32 {
 fn robust_ctx(robustness2: bool) -> Ctx {
     let h = Harness::with_instance_extensions(true, &[c"VK_KHR_get_physical_device_properties2"]);
     let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let features = vk::PhysicalDeviceFeatures::default()
         .robust_buffer_access(true)
         .shader_int16(true);
@@ -84,7 +80,6 @@ fn robust_ctx(robustness2: bool) -> Ctx {
         .uniform_and_storage_buffer16_bit_access(true);
     let mut i8 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_int8(true);
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .enabled_extension_names(&exts)
         .enabled_features(&features)
         .push_next(&mut s8)
@@ -95,10 +90,7 @@ fn robust_ctx(robustness2: bool) -> Ctx {
     } else {
         info
     };
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
-    Ctx::with_device(h, pd, dev)
+    Ctx::with_create_info(h, info)
 }
 
 /// Binding 0: the window of `data` (as `ty`, dynamic types get `dynamic` added); 1: the

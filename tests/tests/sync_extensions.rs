@@ -39,22 +39,15 @@ fn ctx() -> (Ctx, Ext) {
         ],
     );
     let pd = h.physical_device();
-    let prio = [1.0f32];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(0)
-        .queue_priorities(&prio)];
     let names: Vec<_> = DEVICE_EXTS.iter().map(|e| e.as_ptr()).collect();
     let mut timeline =
         vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
     let mut sync2 = vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
     let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
         .enabled_extension_names(&names)
         .push_next(&mut timeline)
         .push_next(&mut sync2);
-    // SAFETY: valid create info for a live physical device.
-    let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-        .expect("vkCreateDevice");
+    let dev = h.create_device_with(pd, info);
     let e = Ext {
         tl: ash::khr::timeline_semaphore::Device::new(&h.instance, &dev),
         s2: ash::khr::synchronization2::Device::new(&h.instance, &dev),

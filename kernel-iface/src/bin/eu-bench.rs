@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use ferrite_isa::Gen;
-use kernel_iface::gpu::eu::{Kernel, MessagePort, SendOutcome, ThreadState, ThreadStatus};
+use kernel_iface::gpu::eu::{Kernel, Message, MessagePort, SendOutcome, ThreadState, ThreadStatus};
 
 /// The loop body: 9 ALU instructions (3-src MAD, float MUL/ADD/CMP/SEL, integer
 /// ADD/XOR/SHL) plus the loop counter, compare and WHILE.
@@ -33,16 +33,8 @@ const KERNEL: &str = r"
 struct EotPort;
 
 impl MessagePort for EotPort {
-    fn send(
-        &mut self,
-        sfid: u8,
-        _desc: u32,
-        _ex_desc: u32,
-        _exec_size: u32,
-        _exec_mask: u32,
-        _payload: &[u8],
-        _response: &mut [u8],
-    ) -> Result<SendOutcome, String> {
+    fn send(&mut self, m: Message<'_>) -> Result<SendOutcome, String> {
+        let sfid = m.sfid;
         if sfid == 7 {
             Ok(SendOutcome::Eot)
         } else {

@@ -11,7 +11,7 @@
 use crate::genxml::{
     buffer_surface_elements, BindingTableState, RenderSurfaceState, SURFTYPE_BUFFER, SURFTYPE_NULL,
 };
-use crate::gpu::eu::{MessagePort, SendOutcome};
+use crate::gpu::eu::{Message, MessagePort, SendOutcome};
 use crate::gpu::memory::{GpuMemory, Span};
 use crate::gpu::surface::{ImageKind, ImageSurface, SURFTYPE_1D, SURFTYPE_CUBE};
 use ferrite_isa::surface_format::SurfaceFormat;
@@ -176,6 +176,10 @@ fn rd32(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
+fn rd64(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default())
+}
+
 fn wr32(b: &mut [u8], i: usize, v: u32) {
     b[i..i + 4].copy_from_slice(&v.to_le_bytes());
 }
@@ -290,6 +294,25 @@ fn atomic_operands(op: u32, float: bool) -> usize {
         (false, 5 | 6 | 15) => 0,
         (false, 14) | (true, 3) => 2,
         _ => 1,
+    }
+}
+
+/// The fields of a data-cache message descriptor: binding-table index (bits 7:0), message
+/// control (bits 13:8) and message type (bits 18:14).
+#[derive(Clone, Copy, Debug)]
+struct DcDesc {
+    bti: u32,
+    mc: u32,
+    ty: u32,
+}
+
+impl DcDesc {
+    fn decode(desc: u32) -> Self {
+        DcDesc {
+            bti: desc & 0xFF,
+            mc: (desc >> 8) & 0x3F,
+            ty: (desc >> 14) & 0x1F,
+        }
     }
 }
 
@@ -442,17 +465,14 @@ impl Port<'_> {
     }
 
     /// Untyped surface read/write (32-bit channels X..W).
-    #[allow(clippy::too_many_arguments)]
     fn untyped_rw(
         &mut self,
-        bti: u32,
-        mc: u32,
+        DcDesc { bti, mc, .. }: DcDesc,
         write: bool,
         a64: bool,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
+        m: Message<'_>,
     ) -> Result<(), String> {
+        let (exec_mask, payload, response) = (m.exec_mask, m.payload, m.response);
         let simd = match (mc >> 4) & 3 {
             1 => 16,
             2 => 8,
@@ -475,10 +495,7 @@ impl Port<'_> {
         for l in Self::lanes(simd, exec_mask) {
             for k in 0..n_channels {
                 let t = if a64 {
-                    let a = u64::from_le_bytes(
-                        payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
-                    );
-                    Target::Mem(a + 4 * k as u64)
+                    Target::Mem(rd64(payload, 8 * l) + 4 * k as u64)
                 } else {
                     let off = rd32(payload, 4 * l).wrapping_add(4 * k as u32);
                     self.addressing_once(&mut addressing, bti)?.target(off, 4)
@@ -498,18 +515,15 @@ impl Port<'_> {
     }
 
     /// Untyped atomic (32-bit, integer or float; A64 also 64-bit).
-    #[allow(clippy::too_many_arguments)]
     fn untyped_atomic(
         &mut self,
-        bti: u32,
-        mc: u32,
+        DcDesc { bti, mc, .. }: DcDesc,
         float: bool,
         a64: bool,
-        exec_size: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
+        m: Message<'_>,
     ) -> Result<(), String> {
+        let (exec_size, exec_mask, payload, response) =
+            (m.exec_size, m.exec_mask, m.payload, m.response);
         let op = if float { mc & 3 } else { mc & 0xF };
         let ret = mc & 0x20 != 0;
         let (simd, wide) = if a64 {
@@ -531,7 +545,7 @@ impl Port<'_> {
             let operand = |k: usize| -> u64 {
                 let at = (addr_regs + k * data_regs) * 32 + dsize * l;
                 if wide {
-                    u64::from_le_bytes(payload[at..at + 8].try_into().unwrap_or_default())
+                    rd64(payload, at)
                 } else {
                     rd32(payload, at) as u64
                 }
@@ -541,9 +555,7 @@ impl Port<'_> {
                 if nops > 1 { operand(1) } else { 0 },
             );
             let t = if a64 {
-                Target::Mem(u64::from_le_bytes(
-                    payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
-                ))
+                Target::Mem(rd64(payload, 8 * l))
             } else {
                 self.addressing_once(&mut addressing, bti)?
                     .target(rd32(payload, 4 * l), dsize as u32)
@@ -574,18 +586,15 @@ impl Port<'_> {
 
     /// Byte scattered (1/2/4 bytes per lane, one dword per lane in the payload) and A64
     /// scattered; `size_log2` 0..=2 (A64 also 3).
-    #[allow(clippy::too_many_arguments)]
     fn scattered(
         &mut self,
         bti: u32,
-        simd: u32,
-        size_log2: u32,
+        (simd, size_log2): (u32, u32),
         write: bool,
         a64: bool,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
+        m: Message<'_>,
     ) -> Result<(), String> {
+        let (exec_mask, payload, response) = (m.exec_mask, m.payload, m.response);
         let blocks = (simd / 8) as usize;
         let addr_regs = if a64 { 2 * blocks } else { blocks };
         let size = 1usize << size_log2;
@@ -602,9 +611,7 @@ impl Port<'_> {
         let mut addressing = None;
         for l in Self::lanes(simd, exec_mask) {
             let t = if a64 {
-                Target::Mem(u64::from_le_bytes(
-                    payload[8 * l..8 * l + 8].try_into().unwrap_or_default(),
-                ))
+                Target::Mem(rd64(payload, 8 * l))
             } else {
                 self.addressing_once(&mut addressing, bti)?
                     .target(rd32(payload, 4 * l), size as u32)
@@ -628,13 +635,12 @@ impl Port<'_> {
     /// OWord (high half), 2 = 2, 3 = 4, 4 = 8 OWords.
     fn oword_block(
         &mut self,
-        bti: u32,
-        mc: u32,
+        DcDesc { bti, mc, .. }: DcDesc,
         write: bool,
         unaligned: bool,
-        payload: &[u8],
-        response: &mut [u8],
+        m: Message<'_>,
     ) -> Result<(), String> {
+        let (payload, response) = (m.payload, m.response);
         let (owords, reg_off) = match mc & 7 {
             0 => (1usize, 0usize),
             1 => (1, 16),
@@ -674,18 +680,10 @@ impl Port<'_> {
         }
     }
 
-    fn dc0(
-        &mut self,
-        desc: u32,
-        exec_size: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<(), String> {
-        let bti = desc & 0xFF;
-        let mc = (desc >> 8) & 0x3F;
-        let ty = (desc >> 14) & 0x1F;
-        let _ = exec_size;
+    fn dc0(&mut self, m: Message<'_>) -> Result<(), String> {
+        let desc = m.desc;
+        let d = DcDesc::decode(desc);
+        let (bti, mc, ty) = (d.bti, d.mc, d.ty);
         match ty {
             // Byte scattered read/write.
             0x04 | 0x0C => {
@@ -694,34 +692,23 @@ impl Port<'_> {
                 if size > 2 {
                     return Err(format!("byte scattered message with size code {size}"));
                 }
-                self.scattered(
-                    bti,
-                    simd,
-                    size,
-                    ty == 0x0C,
-                    false,
-                    exec_mask,
-                    payload,
-                    response,
-                )
+                self.scattered(bti, (simd, size), ty == 0x0C, false, m)
             }
             // DWord scattered read/write (Mesa sends a header GRF first).
             0x03 | 0x0B => {
                 let simd = if mc & 1 != 0 { 16 } else { 8 };
                 let header = desc & (1 << 19) != 0;
-                let p = if header {
-                    &payload[32.min(payload.len())..]
+                let payload = if header {
+                    &m.payload[32.min(m.payload.len())..]
                 } else {
-                    payload
+                    m.payload
                 };
-                self.scattered(bti, simd, 2, ty == 0x0B, false, exec_mask, p, response)
+                self.scattered(bti, (simd, 2), ty == 0x0B, false, Message { payload, ..m })
             }
             // Memory fence: everything is already globally visible.
             0x07 => Ok(()),
             // OWord block read / unaligned read / write (scratch spills and fills).
-            0x00 | 0x01 | 0x08 => {
-                self.oword_block(bti, mc, ty == 0x08, ty == 0x01, payload, response)
-            }
+            0x00 | 0x01 | 0x08 => self.oword_block(d, ty == 0x08, ty == 0x01, m),
             _ => Err(format!(
                 "data cache 0 message type {ty:#x} (descriptor {desc:#010x}) is not implemented"
             )),
@@ -736,16 +723,8 @@ impl Port<'_> {
     /// leaves the surface. Formats must be ones Gen9's typed messages accept natively
     /// (docs/images.md, "Format table"); anything else is an error, as a compiler that
     /// forgot to lower the format would be.
-    #[allow(clippy::too_many_arguments)]
-    fn typed(
-        &mut self,
-        bti: u32,
-        mc: u32,
-        ty: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<(), String> {
+    fn typed(&mut self, DcDesc { bti, mc, ty }: DcDesc, m: Message<'_>) -> Result<(), String> {
+        let (exec_mask, payload, response) = (m.exec_mask, m.payload, m.response);
         if bti > 252 {
             return Err(format!("typed message to special BTI {bti}"));
         }
@@ -885,13 +864,8 @@ impl Port<'_> {
     /// the sampler-state table (IDD SamplerStatePointer, or header dword 3 bits 31:5 when a
     /// header gives one; both relative to Dynamic State Base), its border colour from the
     /// state's BorderColorPointer (relative to Dynamic State Base).
-    fn sampler(
-        &mut self,
-        desc: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<(), String> {
+    fn sampler(&mut self, m: Message<'_>) -> Result<(), String> {
+        let (desc, exec_mask, payload, response) = (m.desc, m.exec_mask, m.payload, m.response);
         use ferrite_isa::sampler_msg::{SamplerDesc, SamplerMsgType as M};
         let d = SamplerDesc::decode(desc)?;
         if d.bti as u32 > 252 {
@@ -951,50 +925,26 @@ impl Port<'_> {
         .map_err(|e| format!("{d}: {e}"))
     }
 
-    fn dc1(
-        &mut self,
-        desc: u32,
-        exec_size: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<(), String> {
-        let bti = desc & 0xFF;
-        let mc = (desc >> 8) & 0x3F;
-        let ty = (desc >> 14) & 0x1F;
+    fn dc1(&mut self, m: Message<'_>) -> Result<(), String> {
+        let desc = m.desc;
+        let d = DcDesc::decode(desc);
+        let (bti, mc, ty) = (d.bti, d.mc, d.ty);
         match ty {
-            0x01 => self.untyped_rw(bti, mc, false, false, exec_mask, payload, response),
-            0x09 => self.untyped_rw(bti, mc, true, false, exec_mask, payload, response),
-            0x11 => self.untyped_rw(bti, mc, false, true, exec_mask, payload, response),
-            0x19 => self.untyped_rw(bti, mc, true, true, exec_mask, payload, response),
-            0x02 => self.untyped_atomic(
-                bti, mc, false, false, exec_size, exec_mask, payload, response,
-            ),
-            0x1B => self.untyped_atomic(
-                bti, mc, true, false, exec_size, exec_mask, payload, response,
-            ),
-            0x12 => self.untyped_atomic(
-                bti, mc, false, true, exec_size, exec_mask, payload, response,
-            ),
-            0x1D => {
-                self.untyped_atomic(bti, mc, true, true, exec_size, exec_mask, payload, response)
-            }
-            0x05 | 0x0D | 0x06 => self.typed(bti, mc, ty, exec_mask, payload, response),
+            0x01 => self.untyped_rw(d, false, false, m),
+            0x09 => self.untyped_rw(d, true, false, m),
+            0x11 => self.untyped_rw(d, false, true, m),
+            0x19 => self.untyped_rw(d, true, true, m),
+            0x02 => self.untyped_atomic(d, false, false, m),
+            0x1B => self.untyped_atomic(d, true, false, m),
+            0x12 => self.untyped_atomic(d, false, true, m),
+            0x1D => self.untyped_atomic(d, true, true, m),
+            0x05 | 0x0D | 0x06 => self.typed(d, m),
             0x10 | 0x1A => {
                 if mc & 3 != 0 {
                     return Err(format!("A64 scattered message with subtype {}", mc & 3));
                 }
                 let simd = if mc & 0x10 != 0 { 16 } else { 8 };
-                self.scattered(
-                    bti,
-                    simd,
-                    (mc >> 2) & 3,
-                    ty == 0x1A,
-                    true,
-                    exec_mask,
-                    payload,
-                    response,
-                )
+                self.scattered(bti, (simd, (mc >> 2) & 3), ty == 0x1A, true, m)
             }
             _ => Err(format!(
                 "data cache 1 message type {ty:#x} (descriptor {desc:#010x}) is not implemented"
@@ -1004,18 +954,10 @@ impl Port<'_> {
 }
 
 impl MessagePort for Port<'_> {
-    fn send(
-        &mut self,
-        sfid: u8,
-        desc: u32,
-        ex_desc: u32,
-        exec_size: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<SendOutcome, String> {
+    fn send(&mut self, m: Message<'_>) -> Result<SendOutcome, String> {
         self.messages += 1;
-        let eot = ex_desc & (1 << 5) != 0;
+        let (sfid, desc) = (m.sfid, m.desc);
+        let eot = m.ex_desc & (1 << 5) != 0;
         match sfid {
             SFID_GATEWAY => {
                 return match desc & 7 {
@@ -1032,9 +974,9 @@ impl MessagePort for Port<'_> {
                     ))
                 };
             }
-            SFID_SAMPLER => self.sampler(desc, exec_mask, payload, response)?,
-            SFID_DC0 => self.dc0(desc, exec_size, exec_mask, payload, response)?,
-            SFID_DC1 => self.dc1(desc, exec_size, exec_mask, payload, response)?,
+            SFID_SAMPLER => self.sampler(m)?,
+            SFID_DC0 => self.dc0(m)?,
+            SFID_DC1 => self.dc1(m)?,
             _ => return Err(format!("shared function {sfid} is not implemented")),
         }
         Ok(if eot {

@@ -5,7 +5,7 @@
 use ferrite_isa::{
     Dst, ExecSize, Gen, Instruction, Operands, RegSrc, Region, SendDesc, Sfid, Type,
 };
-use kernel_iface::gpu::eu::{Kernel, MessagePort, SendOutcome, ThreadState, ThreadStatus};
+use kernel_iface::gpu::eu::{Kernel, Message, MessagePort, SendOutcome, ThreadState, ThreadStatus};
 
 /// xorshift64*: small, deterministic.
 pub struct Rng(pub u64);
@@ -224,16 +224,16 @@ pub struct TestPort {
 }
 
 impl MessagePort for TestPort {
-    fn send(
-        &mut self,
-        sfid: u8,
-        desc: u32,
-        ex_desc: u32,
-        exec_size: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<SendOutcome, String> {
+    fn send(&mut self, m: Message<'_>) -> Result<SendOutcome, String> {
+        let Message {
+            sfid,
+            desc,
+            ex_desc,
+            exec_size,
+            exec_mask,
+            payload,
+            response,
+        } = m;
         self.msgs.push(Msg {
             sfid,
             desc,

@@ -120,10 +120,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new() -> Ctx {
-        let h = Harness::new();
-        let pd = h.physical_device();
-        let dev = h.create_device(pd);
-        Ctx::with_device(h, pd, dev)
+        Ctx::with_create_info(Harness::new(), vk::DeviceCreateInfo::default())
     }
 
     /// A context on a Vulkan 1.1 instance (validation layer on) whose device enables one
@@ -135,37 +132,29 @@ impl Ctx {
         features: &mut T,
     ) -> Ctx {
         let h = Harness::with_api_version(true, &[], vk::API_VERSION_1_1);
-        let pd = h.physical_device();
-        let prio = [1.0f32];
-        let queues = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(0)
-            .queue_priorities(&prio)];
         let names = [extension.as_ptr()];
-        let info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .enabled_extension_names(&names)
-            .push_next(features);
-        // SAFETY: valid create info for a live physical device.
-        let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-            .expect("vkCreateDevice");
-        Ctx::with_device(h, pd, dev)
+        Ctx::with_create_info(
+            h,
+            vk::DeviceCreateInfo::default()
+                .enabled_extension_names(&names)
+                .push_next(features),
+        )
     }
 
     /// A context whose device enables the core `features` (no extensions), on the default
     /// instance (validation layer on).
     pub fn with_features(features: &vk::PhysicalDeviceFeatures) -> Ctx {
-        let h = Harness::new();
+        Ctx::with_create_info(
+            Harness::new(),
+            vk::DeviceCreateInfo::default().enabled_features(features),
+        )
+    }
+
+    /// A context on `h`'s instance whose device has one queue and what `info` adds
+    /// (extensions, core features, a chain of feature structures).
+    pub fn with_create_info(h: Harness, info: vk::DeviceCreateInfo<'_>) -> Ctx {
         let pd = h.physical_device();
-        let prio = [1.0f32];
-        let queues = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(0)
-            .queue_priorities(&prio)];
-        let info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .enabled_features(features);
-        // SAFETY: a valid create info for a live physical device; destroyed by Ctx::finish.
-        let dev = unsafe { ferrite_tests::icd::create_device(&h.instance, pd, &info) }
-            .expect("vkCreateDevice with the requested core features");
+        let dev = h.create_device_with(pd, info);
         Ctx::with_device(h, pd, dev)
     }
 
@@ -1030,6 +1019,32 @@ pub fn compare_with_lavapipe(
     ok: impl Fn(&str, usize, u32, u32) -> bool,
     what: impl Fn(usize) -> String,
 ) {
+    compare_results_with_lavapipe(child_test, cases, |name, got, want| {
+        got.iter()
+            .zip(want)
+            .enumerate()
+            .filter(|&(i, (&g, &w))| !ok(name, i, g, w))
+            .map(|(i, (&g, &w))| {
+                format!(
+                    "{name}: word {i} ({}): Ferrite {} ({g:#x}), lavapipe {} ({w:#x})",
+                    what(i),
+                    f32::from_bits(g),
+                    f32::from_bits(w)
+                )
+            })
+            .collect()
+    });
+}
+
+/// Runs `child_test` on Ferrite and on lavapipe and checks each result with `diff(result name,
+/// Ferrite's words, lavapipe's words)`, which lists its differences; the failure message lists
+/// them all. Both runs must produce `cases` results of equal lengths, and lavapipe must have
+/// written something into each.
+pub fn compare_results_with_lavapipe(
+    child_test: &str,
+    cases: usize,
+    diff: impl Fn(&str, &[u32], &[u32]) -> Vec<String>,
+) {
     let (ferrite, lvp) = run_on_ferrite_and_lavapipe(child_test);
     assert_eq!(ferrite.len(), cases, "Ferrite's results");
     assert_eq!(lvp.len(), cases, "lavapipe's results");
@@ -1041,16 +1056,7 @@ pub fn compare_with_lavapipe(
             want.iter().any(|w| *w != 0),
             "{name}: lavapipe wrote nothing"
         );
-        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-            if !ok(name, i, g, w) {
-                bad.push(format!(
-                    "{name}: word {i} ({}): Ferrite {} ({g:#x}), lavapipe {} ({w:#x})",
-                    what(i),
-                    f32::from_bits(g),
-                    f32::from_bits(w)
-                ));
-            }
-        }
+        bad.extend(diff(name, got, want));
     }
     assert!(
         bad.is_empty(),

@@ -208,7 +208,29 @@ fn out_from_i(v: i128, ty: Type, sat: bool, env: &FpEnv) -> Out {
     }
 }
 
-/// Conditional modifier of a written value.
+/// `x cm y` for the ordering modifiers (Z, NZ, G, GE, L, LE), the same in every domain and
+/// for a comparison (CMP, SEL) as for a result tested against zero; `other()` for O, U, none
+/// and R, whose meaning depends on the domain.
+#[inline(always)]
+pub(super) fn ordered<T: PartialOrd>(
+    cm: CondMod,
+    x: T,
+    y: T,
+    other: impl FnOnce() -> bool,
+) -> bool {
+    match cm {
+        CondMod::Z => x == y,
+        CondMod::Nz => x != y,
+        CondMod::G => x > y,
+        CondMod::Ge => x >= y,
+        CondMod::L => x < y,
+        CondMod::Le => x <= y,
+        CondMod::O | CondMod::U | CondMod::None | CondMod::R => other(),
+    }
+}
+
+/// Conditional modifier of a written value: the value against zero; O also from the
+/// conversion's overflow.
 #[inline]
 fn cond_of(cm: CondMod, ty: Type, raw: u64, ovf: bool) -> bool {
     if ty.is_float() {
@@ -217,64 +239,35 @@ fn cond_of(cm: CondMod, ty: Type, raw: u64, ovf: bool) -> bool {
             Type::HF => fp::f16_to_f32(raw as u16) as f64,
             _ => f64::from_bits(raw),
         };
-        match cm {
-            CondMod::None | CondMod::R => false,
-            CondMod::Z => x == 0.0,
-            CondMod::Nz => x != 0.0,
-            CondMod::G => x > 0.0,
-            CondMod::Ge => x >= 0.0,
-            CondMod::L => x < 0.0,
-            CondMod::Le => x <= 0.0,
+        ordered(cm, x, 0.0, || match cm {
             CondMod::O => ovf || x.is_infinite(),
             CondMod::U => x.is_nan(),
-        }
+            _ => false,
+        })
     } else {
-        let v = int_of(ty, raw);
-        match cm {
-            CondMod::None | CondMod::R | CondMod::U => false,
-            CondMod::Z => v == 0,
-            CondMod::Nz => v != 0,
-            CondMod::G => v > 0,
-            CondMod::Ge => v >= 0,
-            CondMod::L => v < 0,
-            CondMod::Le => v <= 0,
-            CondMod::O => ovf,
-        }
+        ordered(cm, int_of(ty, raw), 0, || cm == CondMod::O && ovf)
     }
 }
 
 /// Comparison of CMP/SEL/CSEL in a float domain.
 #[inline]
 fn fcmp(cm: CondMod, a: f64, b: f64) -> bool {
-    match cm {
-        CondMod::Z => a == b,
-        CondMod::Nz => a != b,
-        CondMod::G => a > b,
-        CondMod::Ge => a >= b,
-        CondMod::L => a < b,
-        CondMod::Le => a <= b,
+    ordered(cm, a, b, || match cm {
         CondMod::U => a.is_nan() || b.is_nan(),
         CondMod::O => a.is_finite() && b.is_finite() && (a - b).is_infinite(),
-        CondMod::None | CondMod::R => false,
-    }
+        _ => false,
+    })
 }
 
 #[inline]
 fn icmp(cm: CondMod, a: i128, b: i128, exec_ty: Type) -> bool {
-    match cm {
-        CondMod::Z => a == b,
-        CondMod::Nz => a != b,
-        CondMod::G => a > b,
-        CondMod::Ge => a >= b,
-        CondMod::L => a < b,
-        CondMod::Le => a <= b,
-        CondMod::O => {
+    ordered(cm, a, b, || {
+        cm == CondMod::O && {
             let (lo, hi) = int_range(exec_ty);
             let d = a - b;
             d < lo || d > hi
         }
-        CondMod::U | CondMod::None | CondMod::R => false,
-    }
+    })
 }
 
 /// Integer execution type of a set of integer sources (the widest, signed if any is).

@@ -10,6 +10,7 @@
 
 use ferrite_isa::{CondMod, Type};
 
+use super::alu::ordered;
 use super::fp::{FpEnv, Rnd};
 use super::prep::{Alu, AluOp, Op};
 use super::regs::REGS_SIZE;
@@ -183,32 +184,16 @@ fn fast_32(
     let mut r = [0u32; 32];
     let mut cond = 0u32;
     let signed = a.src.iter().any(|s| s.ty == Type::D);
+    // `classify` admits only the ordering modifiers, and U for floats.
     let icmp = |x: u32, y: u32| -> bool {
         let (x, y) = if signed {
             (x as i32 as i64, y as i32 as i64)
         } else {
             (x as i64, y as i64)
         };
-        match cm {
-            CondMod::Z => x == y,
-            CondMod::Nz => x != y,
-            CondMod::G => x > y,
-            CondMod::Ge => x >= y,
-            CondMod::L => x < y,
-            _ => x <= y,
-        }
+        ordered(cm, x, y, || false)
     };
-    let fcmp = |x: f32, y: f32| -> bool {
-        match cm {
-            CondMod::Z => x == y,
-            CondMod::Nz => x != y,
-            CondMod::G => x > y,
-            CondMod::Ge => x >= y,
-            CondMod::L => x < y,
-            CondMod::Le => x <= y,
-            _ => x.is_nan() || y.is_nan(),
-        }
-    };
+    let fcmp = |x: f32, y: f32| -> bool { ordered(cm, x, y, || x.is_nan() || y.is_nan()) };
     match (a.op, float) {
         (AluOp::Mov, _) => r[..exec].copy_from_slice(&s0[..exec]),
         (AluOp::Add, true) => (0..exec).for_each(|k| r[k] = (f(s0[k]) + f(s1[k])).to_bits()),
@@ -273,14 +258,7 @@ fn fast_32(
                 } else {
                     r[k] as i64
                 };
-                match cm {
-                    CondMod::Z => v == 0,
-                    CondMod::Nz => v != 0,
-                    CondMod::G => v > 0,
-                    CondMod::Ge => v >= 0,
-                    CondMod::L => v < 0,
-                    _ => v <= 0,
-                }
+                ordered(cm, v, 0, || false)
             };
             cond |= (c as u32) << k;
         }
@@ -304,13 +282,7 @@ fn fast_32(
         }
     }
     if a.op == AluOp::Cmp || result_cmod {
-        let base = op.flag_base + op.first;
-        if base < 64 {
-            let m = (mask as u64) << base;
-            let c = (cond as u64) << base;
-            let flags = t.flags();
-            t.set_flags((flags & !m) | (c & m));
-        }
+        write_flag_bits(t, op, mask, cond);
     }
     true
 }
@@ -359,15 +331,7 @@ fn fast_hf(t: &mut ThreadState, a: &Alu, op: &Op, mask: u32, pred: u32, env: &Fp
     }
     let fcmp = |x: f32, y: f32| -> bool {
         let (x, y) = (x as f64, y as f64);
-        match cm {
-            CondMod::Z => x == y,
-            CondMod::Nz => x != y,
-            CondMod::G => x > y,
-            CondMod::Ge => x >= y,
-            CondMod::L => x < y,
-            CondMod::Le => x <= y,
-            _ => x.is_nan() || y.is_nan(),
-        }
+        ordered(cm, x, y, || x.is_nan() || y.is_nan())
     };
     let [s0, s1, s2] = &v;
     let mut r = [0u16; 32];
@@ -406,15 +370,7 @@ fn fast_hf(t: &mut ThreadState, a: &Alu, op: &Op, mask: u32, pred: u32, env: &Fp
     if result_cmod {
         for k in 0..exec {
             let x = super::fp::f16_to_f32(r[k]) as f64;
-            let c = match cm {
-                CondMod::Z => x == 0.0,
-                CondMod::Nz => x != 0.0,
-                CondMod::G => x > 0.0,
-                CondMod::Ge => x >= 0.0,
-                CondMod::L => x < 0.0,
-                CondMod::Le => x <= 0.0,
-                _ => x.is_nan(),
-            };
+            let c = ordered(cm, x, 0.0, || x.is_nan());
             cond |= (c as u32) << k;
         }
     }
@@ -427,12 +383,18 @@ fn fast_hf(t: &mut ThreadState, a: &Alu, op: &Op, mask: u32, pred: u32, env: &Fp
         }
     }
     if a.op == AluOp::Cmp || result_cmod {
-        let base = op.flag_base + op.first;
-        if base < 64 {
-            let m = (mask as u64) << base;
-            let c = (cond as u64) << base;
-            let flags = t.flags();
-            t.set_flags((flags & !m) | (c & m));
-        }
+        write_flag_bits(t, op, mask, cond);
+    }
+}
+
+/// Writes the enabled lanes' bits of `cond` into the instruction's flag subregister.
+#[inline]
+fn write_flag_bits(t: &mut ThreadState, op: &Op, mask: u32, cond: u32) {
+    let base = op.flag_base + op.first;
+    if base < 64 {
+        let m = (mask as u64) << base;
+        let c = (cond as u64) << base;
+        let flags = t.flags();
+        t.set_flags((flags & !m) | (c & m));
     }
 }

@@ -90,30 +90,20 @@ pub fn f64_to_f32(x: f64, rnd: Rnd) -> f32 {
     if rnd == Rnd::Rtne || x.is_nan() || r as f64 == x {
         return r;
     }
-    let rd = r as f64;
+    directed_f32(r, r as f64 > x, x < 0.0, rnd)
+}
+
+/// `r`, the f32 nearest to an inexact value, corrected for a directed rounding mode: `above`
+/// says whether `r` lies above the exact value, `neg` whether that value is negative (`r`
+/// has its sign, so it lies away from zero when `above != neg`).
+#[inline]
+fn directed_f32(r: f32, above: bool, neg: bool, rnd: Rnd) -> f32 {
     match rnd {
         Rnd::Rtne => r,
-        Rnd::Ru => {
-            if rd < x {
-                step_f32(r, true)
-            } else {
-                r
-            }
-        }
-        Rnd::Rd => {
-            if rd > x {
-                step_f32(r, false)
-            } else {
-                r
-            }
-        }
-        Rnd::Rtz => {
-            if rd.abs() > x.abs() {
-                step_f32(r, x < 0.0)
-            } else {
-                r
-            }
-        }
+        Rnd::Ru if !above => step_f32(r, true),
+        Rnd::Rd if above => step_f32(r, false),
+        Rnd::Rtz if above != neg => step_f32(r, neg),
+        Rnd::Ru | Rnd::Rd | Rnd::Rtz => r,
     }
 }
 
@@ -271,30 +261,7 @@ pub fn i128_to_f32(v: i128, rnd: Rnd) -> f32 {
     if back == v || r.is_infinite() {
         return r;
     }
-    match rnd {
-        Rnd::Rtne => r,
-        Rnd::Ru => {
-            if back < v {
-                step_f32(r, true)
-            } else {
-                r
-            }
-        }
-        Rnd::Rd => {
-            if back > v {
-                step_f32(r, false)
-            } else {
-                r
-            }
-        }
-        Rnd::Rtz => {
-            if back.abs() > v.abs() {
-                step_f32(r, v < 0)
-            } else {
-                r
-            }
-        }
-    }
+    directed_f32(r, back > v, v < 0, rnd)
 }
 
 /// The first, floating-point formulation of [`f32_to_f16`], kept as its reference.

@@ -153,23 +153,26 @@ pub enum SendOutcome {
 
 /// Everything a SEND does outside the EU.
 pub trait MessagePort {
-    /// Executes one message. `payload` = src0 (mlen GRFs) followed, for split sends, by
+    /// Executes one message. Of `m`: `payload` = src0 (mlen GRFs) followed, for split sends, by
     /// src1 (ex_mlen GRFs). `response` = rlen GRFs, **pre-filled with the current contents of
     /// the destination registers**: write only what the message returns, so channels the
     /// message does not return keep their old values. `exec_mask` bit k = lane k of the
     /// instruction (channel `first + k`) is enabled. `desc`/`ex_desc` as encoded (or read
     /// from a0); `ex_desc` includes SFID (bits 3:0) and EOT (bit 5).
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &mut self,
-        sfid: u8,
-        desc: u32,
-        ex_desc: u32,
-        exec_size: u32,
-        exec_mask: u32,
-        payload: &[u8],
-        response: &mut [u8],
-    ) -> Result<SendOutcome, String>;
+    fn send(&mut self, m: Message<'_>) -> Result<SendOutcome, String>;
+}
+
+/// One message as an EU hands it to its port ([`MessagePort::send`] says what each part holds).
+#[derive(Debug)]
+pub struct Message<'a> {
+    pub sfid: u8,
+    pub desc: u32,
+    pub ex_desc: u32,
+    /// The SEND's execution size.
+    pub exec_size: u32,
+    pub exec_mask: u32,
+    pub payload: &'a [u8],
+    pub response: &'a mut [u8],
 }
 
 /// Global bound on trace output lines (all threads together).
@@ -756,15 +759,15 @@ impl ThreadState {
             Some(r) => self.response.extend_from_slice(&self.regs[r.clone()]),
             None => self.response.resize(rlen * 32, 0),
         }
-        let out = port.send(
-            s.sfid,
+        let out = port.send(Message {
+            sfid: s.sfid,
             desc,
             ex_desc,
-            op.exec,
-            mask,
-            &self.payload,
-            &mut self.response,
-        )?;
+            exec_size: op.exec,
+            exec_mask: mask,
+            payload: &self.payload,
+            response: &mut self.response,
+        })?;
         if let Some(r) = dst_range {
             self.regs[r].copy_from_slice(&self.response);
         }

@@ -157,12 +157,18 @@ fn to_f32(x: f64, r: Rounding) -> f32 {
     }
     let below = if (n as f64) < x { n } else { n.next_down() };
     let above = if (n as f64) > x { n } else { n.next_up() };
+    pick(r, x > 0.0, n, below, above)
+}
+
+/// What rounding mode `r` makes of an inexact value (`positive`: its sign) given its nearest
+/// neighbour and the neighbours below and above it.
+fn pick<T>(r: Rounding, positive: bool, nearest: T, below: T, above: T) -> T {
     match r {
-        Rounding::NearestEven => n,
+        Rounding::NearestEven => nearest,
         Rounding::Up => above,
         Rounding::Down => below,
         Rounding::TowardZero => {
-            if x > 0.0 {
+            if positive {
                 below
             } else {
                 above
@@ -171,50 +177,24 @@ fn to_f32(x: f64, r: Rounding) -> f32 {
     }
 }
 
-/// An integer to f32 in `r` (exact decision through i128 comparisons).
-fn int_to_f32(v: i128, r: Rounding) -> f32 {
-    let n = v as f32;
-    let back = n as i128;
-    if back == v || n.is_infinite() {
-        return n;
-    }
-    let below = if back < v { n } else { n.next_down() };
-    let above = if back > v { n } else { n.next_up() };
-    match r {
-        Rounding::NearestEven => n,
-        Rounding::Up => above,
-        Rounding::Down => below,
-        Rounding::TowardZero => {
-            if v > 0 {
-                below
-            } else {
-                above
+/// An integer to a float in `r` (exact decision through i128 comparisons); the same for f32
+/// and f64.
+macro_rules! int_to_float {
+    ($name:ident, $t:ty) => {
+        fn $name(v: i128, r: Rounding) -> $t {
+            let n = v as $t;
+            let back = n as i128;
+            if back == v || n.is_infinite() {
+                return n;
             }
+            let below = if back < v { n } else { n.next_down() };
+            let above = if back > v { n } else { n.next_up() };
+            pick(r, v > 0, n, below, above)
         }
-    }
+    };
 }
-
-fn int_to_f64(v: i128, r: Rounding) -> f64 {
-    let n = v as f64;
-    let back = n as i128;
-    if back == v || n.is_infinite() {
-        return n;
-    }
-    let below = if back < v { n } else { n.next_down() };
-    let above = if back > v { n } else { n.next_up() };
-    match r {
-        Rounding::NearestEven => n,
-        Rounding::Up => above,
-        Rounding::Down => below,
-        Rounding::TowardZero => {
-            if v > 0 {
-                below
-            } else {
-                above
-            }
-        }
-    }
-}
+int_to_float!(int_to_f32, f32);
+int_to_float!(int_to_f64, f64);
 
 /// A finite double as (negative, integer significand, exponent): x = +-m * 2^e.
 fn parts(x: f64) -> (bool, u128, i32) {
@@ -389,25 +369,26 @@ fn store(v: V, ty: Type, sat: bool, env: &Env) -> (u64, bool) {
             x
         }
     };
+    // The value as f32 in the rounding mode, saturated if asked (F and HF).
+    let single = || -> f32 {
+        let x = match v {
+            V::F(x) => x,
+            V::D(x) => to_f32(x, env.rounding),
+            V::I(i) => int_to_f32(i, env.rounding),
+        };
+        if sat {
+            sat01(x as f64) as f32
+        } else {
+            x
+        }
+    };
     match ty {
         Type::F => {
-            let x: f32 = match v {
-                V::F(x) => x,
-                V::D(x) => to_f32(x, env.rounding),
-                V::I(i) => int_to_f32(i, env.rounding),
-            };
-            let x = if sat { sat01(x as f64) as f32 } else { x };
-            let x = flush32(x, env.keep_f32_denorms);
+            let x = flush32(single(), env.keep_f32_denorms);
             (x.to_bits() as u64, x.is_infinite())
         }
         Type::HF => {
-            let x: f32 = match v {
-                V::F(x) => x,
-                V::D(x) => to_f32(x, env.rounding),
-                V::I(i) => int_to_f32(i, env.rounding),
-            };
-            let x = if sat { sat01(x as f64) as f32 } else { x };
-            let h = f16::from_f32(x);
+            let h = f16::from_f32(single());
             let h = if !env.keep_f16_denorms
                 && h.is_finite()
                 && !h.is_normal()

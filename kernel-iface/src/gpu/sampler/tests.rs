@@ -6,7 +6,7 @@
 use super::reference::{RefImage, RefKind, RefLevel, RefSampler, RefWrap};
 use crate::genxml::{BindingTableState, RenderSurfaceState, SamplerBorderColorState, SamplerState};
 use crate::gpu::dataport::{Port, SurfaceContext, SFID_DC1, SFID_SAMPLER};
-use crate::gpu::eu::MessagePort;
+use crate::gpu::eu::{Message, MessagePort};
 use crate::gpu::memory::GpuMemory;
 use crate::image::{ImageDesc, ImageDim, ImageLayout, Tiling};
 use crate::sim::{BoMemory, ExecObject};
@@ -69,8 +69,16 @@ impl Bed {
         let mut slm = [];
         let mut port = Port::new(&self.mem, &self.ctx, &mut cache, &mut slm);
         let mut resp = vec![0u8; rlen * 32];
-        port.send(sfid, desc, sfid as u32, 8, exec_mask, payload, &mut resp)
-            .unwrap_or_else(|e| panic!("send {desc:#010x}: {e}"));
+        port.send(Message {
+            sfid,
+            desc,
+            ex_desc: sfid as u32,
+            exec_size: 8,
+            exec_mask,
+            payload,
+            response: &mut resp,
+        })
+        .unwrap_or_else(|e| panic!("send {desc:#010x}: {e}"));
         resp
     }
 }
@@ -712,15 +720,15 @@ fn typed_read_of_an_unreadable_format_is_an_error() {
     let mut resp = [0u8; 32];
     let rdesc = (2 << 25) | (1 << 20) | (0x05 << 14) | (1 << 12) | (0xE << 8);
     let e = port
-        .send(
-            SFID_DC1,
-            rdesc,
-            SFID_DC1 as u32,
-            8,
-            0xFF,
-            &payload,
-            &mut resp,
-        )
+        .send(Message {
+            sfid: SFID_DC1,
+            desc: rdesc,
+            ex_desc: SFID_DC1 as u32,
+            exec_size: 8,
+            exec_mask: 0xFF,
+            payload: &payload,
+            response: &mut resp,
+        })
         .unwrap_err();
     assert!(e.contains("R8G8B8A8_UNORM"), "{e}");
 }
