@@ -8,9 +8,10 @@
 //! foreign id is an error instead of undefined behaviour. Ids are unique across the process
 //! (validation layers key their object tracking by handle value).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
 
 use crate::error::{DriverError, Result};
 
@@ -106,18 +107,20 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Non-dispatchable objects of one kind, by id.
 pub struct Registry<T> {
     kind: &'static str,
-    map: Mutex<HashMap<u64, Arc<T>>>,
+    /// Ids are sequential and made here, so the Fx hash suits them (a look-up is on every
+    /// submission's path).
+    map: Mutex<FxHashMap<u64, Arc<T>>>,
 }
 
 impl<T> Registry<T> {
     pub fn new(kind: &'static str) -> Self {
         Registry {
             kind,
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(FxHashMap::default()),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<T>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<u64, Arc<T>>> {
         // A panic while holding the lock cannot leave the map half-updated (single insert/remove).
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -175,6 +178,13 @@ impl<T> Registry<T> {
     /// Every live object (a snapshot).
     pub fn values(&self) -> Vec<Arc<T>> {
         self.lock().values().cloned().collect()
+    }
+
+    /// Calls `f` on every live object, under the registry's lock (no snapshot allocated).
+    pub fn for_each(&self, mut f: impl FnMut(&T)) {
+        for v in self.lock().values() {
+            f(v);
+        }
     }
 
     pub fn len(&self) -> usize {

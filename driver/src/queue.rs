@@ -20,6 +20,17 @@
 //! (`sync::EmulatedTimeline`): their waits and signals travel as binary syncobjs in the fence
 //! array, resolved when the step goes to the kernel (`Queue::exec_step`).
 //! vkQueueSubmit and vkQueueSubmit2KHR share one plan: [`Step`]s, one per execbuffer.
+//!
+//! A submission with nothing but a fence (no command buffer, no semaphore) needs no
+//! execbuffer: its fence must signal once everything submitted before it has completed, and
+//! the context runs its execbuffers in order, so the fence gets the completion fence of the
+//! last execbuffer (DRM_IOCTL_SYNCOBJ_TRANSFER), or is signalled at once when everything is
+//! known complete. Kernels without the timeline syncobj ioctls, or a queue with deferred
+//! submissions, take the general path (the no-op batch).
+//!
+//! The syncobjs that track execbuffers (`done`) are recycled once their execbuffers are known
+//! complete, and the lists an execbuffer is built from are kept for their capacity: in the
+//! steady state a submission creates and destroys no kernel object and allocates only its plan.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,6 +54,23 @@ use crate::sync::{Fence, Semaphore, TimelinePoint};
 const MAX_IN_FLIGHT: usize = 256;
 
 type InFlight = (u32, Option<Arc<Executable>>);
+
+/// Execbuffers handed to the kernel, and what the next one reuses.
+#[derive(Default)]
+struct Flight {
+    /// (done syncobj, executable) of each execbuffer not yet known complete.
+    in_flight: Vec<InFlight>,
+    /// Done syncobjs of completed execbuffers, for the next ones (a binary syncobj an
+    /// execbuffer signals gets that execbuffer's fence in place of the old one).
+    free: Vec<u32>,
+    /// The done syncobj of the last execbuffer; None once everything is known complete.
+    last: Option<u32>,
+    /// The lists of the last execbuffer, kept for their capacity.
+    objs: HashMap<u32, crate::cmd::ExecObject>,
+    list: Vec<drm_i915_gem_exec_object2>,
+    fences: Vec<drm_i915_gem_exec_fence>,
+    points: Vec<u64>,
+}
 
 /// One execbuffer of a submission: its batch (None: the no-op batch), the (syncobj, point)
 /// pairs it waits for and signals (point 0: binary), and the semaphores whose points must be
@@ -85,7 +113,7 @@ pub struct Queue {
     ctx: u32,
     /// A batch that does nothing (semaphore-only and fence-only submissions).
     noop: GemBo,
-    in_flight: Mutex<Vec<InFlight>>,
+    flight: Mutex<Flight>,
     /// Steps waiting for timeline points nobody has submitted yet, in queue order.
     deferred: Mutex<VecDeque<Step>>,
     /// Notified whenever `deferred` becomes empty while a thread waits for that.
@@ -113,7 +141,7 @@ impl Queue {
             core,
             ctx,
             noop,
-            in_flight: Mutex::new(Vec::new()),
+            flight: Mutex::new(Flight::default()),
             deferred: Mutex::new(VecDeque::new()),
             drained: Condvar::new(),
             drain_waiters: AtomicUsize::new(0),
@@ -127,8 +155,8 @@ impl Queue {
         unsafe { handles::borrow(h.as_raw() as *mut u8, "VkQueue") }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<InFlight>> {
-        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Flight> {
+        self.flight.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Reports (and remembers) a hang of this queue's context.
@@ -247,19 +275,46 @@ impl Queue {
         self.retire()
     }
 
-    /// Waits for every execbuffer handed to the kernel and releases their syncobjs.
+    /// Waits for every execbuffer handed to the kernel, releases their executables and keeps
+    /// their syncobjs for the next execbuffers.
     fn retire(&self) -> Result<()> {
-        let mut in_flight = self.lock();
-        if !in_flight.is_empty() {
-            let handles: Vec<u32> = in_flight.iter().map(|x| x.0).collect();
+        let mut flight = self.lock();
+        if !flight.in_flight.is_empty() {
+            let handles: Vec<u32> = flight.in_flight.iter().map(|x| x.0).collect();
             let drm = &self.core.adapter.drm;
             drm.syncobj_wait_flags(&handles, i64::MAX, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL)?;
-            for (h, _) in in_flight.drain(..) {
-                drm.syncobj_destroy(h)?;
-            }
+            let Flight {
+                in_flight, free, ..
+            } = &mut *flight;
+            free.extend(in_flight.drain(..).map(|(h, _)| h));
         }
-        drop(in_flight);
+        flight.last = None;
+        drop(flight);
         self.check_hang()
+    }
+
+    /// Signals `fence` once everything submitted before has completed, without an execbuffer
+    /// (see the module's comment). Returns false, having done nothing, where that takes the
+    /// general path: deferred submissions, or a kernel without SYNCOBJ_TRANSFER.
+    fn signal_fence_in_order(&self, fence: &Fence) -> Result<bool> {
+        let drm = &self.core.adapter.drm;
+        if !drm.caps().timeline_fences {
+            return Ok(false);
+        }
+        // Held to the end: a concurrent submission (another queue handle is not possible, but
+        // the flush of a host signal is) cannot slip between the check and the transfer.
+        let deferred = self.lock_deferred();
+        if !deferred.is_empty() {
+            return Ok(false);
+        }
+        let flight = self.lock();
+        match flight.last {
+            Some(done) => drm.syncobj_transfer(fence.syncobj, 0, done, 0, 0)?,
+            None => drm.syncobj_signal(&[fence.syncobj])?,
+        }
+        drop(flight);
+        drop(deferred);
+        Ok(true)
     }
 
     /// One EXECBUFFER2 for `step`: an emulated timeline's wait becomes a wait for the binary
@@ -267,22 +322,28 @@ impl Queue {
     /// emulated signal a fresh binary syncobj the timeline records once the kernel took the
     /// execbuffer.
     fn exec_step(&self, step: &Step) -> Result<()> {
-        let mut waits = step.waits.clone();
         let mut held = Vec::new();
         for (s, v) in &step.emulated_waits {
             if let Some(p) = s.emulated.as_ref().and_then(|e| e.wait_point(*v)) {
-                waits.push((p.syncobj, 0));
                 held.push(p);
             }
         }
-        let mut signals = step.signals.clone();
         let mut points = Vec::new();
         for (s, v) in &step.emulated_signals {
             let p = TimelinePoint::new(&self.core.adapter.drm)?;
-            signals.push((p.syncobj, 0));
             points.push((s, *v, p));
         }
-        self.exec(step.exe.as_ref(), &waits, &signals)?;
+        let waits = step
+            .waits
+            .iter()
+            .copied()
+            .chain(held.iter().map(|p| (p.syncobj, 0)));
+        let signals = step
+            .signals
+            .iter()
+            .copied()
+            .chain(points.iter().map(|(_, _, p)| (p.syncobj, 0)));
+        self.exec(step.exe.as_ref(), waits, signals)?;
         for (s, v, p) in points {
             if let Some(e) = &s.emulated {
                 e.submitted(v, p);
@@ -297,69 +358,75 @@ impl Queue {
     fn exec(
         &self,
         exe: Option<&Arc<Executable>>,
-        waits: &[(u32, u64)],
-        signals: &[(u32, u64)],
+        waits: impl Iterator<Item = (u32, u64)>,
+        signals: impl Iterator<Item = (u32, u64)>,
     ) -> Result<()> {
         self.core.check_lost()?;
         let drm = &self.core.adapter.drm;
-        let mut objs = HashMap::new();
+        // Held across the ioctl: the lists are the queue's, and every execbuffer goes out
+        // under the deferred list's lock anyway.
+        let mut flight = self.lock();
+        let Flight {
+            in_flight,
+            free,
+            last,
+            objs,
+            list,
+            fences,
+            points,
+        } = &mut *flight;
+        objs.clear();
+        list.clear();
+        fences.clear();
+        points.clear();
         let batch = match exe {
             Some(e) => {
-                e.objects(&mut objs);
+                e.objects(objs);
                 // Memory a shader may reach through a buffer device address, named by no
                 // descriptor: resident in every submission (as anv does).
-                for m in self.core.memories.values() {
+                self.core.memories.for_each(|m| {
                     if m.device_address {
                         let size = m.size.div_ceil(crate::bo::PAGE) * crate::bo::PAGE;
                         objs.insert(m.bo, (m.bo, m.va, size));
                     }
-                }
+                });
                 &e.batch
             }
             None => &self.noop,
         };
         let pinned = EXEC_OBJECT_PINNED | EXEC_OBJECT_SUPPORTS_48B_ADDRESS;
-        let mut list: Vec<drm_i915_gem_exec_object2> = objs
-            .values()
-            .filter(|o| o.0 != batch.handle)
-            .map(|&(handle, va, _)| drm_i915_gem_exec_object2 {
-                handle,
-                offset: va,
-                flags: pinned | EXEC_OBJECT_WRITE,
-                ..Default::default()
-            })
-            .collect();
+        list.extend(
+            objs.values()
+                .filter(|o| o.0 != batch.handle)
+                .map(|&(handle, va, _)| drm_i915_gem_exec_object2 {
+                    handle,
+                    offset: va,
+                    flags: pinned | EXEC_OBJECT_WRITE,
+                    ..Default::default()
+                }),
+        );
+        objs.clear();
         // Deterministic order (handles), the batch last as EXECBUFFER2 wants by default.
-        list.sort_by_key(|o| o.handle);
+        list.sort_unstable_by_key(|o| o.handle);
         list.push(drm_i915_gem_exec_object2 {
             handle: batch.handle,
             offset: batch.va,
             flags: pinned,
             ..Default::default()
         });
-        let done = drm.syncobj_create(false)?;
-        let (mut fences, mut points): (Vec<drm_i915_gem_exec_fence>, Vec<u64>) = waits
-            .iter()
-            .map(|&(handle, point)| {
-                let f = drm_i915_gem_exec_fence {
-                    handle,
-                    flags: I915_EXEC_FENCE_WAIT,
-                };
-                (f, point)
-            })
-            .chain(
-                signals
-                    .iter()
-                    .chain(std::iter::once(&(done, 0)))
-                    .map(|&(handle, point)| {
-                        let f = drm_i915_gem_exec_fence {
-                            handle,
-                            flags: I915_EXEC_FENCE_SIGNAL,
-                        };
-                        (f, point)
-                    }),
-            )
-            .unzip();
+        let done = match free.pop() {
+            Some(h) => h,
+            None => drm.syncobj_create(false)?,
+        };
+        let fence = |handle, flags| drm_i915_gem_exec_fence { handle, flags };
+        for (handle, point) in waits {
+            fences.push(fence(handle, I915_EXEC_FENCE_WAIT));
+            points.push(point);
+        }
+        for (handle, point) in signals.chain(std::iter::once((done, 0))) {
+            fences.push(fence(handle, I915_EXEC_FENCE_SIGNAL));
+            points.push(point);
+        }
         let mut eb = drm_i915_gem_execbuffer2 {
             buffers_ptr: list.as_mut_ptr() as u64,
             buffer_count: list.len() as u32,
@@ -386,14 +453,16 @@ impl Queue {
             eb.cliprects_ptr = std::ptr::addr_of_mut!(timeline) as u64;
         }
         if let Err(e) = drm.execbuffer2(&mut eb) {
-            let _ = drm.syncobj_destroy(done);
+            // The kernel signalled nothing: the syncobj is as it was, fit for the next one.
+            free.push(done);
             if e.errno() == Some(libc_eio()) || matches!(e, KernelError::DeviceLost(_)) {
                 self.core.lost.store(true, Ordering::Release);
                 return Err(DriverError::DeviceLost(format!("EXECBUFFER2: {e}")));
             }
             return Err(e.into());
         }
-        self.lock().push((done, exe.cloned()));
+        in_flight.push((done, exe.cloned()));
+        *last = Some(done);
         Ok(())
     }
 }
@@ -405,8 +474,9 @@ const fn libc_eio() -> i32 {
 impl Drop for Queue {
     fn drop(&mut self) {
         let drm = self.core.adapter.drm.clone();
-        let in_flight = self.in_flight.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (h, _) in in_flight.drain(..) {
+        let flight = self.flight.get_mut().unwrap_or_else(|e| e.into_inner());
+        let done = flight.in_flight.drain(..).map(|(h, _)| h);
+        for h in done.chain(flight.free.drain(..)) {
             if let Err(e) = drm.syncobj_destroy(h) {
                 log::warn!("queue teardown: syncobj {h}: {e}");
             }
@@ -549,6 +619,20 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
     steps
 }
 
+/// A submission of nothing but `fence` (no command buffer, no semaphore): the fence signals in
+/// queue order without an execbuffer where the kernel allows (see the module's comment).
+/// Returns false where it takes the general path.
+fn submit_fence_only(q: &Queue, fence: vk::Fence) -> Result<bool> {
+    q.core.check_lost()?;
+    if fence.is_null() {
+        // Nothing to signal and nothing to run; deferred submissions go out when what they
+        // wait for is signalled, which this submission is not.
+        return Ok(q.lock_deferred().is_empty());
+    }
+    let fence = q.core.fences.get(fence.as_raw())?;
+    q.signal_fence_in_order(&fence)
+}
+
 /// The common part of vkQueueSubmit and vkQueueSubmit2KHR.
 pub fn submit_batches(
     q: &Queue,
@@ -556,7 +640,7 @@ pub fn submit_batches(
     resolve: impl FnOnce(&Core) -> Result<Vec<Batch>>,
 ) -> Result<vk::Result> {
     q.core.check_lost()?;
-    if q.lock().len() > MAX_IN_FLIGHT {
+    if q.lock().in_flight.len() > MAX_IN_FLIGHT {
         q.retire()?;
     }
     let fence = if fence.is_null() {
@@ -587,6 +671,14 @@ pub(crate) unsafe extern "system" fn queue_submit(
         let q = unsafe { Queue::from_handle(queue) }?;
         // SAFETY: pSubmits holds submitCount structures per the spec.
         let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
+        let fence_only = submits.iter().all(|s| {
+            s.wait_semaphore_count == 0
+                && s.command_buffer_count == 0
+                && s.signal_semaphore_count == 0
+        });
+        if fence_only && submit_fence_only(q, fence)? {
+            return Ok(vk::Result::SUCCESS);
+        }
         submit_batches(q, fence, |core| {
             submits
                 .iter()
@@ -669,6 +761,14 @@ pub(crate) unsafe extern "system" fn queue_submit2(
         let q = unsafe { Queue::from_handle(queue) }?;
         // SAFETY: pSubmits holds submitCount structures per the spec.
         let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
+        let fence_only = submits.iter().all(|s| {
+            s.wait_semaphore_info_count == 0
+                && s.command_buffer_info_count == 0
+                && s.signal_semaphore_info_count == 0
+        });
+        if fence_only && submit_fence_only(q, fence)? {
+            return Ok(vk::Result::SUCCESS);
+        }
         submit_batches(q, fence, |core| {
             submits
                 .iter()

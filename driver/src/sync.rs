@@ -47,6 +47,28 @@ fn syncobjs(d: &Device, count: u32, p_fences: *const vk::Fence) -> Result<Vec<u3
         .collect()
 }
 
+/// Fences looked up without an allocation up to this many (vkWaitForFences' usual case).
+const FEW_FENCES: usize = 8;
+
+/// Calls `f` with the syncobjs behind `count` fences: on the stack for up to [`FEW_FENCES`].
+fn with_syncobjs<R>(
+    d: &Device,
+    count: u32,
+    p_fences: *const vk::Fence,
+    f: impl FnOnce(&[u32]) -> Result<R>,
+) -> Result<R> {
+    if count as usize > FEW_FENCES {
+        return f(&syncobjs(d, count, p_fences)?);
+    }
+    // SAFETY: `count` valid fence handles per the spec.
+    let fences = unsafe { ffi::slice(p_fences, count, "pFences") }?;
+    let mut handles = [0u32; FEW_FENCES];
+    for (h, fence) in handles.iter_mut().zip(fences) {
+        *h = d.fences.get(fence.as_raw())?.syncobj;
+    }
+    f(&handles[..fences.len()])
+}
+
 /// Waits with the kernel's semantics for Vulkan fences: an unsubmitted fence is simply not
 /// signalled yet (WAIT_FOR_SUBMIT), so it times out instead of failing.
 fn wait(d: &Device, handles: &[u32], wait_all: bool, timeout_abs_ns: i64) -> Result<vk::Result> {
@@ -111,9 +133,10 @@ pub(crate) unsafe extern "system" fn reset_fences(
     ffi::result("vkResetFences", || {
         // SAFETY: a live device per the spec.
         let d = unsafe { dev(device) }?;
-        let handles = syncobjs(d, count, p_fences)?;
-        if !handles.is_empty() {
-            d.adapter.drm.syncobj_reset(&handles)?;
+        if count > 0 {
+            with_syncobjs(d, count, p_fences, |handles| {
+                Ok(d.adapter.drm.syncobj_reset(handles)?)
+            })?;
         }
         Ok(vk::Result::SUCCESS)
     })
@@ -145,11 +168,12 @@ pub(crate) unsafe extern "system" fn wait_for_fences(
     ffi::result("vkWaitForFences", || {
         // SAFETY: a live device per the spec.
         let d = unsafe { dev(device) }?;
-        let handles = syncobjs(d, count, p_fences)?;
-        if handles.is_empty() {
+        if count == 0 {
             return Err(DriverError::InvalidArgument("fenceCount is 0".into()));
         }
-        let r = wait(d, &handles, wait_all != vk::FALSE, deadline(timeout))?;
+        let r = with_syncobjs(d, count, p_fences, |handles| {
+            wait(d, handles, wait_all != vk::FALSE, deadline(timeout))
+        })?;
         d.queue().obj.check_hang()?;
         Ok(r)
     })

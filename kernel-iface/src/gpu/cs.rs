@@ -7,9 +7,10 @@
 //! outside every object, a runaway kernel) is a [`GpuHang`]; the kernel side then signals the
 //! job's fences with an error and bans the context if needed.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
 
 use crate::debug_flag;
 use crate::genxml::*;
@@ -57,7 +58,7 @@ struct ContextState {
     vfe: Option<MediaVfeState>,
     curbe: Vec<u8>,
     idds: Vec<u8>,
-    registers: HashMap<u32, u32>,
+    registers: FxHashMap<u32, u32>,
 }
 
 impl ContextState {
@@ -119,7 +120,8 @@ impl std::fmt::Display for GpuStats {
 
 /// The simulated Gen9 render engine: command streamer, thread dispatch, EUs and data port.
 pub struct SimGpu {
-    contexts: Mutex<HashMap<u32, ContextState>>,
+    /// Boxed: a job takes its context's state out of the map and puts it back after.
+    contexts: Mutex<FxHashMap<u32, Box<ContextState>>>,
     scratch_page: Arc<Mutex<Vec<u8>>>,
     thread_budget: AtomicU64,
     host_threads: AtomicU64,
@@ -169,7 +171,7 @@ impl SimGpu {
                     .unwrap_or(1)
             });
         SimGpu {
-            contexts: Mutex::new(HashMap::new()),
+            contexts: Mutex::new(FxHashMap::default()),
             scratch_page: GpuMemory::new_scratch_page(),
             thread_budget: AtomicU64::new(budget.max(1)),
             host_threads: AtomicU64::new(threads.max(1)),

@@ -24,10 +24,12 @@ pub use faults::{FaultKind, Faults, FAULT_NAMES};
 pub use gpu::{ExecError, ExecJob, ExecObject, GpuBackend, GpuHang, NoGpu};
 pub use memory::BoMemory;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use rustc_hash::FxHashMap;
 
 use crate::device_info::DeviceInfo;
 use crate::drm_device::monotonic_ns;
@@ -74,7 +76,7 @@ struct Context {
     batch_active: u32,
     batch_pending: u32,
     /// Where unpinned objects were last placed in this context's address space.
-    bound: HashMap<u32, u64>,
+    bound: FxHashMap<u32, u64>,
     next_address: u64,
 }
 
@@ -90,7 +92,7 @@ impl Default for Context {
             persistent: true,
             batch_active: 0,
             batch_pending: 0,
-            bound: HashMap::new(),
+            bound: FxHashMap::default(),
             next_address: FIRST_AUTO_ADDRESS,
         }
     }
@@ -98,12 +100,12 @@ impl Default for Context {
 
 #[derive(Debug)]
 struct State {
-    bos: HashMap<u32, Bo>,
+    bos: FxHashMap<u32, Bo>,
     next_bo: u32,
     /// mmap offset -> handle.
     offsets: BTreeMap<u64, u32>,
     next_offset: u64,
-    contexts: HashMap<u32, Context>,
+    contexts: FxHashMap<u32, Context>,
     next_ctx: u32,
     reset_count: u32,
 }
@@ -185,6 +187,88 @@ pub struct SimKernel {
     /// The render engine runs one job at a time.
     engine: Mutex<()>,
     live_memory: Arc<AtomicUsize>,
+    /// Ioctls received, by ioctl number (the request's low byte: EXECBUFFER2 and its `_WR`
+    /// variant share one), for tests that pin how many system calls a driver path costs.
+    ioctls: [AtomicU64; 256],
+    /// Buffers of finished execbuffers, reused by the next ones (no allocation per submission
+    /// once they have grown to the lists' sizes).
+    exec_scratch: Mutex<Vec<ExecScratch>>,
+}
+
+/// The working lists of one EXECBUFFER2, kept across calls for their capacity.
+#[derive(Default)]
+struct ExecScratch {
+    exec: Vec<drm_i915_gem_exec_object2>,
+    user_fences: Vec<drm_i915_gem_exec_fence>,
+    values: Vec<u64>,
+    fences: Vec<ExecFence>,
+    sizes: Vec<u64>,
+    placed: Vec<Option<u64>>,
+    moved: Vec<usize>,
+    objects: Vec<ExecObject>,
+}
+
+impl ExecScratch {
+    /// Empties every list (dropping the references to objects and fences they hold), keeping
+    /// the capacity.
+    fn clear(&mut self) {
+        self.exec.clear();
+        self.user_fences.clear();
+        self.values.clear();
+        self.fences.clear();
+        self.sizes.clear();
+        self.placed.clear();
+        self.moved.clear();
+        self.objects.clear();
+    }
+}
+
+/// The requests the simulation answers, with their uAPI names (for the ioctl counts).
+const REQUESTS: [(u64, &str); 27] = [
+    (DRM_IOCTL_VERSION, "VERSION"),
+    (DRM_IOCTL_GET_CAP, "GET_CAP"),
+    (DRM_IOCTL_GEM_CLOSE, "GEM_CLOSE"),
+    (DRM_IOCTL_SYNCOBJ_CREATE, "SYNCOBJ_CREATE"),
+    (DRM_IOCTL_SYNCOBJ_DESTROY, "SYNCOBJ_DESTROY"),
+    (DRM_IOCTL_SYNCOBJ_WAIT, "SYNCOBJ_WAIT"),
+    (DRM_IOCTL_SYNCOBJ_RESET, "SYNCOBJ_RESET"),
+    (DRM_IOCTL_SYNCOBJ_SIGNAL, "SYNCOBJ_SIGNAL"),
+    (DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, "SYNCOBJ_TIMELINE_WAIT"),
+    (DRM_IOCTL_SYNCOBJ_QUERY, "SYNCOBJ_QUERY"),
+    (DRM_IOCTL_SYNCOBJ_TRANSFER, "SYNCOBJ_TRANSFER"),
+    (DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, "SYNCOBJ_TIMELINE_SIGNAL"),
+    (DRM_IOCTL_I915_GETPARAM, "I915_GETPARAM"),
+    (DRM_IOCTL_I915_GEM_CREATE, "I915_GEM_CREATE"),
+    (DRM_IOCTL_I915_GEM_CREATE_EXT, "I915_GEM_CREATE_EXT"),
+    (DRM_IOCTL_I915_GEM_MMAP_OFFSET, "I915_GEM_MMAP_OFFSET"),
+    (DRM_IOCTL_I915_GEM_SET_DOMAIN, "I915_GEM_SET_DOMAIN"),
+    (DRM_IOCTL_I915_GEM_EXECBUFFER2, "I915_GEM_EXECBUFFER2"),
+    (DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, "I915_GEM_EXECBUFFER2"),
+    (DRM_IOCTL_I915_GEM_WAIT, "I915_GEM_WAIT"),
+    (DRM_IOCTL_I915_GEM_CONTEXT_CREATE, "I915_GEM_CONTEXT_CREATE"),
+    (
+        DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT,
+        "I915_GEM_CONTEXT_CREATE",
+    ),
+    (
+        DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM,
+        "I915_GEM_CONTEXT_GETPARAM",
+    ),
+    (
+        DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM,
+        "I915_GEM_CONTEXT_SETPARAM",
+    ),
+    (
+        DRM_IOCTL_I915_GEM_CONTEXT_DESTROY,
+        "I915_GEM_CONTEXT_DESTROY",
+    ),
+    (DRM_IOCTL_I915_GET_RESET_STATS, "I915_GET_RESET_STATS"),
+    (DRM_IOCTL_I915_QUERY, "I915_QUERY"),
+];
+
+/// The ioctl number of a request (`_IOC_NR`).
+fn ioctl_nr(request: u64) -> usize {
+    (request & 0xff) as usize
 }
 
 impl std::fmt::Debug for SimKernel {
@@ -207,6 +291,12 @@ impl Drop for SimKernel {
         } else {
             log::warn!("{line}");
         }
+        let counts: Vec<String> = self
+            .ioctl_counts()
+            .iter()
+            .map(|(name, n)| format!("{name}={n}"))
+            .collect();
+        log::info!("simulated i915 ioctls: {}", counts.join(" "));
     }
 }
 
@@ -256,14 +346,14 @@ impl SimKernel {
         kernel: KernelVersion,
         faults: Faults,
     ) -> SimKernel {
-        let mut contexts = HashMap::new();
+        let mut contexts = FxHashMap::default();
         contexts.insert(0, Context::default());
         SimKernel {
             info,
             kernel,
             faults,
             state: Mutex::new(State {
-                bos: HashMap::new(),
+                bos: FxHashMap::default(),
                 next_bo: 0,
                 offsets: BTreeMap::new(),
                 next_offset: FIRST_MMAP_OFFSET,
@@ -275,6 +365,8 @@ impl SimKernel {
             gpu: RwLock::new(Arc::new(crate::gpu::SimGpu::new())),
             engine: Mutex::new(()),
             live_memory: Arc::new(AtomicUsize::new(0)),
+            ioctls: [const { AtomicU64::new(0) }; 256],
+            exec_scratch: Mutex::new(Vec::new()),
         }
     }
 
@@ -315,6 +407,25 @@ impl SimKernel {
         self.sync.wakeups()
     }
 
+    /// Ioctls with the number of `request` received so far (EXECBUFFER2 and its `_WR` variant
+    /// count together, as do the two CONTEXT_CREATE requests), refused ones included.
+    pub fn ioctl_count(&self, request: u64) -> u64 {
+        self.ioctls[ioctl_nr(request)].load(Ordering::Relaxed)
+    }
+
+    /// Every ioctl number received so far, by uAPI name (without `DRM_IOCTL_`), in the
+    /// uAPI's order.
+    pub fn ioctl_counts(&self) -> Vec<(&'static str, u64)> {
+        let mut out: Vec<(&'static str, u64)> = Vec::new();
+        for (request, name) in REQUESTS {
+            let n = self.ioctl_count(request);
+            if n > 0 && !out.iter().any(|(seen, _)| *seen == name) {
+                out.push((name, n));
+            }
+        }
+        out
+    }
+
     /// Threads blocked in a sync-object or fence wait of this device right now.
     pub fn sync_waiters(&self) -> usize {
         self.sync.waiters()
@@ -353,6 +464,7 @@ impl SimKernel {
                 | DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL
                 | DRM_IOCTL_SYNCOBJ_TRANSFER
         );
+        self.ioctls[ioctl_nr(request)].fetch_add(1, Ordering::Relaxed);
         if let Some(errno) = self.faults.storm() {
             return Err(errno);
         }
@@ -438,7 +550,7 @@ impl SimKernel {
             }
             DRM_IOCTL_SYNCOBJ_SIGNAL => {
                 let a = arg!(SyncobjSignal).0;
-                Self::syncobj_array(&a).and_then(|h| self.sync.signal(&h, &vec![0; h.len()]))
+                Self::syncobj_array(&a).and_then(|h| self.sync.signal(&h, &[]))
             }
             DRM_IOCTL_SYNCOBJ_QUERY => self.syncobj_query(&arg!(SyncobjQuery).0),
             DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL => {
@@ -963,11 +1075,11 @@ impl SimKernel {
 
     // --- sync objects ---------------------------------------------------------------------
 
-    fn syncobj_array(a: &drm_syncobj_array) -> Result<Vec<u32>, i32> {
+    fn syncobj_array(a: &drm_syncobj_array) -> Result<uaccess::UserArray<u32, 16>, i32> {
         if a.pad != 0 || a.count_handles == 0 {
             return Err(libc::EINVAL);
         }
-        uaccess::read_array(a.handles, a.count_handles as usize)
+        uaccess::read_small(a.handles, a.count_handles as usize)
     }
 
     fn syncobj_wait(&self, w: &mut drm_syncobj_wait) -> Result<(), i32> {
@@ -975,12 +1087,11 @@ impl SimKernel {
         if w.flags & !known != 0 || w.count_handles == 0 {
             return Err(libc::EINVAL);
         }
-        let handles: Vec<u32> = uaccess::read_array(w.handles, w.count_handles as usize)?;
-        self.sync.exists(&handles)?;
-        let points = vec![0; handles.len()];
+        let handles: uaccess::UserArray<u32, 16> =
+            uaccess::read_small(w.handles, w.count_handles as usize)?;
         let first = self.sync.wait(
             &handles,
-            &points,
+            &[],
             w.flags & DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL != 0,
             w.flags & DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT != 0,
             WaitFor::Signaled,
@@ -1001,7 +1112,6 @@ impl SimKernel {
         }
         let handles: Vec<u32> = uaccess::read_array(w.handles, w.count_handles as usize)?;
         let points: Vec<u64> = uaccess::read_array(w.points, w.count_handles as usize)?;
-        self.sync.exists(&handles)?;
         let available = w.flags & DRM_SYNCOBJ_WAIT_FLAGS_WAIT_AVAILABLE != 0;
         let first = self.sync.wait(
             &handles,
@@ -1053,19 +1163,17 @@ impl SimKernel {
         if f.flags & I915_EXEC_FENCE_UNKNOWN_FLAGS != 0 {
             return Err(libc::EINVAL);
         }
-        self.sync.exists(&[f.handle])?;
         let signal = f.flags & I915_EXEC_FENCE_SIGNAL != 0;
         let wait = f.flags & I915_EXEC_FENCE_WAIT != 0;
         if point != 0 && signal && wait {
+            // The handle is looked up first (ENOENT before EINVAL).
+            self.sync.exec_fence(f.handle, None)?;
             // Waiting on and signaling the same timeline point would break the timeline.
             return Err(libc::EINVAL);
         }
-        let wait_fence = if wait {
-            // No fence (or no such point) yet: EINVAL, the kernel does not wait for submit.
-            self.sync.wait_fence(f.handle, point)?
-        } else {
-            None
-        };
+        // ENOENT for a bad handle; with a wait and no fence (or no such point) yet: EINVAL,
+        // the kernel does not wait for submit.
+        let wait_fence = self.sync.exec_fence(f.handle, wait.then_some(point))?;
         if !wait && !signal {
             return Ok(None);
         }
@@ -1078,6 +1186,29 @@ impl SimKernel {
     }
 
     fn execbuffer2(&self, args: &mut drm_i915_gem_execbuffer2) -> Result<(), i32> {
+        let lock_scratch = || self.exec_scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut scratch = lock_scratch().pop().unwrap_or_default();
+        let result = self.execbuffer2_with(args, &mut scratch);
+        scratch.clear();
+        lock_scratch().push(scratch);
+        result
+    }
+
+    fn execbuffer2_with(
+        &self,
+        args: &mut drm_i915_gem_execbuffer2,
+        scratch: &mut ExecScratch,
+    ) -> Result<(), i32> {
+        let ExecScratch {
+            exec,
+            user_fences,
+            values,
+            fences,
+            sizes,
+            placed,
+            moved,
+            objects,
+        } = scratch;
         const ILLEGAL: u64 =
             I915_EXEC_UNKNOWN_FLAGS | I915_EXEC_CONSTANTS_MASK | I915_EXEC_RESOURCE_STREAMER;
         // i915_gem_execbuffer2_ioctl / i915_gem_check_execbuffer
@@ -1105,15 +1236,13 @@ impl SimKernel {
         if (args.batch_start_offset | args.batch_len) & 0x7 != 0 {
             return Err(libc::EINVAL);
         }
-        let mut exec: Vec<drm_i915_gem_exec_object2> =
-            uaccess::read_array(args.buffers_ptr, args.buffer_count as usize)?;
+        uaccess::read_array_into(args.buffers_ptr, args.buffer_count as usize, exec)?;
 
         // i915_gem_do_execbuffer
         if args.flags & I915_EXEC_SECURE != 0 {
             // Needs DRM master and CAP_SYS_ADMIN.
             return Err(libc::EPERM);
         }
-        let mut fences: Vec<ExecFence> = Vec::new();
         if args.flags & I915_EXEC_USE_EXTENSIONS != 0 {
             if args.flags & I915_EXEC_FENCE_ARRAY != 0 || args.num_cliprects != 0 {
                 return Err(libc::EINVAL);
@@ -1132,19 +1261,17 @@ impl SimKernel {
                 }
                 let tf: drm_i915_gem_execbuffer_ext_timeline_fences = uaccess::read(next)?;
                 let count = usize::try_from(tf.fence_count).map_err(|_| libc::EINVAL)?;
-                let user: Vec<drm_i915_gem_exec_fence> =
-                    uaccess::read_array(tf.handles_ptr, count)?;
-                let values: Vec<u64> = uaccess::read_array(tf.values_ptr, count)?;
-                for (f, v) in user.into_iter().zip(values) {
+                uaccess::read_array_into(tf.handles_ptr, count, user_fences)?;
+                uaccess::read_array_into(tf.values_ptr, count, values)?;
+                for (&f, &v) in user_fences.iter().zip(values.iter()) {
                     fences.extend(self.exec_fence(f, v)?);
                 }
                 next = head.next_extension;
             }
         }
         if args.flags & I915_EXEC_FENCE_ARRAY != 0 && args.num_cliprects != 0 {
-            let user: Vec<drm_i915_gem_exec_fence> =
-                uaccess::read_array(args.cliprects_ptr, args.num_cliprects as usize)?;
-            for f in user {
+            uaccess::read_array_into(args.cliprects_ptr, args.num_cliprects as usize, user_fences)?;
+            for &f in user_fences.iter() {
                 fences.extend(self.exec_fence(f, 0)?);
             }
         }
@@ -1183,7 +1310,6 @@ impl SimKernel {
         // Duplicate handles: a scan of the objects before for short lists (no allocation),
         // a set for long ones.
         let mut seen = (exec.len() > SHORT_EXEC_LIST).then(std::collections::HashSet::new);
-        let mut sizes = Vec::with_capacity(exec.len());
         for (i, e) in exec.iter().enumerate() {
             let bo = st.bos.get(&e.handle).ok_or(libc::ENOENT)?;
             if e.relocation_count != 0 {
@@ -1256,7 +1382,7 @@ impl SimKernel {
         }
 
         // Placement (eb_reserve): softpinned objects must fit and must not overlap.
-        let mut placed: Vec<Option<u64>> = vec![None; exec.len()];
+        placed.resize(exec.len(), None);
         for (i, e) in exec.iter().enumerate() {
             if e.flags & EXEC_OBJECT_PINNED == 0 {
                 continue;
@@ -1281,7 +1407,6 @@ impl SimKernel {
             placed[i] = Some(addr);
         }
         let ctx = st.contexts.get_mut(&ctx_id).ok_or(libc::ENOENT)?;
-        let mut moved = Vec::new();
         for (i, e) in exec.iter().enumerate() {
             if placed[i].is_some() {
                 continue;
@@ -1301,10 +1426,10 @@ impl SimKernel {
                         .all(|(j, p)| p.is_none_or(|p| !overlaps((addr, sizes[i]), (p, sizes[j]))))
             };
             let mut addr = match ctx.bound.get(&e.handle) {
-                Some(&a) if fits(a, &placed) => a,
+                Some(&a) if fits(a, placed) => a,
                 _ => ctx.next_address.next_multiple_of(align),
             };
-            while !fits(addr, &placed) {
+            while !fits(addr, placed) {
                 let blocker = placed
                     .iter()
                     .enumerate()
@@ -1327,24 +1452,20 @@ impl SimKernel {
                 moved.push(i);
             }
         }
-        let objects: Vec<ExecObject> = exec
-            .iter()
-            .enumerate()
-            .map(|(i, e)| ExecObject {
-                handle: e.handle,
-                address: placed[i].unwrap_or(0),
-                size: sizes[i],
-                flags: e.flags,
-                memory: st.bos[&e.handle].memory.clone(),
-            })
-            .collect();
+        objects.extend(exec.iter().enumerate().map(|(i, e)| ExecObject {
+            handle: e.handle,
+            address: placed[i].unwrap_or(0),
+            size: sizes[i],
+            flags: e.flags,
+            memory: st.bos[&e.handle].memory.clone(),
+        }));
         drop(st);
         if !moved.is_empty() {
             // The kernel writes the new offsets back to the user's exec list.
-            for &i in &moved {
+            for &i in moved.iter() {
                 exec[i].offset = canonical(objects[i].address);
             }
-            let _ = uaccess::write_array(args.buffers_ptr, &exec);
+            let _ = uaccess::write_array(args.buffers_ptr, exec);
         }
 
         // Dependencies: the kernel queues the request behind them; with an error, the request
@@ -1360,7 +1481,7 @@ impl SimKernel {
 
         let job = ExecJob {
             ctx_id,
-            objects: &objects,
+            objects,
             batch_index,
             batch_start: start,
             batch_len,
@@ -1404,11 +1525,11 @@ impl SimKernel {
             }
         };
 
-        // The request's fence: signaled now (the job ran synchronously), with its error.
-        let fence = SyncTable::new_fence();
+        // The request's fence: signaled (the job ran synchronously), with its error.
+        let fence = self.sync.finished_fence(error);
         {
             let mut st = self.lock();
-            for o in &objects {
+            for o in objects.iter() {
                 if let Some(bo) = st.bos.get_mut(&o.handle) {
                     bo.busy = Some(fence.clone());
                 }
@@ -1422,7 +1543,6 @@ impl SimKernel {
             // reference.
             let _ = self.sync.attach(f.handle, f.point, fence.clone());
         }
-        self.sync.signal_fence(&fence, error);
         Ok(())
     }
 }

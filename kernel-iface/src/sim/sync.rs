@@ -6,9 +6,10 @@
 //! nobody waiting (the common case: a job runs synchronously, its fence is signaled before
 //! anyone waits for it) costs no wake-up system call.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
+
+use rustc_hash::FxHashMap;
 
 use crate::drm_device::monotonic_ns;
 
@@ -91,22 +92,16 @@ impl Syncobj {
 
     /// The fence standing for `point`: the earliest point at or after it (a chain node is
     /// signaled once everything before it is, which the payload rule models).
-    fn fence_for(&self, point: u64) -> Option<FenceRef> {
+    fn fence_for(&self, point: u64, done: &FenceRef) -> Option<FenceRef> {
         if point == 0 {
-            return self.points.last().map(|p| p.fence.clone()).or_else(|| {
-                (self.base > 0).then(|| {
-                    Arc::new(Mutex::new(Fence {
-                        signaled: true,
-                        error: 0,
-                    }))
-                })
-            });
+            return self
+                .points
+                .last()
+                .map(|p| p.fence.clone())
+                .or_else(|| (self.base > 0).then(|| done.clone()));
         }
         if self.payload() >= point {
-            return Some(Arc::new(Mutex::new(Fence {
-                signaled: true,
-                error: 0,
-            })));
+            return Some(done.clone());
         }
         self.points
             .iter()
@@ -149,7 +144,7 @@ pub(crate) enum WaitFor {
 
 #[derive(Debug, Default)]
 struct Table {
-    syncobjs: HashMap<u32, Syncobj>,
+    syncobjs: FxHashMap<u32, Syncobj>,
     next_handle: u32,
     /// Threads blocked in [`SyncTable::wait`] or [`SyncTable::wait_fence_until`]; changed
     /// and read under the table's lock, so a change made under it cannot miss a waiter.
@@ -159,10 +154,27 @@ struct Table {
 }
 
 /// The sync-object table of one simulated device.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SyncTable {
     table: Mutex<Table>,
     cond: Condvar,
+    /// A fence signaled without error, shared by everything that gets one (a job that ran
+    /// without error, a host signal, a syncobj created signaled): a signaled fence never
+    /// changes again, so one object serves them all without an allocation each.
+    done: FenceRef,
+}
+
+impl Default for SyncTable {
+    fn default() -> SyncTable {
+        SyncTable {
+            table: Mutex::default(),
+            cond: Condvar::new(),
+            done: Arc::new(Mutex::new(Fence {
+                signaled: true,
+                error: 0,
+            })),
+        }
+    }
 }
 
 impl SyncTable {
@@ -206,19 +218,15 @@ impl SyncTable {
         self.lock().syncobjs.len()
     }
 
-    /// A new unsignaled fence (for a job about to run).
-    pub(crate) fn new_fence() -> FenceRef {
-        Arc::new(Mutex::new(Fence::default()))
-    }
-
-    /// Signals `fence` (with `error` if non-zero) and wakes every waiter.
-    pub(crate) fn signal_fence(&self, fence: &FenceRef, error: i32) {
-        let mut t = self.lock();
-        if let Ok(mut f) = fence.lock() {
-            f.signaled = true;
-            f.error = error;
+    /// A fence already signaled with `error` (0: the shared one, no allocation).
+    pub(crate) fn finished_fence(&self, error: i32) -> FenceRef {
+        if error == 0 {
+            return self.done.clone();
         }
-        self.notify(&mut t);
+        Arc::new(Mutex::new(Fence {
+            signaled: true,
+            error,
+        }))
     }
 
     pub(crate) fn create(&self, signaled: bool) -> u32 {
@@ -227,10 +235,7 @@ impl SyncTable {
         let handle = t.next_handle;
         let mut s = Syncobj::default();
         if signaled {
-            s.replace(Some(Arc::new(Mutex::new(Fence {
-                signaled: true,
-                error: 0,
-            }))));
+            s.replace(Some(self.done.clone()));
         }
         t.syncobjs.insert(handle, s);
         handle
@@ -244,24 +249,28 @@ impl SyncTable {
             .ok_or(libc::EINVAL)
     }
 
-    pub(crate) fn exists(&self, handles: &[u32]) -> Result<(), i32> {
-        let t = self.lock();
-        handles
-            .iter()
-            .all(|h| t.syncobjs.contains_key(h))
-            .then_some(())
-            .ok_or(libc::ENOENT)
-    }
-
     /// The fence a job waiting on `handle` at `point` depends on; `Ok(None)` if the point is
     /// already signaled and collected. ENOENT for a bad handle, EINVAL if there is no fence.
     pub(crate) fn wait_fence(&self, handle: u32, point: u64) -> Result<Option<FenceRef>, i32> {
+        self.exec_fence(handle, Some(point))
+    }
+
+    /// An execbuffer's fence on `handle`: ENOENT if there is no such syncobj; with `wait`
+    /// (the point waited for), what [`SyncTable::wait_fence`] gives. One lock for both.
+    pub(crate) fn exec_fence(
+        &self,
+        handle: u32,
+        wait: Option<u64>,
+    ) -> Result<Option<FenceRef>, i32> {
         let t = self.lock();
         let s = t.syncobjs.get(&handle).ok_or(libc::ENOENT)?;
+        let Some(point) = wait else {
+            return Ok(None);
+        };
         if !s.available(point) {
             return Err(libc::EINVAL);
         }
-        Ok(s.fence_for(point))
+        Ok(s.fence_for(point, &self.done))
     }
 
     /// Error of the fence behind `handle` (binary payload), if it is signaled with one.
@@ -301,17 +310,16 @@ impl SyncTable {
         Ok(())
     }
 
-    /// Signals each `handles[i]` at `points[i]` with an already-signaled fence.
+    /// Signals each `handles[i]` at `points[i]` (an empty `points`: point 0 for every handle)
+    /// with an already-signaled fence.
     pub(crate) fn signal(&self, handles: &[u32], points: &[u64]) -> Result<(), i32> {
         let mut t = self.lock();
         if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
             return Err(libc::ENOENT);
         }
-        for (h, &p) in handles.iter().zip(points) {
-            let fence = Arc::new(Mutex::new(Fence {
-                signaled: true,
-                error: 0,
-            }));
+        for (i, h) in handles.iter().enumerate() {
+            let p = points.get(i).copied().unwrap_or(0);
+            let fence = self.done.clone();
             if let Some(s) = t.syncobjs.get_mut(h) {
                 if p == 0 {
                     s.replace(Some(fence));
@@ -348,17 +356,14 @@ impl SyncTable {
         dst_point: u64,
     ) -> Result<(), i32> {
         let fence = self.wait_fence(src, src_point)?;
-        let fence = fence.unwrap_or_else(|| {
-            Arc::new(Mutex::new(Fence {
-                signaled: true,
-                error: 0,
-            }))
-        });
+        let fence = fence.unwrap_or_else(|| self.done.clone());
         self.attach(dst, dst_point, fence)
     }
 
-    /// Waits until `handles[i]` reaches `points[i]` (all of them, or any). Returns the index of
-    /// the first one that is ready. `for_submit`: points without a fence yet are waited for
+    /// Waits until `handles[i]` reaches `points[i]` (all of them, or any; an empty `points`:
+    /// point 0, the binary payload, for every handle). Returns the index of the first one that
+    /// is ready. ENOENT if a handle is not a syncobj (checked first, as the kernel looks
+    /// them all up before waiting). `for_submit`: points without a fence yet are waited for
     /// instead of being an error (EINVAL). `deadline_ns` is absolute CLOCK_MONOTONIC.
     pub(crate) fn wait(
         &self,
@@ -370,10 +375,14 @@ impl SyncTable {
         deadline_ns: i64,
     ) -> Result<u32, i32> {
         let mut t = self.lock();
+        if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
+            return Err(libc::ENOENT);
+        }
         loop {
             let mut first = None;
             let mut all = true;
-            for (i, (h, &p)) in handles.iter().zip(points).enumerate() {
+            for (i, h) in handles.iter().enumerate() {
+                let p = points.get(i).copied().unwrap_or(0);
                 let s = t.syncobjs.get(h).ok_or(libc::ENOENT)?;
                 if !for_submit && !s.available(p) && what == WaitFor::Signaled {
                     return Err(libc::EINVAL);

@@ -155,8 +155,8 @@ fn copy(local: *mut u8, remote: u64, len: usize, to_user: bool) -> Result<(), i3
 /// Largest array the simulated kernel copies in from user memory at once (bytes).
 pub(crate) const MAX_USER_ARRAY: usize = 64 << 20;
 
-/// Reads `count` values of `T` from the user address `addr` (ENOMEM past [`MAX_USER_ARRAY`]).
-pub(crate) fn read_array<T: Pod>(addr: u64, count: usize) -> Result<Vec<T>, i32> {
+/// The byte length of `count` values of `T`, refused past [`MAX_USER_ARRAY`].
+fn array_len<T: Pod>(count: usize) -> Result<usize, i32> {
     let len = count
         .checked_mul(std::mem::size_of::<T>())
         .ok_or(libc::EINVAL)?;
@@ -166,9 +166,57 @@ pub(crate) fn read_array<T: Pod>(addr: u64, count: usize) -> Result<Vec<T>, i32>
     if len > MAX_USER_ARRAY {
         return Err(libc::ENOMEM);
     }
-    let mut out = vec![T::default(); count];
-    copy(out.as_mut_ptr() as *mut u8, addr, len, false)?;
+    Ok(len)
+}
+
+/// Reads `count` values of `T` from the user address `addr` (ENOMEM past [`MAX_USER_ARRAY`]).
+pub(crate) fn read_array<T: Pod>(addr: u64, count: usize) -> Result<Vec<T>, i32> {
+    let mut out = Vec::new();
+    read_array_into(addr, count, &mut out)?;
     Ok(out)
+}
+
+/// [`read_array`] into `out` (replacing its contents; no allocation when its capacity
+/// suffices, so a caller that keeps the vector reads without allocating).
+pub(crate) fn read_array_into<T: Pod>(
+    addr: u64,
+    count: usize,
+    out: &mut Vec<T>,
+) -> Result<(), i32> {
+    let len = array_len::<T>(count)?;
+    out.clear();
+    out.resize(count, T::default());
+    copy(out.as_mut_ptr() as *mut u8, addr, len, false)
+}
+
+/// A user array copied in: on the stack up to `N` values, on the heap beyond.
+pub(crate) enum UserArray<T: Pod, const N: usize> {
+    Inline([T; N], usize),
+    Heap(Vec<T>),
+}
+
+impl<T: Pod, const N: usize> std::ops::Deref for UserArray<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            UserArray::Inline(a, n) => &a[..*n],
+            UserArray::Heap(v) => v,
+        }
+    }
+}
+
+/// [`read_array`] without an allocation for up to `N` values.
+pub(crate) fn read_small<T: Pod, const N: usize>(
+    addr: u64,
+    count: usize,
+) -> Result<UserArray<T, N>, i32> {
+    if count > N {
+        return read_array(addr, count).map(UserArray::Heap);
+    }
+    let len = array_len::<T>(count)?;
+    let mut a = [T::default(); N];
+    copy(a.as_mut_ptr() as *mut u8, addr, len, false)?;
+    Ok(UserArray::Inline(a, count))
 }
 
 /// Reads one `T` from the user address `addr`.

@@ -13,9 +13,11 @@
 //!
 //! Prints median, min and max of each. Not a test: `scripts/bench-driver`.
 //!
-//! Usage: ferrite-driver-bench [--samples N] [--submits M] [--anv]
+//! Usage: ferrite-driver-bench [--samples N] [--submits M] [--only-submit] [--anv]
 //! N samples per figure (default 31); M samples of each empty-submission figure (default 4N;
-//! a large M with a small N is a loop of empty submissions to run under `perf`). `--anv` also runs the same figures on Mesa's anv on the
+//! a large M with a small N is a loop of empty submissions to run under `perf`).
+//! `--only-submit` measures the two empty-submission figures alone (no pipeline compiled, no
+//! dispatch recorded or run), so a profile or an instruction count of the run is all theirs. `--anv` also runs the same figures on Mesa's anv on the
 //! noop drm-shim (`FERRITE_ANV_SHIM`, `FERRITE_ANV_ICD` from `scripts/peer-setup`) in a child
 //! process and prints the ratios; anv's submissions are no-ops there (its EXECBUFFER2 does
 //! nothing and fences signal at once), so its submit figures are its CPU bookkeeping only.
@@ -109,6 +111,76 @@ unsafe fn submit_wait(
         }
         Ok(us)
     }
+}
+
+/// Empty submissions on `queue` with `fence`: no command buffer, and the empty command buffer
+/// `empty` (recorded here), `submits` samples each, interleaved.
+///
+/// # Safety
+/// Live objects of `dev`; `empty` is a primary command buffer in the initial state.
+unsafe fn empty_submits(
+    dev: &ash::Device,
+    queue: vk::Queue,
+    empty: vk::CommandBuffer,
+    fence: &mut vk::Fence,
+    submits: usize,
+) -> Result<[Figure; 2], String> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        dev.begin_command_buffer(empty, &vk::CommandBufferBeginInfo::default())
+            .map_err(|e| e.to_string())?;
+        dev.end_command_buffer(empty).map_err(|e| e.to_string())?;
+        let mut submit_none = Vec::new();
+        let mut submit_empty = Vec::new();
+        for _ in 0..submits {
+            submit_none.push(submit_wait(dev, queue, &[], fence)?);
+            submit_empty.push(submit_wait(dev, queue, &[empty], fence)?);
+        }
+        Ok([
+            Figure {
+                name: "vkQueueSubmit (no command buffer) + fence wait",
+                unit: "us",
+                samples: submit_none,
+            },
+            Figure {
+                name: "vkQueueSubmit (empty command buffer) + fence wait",
+                unit: "us",
+                samples: submit_empty,
+            },
+        ])
+    }
+}
+
+/// The empty-submission figures alone (`--only-submit`).
+fn run_submits(submits: usize) -> Result<Vec<Figure>, String> {
+    std::env::set_var("FERRITE_DEVICE", "sim");
+    let h = Harness::with_validation(false);
+    let dev = h.create_device(h.physical_device());
+    // SAFETY: valid create infos on a live device; everything is destroyed at the end.
+    let figures = unsafe {
+        let pool = dev
+            .create_command_pool(&vk::CommandPoolCreateInfo::default(), None)
+            .map_err(|e| e.to_string())?;
+        let empty = dev
+            .allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )
+            .map_err(|e| e.to_string())?[0];
+        let mut fence = dev
+            .create_fence(&vk::FenceCreateInfo::default(), None)
+            .map_err(|e| e.to_string())?;
+        let queue = dev.get_device_queue(0, 0);
+        let figures = empty_submits(&dev, queue, empty, &mut fence, submits);
+        dev.device_wait_idle().map_err(|e| e.to_string())?;
+        dev.destroy_fence(fence, None);
+        dev.destroy_command_pool(pool, None);
+        ferrite_tests::icd::destroy_device(&dev);
+        figures?
+    };
+    Ok(figures.into())
 }
 
 fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
@@ -255,15 +327,7 @@ fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
         }
 
         // Empty submissions: no command buffer, and one empty command buffer.
-        dev.begin_command_buffer(empty, &begin)
-            .map_err(|e| e.to_string())?;
-        dev.end_command_buffer(empty).map_err(|e| e.to_string())?;
-        let mut submit_none = Vec::new();
-        let mut submit_empty = Vec::new();
-        for _ in 0..submits {
-            submit_none.push(submit_wait(&dev, queue, &[], &mut fence)?);
-            submit_empty.push(submit_wait(&dev, queue, &[empty], &mut fence)?);
-        }
+        let [submit_none, submit_empty] = empty_submits(&dev, queue, empty, &mut fence, submits)?;
 
         figures.push(Figure {
             name: "record one vkCmdDispatch (10,000 per command buffer)",
@@ -285,16 +349,8 @@ fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
             unit: "us",
             samples: again_submit,
         });
-        figures.push(Figure {
-            name: "vkQueueSubmit (no command buffer) + fence wait",
-            unit: "us",
-            samples: submit_none,
-        });
-        figures.push(Figure {
-            name: "vkQueueSubmit (empty command buffer) + fence wait",
-            unit: "us",
-            samples: submit_empty,
-        });
+        figures.push(submit_none);
+        figures.push(submit_empty);
         figures.push(Figure {
             name: "vkCreateComputePipelines, no cache (SAXPY)",
             unit: "us",
@@ -350,7 +406,7 @@ fn parse(out: &str) -> Vec<(String, f64)> {
 }
 
 /// Runs this program again on anv (Mesa's noop drm-shim) and returns its figures.
-fn run_anv(samples: usize) -> Result<Vec<(String, f64)>, String> {
+fn run_anv(samples: usize, only_submit: bool) -> Result<Vec<(String, f64)>, String> {
     let var = |k: &str| {
         std::env::var(k).map_err(|_| format!("{k} is not set (eval \"$(scripts/peer-setup)\")"))
     };
@@ -358,6 +414,7 @@ fn run_anv(samples: usize) -> Result<Vec<(String, f64)>, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
         .args(["--samples", &samples.to_string(), "--child"])
+        .args(only_submit.then_some("--only-submit"))
         .env("LD_PRELOAD", shim)
         .env("VK_DRIVER_FILES", icd)
         .env("FERRITE_TESTS_OTHER_DRIVER", "1")
@@ -379,7 +436,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut samples = 31;
     let mut submits = None;
-    let (mut anv, mut child) = (false, false);
+    let (mut anv, mut child, mut only_submit) = (false, false, false);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -398,14 +455,22 @@ fn main() -> ExitCode {
                 }
             },
             "--anv" => anv = true,
+            "--only-submit" => only_submit = true,
             "--child" => child = true,
             _ => {
-                eprintln!("usage: ferrite-driver-bench [--samples N] [--submits N] [--anv]");
+                eprintln!(
+                    "usage: ferrite-driver-bench [--samples N] [--submits N] [--only-submit] [--anv]"
+                );
                 return ExitCode::from(2);
             }
         }
     }
-    let figures = match run(samples, submits.unwrap_or(samples * 4)) {
+    let submits = submits.unwrap_or(samples * 4);
+    let figures = match if only_submit {
+        run_submits(submits)
+    } else {
+        run(samples, submits)
+    } {
         Ok(f) => f,
         Err(e) => {
             eprintln!("ferrite-driver-bench: {e}");
@@ -422,7 +487,7 @@ fn main() -> ExitCode {
     }
     print("Ferrite (simulated i915)", &figures);
     if anv {
-        match run_anv(samples) {
+        match run_anv(samples, only_submit) {
             Ok(other) => {
                 println!("anv on Mesa's noop drm-shim (its submissions do nothing), medians and Ferrite / anv:");
                 for f in &figures {
