@@ -30,11 +30,11 @@ pub struct HwFacts {
     pub max_threads_per_group: u32,
     /// SIMD widths a compute kernel may be dispatched at.
     pub simd_widths: &'static [u32],
-    /// The subgroup size the driver reports (VkPhysicalDeviceSubgroupProperties::subgroupSize),
-    /// and so the one width a kernel that uses subgroup operations or built-ins is compiled at:
+    /// The subgroup size the driver reports (VkPhysicalDeviceSubgroupProperties::subgroupSize):
     /// without subgroup size control, a shader of SPIR-V below 1.6 must see `SubgroupSize`
-    /// equal to the reported value (Vulkan spec, "SubgroupSize" built-in). The widest width,
-    /// so that every workgroup size fits the thread limit.
+    /// equal to it (Vulkan spec, "SubgroupSize" built-in), at whatever width it runs (the
+    /// channels past the width are inactive invocations; docs/subgroups.md). The widest width,
+    /// as anv reports, so that a narrower kernel's subgroup holds all of its channels.
     pub subgroup_size: u32,
     /// The widest exec size of each kind of instruction (the back end's SIMD-width lowering
     /// splits wider ones); kinds not listed allow 32.

@@ -690,13 +690,18 @@ unsafe fn write_feedback(p_next: *const c_void, hit: bool, took: std::time::Dura
     }
 }
 
-/// The stage's subgroup-size rule (VK_EXT_subgroup_size_control): a required size from
+/// The stage's subgroup-size rule (VK_EXT_subgroup_size_control, the same order as Mesa's
+/// common Vulkan runtime): a required size from
 /// `VkPipelineShaderStageRequiredSubgroupSizeCreateInfo` (8, 16 or 32; the kernel is compiled
-/// at exactly that SIMD width), the width policy's choice with `ALLOW_VARYING_SUBGROUP_SIZE`,
-/// the reported subgroup size otherwise. `REQUIRE_FULL_SUBGROUPS` needs nothing more: the
-/// application must then make the workgroup's x size a multiple of the subgroup size, so
-/// every thread of the group is fully populated at any width.
-fn subgroup_width(stage: &vk::PipelineShaderStageCreateInfo<'_>) -> Result<SubgroupWidth> {
+/// at exactly that SIMD width); the width policy's choice with `ALLOW_VARYING_SUBGROUP_SIZE` or
+/// for a module of SPIR-V 1.6 or later (where the size may vary by default);
+/// `REQUIRE_FULL_SUBGROUPS` alone: the reported size as the width, so every subgroup is a full
+/// 32-wide thread (the application makes the group's x size a multiple of it); otherwise the
+/// reported size is an API constant and the width is the policy's (docs/subgroups.md).
+fn subgroup_width(
+    stage: &vk::PipelineShaderStageCreateInfo<'_>,
+    spirv_version: u32,
+) -> Result<SubgroupWidth> {
     // SAFETY: pNext is a valid chain per the spec.
     let req = unsafe {
         ffi::find_in_chain(
@@ -718,8 +723,17 @@ fn subgroup_width(stage: &vk::PipelineShaderStageCreateInfo<'_>) -> Result<Subgr
     if stage
         .flags
         .contains(vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE)
+        || spirv_version >= 0x0001_0600
     {
         return Ok(SubgroupWidth::Varying);
+    }
+    if stage
+        .flags
+        .contains(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS)
+    {
+        return Ok(SubgroupWidth::Required(
+            ferrite_compiler::hw::GEN9.subgroup_size,
+        ));
     }
     Ok(SubgroupWidth::Reported)
 }
@@ -765,7 +779,8 @@ fn create_one(
         keep_ir: info
             .flags
             .contains(vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR),
-        subgroup: subgroup_width(stage)?,
+        // Word 1 of a SPIR-V module is its version (0x00MMmm00).
+        subgroup: subgroup_width(stage, module.words.get(1).copied().unwrap_or(0))?,
     };
     let started = std::time::Instant::now();
     let dinfo = core.adapter.info;
@@ -1115,7 +1130,7 @@ mod tests {
             .required_subgroup_size(4);
         let stage = vk::PipelineShaderStageCreateInfo::default().push_next(&mut r);
         assert!(matches!(
-            subgroup_width(&stage),
+            subgroup_width(&stage, 0x0001_0300),
             Err(DriverError::InvalidArgument(_))
         ));
         let mut r = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
@@ -1123,12 +1138,44 @@ mod tests {
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .flags(vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE)
             .push_next(&mut r);
-        assert_eq!(subgroup_width(&stage).unwrap(), SubgroupWidth::Required(16));
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0300).unwrap(),
+            SubgroupWidth::Required(16)
+        );
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .flags(vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE);
-        assert_eq!(subgroup_width(&stage).unwrap(), SubgroupWidth::Varying);
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0300).unwrap(),
+            SubgroupWidth::Varying
+        );
         let stage = vk::PipelineShaderStageCreateInfo::default();
-        assert_eq!(subgroup_width(&stage).unwrap(), SubgroupWidth::Reported);
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0300).unwrap(),
+            SubgroupWidth::Reported
+        );
+        // SPIR-V 1.6 varies by default; full subgroups alone keep the reported size as width.
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0600).unwrap(),
+            SubgroupWidth::Varying
+        );
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0300).unwrap(),
+            SubgroupWidth::Required(32)
+        );
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0600).unwrap(),
+            SubgroupWidth::Varying
+        );
+        let stage = vk::PipelineShaderStageCreateInfo::default().flags(
+            vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS
+                | vk::PipelineShaderStageCreateFlags::ALLOW_VARYING_SUBGROUP_SIZE,
+        );
+        assert_eq!(
+            subgroup_width(&stage, 0x0001_0300).unwrap(),
+            SubgroupWidth::Varying
+        );
     }
 
     fn sample() -> Kernel {

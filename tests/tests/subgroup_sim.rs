@@ -83,19 +83,21 @@ void main() {
     }
 }";
 
-fn vote_reference(simd: usize, a: &[u32]) -> Vec<u32> {
+/// `size` is `SubgroupSize`: the width, or the reported 32 at a narrower width (whose
+/// invocations past the width are inactive, but inside the subgroup's masks).
+fn vote_reference(simd: usize, size: u32, a: &[u32]) -> Vec<u32> {
     let mut o = vec![0u32; N * 16];
     let num_sg = LOCAL.div_ceil(simd) as u32;
     for sg in subgroups(simd, |_| true) {
         let first = sg[0].1;
         for &(lane, i) in &sg {
             let b = i * 16;
-            o[b] = simd as u32;
+            o[b] = size;
             o[b + 1] = lane as u32;
             o[b + 2] = ((i % LOCAL) / simd) as u32;
             o[b + 3] = num_sg;
             o[b + 4] = a[first + 3];
-            let valid = u32::MAX >> (32 - simd);
+            let valid = u32::MAX >> (32 - size);
             o[b + 5] = ((1u64 << lane) as u32).wrapping_sub(1) & valid;
             o[b + 6] = (u32::MAX << lane) & valid;
         }
@@ -212,10 +214,15 @@ fn check(name: &str, src: &str, reference: fn(usize, &[u32]) -> Vec<u32>, names:
 
 #[test]
 fn builtins_vote_ballot_and_broadcast_match_cpu() {
-    check(
+    check_sized(
         "subgroup_vote",
         VOTE,
-        vote_reference,
+        |simd, size, a| {
+            vote_reference(simd, size, a)
+                .into_iter()
+                .map(Some)
+                .collect()
+        },
         &[
             "SubgroupSize",
             "SubgroupLocalInvocationId",
@@ -234,6 +241,8 @@ fn builtins_vote_ballot_and_broadcast_match_cpu() {
             "broadcast_first",
             "ballot exclusive bit count",
         ],
+        N * 16,
+        true,
     );
 }
 
@@ -333,37 +342,80 @@ fn check_defined(
     names: &[&str],
     min_defined: usize,
 ) {
+    check_sized(
+        name,
+        src,
+        |simd, _, a| reference(simd, a),
+        names,
+        min_defined,
+        false,
+    )
+}
+
+/// Runs `src` at SIMD8/16/32 with `SubgroupSize` the reported 32 (the default stage rule: the
+/// invocations from the width up to 32 are never active) and, when `both`, also with the size
+/// equal to the width (a required size); `reference(simd, size, inputs)` gives the results.
+fn check_sized(
+    name: &str,
+    src: &str,
+    reference: impl Fn(usize, u32, &[u32]) -> Vec<Option<u32>>,
+    names: &[&str],
+    min_defined: usize,
+    both: bool,
+) {
     for simd in [8usize, 16, 32] {
-        let Some(k) = kernel_env(name, src, simd as u32, "vulkan1.1") else {
-            return;
-        };
-        for divergent in [false, true] {
-            let a = inputs(divergent);
-            let out = run_buffers(&k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 16]]);
-            let want = reference(simd, &a);
-            let mut checked = 0;
-            for (j, (&g, w)) in out[1].iter().zip(&want).enumerate() {
-                let (i, f) = (j / 16, j % 16);
-                let Some(w) = *w else { continue };
-                checked += 1;
-                assert_eq!(
-                    g,
-                    w,
-                    "SIMD{simd} {} invocation {i} (lane {}) {}: got {g:#x}, want {w:#x}, \
-                     input {:#x}\n{}",
-                    if divergent { "divergent" } else { "uniform" },
-                    (i % LOCAL) % simd,
-                    names.get(f).unwrap_or(&"unused"),
-                    a[i],
-                    k.asm
-                );
-            }
-            // Most results are defined: the comparison is not vacuous.
-            assert!(
-                checked >= min_defined,
-                "SIMD{simd}: only {checked} results defined"
+        let mut modes = vec![(SubgroupWidth::Reported, 32)];
+        if both && simd < 32 {
+            modes.push((SubgroupWidth::Required(simd as u32), simd as u32));
+        }
+        for (mode, size) in modes {
+            let build = Build {
+                env: "vulkan1.1",
+                subgroup: mode,
+                ..Build::default()
+            };
+            let Some(k) = kernel_with(name, src, simd as u32, &build) else {
+                return;
+            };
+            check_kernel(&k, simd, size, &reference, names, min_defined);
+        }
+    }
+}
+
+fn check_kernel(
+    k: &Kernel,
+    simd: usize,
+    size: u32,
+    reference: &impl Fn(usize, u32, &[u32]) -> Vec<Option<u32>>,
+    names: &[&str],
+    min_defined: usize,
+) {
+    for divergent in [false, true] {
+        let a = inputs(divergent);
+        let out = run_buffers(k, [GROUPS as u32, 1, 1], &[a.clone(), vec![0; N * 16]]);
+        let want = reference(simd, size, &a);
+        let mut checked = 0;
+        for (j, (&g, w)) in out[1].iter().zip(&want).enumerate() {
+            let (i, f) = (j / 16, j % 16);
+            let Some(w) = *w else { continue };
+            checked += 1;
+            assert_eq!(
+                g,
+                w,
+                "SIMD{simd} (SubgroupSize {size}) {} invocation {i} (lane {}) {}: got {g:#x}, \
+                 want {w:#x}, input {:#x}\n{}",
+                if divergent { "divergent" } else { "uniform" },
+                (i % LOCAL) % simd,
+                names.get(f).unwrap_or(&"unused"),
+                a[i],
+                k.asm
             );
         }
+        // Most results are defined: the comparison is not vacuous.
+        assert!(
+            checked >= min_defined,
+            "SIMD{simd}: only {checked} results defined"
+        );
     }
 }
 

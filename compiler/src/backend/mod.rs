@@ -92,12 +92,13 @@ pub struct BackendOptions {
     pub subgroup: SubgroupWidth,
 }
 
-/// Which width a kernel runs at, as far as subgroups are concerned: the subgroup size is the
-/// SIMD width (docs/subgroups.md).
+/// Which width a kernel runs at, and which `SubgroupSize` it sees (docs/subgroups.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SubgroupWidth {
-    /// A kernel that uses subgroups runs at the reported subgroup size
-    /// (`HwFacts::subgroup_size`); others at the width policy's choice.
+    /// The subgroup size is an API constant, the reported one (`HwFacts::subgroup_size`, 32):
+    /// `SubgroupSize` reads it, but the kernel runs at the width policy's choice, as anv does.
+    /// At a narrower SIMD width the subgroup's invocations from the width up to the size are
+    /// never active; `SubgroupId` and `NumSubgroups` count hardware threads.
     #[default]
     Reported,
     /// Exactly this width, whether or not the kernel uses subgroups
@@ -350,6 +351,9 @@ fn compile_one(
     let name = |pass: &str| format!("simd{simd} {pass}");
     let mut sel = isel::Isel::new(shader, simd as u8, &layout, &opts.hw);
     sel.no_uniform = opts.no_uniform;
+    if opts.subgroup == SubgroupWidth::Reported {
+        sel.subgroup_size = opts.hw.subgroup_size;
+    }
     times.time(name("isel"), || sel.run())?;
     let uses_barrier = sel.uses_barrier;
     let mut prog = sel.prog;
@@ -538,14 +542,8 @@ pub fn compile(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, Bac
 pub fn compile_binary(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kernel, BackendError> {
     let total = shader.local_size.iter().product::<u32>().max(1);
     let mut widths = candidate_widths(total, opts);
-    // A kernel that sees subgroups runs at the reported subgroup size (`HwFacts::subgroup_size`)
-    // unless debug options excluded that width; a required size is the only width tried.
-    let sg = opts.hw.subgroup_size;
-    let sg_allowed = match sg {
-        8 => !opts.no8,
-        16 => !opts.no16,
-        _ => !opts.no32,
-    };
+    // A required size is the only width tried; otherwise the width policy chooses, subgroups
+    // or not (with the reported size an API constant, see `SubgroupWidth::Reported`).
     match opts.subgroup {
         SubgroupWidth::Required(w) => {
             if !opts.hw.simd_widths.contains(&w)
@@ -559,15 +557,7 @@ pub fn compile_binary(shader: &ir::Shader, opts: &BackendOptions) -> Result<Kern
             }
             widths = vec![w];
         }
-        SubgroupWidth::Varying => {}
-        SubgroupWidth::Reported => {
-            if uses_subgroups(&shader.func)
-                && sg_allowed
-                && total.div_ceil(sg) <= opts.hw.max_threads_per_group
-            {
-                widths = vec![sg];
-            }
-        }
+        SubgroupWidth::Varying | SubgroupWidth::Reported => {}
     }
     if widths.is_empty() {
         return Err(BackendError::NoWidth(format!(

@@ -6,7 +6,7 @@
 #[path = "../../../kernel-iface/tests/gpu_common/mod.rs"]
 mod gpu_common;
 
-pub use ferrite_compiler::backend::{self, BackendOptions, Kernel};
+pub use ferrite_compiler::backend::{self, BackendOptions, Kernel, SubgroupWidth};
 pub use ferrite_compiler::pipeline::{compile_to_ir, CompileOptions};
 pub use ferrite_compiler::{BindingSlot, DebugFlags, Target};
 pub use gpu_common::*;
@@ -38,6 +38,9 @@ pub struct Build<'a> {
     pub target: Target,
     /// No scheduling for register pressure before allocation (`FERRITE_DEBUG=nopresched`).
     pub no_pressure_sched: bool,
+    /// The stage's subgroup-size rule (the default: `SubgroupSize` is the reported 32 at
+    /// every width).
+    pub subgroup: SubgroupWidth,
 }
 
 impl Default for Build<'_> {
@@ -48,6 +51,7 @@ impl Default for Build<'_> {
             soft64: false,
             target: Target::gen9(),
             no_pressure_sched: false,
+            subgroup: SubgroupWidth::Reported,
         }
     }
 }
@@ -140,6 +144,7 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
     }
     let opts = BackendOptions {
         no_pressure_sched: build.no_pressure_sched,
+        subgroup: build.subgroup,
         ..options_at(simd)
     };
     let k = backend::compile(&shader, &opts).unwrap_or_else(|e| panic!("{name}: {e}\n{shader}"));

@@ -78,6 +78,9 @@ pub struct Isel<'a> {
     scalar: bool,
     /// Select uniform values per channel like any other (see `BackendOptions::no_uniform`).
     pub no_uniform: bool,
+    /// The `SubgroupSize` the shader sees: the SIMD width, or the reported size when the
+    /// stage treats it as an API constant (see `SubgroupWidth::Reported`).
+    pub subgroup_size: u32,
     /// Per value: every use is an ALU source (see `uniform_alu`).
     alu_uses_only: Vec<bool>,
     /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
@@ -225,6 +228,7 @@ impl<'a> Isel<'a> {
             table_address: None,
             scalar: false,
             no_uniform: false,
+            subgroup_size: u32::from(w),
             alu_uses_only: alu_uses_only(&shader.func),
             fneg_of: fnegs(&shader.func),
         }

@@ -39,10 +39,12 @@ impl Isel<'_> {
         let [sx, sy, sz] = self.local_size;
         match s {
             SysVal::SubgroupSize => {
-                self.vals[dst.0 as usize] = Some(Val::Imm(vec![w as u64]));
+                let n = self.subgroup_size;
+                self.vals[dst.0 as usize] = Some(Val::Imm(vec![n as u64]));
                 return Ok(());
             }
             SysVal::NumSubgroups => {
+                // Hardware threads, whatever `SubgroupSize` reads (brw counts them the same).
                 let t = (sx * sy * sz).div_ceil(w);
                 self.vals[dst.0 as usize] = Some(Val::Imm(vec![t as u64]));
                 return Ok(());
