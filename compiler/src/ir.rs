@@ -565,80 +565,90 @@ pub enum Op {
 impl Op {
     /// Source values in order.
     pub fn srcs(&self) -> Vec<Value> {
-        match self {
-            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => vec![],
-            Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.clone(),
-            Op::Image(_, r, s) => s.iter().copied().chain(r.indices()).collect(),
-            Op::Extract(v, _) | Op::Swizzle(v, _) => vec![*v],
-            Op::Insert(v, s, _) => vec![*v, *s],
-            Op::StoreVar(_, v) => vec![*v],
-            // A run-time descriptor index comes last.
-            Op::BufferSize(space) => space.index().into_iter().collect(),
-            Op::Load { offset, space, .. } => {
-                std::iter::once(*offset).chain(space.index()).collect()
-            }
-            Op::Store {
-                offset,
-                value,
-                space,
-                ..
-            } => [*offset, *value].into_iter().chain(space.index()).collect(),
-            Op::Atomic {
-                offset,
-                data,
-                space,
-                ..
-            } => {
-                let mut v = vec![*offset];
-                v.extend(data.iter().copied());
-                v.extend(space.index());
-                v
-            }
-        }
+        self.srcs_iter().collect()
     }
 
-    /// Mutable access to every source value.
-    pub fn srcs_mut(&mut self) -> Vec<&mut Value> {
-        match self {
-            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => vec![],
-            Op::Barrier { .. } => vec![],
-            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => s.iter_mut().collect(),
+    /// Source values in order, without allocating (the passes visit every instruction's
+    /// sources several times per compile).
+    pub fn srcs_iter(&self) -> impl Iterator<Item = Value> + '_ {
+        let none = [None, None];
+        let (pre, mid, post): (_, &[Value], _) = match self {
+            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => (none, &[], none),
+            Op::Barrier { .. } => (none, &[], none),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => (none, s, none),
+            Op::Image(_, r, s) => (
+                none,
+                s,
+                [r.index.map(|x| x.index), r.sampler.map(|x| x.index)],
+            ),
+            Op::Extract(v, _) | Op::Swizzle(v, _) => ([Some(*v), None], &[], none),
+            Op::Insert(v, s, _) => ([Some(*v), Some(*s)], &[], none),
+            Op::StoreVar(_, v) => ([Some(*v), None], &[], none),
+            // A run-time descriptor index comes last.
+            Op::BufferSize(space) => (none, &[], [space.index(), None]),
+            Op::Load { offset, space, .. } => ([Some(*offset), None], &[], [space.index(), None]),
+            Op::Store {
+                offset,
+                value,
+                space,
+                ..
+            } => ([Some(*offset), Some(*value)], &[], [space.index(), None]),
+            Op::Atomic {
+                offset,
+                data,
+                space,
+                ..
+            } => ([Some(*offset), None], data, [space.index(), None]),
+        };
+        let mid = mid.iter().copied();
+        pre.into_iter()
+            .flatten()
+            .chain(mid)
+            .chain(post.into_iter().flatten())
+    }
+
+    /// Mutable access to every source value, in the order of [`Op::srcs`].
+    pub fn srcs_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        let (pre, mid, post): (_, &mut [Value], _) = match self {
+            Op::Const(_) | Op::LoadVar(_) | Op::SysVal(_) => ([None, None], &mut [], [None, None]),
+            Op::Barrier { .. } => ([None, None], &mut [], [None, None]),
+            Op::Alu(_, s) | Op::Vec(s) | Op::Subgroup(_, s) => ([None, None], s, [None, None]),
             Op::Image(_, r, s) => {
                 let ImgRef { index, sampler, .. } = r;
-                s.iter_mut()
-                    .chain(index.as_mut().map(|x| &mut x.index))
-                    .chain(sampler.as_mut().map(|x| &mut x.index))
-                    .collect()
+                let post = [
+                    index.as_mut().map(|x| &mut x.index),
+                    sampler.as_mut().map(|x| &mut x.index),
+                ];
+                ([None, None], s, post)
             }
-            Op::Extract(v, _) | Op::Swizzle(v, _) => vec![v],
-            Op::Insert(v, s, _) => vec![v, s],
-            Op::StoreVar(_, v) => vec![v],
-            Op::BufferSize(space) => space.index_mut().into_iter().collect(),
+            Op::Extract(v, _) | Op::Swizzle(v, _) => ([Some(v), None], &mut [], [None, None]),
+            Op::Insert(v, s, _) => ([Some(v), Some(s)], &mut [], [None, None]),
+            Op::StoreVar(_, v) => ([Some(v), None], &mut [], [None, None]),
+            Op::BufferSize(space) => ([None, None], &mut [], [space.index_mut(), None]),
             Op::Load { offset, space, .. } => {
-                std::iter::once(offset).chain(space.index_mut()).collect()
+                ([Some(offset), None], &mut [], [space.index_mut(), None])
             }
             Op::Store {
                 offset,
                 value,
                 space,
                 ..
-            } => [offset, value]
-                .into_iter()
-                .chain(space.index_mut())
-                .collect(),
+            } => (
+                [Some(offset), Some(value)],
+                &mut [],
+                [space.index_mut(), None],
+            ),
             Op::Atomic {
                 offset,
                 data,
                 space,
                 ..
-            } => {
-                let mut v = vec![offset];
-                v.extend(data.iter_mut());
-                v.extend(space.index_mut());
-                v
-            }
-        }
+            } => ([Some(offset), None], data, [space.index_mut(), None]),
+        };
+        pre.into_iter()
+            .flatten()
+            .chain(mid.iter_mut())
+            .chain(post.into_iter().flatten())
     }
 
     /// True if the op has an effect besides its result (it must not be removed or moved
@@ -1000,7 +1010,7 @@ impl Function {
         let mut counts = vec![0u32; self.values.len()];
         self.for_each_node(&mut |n| match n {
             Node::Instr(i) => {
-                for s in i.op.srcs() {
+                for s in i.op.srcs_iter() {
                     counts[s.0 as usize] += 1;
                 }
             }

@@ -79,45 +79,94 @@ pub fn issue(i: &LInst) -> u32 {
     2 * (i.exec as u32 * 4).div_ceil(32).max(1)
 }
 
-/// GRFs an operand touches (given the allocation).
-fn grfs(o: &Opnd, exec: u8, reg: &[u8], len_override: Option<u32>) -> Vec<u8> {
+/// Appends the GRFs an operand touches (given the allocation) to `out`.
+fn grfs(o: &Opnd, exec: u8, reg: &[u8], len_override: Option<u32>, out: &mut Vec<u8>) {
     let start = match o.base {
         Base::V(v) => reg[v as usize] as u32 * 32 + o.off,
         Base::G(g) => g as u32 * 32 + o.off,
-        _ => return vec![],
+        _ => return,
     };
     let span = len_override.unwrap_or_else(|| o.span(exec as u32)).max(1);
     let (a, b) = (start / 32, (start + span - 1) / 32);
-    (a..=b).map(|x| x as u8).collect()
+    out.extend((a..=b).map(|x| x as u8));
 }
 
 /// (reads, writes) GRFs of an instruction.
 pub fn footprint(i: &LInst, reg: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let mut r = Vec::new();
-    let mut w = Vec::new();
+    let (mut r, mut w) = (Vec::new(), Vec::new());
+    footprint_into(i, reg, &mut r, &mut w);
+    (r, w)
+}
+
+/// [`footprint`], appended to `r` and `w`.
+fn footprint_into(i: &LInst, reg: &[u8], r: &mut Vec<u8>, w: &mut Vec<u8>) {
     match i.op {
         LOp::Send { rlen, .. } => {
             for (k, s) in i.srcs.iter().enumerate() {
                 let len = i.message_src_regs(k).map(|n| n * 32);
-                r.extend(grfs(s, i.exec, reg, len));
+                grfs(s, i.exec, reg, len, r);
             }
-            w.extend(grfs(&i.dst, i.exec, reg, Some(rlen as u32 * 32)));
-            if rlen == 0 {
-                w.clear();
+            if rlen != 0 {
+                grfs(&i.dst, i.exec, reg, Some(rlen as u32 * 32), w);
             }
         }
         _ => {
             for s in &i.srcs {
-                r.extend(grfs(s, i.exec, reg, None));
+                grfs(s, i.exec, reg, None, r);
             }
-            w.extend(grfs(&i.dst, i.exec, reg, None));
+            grfs(&i.dst, i.exec, reg, None, w);
             // Partial writes keep the other channels: count as a read too.
             if i.pred.is_some() {
-                r.extend(grfs(&i.dst, i.exec, reg, None));
+                grfs(&i.dst, i.exec, reg, None, r);
             }
         }
     }
-    (r, w)
+}
+
+/// The footprints of a block's instructions, in two flat lists (reads, writes) with an
+/// offset per instruction.
+#[derive(Default)]
+struct Footprints {
+    r: Vec<u8>,
+    w: Vec<u8>,
+    /// Instruction k reads `r[at[k].0..at[k + 1].0]` and writes `w[at[k].1..at[k + 1].1]`.
+    at: Vec<(u32, u32)>,
+}
+
+impl Footprints {
+    fn fill(&mut self, block: &[LInst], reg: &[u8]) {
+        self.r.clear();
+        self.w.clear();
+        self.at.clear();
+        for i in block {
+            self.at.push((self.r.len() as u32, self.w.len() as u32));
+            footprint_into(i, reg, &mut self.r, &mut self.w);
+        }
+        self.at.push((self.r.len() as u32, self.w.len() as u32));
+    }
+    fn reads(&self, k: usize) -> &[u8] {
+        &self.r[self.at[k].0 as usize..self.at[k + 1].0 as usize]
+    }
+    fn writes(&self, k: usize) -> &[u8] {
+        &self.w[self.at[k].1 as usize..self.at[k + 1].1 as usize]
+    }
+}
+
+/// A graph as one list of neighbours with an offset per node.
+#[derive(Default)]
+struct Adjacency {
+    list: Vec<usize>,
+    /// Node k's neighbours are `list[at[k]..at[k + 1]]`.
+    at: Vec<usize>,
+}
+
+impl Adjacency {
+    fn of(&self, k: usize) -> &[usize] {
+        &self.list[self.at[k]..self.at[k + 1]]
+    }
+    fn count(&self, k: usize) -> usize {
+        self.at[k + 1] - self.at[k]
+    }
 }
 
 /// Instructions no scheduling moves anything across: control flow, waits, the end of thread
@@ -149,16 +198,19 @@ pub fn schedule_counted(prog: &mut Program, reg: &[u8]) -> (u64, u64) {
     let mut total = 0u64;
     let mut work = 0u64;
     let mut block: Vec<LInst> = Vec::new();
+    let mut sc = Scratch::new();
+    // Seven tables of GRFS entries, initialised once per program.
+    work += 7 * GRFS as u64;
     for i in insts {
         if is_barrier(&i) {
-            total += schedule_block(&mut block, reg, &mut out, &mut work);
+            total += schedule_block(&mut sc, &mut block, reg, &mut out, &mut work);
             total += issue(&i) as u64;
             out.push(i);
         } else {
             block.push(i);
         }
     }
-    total += schedule_block(&mut block, reg, &mut out, &mut work);
+    total += schedule_block(&mut sc, &mut block, reg, &mut out, &mut work);
     prog.insts = out;
     (total, work)
 }
@@ -195,21 +247,80 @@ pub fn dependencies(block: &[LInst], reg: &[u8]) -> Vec<Vec<(usize, u32)>> {
 /// Number of GRFs (footprints are GRF numbers).
 const GRFS: usize = 256;
 
+/// The scheduler's tables, allocated once per program and shared by its blocks: the
+/// per-GRF tables have 256 entries, and a program has a block per branch or loop (thousands
+/// of blocks of a few instructions in loop nests), so allocating and clearing them per block
+/// cost more than scheduling. After a block only the entries its footprints touched are
+/// reset; every reset counts as work, so the work stays proportional to the instructions.
+struct Scratch {
+    fp: Footprints,
+    preds: Adjacency,
+    succs: Adjacency,
+    /// Per GRF: the last writer and the readers since (dependency edges).
+    last_w: Vec<Option<usize>>,
+    readers: Vec<Vec<usize>>,
+    /// Per GRF: the largest critical path of later readers and writers.
+    later_r: Vec<Option<u32>>,
+    later_w: Vec<Option<u32>>,
+    issued: Issued,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            fp: Footprints::default(),
+            preds: Adjacency::default(),
+            succs: Adjacency::default(),
+            last_w: vec![None; GRFS],
+            readers: vec![Vec::new(); GRFS],
+            later_r: vec![None; GRFS],
+            later_w: vec![None; GRFS],
+            issued: Issued::new(),
+        }
+    }
+
+    /// Resets the per-GRF entries the current block's footprints touched.
+    fn reset(&mut self, work: &mut u64) {
+        for &x in self.fp.r.iter().chain(&self.fp.w) {
+            let x = x as usize;
+            self.last_w[x] = None;
+            self.readers[x].clear();
+            self.later_r[x] = None;
+            self.later_w[x] = None;
+            self.issued.w_lat[x] = 0;
+            self.issued.w_one[x] = 0;
+            self.issued.r_one[x] = 0;
+        }
+        *work += (self.fp.r.len() + self.fp.w.len()) as u64;
+        self.issued.flag_w_lat = 0;
+        self.issued.flag_r_lat = 0;
+        self.issued.msg_one = 0;
+    }
+}
+
 /// The nearest earlier instructions each instruction of a block must wait for: per GRF it
 /// reads, the last writer; per GRF it writes, the last writer and the readers since; the
 /// same for the flag; the previous message. Every edge of [`dependencies`] is a path in
 /// this graph, so "all predecessors scheduled" means the same in both. Linear in the block.
-fn near_preds(fp: &[(Vec<u8>, Vec<u8>)], block: &[LInst], work: &mut u64) -> Vec<Vec<usize>> {
+fn near_preds(sc: &mut Scratch, block: &[LInst], work: &mut u64) {
     let n = block.len();
-    let mut last_w: Vec<Option<usize>> = vec![None; GRFS];
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); GRFS];
+    let Scratch {
+        fp,
+        preds,
+        last_w,
+        readers,
+        ..
+    } = sc;
     let mut flag_w: Option<usize> = None;
     let mut flag_r: Vec<usize> = Vec::new();
     let mut last_msg: Option<usize> = None;
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    preds.list.clear();
+    preds.at.clear();
     for b in 0..n {
-        let (rb, wb) = &fp[b];
-        let p = &mut preds[b];
+        let (rb, wb) = (fp.reads(b), fp.writes(b));
+        let from = preds.list.len();
+        preds.at.push(from);
+        let p = &mut preds.list;
         for &x in rb {
             p.extend(last_w[x as usize]);
         }
@@ -227,10 +338,17 @@ fn near_preds(fp: &[(Vec<u8>, Vec<u8>)], block: &[LInst], work: &mut u64) -> Vec
             p.extend(last_msg);
             last_msg = Some(b);
         }
-        p.sort_unstable();
-        p.dedup();
-        p.retain(|&a| a != b);
-        *work += p.len() as u64 + 1;
+        p[from..].sort_unstable();
+        let mut kept = from;
+        for k in from..p.len() {
+            let a = p[k];
+            if a != b && (kept == from || p[kept - 1] != a) {
+                p[kept] = a;
+                kept += 1;
+            }
+        }
+        p.truncate(kept);
+        *work += (kept - from) as u64 + 1;
         for &x in rb {
             readers[x as usize].push(b);
         }
@@ -244,7 +362,26 @@ fn near_preds(fp: &[(Vec<u8>, Vec<u8>)], block: &[LInst], work: &mut u64) -> Vec
             flag_w = Some(b);
         }
     }
-    preds
+    preds.at.push(preds.list.len());
+    // Successors: the same edges reversed, in increasing order of the successor.
+    let succs = &mut sc.succs;
+    succs.at.clear();
+    succs.at.resize(n + 1, 0);
+    for &a in &sc.preds.list {
+        succs.at[a + 1] += 1;
+    }
+    for k in 0..n {
+        succs.at[k + 1] += succs.at[k];
+    }
+    succs.list.clear();
+    succs.list.resize(sc.preds.list.len(), 0);
+    let mut next: Vec<usize> = succs.at[..n].to_vec();
+    for b in 0..n {
+        for &a in sc.preds.of(b) {
+            succs.list[next[a]] = b;
+            next[a] += 1;
+        }
+    }
 }
 
 /// Critical path of every instruction to the end of the block, as over the edges of
@@ -252,15 +389,19 @@ fn near_preds(fp: &[(Vec<u8>, Vec<u8>)], block: &[LInst], work: &mut u64) -> Vec
 /// latency when nothing depends on it. Edge latency is the producer's latency for a read after
 /// write or a flag dependency, else 1. Per GRF, the flag and messages it keeps the largest path
 /// among later readers and writers, so each instruction costs its footprint.
-fn critical_paths(fp: &[(Vec<u8>, Vec<u8>)], block: &[LInst], work: &mut u64) -> Vec<u32> {
+fn critical_paths(sc: &mut Scratch, block: &[LInst], work: &mut u64) -> Vec<u32> {
     let n = block.len();
-    let mut later_r: Vec<Option<u32>> = vec![None; GRFS];
-    let mut later_w: Vec<Option<u32>> = vec![None; GRFS];
+    let Scratch {
+        fp,
+        later_r,
+        later_w,
+        ..
+    } = sc;
     let (mut flag_r, mut flag_w, mut msg): (Option<u32>, Option<u32>, Option<u32>) =
         (None, None, None);
     let mut prio = vec![0u32; n];
     for a in (0..n).rev() {
-        let (ra, wa) = &fp[a];
+        let (ra, wa) = (fp.reads(a), fp.writes(a));
         let own = latency(&block[a]);
         let mut best: Option<u32> = None;
         let mut see = |l: u32, p: Option<u32>| {
@@ -334,7 +475,7 @@ impl Issued {
         }
     }
 
-    fn ready_at(&self, i: &LInst, (r, w): &(Vec<u8>, Vec<u8>)) -> u64 {
+    fn ready_at(&self, i: &LInst, r: &[u8], w: &[u8]) -> u64 {
         let mut t = 0;
         for &x in r {
             t = t.max(self.w_lat[x as usize]);
@@ -354,7 +495,7 @@ impl Issued {
         t
     }
 
-    fn issue(&mut self, i: &LInst, (r, w): &(Vec<u8>, Vec<u8>), start: u64) {
+    fn issue(&mut self, i: &LInst, r: &[u8], w: &[u8], start: u64) {
         let lat = start + latency(i) as u64;
         for &x in r {
             self.r_one[x as usize] = self.r_one[x as usize].max(start + 1);
@@ -378,24 +519,23 @@ impl Issued {
 /// List-schedules one block: among ready instructions prefer one whose operands are
 /// available, then the longest critical path, then program order. Gives the order and cycles
 /// of a scan over all instructions with the edges of [`dependencies`], in O(n log n).
-fn schedule_block(block: &mut Vec<LInst>, reg: &[u8], out: &mut Vec<LInst>, work: &mut u64) -> u64 {
+fn schedule_block(
+    sc: &mut Scratch,
+    block: &mut Vec<LInst>,
+    reg: &[u8],
+    out: &mut Vec<LInst>,
+    work: &mut u64,
+) -> u64 {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let n = block.len();
     if n == 0 {
         return 0;
     }
-    let fp: Vec<_> = block.iter().map(|i| footprint(i, reg)).collect();
-    let preds = near_preds(&fp, block, work);
-    let prio = critical_paths(&fp, block, work);
-    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (b, ps) in preds.iter().enumerate() {
-        for &a in ps {
-            succs[a].push(b);
-        }
-    }
-    let mut npred: Vec<usize> = preds.iter().map(|p| p.len()).collect();
-    let mut issued = Issued::new();
+    sc.fp.fill(block, reg);
+    near_preds(sc, block, work);
+    let prio = critical_paths(sc, block, work);
+    let mut npred: Vec<usize> = (0..n).map(|k| sc.preds.count(k)).collect();
     let mut ready_at = vec![0u64; n];
     // Ready instructions whose operands are available at `cycle`: (longest path, first).
     let mut avail: BinaryHeap<(u32, Reverse<usize>)> = BinaryHeap::new();
@@ -429,17 +569,20 @@ fn schedule_block(block: &mut Vec<LInst>, reg: &[u8], out: &mut Vec<LInst>, work
         let start = ready_at[pick].max(cycle);
         cycle = start + issue(&block[pick]) as u64;
         end = end.max(start + latency(&block[pick]) as u64);
-        issued.issue(&block[pick], &fp[pick], start);
-        for &b in &succs[pick] {
+        let fp = &sc.fp;
+        sc.issued
+            .issue(&block[pick], fp.reads(pick), fp.writes(pick), start);
+        for &b in sc.succs.of(pick) {
             npred[b] -= 1;
             if npred[b] == 0 {
-                ready_at[b] = issued.ready_at(&block[b], &fp[b]);
+                ready_at[b] = sc.issued.ready_at(&block[b], fp.reads(b), fp.writes(b));
                 waiting.push(Reverse((ready_at[b], Reverse(prio[b]), b)));
                 *work += 1;
             }
         }
         order.push(pick);
     }
+    sc.reset(work);
     let mut taken: Vec<Option<LInst>> = std::mem::take(block).into_iter().map(Some).collect();
     for k in order {
         out.push(taken[k].take().expect("scheduled once"));
@@ -571,13 +714,40 @@ mod tests {
             let want: Vec<LInst> = order.iter().map(|&k| block[k].clone()).collect();
             let mut b = block.clone();
             let (mut out, mut work) = (Vec::new(), 0);
-            let got_cycles = schedule_block(&mut b, &reg, &mut out, &mut work);
+            let got_cycles = schedule_block(&mut Scratch::new(), &mut b, &reg, &mut out, &mut work);
             assert_eq!(
                 out, want,
                 "seed {seed}: order differs (reference {order:?})"
             );
             assert_eq!(got_cycles, cycles, "seed {seed}: cycles differ");
         }
+    }
+
+    #[test]
+    fn small_blocks_cost_their_instructions_not_the_grf_tables() {
+        // 2,000 blocks of two instructions (a loop nest's many small blocks): the per-GRF
+        // tables (7 x 256 entries) are set up once and reset only where a block touched
+        // them, so the work per instruction stays small.
+        let mut rng = Rng(0x5eed);
+        let block = random_block(&mut rng, 4000, 40);
+        let mut insts = Vec::new();
+        for pair in block.chunks(2) {
+            insts.extend_from_slice(pair);
+            insts.push(LInst {
+                op: LOp::Wait,
+                ..pair[0].clone()
+            });
+        }
+        let mut p = Program {
+            insts,
+            ..Default::default()
+        };
+        let reg: Vec<u8> = (0..40).map(|k| 10 + k as u8 * 2).collect();
+        let work = schedule_counted(&mut p, &reg).1;
+        assert!(
+            work < 40 * 4000,
+            "work {work} for 2,000 blocks of 2 instructions (seed 0x5eed)"
+        );
     }
 
     #[test]

@@ -46,9 +46,9 @@ fn collect(
         match n {
             Node::Instr(i) => match i.dst {
                 Some(d) if !i.op.has_side_effects() && !matches!(i.op, Op::Atomic { .. }) => {
-                    deps[d.0 as usize].extend(i.op.srcs())
+                    deps[d.0 as usize].extend(i.op.srcs_iter())
                 }
-                _ => roots.extend(i.op.srcs()),
+                _ => roots.extend(i.op.srcs_iter()),
             },
             Node::If(i) => {
                 roots.push(i.cond);

@@ -108,6 +108,17 @@ pub fn median_ms(worker: &Json) -> Option<f64> {
 /// Median of a worker's `key` list (`compile_ms`: wall time, `cpu_ms`: CPU time) for its
 /// only shader.
 pub fn median_of(worker: &Json, key: &str) -> Option<f64> {
+    let t = sorted(worker, key)?;
+    Some(t[t.len() / 2])
+}
+
+/// Minimum of a worker's `key` list for its only shader: the compile least disturbed by the
+/// other processes of the machine (a compile never runs faster than its work allows).
+pub fn min_of(worker: &Json, key: &str) -> Option<f64> {
+    sorted(worker, key)?.first().copied()
+}
+
+fn sorted(worker: &Json, key: &str) -> Option<Vec<f64>> {
     let sh = worker.get("shaders")?.as_arr().first()?;
     let mut t: Vec<f64> = sh
         .get(key)?
@@ -119,7 +130,47 @@ pub fn median_of(worker: &Json, key: &str) -> Option<f64> {
         return None;
     }
     t.sort_by(f64::total_cmp);
-    Some(t[t.len() / 2])
+    Some(t)
+}
+
+/// One driver's results at one point, measured in rounds (one compile per worker and round,
+/// see `ferrite-bench --scaling`), merged into one worker result: the first round's result
+/// with the compile times of every round appended in round order and the largest peak RSS.
+/// A round that failed or was stopped at the time limit makes the result that round's
+/// (a stopped round carries `timeout_s`), so a failure is never averaged away.
+pub fn merge_rounds(rounds: Vec<Json>) -> Option<Json> {
+    if let Some(bad) = rounds.iter().find(|r| error(r).is_some()) {
+        return Some(bad.clone());
+    }
+    let mut it = rounds.into_iter();
+    let mut merged = it.next()?;
+    for r in it {
+        for key in ["compile_ms", "cpu_ms"] {
+            let more: Vec<Json> = r
+                .get("shaders")
+                .and_then(|s| s.as_arr().first())
+                .and_then(|s| s.get(key))
+                .map(|t| t.as_arr().to_vec())
+                .unwrap_or_default();
+            let Some(Json::Arr(shaders)) = merged.get_mut("shaders") else {
+                continue;
+            };
+            let Some(sh) = shaders.first_mut() else {
+                continue;
+            };
+            match sh.get_mut(key) {
+                Some(Json::Arr(t)) => t.extend(more),
+                _ => sh.set(key, more),
+            }
+        }
+        let kb = |w: &Json| w.get("peak_rss_kb").and_then(Json::as_f64);
+        if let Some(b) = kb(&r) {
+            if kb(&merged).is_none_or(|a| b > a) {
+                merged.set("peak_rss_kb", b);
+            }
+        }
+    }
+    Some(merged)
 }
 
 /// One measured point: a shape at a size. `ferrite`: the compiler crate (per-pass times,
@@ -157,7 +208,21 @@ impl Time {
         median_of(w, "cpu_ms")
             .or_else(|| median_ms(w))
             .map(Time::Ms)
-            .or_else(|| w.get("bound_ms").and_then(Json::as_f64).map(Time::Over))
+            .or_else(|| Self::bound(w))
+    }
+
+    /// The minimum CPU time of a worker's compiles (wall time when it has none), or the
+    /// lower bound of a stopped worker.
+    pub fn min(worker: Option<&Json>) -> Option<Time> {
+        let w = worker?;
+        min_of(w, "cpu_ms")
+            .or_else(|| min_of(w, "compile_ms"))
+            .map(Time::Ms)
+            .or_else(|| Self::bound(w))
+    }
+
+    fn bound(w: &Json) -> Option<Time> {
+        w.get("bound_ms").and_then(Json::as_f64).map(Time::Over)
     }
 
     fn ms(self) -> f64 {
@@ -183,13 +248,27 @@ impl Point {
         Time::of(self.ferrite_vk.as_ref()).or_else(|| Time::of(self.ferrite.as_ref()))
     }
 
-    /// Ferrite / anv, as text: "<r" when anv's time is only a lower bound.
+    /// The minimum of Ferrite's pipeline-creation times (see [`Point::ferrite_time`]).
+    pub fn ferrite_min(&self) -> Option<Time> {
+        Time::min(self.ferrite_vk.as_ref()).or_else(|| Time::min(self.ferrite.as_ref()))
+    }
+
+    /// Ferrite / anv of the medians, as text: "<r" when anv's time is only a lower bound.
     pub fn ratio(&self) -> Option<String> {
-        match (self.ferrite_time()?, Time::of(self.anv.as_ref())?) {
-            (Time::Ms(f), Time::Ms(a)) => Some(format!("{:.2}", f / a)),
-            (Time::Ms(f), Time::Over(a)) if a > 0.0 => Some(format!("<{:.3}", f / a)),
-            _ => None,
-        }
+        ratio_text(self.ferrite_time()?, Time::of(self.anv.as_ref())?)
+    }
+
+    /// Ferrite / anv of the minimum times.
+    pub fn ratio_min(&self) -> Option<String> {
+        ratio_text(self.ferrite_min()?, Time::min(self.anv.as_ref())?)
+    }
+}
+
+fn ratio_text(f: Time, a: Time) -> Option<String> {
+    match (f, a) {
+        (Time::Ms(f), Time::Ms(a)) => Some(format!("{:.2}", f / a)),
+        (Time::Ms(f), Time::Over(a)) if a > 0.0 => Some(format!("<{:.3}", f / a)),
+        _ => None,
     }
 }
 
@@ -221,8 +300,10 @@ pub fn exponent(n1: u32, t1: f64, n2: u32, t2: f64) -> f64 {
 /// exponents between the two largest sizes, and Ferrite's slowest passes at the largest size.
 pub fn report(points: &[Point], note: &str) -> String {
     let mut out = String::from(note);
-    out += "Times: median CPU ms per compile (wall ms where a worker has no CPU times). \
-             Ferrite and anv: vkCreateComputePipelines through the loader; compiler: \
+    out += "Times: CPU ms per compile, median of the runs and (min) their minimum (wall ms \
+             where a worker has no CPU times); the drivers and sizes are measured in \
+             interleaved rounds, one compile per worker and round. Ferrite and anv: \
+             vkCreateComputePipelines through the loader; compiler: \
              ferrite_compiler::compile. >T: stopped at the CPU-time limit, each compile took \
              longer than T.\n";
     let opt = |x: Option<Time>| x.map_or("-".to_string(), |v| v.to_string());
@@ -238,17 +319,30 @@ pub fn report(points: &[Point], note: &str) -> String {
         }
         out += &format!("\n{shape}: {what}\n");
         out += &format!(
-            "{:>6} {:>11} {:>11} {:>10} {:>7} {:>7} {:>8} {:>8}\n",
-            "stmts", "Ferrite", "compiler", "anv", "F/A", "instr", "F MB", "anv MB"
+            "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7} {:>6} {:>6}\n",
+            "stmts",
+            "Ferrite",
+            "(min)",
+            "compiler",
+            "anv",
+            "(min)",
+            "F/A",
+            "(min)",
+            "instr",
+            "F MB",
+            "anv MB"
         );
         for p in &pts {
             out += &format!(
-                "{:>6} {:>11} {:>11} {:>10} {:>7} {:>7} {:>8} {:>8}",
+                "{:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7} {:>6} {:>6}",
                 p.size,
                 opt(Time::of(p.ferrite_vk.as_ref())),
+                opt(Time::min(p.ferrite_vk.as_ref())),
                 opt(Time::of(p.ferrite.as_ref())),
                 opt(Time::of(p.anv.as_ref())),
+                opt(Time::min(p.anv.as_ref())),
                 p.ratio().unwrap_or_else(|| "-".into()),
+                p.ratio_min().unwrap_or_else(|| "-".into()),
                 p.ferrite
                     .as_ref()
                     .and_then(|f| stat(f, "Instruction Count"))
@@ -268,22 +362,22 @@ pub fn report(points: &[Point], note: &str) -> String {
             out += "\n";
         }
         if let [.., p1, p2] = pts.as_slice() {
-            let growth = |t1: Option<Time>, t2: Option<Time>| match (t1, t2) {
-                (Some(Time::Ms(t1)), Some(Time::Ms(t2))) => {
-                    format!("{:.2}", exponent(p1.size, t1, p2.size, t2))
-                }
-                _ => "-".into(),
+            let growth = |w1: Option<&Json>, w2: Option<&Json>| {
+                let one = |t: fn(Option<&Json>) -> Option<Time>| match (t(w1), t(w2)) {
+                    (Some(Time::Ms(t1)), Some(Time::Ms(t2))) => {
+                        format!("{:.2}", exponent(p1.size, t1, p2.size, t2))
+                    }
+                    _ => "-".into(),
+                };
+                format!("{} (min {})", one(Time::of), one(Time::min))
             };
             out += &format!(
                 "growth exponent {} -> {}: Ferrite {}, compiler {}, anv {}\n",
                 p1.size,
                 p2.size,
-                growth(
-                    Time::of(p1.ferrite_vk.as_ref()),
-                    Time::of(p2.ferrite_vk.as_ref())
-                ),
-                growth(Time::of(p1.ferrite.as_ref()), Time::of(p2.ferrite.as_ref())),
-                growth(Time::of(p1.anv.as_ref()), Time::of(p2.anv.as_ref())),
+                growth(p1.ferrite_vk.as_ref(), p2.ferrite_vk.as_ref()),
+                growth(p1.ferrite.as_ref(), p2.ferrite.as_ref()),
+                growth(p1.anv.as_ref(), p2.anv.as_ref()),
             );
             let passes = p2
                 .ferrite
@@ -508,6 +602,61 @@ mod tests {
         let mut w = Json::obj();
         w.set("shaders", vec![sh]);
         w
+    }
+
+    fn cpu_worker(ms: &[f64], rss_kb: f64) -> Json {
+        let mut sh = Json::obj();
+        sh.set(
+            "cpu_ms",
+            ms.iter().map(|&v| Json::Num(v)).collect::<Vec<_>>(),
+        );
+        let mut w = Json::obj();
+        w.set("shaders", vec![sh]);
+        w.set("peak_rss_kb", rss_kb);
+        w
+    }
+
+    #[test]
+    fn rounds_merge_into_one_result_with_median_and_minimum() {
+        let merged = merge_rounds(vec![
+            cpu_worker(&[30.0], 1000.0),
+            cpu_worker(&[10.0], 3000.0),
+            cpu_worker(&[20.0], 2000.0),
+        ])
+        .unwrap();
+        assert_eq!(Time::of(Some(&merged)), Some(Time::Ms(20.0)), "{merged}");
+        assert_eq!(Time::min(Some(&merged)), Some(Time::Ms(10.0)), "{merged}");
+        assert_eq!(
+            merged.get("peak_rss_kb").and_then(Json::as_f64),
+            Some(3000.0)
+        );
+        // A stopped round is the result: a failure is not averaged away.
+        let mut stopped = Json::obj();
+        stopped.set("error", "stopped after 12.0 s of CPU time");
+        stopped.set("timeout_s", 12.0);
+        let merged = merge_rounds(vec![cpu_worker(&[5.0], 1.0), stopped.clone()]).unwrap();
+        assert_eq!(merged, stopped);
+        assert!(merge_rounds(vec![]).is_none());
+    }
+
+    #[test]
+    fn the_table_gives_both_exponents() {
+        let p = |size, f: &[f64], a: &[f64]| Point {
+            shape: "straight".into(),
+            size,
+            ferrite: None,
+            ferrite_vk: Some(cpu_worker(f, 1.0)),
+            anv: Some(cpu_worker(a, 1.0)),
+        };
+        // Medians 10 -> 40 (exponent 2), minimums 8 -> 16 (exponent 1).
+        let pts = [
+            p(100, &[8.0, 10.0, 50.0], &[20.0, 30.0, 40.0]),
+            p(200, &[16.0, 40.0, 60.0], &[40.0, 50.0, 90.0]),
+        ];
+        assert_eq!(pts[1].ratio().as_deref(), Some("0.80"));
+        assert_eq!(pts[1].ratio_min().as_deref(), Some("0.40"));
+        let table = report(&pts, "");
+        assert!(table.contains("Ferrite 2.00 (min 1.00)"), "{table}");
     }
 
     #[test]

@@ -142,6 +142,7 @@ fn worker_main(args: &[String]) -> ExitCode {
     }
 }
 
+#[derive(Clone)]
 struct Opts {
     runs: usize,
     filter: Option<String>,
@@ -608,8 +609,13 @@ fn ferrite_env() -> Result<Vec<(String, String)>, String> {
 
 /// `--scaling`: every shape at every size: Ferrite's compiler crate (per-pass times), and
 /// through the loader Ferrite and anv (when set up), each in a child process per shader.
-/// A loader worker has `--timeout` seconds for its `--runs` compiles; when anv's runs out,
-/// the larger sizes of that shape are not run for anv (its time grows with the size).
+///
+/// The `--runs` compiles of a point are measured in rounds: each round visits every shape,
+/// size and driver once (one compile per worker, the drivers' order rotating from round to
+/// round), so a slow phase of the shared machine falls on all of them alike instead of on
+/// one driver's or one size's runs. Each loader worker may use `--timeout / --runs` seconds
+/// of CPU; when an anv worker runs out, that shape's larger sizes are not run for anv (its
+/// time grows with the size) and the point's result is the bound.
 fn scaling_main(o: &Opts) -> ExitCode {
     let want = |d: &str| o.drivers.iter().any(|x| x == d);
     let anv = if want("anv") {
@@ -629,14 +635,17 @@ fn scaling_main(o: &Opts) -> ExitCode {
     if let Err(e) = &ferrite_vk {
         note += &format!("Ferrite through the loader: {e}\n");
     }
-    let limit = std::time::Duration::from_secs(o.timeout);
+    let limit = std::time::Duration::from_secs_f64(o.timeout as f64 / o.runs as f64);
+    let one = Opts {
+        runs: 1,
+        ..o.clone()
+    };
     let timed = ["--stats", "0"];
     let work = std::env::temp_dir().join(format!("ferrite-scaling-{}", std::process::id()));
     let mut cc = Compiler::new(Some(Compiler::default_cache_dir()));
-    let mut points = Vec::new();
+    // Every point's SPIR-V first: (shape, size, directory).
+    let mut todo = Vec::new();
     for shape in &o.shapes {
-        // anv's time limit ran out at a smaller size: (that size, the lower bound).
-        let mut anv_out: Option<(u32, f64)> = None;
         for &size in &o.sizes {
             let Some(source) = scaling::glsl(shape, size) else {
                 eprintln!("ferrite-bench: unknown shape {shape}");
@@ -668,40 +677,80 @@ fn scaling_main(o: &Opts) -> ExitCode {
                 eprintln!("ferrite-bench: {}: {e}", dir.display());
                 return ExitCode::FAILURE;
             }
-            let ferrite =
-                want("compiler").then(|| spawn_worker("ferrite", "compiler", &[], &dir, o));
-            let ferrite_vk = ferrite_vk.as_ref().ok().map(|env| {
-                spawn_worker_with("ferrite-vk", "vulkan", env, &dir, o, &timed, Some(limit))
-            });
-            let anv = anv.as_ref().ok().map(|env| match anv_out {
-                Some((at, bound)) => {
-                    let mut j = error_json(
-                        "anv",
-                        format!("not run: the limit ran out at {at} statements"),
-                    );
-                    j.set("bound_ms", bound);
-                    j.set("bound_from", at);
-                    j
-                }
-                None => {
-                    let mut j =
-                        spawn_worker_with("anv", "vulkan", env, &dir, o, &timed, Some(limit));
-                    if let Some(t) = j.get("timeout_s").and_then(Json::as_f64) {
-                        let bound = scaling::timeout_bound_ms(t, o.runs);
-                        j.set("bound_ms", bound);
-                        anv_out = Some((size, bound));
-                    }
-                    j
-                }
-            });
-            points.push(scaling::Point {
-                shape: shape.clone(),
-                size,
-                ferrite,
-                ferrite_vk,
-                anv,
-            });
+            todo.push((shape.clone(), size, dir));
         }
+    }
+    // rounds[point][driver]: one result per round (drivers: compiler, Ferrite, anv).
+    let mut rounds: Vec<[Vec<Json>; 3]> = todo.iter().map(|_| Default::default()).collect();
+    // Per shape, the smallest size at which anv ran out of time.
+    let mut anv_out: std::collections::HashMap<String, u32> = Default::default();
+    for round in 0..o.runs {
+        for (k, (shape, size, dir)) in todo.iter().enumerate() {
+            for d in 0..3 {
+                let driver = (d + round) % 3;
+                let label = format!("{}-r{round}", ["ferrite", "ferrite-vk", "anv"][driver]);
+                let result = match driver {
+                    0 if want("compiler") => spawn_worker(&label, "compiler", &[], dir, &one),
+                    1 => match &ferrite_vk {
+                        Ok(env) => {
+                            spawn_worker_with(&label, "vulkan", env, dir, &one, &timed, Some(limit))
+                        }
+                        Err(_) => continue,
+                    },
+                    2 => match &anv {
+                        Ok(_) if anv_out.get(shape).is_some_and(|at| at <= size) => continue,
+                        Ok(env) => {
+                            let j = spawn_worker_with(
+                                &label,
+                                "vulkan",
+                                env,
+                                dir,
+                                &one,
+                                &timed,
+                                Some(limit),
+                            );
+                            if j.get("timeout_s").is_some() {
+                                anv_out.insert(shape.clone(), *size);
+                            }
+                            j
+                        }
+                        Err(_) => continue,
+                    },
+                    _ => continue,
+                };
+                rounds[k][driver].push(result);
+            }
+        }
+    }
+    let mut points = Vec::new();
+    for ((shape, size, _), [compiler, vk, anv_rounds]) in todo.into_iter().zip(rounds) {
+        let anv_result = match anv_out.get(&shape) {
+            Some(&at) if at < size => {
+                let mut j = error_json(
+                    "anv",
+                    format!("not run: the limit ran out at {at} statements"),
+                );
+                j.set(
+                    "bound_ms",
+                    scaling::timeout_bound_ms(limit.as_secs_f64(), 1),
+                );
+                j.set("bound_from", at);
+                Some(j)
+            }
+            _ => scaling::merge_rounds(anv_rounds).map(|mut j| {
+                if let Some(t) = j.get("timeout_s").and_then(Json::as_f64) {
+                    j.set("bound_ms", scaling::timeout_bound_ms(t, 1));
+                }
+                j
+            }),
+        };
+        points.push(scaling::Point {
+            shape,
+            size,
+            ferrite: scaling::merge_rounds(compiler),
+            ferrite_vk: scaling::merge_rounds(vk),
+            anv: anv_result,
+        });
     }
     print!("{}", scaling::report(&points, &note));
     if let Some(path) = &o.svg {
