@@ -379,6 +379,9 @@ fn compile_one(
     });
     times.time(name("lower_sends"), || lower::lower_sends(&mut prog));
     times.time(name("legalize"), || lower::legalize(&mut prog));
+    if times.time(name("reuse_constants"), || opt::reuse_constants(&mut prog)) {
+        log::trace!("LIR after reuse_constants:\n{prog}");
+    }
     if times.time(name("propagate_copies"), || {
         opt::propagate_copies(&mut prog)
     }) {

@@ -24,6 +24,8 @@
 //! - [`propagate_copies`] (after SIMD-width lowering and legalization, then [`dce`]): a
 //!   register written only by byte-for-byte copies of another register that no longer
 //!   changes is read from that register, and the copies go.
+//! - [`reuse_constants`] (after legalization): a constant moved into a register again in
+//!   the same block, on the same channels, is read from the first move's register.
 //!
 //! Each returns true when it changed the program; `backend::compile_one` runs them and logs
 //! the LIR after each that did (`RUST_LOG=trace`).
@@ -337,6 +339,103 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
             if let Some((s, delta)) = from[v as usize] {
                 o.base = Base::V(s);
                 o.off = (i64::from(o.off) + delta) as u32;
+            }
+        }
+    }
+    let mut k = 0;
+    prog.insts.retain(|_| {
+        k += 1;
+        !dead[k - 1]
+    });
+    true
+}
+
+/// Instructions back an identical constant move may be reused from by
+/// [`reuse_constants`]: reusing it keeps its register live that much longer.
+const CONSTANT_REUSE_WINDOW: usize = 48;
+
+/// What identifies the bytes a constant move writes: value, source and destination types,
+/// destination offset and stride, exec size, channel group, `WE_all`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ConstantKey(u64, Type, Type, u32, u8, u8, u8, bool);
+
+/// A constant move `mov v, imm` with no predicate or modifier, and the key of what it writes.
+fn constant_move(i: &LInst) -> Option<ConstantKey> {
+    let [s] = i.srcs.as_slice() else { return None };
+    let Base::Imm(bits) = s.base else { return None };
+    (i.op == LOp::Alu(Opcode::Mov)
+        && i.pred.is_none()
+        && i.cmod == CondMod::None
+        && !i.sat
+        && !s.neg
+        && !s.abs
+        && i.dst.vreg().is_some())
+    .then_some(ConstantKey(
+        bits,
+        s.ty,
+        i.dst.ty,
+        i.dst.off,
+        i.dst.stride,
+        i.exec,
+        i.group,
+        i.we_all,
+    ))
+}
+
+/// Reuses constants (after legalization): a register written once, by a move of an
+/// immediate, is replaced by the register of an identical move (same value, types, region,
+/// exec size, channel group and `WE_all`) at most [`CONSTANT_REUSE_WINDOW`] instructions
+/// earlier in the same block, which is written by nothing else either. The two moves ran on
+/// the same channels (no control flow in between), so the earlier register holds the same
+/// bytes wherever the later one was read. Legalization moves each immediate that an
+/// instruction cannot encode (64-bit values, three-source and math operands) into a
+/// register of its own, once per SIMD8 or SIMD16 piece; this leaves one per block and
+/// piece within the window.
+pub fn reuse_constants(prog: &mut Program) -> bool {
+    let nv = prog.vregs.len();
+    let mut writes = vec![0u32; nv];
+    for i in &prog.insts {
+        if let Some(v) = i.dst.vreg() {
+            writes[v as usize] += 1;
+        }
+    }
+    let mut seen: std::collections::HashMap<_, (u32, usize)> = std::collections::HashMap::new();
+    let mut to: Vec<Option<u32>> = vec![None; nv];
+    let mut dead = vec![false; prog.insts.len()];
+    let mut any = false;
+    for (k, i) in prog.insts.iter().enumerate() {
+        if i.op.is_control() {
+            seen.clear();
+            continue;
+        }
+        let Some(key) = constant_move(i) else {
+            continue;
+        };
+        let v = i.dst.vreg().unwrap();
+        if writes[v as usize] != 1 {
+            continue;
+        }
+        match seen.get(&key) {
+            Some(&(w, at))
+                if k - at <= CONSTANT_REUSE_WINDOW
+                    && prog.vregs[w as usize].bytes == prog.vregs[v as usize].bytes =>
+            {
+                to[v as usize] = Some(w);
+                dead[k] = true;
+                any = true;
+            }
+            _ => {
+                seen.insert(key, (v, k));
+            }
+        }
+    }
+    if !any {
+        return false;
+    }
+    for i in &mut prog.insts {
+        for o in &mut i.srcs {
+            if let Some(w) = o.vreg().and_then(|v| to[v as usize]) {
+                o.base = Base::V(w);
             }
         }
     }
@@ -1034,6 +1133,75 @@ mod tests {
         flag_sub: 0,
         inverse: false,
     };
+
+    #[test]
+    fn identical_constant_moves_in_a_block_share_one_register() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, y) = (b.vreg(Type::DF, 1), b.vreg(Type::DF, 1));
+        let (c0, c1, c2, c3) = (
+            b.vreg(Type::DF, 1),
+            b.vreg(Type::DF, 1),
+            b.vreg(Type::DF, 1),
+            b.vreg(Type::DF, 1),
+        );
+        let one = Opnd::imm(Type::DF, 1f64.to_bits());
+        b.mov(c0, one);
+        b.alu2(Opcode::Add, x, x, c0);
+        b.mov(c1, one);
+        b.alu2(Opcode::Add, y, y, c1);
+        // Another channel group: its own constant.
+        b.at(8, 8, false).mov(c2, one);
+        b.at(8, 8, false).alu2(Opcode::Add, y, y, c2);
+        // After control flow the mask may differ.
+        b.control(LOp::If).pred = Some(P);
+        b.mov(c3, one);
+        b.alu2(Opcode::Mul, x, x, c3);
+        b.control(LOp::Endif);
+        let before = body(&p);
+        assert!(reuse_constants(&mut p), "{before:#?}");
+        assert_eq!(
+            body(&p),
+            [
+                "mov(8@0) v2+0<1>:DF, 0x3ff0000000000000:DF",
+                "add(8@0) v0+0<1>:DF, v0+0<1>:DF, v2+0<1>:DF",
+                "add(8@0) v1+0<1>:DF, v1+0<1>:DF, v2+0<1>:DF",
+                "mov(8@8) v4+0<1>:DF, 0x3ff0000000000000:DF",
+                "add(8@8) v1+0<1>:DF, v1+0<1>:DF, v4+0<1>:DF",
+                "(+f0.0) If(8@0) null<1>:D",
+                "mov(8@0) v5+0<1>:DF, 0x3ff0000000000000:DF",
+                "mul(8@0) v0+0<1>:DF, v0+0<1>:DF, v5+0<1>:DF",
+                "Endif(8@0) null<1>:D",
+            ],
+            "before: {before:#?}"
+        );
+        assert!(!reuse_constants(&mut p));
+    }
+
+    #[test]
+    fn constants_rewritten_predicated_or_far_apart_are_not_shared() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, c0, c1, c2, c3) = (
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+        );
+        // c0 is written twice; c1 under a predicate.
+        b.mov(c0, Opnd::d(7));
+        b.alu2(Opcode::Add, c0, c0, x);
+        b.mov(c1, Opnd::d(7)).pred = Some(P);
+        b.mov(c2, Opnd::d(7));
+        for _ in 0..CONSTANT_REUSE_WINDOW {
+            b.alu2(Opcode::Add, x, x, c2);
+        }
+        b.mov(c3, Opnd::d(7));
+        b.alu2(Opcode::Add, x, c1, c3);
+        let before = body(&p);
+        assert!(!reuse_constants(&mut p), "{before:#?}");
+    }
 
     #[test]
     fn flag_move_after_its_cmp_goes_and_the_unread_cmp_writes_null() {
