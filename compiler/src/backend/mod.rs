@@ -383,6 +383,15 @@ fn compile_one(
     });
     times.time(name("lower_sends"), || lower::lower_sends(&mut prog));
     times.time(name("legalize"), || lower::legalize(&mut prog));
+    if times.time(name("reuse_constants"), || opt::reuse_constants(&mut prog)) {
+        log::trace!("LIR after reuse_constants:\n{prog}");
+    }
+    if times.time(name("propagate_copies"), || {
+        opt::propagate_copies(&mut prog)
+    }) {
+        log::trace!("LIR after propagate_copies:\n{prog}");
+        times.time(name("lir dce"), || opt::dce(&mut prog));
+    }
     let file = ra::RegFile {
         first: layout.first_free(),
         end: opts.hw.allocatable_end(),

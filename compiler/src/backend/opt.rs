@@ -1,4 +1,5 @@
-//! Optimisations on the LIR after instruction selection (before SIMD-width lowering).
+//! Optimisations on the LIR after instruction selection (before SIMD-width lowering unless
+//! stated).
 //!
 //! Instruction selection emits every component of a vector value (all three of
 //! `gl_GlobalInvocationID`'s, say) and copies payload values (push constants) into virtual
@@ -20,6 +21,11 @@
 //!   instructions, and the two copies of an `if` result one `sel`.
 //! - [`predicate_jumps`]: `(+f0) if; <copies>; break; endif` becomes
 //!   `(+f0) <copies>; (+f0) break` (also for `continue`).
+//! - [`propagate_copies`] (after SIMD-width lowering and legalization, then [`dce`]): a
+//!   register written only by byte-for-byte copies of another register that no longer
+//!   changes is read from that register, and the copies go.
+//! - [`reuse_constants`] (after legalization): a constant moved into a register again in
+//!   the same block, on the same channels, is read from the first move's register.
 //!
 //! Each returns true when it changed the program; `backend::compile_one` runs them and logs
 //! the LIR after each that did (`RUST_LOG=trace`).
@@ -163,6 +169,282 @@ pub fn dce(prog: &mut Program) -> bool {
         });
     }
     any
+}
+
+/// A byte-for-byte copy `mov dst, src` between virtual registers: no predicate,
+/// conditional modifier, saturation or source modifier, the same element size and stride on
+/// both sides, and no conversion (the same type, or two integer types). Returns the source
+/// register and the byte distance from a destination byte to the source byte it copies.
+fn byte_copy(i: &LInst) -> Option<(u32, i64)> {
+    let [s] = i.srcs.as_slice() else { return None };
+    let d = &i.dst;
+    let same_kind = s.ty == d.ty || (!s.ty.is_float() && !d.ty.is_float());
+    let ok = i.op == LOp::Alu(Opcode::Mov)
+        && i.pred.is_none()
+        && i.cmod == CondMod::None
+        && !i.sat
+        && !s.neg
+        && !s.abs
+        && same_kind
+        && s.ty.size() == d.ty.size()
+        && s.stride == d.stride
+        && (s.stride > 0 || i.exec == 1);
+    let (sv, dv) = (s.vreg()?, d.vreg()?);
+    (ok && sv != dv).then_some((sv, i64::from(s.off) - i64::from(d.off)))
+}
+
+/// For each instruction, the `[do, while]` range of the outermost loop around it.
+fn outermost_loops(prog: &Program) -> Vec<Option<(usize, usize)>> {
+    let mut out = vec![None; prog.insts.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (k, i) in prog.insts.iter().enumerate() {
+        match i.op {
+            LOp::Do => open.push(k),
+            LOp::While => {
+                let d = open.pop().expect("balanced loops");
+                if open.is_empty() {
+                    out[d..=k].fill(Some((d, k)));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Copy propagation over virtual registers: a register `d` whose every write is a
+/// byte-for-byte `mov` from the same register `s` at the same byte distance (see
+/// [`byte_copy`]) is read from `s` instead, and the moves go, when `s` cannot change once
+/// a move has run: every write of `s` comes before the first move in program order and
+/// shares no loop with any move (a loop would run it again after the move). Each byte of
+/// `d` a move wrote then equals its byte of `s` wherever `d` is read; bytes no move wrote
+/// held nothing defined. Only ALU and math sources are rewritten (their regions say which
+/// bytes they read); a register a message or a gather reads whole keeps its copy. Runs to
+/// a fixed point (a copy of a copy), linear per round.
+///
+/// Lowering leaves such copies behind: a 64-bit load repacked into qwords and then copied
+/// into its value's register, each 64-bit result copied into its destination, both per
+/// SIMD8 piece.
+pub fn propagate_copies(prog: &mut Program) -> bool {
+    let mut any = false;
+    for _round in 0..4 {
+        if !propagate_copies_once(prog) {
+            break;
+        }
+        any = true;
+    }
+    any
+}
+
+fn propagate_copies_once(prog: &mut Program) -> bool {
+    let nv = prog.vregs.len();
+    // Per register: its writes, and whether something reads it without a region.
+    let mut writes: Vec<Vec<u32>> = vec![Vec::new(); nv];
+    let mut whole = vec![false; nv];
+    for (k, i) in prog.insts.iter().enumerate() {
+        if let Some(v) = i.dst.vreg() {
+            writes[v as usize].push(k as u32);
+        }
+        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+            for s in &i.srcs {
+                if let Some(v) = s.vreg() {
+                    whole[v as usize] = true;
+                }
+            }
+        }
+    }
+    let loops = outermost_loops(prog);
+    // The register each copied register is read from instead, with the byte distance.
+    let mut from: Vec<Option<(u32, i64)>> = vec![None; nv];
+    let mut any = false;
+    for d in 0..nv {
+        let ws = &writes[d];
+        if ws.is_empty() || whole[d] {
+            continue;
+        }
+        let Some(c) = byte_copy(&prog.insts[ws[0] as usize]) else {
+            continue;
+        };
+        if ws
+            .iter()
+            .any(|&k| byte_copy(&prog.insts[k as usize]) != Some(c))
+        {
+            continue;
+        }
+        let (s, _) = c;
+        // A register that is itself replaced this round is left for the next.
+        if from[s as usize].is_some() || writes[s as usize].is_empty() {
+            continue;
+        }
+        let first = ws[0];
+        let stable = writes[s as usize].iter().all(|&j| {
+            j < first
+                && ws.iter().all(|&m| {
+                    loops[m as usize].is_none_or(|(a, w)| !(a..=w).contains(&(j as usize)))
+                })
+        });
+        if stable {
+            from[d] = Some(c);
+        }
+    }
+    // A source register must not be replaced itself in the same round.
+    for d in 0..nv {
+        if let Some((s, _)) = from[d] {
+            if from[s as usize].is_some() {
+                from[d] = None;
+            }
+        }
+    }
+    // Every rewritten read must stay inside the source register.
+    let mut fits = vec![true; nv];
+    for i in &prog.insts {
+        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+            continue;
+        }
+        for o in &i.srcs {
+            let Some(v) = o.vreg() else { continue };
+            let Some((s, delta)) = from[v as usize] else {
+                continue;
+            };
+            let start = i64::from(o.off) + delta;
+            let end = start + i64::from(o.span(u32::from(i.exec)));
+            if start < 0 || end > i64::from(prog.vregs[s as usize].bytes) {
+                fits[v as usize] = false;
+            }
+        }
+    }
+    for d in 0..nv {
+        if !fits[d] {
+            from[d] = None;
+        }
+    }
+    let mut dead = vec![false; prog.insts.len()];
+    for (d, f) in from.iter().enumerate() {
+        if f.is_some() {
+            for &k in &writes[d] {
+                dead[k as usize] = true;
+                any = true;
+            }
+        }
+    }
+    if !any {
+        return false;
+    }
+    for i in &mut prog.insts {
+        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+            continue;
+        }
+        for o in &mut i.srcs {
+            let Some(v) = o.vreg() else { continue };
+            if let Some((s, delta)) = from[v as usize] {
+                o.base = Base::V(s);
+                o.off = (i64::from(o.off) + delta) as u32;
+            }
+        }
+    }
+    let mut k = 0;
+    prog.insts.retain(|_| {
+        k += 1;
+        !dead[k - 1]
+    });
+    true
+}
+
+/// Instructions back an identical constant move may be reused from by
+/// [`reuse_constants`]: reusing it keeps its register live that much longer.
+const CONSTANT_REUSE_WINDOW: usize = 48;
+
+/// What identifies the bytes a constant move writes: value, source and destination types,
+/// destination offset and stride, exec size, channel group, `WE_all`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ConstantKey(u64, Type, Type, u32, u8, u8, u8, bool);
+
+/// A constant move `mov v, imm` with no predicate or modifier, and the key of what it writes.
+fn constant_move(i: &LInst) -> Option<ConstantKey> {
+    let [s] = i.srcs.as_slice() else { return None };
+    let Base::Imm(bits) = s.base else { return None };
+    (i.op == LOp::Alu(Opcode::Mov)
+        && i.pred.is_none()
+        && i.cmod == CondMod::None
+        && !i.sat
+        && !s.neg
+        && !s.abs
+        && i.dst.vreg().is_some())
+    .then_some(ConstantKey(
+        bits,
+        s.ty,
+        i.dst.ty,
+        i.dst.off,
+        i.dst.stride,
+        i.exec,
+        i.group,
+        i.we_all,
+    ))
+}
+
+/// Reuses constants (after legalization): a register written once, by a move of an
+/// immediate, is replaced by the register of an identical move (same value, types, region,
+/// exec size, channel group and `WE_all`) at most [`CONSTANT_REUSE_WINDOW`] instructions
+/// earlier in the same block, which is written by nothing else either. The two moves ran on
+/// the same channels (no control flow in between), so the earlier register holds the same
+/// bytes wherever the later one was read. Legalization moves each immediate that an
+/// instruction cannot encode (64-bit values, three-source and math operands) into a
+/// register of its own, once per SIMD8 or SIMD16 piece; this leaves one per block and
+/// piece within the window.
+pub fn reuse_constants(prog: &mut Program) -> bool {
+    let nv = prog.vregs.len();
+    let mut writes = vec![0u32; nv];
+    for i in &prog.insts {
+        if let Some(v) = i.dst.vreg() {
+            writes[v as usize] += 1;
+        }
+    }
+    let mut seen: std::collections::HashMap<_, (u32, usize)> = std::collections::HashMap::new();
+    let mut to: Vec<Option<u32>> = vec![None; nv];
+    let mut dead = vec![false; prog.insts.len()];
+    let mut any = false;
+    for (k, i) in prog.insts.iter().enumerate() {
+        if i.op.is_control() {
+            seen.clear();
+            continue;
+        }
+        let Some(key) = constant_move(i) else {
+            continue;
+        };
+        let v = i.dst.vreg().unwrap();
+        if writes[v as usize] != 1 {
+            continue;
+        }
+        match seen.get(&key) {
+            Some(&(w, at))
+                if k - at <= CONSTANT_REUSE_WINDOW
+                    && prog.vregs[w as usize].bytes == prog.vregs[v as usize].bytes =>
+            {
+                to[v as usize] = Some(w);
+                dead[k] = true;
+                any = true;
+            }
+            _ => {
+                seen.insert(key, (v, k));
+            }
+        }
+    }
+    if !any {
+        return false;
+    }
+    for i in &mut prog.insts {
+        for o in &mut i.srcs {
+            if let Some(w) = o.vreg().and_then(|v| to[v as usize]) {
+                o.base = Base::V(w);
+            }
+        }
+    }
+    let mut k = 0;
+    prog.insts.retain(|_| {
+        k += 1;
+        !dead[k - 1]
+    });
+    true
 }
 
 /// Whether `t` is a 32-bit type a payload copy may be propagated through.
@@ -705,6 +987,144 @@ mod tests {
         assert!(!propagate_payload_copies(&mut p, 3), "{p}");
     }
 
+    #[test]
+    fn copies_of_a_stable_register_are_read_from_it() {
+        // A SIMD16 DF value repacked in two SIMD8 pieces, then copied per piece.
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let raw = b.vreg(Type::UD, 2);
+        let packed = b.vreg(Type::UQ, 1);
+        let val = b.vreg(Type::DF, 1);
+        let out = b.vreg(Type::DF, 1);
+        // Each instruction is split into its pieces in turn.
+        for q in 0..2u8 {
+            let o = u32::from(q) * 32;
+            b.at(8, 8 * q, false).mov(
+                Opnd {
+                    stride: 2,
+                    ..packed.retype(Type::UD).offset(2 * o)
+                },
+                raw.offset(o),
+            );
+        }
+        for q in 0..2u8 {
+            let o = u32::from(q) * 64;
+            b.at(8, 8 * q, false)
+                .mov(val.retype(Type::UQ).offset(o), packed.offset(o));
+        }
+        for q in 0..2u8 {
+            let o = u32::from(q) * 64;
+            b.at(8, 8 * q, false)
+                .alu2(Opcode::Add, out.offset(o), val.offset(o), val.offset(o));
+        }
+        let before = p.to_string();
+        assert!(propagate_copies(&mut p), "{before}");
+        assert_eq!(
+            body(&p),
+            [
+                "mov(8@0) v1+0<2>:UD, v0+0<1>:UD",
+                "mov(8@8) v1+64<2>:UD, v0+32<1>:UD",
+                "add(8@0) v3+0<1>:DF, v1+0<1>:DF, v1+0<1>:DF",
+                "add(8@8) v3+64<1>:DF, v1+64<1>:DF, v1+64<1>:DF",
+            ],
+            "before:\n{before}"
+        );
+        assert!(!propagate_copies(&mut p));
+    }
+
+    #[test]
+    fn chains_of_copies_and_offsets_collapse() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let a = b.vreg(Type::D, 2);
+        let c = b.vreg(Type::UD, 1);
+        let e = b.vreg(Type::D, 1);
+        let r = b.vreg(Type::D, 1);
+        b.alu2(
+            Opcode::Add,
+            a.offset(32),
+            Opnd::g(2, 0, Type::D, 1),
+            Opnd::d(1),
+        );
+        b.mov(c, a.retype(Type::UD).offset(32));
+        b.mov(e, c.retype(Type::D));
+        b.alu2(Opcode::Mul, r, e.negate(), Opnd::d(3));
+        assert!(propagate_copies(&mut p));
+        assert_eq!(
+            body(&p),
+            [
+                "add(8@0) v0+32<1>:D, g2+0<1>:D, 0x1:D",
+                "mul(8@0) v3+0<1>:D, -v0+32<1>:D, 0x3:D",
+            ]
+        );
+    }
+
+    #[test]
+    fn copies_that_may_see_another_value_stay() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (s, d, r) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        // s is written again after the copy.
+        b.mov(s, Opnd::d(1));
+        b.mov(d, s);
+        b.alu2(Opcode::Add, s, s, Opnd::d(1));
+        b.alu2(Opcode::Add, r, d, s);
+        // The copy runs in a loop that also writes its source.
+        let (s2, d2) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.mov(s2, Opnd::d(0));
+        b.control(LOp::Do);
+        b.mov(d2, s2);
+        b.alu2(Opcode::Add, s2, r, Opnd::d(2));
+        b.alu2(Opcode::Add, r, d2, r);
+        b.control(LOp::While);
+        // A conversion, a predicated copy, a copy read by a message, and a copy from two
+        // different sources.
+        let (f, g, h, m, n) = (
+            b.vreg(Type::F, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+        );
+        b.mov(f, r);
+        b.mov(g, r).pred = Some(P);
+        b.mov(h, r);
+        b.mov(m, r);
+        b.mov(m, s);
+        b.mov(n, r);
+        b.inst(
+            LOp::UntypedWrite {
+                surf: crate::backend::lir::Surface::Bti(0),
+                comps: 1,
+                comp_stride: 32,
+            },
+            Opnd::null(Type::UD),
+            vec![n, h],
+        );
+        b.alu2(Opcode::Add, r, f.retype(Type::D), g);
+        b.alu2(Opcode::Add, r, m, h);
+        let before = body(&p);
+        assert!(!propagate_copies(&mut p), "{before:#?}");
+    }
+
+    #[test]
+    fn a_copy_after_its_sources_loop_is_propagated() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (s, d, r) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        b.mov(s, Opnd::d(0));
+        b.control(LOp::Do);
+        b.alu2(Opcode::Add, s, s, Opnd::d(1));
+        b.control(LOp::While);
+        b.control(LOp::Do);
+        b.mov(d, s);
+        b.alu2(Opcode::Add, r, d, r);
+        b.control(LOp::While);
+        assert!(propagate_copies(&mut p));
+        assert_eq!(body(&p)[5], "add(8@0) v2+0<1>:D, v0+0<1>:D, v2+0<1>:D");
+        assert_eq!(p.insts.len(), 7);
+    }
+
     fn body(p: &Program) -> Vec<String> {
         p.insts.iter().map(|i| i.to_string()).collect()
     }
@@ -713,6 +1133,75 @@ mod tests {
         flag_sub: 0,
         inverse: false,
     };
+
+    #[test]
+    fn identical_constant_moves_in_a_block_share_one_register() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, y) = (b.vreg(Type::DF, 1), b.vreg(Type::DF, 1));
+        let (c0, c1, c2, c3) = (
+            b.vreg(Type::DF, 1),
+            b.vreg(Type::DF, 1),
+            b.vreg(Type::DF, 1),
+            b.vreg(Type::DF, 1),
+        );
+        let one = Opnd::imm(Type::DF, 1f64.to_bits());
+        b.mov(c0, one);
+        b.alu2(Opcode::Add, x, x, c0);
+        b.mov(c1, one);
+        b.alu2(Opcode::Add, y, y, c1);
+        // Another channel group: its own constant.
+        b.at(8, 8, false).mov(c2, one);
+        b.at(8, 8, false).alu2(Opcode::Add, y, y, c2);
+        // After control flow the mask may differ.
+        b.control(LOp::If).pred = Some(P);
+        b.mov(c3, one);
+        b.alu2(Opcode::Mul, x, x, c3);
+        b.control(LOp::Endif);
+        let before = body(&p);
+        assert!(reuse_constants(&mut p), "{before:#?}");
+        assert_eq!(
+            body(&p),
+            [
+                "mov(8@0) v2+0<1>:DF, 0x3ff0000000000000:DF",
+                "add(8@0) v0+0<1>:DF, v0+0<1>:DF, v2+0<1>:DF",
+                "add(8@0) v1+0<1>:DF, v1+0<1>:DF, v2+0<1>:DF",
+                "mov(8@8) v4+0<1>:DF, 0x3ff0000000000000:DF",
+                "add(8@8) v1+0<1>:DF, v1+0<1>:DF, v4+0<1>:DF",
+                "(+f0.0) If(8@0) null<1>:D",
+                "mov(8@0) v5+0<1>:DF, 0x3ff0000000000000:DF",
+                "mul(8@0) v0+0<1>:DF, v0+0<1>:DF, v5+0<1>:DF",
+                "Endif(8@0) null<1>:D",
+            ],
+            "before: {before:#?}"
+        );
+        assert!(!reuse_constants(&mut p));
+    }
+
+    #[test]
+    fn constants_rewritten_predicated_or_far_apart_are_not_shared() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, c0, c1, c2, c3) = (
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+            b.vreg(Type::D, 1),
+        );
+        // c0 is written twice; c1 under a predicate.
+        b.mov(c0, Opnd::d(7));
+        b.alu2(Opcode::Add, c0, c0, x);
+        b.mov(c1, Opnd::d(7)).pred = Some(P);
+        b.mov(c2, Opnd::d(7));
+        for _ in 0..CONSTANT_REUSE_WINDOW {
+            b.alu2(Opcode::Add, x, x, c2);
+        }
+        b.mov(c3, Opnd::d(7));
+        b.alu2(Opcode::Add, x, c1, c3);
+        let before = body(&p);
+        assert!(!reuse_constants(&mut p), "{before:#?}");
+    }
 
     #[test]
     fn flag_move_after_its_cmp_goes_and_the_unread_cmp_writes_null() {

@@ -17,7 +17,8 @@
 //!   ceil from trunc, fract = x - floor(x); roundEven by the exact (|x| + 2^52) - 2^52;
 //! * DF division, reciprocal, sqrt and inverse sqrt (the math unit has no DF functions):
 //!   the operand is reduced to a mantissa near 1, an F-precision guess from the math
-//!   unit is refined by two Newton-Raphson steps in DF, the exponent is put back by
+//!   unit is refined by two Newton-Raphson steps in DF (DF MADs where a step has a
+//!   subtraction to fuse), the exponent is put back by
 //!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
 //!   predicated moves. Division and reciprocal then take a fused (DF MAD) step to the
 //!   correctly rounded reciprocal and correct the quotient with the exact remainder
@@ -323,11 +324,11 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
     // A denormal divisor: both operands times 2^54 (exact; a dividend that overflows
     // gives the infinite quotient it should).
     let e0 = exponent(b, y);
-    let x = x.unwrap_or_else(|| {
-        let one = b.vreg(Type::DF, 1);
-        b.mov(one, df_imm(1.0));
-        one
-    });
+    // 1.0 in a register: the dividend of a reciprocal and the Newton steps' constant (a
+    // three-source instruction takes no immediate).
+    let one = b.vreg(Type::DF, 1);
+    b.mov(one, df_imm(1.0));
+    let x = x.unwrap_or(one);
     let x = scale_denormal(b, x, e0);
     let y = scale_denormal(b, y, e0);
     let e = exponent(b, y);
@@ -338,21 +339,15 @@ fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
     let m = build(b, mh, lo(y));
     let r = guess(b, m, false);
     let t = b.vreg(Type::DF, 1);
-    for _ in 0..2 {
-        // r += r * (1 - m * r)
-        b.alu2(O::Mul, t, m, r);
-        b.alu2(O::Add, t, t.negate(), df_imm(1.0));
-        b.alu2(O::Mul, t, t, r);
-        b.alu2(O::Add, r, r, t);
+    // Newton steps r += r * (1 - m * r), each two DF MADs (the residual fused): the first
+    // two take the F guess (about 22 good bits) to within rounding of 1/m; the third makes
+    // r = RN(1/m), except for the all-ones significand 2 - 2^-52, whose reciprocal rounds
+    // to 0.5 + 2^-53 (set directly). Then q = x * r is within an ULP and the correction
+    // with the exact remainder, q += (x - q * m) * r, rounds x / m correctly (Markstein).
+    for _ in 0..3 {
+        b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
+        b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
     }
-    // One fused step makes r = RN(1/m) (r += r * (1 - m * r), the residual exact), except
-    // for the all-ones significand 2 - 2^-52, whose reciprocal rounds to 0.5 + 2^-53
-    // (set directly). Then q = x * r is within an ULP and the correction with the exact
-    // remainder, q += (x - q * m) * r, rounds x / m correctly (Markstein).
-    let one = b.vreg(Type::DF, 1);
-    b.mov(one, df_imm(1.0));
-    b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
-    b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
     let ones = b.vreg(Type::UD, 1);
     b.alu2(O::And, ones, mh, Opnd::ud(0x000F_FFFF));
     b.alu2(O::Xor, ones, ones, Opnd::ud(0x000F_FFFF));
@@ -423,12 +418,15 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     let m = build(b, mh.retype(Type::UD), lo(x));
     let r = guess(b, m, true);
     let t = b.vreg(Type::DF, 1);
+    // Newton steps r *= 1.5 - (m / 2) * r * r, the subtraction fused (m / 2 is exact;
+    // three-source instructions take no immediates, so the constants sit in registers).
+    let hm = b.vreg(Type::DF, 1);
+    b.alu2(O::Mul, hm, m, df_imm(0.5));
+    let c = b.vreg(Type::DF, 1);
+    b.mov(c, df_imm(1.5));
     for _ in 0..2 {
-        // r *= 1.5 - 0.5 * m * r * r
         b.alu2(O::Mul, t, r, r);
-        b.alu2(O::Mul, t, t, m);
-        b.alu2(O::Mul, t, t, df_imm(-0.5));
-        b.alu2(O::Add, t, t, df_imm(1.5));
+        b.inst(LOp::Alu(O::Mad), t, vec![c, hm.negate(), t]);
         b.alu2(O::Mul, r, r, t);
     }
     let q = b.vreg(Type::DF, 1);
@@ -438,13 +436,12 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
         let s = pow2(b, nj);
         b.alu2(O::Mul, q, r, s);
     } else {
-        // s = m * r, then s += 0.5 * r * (m - s * s).
+        // s = m * r, then s += (r / 2) * (m - s * s), the remainder fused.
         b.alu2(O::Mul, q, m, r);
-        b.alu2(O::Mul, t, q, q);
-        b.alu2(O::Add, t, m, t.negate());
-        b.alu2(O::Mul, t, t, r);
-        b.alu2(O::Mul, t, t, df_imm(0.5));
-        b.alu2(O::Add, q, q, t);
+        b.inst(LOp::Alu(O::Mad), t, vec![m, q.negate(), q]);
+        let hr = b.vreg(Type::DF, 1);
+        b.alu2(O::Mul, hr, r, df_imm(0.5));
+        b.inst(LOp::Alu(O::Mad), q, vec![q, t, hr]);
         let s = pow2(b, j);
         b.alu2(O::Mul, q, q, s);
     }
