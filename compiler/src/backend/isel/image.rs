@@ -53,6 +53,11 @@ impl Isel<'_> {
         } else {
             r.sampler
         };
+        let nonuniform = r.nonuniform();
+        if !nonuniform {
+            let sel = self.uniform_selector(r, sampler_base, sampler_index, combined)?;
+            return self.image_at(dst, op, r.bti, Some(sel), srcs);
+        }
         let clamp = |s: &mut Self, x: BufIndex| -> Res<Opnd> {
             let idx = s.comp(x.index, 0)?;
             let mut b = s.b();
@@ -84,10 +89,7 @@ impl Isel<'_> {
                 ))
             }
         };
-        let nonuniform = r.nonuniform();
-        if nonuniform {
-            self.b().control(LOp::Do);
-        }
+        self.b().control(LOp::Do);
         let t = self.sg_fill(key, u32::MAX);
         let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
         // The selector: binding-table index | sampler index << 8, as one scalar.
@@ -123,22 +125,66 @@ impl Isel<'_> {
                 s1.alu2(Opcode::Or, sel, bti, smp_t);
             }
         }
-        if nonuniform {
-            let mut b = self.b();
-            b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
-            b.control(LOp::If).pred = Some(Pred {
-                flag_sub: 0,
-                inverse: false,
-            });
-        }
+        let mut b = self.b();
+        b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
+        b.control(LOp::If).pred = Some(Pred {
+            flag_sub: 0,
+            inverse: false,
+        });
         self.image_at(dst, op, r.bti, Some(sel), srcs)?;
-        if nonuniform {
-            let mut b = self.b();
-            b.control(LOp::Break);
-            b.control(LOp::Endif);
-            b.control(LOp::While);
-        }
+        let mut b = self.b();
+        b.control(LOp::Break);
+        b.control(LOp::Endif);
+        b.control(LOp::While);
         Ok(())
+    }
+
+    /// The selector (binding-table index | sampler index << 8, a scalar UD) of an image op
+    /// whose run-time indices are dynamically uniform: each index once per value where it
+    /// dominates ([`Isel::uniform_index`]), and no instruction for the parts that are
+    /// constants.
+    fn uniform_selector(
+        &mut self,
+        r: ImgRef,
+        sampler_base: Option<u32>,
+        sampler_index: Option<BufIndex>,
+        combined: bool,
+    ) -> Res<Opnd> {
+        let bti = match r.index {
+            Some(x) => Some(self.uniform_index(x)?),
+            None => None,
+        };
+        let Some(sb) = sampler_base else {
+            return bti
+                .ok_or_else(|| BackendError::Internal("indexed image op without an index".into()));
+        };
+        let smp = match (combined, sampler_index) {
+            (true, _) => bti,
+            (false, Some(x)) => Some(self.uniform_index(x)?),
+            (false, None) => None,
+        };
+        let mut b = self.b();
+        let mut s1 = b.at(1, 0, true);
+        let sel = s1.vreg(Type::UD, 1).scalar();
+        match (bti, smp) {
+            (Some(i), Some(s)) => {
+                s1.alu2(Opcode::Shl, sel, s, Opnd::ud(8));
+                s1.alu2(Opcode::Or, sel, sel, i);
+            }
+            (Some(i), None) => {
+                s1.alu2(Opcode::Or, sel, i, Opnd::ud(sb << 8));
+            }
+            (None, Some(s)) => {
+                s1.alu2(Opcode::Shl, sel, s, Opnd::ud(8));
+                s1.alu2(Opcode::Or, sel, sel, Opnd::ud(r.bti));
+            }
+            (None, None) => {
+                return Err(BackendError::Internal(
+                    "indexed image op without an index".into(),
+                ))
+            }
+        }
+        Ok(sel)
     }
 
     /// A typed image access: the coordinates (and data) go to registers with one block per
