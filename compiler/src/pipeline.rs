@@ -260,6 +260,8 @@ pub const PIPELINE: &[Pass] = &[
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
+    // Unrolled loops over descriptor arrays index them with constants.
+    ("const_desc_index", |f| Ok(passes::opt_const_desc_index(f))),
     ("load_cse", |f| Ok(passes::opt_load_cse(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
     ("lower_sat_add", |f| Ok(passes::lower_sat_add(f))),

@@ -88,39 +88,39 @@ impl Isel<'_> {
                 x.base + x.count
             )));
         }
-        let idx = self.comp(x.index, 0)?;
-        let mut b = self.b();
-        let clamped = b.vreg(Type::UD, 1);
-        b.alu2(
-            Opcode::Sel,
-            clamped,
-            idx.retype(Type::UD),
-            Opnd::ud(x.count - 1),
-        )
-        .cmod = CondMod::L;
-        if x.nonuniform {
-            self.b().control(LOp::Do);
-        }
-        // The minimum index over the active channels, as a scalar.
-        let t = self.sg_fill(clamped, u32::MAX);
-        let m = self.sg_reduce(RedOp::Umin, t);
-        let mut b = self.b();
-        let bti = b.vreg(Type::UD, 1).scalar();
-        b.at(1, 0, true)
-            .alu2(Opcode::Add, bti, m.retype(Type::UD), Opnd::ud(x.base));
-        if x.nonuniform {
+        let bti = if x.nonuniform {
+            let idx = self.comp(x.index, 0)?;
             let mut b = self.b();
-            b.cmp(
-                CondMod::Z,
-                Opnd::null(Type::UD),
+            let clamped = b.vreg(Type::UD, 1);
+            b.alu2(
+                Opcode::Sel,
                 clamped,
-                m.retype(Type::UD),
-            );
+                idx.retype(Type::UD),
+                Opnd::ud(x.count - 1),
+            )
+            .cmod = CondMod::L;
+            self.b().control(LOp::Do);
+            // The minimum index over the channels still in the loop, as a scalar.
+            let t = self.sg_fill(clamped, u32::MAX);
+            let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
+            let mut b = self.b();
+            b.cmp(CondMod::Z, Opnd::null(Type::UD), clamped, m);
             b.control(LOp::If).pred = Some(Pred {
                 flag_sub: 0,
                 inverse: false,
             });
-        }
+            if x.base == 0 {
+                m
+            } else {
+                let mut b = self.b();
+                let mut s1 = b.at(1, 0, true);
+                let bti = s1.vreg(Type::UD, 1).scalar();
+                s1.alu2(Opcode::Add, bti, m, Opnd::ud(x.base));
+                bti
+            }
+        } else {
+            self.uniform_index(x)?
+        };
         let start = self.prog.insts.len();
         self.instr_on_surface(i, Surface::Indirect)?;
         for inst in &mut self.prog.insts[start..] {
@@ -139,6 +139,35 @@ impl Isel<'_> {
 }
 
 impl Isel<'_> {
+    /// The binding-table index of the array element a dynamically uniform index names, as a
+    /// scalar UD: `base + min(index, count - 1)`, the index taken as the unsigned minimum
+    /// over the active channels (they all hold it). Computed once per index value and array
+    /// where it dominates the accesses (the cache follows the structured control flow, see
+    /// `Isel::block`); an index already held as a scalar region (a push constant, a uniform
+    /// ALU result) needs no reduction, and a base of 0 no `add`.
+    pub(super) fn uniform_index(&mut self, x: BufIndex) -> Res<Opnd> {
+        let key = (x.index, x.count, x.base);
+        if let Some(&m) = self.desc_index.get(&key) {
+            return Ok(m);
+        }
+        let idx = self.comp(x.index, 0)?.retype(Type::UD);
+        let m = if idx.stride == 0 && matches!(idx.base, Base::V(_) | Base::G(_)) {
+            idx
+        } else {
+            let t = self.sg_fill(idx, u32::MAX);
+            self.sg_reduce(RedOp::Umin, t).retype(Type::UD)
+        };
+        let mut b = self.b();
+        let mut s1 = b.at(1, 0, true);
+        let c = s1.vreg(Type::UD, 1).scalar();
+        s1.alu2(Opcode::Sel, c, m, Opnd::ud(x.count - 1)).cmod = CondMod::L;
+        if x.base != 0 {
+            s1.alu2(Opcode::Add, c, c, Opnd::ud(x.base));
+        }
+        self.desc_index.insert(key, c);
+        Ok(c)
+    }
+
     /// The bound range of a table descriptor, per channel: (GPU address as UQ, size in
     /// bytes as UD), read from the descriptor table at `16 * slot`. An array index is
     /// clamped to the array as surface accesses are.
@@ -343,6 +372,71 @@ mod tests {
                 let whiles = k.asm.lines().filter(|l| l.contains("while")).count();
                 assert_eq!(whiles, usize::from(nu), "SIMD{simd} nu={nu}:\n{}", k.asm);
             }
+        }
+    }
+
+    /// Lines of `asm` containing `pat`.
+    fn count(asm: &str, pat: &str) -> usize {
+        asm.lines().filter(|l| l.contains(pat)).count()
+    }
+
+    /// A dynamically uniform index used by three accesses is clamped and reduced over the
+    /// channels once (one `sel.l(2)` step of the minimum); an access in an `if` arm gets its
+    /// own reduction, and the one after the `if` reuses the reduction before it, not the
+    /// arm's. No `add` of a zero base.
+    #[test]
+    fn uniform_index_is_computed_once_where_it_dominates() {
+        let src = "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = load ubo[4] %1 align 4
+            %3:i32 = const 4
+            %4:i32 = imul %0, %3
+            %5:i32 = load ssbo[0+%2<3] %4 align 4
+            %6:i32 = load ssbo[0+%2<3] %1 align 4
+            %7:i32 = iadd %5, %6
+            %8:b1 = ilt %0, %3
+            if %8 {
+                %9:i32 = load ssbo[0+%2<2] %4 align 4
+                store ssbo[5] %4, %9 align 4
+            }
+            store ssbo[0+%2<3] %4, %7 align 4";
+        let s = parse_shader(src).unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &BackendOptions::gen9_at(simd)).unwrap();
+            // One reduction outside the `if`, one for the arm's array of two.
+            assert_eq!(count(&k.asm, "sel.l(2)"), 2, "SIMD{simd}:\n{}", k.asm);
+            assert!(
+                !k.asm
+                    .lines()
+                    .any(|l| l.contains("add(1)") && l.contains(" 0x00000000UD")),
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
+        }
+    }
+
+    /// A dynamically uniform index computed in an `if` arm is not reused after the `if`:
+    /// a thread whose channels all skip the arm jumps over it.
+    #[test]
+    fn uniform_index_of_an_arm_is_not_reused_after_it() {
+        let src = "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = load ubo[4] %1 align 4
+            %3:i32 = const 4
+            %4:i32 = imul %0, %3
+            %8:b1 = ilt %0, %3
+            if %8 {
+                %9:i32 = load ssbo[1+%2<3] %4 align 4
+                store ssbo[0] %4, %9 align 4
+            }
+            %5:i32 = load ssbo[1+%2<3] %4 align 4
+            store ssbo[0] %4, %5 align 4";
+        let s = parse_shader(src).unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &BackendOptions::gen9_at(simd)).unwrap();
+            assert_eq!(count(&k.asm, "sel.l(2)"), 2, "SIMD{simd}:\n{}", k.asm);
         }
     }
 

@@ -226,18 +226,21 @@ pub enum LOp {
         qword: bool,
     },
     /// Typed surface read (data cache 1, SIMD8): srcs: [coordinates, `coords` blocks
-    /// `comp_stride` bytes apart]; dst: the 4 channels, `comp_stride` bytes apart.
+    /// `comp_stride` bytes apart]; dst: the first `comps` channels (1-4: R, RG, RGB, RGBA),
+    /// `comp_stride` bytes apart.
     TypedRead {
         surf: Surface,
         coords: u8,
         comp_stride: u32,
+        comps: u8,
     },
-    /// Typed surface write: srcs: [coordinates, data (4 channels)], blocks `comp_stride`
-    /// bytes apart.
+    /// Typed surface write: srcs: [coordinates, data (the first `comps` channels)], blocks
+    /// `comp_stride` bytes apart. Channels past `comps` are not written.
     TypedWrite {
         surf: Surface,
         coords: u8,
         comp_stride: u32,
+        comps: u8,
     },
     /// Typed atomic: srcs: [coordinates, data0, (data1)]; `hw_op` per docs/gen9.md 4.2;
     /// dst null = no return.

@@ -198,6 +198,12 @@ fn typed_fc(ty: u32, group: u8, mask: u32) -> u32 {
     (ty << 14) | ((mask | (slot_group << 4)) << 8)
 }
 
+/// The channel-disable mask of a typed or untyped surface message that reads or writes the
+/// first `comps` channels (R, RG, RGB, RGBA): bit k set = channel k off.
+fn channel_mask(comps: u8) -> u32 {
+    0xF & !((1u32 << comps.clamp(1, 4)) - 1)
+}
+
 fn regs(exec: u8) -> u32 {
     (exec as u32).div_ceil(8)
 }
@@ -469,20 +475,22 @@ pub fn lower_sends(prog: &mut Program) {
                 surf,
                 coords,
                 comp_stride,
+                comps,
             } => {
                 let c = payload(&mut b, i.srcs[0], coords, comp_stride);
-                let direct = contiguous(&i.dst, i.exec, 4, comp_stride);
-                let dst = if direct { i.dst } else { b.vreg(Type::UD, 4) };
-                let fc = typed_fc(0x05, i.group, 0);
+                let n = comps as u32;
+                let direct = contiguous(&i.dst, i.exec, comps, comp_stride);
+                let dst = if direct { i.dst } else { b.vreg(Type::UD, n) };
+                let fc = typed_fc(0x05, i.group, channel_mask(comps));
                 send(
                     &mut b,
                     LOp::Send {
                         sfid: Sfid::DpDc1,
-                        desc: desc(coords as u32, 4, false, fc | surf.bti() as u32),
+                        desc: desc(coords as u32, n, false, fc | surf.bti() as u32),
                         ex_desc: 0,
                         mlen: coords,
                         ex_mlen: 0,
-                        rlen: 4,
+                        rlen: comps,
                         eot: false,
                         indirect: false,
                     },
@@ -490,7 +498,7 @@ pub fn lower_sends(prog: &mut Program) {
                     vec![c],
                 );
                 if !direct {
-                    for k in 0..4 {
+                    for k in 0..n {
                         b.mov(
                             i.dst.offset(k * comp_stride).retype(Type::UD),
                             dst.offset(k * 32),
@@ -502,18 +510,19 @@ pub fn lower_sends(prog: &mut Program) {
                 surf,
                 coords,
                 comp_stride,
+                comps,
             } => {
                 let c = payload(&mut b, i.srcs[0], coords, comp_stride);
-                let data = payload(&mut b, i.srcs[1], 4, comp_stride);
-                let fc = typed_fc(0x0D, i.group, 0);
+                let data = payload(&mut b, i.srcs[1], comps, comp_stride);
+                let fc = typed_fc(0x0D, i.group, channel_mask(comps));
                 send(
                     &mut b,
                     LOp::Send {
                         sfid: Sfid::DpDc1,
                         desc: desc(coords as u32, 0, false, fc | surf.bti() as u32),
-                        ex_desc: 4 << 6,
+                        ex_desc: (comps as u32) << 6,
                         mlen: coords,
-                        ex_mlen: 4,
+                        ex_mlen: comps,
                         rlen: 0,
                         eot: false,
                         indirect: false,
@@ -942,6 +951,7 @@ mod tests {
                 surf: Surface::Bti(3),
                 coords: 2,
                 comp_stride: 64,
+                comps: 4,
             },
             dst,
             vec![coords],

@@ -79,6 +79,16 @@ fn lowered(t: &ImageType) -> Res<Option<SurfaceFormat>> {
     }
 }
 
+/// The channels (1-4) a typed write to a storage image of type `t` stores: those of its
+/// format, or of the UINT format a lowered one is accessed through; 4 for format Unknown.
+fn written_channels(t: &ImageType) -> u8 {
+    let accessed = surface_format(t.format).map(|f| match f.info().storage {
+        StorageAccess::Lowered { via } => via,
+        StorageAccess::Native | StorageAccess::Unsupported => f,
+    });
+    accessed.map_or(4, |f| f.info().channels.len().clamp(1, 4) as u8)
+}
+
 /// True when storage images of `f` work: the typed messages access it natively, or it is
 /// lowered and every channel is UNORM, SNORM, UINT or SINT (the conversions
 /// `unpack_texel`/`pack_texel` implement; packed floats are not lowered yet). The driver's
@@ -216,6 +226,20 @@ impl Fe<'_> {
         let texel = match lowered(&t)? {
             None => texel,
             Some(f) => self.pack_texel(f, texel)?,
+        };
+        // Only the channels the accessed surface format has: the typed write sends those
+        // (one data register per channel and 8 channels), as brw does.
+        let n = written_channels(&t);
+        let texel = match n {
+            4 => texel,
+            1 => self.extract(texel, 0)?,
+            _ => {
+                let comps = (0..n)
+                    .map(|k| self.extract(texel, k))
+                    .collect::<Res<Vec<_>>>()?;
+                let st = self.ty(texel).scalar_type();
+                self.emit(st.vec(n), Op::Vec(comps))?
+            }
         };
         self.emit_void(Op::Image(ImageOp::Store, bti, vec![coord, texel]))
     }
@@ -877,10 +901,11 @@ mod tests {
                     %0:i32x2 = const 1, 2
                     %1:i32x4 = image_load img[0] %0
                     %2:i32x2 = const 1, 2
-                    image_store img[1] %2, %1
-                    %3:i32x2 = const 1, 2
-                    %4:i32 = const 1
-                    %5:i32 = image_atomic_add img[1] %3, %4
+                    %3:i32 = extract %1, 0
+                    image_store img[1] %2, %3
+                    %4:i32x2 = const 1, 2
+                    %5:i32 = const 1
+                    %6:i32 = image_atomic_add img[1] %4, %5
                     break
                 }
             }
@@ -1234,7 +1259,8 @@ mod tests {
                     %5:f32 = const 0.5
                     %6:f32x4 = image_sample_l.s5 img[2+%0<3] smp.nu[5+%0<2] %4, %5
                     %7:i32x2 = const 1, 1
-                    image_store img[7+%0<3] %7, %6
+                    %8:f32 = extract %6, 0
+                    image_store img[7+%0<3] %7, %8
                     break
                 }
             }

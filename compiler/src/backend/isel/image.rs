@@ -53,6 +53,11 @@ impl Isel<'_> {
         } else {
             r.sampler
         };
+        let nonuniform = r.nonuniform();
+        if !nonuniform {
+            let sel = self.uniform_selector(r, sampler_base, sampler_index, combined)?;
+            return self.image_at(dst, op, r.bti, Some(sel), srcs);
+        }
         let clamp = |s: &mut Self, x: BufIndex| -> Res<Opnd> {
             let idx = s.comp(x.index, 0)?;
             let mut b = s.b();
@@ -84,10 +89,7 @@ impl Isel<'_> {
                 ))
             }
         };
-        let nonuniform = r.nonuniform();
-        if nonuniform {
-            self.b().control(LOp::Do);
-        }
+        self.b().control(LOp::Do);
         let t = self.sg_fill(key, u32::MAX);
         let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
         // The selector: binding-table index | sampler index << 8, as one scalar.
@@ -123,22 +125,66 @@ impl Isel<'_> {
                 s1.alu2(Opcode::Or, sel, bti, smp_t);
             }
         }
-        if nonuniform {
-            let mut b = self.b();
-            b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
-            b.control(LOp::If).pred = Some(Pred {
-                flag_sub: 0,
-                inverse: false,
-            });
-        }
+        let mut b = self.b();
+        b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
+        b.control(LOp::If).pred = Some(Pred {
+            flag_sub: 0,
+            inverse: false,
+        });
         self.image_at(dst, op, r.bti, Some(sel), srcs)?;
-        if nonuniform {
-            let mut b = self.b();
-            b.control(LOp::Break);
-            b.control(LOp::Endif);
-            b.control(LOp::While);
-        }
+        let mut b = self.b();
+        b.control(LOp::Break);
+        b.control(LOp::Endif);
+        b.control(LOp::While);
         Ok(())
+    }
+
+    /// The selector (binding-table index | sampler index << 8, a scalar UD) of an image op
+    /// whose run-time indices are dynamically uniform: each index once per value where it
+    /// dominates ([`Isel::uniform_index`]), and no instruction for the parts that are
+    /// constants.
+    fn uniform_selector(
+        &mut self,
+        r: ImgRef,
+        sampler_base: Option<u32>,
+        sampler_index: Option<BufIndex>,
+        combined: bool,
+    ) -> Res<Opnd> {
+        let bti = match r.index {
+            Some(x) => Some(self.uniform_index(x)?),
+            None => None,
+        };
+        let Some(sb) = sampler_base else {
+            return bti
+                .ok_or_else(|| BackendError::Internal("indexed image op without an index".into()));
+        };
+        let smp = match (combined, sampler_index) {
+            (true, _) => bti,
+            (false, Some(x)) => Some(self.uniform_index(x)?),
+            (false, None) => None,
+        };
+        let mut b = self.b();
+        let mut s1 = b.at(1, 0, true);
+        let sel = s1.vreg(Type::UD, 1).scalar();
+        match (bti, smp) {
+            (Some(i), Some(s)) => {
+                s1.alu2(Opcode::Shl, sel, s, Opnd::ud(8));
+                s1.alu2(Opcode::Or, sel, sel, i);
+            }
+            (Some(i), None) => {
+                s1.alu2(Opcode::Or, sel, i, Opnd::ud(sb << 8));
+            }
+            (None, Some(s)) => {
+                s1.alu2(Opcode::Shl, sel, s, Opnd::ud(8));
+                s1.alu2(Opcode::Or, sel, sel, Opnd::ud(r.bti));
+            }
+            (None, None) => {
+                return Err(BackendError::Internal(
+                    "indexed image op without an index".into(),
+                ))
+            }
+        }
+        Ok(sel)
     }
 
     /// A typed image access: the coordinates (and data) go to registers with one block per
@@ -210,23 +256,27 @@ impl Isel<'_> {
             ImageOp::Load => {
                 let d = dst.ok_or_else(|| BackendError::Internal("image_load result".into()))?;
                 let r = self.def_reg(d)?;
+                let comps = used_comps(self.func, d);
                 self.b().inst(
                     LOp::TypedRead {
                         surf,
                         coords,
                         comp_stride: stride,
+                        comps,
                     },
                     r.retype(Type::UD),
                     vec![coord],
                 );
             }
             ImageOp::Store => {
+                let comps = self.func.ty(srcs[1]).comps;
                 let data = block(self, srcs[1])?;
                 self.b().inst(
                     LOp::TypedWrite {
                         surf,
                         coords,
                         comp_stride: stride,
+                        comps,
                     },
                     Opnd::null(Type::UD),
                     vec![coord, data],
@@ -238,20 +288,22 @@ impl Isel<'_> {
                     None => Opnd::null(Type::UD),
                 };
                 if a == AtomicOp::Load {
-                    // A texel read: the typed read returns all four channels; keep X.
-                    let t = self.b().vreg(Type::UD, 4);
+                    // A texel read of the one channel (R).
+                    let t = if r.base == Base::Null {
+                        self.b().vreg(Type::UD, 1)
+                    } else {
+                        r
+                    };
                     self.b().inst(
                         LOp::TypedRead {
                             surf,
                             coords,
                             comp_stride: stride,
+                            comps: 1,
                         },
                         t,
                         vec![coord],
                     );
-                    if r.base != Base::Null {
-                        self.b().mov(r, t);
-                    }
                     return Ok(());
                 }
                 // Hardware order for CMPWR: (compare, new); the IR has (new, compare).
@@ -407,6 +459,33 @@ impl Isel<'_> {
     }
 }
 
+/// How many leading components of the vector `v` the program reads (1-4): one more than the
+/// highest component extracted, or all of them when `v` is used whole (a copy, a loop or
+/// `if` edge, a store). A typed read returns only those channels (fewer response registers,
+/// as brw reads only the channels of a one-channel format).
+fn used_comps(f: &ir::Function, v: ir::Value) -> u8 {
+    let all = f.ty(v).comps;
+    let mut n = 1u8;
+    f.for_each_node(&mut |node| {
+        let whole = match node {
+            Node::Instr(i) => match &i.op {
+                Op::Extract(x, k) if *x == v => {
+                    n = n.max(*k + 1);
+                    false
+                }
+                op => op.srcs().contains(&v),
+            },
+            Node::If(i) => i.cond == v,
+            Node::Loop(l) => l.params.iter().any(|p| p.1 == v),
+            Node::Break(a) | Node::Continue(a) | Node::Yield(a) => a.contains(&v),
+        };
+        if whole {
+            n = all;
+        }
+    });
+    n.min(all).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::backend::{compile, BackendOptions};
@@ -470,6 +549,64 @@ mod tests {
                     assert!(k.btis.contains(&b), "SIMD{simd}: bti {b} in {:?}", k.btis);
                 }
             }
+        }
+    }
+
+    /// A typed read whose result is used only through component 0 returns the R channel
+    /// alone (channel mask 0xe, one response register per 8 channels); a one-component
+    /// texel is written with one data register; a texel read whole keeps all four.
+    #[test]
+    fn typed_messages_carry_only_the_channels_used() {
+        let s = parse_shader(
+            "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32x4 = image_load img[1] %0
+            %2:i32 = extract %1, 0
+            image_store img[2] %0, %2
+            %3:i32x4 = image_load img[3] %0
+            image_store img[4] %0, %3",
+        )
+        .unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &opts(simd)).unwrap();
+            let sends: Vec<&str> = k.asm.lines().filter(|l| l.contains("typed")).collect();
+            let one = |what: &str, len: &str| {
+                sends
+                    .iter()
+                    .filter(|l| l.contains(what) && l.contains("Mask = 0xe") && l.contains(len))
+                    .count()
+            };
+            let four = |what: &str, len: &str| {
+                sends
+                    .iter()
+                    .filter(|l| l.contains(what) && l.contains("Mask = 0x0") && l.contains(len))
+                    .count()
+            };
+            let pieces = (simd / 8) as usize;
+            assert_eq!(
+                one("surface read", "rlen 1"),
+                pieces,
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
+            assert_eq!(
+                one("surface write", "ex_mlen 1"),
+                pieces,
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
+            assert_eq!(
+                four("surface read", "rlen 4"),
+                pieces,
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
+            assert_eq!(
+                four("surface write", "ex_mlen 4"),
+                pieces,
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
         }
     }
 

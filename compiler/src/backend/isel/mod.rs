@@ -67,6 +67,9 @@ pub struct Isel<'a> {
     /// The lane numbers 0..W (dwords), computed where first needed and reused while that
     /// point dominates (see `block`).
     lane: Option<Opnd>,
+    /// Binding-table indices of descriptor-array elements by (index value, count, base),
+    /// scoped like `lane` (see `descriptor::uniform_index`).
+    pub(super) desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
@@ -225,6 +228,7 @@ impl<'a> Isel<'a> {
             lane: None,
             uses_barrier: false,
             indexed_surface: None,
+            desc_index: HashMap::default(),
             table_address: None,
             scalar: false,
             no_uniform: false,
@@ -392,12 +396,15 @@ impl<'a> Isel<'a> {
                     // computes exist only in that arm: a thread whose channels all skip it
                     // jumps over it.
                     let lane = self.lane;
+                    let desc = self.desc_index.clone();
                     self.arm(&i.then_, &i.results)?;
                     self.lane = lane;
+                    self.desc_index.clone_from(&desc);
                     if !i.else_.is_empty() {
                         self.b().control(LOp::Else);
                         self.arm(&i.else_, &i.results)?;
                         self.lane = lane;
+                        self.desc_index = desc;
                     }
                     self.b().control(LOp::Endif);
                 }
@@ -414,6 +421,7 @@ impl<'a> Isel<'a> {
                     self.b().control(LOp::Do);
                     // As for an if's arms: the body may break before it computes them.
                     let lane = self.lane;
+                    let desc = self.desc_index.clone();
                     self.loops.push((l.results.clone(), pvals));
                     // A trailing `continue` needs only its copies: WHILE follows.
                     match l.body.split_last() {
@@ -426,6 +434,7 @@ impl<'a> Isel<'a> {
                     }
                     self.loops.pop();
                     self.lane = lane;
+                    self.desc_index = desc;
                     self.b().control(LOp::While);
                 }
                 Node::Break(args) => {
