@@ -331,7 +331,8 @@ impl AtomicOp {
 
 /// An access to a storage image or texel buffer through the typed surface messages.
 /// Coordinates are integer texel coordinates (x, then y, then z or the array layer), one
-/// 32-bit component each; texels are 4-component 32-bit vectors as SPIR-V has them.
+/// 32-bit component each; loaded texels are 4-component 32-bit vectors as SPIR-V has them, a
+/// stored texel has the channels of the format written (1 to 4 32-bit components).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum ImageOp {
     /// `OpImageRead`: srcs [coords]; the result is the texel.

@@ -401,8 +401,14 @@ impl Ctx<'_> {
                     ImageOp::Load if !texel(dt.unwrap()) || srcs.len() != 1 => {
                         return bad("image_load returns a 4-component 32-bit texel");
                     }
-                    ImageOp::Store if srcs.len() != 2 || !texel(st[1]) => {
-                        return bad("image_store takes a 4-component 32-bit texel");
+                    // A store carries the channels of the format it writes (1 to 4).
+                    ImageOp::Store
+                        if srcs.len() != 2
+                            || st[1].bits != 32
+                            || st[1].is_bool()
+                            || !(1..=4).contains(&st[1].comps) =>
+                    {
+                        return bad("image_store takes a texel of 1 to 4 32-bit components");
                     }
                     ImageOp::Atomic(a)
                         if srcs.len() != 1 + a.num_data()

@@ -579,7 +579,8 @@ fn unlisted_16_bit_op_is_an_internal_error() {
 }
 
 /// A reduction (spirv-reduce) of llama.cpp's `mul_mat_vec_id_mxfp4_f32_f32_subgroup_no_shmem`
-/// shader: it uses subgroups, so it runs at SIMD32, where after the first spill rounds spill
+/// shader, compiled at SIMD32 (a required subgroup size: by default it would now run at the
+/// width policy's SIMD8, where it does not spill), where after the first spill rounds spill
 /// temporaries of 2 GRFs next to 12- and 16-GRF registers did not colour, and the allocator
 /// spilled registers live nowhere near them until it gave up ("register allocation did not
 /// converge"). Compiled without `dead_values`, which removes enough loop-carried values from
@@ -607,6 +608,7 @@ fn allocation_converges_when_spill_temporaries_do_not_colour() {
     let (shader, _) = compile_to_ir(&words, &Target::gen9(), &copts).unwrap();
     let o = BackendOptions {
         validate: true,
+        subgroup: backend::SubgroupWidth::Required(32),
         ..BackendOptions::gen9()
     };
     let k = backend::compile(&shader, &o).unwrap_or_else(|e| panic!("{e}"));
