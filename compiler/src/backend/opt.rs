@@ -390,13 +390,23 @@ fn constant_move(i: &LInst) -> Option<ConstantKey> {
 /// bytes wherever the later one was read. Legalization moves each immediate that an
 /// instruction cannot encode (64-bit values, three-source and math operands) into a
 /// register of its own, once per SIMD8 or SIMD16 piece; this leaves one per block and
-/// piece within the window.
+/// piece within the window. A register a message or gather reads keeps its own move: a
+/// split send's two payloads must not overlap (SENDS), so one constant register must not
+/// become both.
 pub fn reuse_constants(prog: &mut Program) -> bool {
     let nv = prog.vregs.len();
     let mut writes = vec![0u32; nv];
+    let mut message_read = vec![false; nv];
     for i in &prog.insts {
         if let Some(v) = i.dst.vreg() {
             writes[v as usize] += 1;
+        }
+        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+            for s in &i.srcs {
+                if let Some(v) = s.vreg() {
+                    message_read[v as usize] = true;
+                }
+            }
         }
     }
     let mut seen: std::collections::HashMap<_, (u32, usize)> = std::collections::HashMap::new();
@@ -412,7 +422,7 @@ pub fn reuse_constants(prog: &mut Program) -> bool {
             continue;
         };
         let v = i.dst.vreg().unwrap();
-        if writes[v as usize] != 1 {
+        if writes[v as usize] != 1 || message_read[v as usize] {
             continue;
         }
         match seen.get(&key) {
@@ -1199,6 +1209,35 @@ mod tests {
         }
         b.mov(c3, Opnd::d(7));
         b.alu2(Opcode::Add, x, c1, c3);
+        let before = body(&p);
+        assert!(!reuse_constants(&mut p), "{before:#?}");
+    }
+
+    /// An untyped write of the constant 0 to address 0 (specop_compare's first store): the
+    /// address and the data are the same constant, but a split send's two payloads must not
+    /// overlap, so the payload registers keep their own moves.
+    #[test]
+    fn constants_a_message_reads_keep_their_own_register() {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 8);
+        let (x, addr, data) = (
+            b.vreg(Type::UD, 1),
+            b.vreg(Type::UD, 1),
+            b.vreg(Type::UD, 1),
+        );
+        b.mov(x, Opnd::ud(0));
+        b.mov(addr, Opnd::ud(0));
+        b.mov(data, Opnd::ud(0));
+        b.inst(
+            LOp::UntypedWrite {
+                surf: crate::backend::lir::Surface::Bti(0),
+                comps: 1,
+                comp_stride: 32,
+            },
+            Opnd::null(Type::UD),
+            vec![addr, data],
+        );
+        b.alu2(Opcode::Add, x, x, x);
         let before = body(&p);
         assert!(!reuse_constants(&mut p), "{before:#?}");
     }
