@@ -10,6 +10,16 @@ use ash::vk;
 use compute_common::*;
 use ferrite_tests::icd::Harness;
 
+/// Debian's validation layer (1.3.2xx) can crash in `vkCreateDevice` while another thread
+/// runs `vkGetDeviceImageSparseMemoryRequirements` through it on another device (seen about
+/// once in 50 runs: SIGSEGV inside the layer, under `create_device`). The tests of this file
+/// hold this lock so that none creates a device while another queries; they take 0.2 s in all.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A context whose device enables VK_KHR_maintenance4 and its feature.
 fn ctx() -> Ctx {
     let mut m4 = vk::PhysicalDeviceMaintenance4Features::default().maintenance4(true);
@@ -68,6 +78,7 @@ fn buffer_object_req(dev: &ash::Device, ci: &vk::BufferCreateInfo) -> Req {
 
 #[test]
 fn device_buffer_requirements_match_the_buffer_objects() {
+    let _serial = serial();
     let c = ctx();
     let m4 = ash::khr::maintenance4::Device::new(&c.h.instance, &c.dev);
     let usages = [
@@ -223,6 +234,7 @@ fn image_object_req(dev: &ash::Device, ci: &vk::ImageCreateInfo) -> (Req, u32) {
 
 #[test]
 fn device_image_requirements_match_the_image_objects() {
+    let _serial = serial();
     let c = ctx();
     let m4 = ash::khr::maintenance4::Device::new(&c.h.instance, &c.dev);
     let images = supported_images(&c);
@@ -313,6 +325,7 @@ fn device_image_requirements_match_the_image_objects() {
 
 #[test]
 fn max_buffer_size_is_reported_and_a_buffer_of_it_works() {
+    let _serial = serial();
     let c = ctx();
     let mut m4p = vk::PhysicalDeviceMaintenance4Properties::default();
     let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut m4p);
@@ -398,6 +411,7 @@ fn max_buffer_size_is_reported_and_a_buffer_of_it_works() {
 
 #[test]
 fn buffers_past_max_buffer_size_are_refused() {
+    let _serial = serial();
     // Invalid usage on purpose: no validation layer.
     let h = Harness::with_api_version(false, &[], vk::API_VERSION_1_1);
     let pd = h.physical_device();
@@ -500,6 +514,7 @@ fn spirv_asm(name: &str, text: &str) -> Vec<u32> {
 
 #[test]
 fn local_size_id_takes_the_specialized_workgroup_size() {
+    let _serial = serial();
     let mut c = ctx();
     let code = spirv_asm("local_size_id", LOCAL_SIZE_ID);
     let groups = [3u32, 2];
@@ -541,6 +556,7 @@ fn local_size_id_takes_the_specialized_workgroup_size() {
 /// bound while recording may be destroyed before the command buffer runs.
 #[test]
 fn pipeline_layouts_may_be_destroyed_once_used() {
+    let _serial = serial();
     let mut c = ctx();
     let code = spirv(
         "m4_layout",
