@@ -162,11 +162,7 @@ pub fn dce(prog: &mut Program) -> bool {
         }
     }
     if any {
-        let mut k = 0;
-        prog.insts.retain(|_| {
-            k += 1;
-            !dead[k - 1]
-        });
+        remove_marked(&mut prog.insts, &dead);
     }
     any
 }
@@ -240,19 +236,12 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
     let nv = prog.vregs.len();
     // Per register: its writes, and whether something reads it without a region.
     let mut writes: Vec<Vec<u32>> = vec![Vec::new(); nv];
-    let mut whole = vec![false; nv];
     for (k, i) in prog.insts.iter().enumerate() {
         if let Some(v) = i.dst.vreg() {
             writes[v as usize].push(k as u32);
         }
-        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
-            for s in &i.srcs {
-                if let Some(v) = s.vreg() {
-                    whole[v as usize] = true;
-                }
-            }
-        }
     }
+    let whole = read_whole(prog);
     let loops = outermost_loops(prog);
     // The register each copied register is read from instead, with the byte distance.
     let mut from: Vec<Option<(u32, i64)>> = vec![None; nv];
@@ -342,11 +331,7 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
             }
         }
     }
-    let mut k = 0;
-    prog.insts.retain(|_| {
-        k += 1;
-        !dead[k - 1]
-    });
+    remove_marked(&mut prog.insts, &dead);
     true
 }
 
@@ -396,19 +381,12 @@ fn constant_move(i: &LInst) -> Option<ConstantKey> {
 pub fn reuse_constants(prog: &mut Program) -> bool {
     let nv = prog.vregs.len();
     let mut writes = vec![0u32; nv];
-    let mut message_read = vec![false; nv];
     for i in &prog.insts {
         if let Some(v) = i.dst.vreg() {
             writes[v as usize] += 1;
         }
-        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
-            for s in &i.srcs {
-                if let Some(v) = s.vreg() {
-                    message_read[v as usize] = true;
-                }
-            }
-        }
     }
+    let message_read = read_whole(prog);
     let mut seen: std::collections::HashMap<_, (u32, usize)> = std::collections::HashMap::new();
     let mut to: Vec<Option<u32>> = vec![None; nv];
     let mut dead = vec![false; prog.insts.len()];
@@ -449,11 +427,7 @@ pub fn reuse_constants(prog: &mut Program) -> bool {
             }
         }
     }
-    let mut k = 0;
-    prog.insts.retain(|_| {
-        k += 1;
-        !dead[k - 1]
-    });
+    remove_marked(&mut prog.insts, &dead);
     true
 }
 
@@ -629,11 +603,7 @@ pub fn fold_flag_moves(prog: &mut Program) -> bool {
     if !any {
         return false;
     }
-    let mut k = 0;
-    prog.insts.retain(|_| {
-        k += 1;
-        !dead[k - 1]
-    });
+    remove_marked(&mut prog.insts, &dead);
     // Destinations of flag-writing compares that nothing reads.
     let mut read = vec![false; prog.vregs.len()];
     for i in &prog.insts {
@@ -715,11 +685,7 @@ pub fn predicate_jumps(prog: &mut Program) -> bool {
         k = j + 2;
     }
     if any {
-        let mut k = 0;
-        prog.insts.retain(|_| {
-            k += 1;
-            !dead[k - 1]
-        });
+        remove_marked(&mut prog.insts, &dead);
     }
     any
 }
@@ -863,11 +829,33 @@ fn merge_into_sel(arm: &mut Vec<LInst>, then_len: usize, pred: Pred) {
         sel.pred = Some(pred);
         gone[t] = true;
     }
+    remove_marked(arm, &gone);
+}
+
+/// Removes the instructions whose index is marked in `dead`.
+fn remove_marked(insts: &mut Vec<LInst>, dead: &[bool]) {
     let mut k = 0;
-    arm.retain(|_| {
+    insts.retain(|_| {
         k += 1;
-        !gone[k - 1]
+        !dead[k - 1]
     });
+}
+
+/// Per virtual register: whether an instruction other than an ALU or math one (a message,
+/// a gather) reads it. Such reads take the register whole, not through a region, so a
+/// pass may neither move them to another register's bytes nor merge two of them.
+fn read_whole(prog: &Program) -> Vec<bool> {
+    let mut whole = vec![false; prog.vregs.len()];
+    for i in &prog.insts {
+        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+            for s in &i.srcs {
+                if let Some(v) = s.vreg() {
+                    whole[v as usize] = true;
+                }
+            }
+        }
+    }
+    whole
 }
 
 #[cfg(test)]
