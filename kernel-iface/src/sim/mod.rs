@@ -303,9 +303,27 @@ impl Drop for SimKernel {
 /// Exec lists up to this long are checked for duplicate handles by a scan.
 const SHORT_EXEC_LIST: usize = 32;
 
-fn check_ext_head(ext: &i915_user_extension) -> Result<(), i32> {
-    if ext.flags != 0 || ext.rsvd.iter().any(|&r| r != 0) {
-        return Err(libc::EINVAL);
+/// `i915_user_extensions`: walks the chain of extensions starting at user address `first` (0 is
+/// an empty chain), giving `each` every link's name and address after checking its header.
+/// A chain longer than `MAX_EXTENSION_CHAIN` links fails with E2BIG, a header with flags or
+/// reserved bits set with EINVAL; the first error stops the walk.
+fn walk_extensions(
+    first: u64,
+    mut each: impl FnMut(u32, u64) -> Result<(), i32>,
+) -> Result<(), i32> {
+    let mut next = first;
+    let mut depth = 0;
+    while next != 0 {
+        depth += 1;
+        if depth > MAX_EXTENSION_CHAIN {
+            return Err(libc::E2BIG);
+        }
+        let head: i915_user_extension = uaccess::read(next)?;
+        if head.flags != 0 || head.rsvd.iter().any(|&r| r != 0) {
+            return Err(libc::EINVAL);
+        }
+        each(head.name, next)?;
+        next = head.next_extension;
     }
     Ok(())
 }
@@ -938,27 +956,16 @@ impl SimKernel {
         }
         let mut ctx = Context::default();
         if flags & I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS != 0 {
-            let mut next = extensions;
-            let mut depth = 0;
-            while next != 0 {
-                depth += 1;
-                if depth > MAX_EXTENSION_CHAIN {
-                    return Err(libc::E2BIG);
-                }
-                let head: i915_user_extension = uaccess::read(next)?;
-                check_ext_head(&head)?;
-                match head.name {
-                    I915_CONTEXT_CREATE_EXT_SETPARAM => {
-                        let sp: drm_i915_gem_context_create_ext_setparam = uaccess::read(next)?;
-                        if sp.param.ctx_id != 0 {
-                            return Err(libc::EINVAL);
-                        }
-                        Self::set_param(&mut ctx, &sp.param)?;
+            walk_extensions(extensions, |name, at| match name {
+                I915_CONTEXT_CREATE_EXT_SETPARAM => {
+                    let sp: drm_i915_gem_context_create_ext_setparam = uaccess::read(at)?;
+                    if sp.param.ctx_id != 0 {
+                        return Err(libc::EINVAL);
                     }
-                    _ => return Err(libc::EINVAL),
+                    Self::set_param(&mut ctx, &sp.param)
                 }
-                next = head.next_extension;
-            }
+                _ => Err(libc::EINVAL),
+            })?;
         }
         let mut st = self.lock();
         st.next_ctx += 1;
@@ -1247,27 +1254,19 @@ impl SimKernel {
             if args.flags & I915_EXEC_FENCE_ARRAY != 0 || args.num_cliprects != 0 {
                 return Err(libc::EINVAL);
             }
-            let mut next = args.cliprects_ptr;
-            let mut depth = 0;
-            while next != 0 {
-                depth += 1;
-                if depth > MAX_EXTENSION_CHAIN {
-                    return Err(libc::E2BIG);
-                }
-                let head: i915_user_extension = uaccess::read(next)?;
-                check_ext_head(&head)?;
-                if head.name != DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES {
+            walk_extensions(args.cliprects_ptr, |name, at| {
+                if name != DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES {
                     return Err(libc::EINVAL);
                 }
-                let tf: drm_i915_gem_execbuffer_ext_timeline_fences = uaccess::read(next)?;
+                let tf: drm_i915_gem_execbuffer_ext_timeline_fences = uaccess::read(at)?;
                 let count = usize::try_from(tf.fence_count).map_err(|_| libc::EINVAL)?;
                 uaccess::read_array_into(tf.handles_ptr, count, user_fences)?;
                 uaccess::read_array_into(tf.values_ptr, count, values)?;
                 for (&f, &v) in user_fences.iter().zip(values.iter()) {
                     fences.extend(self.exec_fence(f, v)?);
                 }
-                next = head.next_extension;
-            }
+                Ok(())
+            })?;
         }
         if args.flags & I915_EXEC_FENCE_ARRAY != 0 && args.num_cliprects != 0 {
             uaccess::read_array_into(args.cliprects_ptr, args.num_cliprects as usize, user_fences)?;
