@@ -118,6 +118,16 @@ impl Syncobj {
         }
     }
 
+    /// Attaches `fence` at `point`: the payload for point 0 (a binary syncobj), a timeline point
+    /// otherwise.
+    fn attach(&mut self, point: u64, fence: FenceRef) {
+        if point == 0 {
+            self.replace(Some(fence));
+        } else {
+            self.add_point(point, fence);
+        }
+    }
+
     fn add_point(&mut self, value: u64, fence: FenceRef) {
         self.points.push(Point { value, fence });
         // Collect signaled points below the payload, keeping the head.
@@ -151,6 +161,24 @@ struct Table {
     waiters: usize,
     /// Wake-ups sent (notifications with at least one waiter), for tests.
     wakeups: u64,
+}
+
+/// Applies `f` to the syncobj of each of `handles` (with its index in `handles`), to all of them
+/// or, when one handle names no syncobj, to none (ENOENT).
+fn update_all(
+    t: &mut Table,
+    handles: &[u32],
+    mut f: impl FnMut(usize, &mut Syncobj),
+) -> Result<(), i32> {
+    if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
+        return Err(libc::ENOENT);
+    }
+    for (i, h) in handles.iter().enumerate() {
+        if let Some(s) = t.syncobjs.get_mut(h) {
+            f(i, s);
+        }
+    }
+    Ok(())
 }
 
 /// The sync-object table of one simulated device.
@@ -287,47 +315,25 @@ impl SyncTable {
     /// otherwise.
     pub(crate) fn attach(&self, handle: u32, point: u64, fence: FenceRef) -> Result<(), i32> {
         let mut t = self.lock();
-        let s = t.syncobjs.get_mut(&handle).ok_or(libc::ENOENT)?;
-        if point == 0 {
-            s.replace(Some(fence));
-        } else {
-            s.add_point(point, fence);
-        }
+        t.syncobjs
+            .get_mut(&handle)
+            .ok_or(libc::ENOENT)?
+            .attach(point, fence);
         self.notify(&mut t);
         Ok(())
     }
 
     pub(crate) fn reset(&self, handles: &[u32]) -> Result<(), i32> {
-        let mut t = self.lock();
-        if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
-            return Err(libc::ENOENT);
-        }
-        for h in handles {
-            if let Some(s) = t.syncobjs.get_mut(h) {
-                s.replace(None);
-            }
-        }
-        Ok(())
+        update_all(&mut self.lock(), handles, |_, s| s.replace(None))
     }
 
     /// Signals each `handles[i]` at `points[i]` (an empty `points`: point 0 for every handle)
     /// with an already-signaled fence.
     pub(crate) fn signal(&self, handles: &[u32], points: &[u64]) -> Result<(), i32> {
         let mut t = self.lock();
-        if !handles.iter().all(|h| t.syncobjs.contains_key(h)) {
-            return Err(libc::ENOENT);
-        }
-        for (i, h) in handles.iter().enumerate() {
-            let p = points.get(i).copied().unwrap_or(0);
-            let fence = self.done.clone();
-            if let Some(s) = t.syncobjs.get_mut(h) {
-                if p == 0 {
-                    s.replace(Some(fence));
-                } else {
-                    s.add_point(p, fence);
-                }
-            }
-        }
+        update_all(&mut t, handles, |i, s| {
+            s.attach(points.get(i).copied().unwrap_or(0), self.done.clone())
+        })?;
         self.notify(&mut t);
         Ok(())
     }
