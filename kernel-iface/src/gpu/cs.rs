@@ -284,6 +284,13 @@ impl SimGpu {
                 }
             };
             let fault = |e: crate::gpu::memory::MemFault| format!("{name} at 0x{ip:x}: {e}");
+            // `len` bytes of dynamic state at `offset` from the dynamic state base.
+            let read_state = |offset: u64, len: usize, ctx: &ContextState| {
+                let mut data = vec![0u8; len];
+                mem.read(ctx.dynamic_state_base + offset, &mut data)
+                    .map_err(fault)?;
+                Ok::<_, String>(data)
+            };
             match cmd {
                 Command::MiNoop(_) | Command::MiArbCheck(_) | Command::MiUserInterrupt(_) => {}
                 Command::MiBatchBufferEnd(_) => match ret.take() {
@@ -442,13 +449,11 @@ impl SimGpu {
                 Command::MediaCurbeLoad(c) => {
                     fixed(MediaCurbeLoad::LENGTH)?;
                     self.need_gpgpu(ctx, name, ip)?;
-                    let mut data = vec![0u8; c.curbe_total_data_length as usize];
-                    mem.read(
-                        ctx.dynamic_state_base + c.curbe_data_start_address,
-                        &mut data,
-                    )
-                    .map_err(fault)?;
-                    ctx.curbe = data;
+                    ctx.curbe = read_state(
+                        c.curbe_data_start_address,
+                        c.curbe_total_data_length as usize,
+                        ctx,
+                    )?;
                 }
                 Command::MediaInterfaceDescriptorLoad(c) => {
                     fixed(MediaInterfaceDescriptorLoad::LENGTH)?;
@@ -459,13 +464,7 @@ impl SimGpu {
                             "{name} at 0x{ip:x}: total length {n} is not a multiple of 32"
                         ));
                     }
-                    let mut data = vec![0u8; n];
-                    mem.read(
-                        ctx.dynamic_state_base + c.interface_descriptor_data_start_address,
-                        &mut data,
-                    )
-                    .map_err(fault)?;
-                    ctx.idds = data;
+                    ctx.idds = read_state(c.interface_descriptor_data_start_address, n, ctx)?;
                 }
                 Command::GpgpuWalker(c) => {
                     fixed(GpgpuWalker::LENGTH)?;
