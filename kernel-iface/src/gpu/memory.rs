@@ -262,12 +262,7 @@ impl GpuMemory {
         address: u64,
         op: impl FnOnce(u32) -> Option<u32>,
     ) -> Result<u32, MemFault> {
-        let _g = self.stripe(address & !7);
-        let old = self.read_u32(address)?;
-        if let Some(new) = op(old) {
-            self.write_u32(address, new)?;
-        }
-        Ok(old)
+        self.atomic(address, Self::read_u32, Self::write_u32, op)
     }
 
     /// Atomically replaces the qword at `address` by `op(old)` and returns the old value.
@@ -276,10 +271,23 @@ impl GpuMemory {
         address: u64,
         op: impl FnOnce(u64) -> Option<u64>,
     ) -> Result<u64, MemFault> {
+        self.atomic(address, Self::read_u64, Self::write_u64, op)
+    }
+
+    /// The read-modify-write of `atomic_u32` and `atomic_u64`, under the lock of the qword's
+    /// stripe.
+    #[inline]
+    fn atomic<T: Copy>(
+        &self,
+        address: u64,
+        read: impl FnOnce(&Self, u64) -> Result<T, MemFault>,
+        write: impl FnOnce(&Self, u64, T) -> Result<(), MemFault>,
+        op: impl FnOnce(T) -> Option<T>,
+    ) -> Result<T, MemFault> {
         let _g = self.stripe(address & !7);
-        let old = self.read_u64(address)?;
+        let old = read(self, address)?;
         if let Some(new) = op(old) {
-            self.write_u64(address, new)?;
+            write(self, address, new)?;
         }
         Ok(old)
     }
