@@ -660,93 +660,120 @@ pub fn executable(cb: vk::CommandBuffer) -> Result<Arc<Executable>> {
     unsafe { CommandBuffer::from_handle(cb) }?.executable()
 }
 
+/// The common part of the vkQueueSubmit and vkQueueSubmit2KHR entry points: `counts` gives a
+/// submission's wait, command-buffer and signal counts (all zero: it signals at most the fence),
+/// `batch` resolves it.
+///
+/// # Safety
+/// `p_submits` holds `submit_count` valid structures (the entry point's contract).
+unsafe fn submit<S>(
+    name: &'static str,
+    queue: vk::Queue,
+    submit_count: u32,
+    p_submits: *const S,
+    fence: vk::Fence,
+    counts: impl Fn(&S) -> (u32, u32, u32),
+    batch: impl Fn(&Core, &S) -> Result<Batch>,
+) -> vk::Result {
+    ffi::result(name, || {
+        // SAFETY: a live queue per the spec.
+        let q = unsafe { Queue::from_handle(queue) }?;
+        // SAFETY: pSubmits holds submitCount structures per the spec.
+        let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
+        let fence_only = submits.iter().all(|s| counts(s) == (0, 0, 0));
+        if fence_only && submit_fence_only(q, fence)? {
+            return Ok(vk::Result::SUCCESS);
+        }
+        submit_batches(q, fence, |core| {
+            submits.iter().map(|s| batch(core, s)).collect()
+        })
+    })
+}
+
 pub(crate) unsafe extern "system" fn queue_submit(
     queue: vk::Queue,
     submit_count: u32,
     p_submits: *const vk::SubmitInfo<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    ffi::result("vkQueueSubmit", || {
-        // SAFETY: a live queue per the spec.
-        let q = unsafe { Queue::from_handle(queue) }?;
-        // SAFETY: pSubmits holds submitCount structures per the spec.
-        let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
-        let fence_only = submits.iter().all(|s| {
-            s.wait_semaphore_count == 0
-                && s.command_buffer_count == 0
-                && s.signal_semaphore_count == 0
-        });
-        if fence_only && submit_fence_only(q, fence)? {
-            return Ok(vk::Result::SUCCESS);
-        }
-        submit_batches(q, fence, |core| {
-            submits
-                .iter()
-                .map(|s| {
-                    // SAFETY: a valid pNext chain per the spec.
-                    let tl = unsafe {
-                        ffi::find_in_chain(
-                            s.p_next,
-                            vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                        )
-                    }
-                    // SAFETY: the sType says what it is.
-                    .map(|p| unsafe { &*p.cast::<vk::TimelineSemaphoreSubmitInfo<'_>>() });
-                    let (wait_values, signal_values) = match tl {
-                        // SAFETY: arrays of the given counts per the spec.
-                        Some(t) => unsafe {
-                            (
-                                ffi::slice(
-                                    t.p_wait_semaphore_values,
-                                    t.wait_semaphore_value_count,
-                                    "pWaitSemaphoreValues",
-                                )?,
-                                ffi::slice(
-                                    t.p_signal_semaphore_values,
-                                    t.signal_semaphore_value_count,
-                                    "pSignalSemaphoreValues",
-                                )?,
-                            )
-                        },
-                        None => (&[][..], &[][..]),
-                    };
-                    let sems = |p: *const vk::Semaphore, n: u32, values: &[u64]| {
-                        // SAFETY: `n` semaphores per the spec.
-                        let s = unsafe { ffi::slice(p, n, "semaphores") }?;
-                        s.iter()
-                            .enumerate()
-                            .map(|(i, h)| {
-                                let sem = core.semaphores.get(h.as_raw())?;
-                                let v = values.get(i).copied().unwrap_or(0);
-                                if sem.timeline && values.len() <= i {
-                                    return Err(DriverError::InvalidArgument(
-                                        "timeline semaphore without a value (VkTimelineSemaphoreSubmitInfo)".into(),
-                                    ));
-                                }
-                                Ok((sem, v))
-                            })
-                            .collect::<Result<Vec<_>>>()
-                    };
-                    // SAFETY: commandBufferCount handles per the spec.
-                    let cbs = unsafe {
-                        ffi::slice(
-                            s.p_command_buffers,
-                            s.command_buffer_count,
-                            "pCommandBuffers",
-                        )
-                    }?;
-                    Ok(Batch {
-                        waits: sems(s.p_wait_semaphores, s.wait_semaphore_count, wait_values)?,
-                        exes: cbs.iter().map(|c| executable(*c)).collect::<Result<_>>()?,
-                        signals: sems(
-                            s.p_signal_semaphores,
-                            s.signal_semaphore_count,
-                            signal_values,
-                        )?,
-                    })
-                })
-                .collect()
-        })
+    // SAFETY: the entry point's contract.
+    unsafe {
+        submit(
+            "vkQueueSubmit",
+            queue,
+            submit_count,
+            p_submits,
+            fence,
+            |s| {
+                (
+                    s.wait_semaphore_count,
+                    s.command_buffer_count,
+                    s.signal_semaphore_count,
+                )
+            },
+            submit_info_batch,
+        )
+    }
+}
+
+/// A `VkSubmitInfo` (with its `VkTimelineSemaphoreSubmitInfo`) as a batch.
+fn submit_info_batch(core: &Core, s: &vk::SubmitInfo<'_>) -> Result<Batch> {
+    // SAFETY: a valid pNext chain per the spec.
+    let tl =
+        unsafe { ffi::find_in_chain(s.p_next, vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO) }
+            // SAFETY: the sType says what it is.
+            .map(|p| unsafe { &*p.cast::<vk::TimelineSemaphoreSubmitInfo<'_>>() });
+    let (wait_values, signal_values) = match tl {
+        // SAFETY: arrays of the given counts per the spec.
+        Some(t) => unsafe {
+            (
+                ffi::slice(
+                    t.p_wait_semaphore_values,
+                    t.wait_semaphore_value_count,
+                    "pWaitSemaphoreValues",
+                )?,
+                ffi::slice(
+                    t.p_signal_semaphore_values,
+                    t.signal_semaphore_value_count,
+                    "pSignalSemaphoreValues",
+                )?,
+            )
+        },
+        None => (&[][..], &[][..]),
+    };
+    let sems = |p: *const vk::Semaphore, n: u32, values: &[u64]| {
+        // SAFETY: `n` semaphores per the spec.
+        let s = unsafe { ffi::slice(p, n, "semaphores") }?;
+        s.iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let sem = core.semaphores.get(h.as_raw())?;
+                let v = values.get(i).copied().unwrap_or(0);
+                if sem.timeline && values.len() <= i {
+                    return Err(DriverError::InvalidArgument(
+                        "timeline semaphore without a value (VkTimelineSemaphoreSubmitInfo)".into(),
+                    ));
+                }
+                Ok((sem, v))
+            })
+            .collect::<Result<Vec<_>>>()
+    };
+    // SAFETY: commandBufferCount handles per the spec.
+    let cbs = unsafe {
+        ffi::slice(
+            s.p_command_buffers,
+            s.command_buffer_count,
+            "pCommandBuffers",
+        )
+    }?;
+    Ok(Batch {
+        waits: sems(s.p_wait_semaphores, s.wait_semaphore_count, wait_values)?,
+        exes: cbs.iter().map(|c| executable(*c)).collect::<Result<_>>()?,
+        signals: sems(
+            s.p_signal_semaphores,
+            s.signal_semaphore_count,
+            signal_values,
+        )?,
     })
 }
 
@@ -756,50 +783,51 @@ pub(crate) unsafe extern "system" fn queue_submit2(
     p_submits: *const vk::SubmitInfo2<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    ffi::result("vkQueueSubmit2KHR", || {
-        // SAFETY: a live queue per the spec.
-        let q = unsafe { Queue::from_handle(queue) }?;
-        // SAFETY: pSubmits holds submitCount structures per the spec.
-        let submits = unsafe { ffi::slice(p_submits, submit_count, "pSubmits") }?;
-        let fence_only = submits.iter().all(|s| {
-            s.wait_semaphore_info_count == 0
-                && s.command_buffer_info_count == 0
-                && s.signal_semaphore_info_count == 0
-        });
-        if fence_only && submit_fence_only(q, fence)? {
-            return Ok(vk::Result::SUCCESS);
-        }
-        submit_batches(q, fence, |core| {
-            submits
-                .iter()
-                .map(|s| {
-                    let sems = |p: *const vk::SemaphoreSubmitInfo<'_>, n: u32| {
-                        // SAFETY: `n` semaphore infos per the spec.
-                        let infos = unsafe { ffi::slice(p, n, "pSemaphoreInfos") }?;
-                        infos
-                            .iter()
-                            .map(|i| Ok((core.semaphores.get(i.semaphore.as_raw())?, i.value)))
-                            .collect::<Result<Vec<_>>>()
-                    };
-                    // SAFETY: commandBufferInfoCount infos per the spec.
-                    let cbs = unsafe {
-                        ffi::slice(
-                            s.p_command_buffer_infos,
-                            s.command_buffer_info_count,
-                            "pCommandBufferInfos",
-                        )
-                    }?;
-                    Ok(Batch {
-                        waits: sems(s.p_wait_semaphore_infos, s.wait_semaphore_info_count)?,
-                        exes: cbs
-                            .iter()
-                            .map(|c| executable(c.command_buffer))
-                            .collect::<Result<_>>()?,
-                        signals: sems(s.p_signal_semaphore_infos, s.signal_semaphore_info_count)?,
-                    })
-                })
-                .collect()
-        })
+    // SAFETY: the entry point's contract.
+    unsafe {
+        submit(
+            "vkQueueSubmit2KHR",
+            queue,
+            submit_count,
+            p_submits,
+            fence,
+            |s| {
+                (
+                    s.wait_semaphore_info_count,
+                    s.command_buffer_info_count,
+                    s.signal_semaphore_info_count,
+                )
+            },
+            submit_info2_batch,
+        )
+    }
+}
+
+/// A `VkSubmitInfo2` as a batch.
+fn submit_info2_batch(core: &Core, s: &vk::SubmitInfo2<'_>) -> Result<Batch> {
+    let sems = |p: *const vk::SemaphoreSubmitInfo<'_>, n: u32| {
+        // SAFETY: `n` semaphore infos per the spec.
+        let infos = unsafe { ffi::slice(p, n, "pSemaphoreInfos") }?;
+        infos
+            .iter()
+            .map(|i| Ok((core.semaphores.get(i.semaphore.as_raw())?, i.value)))
+            .collect::<Result<Vec<_>>>()
+    };
+    // SAFETY: commandBufferInfoCount infos per the spec.
+    let cbs = unsafe {
+        ffi::slice(
+            s.p_command_buffer_infos,
+            s.command_buffer_info_count,
+            "pCommandBufferInfos",
+        )
+    }?;
+    Ok(Batch {
+        waits: sems(s.p_wait_semaphore_infos, s.wait_semaphore_info_count)?,
+        exes: cbs
+            .iter()
+            .map(|c| executable(c.command_buffer))
+            .collect::<Result<_>>()?,
+        signals: sems(s.p_signal_semaphore_infos, s.signal_semaphore_info_count)?,
     })
 }
 
