@@ -28,7 +28,7 @@ use kernel_iface::genxml::*;
 use crate::bo::{GemBo, Heap, INSTRUCTION_BASE};
 use crate::debug::{self, Flag};
 use crate::descriptor::DescriptorSet;
-use crate::device::{dev, Core};
+use crate::device::{dev, Core, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 use crate::handles::{self, Dispatchable};
@@ -1423,28 +1423,17 @@ impl Drop for CommandPool {
     }
 }
 
-pub(crate) unsafe extern "system" fn create_command_pool(
-    device: vk::Device,
-    p_info: *const vk::CommandPoolCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_pool: *mut vk::CommandPool,
-) -> vk::Result {
-    ffi::result("vkCreateCommandPool", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        if info.queue_family_index != 0 {
-            return Err(DriverError::InvalidArgument("no such queue family".into()));
-        }
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.command_pools.publish(
-                CommandPool {
-                    buffers: Mutex::new(Vec::new()),
-                },
-                p_pool,
-                "pCommandPool",
-            )
-        }
+crate::device::registry_creates! {
+    create_command_pool, "vkCreateCommandPool", CommandPoolCreateInfo => command_pools, CommandPool, "pCommandPool", new_command_pool;
+}
+
+/// The object vkCreateCommandPool makes of its create info.
+fn new_command_pool(_d: &Device, info: &vk::CommandPoolCreateInfo<'_>) -> Result<CommandPool> {
+    if info.queue_family_index != 0 {
+        return Err(DriverError::InvalidArgument("no such queue family".into()));
+    }
+    Ok(CommandPool {
+        buffers: Mutex::new(Vec::new()),
     })
 }
 

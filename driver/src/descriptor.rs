@@ -338,50 +338,45 @@ pub struct DescriptorPool {
     sets: Mutex<Vec<u64>>,
 }
 
-pub(crate) unsafe extern "system" fn create_descriptor_set_layout(
-    device: vk::Device,
-    p_info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_layout: *mut vk::DescriptorSetLayout,
-) -> vk::Result {
-    ffi::result("vkCreateDescriptorSetLayout", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: bindingCount valid structures.
-        let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
-        let mut layout = SetLayout::new(
-            raw.iter()
-                .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
-                .collect(),
-        )?;
-        // SAFETY: a valid create info's pNext chain per the spec.
-        let flags = unsafe { binding_flags(info, raw) }?;
-        layout.set_binding_flags(flags)?;
-        for b in raw.iter().filter(|b| {
-            !b.p_immutable_samplers.is_null()
-                && matches!(
-                    b.descriptor_type,
-                    vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-                )
-        }) {
-            // SAFETY: descriptorCount samplers when pImmutableSamplers is not NULL.
-            let samplers = unsafe {
-                ffi::slice(
-                    b.p_immutable_samplers,
-                    b.descriptor_count,
-                    "pImmutableSamplers",
-                )
-            }?;
-            for (i, s) in samplers.iter().enumerate() {
-                let slot = layout.slot_of(b.binding, i as u32).ok_or_else(|| {
-                    DriverError::InvalidArgument("immutable sampler outside its binding".into())
-                })?;
-                layout.immutable.push((slot, d.samplers.get(s.as_raw())?));
-            }
+crate::device::registry_creates! {
+    create_descriptor_set_layout, "vkCreateDescriptorSetLayout", DescriptorSetLayoutCreateInfo => set_layouts, DescriptorSetLayout, "pSetLayout", new_set_layout;
+}
+
+/// The object vkCreateDescriptorSetLayout makes of its create info.
+fn new_set_layout(d: &Device, info: &vk::DescriptorSetLayoutCreateInfo<'_>) -> Result<SetLayout> {
+    // SAFETY: bindingCount valid structures.
+    let raw = unsafe { ffi::slice(info.p_bindings, info.binding_count, "pBindings") }?;
+    let mut layout = SetLayout::new(
+        raw.iter()
+            .map(|b| (b.binding, b.descriptor_type, b.descriptor_count))
+            .collect(),
+    )?;
+    // SAFETY: a valid create info's pNext chain per the spec.
+    let flags = unsafe { binding_flags(info, raw) }?;
+    layout.set_binding_flags(flags)?;
+    for b in raw.iter().filter(|b| {
+        !b.p_immutable_samplers.is_null()
+            && matches!(
+                b.descriptor_type,
+                vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+            )
+    }) {
+        // SAFETY: descriptorCount samplers when pImmutableSamplers is not NULL.
+        let samplers = unsafe {
+            ffi::slice(
+                b.p_immutable_samplers,
+                b.descriptor_count,
+                "pImmutableSamplers",
+            )
+        }?;
+        for (i, s) in samplers.iter().enumerate() {
+            let slot = layout.slot_of(b.binding, i as u32).ok_or_else(|| {
+                DriverError::InvalidArgument("immutable sampler outside its binding".into())
+            })?;
+            layout.immutable.push((slot, d.samplers.get(s.as_raw())?));
         }
-        // SAFETY: valid output pointer per the spec.
-        unsafe { d.set_layouts.publish(layout, p_layout, "pSetLayout") }
-    })
+    }
+    Ok(layout)
 }
 
 /// The (binding, flags) pairs of a VkDescriptorSetLayoutBindingFlagsCreateInfo in `info`'s
@@ -427,29 +422,21 @@ crate::device::registry_destroys! {
     destroy_descriptor_set_layout, "vkDestroyDescriptorSetLayout", vk::DescriptorSetLayout => set_layouts;
 }
 
-pub(crate) unsafe extern "system" fn create_descriptor_pool(
-    device: vk::Device,
-    p_info: *const vk::DescriptorPoolCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_pool: *mut vk::DescriptorPool,
-) -> vk::Result {
-    ffi::result("vkCreateDescriptorPool", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.descriptor_pools.publish(
-                DescriptorPool {
-                    max_sets: info.max_sets,
-                    can_free: info
-                        .flags
-                        .contains(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET),
-                    sets: Mutex::new(Vec::new()),
-                },
-                p_pool,
-                "pDescriptorPool",
-            )
-        }
+crate::device::registry_creates! {
+    create_descriptor_pool, "vkCreateDescriptorPool", DescriptorPoolCreateInfo => descriptor_pools, DescriptorPool, "pDescriptorPool", new_descriptor_pool;
+}
+
+/// The object vkCreateDescriptorPool makes of its create info.
+fn new_descriptor_pool(
+    _d: &Device,
+    info: &vk::DescriptorPoolCreateInfo<'_>,
+) -> Result<DescriptorPool> {
+    Ok(DescriptorPool {
+        max_sets: info.max_sets,
+        can_free: info
+            .flags
+            .contains(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET),
+        sets: Mutex::new(Vec::new()),
     })
 }
 
@@ -905,43 +892,35 @@ impl UpdateTemplate {
     }
 }
 
-pub(crate) unsafe extern "system" fn create_descriptor_update_template(
-    device: vk::Device,
-    p_info: *const vk::DescriptorUpdateTemplateCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_template: *mut vk::DescriptorUpdateTemplate,
-) -> vk::Result {
-    ffi::result("vkCreateDescriptorUpdateTemplateKHR", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: descriptorUpdateEntryCount entries per the spec.
-        let raw = unsafe {
-            ffi::slice(
-                info.p_descriptor_update_entries,
-                info.descriptor_update_entry_count,
-                "pDescriptorUpdateEntries",
-            )
-        }?;
-        let entries = raw
-            .iter()
-            .map(|e| TemplateEntry {
-                binding: e.dst_binding,
-                element: e.dst_array_element,
-                count: e.descriptor_count,
-                ty: e.descriptor_type,
-                offset: e.offset,
-                stride: e.stride,
-            })
-            .collect();
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.update_templates.publish(
-                UpdateTemplate { entries },
-                p_template,
-                "pDescriptorUpdateTemplate",
-            )
-        }
-    })
+crate::device::registry_creates! {
+    create_descriptor_update_template, "vkCreateDescriptorUpdateTemplateKHR", DescriptorUpdateTemplateCreateInfo => update_templates, DescriptorUpdateTemplate, "pDescriptorUpdateTemplate", new_update_template;
+}
+
+/// The object vkCreateDescriptorUpdateTemplateKHR makes of its create info.
+fn new_update_template(
+    _d: &Device,
+    info: &vk::DescriptorUpdateTemplateCreateInfo<'_>,
+) -> Result<UpdateTemplate> {
+    // SAFETY: descriptorUpdateEntryCount entries per the spec.
+    let raw = unsafe {
+        ffi::slice(
+            info.p_descriptor_update_entries,
+            info.descriptor_update_entry_count,
+            "pDescriptorUpdateEntries",
+        )
+    }?;
+    let entries = raw
+        .iter()
+        .map(|e| TemplateEntry {
+            binding: e.dst_binding,
+            element: e.dst_array_element,
+            count: e.descriptor_count,
+            ty: e.descriptor_type,
+            offset: e.offset,
+            stride: e.stride,
+        })
+        .collect();
+    Ok(UpdateTemplate { entries })
 }
 
 pub(crate) unsafe extern "system" fn destroy_descriptor_update_template(

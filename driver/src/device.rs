@@ -83,6 +83,34 @@ pub(crate) unsafe fn dev<'a>(device: vk::Device) -> Result<&'a Device> {
     unsafe { Device::from_handle(device) }
 }
 
+/// Defines the `vkCreate*` entry points of objects that live in one of the device's
+/// registries: each reads the create info, makes the object with `$make` (a
+/// `Fn(&Device, &vk::$info) -> Result<T>`; pointers inside the create info are valid per the
+/// spec) and publishes it in the registry, writing its handle to the output pointer (named
+/// `$out` in errors) or dropping the object if that fails, all inside [`ffi::result`] (no panic
+/// crosses the FFI edge). The allocator is not used: objects live in the registry.
+macro_rules! registry_creates {
+    ($($f:ident, $name:literal, $info:ident => $registry:ident, $handle:ident, $out:literal, $make:expr;)*) => {$(
+        pub(crate) unsafe extern "system" fn $f(
+            device: ::ash::vk::Device,
+            p_info: *const ::ash::vk::$info<'_>,
+            _p_allocator: *const ::ash::vk::AllocationCallbacks<'_>,
+            p_out: *mut ::ash::vk::$handle,
+        ) -> ::ash::vk::Result {
+            crate::ffi::result($name, || {
+                // SAFETY: a live device and a valid create info per the spec.
+                let (d, info) = unsafe {
+                    (crate::device::dev(device)?, crate::ffi::read(p_info, "pCreateInfo")?)
+                };
+                let object = $make(d, info)?;
+                // SAFETY: a valid output pointer per the spec.
+                unsafe { d.$registry.publish(object, p_out, $out) }
+            })
+        }
+    )*};
+}
+pub(crate) use registry_creates;
+
 /// Defines the `vkDestroy*` entry points of objects that live in one of the device's
 /// registries and need nothing done when they go: each removes the handle from its registry
 /// inside [`ffi::void`] (no panic crosses the FFI edge). `VK_NULL_HANDLE` is accepted and removes

@@ -496,18 +496,8 @@ impl BufferView {
     }
 }
 
-pub(crate) unsafe extern "system" fn create_image(
-    device: vk::Device,
-    p_info: *const vk::ImageCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_image: *mut vk::Image,
-) -> vk::Result {
-    ffi::result("vkCreateImage", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: valid output pointer per the spec.
-        unsafe { d.images.publish(Image::new(info)?, p_image, "pImage") }
-    })
+crate::device::registry_creates! {
+    create_image, "vkCreateImage", ImageCreateInfo => images, Image, "pImage", |_, info| Image::new(info);
 }
 
 crate::device::registry_destroys! {
@@ -615,42 +605,16 @@ pub(crate) unsafe extern "system" fn get_image_subresource_layout(
     })
 }
 
-pub(crate) unsafe extern "system" fn create_image_view(
-    device: vk::Device,
-    p_info: *const vk::ImageViewCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_view: *mut vk::ImageView,
-) -> vk::Result {
-    ffi::result("vkCreateImageView", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.image_views
-                .publish(ImageView::new(d, info)?, p_view, "pView")
-        }
-    })
+crate::device::registry_creates! {
+    create_image_view, "vkCreateImageView", ImageViewCreateInfo => image_views, ImageView, "pView", ImageView::new;
 }
 
 crate::device::registry_destroys! {
     destroy_image_view, "vkDestroyImageView", vk::ImageView => image_views;
 }
 
-pub(crate) unsafe extern "system" fn create_buffer_view(
-    device: vk::Device,
-    p_info: *const vk::BufferViewCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_view: *mut vk::BufferView,
-) -> vk::Result {
-    ffi::result("vkCreateBufferView", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.buffer_views
-                .publish(BufferView::new(d, info)?, p_view, "pView")
-        }
-    })
+crate::device::registry_creates! {
+    create_buffer_view, "vkCreateBufferView", BufferViewCreateInfo => buffer_views, BufferView, "pView", BufferView::new;
 }
 
 crate::device::registry_destroys! {

@@ -444,28 +444,17 @@ pub(crate) unsafe extern "system" fn get_device_memory_commitment(
     })
 }
 
-pub(crate) unsafe extern "system" fn create_buffer(
-    device: vk::Device,
-    p_info: *const vk::BufferCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_buffer: *mut vk::Buffer,
-) -> vk::Result {
-    ffi::result("vkCreateBuffer", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        check_buffer_info(info)?;
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.buffers.publish(
-                Buffer {
-                    size: info.size,
-                    usage: info.usage,
-                    binding: BindingSlot::default(),
-                },
-                p_buffer,
-                "pBuffer",
-            )
-        }
+crate::device::registry_creates! {
+    create_buffer, "vkCreateBuffer", BufferCreateInfo => buffers, Buffer, "pBuffer", new_buffer;
+}
+
+/// The object vkCreateBuffer makes of its create info.
+fn new_buffer(_d: &Device, info: &vk::BufferCreateInfo<'_>) -> Result<Buffer> {
+    check_buffer_info(info)?;
+    Ok(Buffer {
+        size: info.size,
+        usage: info.usage,
+        binding: BindingSlot::default(),
     })
 }
 

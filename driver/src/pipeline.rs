@@ -490,98 +490,76 @@ pub fn total_threads(info: &DeviceInfo) -> u32 {
     info.eu_total * info.threads_per_eu
 }
 
-pub(crate) unsafe extern "system" fn create_shader_module(
-    device: vk::Device,
-    p_info: *const vk::ShaderModuleCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_module: *mut vk::ShaderModule,
-) -> vk::Result {
-    ffi::result("vkCreateShaderModule", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        if info.code_size % 4 != 0 {
-            return Err(DriverError::InvalidArgument(
-                "codeSize is not a multiple of 4".into(),
-            ));
-        }
-        // SAFETY: pCode holds codeSize bytes (codeSize/4 words) per the spec.
-        let words =
-            unsafe { ffi::slice(info.p_code, (info.code_size / 4) as u32, "pCode") }?.to_vec();
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.shader_modules
-                .publish(ShaderModule { words }, p_module, "pShaderModule")
-        }
-    })
+crate::device::registry_creates! {
+    create_shader_module, "vkCreateShaderModule", ShaderModuleCreateInfo => shader_modules, ShaderModule, "pShaderModule", new_shader_module;
+}
+
+/// The object vkCreateShaderModule makes of its create info.
+fn new_shader_module(_d: &Device, info: &vk::ShaderModuleCreateInfo<'_>) -> Result<ShaderModule> {
+    if !info.code_size.is_multiple_of(4) {
+        return Err(DriverError::InvalidArgument(
+            "codeSize is not a multiple of 4".into(),
+        ));
+    }
+    // SAFETY: pCode holds codeSize bytes (codeSize/4 words) per the spec.
+    let words = unsafe { ffi::slice(info.p_code, (info.code_size / 4) as u32, "pCode") }?.to_vec();
+    Ok(ShaderModule { words })
 }
 
 crate::device::registry_destroys! {
     destroy_shader_module, "vkDestroyShaderModule", vk::ShaderModule => shader_modules;
 }
 
-pub(crate) unsafe extern "system" fn create_pipeline_layout(
-    device: vk::Device,
-    p_info: *const vk::PipelineLayoutCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_layout: *mut vk::PipelineLayout,
-) -> vk::Result {
-    ffi::result("vkCreatePipelineLayout", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: arrays of the given counts per the spec.
-        let (sets, ranges) = unsafe {
-            (
-                ffi::slice(info.p_set_layouts, info.set_layout_count, "pSetLayouts")?,
-                ffi::slice(
-                    info.p_push_constant_ranges,
-                    info.push_constant_range_count,
-                    "pPushConstantRanges",
-                )?,
-            )
-        };
-        let sets = sets
-            .iter()
-            .map(|s| d.set_layouts.get(s.as_raw()))
-            .collect::<Result<Vec<_>>>()?;
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.pipeline_layouts.publish(
-                PipelineLayout::new(sets, ranges)?,
-                p_layout,
-                "pPipelineLayout",
-            )
-        }
-    })
+crate::device::registry_creates! {
+    create_pipeline_layout, "vkCreatePipelineLayout", PipelineLayoutCreateInfo => pipeline_layouts, PipelineLayout, "pPipelineLayout", new_pipeline_layout;
+}
+
+/// The object vkCreatePipelineLayout makes of its create info.
+fn new_pipeline_layout(
+    d: &Device,
+    info: &vk::PipelineLayoutCreateInfo<'_>,
+) -> Result<PipelineLayout> {
+    // SAFETY: arrays of the given counts per the spec.
+    let (sets, ranges) = unsafe {
+        (
+            ffi::slice(info.p_set_layouts, info.set_layout_count, "pSetLayouts")?,
+            ffi::slice(
+                info.p_push_constant_ranges,
+                info.push_constant_range_count,
+                "pPushConstantRanges",
+            )?,
+        )
+    };
+    let sets = sets
+        .iter()
+        .map(|s| d.set_layouts.get(s.as_raw()))
+        .collect::<Result<Vec<_>>>()?;
+    PipelineLayout::new(sets, ranges)
 }
 
 crate::device::registry_destroys! {
     destroy_pipeline_layout, "vkDestroyPipelineLayout", vk::PipelineLayout => pipeline_layouts;
 }
 
-pub(crate) unsafe extern "system" fn create_pipeline_cache(
-    device: vk::Device,
-    p_info: *const vk::PipelineCacheCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_cache: *mut vk::PipelineCache,
-) -> vk::Result {
-    ffi::result("vkCreatePipelineCache", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let cache = PipelineCache::default();
-        if info.initial_data_size > 0 {
-            // SAFETY: pInitialData holds initialDataSize bytes per the spec.
-            let data = unsafe {
-                ffi::slice(
-                    info.p_initial_data.cast::<u8>(),
-                    info.initial_data_size as u32,
-                    "pInitialData",
-                )
-            }?;
-            cache.load(d.adapter.info, data);
-        }
-        // SAFETY: valid output pointer per the spec.
-        unsafe { d.pipeline_caches.publish(cache, p_cache, "pPipelineCache") }
-    })
+crate::device::registry_creates! {
+    create_pipeline_cache, "vkCreatePipelineCache", PipelineCacheCreateInfo => pipeline_caches, PipelineCache, "pPipelineCache", new_pipeline_cache;
+}
+
+/// The object vkCreatePipelineCache makes of its create info.
+fn new_pipeline_cache(d: &Device, info: &vk::PipelineCacheCreateInfo<'_>) -> Result<PipelineCache> {
+    let cache = PipelineCache::default();
+    if info.initial_data_size > 0 {
+        // SAFETY: pInitialData holds initialDataSize bytes per the spec.
+        let data = unsafe {
+            ffi::slice(
+                info.p_initial_data.cast::<u8>(),
+                info.initial_data_size as u32,
+                "pInitialData",
+            )
+        }?;
+        cache.load(d.adapter.info, data);
+    }
+    Ok(cache)
 }
 
 crate::device::registry_destroys! {

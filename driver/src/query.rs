@@ -7,7 +7,7 @@ use ash::vk;
 use ash::vk::Handle;
 
 use crate::bo::{GemBo, Heap};
-use crate::device::dev;
+use crate::device::{dev, Device};
 use crate::error::{DriverError, Result};
 use crate::ffi;
 
@@ -86,37 +86,26 @@ pub(crate) unsafe extern "system" fn reset_query_pool(
     })
 }
 
-pub(crate) unsafe extern "system" fn create_query_pool(
-    device: vk::Device,
-    p_info: *const vk::QueryPoolCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_pool: *mut vk::QueryPool,
-) -> vk::Result {
-    ffi::result("vkCreateQueryPool", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        if info.query_type != vk::QueryType::TIMESTAMP {
-            return Err(DriverError::NotImplemented(
-                "query types other than timestamps",
-            ));
-        }
-        let bo = GemBo::new(
-            &d.adapter.drm,
-            &d.va,
-            Heap::General,
-            QUERY_STRIDE * u64::from(info.query_count.max(1)),
-        )?;
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.query_pools.publish(
-                QueryPool {
-                    bo,
-                    count: info.query_count,
-                },
-                p_pool,
-                "pQueryPool",
-            )
-        }
+crate::device::registry_creates! {
+    create_query_pool, "vkCreateQueryPool", QueryPoolCreateInfo => query_pools, QueryPool, "pQueryPool", new_query_pool;
+}
+
+/// The object vkCreateQueryPool makes of its create info.
+fn new_query_pool(d: &Device, info: &vk::QueryPoolCreateInfo<'_>) -> Result<QueryPool> {
+    if info.query_type != vk::QueryType::TIMESTAMP {
+        return Err(DriverError::NotImplemented(
+            "query types other than timestamps",
+        ));
+    }
+    let bo = GemBo::new(
+        &d.adapter.drm,
+        &d.va,
+        Heap::General,
+        QUERY_STRIDE * u64::from(info.query_count.max(1)),
+    )?;
+    Ok(QueryPool {
+        bo,
+        count: info.query_count,
     })
 }
 

@@ -4,7 +4,7 @@
 use ash::vk;
 use kernel_iface::genxml::{SamplerBorderColorState, SamplerState};
 
-use crate::device::dev;
+use crate::device::Device;
 use crate::error::{DriverError, Result};
 use crate::ffi;
 
@@ -203,45 +203,37 @@ impl Sampler {
     }
 }
 
-pub(crate) unsafe extern "system" fn create_sampler(
-    device: vk::Device,
-    p_info: *const vk::SamplerCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_sampler: *mut vk::Sampler,
-) -> vk::Result {
-    ffi::result("vkCreateSampler", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: the create info's chain is valid per the spec.
-        if let Some(p) = unsafe {
-            ffi::find_in_chain(
-                info.p_next,
-                vk::StructureType::SAMPLER_REDUCTION_MODE_CREATE_INFO,
-            )
-        } {
-            // SAFETY: the chain element has the type its sType names.
-            let r = unsafe { &*(p as *const vk::SamplerReductionModeCreateInfo<'_>) };
-            if r.reduction_mode != vk::SamplerReductionMode::WEIGHTED_AVERAGE {
-                return Err(DriverError::NotImplemented("sampler min/max reduction"));
-            }
+crate::device::registry_creates! {
+    create_sampler, "vkCreateSampler", SamplerCreateInfo => samplers, Sampler, "pSampler", new_sampler;
+}
+
+/// The object vkCreateSampler makes of its create info.
+fn new_sampler(_d: &Device, info: &vk::SamplerCreateInfo<'_>) -> Result<Sampler> {
+    // SAFETY: the create info's chain is valid per the spec.
+    if let Some(p) = unsafe {
+        ffi::find_in_chain(
+            info.p_next,
+            vk::StructureType::SAMPLER_REDUCTION_MODE_CREATE_INFO,
+        )
+    } {
+        // SAFETY: the chain element has the type its sType names.
+        let r = unsafe { &*(p as *const vk::SamplerReductionModeCreateInfo<'_>) };
+        if r.reduction_mode != vk::SamplerReductionMode::WEIGHTED_AVERAGE {
+            return Err(DriverError::NotImplemented("sampler min/max reduction"));
         }
-        // SAFETY: as above.
-        if unsafe {
-            ffi::find_in_chain(
-                info.p_next,
-                vk::StructureType::SAMPLER_YCBCR_CONVERSION_INFO,
-            )
-        }
-        .is_some()
-        {
-            return Err(DriverError::NotImplemented("sampler Y'CbCr conversion"));
-        }
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.samplers
-                .publish(Sampler::new(info)?, p_sampler, "pSampler")
-        }
-    })
+    }
+    // SAFETY: as above.
+    if unsafe {
+        ffi::find_in_chain(
+            info.p_next,
+            vk::StructureType::SAMPLER_YCBCR_CONVERSION_INFO,
+        )
+    }
+    .is_some()
+    {
+        return Err(DriverError::NotImplemented("sampler Y'CbCr conversion"));
+    }
+    Sampler::new(info)
 }
 
 crate::device::registry_destroys! {

@@ -96,28 +96,17 @@ fn deadline(timeout_ns: u64) -> i64 {
         .unwrap_or(i64::MAX)
 }
 
-pub(crate) unsafe extern "system" fn create_fence(
-    device: vk::Device,
-    p_info: *const vk::FenceCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_fence: *mut vk::Fence,
-) -> vk::Result {
-    ffi::result("vkCreateFence", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        let signaled = info.flags.contains(vk::FenceCreateFlags::SIGNALED);
-        let syncobj = d.adapter.drm.syncobj_create(signaled)?;
-        // SAFETY: valid output pointer per the spec.
-        unsafe {
-            d.fences.publish(
-                Fence {
-                    drm: d.adapter.drm.clone(),
-                    syncobj,
-                },
-                p_fence,
-                "pFence",
-            )
-        }
+crate::device::registry_creates! {
+    create_fence, "vkCreateFence", FenceCreateInfo => fences, Fence, "pFence", new_fence;
+}
+
+/// The object vkCreateFence makes of its create info.
+fn new_fence(d: &Device, info: &vk::FenceCreateInfo<'_>) -> Result<Fence> {
+    let signaled = info.flags.contains(vk::FenceCreateFlags::SIGNALED);
+    let syncobj = d.adapter.drm.syncobj_create(signaled)?;
+    Ok(Fence {
+        drm: d.adapter.drm.clone(),
+        syncobj,
     })
 }
 
@@ -455,54 +444,49 @@ fn wait_emulated(
 /// How long one kernel wait of [`wait_emulated`] lasts before it looks for host signals.
 const EMULATED_WAIT_SLICE_NS: i64 = 5_000_000;
 
-pub(crate) unsafe extern "system" fn create_semaphore(
-    device: vk::Device,
-    p_info: *const vk::SemaphoreCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_semaphore: *mut vk::Semaphore,
-) -> vk::Result {
-    ffi::result("vkCreateSemaphore", || {
-        // SAFETY: live device and valid create info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pCreateInfo")?) };
-        // SAFETY: a valid pNext chain per the spec.
-        let (timeline, initial) = match unsafe {
-            ffi::find_in_chain(info.p_next, vk::StructureType::SEMAPHORE_TYPE_CREATE_INFO)
-        } {
-            Some(t) => {
-                // SAFETY: the sType says what it is.
-                let t = unsafe { &*t.cast::<vk::SemaphoreTypeCreateInfo<'_>>() };
-                (
-                    t.semaphore_type == vk::SemaphoreType::TIMELINE,
-                    t.initial_value,
-                )
-            }
-            None => (false, 0),
+crate::device::registry_creates! {
+    create_semaphore, "vkCreateSemaphore", SemaphoreCreateInfo => semaphores, Semaphore, "pSemaphore", new_semaphore;
+}
+
+/// The object vkCreateSemaphore makes of its create info.
+fn new_semaphore(d: &Device, info: &vk::SemaphoreCreateInfo<'_>) -> Result<Semaphore> {
+    // SAFETY: a valid pNext chain per the spec.
+    let (timeline, initial) = match unsafe {
+        ffi::find_in_chain(info.p_next, vk::StructureType::SEMAPHORE_TYPE_CREATE_INFO)
+    } {
+        Some(t) => {
+            // SAFETY: the sType says what it is.
+            let t = unsafe { &*t.cast::<vk::SemaphoreTypeCreateInfo<'_>>() };
+            (
+                t.semaphore_type == vk::SemaphoreType::TIMELINE,
+                t.initial_value,
+            )
+        }
+        None => (false, 0),
+    };
+    let drm = &d.adapter.drm;
+    let sem = if timeline && !drm.caps().timeline_fences {
+        Semaphore {
+            drm: drm.clone(),
+            syncobj: 0,
+            timeline,
+            emulated: Some(EmulatedTimeline::new(drm, initial)),
+        }
+    } else {
+        let syncobj = drm.syncobj_create(false)?;
+        // Owned from here on: dropped (destroying the syncobj) on every error path.
+        let sem = Semaphore {
+            drm: drm.clone(),
+            syncobj,
+            timeline,
+            emulated: None,
         };
-        let drm = &d.adapter.drm;
-        let sem = if timeline && !drm.caps().timeline_fences {
-            Semaphore {
-                drm: drm.clone(),
-                syncobj: 0,
-                timeline,
-                emulated: Some(EmulatedTimeline::new(drm, initial)),
-            }
-        } else {
-            let syncobj = drm.syncobj_create(false)?;
-            // Owned from here on: dropped (destroying the syncobj) on every error path.
-            let sem = Semaphore {
-                drm: drm.clone(),
-                syncobj,
-                timeline,
-                emulated: None,
-            };
-            if timeline && initial > 0 {
-                drm.syncobj_timeline_signal(&[syncobj], &[initial])?;
-            }
-            sem
-        };
-        // SAFETY: valid output pointer per the spec.
-        unsafe { d.semaphores.publish(sem, p_semaphore, "pSemaphore") }
-    })
+        if timeline && initial > 0 {
+            drm.syncobj_timeline_signal(&[syncobj], &[initial])?;
+        }
+        sem
+    };
+    Ok(sem)
 }
 
 crate::device::registry_destroys! {
