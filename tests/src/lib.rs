@@ -3,6 +3,7 @@ pub mod amber;
 pub mod bench;
 pub mod icd;
 pub mod rng;
+pub mod spirv;
 
 /// A new, empty temporary directory `<tmp>/<prefix>-<pid>-<n>`, unique per call: tests run on
 /// parallel threads and may compile shaders of the same name, and a shared file could be read

@@ -287,14 +287,8 @@ pub fn workgroup_memory_bytes(words: &[u32], specs: &[Specialization]) -> u64 {
     let mut consts: HashMap<u32, u64> = HashMap::new();
     let mut pointee: HashMap<u32, (u32, u32)> = HashMap::new();
     let mut total = 0u64;
-    let mut i = 5;
-    while i < words.len() {
-        let wc = (words[i] >> 16) as usize;
-        let op = words[i] & 0xffff;
-        if wc == 0 || i + wc > words.len() {
-            break;
-        }
-        let w = &words[i..i + wc];
+    for (op, w) in crate::spirv::instructions(words) {
+        let wc = w.len();
         match op {
             OP_DECORATE if wc >= 4 && w[2] == DEC_SPEC_ID => {
                 spec_id.insert(w[1], w[3]);
@@ -343,7 +337,6 @@ pub fn workgroup_memory_bytes(words: &[u32], specs: &[Specialization]) -> u64 {
             }
             _ => {}
         }
-        i += wc;
     }
     total
 }

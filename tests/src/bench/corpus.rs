@@ -368,15 +368,8 @@ pub fn reflect(words: &[u32]) -> Interface {
     let mut sampled_images: Vec<u32> = Vec::new();
     let mut samplers: Vec<u32> = Vec::new();
     let mut vars: Vec<(u32, u32, u32)> = Vec::new(); // (id, pointer type, storage class)
-    let mut i = 5;
-    while i < words.len() {
-        let wc = (words[i] >> 16) as usize;
-        let op = words[i] & 0xffff;
-        if wc == 0 || i + wc > words.len() {
-            break;
-        }
-        let w = &words[i..i + wc];
-        match (op, wc) {
+    for (op, w) in crate::spirv::instructions(words) {
+        match (op, w.len()) {
             // OpDecorate id DescriptorSet(34)/Binding(33)/Block(2)/BufferBlock(3)
             (71, 4) if w[2] == 34 => {
                 set.insert(w[1], w[3]);
@@ -408,7 +401,6 @@ pub fn reflect(words: &[u32]) -> Interface {
             (59, n) if n >= 4 => vars.push((w[2], w[1], w[3])),
             _ => {}
         }
-        i += wc;
     }
     let mut out = Interface::default();
     for (id, ptr, sc) in vars {
