@@ -618,6 +618,22 @@ pub struct PipelineOptions {
     pub required_subgroup_size: Option<u32>,
 }
 
+/// Specialisation constants given as (constant id, 32-bit value): their map entries (the `i`th
+/// value at byte offset `4 * i`) and their data.
+pub fn specialization(spec: &[(u32, u32)]) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
+    let entries = spec
+        .iter()
+        .enumerate()
+        .map(|(i, &(id, _))| vk::SpecializationMapEntry {
+            constant_id: id,
+            offset: 4 * i as u32,
+            size: 4,
+        })
+        .collect();
+    let data = spec.iter().flat_map(|&(_, v)| v.to_le_bytes()).collect();
+    (entries, data)
+}
+
 /// The compute pipeline of entry point `main` of `code` over `layout`, created with `flags`
 /// in `cache`, with the 32-bit specialization constants `spec` ((constant id, value); none
 /// when empty). The shader module lives only for the call. On failure: the handles
@@ -633,16 +649,7 @@ pub unsafe fn compute_pipeline(
     opts: &PipelineOptions,
     cache: vk::PipelineCache,
 ) -> Result<vk::Pipeline, (Vec<vk::Pipeline>, vk::Result)> {
-    let entries: Vec<_> = spec
-        .iter()
-        .enumerate()
-        .map(|(i, &(id, _))| vk::SpecializationMapEntry {
-            constant_id: id,
-            offset: 4 * i as u32,
-            size: 4,
-        })
-        .collect();
-    let data: Vec<u8> = spec.iter().flat_map(|&(_, v)| v.to_le_bytes()).collect();
+    let (entries, data) = specialization(spec);
     let si = vk::SpecializationInfo::default()
         .map_entries(&entries)
         .data(&data);

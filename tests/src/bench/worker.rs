@@ -574,17 +574,7 @@ unsafe fn create_cached(
     cache: vk::PipelineCache,
 ) -> Result<(vk::Pipeline, f64), String> {
     let entry = std::ffi::CString::new(e.entry.as_str()).map_err(|e| e.to_string())?;
-    let map: Vec<vk::SpecializationMapEntry> = e
-        .specs
-        .iter()
-        .enumerate()
-        .map(|(i, &(id, _))| vk::SpecializationMapEntry {
-            constant_id: id,
-            offset: 4 * i as u32,
-            size: 4,
-        })
-        .collect();
-    let data: Vec<u8> = e.specs.iter().flat_map(|&(_, v)| v.to_le_bytes()).collect();
+    let (map, data) = crate::icd::specialization(&e.specs);
     let spec = vk::SpecializationInfo::default()
         .map_entries(&map)
         .data(&data);
