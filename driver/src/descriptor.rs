@@ -595,18 +595,7 @@ fn buffer_desc(d: &Core, info: &vk::DescriptorBufferInfo) -> Result<Option<Buffe
         return Ok(None);
     }
     let buf = d.buffers.get(info.buffer.as_raw())?;
-    let (memory, base) = buf.resolve()?;
-    if info.offset > buf.size {
-        return Err(DriverError::InvalidArgument(format!(
-            "descriptor offset {} past a {}-byte buffer",
-            info.offset, buf.size
-        )));
-    }
-    let range = if info.range == vk::WHOLE_SIZE {
-        buf.size - info.offset
-    } else {
-        info.range
-    };
+    let (memory, base, range) = buf.resolve_range(info.offset, info.range, "descriptor")?;
     let max = u64::from(crate::physical::MAX_BUFFER_RANGE);
     if range > max {
         return Err(DriverError::InvalidArgument(format!(

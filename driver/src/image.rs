@@ -449,18 +449,7 @@ impl BufferView {
                 );
                 DriverError::FormatNotSupported
             })?;
-        let (memory, base) = buf.resolve()?;
-        if info.offset > buf.size {
-            return Err(DriverError::InvalidArgument(format!(
-                "buffer view offset {} past a {}-byte buffer",
-                info.offset, buf.size
-            )));
-        }
-        let range = if info.range == vk::WHOLE_SIZE {
-            buf.size - info.offset
-        } else {
-            info.range
-        };
+        let (memory, base, range) = buf.resolve_range(info.offset, info.range, "buffer view")?;
         let bpe = u64::from(hw.bytes_per_texel());
         let n = range / bpe;
         if n > crate::physical::MAX_TEXEL_BUFFER_ELEMENTS as u64 {

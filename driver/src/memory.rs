@@ -223,6 +223,30 @@ impl Buffer {
         self.binding.resolve("buffer")
     }
 
+    /// The memory, the byte offset in it where the buffer's data starts, and the byte count of
+    /// a range of the buffer from `offset` (`vk::WHOLE_SIZE`: to the end) as a descriptor or a
+    /// view (`what`, in the error) uses it; an offset past the end is an error.
+    pub fn resolve_range(
+        &self,
+        offset: u64,
+        range: u64,
+        what: &str,
+    ) -> Result<(Arc<Memory>, u64, u64)> {
+        let (memory, base) = self.resolve()?;
+        if offset > self.size {
+            return Err(DriverError::InvalidArgument(format!(
+                "{what} offset {offset} past a {}-byte buffer",
+                self.size
+            )));
+        }
+        let range = if range == vk::WHOLE_SIZE {
+            self.size - offset
+        } else {
+            range
+        };
+        Ok((memory, base, range))
+    }
+
     pub fn requirements(&self, device: &Device) -> vk::MemoryRequirements {
         buffer_requirements(device.adapter.info, self.size)
     }
