@@ -409,9 +409,7 @@ layout(set = 0, binding = 0) buffer O { float o; };
 void main() { atomicAdd(o, 1.0); }
 ";
     let h = ferrite_tests::icd::Harness::with_validation(false);
-    let pd = h.physical_device();
-    let dev = h.create_device(pd);
-    let c = Ctx::with_device(h, pd, dev);
+    let c = Ctx::with_create_info(h, vk::DeviceCreateInfo::default());
     let code = spirv_env("atomic_float", Some(src), "vulkan1.1");
     // SAFETY: valid create infos on a live device; everything made here is destroyed here.
     unsafe {
