@@ -364,53 +364,17 @@ impl Isel<'_> {
                 }
             }
             UmulHigh | ImulHigh => {
-                // 32x32 -> high 32 from 16-bit halves (every partial product fits in 32
-                // bits); the signed form subtracts the sign corrections.
-                let half = |b: &mut Builder, x: Opnd, hi: bool| {
-                    let t = b.vreg(Type::UD, 1);
-                    if hi {
-                        b.alu2(O::Shr, t, u(x), Opnd::ud(16));
-                    } else {
-                        b.alu2(O::And, t, u(x), Opnd::ud(0xFFFF));
-                    }
-                    t
-                };
-                let (al, ah) = (half(&mut b, s[0], false), half(&mut b, s[0], true));
-                let (bl, bh) = (half(&mut b, s[1], false), half(&mut b, s[1], true));
-                let ll = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, ll, al, bl);
-                let lh = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, lh, al, bh);
-                let hl = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, hl, ah, bl);
-                let hh = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, hh, ah, bh);
-                // mid = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF)
-                let mid = b.vreg(Type::UD, 1);
-                b.alu2(O::Shr, mid, ll, Opnd::ud(16));
-                let t = b.vreg(Type::UD, 1);
-                b.alu2(O::And, t, lh, Opnd::ud(0xFFFF));
-                b.alu2(O::Add, mid, mid, t);
-                b.alu2(O::And, t, hl, Opnd::ud(0xFFFF));
-                b.alu2(O::Add, mid, mid, t);
-                // hi = hh + (lh >> 16) + (hl >> 16) + (mid >> 16)
-                b.alu2(O::Shr, lh, lh, Opnd::ud(16));
-                b.alu2(O::Shr, hl, hl, Opnd::ud(16));
-                b.alu2(O::Shr, mid, mid, Opnd::ud(16));
-                b.alu2(O::Add, hh, hh, lh);
-                b.alu2(O::Add, hh, hh, hl);
-                if op == UmulHigh {
-                    b.alu2(O::Add, u(d), hh, mid);
+                // One dword multiply with a QWord destination gives the whole 64-bit
+                // product (Gen9 multiplies D x D -> Q, signed or unsigned by the source
+                // types); the result is its high dword.
+                let (ty, half) = if op == UmulHigh {
+                    (Type::UQ, u as fn(Opnd) -> Opnd)
                 } else {
-                    b.alu2(O::Add, hh, hh, mid);
-                    let c = b.vreg(Type::D, 1);
-                    b.alu2(O::Asr, c, i(s[0]), Opnd::d(31));
-                    b.alu2(O::And, c, c, i(s[1]));
-                    b.alu2(O::Add, i(hh), i(hh), c.negate());
-                    b.alu2(O::Asr, c, i(s[1]), Opnd::d(31));
-                    b.alu2(O::And, c, c, i(s[0]));
-                    b.alu2(O::Add, i(d), i(hh), c.negate());
-                }
+                    (Type::Q, i as fn(Opnd) -> Opnd)
+                };
+                let t = b.vreg(ty, 1);
+                b.alu2(O::Mul, t, half(s[0]), half(s[1]));
+                b.mov(u(d), wide::hi(t));
             }
             FrexpSig | FrexpExp => {
                 // Normal x: significand in [0.5, 1) keeps the sign, exponent = biased - 126;
