@@ -385,3 +385,40 @@ fn math_op(op: AluOp) -> Option<(MathFunction, Type, usize)> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{compile, BackendOptions};
+    use crate::parse::parse_shader;
+
+    /// 32-bit `umul_high`/`imul_high` are one dword multiply into a UQ/Q destination per
+    /// SIMD8 quarter and a move of its high dwords, not 16-bit partial products.
+    #[test]
+    fn mul_high_is_one_qword_multiply() {
+        let s = parse_shader(
+            "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const -1640531527
+            %2:i32 = umul_high %0, %1
+            %3:i32 = imul_high %0, %1
+            %4:i32 = ixor %2, %3
+            %5:i32 = const 4
+            %6:i32 = imul %0, %5
+            store ssbo[0] %6, %4 align 4",
+        )
+        .unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &BackendOptions::gen9_at(simd)).unwrap();
+            let muls = |ty: &str| {
+                k.asm
+                    .lines()
+                    .filter(|l| l.contains("mul(") && l.contains(&format!("<1>{ty} ")))
+                    .count()
+            };
+            let quarters = (simd / 8) as usize;
+            assert_eq!(muls("UQ"), quarters, "SIMD{simd}:\n{}", k.asm);
+            assert_eq!(muls("Q"), quarters, "SIMD{simd}:\n{}", k.asm);
+            assert!(!k.asm.contains("0x0000ffffUD"), "SIMD{simd}:\n{}", k.asm);
+        }
+    }
+}
