@@ -238,16 +238,15 @@ impl Isel<'_> {
         let mut b = self.b();
         let x = |k: usize, t: Type| s[k].retype(t);
         match op {
-            Iadd | Isub | Imul if !float => {
-                super::isel::add_sub_mul(&mut b, op, d, s, w);
+            Iadd | Isub | Imul | Fadd | Fsub | Fmul
+                if matches!(op, Fadd | Fsub | Fmul) == float =>
+            {
+                super::isel::add_sub_mul(&mut b, op, d, s, if float { hf } else { w });
             }
-            Ineg if !float => {
-                b.mov(d.retype(w), x(0, w).negate());
+            Ineg | Iabs | Fneg | Fabs if matches!(op, Fneg | Fabs) == float => {
+                super::isel::neg_abs(&mut b, op, d, s, [w, hf]);
             }
-            Iabs if !float => {
-                b.mov(d.retype(w), x(0, w).absolute());
-            }
-            Imin | Imax | Umin | Umax if !float => {
+            Imin | Imax | Umin | Umax | Fmin | Fmax if matches!(op, Fmin | Fmax) == float => {
                 super::isel::min_max(&mut b, op, d, s, [w, uw, hf]);
             }
             Iand | Ior | Ixor | Inot => {
@@ -262,42 +261,15 @@ impl Isel<'_> {
                 };
                 b.alu2(o, d.retype(t), x(0, t), low_word(s[1]));
             }
-            Ieq | Ine | Ilt | Ige | Ult | Uge if !float => {
-                let (t, cm) = match op {
-                    Ieq => (w, CondMod::Z),
-                    Ine => (w, CondMod::Nz),
-                    Ilt => (w, CondMod::L),
-                    Ige => (w, CondMod::Ge),
-                    Ult => (uw, CondMod::L),
-                    _ => (uw, CondMod::Ge),
-                };
+            Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Fneu | Flt | Fle | Fgt | Fge
+                if matches!(op, Feq | Fneu | Flt | Fle | Fgt | Fge) == float =>
+            {
+                let (t, cm) =
+                    super::isel::compare(op, [w, uw, hf]).expect("a single-cmp comparison");
                 b.cmp(cm, d.retype(t), x(0, t), x(1, t));
             }
             I2b if !float => {
                 b.cmp(CondMod::Nz, d.retype(w), x(0, w), Opnd::imm(w, 0));
-            }
-            Fadd | Fsub | Fmul if float => {
-                super::isel::add_sub_mul(&mut b, op, d, s, hf);
-            }
-            Fneg if float => {
-                b.mov(d.retype(hf), x(0, hf).negate());
-            }
-            Fabs if float => {
-                b.mov(d.retype(hf), x(0, hf).absolute());
-            }
-            Fmin | Fmax if float => {
-                super::isel::min_max(&mut b, op, d, s, [w, uw, hf]);
-            }
-            Feq | Fneu | Flt | Fle | Fgt | Fge if float => {
-                let cm = match op {
-                    Feq => CondMod::Z,
-                    Fneu => CondMod::Nz,
-                    Flt => CondMod::L,
-                    Fle => CondMod::Le,
-                    Fgt => CondMod::G,
-                    _ => CondMod::Ge,
-                };
-                b.cmp(cm, d.retype(hf), x(0, hf), x(1, hf));
             }
             IsNan if float => {
                 b.cmp(CondMod::Nz, d.retype(hf), x(0, hf), x(0, hf));

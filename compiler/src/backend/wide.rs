@@ -570,9 +570,7 @@ pub fn alu64(
             b.alu2(O::Add, hi(t), hi(t), c1);
             b.mov(uq(d), t);
         }
-        Ineg => {
-            b.mov(q(d), q(s[0]).negate());
-        }
+        Ineg => super::isel::neg_abs(b, op, d, s, [Type::Q, Type::DF]),
         Iabs => {
             let t = b.vreg(Type::Q, 1);
             b.mov(t, q(s[0]).negate());
@@ -655,7 +653,8 @@ pub fn alu64(
             }
         }
         Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
-            let (ty, cm) = super::isel::compare(op, true).expect("a single-cmp comparison");
+            let (ty, cm) = super::isel::compare(op, [Type::Q, Type::UQ, Type::DF])
+                .expect("a single-cmp comparison");
             cmp64(b, cm, d, s[0].retype(ty), s[1].retype(ty));
         }
         Fne | Fequ => {

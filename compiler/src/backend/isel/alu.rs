@@ -76,17 +76,10 @@ impl Isel<'_> {
             UaddSat => {
                 b.alu2(O::Add, u(d), u(s[0]), u(s[1])).sat = true;
             }
-            Idiv => {
-                b.math(MathFunction::IntDiv, i(d), vec![i(s[0]), i(s[1])]);
-            }
-            Udiv => {
-                b.math(MathFunction::IntDiv, u(d), vec![u(s[0]), u(s[1])]);
-            }
-            Irem => {
-                b.math(MathFunction::IntMod, i(d), vec![i(s[0]), i(s[1])]);
-            }
-            Umod => {
-                b.math(MathFunction::IntMod, u(d), vec![u(s[0]), u(s[1])]);
+            Idiv | Udiv | Irem | Umod | Fsqrt | Frsq | Frcp | Fexp2 | Flog2 | Fsin | Fcos
+            | Fpow => {
+                let (m, t, n) = math_op(op).expect("a math-unit op");
+                b.math(m, d.retype(t), s[..n].iter().map(|x| x.retype(t)).collect());
             }
             Imod => {
                 // r = rem(a, b); if r != 0 && sign(r) != sign(b) then r += b.
@@ -103,12 +96,7 @@ impl Isel<'_> {
                     inverse: false,
                 });
             }
-            Ineg => {
-                b.mov(i(d), i(s[0]).negate());
-            }
-            Iabs => {
-                b.mov(i(d), i(s[0]).absolute());
-            }
+            Ineg | Iabs | Fneg | Fabs => neg_abs(&mut b, op, d, s, [Type::D, Type::F]),
             Isign => {
                 let p = b.vreg(Type::D, 1);
                 b.cmp(CondMod::G, p, i(s[0]), Opnd::d(0));
@@ -122,23 +110,14 @@ impl Isel<'_> {
             Iand | Ior | Ixor | Inot => {
                 logic(&mut b, op, d, s, Type::UD);
             }
-            Ishl => {
-                b.alu2(O::Shl, u(d), u(s[0]), u(s[1]));
-            }
-            Ishr => {
-                b.alu2(O::Asr, i(d), i(s[0]), u(s[1]));
-            }
-            Ushr => {
-                b.alu2(O::Shr, u(d), u(s[0]), u(s[1]));
-            }
-            BitfieldReverse => {
-                b.alu1(O::Bfrev, u(d), u(s[0]));
-            }
-            BitCount => {
-                b.alu1(O::Cbit, u(d), u(s[0]));
-            }
-            FindLsb => {
-                b.alu1(O::Fbl, u(d), u(s[0]));
+            Ishl | Ishr | Ushr | BitfieldReverse | BitCount | FindLsb | Ffloor | Ftrunc
+            | FroundEven | Ffract => {
+                let (o, t) = one_instruction(op).expect("a one-instruction op");
+                if matches!(o, O::Shl | O::Asr | O::Shr) {
+                    b.alu2(o, d.retype(t), s[0].retype(t), u(s[1]));
+                } else {
+                    b.alu1(o, d.retype(t), s[0].retype(t));
+                }
             }
             UfindMsb | IfindMsb => {
                 let t = b.vreg(Type::UD, 1);
@@ -168,12 +147,6 @@ impl Isel<'_> {
                 b.alu2(O::Mul, t, t, f(s[1]));
                 b.alu2(O::Add, f(d), f(s[0]), t.negate());
             }
-            Fneg => {
-                b.mov(f(d), f(s[0]).negate());
-            }
-            Fabs => {
-                b.mov(f(d), f(s[0]).absolute());
-            }
             Fsign => {
                 let t = b.vreg(Type::UD, 1);
                 b.cmp(
@@ -194,49 +167,19 @@ impl Isel<'_> {
                 // immediates and strided operands to registers).
                 b.inst(LOp::Alu(O::Mad), f(d), vec![f(s[2]), f(s[0]), f(s[1])]);
             }
-            Ffloor => {
-                b.alu1(O::Rndd, f(d), f(s[0]));
-            }
             Fceil => {
                 let t = b.vreg(Type::F, 1);
                 b.alu1(O::Rndd, t, f(s[0]).negate());
                 b.mov(f(d), t.negate());
             }
-            Ftrunc => {
-                b.alu1(O::Rndz, f(d), f(s[0]));
-            }
-            FroundEven => {
-                b.alu1(O::Rnde, f(d), f(s[0]));
-            }
-            Ffract => {
-                b.alu1(O::Frc, f(d), f(s[0]));
-            }
-            Fsqrt | Frsq | Frcp | Fexp2 | Flog2 | Fsin | Fcos => {
-                let m = match op {
-                    Fsqrt => MathFunction::Sqrt,
-                    Frsq => MathFunction::Rsq,
-                    Frcp => MathFunction::Inv,
-                    Fexp2 => MathFunction::Exp,
-                    Flog2 => MathFunction::Log,
-                    Fsin => MathFunction::Sin,
-                    _ => MathFunction::Cos,
+            I2f | U2f | F2i | F2u => {
+                let (dt, st) = match op {
+                    I2f => (Type::F, Type::D),
+                    U2f => (Type::F, Type::UD),
+                    F2i => (Type::D, Type::F),
+                    _ => (Type::UD, Type::F),
                 };
-                b.math(m, f(d), vec![f(s[0])]);
-            }
-            Fpow => {
-                b.math(MathFunction::Pow, f(d), vec![f(s[0]), f(s[1])]);
-            }
-            I2f => {
-                b.mov(f(d), i(s[0]));
-            }
-            U2f => {
-                b.mov(f(d), u(s[0]));
-            }
-            F2i => {
-                b.mov(i(d), f(s[0]));
-            }
-            F2u => {
-                b.mov(u(d), f(s[0]));
+                b.mov(d.retype(dt), s[0].retype(st));
             }
             B2i => {
                 b.mov(i(d), i(s[0]).negate());
@@ -249,7 +192,8 @@ impl Isel<'_> {
                 b.cmp(CondMod::Nz, d.retype(ty), s[0].retype(ty), Opnd::imm(ty, 0));
             }
             Ieq | Ine | Ilt | Ige | Ult | Uge | Feq | Flt | Fle | Fgt | Fge | Fneu => {
-                let (ty, cm) = compare(op, false).expect("a single-cmp comparison");
+                let (ty, cm) =
+                    compare(op, [Type::D, Type::UD, Type::F]).expect("a single-cmp comparison");
                 b.cmp(cm, d.retype(ty), s[0].retype(ty), s[1].retype(ty));
             }
             Fequ | Fltu | Fleu | Fgtu | Fgeu => {
@@ -364,53 +308,17 @@ impl Isel<'_> {
                 }
             }
             UmulHigh | ImulHigh => {
-                // 32x32 -> high 32 from 16-bit halves (every partial product fits in 32
-                // bits); the signed form subtracts the sign corrections.
-                let half = |b: &mut Builder, x: Opnd, hi: bool| {
-                    let t = b.vreg(Type::UD, 1);
-                    if hi {
-                        b.alu2(O::Shr, t, u(x), Opnd::ud(16));
-                    } else {
-                        b.alu2(O::And, t, u(x), Opnd::ud(0xFFFF));
-                    }
-                    t
-                };
-                let (al, ah) = (half(&mut b, s[0], false), half(&mut b, s[0], true));
-                let (bl, bh) = (half(&mut b, s[1], false), half(&mut b, s[1], true));
-                let ll = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, ll, al, bl);
-                let lh = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, lh, al, bh);
-                let hl = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, hl, ah, bl);
-                let hh = b.vreg(Type::UD, 1);
-                b.alu2(O::Mul, hh, ah, bh);
-                // mid = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF)
-                let mid = b.vreg(Type::UD, 1);
-                b.alu2(O::Shr, mid, ll, Opnd::ud(16));
-                let t = b.vreg(Type::UD, 1);
-                b.alu2(O::And, t, lh, Opnd::ud(0xFFFF));
-                b.alu2(O::Add, mid, mid, t);
-                b.alu2(O::And, t, hl, Opnd::ud(0xFFFF));
-                b.alu2(O::Add, mid, mid, t);
-                // hi = hh + (lh >> 16) + (hl >> 16) + (mid >> 16)
-                b.alu2(O::Shr, lh, lh, Opnd::ud(16));
-                b.alu2(O::Shr, hl, hl, Opnd::ud(16));
-                b.alu2(O::Shr, mid, mid, Opnd::ud(16));
-                b.alu2(O::Add, hh, hh, lh);
-                b.alu2(O::Add, hh, hh, hl);
-                if op == UmulHigh {
-                    b.alu2(O::Add, u(d), hh, mid);
+                // One dword multiply with a QWord destination gives the whole 64-bit
+                // product (Gen9 multiplies D x D -> Q, signed or unsigned by the source
+                // types); the result is its high dword.
+                let (ty, half) = if op == UmulHigh {
+                    (Type::UQ, u as fn(Opnd) -> Opnd)
                 } else {
-                    b.alu2(O::Add, hh, hh, mid);
-                    let c = b.vreg(Type::D, 1);
-                    b.alu2(O::Asr, c, i(s[0]), Opnd::d(31));
-                    b.alu2(O::And, c, c, i(s[1]));
-                    b.alu2(O::Add, i(hh), i(hh), c.negate());
-                    b.alu2(O::Asr, c, i(s[1]), Opnd::d(31));
-                    b.alu2(O::And, c, c, i(s[0]));
-                    b.alu2(O::Add, i(d), i(hh), c.negate());
-                }
+                    (Type::Q, i as fn(Opnd) -> Opnd)
+                };
+                let t = b.vreg(ty, 1);
+                b.alu2(O::Mul, t, half(s[0]), half(s[1]));
+                b.mov(u(d), wide::hi(t));
             }
             FrexpSig | FrexpExp => {
                 // Normal x: significand in [0.5, 1) keeps the sign, exponent = biased - 126;
@@ -435,5 +343,82 @@ impl Isel<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The 32-bit ops that are one ALU instruction: its opcode and the type of the destination
+/// and first source (a shift's count is read as UD).
+fn one_instruction(op: AluOp) -> Option<(Opcode, Type)> {
+    use AluOp::*;
+    Some(match op {
+        Ishl => (Opcode::Shl, Type::UD),
+        Ishr => (Opcode::Asr, Type::D),
+        Ushr => (Opcode::Shr, Type::UD),
+        BitfieldReverse => (Opcode::Bfrev, Type::UD),
+        BitCount => (Opcode::Cbit, Type::UD),
+        FindLsb => (Opcode::Fbl, Type::UD),
+        Ffloor => (Opcode::Rndd, Type::F),
+        Ftrunc => (Opcode::Rndz, Type::F),
+        FroundEven => (Opcode::Rnde, Type::F),
+        Ffract => (Opcode::Frc, Type::F),
+        _ => return None,
+    })
+}
+
+/// The 32-bit ops that are one math-unit instruction: the function, the operand type and
+/// the number of sources.
+fn math_op(op: AluOp) -> Option<(MathFunction, Type, usize)> {
+    use AluOp::*;
+    Some(match op {
+        Idiv => (MathFunction::IntDiv, Type::D, 2),
+        Udiv => (MathFunction::IntDiv, Type::UD, 2),
+        Irem => (MathFunction::IntMod, Type::D, 2),
+        Umod => (MathFunction::IntMod, Type::UD, 2),
+        Fpow => (MathFunction::Pow, Type::F, 2),
+        Fsqrt => (MathFunction::Sqrt, Type::F, 1),
+        Frsq => (MathFunction::Rsq, Type::F, 1),
+        Frcp => (MathFunction::Inv, Type::F, 1),
+        Fexp2 => (MathFunction::Exp, Type::F, 1),
+        Flog2 => (MathFunction::Log, Type::F, 1),
+        Fsin => (MathFunction::Sin, Type::F, 1),
+        Fcos => (MathFunction::Cos, Type::F, 1),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{compile, BackendOptions};
+    use crate::parse::parse_shader;
+
+    /// 32-bit `umul_high`/`imul_high` are one dword multiply into a UQ/Q destination per
+    /// SIMD8 quarter and a move of its high dwords, not 16-bit partial products.
+    #[test]
+    fn mul_high_is_one_qword_multiply() {
+        let s = parse_shader(
+            "shader local_size 16 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const -1640531527
+            %2:i32 = umul_high %0, %1
+            %3:i32 = imul_high %0, %1
+            %4:i32 = ixor %2, %3
+            %5:i32 = const 4
+            %6:i32 = imul %0, %5
+            store ssbo[0] %6, %4 align 4",
+        )
+        .unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &BackendOptions::gen9_at(simd)).unwrap();
+            let muls = |ty: &str| {
+                k.asm
+                    .lines()
+                    .filter(|l| l.contains("mul(") && l.contains(&format!("<1>{ty} ")))
+                    .count()
+            };
+            let quarters = (simd / 8) as usize;
+            assert_eq!(muls("UQ"), quarters, "SIMD{simd}:\n{}", k.asm);
+            assert_eq!(muls("Q"), quarters, "SIMD{simd}:\n{}", k.asm);
+            assert!(!k.asm.contains("0x0000ffffUD"), "SIMD{simd}:\n{}", k.asm);
+        }
     }
 }

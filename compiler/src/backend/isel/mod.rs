@@ -19,15 +19,12 @@ mod memory;
 mod sysval;
 
 /// The `cmp` of an ordered comparison op (and `Fneu`, the unordered `!=`, which `.nz`
-/// gives as it is: a NaN compares not-equal): the operand type at 32 or 64 bits (signed,
-/// unsigned or float) and the condition. `None` for ops that are no single `cmp`.
-pub(in crate::backend) fn compare(op: AluOp, wide: bool) -> Option<(Type, CondMod)> {
+/// gives as it is: a NaN compares not-equal): the operand type out of `tys`, the operand
+/// size's signed, unsigned and float hardware types (W/UW/HF, D/UD/F, Q/UQ/DF), and the
+/// condition. `None` for ops that are no single `cmp`.
+pub(in crate::backend) fn compare(op: AluOp, tys: [Type; 3]) -> Option<(Type, CondMod)> {
     use AluOp::*;
-    let (sint, uint, float) = if wide {
-        (Type::Q, Type::UQ, Type::DF)
-    } else {
-        (Type::D, Type::UD, Type::F)
-    };
+    let [sint, uint, float] = tys;
     Some(match op {
         Ieq => (sint, CondMod::Z),
         Ine => (sint, CondMod::Nz),
@@ -150,6 +147,24 @@ pub(super) fn min_max(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], tys: [Typ
     };
     b.alu2(Opcode::Sel, d.retype(ty), s[0].retype(ty), s[1].retype(ty))
         .cmod = cm;
+}
+
+/// `ineg`/`iabs`/`fneg`/`fabs` as a `mov` with a source modifier, shared by the 16-, 32- and
+/// 64-bit selection: `tys` are the operand size's signed and float hardware types.
+pub(super) fn neg_abs(b: &mut Builder, op: AluOp, d: Opnd, s: &[Opnd], tys: [Type; 2]) {
+    use AluOp::*;
+    let t = if matches!(op, Fneg | Fabs) {
+        tys[1]
+    } else {
+        tys[0]
+    };
+    let x = s[0].retype(t);
+    let x = if matches!(op, Ineg | Fneg) {
+        x.negate()
+    } else {
+        x.absolute()
+    };
+    b.mov(d.retype(t), x);
 }
 
 /// `iadd`/`isub`/`imul`/`fadd`/`fsub`/`fmul` on the hardware type `t`: `add` (of the
