@@ -100,11 +100,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ferrite-isa-gen: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit("ferrite-isa-gen", run())
 }
