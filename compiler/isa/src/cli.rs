@@ -95,6 +95,18 @@ pub fn parse_args(args: impl Iterator<Item = String>, valued: &[&str]) -> Result
     Ok(a)
 }
 
+/// One native instruction as a line of four little-endian dwords (`0x........ ...`, no line
+/// break): the input format of `intel-gen4disasm`.
+pub fn hex_dwords(w: u128) -> String {
+    format!(
+        "0x{:08x} 0x{:08x} 0x{:08x} 0x{:08x}",
+        w as u32,
+        (w >> 32) as u32,
+        (w >> 64) as u32,
+        (w >> 96) as u32
+    )
+}
+
 /// Reads hex text (`40 00 60 00 ...`, whitespace separated, `#` comments) into bytes.
 pub fn parse_hex(text: &str) -> Result<Vec<u8>, IsaError> {
     let mut out = Vec::new();
@@ -115,4 +127,15 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, IsaError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dwords_prints_the_low_dword_first() {
+        let w = 0x0000_0004_0000_0003_0000_0002_8000_0001_u128;
+        assert_eq!(hex_dwords(w), "0x80000001 0x00000002 0x00000003 0x00000004");
+    }
 }
