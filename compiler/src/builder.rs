@@ -126,7 +126,9 @@ pub fn expand_instrs(
         expand: &mut dyn FnMut(&Instr, &mut Builder) -> bool,
     ) -> bool {
         let mut changed = false;
-        for n in std::mem::take(b) {
+        let old = std::mem::take(b);
+        b.reserve(old.len());
+        for n in old {
             match n {
                 Node::Instr(i) => {
                     if expand(&i, &mut Builder::new(values, b)) {

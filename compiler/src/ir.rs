@@ -563,6 +563,12 @@ pub enum Op {
     Image(ImageOp, ImgRef, Vec<Value>),
 }
 
+/// An op's ordering properties ([`Op::has_side_effects`], [`Op::reads_memory`]).
+struct Effects {
+    side_effects: bool,
+    reads_memory: bool,
+}
+
 impl Op {
     /// Source values in order.
     pub fn srcs(&self) -> Vec<Value> {
@@ -652,50 +658,55 @@ impl Op {
             .chain(post.into_iter().flatten())
     }
 
-    /// True if the op has an effect besides its result (it must not be removed or moved
-    /// across other effects).
-    pub fn has_side_effects(&self) -> bool {
+    /// How the op orders with other instructions besides through its result: one
+    /// exhaustive table, so that a new op states both properties at once.
+    fn effects(&self) -> Effects {
+        const PURE: Effects = Effects {
+            side_effects: false,
+            reads_memory: false,
+        };
+        const READS: Effects = Effects {
+            side_effects: false,
+            reads_memory: true,
+        };
+        const WRITES: Effects = Effects {
+            side_effects: true,
+            reads_memory: false,
+        };
         match self {
-            // A subgroup operation depends on which invocations are active where it
-            // stands: it must not be moved, merged or speculated.
-            Op::Store { .. }
-            | Op::StoreVar(..)
-            | Op::Atomic { .. }
-            | Op::Barrier { .. }
-            | Op::Subgroup(..) => true,
-            Op::Image(op, ..) => !op.is_read(),
             Op::Const(_)
             | Op::Alu(..)
             | Op::Vec(_)
             | Op::Extract(..)
             | Op::Insert(..)
             | Op::Swizzle(..)
-            | Op::LoadVar(_)
-            | Op::Load { .. }
             | Op::SysVal(_)
-            | Op::BufferSize(_) => false,
+            | Op::BufferSize(_) => PURE,
+            Op::LoadVar(_) | Op::Load { .. } => READS,
+            // A subgroup operation depends on which invocations are active where it
+            // stands: it must not be moved, merged or speculated.
+            Op::Store { .. } | Op::StoreVar(..) | Op::Barrier { .. } | Op::Subgroup(..) => WRITES,
+            Op::Atomic { .. } => Effects {
+                side_effects: true,
+                reads_memory: true,
+            },
+            Op::Image(op, ..) => Effects {
+                side_effects: !op.is_read(),
+                reads_memory: *op != ImageOp::Store,
+            },
         }
+    }
+
+    /// True if the op has an effect besides its result (it must not be removed or moved
+    /// across other effects).
+    pub fn has_side_effects(&self) -> bool {
+        self.effects().side_effects
     }
 
     /// True if the op reads memory that other instructions may write (not CSE-able across
     /// stores/barriers).
     pub fn reads_memory(&self) -> bool {
-        match self {
-            Op::LoadVar(_) | Op::Load { .. } | Op::Atomic { .. } => true,
-            Op::Image(op, ..) => *op != ImageOp::Store,
-            Op::Const(_)
-            | Op::Alu(..)
-            | Op::Vec(_)
-            | Op::Extract(..)
-            | Op::Insert(..)
-            | Op::Swizzle(..)
-            | Op::StoreVar(..)
-            | Op::Store { .. }
-            | Op::SysVal(_)
-            | Op::BufferSize(_)
-            | Op::Barrier { .. }
-            | Op::Subgroup(..) => false,
-        }
+        self.effects().reads_memory
     }
 
     /// True for logical sends in a back end (memory messages).

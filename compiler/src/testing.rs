@@ -3,7 +3,8 @@
 //! One copy, used by the compiler's tests and fuzz targets, the end-to-end tests and the
 //! benchmarks.
 
-use crate::pipeline::{CompileOptions, DebugFlags};
+use crate::pipeline::{CompileError, CompileOptions, DebugFlags};
+use crate::Target;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -25,6 +26,21 @@ pub fn validating_options() -> CompileOptions {
             ..Default::default()
         },
         ..Default::default()
+    }
+}
+
+/// The fuzz targets' one check: `compile` (the whole pipeline, or its part up to the IR) on
+/// the SPIR-V words of `data` for Gen9, with [`validating_options`], gives a result or an
+/// error. A pass that leaves invalid IR panics with the pass's name, which the fuzzer reports;
+/// any other panic inside `compile` is reported the same way.
+pub fn check_fuzz_input<T>(
+    data: &[u8],
+    compile: impl FnOnce(&[u32], &Target, &CompileOptions) -> Result<T, CompileError>,
+) {
+    if let Err(CompileError::Validation { pass, err }) =
+        compile(&spirv_words(data), &Target::gen9(), &validating_options())
+    {
+        panic!("IR invalid after {pass}: {err}");
     }
 }
 
@@ -93,5 +109,22 @@ mod tests {
             spirv_words(&[0x03, 0x02, 0x23, 0x07, 1, 0, 0, 0, 9]),
             vec![0x0723_0203, 1]
         );
+    }
+
+    #[test]
+    fn fuzz_check_accepts_an_error_that_is_not_invalid_ir() {
+        check_fuzz_input(&[1, 2, 3, 4, 5, 6, 7, 8], crate::pipeline::compile_to_ir);
+    }
+
+    #[test]
+    #[should_panic(expected = "IR invalid after ssa: invalid IR: a use before its definition")]
+    fn fuzz_check_panics_on_invalid_ir() {
+        check_fuzz_input(&[], |_, _, opts| -> Result<(), CompileError> {
+            assert!(opts.debug.validate);
+            Err(CompileError::Validation {
+                pass: "ssa",
+                err: crate::validate::ValidationError("a use before its definition".into()),
+            })
+        });
     }
 }

@@ -3,15 +3,7 @@
 #![no_main]
 
 use ferrite_compiler::pipeline::compile_to_ir;
-use ferrite_compiler::testing::{spirv_words, validating_options};
-use ferrite_compiler::{CompileError, Target};
+use ferrite_compiler::testing::check_fuzz_input;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let words = spirv_words(data);
-    if let Err(CompileError::Validation { pass, err }) =
-        compile_to_ir(&words, &Target::gen9(), &validating_options())
-    {
-        panic!("IR invalid after {pass}: {err}");
-    }
-});
+fuzz_target!(|data: &[u8]| check_fuzz_input(data, compile_to_ir));

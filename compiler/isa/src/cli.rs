@@ -3,6 +3,8 @@
 
 use crate::error::IsaError;
 use crate::model::Gen;
+use crate::validate::Violation;
+use std::process::ExitCode;
 
 /// Parsed common options.
 #[derive(Debug, Default)]
@@ -16,6 +18,50 @@ pub struct Args {
     /// `--name value` options not known to the common parser.
     pub extra: Vec<(String, String)>,
     pub flags: Vec<String>,
+}
+
+impl Args {
+    /// The one input file of a tool that takes no options beyond the common ones; `usage` is
+    /// the tool's usage line, the message for anything else.
+    pub fn single_input(&self, usage: &str) -> Result<&str, String> {
+        if let Some(f) = self.flags.first() {
+            return Err(format!("unknown option {f}\n{usage}"));
+        }
+        match self.inputs.as_slice() {
+            [input] => Ok(input),
+            _ => Err(usage.into()),
+        }
+    }
+}
+
+/// The validator's findings in `input` as one message, each line placed by `at` (given the
+/// instruction's index: a line and column of the text, or a byte offset); Ok when there are
+/// none.
+pub fn validation_result(
+    input: &str,
+    found: &[Violation],
+    at: impl Fn(usize) -> String,
+) -> Result<(), String> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut msg = format!("{input}: {} validation error(s)\n", found.len());
+    for x in found {
+        msg.push_str(&format!("{}: {x}\n", at(x.index)));
+    }
+    Err(msg)
+}
+
+/// A tool's exit status; an error is printed as `tool: message` on stderr, without the
+/// message's trailing line breaks.
+pub fn exit(tool: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{tool}: {}", e.trim_end());
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Parses `--gen N`, `-o FILE`, `--validate`, `--hex`; other `--x value` pairs listed in
@@ -49,6 +95,18 @@ pub fn parse_args(args: impl Iterator<Item = String>, valued: &[&str]) -> Result
     Ok(a)
 }
 
+/// One native instruction as a line of four little-endian dwords (`0x........ ...`, no line
+/// break): the input format of `intel-gen4disasm`.
+pub fn hex_dwords(w: u128) -> String {
+    format!(
+        "0x{:08x} 0x{:08x} 0x{:08x} 0x{:08x}",
+        w as u32,
+        (w >> 32) as u32,
+        (w >> 64) as u32,
+        (w >> 96) as u32
+    )
+}
+
 /// Reads hex text (`40 00 60 00 ...`, whitespace separated, `#` comments) into bytes.
 pub fn parse_hex(text: &str) -> Result<Vec<u8>, IsaError> {
     let mut out = Vec::new();
@@ -69,4 +127,15 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, IsaError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dwords_prints_the_low_dword_first() {
+        let w = 0x0000_0004_0000_0003_0000_0002_8000_0001_u128;
+        assert_eq!(hex_dwords(w), "0x80000001 0x00000002 0x00000003 0x00000004");
+    }
 }

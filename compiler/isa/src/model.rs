@@ -447,6 +447,29 @@ const fn type_by_hw(imm: bool) -> [[Option<Type>; 16]; 2] {
 static TYPE_BY_REG_HW: [[Option<Type>; 16]; 2] = type_by_hw(false);
 static TYPE_BY_IMM_HW: [[Option<Type>; 16]; 2] = type_by_hw(true);
 
+/// The types with a register (`imm` false) or an immediate (`imm` true) encoding on some
+/// generation, in the order of [`TYPES`], and how many there are.
+const fn operand_types(imm: bool) -> ([Type; TYPES.len()], usize) {
+    let mut out = [Type::UB; TYPES.len()];
+    let (mut i, mut n) = (0, 0);
+    while i < TYPES.len() {
+        let hw = if imm {
+            TYPES[i].imm_hw
+        } else {
+            TYPES[i].reg_hw
+        };
+        if hw[0].is_some() || hw[1].is_some() {
+            out[n] = TYPES[i].ty;
+            n += 1;
+        }
+        i += 1;
+    }
+    (out, n)
+}
+
+static REG_TYPES: ([Type; TYPES.len()], usize) = operand_types(false);
+static IMM_TYPES: ([Type; TYPES.len()], usize) = operand_types(true);
+
 impl Type {
     pub fn info(self) -> &'static TypeInfo {
         &TYPES[self as usize]
@@ -498,6 +521,14 @@ impl Type {
     }
     pub fn from_name(s: &str) -> Option<Type> {
         TYPES.iter().find(|t| t.name == s).map(|t| t.ty)
+    }
+    /// The types a register operand can have (on some generation), in table order.
+    pub fn register_types() -> &'static [Type] {
+        &REG_TYPES.0[..REG_TYPES.1]
+    }
+    /// The types an immediate can have (on some generation), in table order.
+    pub fn immediate_types() -> &'static [Type] {
+        &IMM_TYPES.0[..IMM_TYPES.1]
     }
 }
 

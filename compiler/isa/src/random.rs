@@ -34,33 +34,6 @@ impl Rng {
     }
 }
 
-const REG_TYPES: [Type; 11] = [
-    Type::UB,
-    Type::B,
-    Type::UW,
-    Type::W,
-    Type::UD,
-    Type::D,
-    Type::UQ,
-    Type::Q,
-    Type::HF,
-    Type::F,
-    Type::DF,
-];
-const IMM_TYPES: [Type; 12] = [
-    Type::UW,
-    Type::W,
-    Type::UD,
-    Type::D,
-    Type::UQ,
-    Type::Q,
-    Type::HF,
-    Type::F,
-    Type::DF,
-    Type::V,
-    Type::UV,
-    Type::VF,
-];
 const ARFS: [ArfReg; 12] = [
     ArfReg::NULL,
     ArfReg::A0,
@@ -127,13 +100,13 @@ fn imm(r: &mut Rng, ty: Type) -> Imm {
     }
 }
 
-fn dst_a1(r: &mut Rng) -> Dst {
-    let ty = r.pick(&REG_TYPES);
-    let addr = if r.chance(1, 10) {
-        // Mesa prints a destination's address sub-register in elements.
+/// An Align1 operand's address: one in ten indirect (GRF, the address sub-register from
+/// `indirect_subnr`), else a direct register of type `ty`.
+fn addr_a1(r: &mut Rng, ty: Type, indirect_subnr: impl FnOnce(&mut Rng) -> u8) -> Addr {
+    if r.chance(1, 10) {
         Addr::Indirect {
             file: RegFile::Grf,
-            addr_subnr: (r.below(16 / ty.size().min(16) as u64) as u32 * ty.size()) as u8,
+            addr_subnr: indirect_subnr(r),
             imm: r.below(1024) as i16 - 512,
         }
     } else {
@@ -141,7 +114,15 @@ fn dst_a1(r: &mut Rng) -> Dst {
             reg: reg(r),
             subnr: subnr(r, ty),
         }
-    };
+    }
+}
+
+fn dst_a1(r: &mut Rng) -> Dst {
+    let ty = r.pick(Type::register_types());
+    // Mesa prints a destination's address sub-register in elements.
+    let addr = addr_a1(r, ty, |r| {
+        (r.below(16 / ty.size().min(16) as u64) as u32 * ty.size()) as u8
+    });
     Dst {
         addr,
         ty,
@@ -151,19 +132,8 @@ fn dst_a1(r: &mut Rng) -> Dst {
 }
 
 fn src_a1(r: &mut Rng) -> RegSrc {
-    let ty = r.pick(&REG_TYPES);
-    let addr = if r.chance(1, 10) {
-        Addr::Indirect {
-            file: RegFile::Grf,
-            addr_subnr: r.below(16) as u8,
-            imm: r.below(1024) as i16 - 512,
-        }
-    } else {
-        Addr::Direct {
-            reg: reg(r),
-            subnr: subnr(r, ty),
-        }
-    };
+    let ty = r.pick(Type::register_types());
+    let addr = addr_a1(r, ty, |r| r.below(16) as u8);
     RegSrc {
         addr,
         ty,
@@ -187,14 +157,17 @@ fn swizzle(r: &mut Rng) -> Swizzle {
     }
 }
 
+/// An Align16 operand's type and address: a direct register, at sub-register 0 or 16.
+fn typed_addr_a16(r: &mut Rng) -> (Type, Addr) {
+    let ty = r.pick(Type::register_types());
+    let subnr = if r.chance(1, 4) { 16 } else { 0 };
+    (ty, Addr::Direct { reg: reg(r), subnr })
+}
+
 fn dst_a16(r: &mut Rng) -> Dst {
-    let ty = r.pick(&REG_TYPES);
-    let sub = if r.chance(1, 4) { 16 } else { 0 };
+    let (ty, addr) = typed_addr_a16(r);
     Dst {
-        addr: Addr::Direct {
-            reg: reg(r),
-            subnr: sub,
-        },
+        addr,
         ty,
         hstride: 1,
         writemask: WriteMask(r.below(16) as u8),
@@ -202,13 +175,9 @@ fn dst_a16(r: &mut Rng) -> Dst {
 }
 
 fn src_a16(r: &mut Rng) -> RegSrc {
-    let ty = r.pick(&REG_TYPES);
-    let sub = if r.chance(1, 4) { 16 } else { 0 };
+    let (ty, addr) = typed_addr_a16(r);
     RegSrc {
-        addr: Addr::Direct {
-            reg: reg(r),
-            subnr: sub,
-        },
+        addr,
         ty,
         region: Region::new(r.pick(&[0, 2, 4]), 4, 1),
         swizzle: swizzle(r),
@@ -377,7 +346,7 @@ pub fn basic(r: &mut Rng) -> Instruction {
         }
         _ if op.num_srcs() == 1 => {
             if !align16 && r.chance(1, 3) {
-                let t = r.pick(&IMM_TYPES);
+                let t = r.pick(Type::immediate_types());
                 src0 = Src::Imm(imm(r, t));
                 src1 = if t.is_64bit() {
                     Src::zero()
@@ -390,7 +359,7 @@ pub fn basic(r: &mut Rng) -> Instruction {
         }
         _ => {
             if r.chance(1, 3) {
-                let t = r.pick(&IMM_TYPES);
+                let t = r.pick(Type::immediate_types());
                 if !t.is_64bit() {
                     src1 = Src::Imm(imm(r, t));
                 }

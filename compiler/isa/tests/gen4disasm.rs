@@ -5,7 +5,7 @@
 
 use ferrite_isa::disasm::format_instruction;
 use ferrite_isa::random::{self, Rng};
-use ferrite_isa::{encode, Gen};
+use ferrite_isa::{cli, encode, Gen};
 use std::fmt::Write;
 use std::process::Command;
 
@@ -48,14 +48,7 @@ fn intel_gen4disasm_agrees_on_native_alu_instructions() {
     for i in &insts {
         let b = encode(i, Gen::Gen9).expect("encode");
         let w = u128::from_le_bytes(b);
-        let _ = writeln!(
-            hex,
-            "0x{:08x} 0x{:08x} 0x{:08x} 0x{:08x}",
-            w as u32,
-            (w >> 32) as u32,
-            (w >> 64) as u32,
-            (w >> 96) as u32
-        );
+        let _ = writeln!(hex, "{}", cli::hex_dwords(w));
     }
     let path = std::env::temp_dir().join(format!("ferrite-isa-gen4-{}.hex", std::process::id()));
     std::fs::write(&path, hex).expect("write temp file");

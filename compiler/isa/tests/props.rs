@@ -211,3 +211,20 @@ fn encode_program_with_compaction_keeps_meaning_and_targets() {
         "compaction should hit often: {compacted_total}/{total}"
     );
 }
+
+/// The random generator's operand types come from the type table: bytes are register-only,
+/// the vector types immediate-only, everything else both.
+#[test]
+fn operand_type_lists_follow_the_type_table() {
+    let reg = Type::register_types();
+    let imm = Type::immediate_types();
+    for t in TYPES {
+        let has = |hw: [Option<u8>; 2]| hw.iter().any(Option::is_some);
+        assert_eq!(reg.contains(&t.ty), has(t.reg_hw), "{}", t.name);
+        assert_eq!(imm.contains(&t.ty), has(t.imm_hw), "{}", t.name);
+    }
+    assert!(reg.contains(&Type::UB) && !imm.contains(&Type::UB));
+    assert!(imm.contains(&Type::VF) && !reg.contains(&Type::VF));
+    assert_eq!((reg.len(), imm.len()), (11, 12));
+    assert!(reg.windows(2).all(|w| (w[0] as usize) < (w[1] as usize)));
+}

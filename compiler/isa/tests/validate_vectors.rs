@@ -176,19 +176,7 @@ fn validator_never_panics_on_mutated_fields() {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as u32
     };
-    const TYPES: [Type; 11] = [
-        Type::UB,
-        Type::B,
-        Type::UW,
-        Type::W,
-        Type::UD,
-        Type::D,
-        Type::UQ,
-        Type::Q,
-        Type::HF,
-        Type::F,
-        Type::DF,
-    ];
+    let types = Type::register_types();
     let mut n = 0;
     for name in files() {
         let bytes = expected_bytes(&name);
@@ -201,7 +189,7 @@ fn validator_never_panics_on_mutated_fields() {
                         dst, src0, src1, ..
                     } => {
                         dst.hstride = (next() % 5) as u8;
-                        dst.ty = TYPES[next() as usize % TYPES.len()];
+                        dst.ty = types[next() as usize % types.len()];
                         if let Addr::Direct { subnr, .. } = &mut dst.addr {
                             *subnr = next() as u8;
                         }
@@ -212,7 +200,7 @@ fn validator_never_panics_on_mutated_fields() {
                                     (next() % 17) as u8,
                                     (next() % 5) as u8,
                                 );
-                                r.ty = TYPES[next() as usize % TYPES.len()];
+                                r.ty = types[next() as usize % types.len()];
                                 if let Addr::Direct { subnr, .. } = &mut r.addr {
                                     *subnr = next() as u8;
                                 }
@@ -220,7 +208,7 @@ fn validator_never_panics_on_mutated_fields() {
                         }
                     }
                     Operands::ThreeSrc { src, dst, .. } => {
-                        dst.ty = TYPES[next() as usize % TYPES.len()];
+                        dst.ty = types[next() as usize % types.len()];
                         for s in src.iter_mut() {
                             s.rep_ctrl = next() % 2 == 0;
                             s.subnr = (next() % 32) as u8;

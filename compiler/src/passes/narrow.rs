@@ -31,7 +31,7 @@
 //!
 //! Runs before `lower_int_div` (which then sees only 32-bit division) and `lower_bools`.
 
-use crate::builder::Builder;
+use crate::builder::{expand_instrs, Builder};
 use crate::ir::*;
 
 fn is_narrow(t: Type) -> bool {
@@ -53,11 +53,11 @@ enum Ext {
     Zero,
 }
 
-struct Narrow<'f> {
-    b: Builder<'f>,
+struct Narrow<'b, 'f> {
+    b: &'b mut Builder<'f>,
 }
 
-impl Narrow<'_> {
+impl Narrow<'_, '_> {
     fn ty(&self, v: Value) -> Type {
         self.b.ty(v)
     }
@@ -229,45 +229,17 @@ impl Narrow<'_> {
     }
 }
 
-fn walk(b: &mut Block, values: &mut Vec<Type>) -> bool {
-    let mut changed = false;
-    let old = std::mem::take(b);
-    b.reserve(old.len());
-    for mut n in old {
-        match &mut n {
-            Node::Instr(Instr {
-                dst: Some(d),
-                op: Op::Alu(op, srcs),
-                ..
-            }) => {
-                let (d, op, srcs) = (*d, *op, srcs.clone());
-                let mut nw = Narrow {
-                    b: Builder::new(values, b),
-                };
-                if nw.alu(d, op, &srcs) {
-                    changed = true;
-                    continue;
-                }
-            }
-            Node::If(i) => {
-                changed |= walk(&mut i.then_, values);
-                changed |= walk(&mut i.else_, values);
-            }
-            Node::Loop(l) => changed |= walk(&mut l.body, values),
-            _ => {}
-        }
-        b.push(n);
-    }
-    changed
-}
-
 /// Computes 8/16-bit ALU operations in 32 bits (see the module docs). Returns true if
 /// anything changed.
 pub fn lower_narrow(f: &mut Function) -> bool {
-    let mut body = std::mem::take(&mut f.body);
-    let changed = walk(&mut body, &mut f.values);
-    f.body = body;
-    changed
+    expand_instrs(f, &mut |i, b| match i {
+        Instr {
+            dst: Some(d),
+            op: Op::Alu(op, srcs),
+            ..
+        } => Narrow { b }.alu(*d, *op, srcs),
+        _ => false,
+    })
 }
 
 #[cfg(test)]

@@ -6,15 +6,8 @@ use std::process::ExitCode;
 
 fn run() -> Result<(), String> {
     let a = cli::parse_args(std::env::args().skip(1), &[])?;
-    if let Some(f) = a.flags.first() {
-        return Err(format!(
-            "unknown option {f}\nusage: ferrite-asm --gen 9 IN.asm -o OUT.bin [--validate]"
-        ));
-    }
     let gen = a.gen.unwrap_or(Gen::Gen9);
-    let [input] = a.inputs.as_slice() else {
-        return Err("usage: ferrite-asm --gen 9 IN.asm -o OUT.bin [--validate]".into());
-    };
+    let input = a.single_input("usage: ferrite-asm --gen 9 IN.asm -o OUT.bin [--validate]")?;
     let text = std::fs::read_to_string(input).map_err(|e| format!("{input}: {e}"))?;
     let insts = asm::parse_program(&text, gen).map_err(|e| format!("{input}:{e}"))?;
     let bytes = asm::assemble(&text, gen).map_err(|e| format!("{input}:{e}"))?;
@@ -26,15 +19,10 @@ fn run() -> Result<(), String> {
             off += if i.compacted { 8 } else { 16 };
         }
         let list: Vec<_> = insts.iter().map(|i| i.inst).collect();
-        let v = validate::validate_program_at(&list, &offsets, off, gen);
-        if !v.is_empty() {
-            let mut msg = format!("{input}: {} validation error(s)\n", v.len());
-            for x in &v {
-                let at = &insts[x.index];
-                msg.push_str(&format!("{input}:{}:{}: {x}\n", at.line, at.col));
-            }
-            return Err(msg);
-        }
+        let found = validate::validate_program_at(&list, &offsets, off, gen);
+        cli::validation_result(input, &found, |k| {
+            format!("{input}:{}:{}", insts[k].line, insts[k].col)
+        })?;
     }
     match &a.output {
         Some(o) => std::fs::write(o, &bytes).map_err(|e| format!("{o}: {e}"))?,
@@ -44,11 +32,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ferrite-asm: {}", e.trim_end());
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit("ferrite-asm", run())
 }

@@ -6,15 +6,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn run() -> Result<(), String> {
-    let usage = "usage: ferrite-disasm --gen 9 IN.bin [--hex] [--validate]";
     let a = cli::parse_args(std::env::args().skip(1), &[])?;
-    if let Some(f) = a.flags.first() {
-        return Err(format!("unknown option {f}\n{usage}"));
-    }
     let gen = a.gen.unwrap_or(Gen::Gen9);
-    let [input] = a.inputs.as_slice() else {
-        return Err(usage.into());
-    };
+    let input = a.single_input("usage: ferrite-disasm --gen 9 IN.bin [--hex] [--validate]")?;
     let raw = std::fs::read(input).map_err(|e| format!("{input}: {e}"))?;
     let bytes = if a.hex {
         cli::parse_hex(&String::from_utf8_lossy(&raw)).map_err(|e| format!("{input}:{e}"))?
@@ -33,24 +27,12 @@ fn run() -> Result<(), String> {
     if a.validate {
         let insts: Vec<_> = prog.iter().map(|p| p.inst).collect();
         let offsets: Vec<_> = prog.iter().map(|p| p.offset).collect();
-        let v = validate::validate_program_at(&insts, &offsets, bytes.len(), gen);
-        if !v.is_empty() {
-            let mut msg = format!("{input}: {} validation error(s)\n", v.len());
-            for x in &v {
-                msg.push_str(&format!("offset {}: {x}\n", offsets[x.index]));
-            }
-            return Err(msg);
-        }
+        let found = validate::validate_program_at(&insts, &offsets, bytes.len(), gen);
+        cli::validation_result(input, &found, |k| format!("offset {}", offsets[k]))?;
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ferrite-disasm: {}", e.trim_end());
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit("ferrite-disasm", run())
 }

@@ -61,14 +61,7 @@ fn run() -> Result<(), String> {
         let w = codec::encode_u128(&inst, gen).map_err(|e| e.to_string())?;
         nbin.extend_from_slice(&w.to_le_bytes());
         let _ = writeln!(nasm, "{}", disasm::format_instruction(&inst, None, false));
-        let _ = writeln!(
-            hex,
-            "0x{:08x} 0x{:08x} 0x{:08x} 0x{:08x}",
-            w as u32,
-            (w >> 32) as u32,
-            (w >> 64) as u32,
-            (w >> 96) as u32
-        );
+        let _ = writeln!(hex, "{}", cli::hex_dwords(w));
         let p = precompact(&inst);
         let pw = codec::encode_u128(&p, gen).map_err(|e| e.to_string())?;
         match compact_u128(w, gen)
@@ -100,11 +93,5 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ferrite-isa-gen: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit("ferrite-isa-gen", run())
 }
