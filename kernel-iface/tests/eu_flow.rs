@@ -714,3 +714,52 @@ fn jmpi_jumps_relative_to_the_next_instruction_when_predicate_holds() {
         assert_eq!(got, if taken { 1 } else { 2 }, "pred {pred} flag {flag}");
     }
 }
+
+/// ce0 (`mask0`) shows the channels the control flow has enabled, without the dispatch
+/// mask: in a thread dispatched with channels 0..n-1 the undispatched channels read as
+/// enabled, and channels an `if` switched off read as disabled. `fbl` of it inside a
+/// divergent `if` gives the first channel that took the branch, because a compute thread's
+/// dispatched channels are the low ones; ANDed with sr0.2 it is the exact live set. An
+/// instruction of channel group 2Q sees the mask shifted down by 8.
+#[test]
+fn ce0_reads_control_flow_enables_without_the_dispatch_mask() {
+    let k = asm(r"
+        cmp.l.f0.0(16)  null<1>D        g10<8,8,1>D     0D              { align1 1H };
+        (+f0.0) if(16)  JIP: LEND       UIP: LEND                       { align1 1H };
+        fbl(1)          g20<1>UD        mask0<0,1,0>UD                  { align1 WE_all 1N };
+        mov(1)          g20.1<1>UD      mask0<0,1,0>UD                  { align1 WE_all 1N };
+        and(1)          g20.2<1>UD      mask0<0,1,0>UD  sr0.2<0,1,0>UD  { align1 WE_all 1N };
+        mov(1)          g20.3<1>UD      mask0<0,1,0>UD                  { align1 WE_all 2Q };
+    LEND:
+        endif(16)       JIP: LEXIT                                      { align1 1H };
+    LEXIT:
+        mov(1)          g20.4<1>UD      mask0<0,1,0>UD                  { align1 WE_all 1N };
+    ");
+    let mut rng = Rng::new(0xce0);
+    for case in 0..64 {
+        // Dispatched channels 0..n-1 (a packed dispatch mask), a random branch.
+        let n = 1 + rng.below(16) as u32;
+        let dispatch = if n == 16 { 0xFFFF } else { (1u32 << n) - 1 };
+        let input: Vec<i32> = (0..16).map(|_| rng.below(3) as i32 - 1).collect();
+        let taken = (0..16).fold(0u32, |m, l| m | (u32::from(input[l] < 0) << l));
+        let mut t = ThreadState::new(16, dispatch);
+        set_dwords(&mut t, 10, &input);
+        set_dwords(&mut t, 20, &[-1; 8]);
+        run_to_eot(&mut t, &k, &mut TestPort::default());
+        let g20: Vec<u32> = dwords(&t, 20, 8).iter().map(|&x| x as u32).collect();
+        let ctx = format!("case {case}: dispatch {dispatch:#x} taken {taken:#x} got {g20:x?}");
+        // Undispatched channels are never switched off: they read as enabled.
+        let ce = (taken & dispatch) | (0xFFFF & !dispatch);
+        if taken & dispatch == 0 {
+            // No live channel takes the branch: the block is skipped.
+            assert_eq!(&g20[..4], &[u32::MAX; 4], "{ctx}");
+        } else {
+            assert_eq!(g20[0], (taken & dispatch).trailing_zeros(), "{ctx}");
+            assert_eq!(g20[1], ce, "{ctx}");
+            assert_eq!(g20[2], taken & dispatch, "{ctx}");
+            assert_eq!(g20[3], ce >> 8, "{ctx}");
+        }
+        // After the endif every channel is enabled again.
+        assert_eq!(g20[4], 0xFFFF, "{ctx}");
+    }
+}

@@ -20,11 +20,13 @@ fn grf_of(o: &Opnd, reg: &[u8]) -> Option<(u8, u8)> {
 }
 
 fn dst_of(o: &Opnd, reg: &[u8]) -> Dst {
-    match grf_of(o, reg) {
-        Some((nr, sub)) => Dst::grf(nr, o.ty)
+    match (grf_of(o, reg), o.base) {
+        (Some((nr, sub)), _) => Dst::grf(nr, o.ty)
             .with_subnr(sub)
             .with_hstride(o.stride.max(1)),
-        None => Dst::null(o.ty),
+        // The ISA validator rejects the ARF destinations the hardware does not allow.
+        (None, Base::Arf(a)) => Dst::new(Addr::arf(a, o.off as u8), o.ty),
+        (None, _) => Dst::null(o.ty),
     }
 }
 
@@ -93,6 +95,7 @@ fn src_of(o: &Opnd, exec: u8, reg: &[u8]) -> Src {
     let (nr, sub) = grf_of(o, reg).unwrap_or((0, 0));
     let mut r = match o.base {
         Base::Null => RegSrc::new(Addr::null(), o.ty, region),
+        Base::Arf(a) => RegSrc::new(Addr::arf(a, o.off as u8), o.ty, region),
         _ => RegSrc::grf(nr, sub, o.ty, region),
     };
     r.negate = o.neg;
@@ -217,7 +220,7 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
     let mut n = 0usize;
     for i in insts {
         idx.push(n);
-        n += native_len(i);
+        n += native_len(i, reg);
     }
     idx.push(n);
     let off = |from: usize, to: usize| -> i32 { (idx[to] as i32 - idx[from] as i32) * 16 };
@@ -427,14 +430,36 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
 }
 
 /// Native instructions one LIR instruction becomes: none for a DO marker, two for a SEND
-/// with a run-time descriptor (the `a0` write and the SEND).
-fn native_len(i: &LInst) -> usize {
+/// with a run-time descriptor (the `a0` write and the SEND), see [`shuffle`] for a shuffle.
+fn native_len(i: &LInst, reg: &[u8]) -> usize {
     match i.op {
         LOp::Do => 0,
         LOp::Send { indirect: true, .. } => 2,
+        LOp::Shuffle { .. } if is_broadcast(i) => {
+            let far = i
+                .srcs
+                .first()
+                .and_then(|x| grf_of(x, reg))
+                .map(|(nr, sub)| split_address(u32::from(nr) * 32 + u32::from(sub)).0 != 0);
+            1 + usize::from(far.unwrap_or(false)) + shuffle_groups(i).count()
+        }
         LOp::Shuffle { .. } => 4 * shuffle_groups(i).count(),
         _ => 1,
     }
+}
+
+/// A [`LOp::Shuffle`] whose index is a scalar (the same channel for every channel).
+fn is_broadcast(i: &LInst) -> bool {
+    i.srcs.get(1).is_some_and(|x| x.stride == 0)
+}
+
+/// Largest byte offset the 10-bit signed immediate of a register-indirect operand holds.
+const ADDR_IMM_MAX: u32 = 511;
+
+/// A GRF byte address as (the part added to `a0`, the part in the operand's immediate).
+fn split_address(base: u32) -> (u32, i16) {
+    let lo = base % (ADDR_IMM_MAX + 1);
+    (base - lo, lo as i16)
 }
 
 /// The channel groups (first channel, channels) a [`LOp::Shuffle`] is emitted in: `a0`
@@ -469,6 +494,58 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
     let base = u32::from(nr) * 32 + u32::from(sub);
     let uw = |v: u32| Src::Imm(imm_of(&Opnd::imm(Type::UW, u64::from(v))));
     let mut out = Vec::new();
+    if is_broadcast(i) {
+        // One channel for all: its byte address in a0.0 (the part of the base the operand's
+        // immediate cannot hold added), then a scalar indirect read per group of channels.
+        let one = ferrite_isa::ExecSize::new(1).ok_or_else(|| bad("exec size"))?;
+        let a0_dst = Dst::new(Addr::arf(ferrite_isa::ArfReg::A0, 0), Type::UW);
+        let a0_src = Src::Reg(RegSrc::new(
+            Addr::arf(ferrite_isa::ArfReg::A0, 0),
+            Type::UW,
+            Region::SCALAR,
+        ));
+        let (far, near) = split_address(base);
+        let mut shl = Instruction::alu2(
+            Opcode::Shl,
+            one,
+            a0_dst,
+            src_of(&idx.retype(Type::UW), 1, reg),
+            uw(es.trailing_zeros()),
+        );
+        shl.we_all = true;
+        out.push(shl);
+        if far != 0 {
+            let mut add = Instruction::alu2(Opcode::Add, one, a0_dst, a0_src, uw(far));
+            add.we_all = true;
+            out.push(add);
+        }
+        let ty = if es == 8 { Type::UQ } else { Type::UD };
+        for (g, n) in shuffle_groups(i) {
+            let exec = ferrite_isa::ExecSize::new(u32::from(n)).ok_or_else(|| bad("exec size"))?;
+            let from = RegSrc::new(
+                Addr::Indirect {
+                    file: ferrite_isa::RegFile::Grf,
+                    addr_subnr: 0,
+                    imm: near,
+                },
+                ty,
+                Region::SCALAR,
+            );
+            let mut mov = Instruction::alu1(
+                Opcode::Mov,
+                exec,
+                dst_of(&i.dst.lane_offset(u32::from(g)).retype(ty), reg),
+                Src::Reg(from),
+            );
+            mov.we_all = i.we_all;
+            mov.group = ferrite_isa::ChannelGroup {
+                qtr: (i.group + g) / 8,
+                nib: false,
+            };
+            out.push(mov);
+        }
+        return Ok(out);
+    }
     for (g, n) in shuffle_groups(i) {
         let exec = ferrite_isa::ExecSize::new(u32::from(n)).ok_or_else(|| bad("exec size"))?;
         let a0_dst = Dst::new(Addr::arf(ferrite_isa::ArfReg::A0, 0), Type::UW);

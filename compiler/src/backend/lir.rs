@@ -7,7 +7,7 @@
 //! Every instruction carries its exec size, first channel and `WE_all` explicitly.
 
 use ferrite_isa::sampler_msg::SamplerMsgType;
-use ferrite_isa::{CondMod, MathFunction, Opcode, Sfid, Type};
+use ferrite_isa::{ArfKind, ArfReg, CondMod, MathFunction, Opcode, Sfid, Type};
 use std::fmt;
 
 /// Where an operand lives.
@@ -20,6 +20,10 @@ pub enum Base {
     Null,
     /// Immediate bits (32-bit types use the low 32).
     Imm(u64),
+    /// An architecture register read as a source (docs/gen9.md 2.10), e.g. `ce0`: not
+    /// allocated, never a destination of LIR code; the ISA validator says how each may be
+    /// read.
+    Arf(ArfReg),
 }
 
 /// An operand: base, byte offset, type, stride in elements (0 = scalar <0,1,0>), modifiers.
@@ -69,6 +73,18 @@ impl Opnd {
             base: Base::Imm(bits),
             off: 0,
             ty,
+            stride: 0,
+            neg: false,
+            abs: false,
+        }
+    }
+    /// The channel-enable register `ce0` (`mask0`) as a UD scalar source (docs/gen9.md
+    /// 2.10.1): read it only at exec size 1 with `WE_all` in channel group 0.
+    pub fn ce0() -> Opnd {
+        Opnd {
+            base: Base::Arf(ArfReg::new(ArfKind::ChannelEnable, 0)),
+            off: 0,
+            ty: Type::UD,
             stride: 0,
             neg: false,
             abs: false,
@@ -140,6 +156,7 @@ impl fmt::Display for Opnd {
             Base::V(v) => write!(f, "v{v}+{}", self.off)?,
             Base::G(g) => write!(f, "g{g}+{}", self.off)?,
             Base::Null => write!(f, "null")?,
+            Base::Arf(a) => write!(f, "{a}+{}", self.off)?,
             Base::Imm(b) => return write!(f, "0x{b:x}:{}", self.ty),
         }
         write!(f, "<{}>:{}", self.stride, self.ty)
@@ -314,6 +331,9 @@ pub enum LOp {
     /// whole per-channel value (stride 1, dword or qword elements), srcs[1] a UD index per
     /// channel; the instruction is never split. Emitted as `a0` address computations and
     /// one VxH indirect `mov` per 16 channels (8 for qwords), see `emit::shuffle`.
+    /// With a scalar index (brw's `BROADCAST`, stride 0) every channel receives the one
+    /// element `srcs[1]`, which must then be below `width` (it is not reduced): one `a0`
+    /// address and a scalar indirect `mov` per 16 channels.
     Shuffle {
         /// The subgroup width: indices are taken modulo it.
         width: u8,

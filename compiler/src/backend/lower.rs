@@ -93,7 +93,7 @@ fn footprint(o: &Opnd, exec: u32) -> Option<Footprint> {
     let (reg, base) = match o.base {
         Base::V(v) => (Some(v), 0),
         Base::G(g) => (None, 32 * g as u32),
-        Base::Null | Base::Imm(_) => return None,
+        Base::Null | Base::Imm(_) | Base::Arf(_) => return None,
     };
     let size = o.ty.size();
     let lanes = if o.stride == 0 { 1 } else { exec };

@@ -106,7 +106,9 @@ fn resources(i: &LInst, nvregs: usize) -> (Vec<usize>, Vec<usize>) {
                 out.push(nvregs + x.min(255) as usize);
             }
         }
-        Base::Null | Base::Imm(_) => {}
+        // An ARF source (ce0) depends only on the control flow, which bounds the
+        // scheduling region.
+        Base::Null | Base::Imm(_) | Base::Arf(_) => {}
     };
     for (k, s) in i.srcs.iter().enumerate() {
         add(s, i.message_src_regs(k).map(|n| n * 32), &mut r);

@@ -313,45 +313,72 @@ impl Isel<'_> {
         Ok(())
     }
 
-    /// The lowest-numbered active channel, as a scalar dword.
+    /// The lowest-numbered active channel, as a scalar UD (docs/gen9.md 2.10.1): channel 0
+    /// outside any `if` or loop, where every dispatched channel is live and a compute
+    /// dispatch is packed from channel 0; elsewhere `fbl` of the channel enables (ce0, read
+    /// `WE_all` at exec size 1). ce0 leaves out the dispatch mask, which cannot change the
+    /// lowest set bit: the undispatched channels are above every dispatched one.
     fn sg_first_lane(&mut self) -> Opnd {
-        let lane = self.lane();
-        let t = self.sg_fill(lane.retype(Type::UD), u32::MAX);
-        self.sg_reduce(RedOp::Umin, t)
-    }
-
-    /// `x` of the channel numbered `id` (a dword per channel, the same in all active
-    /// channels): the active channels keep `x` where their number is `id`, zero
-    /// elsewhere, and an OR over all channels collects it.
-    fn sg_pick(&mut self, x: Opnd, id: Opnd) -> Opnd {
-        let lane = self.lane();
-        let w = self.w;
-        let mut b = self.b();
-        let e = b.vreg(Type::D, 1);
-        b.cmp(CondMod::Z, e, lane, id.retype(Type::D));
-        let t = b.vreg(Type::UD, 1);
-        b.at(w, 0, true).mov(t, Opnd::ud(0));
-        b.alu2(Opcode::And, t, x.retype(Type::UD), e.retype(Type::UD));
-        self.sg_reduce(RedOp::Or, t)
-    }
-
-    /// [`Self::sg_pick`] of an element: a qword is picked as its two dword halves,
-    /// put together in a scalar temporary.
-    fn sg_pick_in(&mut self, x: Opnd, id: Opnd, dom: Dom) -> Opnd {
-        if x.is_imm() {
-            return x;
+        if self.cf_depth == 0 {
+            return Opnd::ud(0);
         }
-        if !dom.wide {
-            return self.sg_pick(x, id);
-        }
-        let l = self.sg_pick(wide::lo(x), id);
-        let h = self.sg_pick(wide::hi(x), id);
         let mut b = self.b();
         let mut b = b.at(1, 0, true);
-        let p = b.vreg(Type::UQ, 1);
-        b.mov(wide::lo(p), l);
-        b.mov(wide::hi(p), h);
-        p.scalar()
+        let t = b.vreg(Type::UD, 1);
+        b.alu1(Opcode::Fbl, t, Opnd::ce0());
+        t.scalar()
+    }
+
+    /// `x` (a non-uniform element of the temporaries' domain) of the channel `id` in every
+    /// active channel of `d`, the register of `dst`: a scalar region for a constant id, one
+    /// indirect read through `a0` for a scalar id (which must be below the width), a VxH
+    /// gather (one `a0` address per channel) for an id per channel (`LOp::Shuffle`).
+    fn sg_gather(&mut self, dst: ir::Value, d: Opnd, x: Opnd, dom: Dom, id: Opnd) {
+        let w = self.w as u32;
+        if let Base::Imm(i) = id.base {
+            let v = x.lane_offset(i as u32 % w).scalar();
+            self.sg_out(dst, d, v, dom);
+            return;
+        }
+        let bt = dom.bits_ty();
+        let r = if narrow::is_narrow(self.func.ty(dst)) {
+            self.b().vreg(Type::UD, 1)
+        } else {
+            d.retype(bt)
+        };
+        self.sg_shuffle_into(r, x.retype(bt), id);
+        if r != d.retype(bt) {
+            self.sg_out(dst, d, r, dom);
+        }
+    }
+
+    /// `LOp::Shuffle` of `x` (copied into a register of one element per channel first
+    /// unless it is one) by `id` into `r`.
+    fn sg_shuffle_into(&mut self, r: Opnd, x: Opnd, id: Opnd) {
+        let w = self.w;
+        let mut b = self.b();
+        let x = if x.stride == 1 {
+            x
+        } else {
+            let t = b.vreg(x.ty, 1);
+            b.mov(t, x);
+            t
+        };
+        b.inst(LOp::Shuffle { width: w }, r, vec![x, id.retype(Type::UD)]);
+    }
+
+    /// `x` (an element per channel) of the channel `id` (a scalar below the width, or a
+    /// constant), in a new register: a scalar region for a constant, else one indirect read
+    /// into every channel.
+    fn sg_lane_value(&mut self, x: Opnd, dom: Dom, id: Opnd) -> Opnd {
+        let w = self.w as u32;
+        if let Base::Imm(i) = id.base {
+            return x.lane_offset(i as u32 % w).scalar();
+        }
+        let bt = dom.bits_ty();
+        let r = self.b().vreg(bt, 1);
+        self.sg_shuffle_into(r, x.retype(bt), id);
+        r.retype(x.ty)
     }
 
     pub(super) fn subgroup(
@@ -406,8 +433,12 @@ impl Isel<'_> {
                 let float = self.func.ty(srcs[0]).scalar_type().kind == Kind::Float;
                 let how = if float { Widen::Float } else { Widen::Bits };
                 let (x, dom) = self.sg_in(srcs[0], how)?;
-                let first = self.sg_first_lane();
-                let f = self.sg_pick_in(x, first, dom);
+                let f = if x.is_imm() || x.stride == 0 {
+                    x
+                } else {
+                    let first = self.sg_first_lane();
+                    self.sg_lane_value(x, dom, first)
+                };
                 let mut b = self.b();
                 let e = b.vreg(Type::D, 1);
                 if float && dom.wide {
@@ -458,59 +489,47 @@ impl Isel<'_> {
             SubgroupOp::Broadcast => {
                 let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let id = self.comp(srcs[1], 0)?;
-                let v = match id.base {
-                    // A constant channel: a scalar region on that channel's element.
-                    Base::Imm(i) if !x.is_imm() => x.lane_offset(i as u32 % w).scalar(),
-                    _ => self.sg_pick_in(x, id, dom),
-                };
-                self.sg_out(dst, d, v, dom);
+                if x.is_imm() || x.stride == 0 {
+                    self.sg_out(dst, d, x, dom);
+                } else if id.stride == 0 && !id.is_imm() {
+                    // A uniform id in a scalar: reduced modulo the width (an id past it names
+                    // an inactive invocation), then one indirect read.
+                    let mut b = self.b();
+                    let mut b = b.at(1, 0, true);
+                    let m = b.vreg(Type::UD, 1);
+                    b.alu2(Opcode::And, m, id.retype(Type::UD), Opnd::ud(w - 1));
+                    self.sg_gather(dst, d, x, dom, m.scalar());
+                } else {
+                    // A constant id, or the same id in every active channel.
+                    self.sg_gather(dst, d, x, dom, id);
+                }
             }
             SubgroupOp::Shuffle => {
                 let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let id = self.comp(srcs[1], 0)?;
-                if x.is_imm() {
-                    self.sg_out(dst, d, x, dom);
-                } else if let Base::Imm(i) = id.base {
-                    let v = x.lane_offset(i as u32 % w).scalar();
-                    self.sg_out(dst, d, v, dom);
-                } else if x.stride == 0 {
+                if x.is_imm() || x.stride == 0 {
                     // A uniform value: every channel holds it already.
                     self.sg_out(dst, d, x, dom);
-                } else {
-                    // A register-indirect gather: channel c reads channel `id[c]` of x.
-                    let bt = dom.bits_ty();
-                    let r = if narrow::is_narrow(dt) {
-                        self.b().vreg(Type::UD, 1)
-                    } else {
-                        d.retype(bt)
-                    };
+                } else if id.stride == 0 && !id.is_imm() {
+                    // One id for all channels, in a scalar: modulo the width, one read.
                     let mut b = self.b();
-                    let x = if x.stride == 1 {
-                        x.retype(bt)
-                    } else {
-                        let t = b.vreg(bt, 1);
-                        b.mov(t, x.retype(bt));
-                        t
-                    };
-                    b.inst(
-                        LOp::Shuffle { width: w as u8 },
-                        r,
-                        vec![x, id.retype(Type::UD)],
-                    );
-                    if r != d.retype(bt) {
-                        self.sg_out(dst, d, r, dom);
-                    }
+                    let mut b = b.at(1, 0, true);
+                    let m = b.vreg(Type::UD, 1);
+                    b.alu2(Opcode::And, m, id.retype(Type::UD), Opnd::ud(w - 1));
+                    self.sg_gather(dst, d, x, dom, m.scalar());
+                } else {
+                    // Channel c reads channel `id[c]` of x.
+                    self.sg_gather(dst, d, x, dom, id);
                 }
             }
             SubgroupOp::BroadcastFirst => {
                 let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
-                let v = if x.is_imm() {
-                    x
+                if x.is_imm() || x.stride == 0 {
+                    self.sg_out(dst, d, x, dom);
                 } else {
                     let first = self.sg_first_lane();
-                    self.sg_pick_in(x, first, dom)
-                };
-                self.sg_out(dst, d, v, dom);
+                    self.sg_gather(dst, d, x, dom, first);
+                }
             }
             SubgroupOp::Reduce(r) => {
                 let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
@@ -629,6 +648,79 @@ fn main {{
         compile(&s, &opts)
             .unwrap_or_else(|e| panic!("{op} at SIMD{simd}: {e}\n{text}"))
             .asm
+    }
+
+    /// `%8 = OP` of a loaded value `%7` of type `ty`, stored per invocation (a boolean
+    /// result as 0 / 1), inside an `if` on the loaded value (divergent control flow) when
+    /// `in_if`, compiled at SIMD `simd` with the ISA validator on.
+    fn kernel_at(op: &str, ty: &str, boolean: bool, in_if: bool, simd: u32) -> String {
+        let conv = if ty == "i64" { "i2i" } else { "bitcast" };
+        let (res, back) = if boolean { ("b1", "b2i") } else { (ty, conv) };
+        let body = format!(
+            "%7:{ty} = {conv} %3
+        %8:{res} = {op}
+        %9:i32 = {back} %8
+        store ssbo[0] %2, %9 align 4"
+        );
+        let body = if in_if {
+            format!("if %6 {{\n        {body}\n    }}")
+        } else {
+            body
+        };
+        let text = format!(
+            "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load ssbo[0] %2 align 4
+    %4:i32 = const 1
+    %6:b1 = ine %3, %4
+    {body}
+}}
+"
+        );
+        let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let opts = BackendOptions {
+            validate: true,
+            ..BackendOptions::gen9_at(simd)
+        };
+        compile(&s, &opts)
+            .unwrap_or_else(|e| panic!("{op} at SIMD{simd}: {e}\n{text}"))
+            .asm
+    }
+
+    /// The first active channel (broadcast-first, all-equal, elect): before, a umin-reduction
+    /// of the channel numbers (a fill, a masked move and log2 W `sel.l` steps) and an
+    /// OR-reduction picking the value (per dword half for qwords); after, inside divergent
+    /// control flow, `fbl` of ce0 and one indirect read through `a0` per 16 channels (8 for
+    /// qwords); outside any control flow channel 0, a scalar region, and no read at all.
+    #[test]
+    fn first_active_lane_is_fbl_of_ce0_and_one_indirect_read() {
+        for simd in [8u32, 16, 32] {
+            for (ty, per) in [("i32", 16usize), ("i64", 8)] {
+                let groups = (simd as usize).div_ceil(per);
+                for (op, boolean) in [
+                    ("subgroup_broadcast_first %7", false),
+                    ("subgroup_all_equal %7", true),
+                ] {
+                    let asm = kernel_at(op, ty, boolean, true, simd);
+                    let ctx = format!("{op} {ty} SIMD{simd}:\n{asm}");
+                    assert_eq!(count(&asm, "fbl(1)"), 1, "{ctx}");
+                    assert!(asm.contains("mask0<0,1,0>UD"), "{ctx}");
+                    assert_eq!(count(&asm, "g[a0"), groups, "{ctx}");
+                    assert_eq!(count(&asm, "sel.l"), 0, "{ctx}");
+                    let top = kernel_at(op, ty, boolean, false, simd);
+                    let ctx = format!("{op} {ty} SIMD{simd} at the top level:\n{top}");
+                    assert_eq!(count(&top, "fbl"), 0, "{ctx}");
+                    assert_eq!(count(&top, "g[a0"), 0, "{ctx}");
+                    assert_eq!(count(&top, "sel.l"), 0, "{ctx}");
+                }
+            }
+            let asm = kernel_at("subgroup_elect", "i32", true, true, simd);
+            assert_eq!(count(&asm, "fbl(1)"), 1, "elect SIMD{simd}:\n{asm}");
+            assert_eq!(count(&asm, "sel.l"), 0, "elect SIMD{simd}:\n{asm}");
+        }
     }
 
     fn count(asm: &str, what: &str) -> usize {

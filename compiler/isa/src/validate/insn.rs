@@ -1,6 +1,7 @@
-//! Rules from the instruction pages: CMP/CMPN, SEL, MUL, MATH, logic ops, BFI2, CSEL.
+//! Rules from the instruction pages: CMP/CMPN, SEL, MUL, MATH, logic ops, BFI2, CSEL; and how
+//! the channel-enable register ce0 may be used.
 
-use super::ctx::{is_int, Ctx, Shape};
+use super::ctx::{is_int, Ctx, Loc, Shape};
 use crate::model::*;
 
 pub(super) fn cmp_cond_mod(c: &Ctx) -> Option<String> {
@@ -214,6 +215,36 @@ pub(super) fn csel_types_gen8(c: &Ctx) -> Option<String> {
     c.sources()
         .find(|(_, s)| s.ty != d)
         .map(|(i, s)| format!("src{i} type {} with destination {d}", s.ty))
+}
+
+fn is_ce0(loc: Loc) -> bool {
+    matches!(loc, Loc::Arf(a) if a.kind == ArfKind::ChannelEnable)
+}
+
+pub(super) fn ce0_read_only(c: &Ctx) -> Option<String> {
+    c.dst
+        .is_some_and(|d| is_ce0(d.loc))
+        .then(|| "ce0 as a destination".into())
+}
+
+pub(super) fn ce0_read(c: &Ctx) -> Option<String> {
+    let (i, s) = c.sources().find(|(_, s)| is_ce0(s.loc))?;
+    let g = c.inst.group;
+    if s.ty.size() != 4 || !s.is_scalar() || s.subnr != 0 {
+        Some(format!(
+            "src{i} reads ce0 as {} with region {:?}",
+            s.ty, s.region
+        ))
+    } else if !c.inst.we_all {
+        Some(format!("src{i} reads ce0 without WE_all"))
+    } else if g.qtr != 0 || g.nib {
+        Some(format!(
+            "src{i} reads ce0 in channel group qtr {} nib {}",
+            g.qtr, g.nib
+        ))
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -473,6 +504,30 @@ pub(super) fn cases() -> Vec<super::testutil::Case> {
             SKL,
             vec![csel(F, CondMod::L)],
             vec![csel(D, CondMod::L)],
+        ),
+        case(
+            "ce0.read-only",
+            SKL,
+            vec![we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD)))],
+            vec![we_all(mov(1, ce0_dst(), s(10, 0, UD, 0, 1, 0)))],
+        ),
+        case(
+            "ce0.read",
+            SKL,
+            vec![
+                we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD))),
+                we_all(Instruction::alu1(
+                    Opcode::Fbl,
+                    es(1),
+                    d(10, 0, UD, 1),
+                    ce0_src(UD),
+                )),
+            ],
+            vec![
+                mov(1, d(10, 0, UD, 1), ce0_src(UD)),
+                we_all(mov(1, d(10, 0, UW, 1), ce0_src(UW))),
+                with_group(we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD))), 1),
+            ],
         ),
     ]
 }

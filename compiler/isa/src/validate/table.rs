@@ -228,6 +228,12 @@ pub(super) static RULES: &[Rule] = &[
     rule!("csel.types-gen8", Instruction, GEN8, "BDW PRM Vol 2a, Instructions, CSEL", false,
         "On Gen8 CSEL operates on F, HF, D or W, and every source has the destination's type.",
         insn::csel_types_gen8),
+    rule!("ce0.read-only", Instruction, ALL, "Vol 7, ARF Registers, Channel Enable Register", false,
+        "ce0 (mask0) holds the channel enables the control-flow instructions maintain; software reads it and never writes it.",
+        insn::ce0_read_only),
+    rule!("ce0.read", Instruction, ALL, "Vol 7, ARF Registers, Channel Enable Register", false,
+        "ce0 is read as one UD scalar <0;1,0> by an instruction with NoMask (WE_all) in channel group 0: the channel group shifts the value read, and an instruction under the execution mask would not run when channel 0 is off (Mesa reads it only this way).",
+        insn::ce0_read),
     // ---- Send -------------------------------------------------------------------------
     rule!("send.src0-direct", Send, ALL, "Vol 2a, Instructions, SEND", false,
         "The message payload (src0) of SEND/SENDC uses direct addressing.",

@@ -107,6 +107,35 @@ pub(crate) fn ind(ty: Type, v: u8, w: u8, h: u8) -> Src {
     Src::Reg(RegSrc::indirect(ty, Region::new(v, w, h)))
 }
 
+/// `ce0` (`mask0`) as a scalar source.
+pub(crate) fn ce0_src(ty: Type) -> Src {
+    Src::Reg(RegSrc::new(
+        Addr::arf(ArfReg::new(ArfKind::ChannelEnable, 0), 0),
+        ty,
+        Region::SCALAR,
+    ))
+}
+
+/// `ce0` as a destination.
+pub(crate) fn ce0_dst() -> Dst {
+    Dst::new(
+        Addr::arf(ArfReg::new(ArfKind::ChannelEnable, 0), 0),
+        Type::UD,
+    )
+}
+
+/// With `WE_all` (NoMask).
+pub(crate) fn we_all(mut i: Instruction) -> Instruction {
+    i.we_all = true;
+    i
+}
+
+/// In channel group quarter `qtr`.
+pub(crate) fn with_group(mut i: Instruction, qtr: u8) -> Instruction {
+    i.group = ChannelGroup { qtr, nib: false };
+    i
+}
+
 pub(crate) fn null_src(ty: Type) -> Src {
     Src::Reg(RegSrc::new(Addr::null(), ty, Region::SCALAR))
 }

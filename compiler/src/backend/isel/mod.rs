@@ -85,6 +85,9 @@ pub struct Isel<'a> {
     alu_uses_only: Vec<bool>,
     /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
     fneg_of: HashMap<ir::Value, ir::Value>,
+    /// `if`s and loops around the instruction being selected: at 0 every dispatched
+    /// channel is live (see `subgroup::sg_first_lane`).
+    pub(super) cf_depth: u32,
 }
 
 /// The operand of every 32-bit float `fneg`.
@@ -250,6 +253,7 @@ impl<'a> Isel<'a> {
             subgroup_size: u32::from(w),
             alu_uses_only: alu_uses_only(&shader.func),
             fneg_of: fnegs(&shader.func),
+            cf_depth: 0,
         }
     }
 
@@ -412,6 +416,7 @@ impl<'a> Isel<'a> {
                     // jumps over it.
                     let lane = self.lane;
                     let desc = self.desc_index.clone();
+                    self.cf_depth += 1;
                     self.arm(&i.then_, &i.results)?;
                     self.lane = lane;
                     self.desc_index.clone_from(&desc);
@@ -421,6 +426,7 @@ impl<'a> Isel<'a> {
                         self.lane = lane;
                         self.desc_index = desc;
                     }
+                    self.cf_depth -= 1;
                     self.b().control(LOp::Endif);
                 }
                 Node::Loop(l) => {
@@ -438,6 +444,7 @@ impl<'a> Isel<'a> {
                     let lane = self.lane;
                     let desc = self.desc_index.clone();
                     self.loops.push((l.results.clone(), pvals));
+                    self.cf_depth += 1;
                     // A trailing `continue` needs only its copies: WHILE follows.
                     match l.body.split_last() {
                         Some((Node::Continue(args), head)) => {
@@ -448,6 +455,7 @@ impl<'a> Isel<'a> {
                         _ => self.block(&l.body)?,
                     }
                     self.loops.pop();
+                    self.cf_depth -= 1;
                     self.lane = lane;
                     self.desc_index = desc;
                     self.b().control(LOp::While);

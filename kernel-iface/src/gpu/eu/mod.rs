@@ -274,7 +274,7 @@ impl ThreadState {
         self.lane_instructions = 0;
         self.put_u32(SR_OFF + 8, dispatch);
         self.put_u32(SR_OFF + 12, dispatch);
-        self.put_u32(CE_OFF, dispatch);
+        self.put_u32(CE_OFF, ones(simd));
     }
 
     /// The 4096 bytes of g0..g127.
@@ -519,7 +519,7 @@ impl ThreadState {
                     self.lane_instructions += mask.count_ones() as u64;
                     if mask != 0 || a.dst.is_ip {
                         if a.reads_live_arf {
-                            self.refresh_live_arf(kernel, pc);
+                            self.refresh_live_arf(kernel, pc, op.first);
                         }
                         if let Err(e) = self.exec_alu(a, op, mask, pred) {
                             return self.hang(kernel, pc, &e);
@@ -698,8 +698,16 @@ impl ThreadState {
         ))
     }
 
-    fn refresh_live_arf(&mut self, kernel: &Kernel, pc: usize) {
-        let ce = self.active & self.dispatch;
+    /// Puts the current values of the registers that change by themselves (ce0, ip, tm0)
+    /// into the register space before an instruction reads them.
+    ///
+    /// ce0 (docs/gen9.md 2.10.1): bit k = channel k enabled by the control flow (`if`,
+    /// `else`, loops, `halt`), *without* the dispatch mask: a channel the thread was not
+    /// dispatched with never executes, so no instruction disables it, and it reads as
+    /// enabled. The reading instruction's channel group shifts the value: an instruction
+    /// of group `first` sees channel `first + k` at bit k.
+    fn refresh_live_arf(&mut self, kernel: &Kernel, pc: usize, first: u32) {
+        let ce = (self.active & ones(self.simd)) >> first;
         self.put_u32(CE_OFF, ce);
         self.put_u32(IP_OFF, kernel.offsets[pc]);
         let t = self.instructions;

@@ -11,7 +11,8 @@ pub const A0_OFF: usize = NULL_OFF + 64;
 pub const ACC_OFF: usize = A0_OFF + 32;
 /// `f0` (f0.0, f0.1) and `f1` (f1.0, f1.1): 64 flag bits.
 pub const F_OFF: usize = ACC_OFF + 320;
-/// `ce0` (printed `mask0`): the current channel enables.
+/// `ce0` (printed `mask0`): the channel enables of the control flow, without the dispatch
+/// mask (refreshed before an instruction reads it).
 pub const CE_OFF: usize = F_OFF + 32;
 /// `sr0`: sr0.2 = dispatch mask, sr0.3 = vector mask.
 pub const SR_OFF: usize = CE_OFF + 32;
