@@ -14,7 +14,6 @@
 //! * Memory is explicit: `load`/`store`/`atomic` name an address space and a byte offset.
 //!   Function-local scalar and vector variables (`var $N`) exist only until vars-to-SSA.
 
-use crate::hash::HashMap;
 use std::fmt;
 
 mod alu;
@@ -1147,25 +1146,58 @@ impl Function {
 /// The constants of a function: every value a `const` instruction defines, with its
 /// components. Passes that read constant operands collect them with
 /// [`Function::consts`] and ask here.
+///
+/// Stored flat, as a table indexed by value number (the start of the value's components in
+/// `comps` plus one, 0 for a non-constant) and one array of components: two allocations for
+/// the whole function instead of a hash entry and a `Vec` per constant, and a lookup is
+/// one index. The table grows to the largest constant value recorded.
 #[derive(Clone, Debug, Default)]
-pub struct Consts(HashMap<Value, Vec<u64>>);
+pub struct Consts {
+    /// Per value number: 0, or 1 + the index in `comps` of the value's length word.
+    at: Vec<u32>,
+    /// For each constant, its component count followed by its components.
+    comps: Vec<u64>,
+}
 
 impl Consts {
     /// The components of a constant value.
     pub fn get(&self, v: Value) -> Option<&[u64]> {
-        self.0.get(&v).map(Vec::as_slice)
+        let at = *self.at.get(v.0 as usize)? as usize;
+        if at == 0 {
+            return None;
+        }
+        let len = self.comps[at - 1] as usize;
+        Some(&self.comps[at..at + len])
     }
     pub fn contains(&self, v: Value) -> bool {
-        self.0.contains_key(&v)
+        self.at.get(v.0 as usize).is_some_and(|a| *a != 0)
     }
     /// The component every component of a constant value shares (a scalar, or a vector
     /// with all components equal).
     pub fn splat(&self, v: Value) -> Option<u64> {
         self.get(v).and_then(splat)
     }
-    /// Records a value found to be constant (by folding).
+    /// Records a value found to be constant (by folding). A value recorded again takes
+    /// the new components (the old ones stay unused in the array).
     pub fn insert(&mut self, v: Value, c: Vec<u64>) {
-        self.0.insert(v, c);
+        self.insert_slice(v, &c);
+    }
+
+    fn insert_slice(&mut self, v: Value, c: &[u64]) {
+        let i = v.0 as usize;
+        if i >= self.at.len() {
+            self.at.resize(i + 1, 0);
+        }
+        self.comps.push(c.len() as u64);
+        self.at[i] = self.comps.len() as u32;
+        self.comps.extend_from_slice(c);
+    }
+
+    /// Bytes the table and the component array have reserved (pinned by a test: they grow
+    /// with the number of values and constants, not with a per-constant allocation).
+    pub fn heap_bytes(&self) -> usize {
+        self.at.capacity() * std::mem::size_of::<u32>()
+            + self.comps.capacity() * std::mem::size_of::<u64>()
     }
 }
 
@@ -1188,7 +1220,10 @@ impl Op {
 impl Function {
     /// Collects the values `const` instructions define.
     pub fn consts(&self) -> Consts {
-        let mut m = Consts::default();
+        let mut m = Consts {
+            at: vec![0; self.values.len()],
+            comps: Vec::new(),
+        };
         self.for_each_node(&mut |n| {
             if let Node::Instr(Instr {
                 dst: Some(d),
@@ -1196,7 +1231,7 @@ impl Function {
                 ..
             }) = n
             {
-                m.insert(*d, c.clone());
+                m.insert_slice(*d, c);
             }
         });
         m
@@ -1477,5 +1512,48 @@ mod tests {
         assert_eq!(c.splat(Value(2)), Some(1));
         assert!(!c.contains(Value(3)), "a sysval is not a constant");
         assert_eq!(c.splat(Value(4)), Some(7), "defined inside the if");
+    }
+
+    #[test]
+    fn consts_are_stored_flat_and_a_value_recorded_again_takes_the_new_components() {
+        // 1,000 constants of 1-4 components among 3,000 values: the storage is one table
+        // entry per value and the components plus one length word per constant (at most
+        // twice that with the arrays' growth), not an allocation per constant.
+        let mut f = Function::new("main");
+        let mut comps = 0;
+        for i in 0..3000u32 {
+            let n = (i % 4) as u8 + 1;
+            let v = f.new_value(Type::int(32).vec(n));
+            if i % 3 == 0 {
+                comps += n as usize + 1;
+                f.body.push(Node::Instr(Instr::new(
+                    Some(v),
+                    Op::Const((0..u64::from(n)).map(|k| u64::from(i) + k).collect()),
+                )));
+            }
+        }
+        let mut c = f.consts();
+        for i in 0..3000u32 {
+            let n = u64::from(i % 4) + 1;
+            let want: Vec<u64> = (0..n).map(|k| u64::from(i) + k).collect();
+            let got = c.get(Value(i));
+            assert_eq!(got, (i % 3 == 0).then_some(&want[..]), "value %{i}");
+        }
+        let bound = 2 * (3000 * 4 + comps * 8);
+        assert!(
+            c.heap_bytes() <= bound,
+            "{} bytes for 1,000 constants (bound {bound})",
+            c.heap_bytes()
+        );
+        c.insert(Value(3), vec![9, 9]);
+        assert_eq!(c.get(Value(3)), Some(&[9u64, 9][..]));
+        assert_eq!(c.splat(Value(3)), Some(9));
+        c.insert(Value(5000), vec![1]);
+        assert_eq!(
+            c.get(Value(5000)),
+            Some(&[1u64][..]),
+            "past the table: it grows"
+        );
+        assert!(!c.contains(Value(4999)));
     }
 }

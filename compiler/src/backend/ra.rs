@@ -311,17 +311,18 @@ impl Adjacency {
     /// Two intervals interfere when they overlap (ends inclusive). `order`: the live nodes
     /// by start.
     fn of_intervals(iv: &[Option<(usize, usize)>], order: &[usize]) -> Adjacency {
-        let end = |v: usize| iv[v].map_or(0, |x| x.1);
-        // Calls `edge(a, v)` once per interfering pair, `a` started before `v`.
+        // Calls `edge(a, v)` once per interfering pair, `a` started before `v`. The active
+        // list carries each interval's end beside it, so dropping the finished ones reads
+        // the list alone, not the interval table at scattered nodes.
         let sweep = |edge: &mut dyn FnMut(usize, usize)| {
-            let mut active: Vec<usize> = Vec::new();
+            let mut active: Vec<(usize, usize)> = Vec::new();
             for &v in order {
-                let s = iv[v].map_or(0, |x| x.0);
-                active.retain(|&a| end(a) >= s);
-                for &a in &active {
+                let (s, e) = iv[v].unwrap_or((0, 0));
+                active.retain(|&(end, _)| end >= s);
+                for &(_, a) in &active {
                     edge(a, v);
                 }
-                active.push(v);
+                active.push((e, v));
             }
         };
         let mut degree = vec![0u32; iv.len() + 1];

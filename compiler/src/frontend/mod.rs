@@ -245,9 +245,20 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
     check_capability_words(input.words)?;
     // rspirv 0.12's decoder can panic on some malformed operand lists; the framing check
     // above removes the cases we know, and a panic that still happens becomes an error.
-    let module = std::panic::catch_unwind(|| crate::specconst::load_words(input.words))
+    let mut module = std::panic::catch_unwind(|| crate::specconst::load_words(input.words))
         .map_err(|_| FrontendError::Parse("malformed instruction operands".into()))?
         .map_err(|e| FrontendError::Parse(e.to_string()))?;
+    translate_module(input, &mut module, version)
+}
+
+/// Translates a parsed module. The functions' instructions are moved out of `module` into
+/// the translation's block table (`module` keeps its declarations), so the code is held
+/// once during the translation, not twice.
+fn translate_module(
+    input: &FrontendInput,
+    module: &mut dr::Module,
+    version: u32,
+) -> Res<FrontendOutput> {
     let mut fe = Fe {
         input,
         decl: Decls::default(),
@@ -270,7 +281,7 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
         demoted: HashMap::default(),
         phi_vars: HashMap::default(),
     };
-    fe.module(&module)?;
+    fe.module(module)?;
     Ok(FrontendOutput {
         shader: ir::Shader {
             func: fe.f,

@@ -34,7 +34,7 @@ const TYPES: &str = "
 
 /// Assembles `text` with spirv-as for SPIR-V 1.0; None (and a note naming the test) when
 /// spirv-as is not installed.
-fn spirv_as(test: &str, text: &str) -> Option<Vec<u32>> {
+pub(super) fn spirv_as(test: &str, text: &str) -> Option<Vec<u32>> {
     let dir = std::env::temp_dir().join(format!(
         "ferrite-frontend-test-{}-{test}",
         std::process::id()
@@ -70,7 +70,7 @@ fn spirv_as(test: &str, text: &str) -> Option<Vec<u32>> {
 
 /// The module around a snippet: its OpCapability lines go first, its decorations after the
 /// entry point (they must precede the preamble's types), and the rest after the types.
-fn module_text(snippet: &str) -> String {
+pub(super) fn module_text(snippet: &str) -> String {
     let lines: Vec<&str> = snippet
         .lines()
         .map(str::trim)

@@ -28,25 +28,66 @@ struct LoopCtx<'a> {
     results: &'a [Value],
 }
 
-/// Records, for each value, the values it needs (`deps`), and pushes the values needed by
-/// side effects and branches (`roots`).
+/// The values each value needs, in two flat arrays (compressed rows): the needs of value `v`
+/// are `to[start[v]..start[v + 1]]`. One allocation per array for the whole function
+/// instead of a `Vec` per value, which was one heap block per value of the program.
+struct Deps {
+    start: Vec<u32>,
+    to: Vec<Value>,
+}
+
+impl Deps {
+    /// Builds the rows of `n` values from (value, needed value) edges, each row in the
+    /// edges' order.
+    fn new(n: usize, edges: &[(Value, Value)]) -> Deps {
+        let mut start = vec![0u32; n + 1];
+        for (d, _) in edges {
+            start[d.0 as usize + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut to = vec![Value(0); edges.len()];
+        // Fill each row from its end backwards, leaving `start` pointing at the row starts.
+        for (d, a) in edges.iter().rev() {
+            let k = d.0 as usize + 1;
+            start[k] -= 1;
+            to[start[k] as usize] = *a;
+        }
+        // `start[k + 1]` now holds row k's start: shift the table down by one.
+        start.remove(0);
+        start.push(to.len() as u32);
+        Deps { start, to }
+    }
+
+    fn of(&self, v: usize) -> &[Value] {
+        &self.to[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+
+    /// Bytes of the two arrays (pinned by a test: 4 per value and 4 per edge).
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        (self.start.capacity() + self.to.capacity()) * 4
+    }
+}
+
+/// Records each dependency as an edge (a value, a value it needs) in `deps`, and pushes the
+/// values needed by side effects and branches (`roots`).
 fn collect(
     b: &Block,
     lp: Option<LoopCtx<'_>>,
     yields_to: Option<&[Value]>,
-    deps: &mut [Vec<Value>],
+    deps: &mut Vec<(Value, Value)>,
     roots: &mut Vec<Value>,
 ) {
-    let pair = |deps: &mut [Vec<Value>], defs: &[Value], args: &[Value]| {
-        for (d, a) in defs.iter().zip(args) {
-            deps[d.0 as usize].push(*a);
-        }
+    let pair = |deps: &mut Vec<(Value, Value)>, defs: &[Value], args: &[Value]| {
+        deps.extend(defs.iter().copied().zip(args.iter().copied()));
     };
     for n in b {
         match n {
             Node::Instr(i) => match i.dst {
                 Some(d) if !i.op.has_side_effects() && !matches!(i.op, Op::Atomic { .. }) => {
-                    deps[d.0 as usize].extend(i.op.srcs_iter())
+                    deps.extend(i.op.srcs_iter().map(|x| (d, x)))
                 }
                 _ => roots.extend(i.op.srcs_iter()),
             },
@@ -56,9 +97,7 @@ fn collect(
                 collect(&i.else_, lp, Some(&i.results), deps, roots);
             }
             Node::Loop(l) => {
-                for (p, init) in &l.params {
-                    deps[p.0 as usize].push(*init);
-                }
+                deps.extend(l.params.iter().copied());
                 let inner = LoopCtx {
                     params: &l.params,
                     results: &l.results,
@@ -72,9 +111,7 @@ fn collect(
             }
             Node::Continue(args) => {
                 if let Some(lp) = lp {
-                    for ((p, _), a) in lp.params.iter().zip(args) {
-                        deps[p.0 as usize].push(*a);
-                    }
+                    deps.extend(lp.params.iter().zip(args).map(|((p, _), a)| (*p, *a)));
                 }
             }
             Node::Yield(args) => {
@@ -156,9 +193,11 @@ fn sweep(b: &mut Block, live: &[bool]) -> bool {
 /// the instructions that computed only them (see the module documentation).
 pub fn opt_dead_values(f: &mut Function) -> bool {
     let n = f.values.len();
-    let mut deps: Vec<Vec<Value>> = vec![Vec::new(); n];
+    let mut edges = Vec::new();
     let mut roots = Vec::new();
-    collect(&f.body, None, None, &mut deps, &mut roots);
+    collect(&f.body, None, None, &mut edges, &mut roots);
+    let deps = Deps::new(n, &edges);
+    drop(edges);
     let mut live = vec![false; n];
     while let Some(v) = roots.pop() {
         let k = v.0 as usize;
@@ -166,7 +205,7 @@ pub fn opt_dead_values(f: &mut Function) -> bool {
             continue;
         }
         live[k] = true;
-        roots.extend(deps[k].iter().copied().filter(|d| !live[d.0 as usize]));
+        roots.extend(deps.of(k).iter().copied().filter(|d| !live[d.0 as usize]));
     }
     let changed = sweep(&mut f.body, &live);
     if changed {
@@ -179,6 +218,39 @@ pub fn opt_dead_values(f: &mut Function) -> bool {
 mod tests {
     use super::*;
     use crate::passes::check_pass;
+
+    /// The flat rows hold each value's needs in the order they were recorded (the order
+    /// the per-value `Vec`s had), in exactly 4 bytes per value and per edge.
+    #[test]
+    fn dependency_rows_are_flat_and_keep_the_edge_order() {
+        let seed = 0x5eed_u64;
+        let mut x = seed;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for n in [1usize, 7, 100, 2000] {
+            let edges: Vec<(Value, Value)> = (0..3 * n)
+                .map(|_| (Value(next(n as u64) as u32), Value(next(n as u64) as u32)))
+                .collect();
+            let mut want = vec![Vec::new(); n];
+            for (d, a) in &edges {
+                want[d.0 as usize].push(*a);
+            }
+            let deps = Deps::new(n, &edges);
+            for (v, w) in want.iter().enumerate() {
+                assert_eq!(deps.of(v), &w[..], "seed {seed:#x}, {n} values, value {v}");
+            }
+            assert_eq!(deps.heap_bytes(), 4 * (n + 1 + edges.len()), "{n} values");
+        }
+        assert_eq!(
+            Deps::new(0, &[]).heap_bytes(),
+            4,
+            "no values: the end of the table"
+        );
+    }
 
     #[test]
     fn parameter_read_only_by_its_continue_is_removed() {

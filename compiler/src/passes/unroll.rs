@@ -281,6 +281,8 @@ fn try_unroll(l: &Loop, consts: &Consts, values: &mut Vec<Type>) -> Option<Block
 
 fn walk(b: &mut Block, consts: &Consts, values: &mut Vec<Type>, changed: &mut bool) {
     let old = std::mem::take(b);
+    // One allocation for the rebuilt block instead of a doubling series.
+    b.reserve(old.len());
     for n in old {
         match n {
             Node::Loop(mut l) => {
