@@ -1,7 +1,7 @@
 //! Selection of typed image accesses and sampler messages.
 
 use super::*;
-use crate::ir::{BufIndex, ImgRef, RedOp};
+use crate::ir::{BufIndex, ImgRef};
 
 impl Isel<'_> {
     /// An image op on a fixed descriptor, or on array elements chosen at run time (see
@@ -58,16 +58,8 @@ impl Isel<'_> {
             let sel = self.uniform_selector(r, sampler_base, sampler_index, combined)?;
             return self.image_at(dst, op, r.bti, Some(sel), srcs);
         }
-        let clamp = |s: &mut Self, x: BufIndex| -> Res<Opnd> {
-            let idx = s.comp(x.index, 0)?;
-            let mut b = s.b();
-            let c = b.vreg(Type::UD, 1);
-            b.alu2(Opcode::Sel, c, idx.retype(Type::UD), Opnd::ud(x.count - 1))
-                .cmod = CondMod::L;
-            Ok(c)
-        };
-        let img = r.index.map(|x| clamp(self, x)).transpose()?;
-        let smp = sampler_index.map(|x| clamp(self, x)).transpose()?;
+        let img = r.index.map(|x| self.clamped_index(x)).transpose()?;
+        let smp = sampler_index.map(|x| self.clamped_index(x)).transpose()?;
         let key = match (img, smp) {
             (Some(i), None) => i,
             (None, Some(s)) => {
@@ -89,9 +81,7 @@ impl Isel<'_> {
                 ))
             }
         };
-        self.b().control(LOp::Do);
-        let t = self.sg_fill(key, u32::MAX);
-        let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
+        let m = self.nonuniform_loop_head(key);
         // The selector: binding-table index | sampler index << 8, as one scalar.
         let mut b = self.b();
         let mut s1 = b.at(1, 0, true);
@@ -125,17 +115,9 @@ impl Isel<'_> {
                 s1.alu2(Opcode::Or, sel, bti, smp_t);
             }
         }
-        let mut b = self.b();
-        b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
-        b.control(LOp::If).pred = Some(Pred {
-            flag_sub: 0,
-            inverse: false,
-        });
+        self.nonuniform_if(key, m);
         self.image_at(dst, op, r.bti, Some(sel), srcs)?;
-        let mut b = self.b();
-        b.control(LOp::Break);
-        b.control(LOp::Endif);
-        b.control(LOp::While);
+        self.nonuniform_loop_end();
         Ok(())
     }
 
