@@ -89,26 +89,9 @@ impl Isel<'_> {
             )));
         }
         let bti = if x.nonuniform {
-            let idx = self.comp(x.index, 0)?;
-            let mut b = self.b();
-            let clamped = b.vreg(Type::UD, 1);
-            b.alu2(
-                Opcode::Sel,
-                clamped,
-                idx.retype(Type::UD),
-                Opnd::ud(x.count - 1),
-            )
-            .cmod = CondMod::L;
-            self.b().control(LOp::Do);
-            // The minimum index over the channels still in the loop, as a scalar.
-            let t = self.sg_fill(clamped, u32::MAX);
-            let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
-            let mut b = self.b();
-            b.cmp(CondMod::Z, Opnd::null(Type::UD), clamped, m);
-            b.control(LOp::If).pred = Some(Pred {
-                flag_sub: 0,
-                inverse: false,
-            });
+            let clamped = self.clamped_index(x)?;
+            let m = self.nonuniform_loop_head(clamped);
+            self.nonuniform_if(clamped, m);
             if x.base == 0 {
                 m
             } else {
@@ -129,12 +112,47 @@ impl Isel<'_> {
             }
         }
         if x.nonuniform {
-            let mut b = self.b();
-            b.control(LOp::Break);
-            b.control(LOp::Endif);
-            b.control(LOp::While);
+            self.nonuniform_loop_end();
         }
         Ok(())
+    }
+
+    /// The index of `x` per channel, clamped to the array (`min(index, count - 1)`
+    /// unsigned), as a UD vector.
+    pub(super) fn clamped_index(&mut self, x: BufIndex) -> Res<Opnd> {
+        let idx = self.comp(x.index, 0)?;
+        let mut b = self.b();
+        let c = b.vreg(Type::UD, 1);
+        b.alu2(Opcode::Sel, c, idx.retype(Type::UD), Opnd::ud(x.count - 1))
+            .cmod = CondMod::L;
+        Ok(c)
+    }
+
+    /// Opens the loop over the distinct values of `key` (a UD vector) that a `NonUniform`
+    /// index needs (module doc) and returns the minimum key over the channels still in the
+    /// loop, as a scalar. [`Isel::nonuniform_if`] then selects the channels holding it.
+    pub(super) fn nonuniform_loop_head(&mut self, key: Opnd) -> Opnd {
+        self.b().control(LOp::Do);
+        let t = self.sg_fill(key, u32::MAX);
+        self.sg_reduce(RedOp::Umin, t).retype(Type::UD)
+    }
+
+    /// The `if` around the message of one iteration: the channels whose `key` is `m`.
+    pub(super) fn nonuniform_if(&mut self, key: Opnd, m: Opnd) {
+        let mut b = self.b();
+        b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
+        b.control(LOp::If).pred = Some(Pred {
+            flag_sub: 0,
+            inverse: false,
+        });
+    }
+
+    /// Closes the iteration: the channels served leave the loop, the others go round again.
+    pub(super) fn nonuniform_loop_end(&mut self) {
+        let mut b = self.b();
+        b.control(LOp::Break);
+        b.control(LOp::Endif);
+        b.control(LOp::While);
     }
 }
 

@@ -274,7 +274,8 @@ pub enum LOp {
     /// a copy of R0 with this dword 2 (`SamplerHeader`). A sampler index above 15 always
     /// gets a header (its dword 3 points at the sampler's block of 16 states). `indirect`:
     /// `bti` and `sampler` are replaced at run time by the last source, a scalar UD
-    /// selector (binding-table index | sampler index << 8), with a header.
+    /// selector (binding-table index | sampler index << 8); `sampler` is then the highest
+    /// sampler index the selector can hold (a header when it is 16 or more).
     Sample {
         bti: u8,
         sampler: u8,

@@ -384,12 +384,14 @@ pub fn lower_sends(prog: &mut Program) {
                 } else {
                     SamplerSimd::Simd16
                 };
-                // The descriptor's sampler index has 4 bits. A higher index (or one known
-                // only at run time) takes a header whose dword 3, the sampler-state pointer,
+                // The descriptor's sampler index has 4 bits. A higher index (or a run-time
+                // one that may be higher) takes a header whose dword 3, the sampler-state pointer,
                 // is R0.3's (the IDD's SamplerStatePointer, which the hardware loads there)
                 // moved on by the index's block of 16 states of 16 bytes; the descriptor
                 // keeps the index within the block. Mesa's brw does the same.
-                let high = indirect || sampler >= 16;
+                // With `indirect`, `sampler` is the highest index the selector can hold: below
+                // 16 (always for `ld` and `resinfo`, which use no sampler) no header, as brw.
+                let high = sampler >= 16;
                 let header = match (header, high) {
                     (None, true) => Some(0),
                     (h, _) => h,
@@ -421,17 +423,17 @@ pub fn lower_sends(prog: &mut Program) {
                         let dw3 = h.offset(12).scalar();
                         match sel {
                             // Selector bits 15:12 are the sampler's block: (s & 0xF0) * 16.
-                            Some(sel) => {
+                            Some(sel) if high => {
                                 let t = b1.vreg(Type::UD, 1).scalar();
                                 b1.alu2(Opcode::And, t, sel.scalar(), Opnd::ud(0xF000));
                                 b1.alu2(Opcode::Shr, t, t, Opnd::ud(4));
                                 b1.alu2(Opcode::Add, dw3, r0_3, t);
                             }
-                            None if sampler >= 16 => {
+                            None if high => {
                                 let block = u32::from(sampler & 0xF0) * 16;
                                 b1.alu2(Opcode::Add, dw3, r0_3, Opnd::ud(block));
                             }
-                            None => {}
+                            _ => {}
                         }
                         let ex = d.mlen - 1;
                         d.mlen = 1;
@@ -441,10 +443,16 @@ pub fn lower_sends(prog: &mut Program) {
                 if let Some(sel) = sel {
                     // The descriptor's binding-table index and sampler index within the
                     // block (bits 11:0), ORed into the descriptor in a0.
-                    let mut b1 = b.at(1, 0, true);
-                    let t = b1.vreg(Type::UD, 1).scalar();
-                    b1.alu2(Opcode::And, t, sel.scalar(), Opnd::ud(0x0FFF));
-                    srcs.push(t);
+                    // Below 16 the sampler index is within the block: the selector is
+                    // already that (binding-table index < 256 | sampler index < 16 << 8).
+                    if high {
+                        let mut b1 = b.at(1, 0, true);
+                        let t = b1.vreg(Type::UD, 1).scalar();
+                        b1.alu2(Opcode::And, t, sel.scalar(), Opnd::ud(0x0FFF));
+                        srcs.push(t);
+                    } else {
+                        srcs.push(sel.scalar());
+                    }
                 }
                 let s = b.inst(
                     LOp::Send {

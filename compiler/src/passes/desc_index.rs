@@ -7,14 +7,23 @@
 //!
 //! The clamp is the one the back end applies at run time (an index outside the array
 //! reaches its last element, never another descriptor's entry), so the result is the same.
+//! An array of one element (a runtime-sized array bound with one descriptor, or declared so)
+//! names that element whatever the index: the clamp maps every value to it, so the index,
+//! run-time or `NonUniform`, needs no code at all (anv's NIR does the same: `umin(i, 0)`
+//! folds to 0 and the non-uniform loop around the access disappears).
+//!
 //! For a combined image sampler the image and the sampler share the index and the sampler
 //! table entry is the image's binding-table entry; a separate sampler array folds into the
 //! op's sampler index.
 
 use crate::ir::*;
 
-/// The clamped array element `x` names, when its index is a constant.
+/// The clamped array element `x` names, when its index is a constant or the array has one
+/// element.
 fn fixed_entry(x: &BufIndex, consts: &Consts) -> Option<u32> {
+    if x.count == 1 {
+        return Some(x.base);
+    }
     let c = consts.splat(x.index)?;
     Some(x.base + (c as u32).min(x.count.checked_sub(1)?))
 }
@@ -80,7 +89,7 @@ fn fold_image(op: &mut ImageOp, r: &mut ImgRef, consts: &Consts) -> bool {
     changed
 }
 
-/// Replaces descriptor-array accesses with constant indices by accesses to the fixed
+/// Replaces descriptor-array accesses with constant indices (or to arrays of one element) by accesses to the fixed
 /// element they name (module doc). Returns true if anything changed.
 pub fn opt_const_desc_index(f: &mut Function) -> bool {
     let consts = f.consts();
@@ -177,6 +186,35 @@ mod tests {
             store ssbo[0] %1, %2 align 4
             ";
         check_pass(opt_const_desc_index, src, src);
+    }
+
+    /// An array of one element: every index, run-time or `NonUniform`, names it (the
+    /// back end's clamp would give 0 in every channel).
+    #[test]
+    fn array_of_one_element_names_it_whatever_the_index() {
+        check_pass(
+            opt_const_desc_index,
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:f32 = load ssbo.nu[2+%0<1] %1 align 4
+            %3:f32x4 = image_fetch img.nu[4+%0<1] %0, %1
+            %4:i32x4 = image_size img.nu[5+%0<1] %1
+            %5:f32x4 = image_sample_l.s6 img[6+%0<1] smp[6+%0<1] %3, %2
+            %6:f32x4 = image_sample_l.s9 img[7+%0<2] smp[9+%0<1] %3, %2
+            store ssbo[0] %1, %2 align 4
+            ",
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:f32 = load ssbo[2] %1 align 4
+            %3:f32x4 = image_fetch img[4] %0, %1
+            %4:i32x4 = image_size img[5] %1
+            %5:f32x4 = image_sample_l.s6 img[6] %3, %2
+            %6:f32x4 = image_sample_l.s9 img[7+%0<2] %3, %2
+            store ssbo[0] %1, %2 align 4
+            ",
+        );
     }
 
     #[test]

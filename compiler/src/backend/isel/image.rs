@@ -1,7 +1,17 @@
 //! Selection of typed image accesses and sampler messages.
 
 use super::*;
-use crate::ir::{BufIndex, ImgRef, RedOp};
+use crate::ir::{BufIndex, ImgRef};
+
+/// A run-time selector of an image op: `reg`, a scalar UD (binding-table index | sampler
+/// index << 8), replaces the op's binding-table and sampler indices; `max_sampler` is the
+/// highest sampler index it can hold (0 for ops without a sampler). Only a sampler index
+/// of 16 or more needs the message header's sampler-state pointer (see `lower_sends`).
+#[derive(Clone, Copy)]
+struct Selector {
+    reg: Opnd,
+    max_sampler: u32,
+}
 
 impl Isel<'_> {
     /// An image op on a fixed descriptor, or on array elements chosen at run time (see
@@ -53,21 +63,22 @@ impl Isel<'_> {
         } else {
             r.sampler
         };
+        // The highest sampler index the selector can hold: the clamp keeps each index in
+        // its array; a combined descriptor's sampler index is its binding-table index.
+        let max_sampler = match (sampler_base, r.index, sampler_index) {
+            (None, ..) => 0,
+            (Some(_), Some(x), _) if combined => r.bti + x.count - 1,
+            (Some(sb), _, Some(x)) => sb + x.count - 1,
+            (Some(sb), ..) => sb,
+        };
         let nonuniform = r.nonuniform();
         if !nonuniform {
-            let sel = self.uniform_selector(r, sampler_base, sampler_index, combined)?;
+            let reg = self.uniform_selector(r, sampler_base, sampler_index, combined)?;
+            let sel = Selector { reg, max_sampler };
             return self.image_at(dst, op, r.bti, Some(sel), srcs);
         }
-        let clamp = |s: &mut Self, x: BufIndex| -> Res<Opnd> {
-            let idx = s.comp(x.index, 0)?;
-            let mut b = s.b();
-            let c = b.vreg(Type::UD, 1);
-            b.alu2(Opcode::Sel, c, idx.retype(Type::UD), Opnd::ud(x.count - 1))
-                .cmod = CondMod::L;
-            Ok(c)
-        };
-        let img = r.index.map(|x| clamp(self, x)).transpose()?;
-        let smp = sampler_index.map(|x| clamp(self, x)).transpose()?;
+        let img = r.index.map(|x| self.clamped_index(x)).transpose()?;
+        let smp = sampler_index.map(|x| self.clamped_index(x)).transpose()?;
         let key = match (img, smp) {
             (Some(i), None) => i,
             (None, Some(s)) => {
@@ -89,28 +100,36 @@ impl Isel<'_> {
                 ))
             }
         };
-        self.b().control(LOp::Do);
-        let t = self.sg_fill(key, u32::MAX);
-        let m = self.sg_reduce(RedOp::Umin, t).retype(Type::UD);
-        // The selector: binding-table index | sampler index << 8, as one scalar.
+        let m = self.nonuniform_loop_head(key);
+        // The selector: binding-table index | sampler index << 8, as one scalar. The image
+        // index is the key itself when the key holds no sampler index (no `and`), and the
+        // binding-table index when the array starts at entry 0 (no `add`).
         let mut b = self.b();
         let mut s1 = b.at(1, 0, true);
-        let bti = s1.vreg(Type::UD, 1).scalar();
-        match img {
+        let bti = match img {
+            Some(_) if smp.is_none() && r.bti == 0 => m,
             Some(_) => {
-                s1.alu2(Opcode::And, bti, m, Opnd::ud(0xFFFF));
-                s1.alu2(Opcode::Add, bti, bti, Opnd::ud(r.bti));
+                let bti = s1.vreg(Type::UD, 1).scalar();
+                if smp.is_some() {
+                    s1.alu2(Opcode::And, bti, m, Opnd::ud(0xFFFF));
+                    if r.bti != 0 {
+                        s1.alu2(Opcode::Add, bti, bti, Opnd::ud(r.bti));
+                    }
+                } else {
+                    s1.alu2(Opcode::Add, bti, m, Opnd::ud(r.bti));
+                }
+                bti
             }
             None => {
+                let bti = s1.vreg(Type::UD, 1).scalar();
                 s1.mov(bti, Opnd::ud(r.bti));
+                bti
             }
-        }
-        let sel = s1.vreg(Type::UD, 1).scalar();
-        match sampler_base {
-            None => {
-                s1.mov(sel, bti);
-            }
+        };
+        let sel = match sampler_base {
+            None => bti,
             Some(sb) => {
+                let sel = s1.vreg(Type::UD, 1).scalar();
                 let smp_t = s1.vreg(Type::UD, 1).scalar();
                 if combined {
                     // The sampler-table index of a combined descriptor is its BTI.
@@ -123,19 +142,16 @@ impl Isel<'_> {
                 }
                 s1.alu2(Opcode::Shl, smp_t, smp_t, Opnd::ud(8));
                 s1.alu2(Opcode::Or, sel, bti, smp_t);
+                sel
             }
-        }
-        let mut b = self.b();
-        b.cmp(CondMod::Z, Opnd::null(Type::UD), key, m);
-        b.control(LOp::If).pred = Some(Pred {
-            flag_sub: 0,
-            inverse: false,
-        });
+        };
+        self.nonuniform_if(key, m);
+        let sel = Selector {
+            reg: sel,
+            max_sampler,
+        };
         self.image_at(dst, op, r.bti, Some(sel), srcs)?;
-        let mut b = self.b();
-        b.control(LOp::Break);
-        b.control(LOp::Endif);
-        b.control(LOp::While);
+        self.nonuniform_loop_end();
         Ok(())
     }
 
@@ -197,7 +213,7 @@ impl Isel<'_> {
         dst: Option<ir::Value>,
         op: ImageOp,
         bti: u32,
-        sel: Option<Opnd>,
+        sel: Option<Selector>,
         srcs: &[ir::Value],
     ) -> Res<()> {
         if op.is_read() && op != ImageOp::Load {
@@ -208,7 +224,7 @@ impl Isel<'_> {
         if let Some(sel) = sel {
             for inst in &mut self.prog.insts[start..] {
                 if inst.op.surface() == Some(Surface::Indirect) {
-                    inst.srcs.push(sel);
+                    inst.srcs.push(sel.reg);
                 }
             }
         }
@@ -335,12 +351,12 @@ impl Isel<'_> {
     /// A sampler message: the parameters of `payload_params` (coordinates, level; missing
     /// ones in the middle 0, trailing ones left out), one block each, stay a logical message
     /// until `lower_sends`.
-    pub(super) fn sample(
+    fn sample(
         &mut self,
         dst: Option<ir::Value>,
         op: ImageOp,
         bti: u32,
-        sel: Option<Opnd>,
+        sel: Option<Selector>,
         srcs: &[ir::Value],
     ) -> Res<()> {
         use ferrite_isa::sampler_msg::{payload_params, Param, SamplerHeader, SamplerMsgType as M};
@@ -400,6 +416,9 @@ impl Isel<'_> {
                 )))
             }
         };
+        // A run-time selector replaces the sampler index; the message keeps the highest one
+        // it can hold (whether it needs the header's sampler-state pointer).
+        let sampler = sel.map_or(sampler, |s| s.max_sampler);
         if sampler > 255 {
             return Err(BackendError::Internal(format!("sampler index {sampler}")));
         }
@@ -453,7 +472,7 @@ impl Isel<'_> {
                 indirect: sel.is_some(),
             },
             d,
-            std::iter::once(r).chain(sel).collect(),
+            std::iter::once(r).chain(sel.map(|s| s.reg)).collect(),
         );
         Ok(())
     }
@@ -606,6 +625,67 @@ mod tests {
                 pieces,
                 "SIMD{simd}:\n{}",
                 k.asm
+            );
+        }
+    }
+
+    /// A run-time selector whose sampler index stays below 16 (`ld` and `resinfo` use
+    /// none; a combined array at entries 2..4) needs no message header and no `and` of the
+    /// selector before `a0`; one that may reach 16 (a combined array at 14..17) keeps the
+    /// header and its sampler-state pointer. An `ld` loop over an array at entry 0 takes
+    /// the minimum key as its binding-table index (no `and 0xffff`, no `add`).
+    #[test]
+    fn run_time_selector_takes_a_header_only_for_high_sampler_indices() {
+        let src = |first: u32| {
+            format!(
+                "shader local_size 16 1 1 shared 0 local 0 push 0
+                %0:i32 = sysval local_invocation_index
+                %1:i32 = const 3
+                %2:i32 = umod %0, %1
+                %3:i32 = const 0
+                %4:f32x4 = image_fetch img.nu[0+%2<3] %0, %3
+                %5:i32x4 = image_size img.nu[0+%2<3] %3
+                %6:f32x2 = const 0.5, 0.5
+                %7:f32 = const 0.0
+                %8:f32x4 = image_sample_l.s{first} img.nu[{first}+%2<4] smp.nu[{first}+%2<4] %6, %7
+                %9:f32 = extract %4, 0
+                %10:i32 = extract %5, 0
+                %11:f32 = extract %8, 0
+                %12:f32 = i2f %10
+                %13:f32 = fadd %9, %11
+                %14:f32 = fadd %13, %12
+                store ssbo[20] %3, %14 align 4"
+            )
+        };
+        for simd in [8u32, 16, 32] {
+            let low = compile(&parse_shader(&src(2)).unwrap(), &opts(simd)).unwrap();
+            assert!(!low.asm.contains("g0.3<0,1,0>"), "SIMD{simd}:\n{}", low.asm);
+            assert!(
+                !low.asm.contains("0x00000fffUD"),
+                "SIMD{simd}:\n{}",
+                low.asm
+            );
+            assert!(
+                !low.asm.contains("0x0000ffffUD"),
+                "SIMD{simd}:\n{}",
+                low.asm
+            );
+            assert_eq!(
+                low.asm.lines().filter(|l| l.contains("while")).count(),
+                3,
+                "SIMD{simd}:\n{}",
+                low.asm
+            );
+            let high = compile(&parse_shader(&src(14)).unwrap(), &opts(simd)).unwrap();
+            assert!(
+                high.asm.contains("g0.3<0,1,0>"),
+                "SIMD{simd}:\n{}",
+                high.asm
+            );
+            assert!(
+                high.asm.contains("0x00000fffUD"),
+                "SIMD{simd}:\n{}",
+                high.asm
             );
         }
     }
