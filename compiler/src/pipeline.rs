@@ -67,6 +67,7 @@ pub struct DebugFlags {
     pub nopresched: bool,
     pub nobranchopt: bool,
     pub nodeadvalues: bool,
+    pub novectorize: bool,
 }
 
 impl DebugFlags {
@@ -115,6 +116,10 @@ impl DebugFlags {
             "nodeadvalues",
             "keep loop parameters and results that reach no side effect (skip dead_values)",
         ),
+        (
+            "novectorize",
+            "keep adjacent loads and stores as separate messages (skip vectorize)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -138,6 +143,7 @@ impl DebugFlags {
                 "nopresched" => d.nopresched = true,
                 "nobranchopt" => d.nobranchopt = true,
                 "nodeadvalues" => d.nodeadvalues = true,
+                "novectorize" => d.novectorize = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -278,6 +284,8 @@ pub const PIPELINE: &[Pass] = &[
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
     ("load_cse", |f| Ok(passes::opt_load_cse(f))),
+    // After load CSE (a repeated load is one load before it joins a vector).
+    ("vectorize", |f| Ok(passes::opt_vectorize(f))),
     ("fuse_mad", |f| Ok(passes::opt_fuse_mad(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
     // Scalarized vectors: a loop-carried component nobody reads.
@@ -293,6 +301,7 @@ pub const GATED: &[Gate] = &[
     ("soft_fp64", |t, d| uses_soft_fp64(t, d)),
     ("fuse_mad", |_, d| !d.nocontract),
     ("dead_values", |_, d| !d.nodeadvalues),
+    ("vectorize", |_, d| !d.novectorize),
 ];
 
 /// Doubles go through the software lowering: the target has no DF hardware, or forced.

@@ -24,12 +24,12 @@ use crate::hash::HashMap;
 use crate::ir::*;
 
 /// The classes of memory a load may read and an instruction may write (bits).
-const READ_ONLY: u8 = 0;
+pub(super) const READ_ONLY: u8 = 0;
 const BUFFER: u8 = 1;
 const SHARED: u8 = 2;
 const LOCAL: u8 = 4;
 
-fn class(s: Space) -> u8 {
+pub(super) fn class(s: Space) -> u8 {
     match s {
         Space::Ubo(_) | Space::UboArray(_) | Space::Push => READ_ONLY,
         Space::Ssbo(_) | Space::SsboArray(_) | Space::Global(_) => BUFFER,
@@ -39,7 +39,7 @@ fn class(s: Space) -> u8 {
 }
 
 /// The classes of memory `op` may write.
-fn clobbers(op: &Op) -> u8 {
+pub(super) fn clobbers(op: &Op) -> u8 {
     match op {
         // A store to a read-only space is invalid; count it as writing everything.
         Op::Store { space, .. } | Op::Atomic { space, .. } => match class(*space) {

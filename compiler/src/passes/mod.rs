@@ -14,6 +14,7 @@ mod sat;
 mod soft_fp64;
 mod ssa;
 mod unroll;
+mod vectorize;
 
 pub use algebraic::opt_algebraic;
 pub use bools::lower_bools;
@@ -28,6 +29,7 @@ pub use sat::lower_sat_add;
 pub use soft_fp64::soft_fp64;
 pub use ssa::vars_to_ssa;
 pub use unroll::opt_unroll;
+pub use vectorize::opt_vectorize;
 
 #[cfg(test)]
 pub(crate) fn check_pass(pass: fn(&mut crate::ir::Function) -> bool, input: &str, expected: &str) {
