@@ -128,13 +128,25 @@ impl Isel<'_> {
         Ok(c)
     }
 
-    /// Opens the loop over the distinct values of `key` (a UD vector) that a `NonUniform`
-    /// index needs (module doc) and returns the minimum key over the channels still in the
-    /// loop, as a scalar. [`Isel::nonuniform_if`] then selects the channels holding it.
+    /// Opens the loop over the distinct values of `key` (a UD vector, one element per
+    /// channel) that a `NonUniform` index needs (module doc) and returns the key of the
+    /// first channel still in the loop, as a scalar: `fbl` of the channel enables and one
+    /// indirect read (docs/gen9.md 2.10.1), as brw does, where a minimum over the channels
+    /// costs 2 + log2(width) instructions. [`Isel::nonuniform_if`] then selects the
+    /// channels holding it.
     pub(super) fn nonuniform_loop_head(&mut self, key: Opnd) -> Opnd {
         self.b().control(LOp::Do);
-        let t = self.sg_fill(key, u32::MAX);
-        self.sg_reduce(RedOp::Umin, t).retype(Type::UD)
+        let first = self.first_enabled_channel();
+        let w = self.w;
+        let mut b = self.b();
+        let mut s1 = b.at(1, 0, true);
+        let m = s1.vreg(Type::UD, 1).scalar();
+        s1.inst(
+            LOp::Shuffle { width: w },
+            m,
+            vec![key.retype(Type::UD), first],
+        );
+        m
     }
 
     /// The `if` around the message of one iteration: the channels whose `key` is `m`.
@@ -389,6 +401,16 @@ mod tests {
                 assert!(a0_sends >= 1, "SIMD{simd} nu={nu}:\n{}", k.asm);
                 let whiles = k.asm.lines().filter(|l| l.contains("while")).count();
                 assert_eq!(whiles, usize::from(nu), "SIMD{simd} nu={nu}:\n{}", k.asm);
+                // The loop head: the first enabled channel's key by `fbl` of ce0 and one
+                // scalar indirect read, not a minimum over the channels.
+                let ctx = format!("SIMD{simd} nu={nu}:\n{}", k.asm);
+                assert_eq!(count(&k.asm, "fbl(1)"), usize::from(nu), "{ctx}");
+                assert_eq!(count(&k.asm, "mask0<0,1,0>UD"), usize::from(nu), "{ctx}");
+                if nu {
+                    // Only the per-channel clamp selects; no reduction step (sel.l(2), (1)).
+                    assert_eq!(count(&k.asm, "sel.l(1)"), 0, "{ctx}");
+                    assert_eq!(count(&k.asm, "sel.l(2)"), 0, "{ctx}");
+                }
             }
         }
     }

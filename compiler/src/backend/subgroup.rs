@@ -322,6 +322,13 @@ impl Isel<'_> {
         if self.cf_depth == 0 {
             return Opnd::ud(0);
         }
+        self.first_enabled_channel()
+    }
+
+    /// `fbl` of the channel enables, as a scalar UD, wherever control flow stands: the
+    /// loops Isel opens itself (the `NonUniform` descriptor loop) are not counted in
+    /// `cf_depth`, so their heads ask here directly.
+    pub(super) fn first_enabled_channel(&mut self) -> Opnd {
         let mut b = self.b();
         let mut b = b.at(1, 0, true);
         let t = b.vreg(Type::UD, 1);
