@@ -493,39 +493,24 @@ impl Isel<'_> {
                     b.mov(d.retype(Type::UD).offset(c * 4 * w), Opnd::ud(0));
                 }
             }
-            SubgroupOp::Broadcast => {
-                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
-                let id = self.comp(srcs[1], 0)?;
-                if x.is_imm() || x.stride == 0 {
-                    self.sg_out(dst, d, x, dom);
-                } else if id.stride == 0 && !id.is_imm() {
-                    // A uniform id in a scalar: reduced modulo the width (an id past it names
-                    // an inactive invocation), then one indirect read.
-                    let mut b = self.b();
-                    let mut b = b.at(1, 0, true);
-                    let m = b.vreg(Type::UD, 1);
-                    b.alu2(Opcode::And, m, id.retype(Type::UD), Opnd::ud(w - 1));
-                    self.sg_gather(dst, d, x, dom, m.scalar());
-                } else {
-                    // A constant id, or the same id in every active channel.
-                    self.sg_gather(dst, d, x, dom, id);
-                }
-            }
-            SubgroupOp::Shuffle => {
+            // Broadcast takes one id for all channels (constant or dynamically uniform);
+            // Shuffle one per channel, which may also be the same in all of them.
+            SubgroupOp::Broadcast | SubgroupOp::Shuffle => {
                 let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
                 let id = self.comp(srcs[1], 0)?;
                 if x.is_imm() || x.stride == 0 {
                     // A uniform value: every channel holds it already.
                     self.sg_out(dst, d, x, dom);
                 } else if id.stride == 0 && !id.is_imm() {
-                    // One id for all channels, in a scalar: modulo the width, one read.
+                    // One id in a scalar: reduced modulo the width (an id past it names an
+                    // inactive invocation), then one indirect read.
                     let mut b = self.b();
                     let mut b = b.at(1, 0, true);
                     let m = b.vreg(Type::UD, 1);
                     b.alu2(Opcode::And, m, id.retype(Type::UD), Opnd::ud(w - 1));
                     self.sg_gather(dst, d, x, dom, m.scalar());
                 } else {
-                    // Channel c reads channel `id[c]` of x.
+                    // A constant id, or channel c reading channel `id[c]` of x.
                     self.sg_gather(dst, d, x, dom, id);
                 }
             }
