@@ -120,6 +120,12 @@ impl Isel<'_> {
                 let ls = self.local_size;
                 for c in 0..3u32 {
                     let mut b = self.b();
+                    if ls[c as usize] == 1 {
+                        // One invocation along c: the local id is 0, the global id the
+                        // workgroup's.
+                        b.mov(d.offset(c * st), wg.offset(c * wst));
+                        continue;
+                    }
                     b.alu2(
                         Opcode::Mul,
                         d.offset(c * st),
@@ -187,7 +193,15 @@ impl Isel<'_> {
     pub(super) fn udivmod(&mut self, rem: Option<Opnd>, quot: Option<Opnd>, a: Opnd, k: u32) {
         let mut b = self.b();
         let (a, k) = (a.retype(Type::UD), k.max(1));
-        if k.is_power_of_two() {
+        if k == 1 {
+            // x mod 1 = 0, x / 1 = x: no `and x, 0` / `shr x, 0` for a size of one.
+            if let Some(r) = rem {
+                b.mov(r.retype(Type::UD), Opnd::ud(0));
+            }
+            if let Some(q) = quot {
+                b.mov(q.retype(Type::UD), a);
+            }
+        } else if k.is_power_of_two() {
             if let Some(r) = rem {
                 b.alu2(Opcode::And, r.retype(Type::UD), a, Opnd::ud(k - 1));
             }
@@ -213,6 +227,46 @@ impl Isel<'_> {
                     q.retype(Type::UD),
                     vec![a, Opnd::ud(k)],
                 );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{compile, BackendOptions};
+    use crate::parse::parse_shader;
+
+    /// Along a workgroup dimension of one invocation the local id is 0 and the global id
+    /// the workgroup's: no `and x, 0`, `shr x, 0` or multiply by 1 is emitted for it.
+    #[test]
+    fn dimensions_of_one_invocation_take_the_workgroup_id() {
+        let s = parse_shader(
+            "shader local_size 1 1 1 shared 0 local 0 push 0
+            %0:i32x3 = sysval global_invocation_id
+            %1:i32 = extract %0, 0
+            %2:i32 = extract %0, 1
+            %3:i32 = extract %0, 2
+            %4:i32 = iadd %1, %2
+            %5:i32 = iadd %4, %3
+            %6:i32 = const 4
+            %7:i32 = imul %1, %6
+            store ssbo[0] %7, %5 align 4",
+        )
+        .unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &BackendOptions::gen9_at(simd)).unwrap();
+            let ctx = format!("SIMD{simd}:\n{}", k.asm);
+            for bad in ["0x00000000UD    {", "  1D    "] {
+                let n = k
+                    .asm
+                    .lines()
+                    .filter(|l| {
+                        (l.contains("and(") || l.contains("shr(") || l.contains("mul("))
+                            && l.contains(bad)
+                    })
+                    .count();
+                assert_eq!(n, 0, "`{bad}`: {ctx}");
             }
         }
     }
