@@ -573,7 +573,7 @@ pub fn run_limited(
                         .map(|t| vec![0; lanes * usize::from(t.comps)])
                         .collect(),
                     shared: vec![0; shader.shared_size as usize],
-                    local: vec![vec![0; shader.local_mem_size as usize]; lanes],
+                    local: vec![vec![0; shader.func.local_mem_size as usize]; lanes],
                     ctx: Vec::new(),
                     wg_id: [x, y, z],
                     num_groups,

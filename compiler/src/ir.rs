@@ -799,6 +799,10 @@ pub struct Function {
     /// loads of writable memory must then each be performed, so they are not merged
     /// (`passes::opt_load_cse`). Printed as a `volatile_memory` line.
     pub volatile_memory: bool,
+    /// Bytes of per-invocation private memory (`Space::Local`; scratch in the back end): the
+    /// function's, so a pass that removes its accesses can also give it up. Printed in the
+    /// shader's header line.
+    pub local_mem_size: u32,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1245,8 +1249,6 @@ pub struct Shader {
     pub local_size: [u32; 3],
     /// Bytes of workgroup-shared memory.
     pub shared_size: u32,
-    /// Bytes of per-invocation private memory (`Space::Local`).
-    pub local_mem_size: u32,
     /// Bytes of push-constant data read.
     pub push_size: u32,
 }
@@ -1479,7 +1481,7 @@ impl fmt::Display for Shader {
             self.local_size[1],
             self.local_size[2],
             self.shared_size,
-            self.local_mem_size,
+            self.func.local_mem_size,
             self.push_size
         )?;
         write!(f, "{}", self.func)

@@ -740,11 +740,12 @@ pub fn parse_shader(text: &str) -> Result<Shader, ParseError> {
         let idx = text.find(first).unwrap_or(0) + first.len();
         body = &text[idx..];
     }
+    let mut func = parse_function(body)?;
+    func.local_mem_size = local_mem_size;
     Ok(Shader {
-        func: parse_function(body)?,
+        func,
         local_size,
         shared_size,
-        local_mem_size,
         push_size,
     })
 }

@@ -3,9 +3,9 @@
 //!
 //! # What a back end receives ([`compile_to_ir`])
 //!
-//! A [`Shader`]: `local_size`, `shared_size` (bytes of SLM), `local_mem_size` (bytes of
-//! per-invocation private memory, i.e. scratch, for dynamically indexed function arrays),
-//! `push_size`, and one function in which, after [`PIPELINE`]:
+//! A [`Shader`]: `local_size`, `shared_size` (bytes of SLM), `push_size`, and one function
+//! (with its `local_mem_size`: bytes of per-invocation private memory, i.e. scratch, for
+//! dynamically indexed function arrays) in which, after [`PIPELINE`]:
 //! * there are no variables (`load_var`/`store_var`) and no 1-bit booleans: booleans are
 //!   `b16`/`b32`/`b64` holding 0 or all ones, sized as the hardware's CMP produces them;
 //! * every ALU op is scalar; vectors remain only in `vec` (building a store's data),

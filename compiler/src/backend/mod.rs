@@ -413,7 +413,7 @@ fn compile_one(
         log::trace!("LIR after schedule_for_pressure:\n{prog}");
     }
     // Private memory first (one block per lane), spill slots after it.
-    let local_bytes = (shader.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
+    let local_bytes = (shader.func.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
     let alloc = times.time(name("regalloc"), || {
         ra::allocate_with(&mut prog, file, local_bytes, may_spill)
     })?;

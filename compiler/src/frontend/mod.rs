@@ -282,12 +282,12 @@ fn translate_module(
         phi_vars: HashMap::default(),
     };
     fe.module(module)?;
+    fe.f.local_mem_size = fe.iface.local_size_mem;
     Ok(FrontendOutput {
         shader: ir::Shader {
             func: fe.f,
             local_size: fe.iface.local_size,
             shared_size: fe.iface.shared_size,
-            local_mem_size: fe.iface.local_size_mem,
             push_size: fe.iface.push_size,
         },
         bindings: fe.iface.bindings,

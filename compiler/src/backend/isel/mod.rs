@@ -239,7 +239,7 @@ impl<'a> Isel<'a> {
             layout,
             hw,
             local_size: shader.local_size,
-            local_mem_size: shader.local_mem_size.next_multiple_of(4),
+            local_mem_size: shader.func.local_mem_size.next_multiple_of(4),
             func: &shader.func,
             vals: vec![None; shader.func.values.len()],
             loops: Vec::new(),
