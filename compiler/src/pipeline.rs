@@ -68,6 +68,7 @@ pub struct DebugFlags {
     pub nobranchopt: bool,
     pub nodeadvalues: bool,
     pub novectorize: bool,
+    pub noprivate: bool,
 }
 
 impl DebugFlags {
@@ -120,6 +121,10 @@ impl DebugFlags {
             "novectorize",
             "keep adjacent loads and stores as separate messages (skip vectorize)",
         ),
+        (
+            "noprivate",
+            "keep small private arrays in scratch (skip private_arrays)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -144,6 +149,7 @@ impl DebugFlags {
                 "nobranchopt" => d.nobranchopt = true,
                 "nodeadvalues" => d.nodeadvalues = true,
                 "novectorize" => d.novectorize = true,
+                "noprivate" => d.noprivate = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }
@@ -266,6 +272,8 @@ pub const PIPELINE: &[Pass] = &[
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
+    // After unrolling and folding, which make most private-array offsets constant.
+    ("private_arrays", |f| Ok(passes::opt_private_arrays(f))),
     // Unrolled loops over descriptor arrays index them with constants.
     ("const_desc_index", |f| Ok(passes::opt_const_desc_index(f))),
     ("load_cse", |f| Ok(passes::opt_load_cse(f))),
@@ -302,6 +310,7 @@ pub const GATED: &[Gate] = &[
     ("fuse_mad", |_, d| !d.nocontract),
     ("dead_values", |_, d| !d.nodeadvalues),
     ("vectorize", |_, d| !d.novectorize),
+    ("private_arrays", |_, d| !d.noprivate),
 ];
 
 /// Doubles go through the software lowering: the target has no DF hardware, or forced.

@@ -407,6 +407,52 @@ fn barrier_and_slm_reported() {
     assert!(k.asm.contains("gateway"), "{}", k.asm);
 }
 
+/// limits_ubo_range_64k: a constant table of eight words read at the invocation index.
+const CONST_TABLE: &str = "#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) uniform U { uvec4 u[4096]; };
+layout(set = 0, binding = 1) buffer O { uvec4 o[8]; };
+const uint idx[8] = uint[](0u, 1u, 2047u, 2048u, 4094u, 4095u, 17u, 3000u);
+void main() {
+  uint i = gl_LocalInvocationID.x;
+  o[i] = u[idx[i]];
+}";
+
+/// pipeline_threads' accumulator: `float acc[NUM_ROWS]` with NUM_ROWS 1, indexed by a loop
+/// counter, updated in a loop.
+const ACCUMULATOR: &str = "#version 450
+layout(local_size_x = 32) in;
+layout(push_constant) uniform P { uint ncols; } p;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    float acc[1];
+    for (uint n = 0; n < 1; ++n) acc[n] = 0.0;
+    for (uint col = tid; col < p.ncols; col += 32)
+        for (uint n = 0; n < 1; ++n) acc[n] += a[col];
+    for (uint n = 0; n < 1; ++n) d[tid + n] = acc[n];
+}";
+
+/// Small private arrays become values (passes/private.rs): no scratch, and only the
+/// buffer messages and the end of thread are sends (the constant table was eight scratch
+/// writes and a scratch read; the accumulator a scratch read and write per iteration).
+#[test]
+fn small_private_arrays_need_no_scratch() {
+    for (name, src, sends) in [
+        ("const_table", CONST_TABLE, 3),
+        ("accumulator", ACCUMULATOR, 3),
+    ] {
+        let Some(shader) = ir_of(name, src) else {
+            return;
+        };
+        assert_eq!(shader.func.local_mem_size, 0, "{name}:\n{shader}");
+        let k = backend::compile(&shader, &BackendOptions::gen9()).unwrap();
+        assert_eq!(k.scratch_size, 0, "{name}:\n{}", k.asm);
+        assert_eq!(k.stats.sends, sends, "{name}:\n{}", k.asm);
+    }
+}
+
 #[test]
 fn push_constants_in_curbe_layout() {
     let Some(shader) = ir_of("saxpy", SAMPLES[0].1) else {

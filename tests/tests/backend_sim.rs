@@ -451,6 +451,54 @@ fn private_arrays_in_scratch_match_cpu() {
     }
 }
 
+/// A private array of four words, read and written at run-time indices: small enough that
+/// the middle end keeps it in values (passes/private.rs: selects over the four words), so
+/// no scratch at all.
+const SMALL_LOCAL_ARRAY: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { uint v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint t[4];
+    for (uint k = 0u; k < 4u; k++) t[k] = v[i] * k + k;
+    uint j = v[i] % 4u;
+    t[j] += 1000u;
+    t[(j + 1u) % 4u] ^= 0x55u;
+    uint s = 0u;
+    for (uint k = 0u; k < 4u; k++) s += t[(k * 3u + j) % 4u] * (k + 1u);
+    v[i] = s;
+}";
+
+#[test]
+fn small_private_arrays_in_values_match_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("small_local_array", SMALL_LOCAL_ARRAY, simd) else {
+            return;
+        };
+        assert_eq!(k.scratch_size, 0, "SIMD{simd}: no scratch\n{}", k.asm);
+        let n = 32;
+        let (g, data) = compute_setup(&[n as u64 * 4]);
+        let input: Vec<u32> = (0..n as u32).map(|i| i * 13 + 5).collect();
+        g.write_u32s(data[0], 0, &input);
+        dispatch(&g, &k, [2, 1, 1], &[(data[0], n as u64 * 4)]);
+        let out = g.read_u32s(data[0], 0, n);
+        for i in 0..n {
+            let x = input[i];
+            let mut t: Vec<u32> = (0..4u32)
+                .map(|k| x.wrapping_mul(k).wrapping_add(k))
+                .collect();
+            let j = (x % 4) as usize;
+            t[j] = t[j].wrapping_add(1000);
+            t[(j + 1) % 4] ^= 0x55;
+            let mut s = 0u32;
+            for kk in 0..4usize {
+                s = s.wrapping_add(t[(kk * 3 + j) % 4].wrapping_mul(kk as u32 + 1));
+            }
+            assert_eq!(out[i], s, "SIMD{simd} element {i}\n{}", k.asm);
+        }
+    }
+}
+
 const FREXP: &str = "#version 450
 layout(local_size_x = 8) in;
 layout(set=0, binding=0) buffer F { float f[]; };
