@@ -231,6 +231,13 @@ struct Field {
     values: Vec<(String, u64)>,
 }
 
+impl Field {
+    /// A member of the generated structure: not a must-be-zero/one constant.
+    fn is_member(&self) -> bool {
+        !matches!(self.kind, Kind::Mbz | Kind::Mbo)
+    }
+}
+
 fn fields_of(e: &Element) -> Vec<Field> {
     let mut out: Vec<Field> = Vec::new();
     let push = |f: &Element, base: u32, suffix: &str, out: &mut Vec<Field>| {
@@ -313,10 +320,7 @@ fn gen_item(out: &mut String, e: &Element, commands: &mut Vec<(String, String)>)
         "#[derive(Debug, Clone, Copy, PartialEq)]\npub struct {ty} {{"
     )
     .unwrap();
-    for f in fields
-        .iter()
-        .filter(|f| !matches!(f.kind, Kind::Mbz | Kind::Mbo))
-    {
+    for f in fields.iter().filter(|f| f.is_member()) {
         let rty = match f.kind {
             Kind::Bool => "bool",
             Kind::Int => "i64",
@@ -337,10 +341,7 @@ fn gen_item(out: &mut String, e: &Element, commands: &mut Vec<(String, String)>)
         "impl Default for {ty} {{\n    fn default() -> Self {{\n        {ty} {{"
     )
     .unwrap();
-    for f in fields
-        .iter()
-        .filter(|f| !matches!(f.kind, Kind::Mbz | Kind::Mbo))
-    {
+    for f in fields.iter().filter(|f| f.is_member()) {
         let v = match (f.kind, f.default) {
             (Kind::Bool, d) => format!("{}", d.unwrap_or(0) != 0),
             (Kind::Int, d) => format!("{}", d.unwrap_or(0) as i64),
@@ -466,10 +467,7 @@ fn gen_item(out: &mut String, e: &Element, commands: &mut Vec<(String, String)>)
         "    /// Reads the fields from `dw` (missing dwords read as 0).\n    pub fn unpack(dw: &[u32]) -> Self {{\n        {ty} {{"
     )
     .unwrap();
-    for f in fields
-        .iter()
-        .filter(|f| !matches!(f.kind, Kind::Mbz | Kind::Mbo))
-    {
+    for f in fields.iter().filter(|f| f.is_member()) {
         let (s, e) = (f.start, f.end);
         let v = match f.kind {
             Kind::Bool => format!("get_bits(dw, {s}, {e}) != 0"),
@@ -489,7 +487,7 @@ fn gen_item(out: &mut String, e: &Element, commands: &mut Vec<(String, String)>)
     )
     .unwrap();
     for fl in fields.iter().filter(|f| {
-        !matches!(f.kind, Kind::Mbz | Kind::Mbo)
+        f.is_member()
             && !(is_insn
                 && f.end < 32
                 && (HEADER_FIELDS.contains(&f.name.as_str()) || f.name == "DWord Length"))

@@ -135,6 +135,68 @@ macro_rules! registry_destroys {
 }
 pub(crate) use registry_destroys;
 
+/// Defines `vkGet*MemoryRequirements`, `vkBind*Memory` and `vkBind*Memory2` of objects that
+/// live in one of the device's registries and are bound to memory through their
+/// `requirements(device)` and `bind(device, memory, offset)`: the first two take one object,
+/// the third `count` objects, each named by the member `$member` of its `$info` structure,
+/// stopping at the first error; all inside [`ffi::void`] or [`ffi::result`] (no panic crosses
+/// the FFI edge).
+macro_rules! registry_binds {
+    ($($req:ident, $req_name:literal;
+       $f:ident, $name:literal, $handle:ty;
+       $f2:ident, $name2:literal, $info:ident.$member:ident => $registry:ident;)*) => {$(
+        pub(crate) unsafe extern "system" fn $req(
+            device: ::ash::vk::Device,
+            object: $handle,
+            p_req: *mut ::ash::vk::MemoryRequirements,
+        ) {
+            crate::ffi::void($req_name, || {
+                // SAFETY: a live device per the spec.
+                let d = unsafe { crate::device::dev(device) }?;
+                let req = d.$registry.get(::ash::vk::Handle::as_raw(object))?.requirements(d);
+                // SAFETY: valid output pointer per the spec.
+                unsafe { crate::ffi::write(p_req, req, "pMemoryRequirements") }
+            })
+        }
+
+        pub(crate) unsafe extern "system" fn $f(
+            device: ::ash::vk::Device,
+            object: $handle,
+            memory: ::ash::vk::DeviceMemory,
+            offset: u64,
+        ) -> ::ash::vk::Result {
+            crate::ffi::result($name, || {
+                // SAFETY: a live device per the spec.
+                let d = unsafe { crate::device::dev(device) }?;
+                d.$registry
+                    .get(::ash::vk::Handle::as_raw(object))?
+                    .bind(d, memory, offset)?;
+                Ok(::ash::vk::Result::SUCCESS)
+            })
+        }
+
+        pub(crate) unsafe extern "system" fn $f2(
+            device: ::ash::vk::Device,
+            count: u32,
+            p_infos: *const ::ash::vk::$info<'_>,
+        ) -> ::ash::vk::Result {
+            crate::ffi::result($name2, || {
+                // SAFETY: a live device and `count` valid structures per the spec.
+                let (d, infos) = unsafe {
+                    (crate::device::dev(device)?, crate::ffi::slice(p_infos, count, "pBindInfos")?)
+                };
+                for i in infos {
+                    d.$registry
+                        .get(::ash::vk::Handle::as_raw(i.$member))?
+                        .bind(d, i.memory, i.memory_offset)?;
+                }
+                Ok(::ash::vk::Result::SUCCESS)
+            })
+        }
+    )*};
+}
+pub(crate) use registry_binds;
+
 impl Device {
     /// # Safety
     /// `h` must be null or a device made by vkCreateDevice and not yet destroyed.

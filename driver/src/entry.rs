@@ -827,13 +827,20 @@ mod tests {
             let path = path.replace(' ', "");
             let (stem, name) = path.rsplit_once("::").unwrap_or(("entry", &path));
             // A core entry point promoted from an extension may be listed under the
-            // extension's name (the one it logs).
+            // extension's name (the one it logs), and the extension's alias under the core
+            // name.
             let listed = format!("{name}, \"{vk_name}\"");
             let listed_khr = format!("{name}, \"{vk_name}KHR\"");
+            let listed_core = vk_name
+                .strip_suffix("KHR")
+                .map(|core| format!("{name}, \"{core}\""));
             let by_macro = templates_wrapped
-                && sources
-                    .iter()
-                    .any(|(s, t)| s == stem && (t.contains(&listed) || t.contains(&listed_khr)));
+                && sources.iter().any(|(s, t)| {
+                    s == stem
+                        && (t.contains(&listed)
+                            || t.contains(&listed_khr)
+                            || listed_core.as_ref().is_some_and(|l| t.contains(l)))
+                });
             if !all_wrapped(stem, name) && !by_macro {
                 unwrapped.push(format!("{vk_name} ({path})"));
             }

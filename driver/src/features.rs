@@ -15,10 +15,18 @@ use kernel_iface::DeviceInfo;
 /// Where a feature's Bool32 lives: (Vulkan member name, structure type, byte offset).
 pub type Member = (&'static str, vk::StructureType, usize);
 
+/// `STYPE => Type { member: "name", ... }` gives the rows of one structure;
+/// `STYPE => Type, STYPE2 => Type2 { ... }` gives the same members' rows for each of the
+/// structures (members that a core structure restates from an extension's).
 macro_rules! members {
-    ($( $sty:ident => $ty:ident { $( $field:ident : $name:literal ),* $(,)? } )*) => {
-        &[ $( $( ($name, vk::StructureType::$sty, offset_of!(vk::$ty<'static>, $field)), )* )* ]
+    (@rows [$($row:tt)*]) => { &[$($row)*] };
+    (@rows [$($row:tt)*] $sty:ident => $ty:ident, $($more:ident => $mty:ident),+ { $($fields:tt)* } $($rest:tt)*) => {
+        members!(@rows [$($row)*] $sty => $ty { $($fields)* } $($more => $mty),+ { $($fields)* } $($rest)*)
     };
+    (@rows [$($row:tt)*] $sty:ident => $ty:ident { $( $field:ident : $name:literal ),* $(,)? } $($rest:tt)*) => {
+        members!(@rows [$($row)* $( ($name, vk::StructureType::$sty, offset_of!(vk::$ty<'static>, $field)), )*] $($rest)*)
+    };
+    ($($body:tt)*) => { members!(@rows [] $($body)*) };
 }
 
 /// Every feature member of every structure the driver fills or checks. The core structures
@@ -108,28 +116,6 @@ pub const MEMBERS: &[Member] = members! {
         vulkan_memory_model_device_scope: "vulkanMemoryModelDeviceScope",
         vulkan_memory_model_availability_visibility_chains: "vulkanMemoryModelAvailabilityVisibilityChains",
     }
-    PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => PhysicalDeviceDescriptorIndexingFeatures {
-        shader_input_attachment_array_dynamic_indexing: "shaderInputAttachmentArrayDynamicIndexing",
-        shader_uniform_texel_buffer_array_dynamic_indexing: "shaderUniformTexelBufferArrayDynamicIndexing",
-        shader_storage_texel_buffer_array_dynamic_indexing: "shaderStorageTexelBufferArrayDynamicIndexing",
-        shader_uniform_buffer_array_non_uniform_indexing: "shaderUniformBufferArrayNonUniformIndexing",
-        shader_sampled_image_array_non_uniform_indexing: "shaderSampledImageArrayNonUniformIndexing",
-        shader_storage_buffer_array_non_uniform_indexing: "shaderStorageBufferArrayNonUniformIndexing",
-        shader_storage_image_array_non_uniform_indexing: "shaderStorageImageArrayNonUniformIndexing",
-        shader_input_attachment_array_non_uniform_indexing: "shaderInputAttachmentArrayNonUniformIndexing",
-        shader_uniform_texel_buffer_array_non_uniform_indexing: "shaderUniformTexelBufferArrayNonUniformIndexing",
-        shader_storage_texel_buffer_array_non_uniform_indexing: "shaderStorageTexelBufferArrayNonUniformIndexing",
-        descriptor_binding_uniform_buffer_update_after_bind: "descriptorBindingUniformBufferUpdateAfterBind",
-        descriptor_binding_sampled_image_update_after_bind: "descriptorBindingSampledImageUpdateAfterBind",
-        descriptor_binding_storage_image_update_after_bind: "descriptorBindingStorageImageUpdateAfterBind",
-        descriptor_binding_storage_buffer_update_after_bind: "descriptorBindingStorageBufferUpdateAfterBind",
-        descriptor_binding_uniform_texel_buffer_update_after_bind: "descriptorBindingUniformTexelBufferUpdateAfterBind",
-        descriptor_binding_storage_texel_buffer_update_after_bind: "descriptorBindingStorageTexelBufferUpdateAfterBind",
-        descriptor_binding_update_unused_while_pending: "descriptorBindingUpdateUnusedWhilePending",
-        descriptor_binding_partially_bound: "descriptorBindingPartiallyBound",
-        descriptor_binding_variable_descriptor_count: "descriptorBindingVariableDescriptorCount",
-        runtime_descriptor_array: "runtimeDescriptorArray",
-    }
     PHYSICAL_DEVICE_VULKAN_1_1_FEATURES => PhysicalDeviceVulkan11Features {
         storage_buffer16_bit_access: "storageBuffer16BitAccess",
         uniform_and_storage_buffer16_bit_access: "uniformAndStorageBuffer16BitAccess",
@@ -155,6 +141,9 @@ pub const MEMBERS: &[Member] = members! {
         shader_float16: "shaderFloat16",
         shader_int8: "shaderInt8",
         descriptor_indexing: "descriptorIndexing",
+    }
+    PHYSICAL_DEVICE_DESCRIPTOR_INDEXING_FEATURES => PhysicalDeviceDescriptorIndexingFeatures,
+    PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => PhysicalDeviceVulkan12Features {
         shader_input_attachment_array_dynamic_indexing: "shaderInputAttachmentArrayDynamicIndexing",
         shader_uniform_texel_buffer_array_dynamic_indexing: "shaderUniformTexelBufferArrayDynamicIndexing",
         shader_storage_texel_buffer_array_dynamic_indexing: "shaderStorageTexelBufferArrayDynamicIndexing",
@@ -175,6 +164,8 @@ pub const MEMBERS: &[Member] = members! {
         descriptor_binding_partially_bound: "descriptorBindingPartiallyBound",
         descriptor_binding_variable_descriptor_count: "descriptorBindingVariableDescriptorCount",
         runtime_descriptor_array: "runtimeDescriptorArray",
+    }
+    PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => PhysicalDeviceVulkan12Features {
         sampler_filter_minmax: "samplerFilterMinmax",
         scalar_block_layout: "scalarBlockLayout",
         imageless_framebuffer: "imagelessFramebuffer",

@@ -493,32 +493,9 @@ crate::device::registry_destroys! {
     destroy_image, "vkDestroyImage", vk::Image => images;
 }
 
-pub(crate) unsafe extern "system" fn get_image_memory_requirements(
-    device: vk::Device,
-    image: vk::Image,
-    p_req: *mut vk::MemoryRequirements,
-) {
-    ffi::void("vkGetImageMemoryRequirements", || {
-        // SAFETY: a live device per the spec.
-        let d = unsafe { dev(device) }?;
-        let req = d.images.get(image.as_raw())?.requirements(d);
-        // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_req, req, "pMemoryRequirements") }
-    })
-}
-
-pub(crate) unsafe extern "system" fn get_image_memory_requirements2(
-    device: vk::Device,
-    p_info: *const vk::ImageMemoryRequirementsInfo2<'_>,
-    p_req: *mut vk::MemoryRequirements2<'_>,
-) {
-    ffi::void("vkGetImageMemoryRequirements2KHR", || {
-        // SAFETY: live device and valid info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
-        let req = d.images.get(info.image.as_raw())?.requirements(d);
-        // SAFETY: valid output structure and chain per the spec.
-        unsafe { crate::memory::write_requirements2(p_req, req) }
-    })
+crate::memory::requirements2_entries! {
+    get_image_memory_requirements2, "vkGetImageMemoryRequirements2KHR",
+        ImageMemoryRequirementsInfo2, |d, info| d.images.get(info.image.as_raw())?.requirements(d);
 }
 
 pub(crate) unsafe extern "system" fn get_image_sparse_memory_requirements(
@@ -533,35 +510,10 @@ pub(crate) unsafe extern "system" fn get_image_sparse_memory_requirements(
     })
 }
 
-pub(crate) unsafe extern "system" fn bind_image_memory(
-    device: vk::Device,
-    image: vk::Image,
-    memory: vk::DeviceMemory,
-    offset: u64,
-) -> vk::Result {
-    ffi::result("vkBindImageMemory", || {
-        // SAFETY: a live device per the spec.
-        let d = unsafe { dev(device) }?;
-        d.images.get(image.as_raw())?.bind(d, memory, offset)?;
-        Ok(vk::Result::SUCCESS)
-    })
-}
-
-pub(crate) unsafe extern "system" fn bind_image_memory2(
-    device: vk::Device,
-    count: u32,
-    p_infos: *const vk::BindImageMemoryInfo<'_>,
-) -> vk::Result {
-    ffi::result("vkBindImageMemory2KHR", || {
-        // SAFETY: a live device and `count` valid structures per the spec.
-        let (d, infos) = unsafe { (dev(device)?, ffi::slice(p_infos, count, "pBindInfos")?) };
-        for i in infos {
-            d.images
-                .get(i.image.as_raw())?
-                .bind(d, i.memory, i.memory_offset)?;
-        }
-        Ok(vk::Result::SUCCESS)
-    })
+crate::device::registry_binds! {
+    get_image_memory_requirements, "vkGetImageMemoryRequirements";
+    bind_image_memory, "vkBindImageMemory", vk::Image;
+    bind_image_memory2, "vkBindImageMemory2KHR", BindImageMemoryInfo.image => images;
 }
 
 pub(crate) unsafe extern "system" fn get_image_subresource_layout(

@@ -419,39 +419,32 @@ pub(crate) unsafe extern "system" fn unmap_memory(device: vk::Device, memory: vk
     })
 }
 
-/// Every memory type is HOST_COHERENT: flushes and invalidations have nothing to do, but the
-/// ranges must still name live memory.
-fn check_ranges(
-    device: vk::Device,
-    count: u32,
-    p_ranges: *const vk::MappedMemoryRange<'_>,
-) -> Result<vk::Result> {
-    // SAFETY: a live device and `count` valid ranges per the spec.
-    let (d, ranges) = unsafe { (dev(device)?, ffi::slice(p_ranges, count, "pMemoryRanges")?) };
-    for r in ranges {
-        d.memories.get(r.memory.as_raw())?;
-    }
-    Ok(vk::Result::SUCCESS)
+/// Defines vkFlushMappedMemoryRanges and vkInvalidateMappedMemoryRanges. Every memory type is
+/// HOST_COHERENT: flushes and invalidations have nothing to do, but the ranges must still name
+/// live memory.
+macro_rules! coherent_range_checks {
+    ($($f:ident, $name:literal;)*) => {$(
+        pub(crate) unsafe extern "system" fn $f(
+            device: vk::Device,
+            count: u32,
+            p_ranges: *const vk::MappedMemoryRange<'_>,
+        ) -> vk::Result {
+            ffi::result($name, || {
+                // SAFETY: a live device and `count` valid ranges per the spec.
+                let (d, ranges) =
+                    unsafe { (dev(device)?, ffi::slice(p_ranges, count, "pMemoryRanges")?) };
+                for r in ranges {
+                    d.memories.get(r.memory.as_raw())?;
+                }
+                Ok(vk::Result::SUCCESS)
+            })
+        }
+    )*};
 }
 
-pub(crate) unsafe extern "system" fn flush_mapped_memory_ranges(
-    device: vk::Device,
-    count: u32,
-    p_ranges: *const vk::MappedMemoryRange<'_>,
-) -> vk::Result {
-    ffi::result("vkFlushMappedMemoryRanges", || {
-        check_ranges(device, count, p_ranges)
-    })
-}
-
-pub(crate) unsafe extern "system" fn invalidate_mapped_memory_ranges(
-    device: vk::Device,
-    count: u32,
-    p_ranges: *const vk::MappedMemoryRange<'_>,
-) -> vk::Result {
-    ffi::result("vkInvalidateMappedMemoryRanges", || {
-        check_ranges(device, count, p_ranges)
-    })
+coherent_range_checks! {
+    flush_mapped_memory_ranges, "vkFlushMappedMemoryRanges";
+    invalidate_mapped_memory_ranges, "vkInvalidateMappedMemoryRanges";
 }
 
 /// GEM objects are backed in full when created.
@@ -581,32 +574,33 @@ pub fn buffer_requirements(info: &kernel_iface::DeviceInfo, size: u64) -> vk::Me
     }
 }
 
-pub(crate) unsafe extern "system" fn get_buffer_memory_requirements(
-    device: vk::Device,
-    buffer: vk::Buffer,
-    p_req: *mut vk::MemoryRequirements,
-) {
-    ffi::void("vkGetBufferMemoryRequirements", || {
-        // SAFETY: a live device per the spec.
-        let d = unsafe { dev(device) }?;
-        let req = d.buffers.get(buffer.as_raw())?.requirements(d);
-        // SAFETY: valid output pointer per the spec.
-        unsafe { ffi::write(p_req, req, "pMemoryRequirements") }
-    })
+/// Defines `vkGet*MemoryRequirements2` entry points: each reads its `$info` structure,
+/// computes the requirements with `$req` from the device and that structure (named by the
+/// two closure parameters) and writes them with [`write_requirements2`], inside [`ffi::void`]
+/// (no panic crosses the FFI edge).
+macro_rules! requirements2_entries {
+    ($($f:ident, $name:literal, $info:ident, |$d:ident, $i:ident| $req:expr;)*) => {$(
+        pub(crate) unsafe extern "system" fn $f(
+            device: ::ash::vk::Device,
+            p_info: *const ::ash::vk::$info<'_>,
+            p_req: *mut ::ash::vk::MemoryRequirements2<'_>,
+        ) {
+            crate::ffi::void($name, || {
+                // SAFETY: live device and valid info per the spec.
+                let ($d, $i) =
+                    unsafe { (crate::device::dev(device)?, crate::ffi::read(p_info, "pInfo")?) };
+                let req = $req;
+                // SAFETY: valid output structure and chain per the spec.
+                unsafe { crate::memory::write_requirements2(p_req, req) }
+            })
+        }
+    )*};
 }
+pub(crate) use requirements2_entries;
 
-pub(crate) unsafe extern "system" fn get_buffer_memory_requirements2(
-    device: vk::Device,
-    p_info: *const vk::BufferMemoryRequirementsInfo2<'_>,
-    p_req: *mut vk::MemoryRequirements2<'_>,
-) {
-    ffi::void("vkGetBufferMemoryRequirements2KHR", || {
-        // SAFETY: live device and valid info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
-        let req = d.buffers.get(info.buffer.as_raw())?.requirements(d);
-        // SAFETY: valid output structure and chain per the spec.
-        unsafe { write_requirements2(p_req, req) }
-    })
+requirements2_entries! {
+    get_buffer_memory_requirements2, "vkGetBufferMemoryRequirements2KHR",
+        BufferMemoryRequirementsInfo2, |d, info| d.buffers.get(info.buffer.as_raw())?.requirements(d);
 }
 
 /// Writes `req` into a `VkMemoryRequirements2` and answers a chained
@@ -636,35 +630,10 @@ pub(crate) unsafe fn write_requirements2(
     Ok(())
 }
 
-pub(crate) unsafe extern "system" fn bind_buffer_memory(
-    device: vk::Device,
-    buffer: vk::Buffer,
-    memory: vk::DeviceMemory,
-    offset: u64,
-) -> vk::Result {
-    ffi::result("vkBindBufferMemory", || {
-        // SAFETY: a live device per the spec.
-        let d = unsafe { dev(device) }?;
-        d.buffers.get(buffer.as_raw())?.bind(d, memory, offset)?;
-        Ok(vk::Result::SUCCESS)
-    })
-}
-
-pub(crate) unsafe extern "system" fn bind_buffer_memory2(
-    device: vk::Device,
-    count: u32,
-    p_infos: *const vk::BindBufferMemoryInfo<'_>,
-) -> vk::Result {
-    ffi::result("vkBindBufferMemory2KHR", || {
-        // SAFETY: a live device and `count` valid structures per the spec.
-        let (d, infos) = unsafe { (dev(device)?, ffi::slice(p_infos, count, "pBindInfos")?) };
-        for i in infos {
-            d.buffers
-                .get(i.buffer.as_raw())?
-                .bind(d, i.memory, i.memory_offset)?;
-        }
-        Ok(vk::Result::SUCCESS)
-    })
+crate::device::registry_binds! {
+    get_buffer_memory_requirements, "vkGetBufferMemoryRequirements";
+    bind_buffer_memory, "vkBindBufferMemory", vk::Buffer;
+    bind_buffer_memory2, "vkBindBufferMemory2KHR", BindBufferMemoryInfo.buffer => buffers;
 }
 
 #[cfg(test)]

@@ -1137,42 +1137,37 @@ pub(crate) unsafe extern "system" fn get_external_buffer_properties(
     })
 }
 
-/// vkGetPhysicalDeviceExternalFenceProperties: no external fence handle type yet.
-pub(crate) unsafe extern "system" fn get_external_fence_properties(
-    pd: vk::PhysicalDevice,
-    _p_info: *const vk::PhysicalDeviceExternalFenceInfo<'_>,
-    p_props: *mut vk::ExternalFenceProperties<'_>,
-) {
-    ffi::void("vkGetPhysicalDeviceExternalFenceProperties", || {
-        // SAFETY: valid handle per the spec.
-        unsafe { adapter(pd) }?;
-        // SAFETY: valid output structure; only its members (not sType/pNext) are written.
-        let out = unsafe { p_props.as_mut() }
-            .ok_or(DriverError::NullPointer("pExternalFenceProperties"))?;
-        out.export_from_imported_handle_types = Default::default();
-        out.compatible_handle_types = Default::default();
-        out.external_fence_features = Default::default();
-        Ok(())
-    })
+/// Defines vkGetPhysicalDeviceExternalFenceProperties and
+/// vkGetPhysicalDeviceExternalSemaphoreProperties: no external fence or semaphore handle type
+/// yet, so every answer is empty (not exportable, not importable, compatible with nothing).
+macro_rules! no_external_handle_types {
+    ($($f:ident, $name:literal, $info:ident, $props:ident, $out:literal, $features:ident;)*) => {$(
+        pub(crate) unsafe extern "system" fn $f(
+            pd: vk::PhysicalDevice,
+            _p_info: *const vk::$info<'_>,
+            p_props: *mut vk::$props<'_>,
+        ) {
+            ffi::void($name, || {
+                // SAFETY: valid handle per the spec.
+                unsafe { adapter(pd) }?;
+                // SAFETY: valid output structure; only its members (not sType/pNext) are written.
+                let out = unsafe { p_props.as_mut() }.ok_or(DriverError::NullPointer($out))?;
+                out.export_from_imported_handle_types = Default::default();
+                out.compatible_handle_types = Default::default();
+                out.$features = Default::default();
+                Ok(())
+            })
+        }
+    )*};
 }
 
-/// vkGetPhysicalDeviceExternalSemaphoreProperties: no external semaphore handle type yet.
-pub(crate) unsafe extern "system" fn get_external_semaphore_properties(
-    pd: vk::PhysicalDevice,
-    _p_info: *const vk::PhysicalDeviceExternalSemaphoreInfo<'_>,
-    p_props: *mut vk::ExternalSemaphoreProperties<'_>,
-) {
-    ffi::void("vkGetPhysicalDeviceExternalSemaphoreProperties", || {
-        // SAFETY: valid handle per the spec.
-        unsafe { adapter(pd) }?;
-        // SAFETY: valid output structure; only its members (not sType/pNext) are written.
-        let out = unsafe { p_props.as_mut() }
-            .ok_or(DriverError::NullPointer("pExternalSemaphoreProperties"))?;
-        out.export_from_imported_handle_types = Default::default();
-        out.compatible_handle_types = Default::default();
-        out.external_semaphore_features = Default::default();
-        Ok(())
-    })
+no_external_handle_types! {
+    get_external_fence_properties, "vkGetPhysicalDeviceExternalFenceProperties",
+        PhysicalDeviceExternalFenceInfo, ExternalFenceProperties, "pExternalFenceProperties",
+        external_fence_features;
+    get_external_semaphore_properties, "vkGetPhysicalDeviceExternalSemaphoreProperties",
+        PhysicalDeviceExternalSemaphoreInfo, ExternalSemaphoreProperties,
+        "pExternalSemaphoreProperties", external_semaphore_features;
 }
 
 pub(crate) unsafe extern "system" fn enumerate_device_extension_properties(

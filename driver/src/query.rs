@@ -172,18 +172,15 @@ pub(crate) unsafe extern "system" fn get_query_pool_results(
     })
 }
 
-pub(crate) unsafe extern "system" fn create_event(
-    device: vk::Device,
-    _p_info: *const vk::EventCreateInfo<'_>,
-    _p_allocator: *const vk::AllocationCallbacks<'_>,
-    p_event: *mut vk::Event,
-) -> vk::Result {
-    ffi::result("vkCreateEvent", || {
-        // SAFETY: a live device per the spec.
-        let d = unsafe { dev(device) }?;
-        let bo = GemBo::new(&d.adapter.drm, &d.va, Heap::General, 4096)?;
-        // SAFETY: valid output pointer per the spec.
-        unsafe { d.events.publish(Event { bo }, p_event, "pEvent") }
+crate::device::registry_creates! {
+    create_event, "vkCreateEvent", EventCreateInfo => events, Event, "pEvent", new_event;
+}
+
+/// The object vkCreateEvent makes: a page of GPU memory holding its status (nothing of the
+/// create info is used: its only member, `flags`, adds nothing Ferrite needs).
+fn new_event(d: &Device, _info: &vk::EventCreateInfo<'_>) -> Result<Event> {
+    Ok(Event {
+        bo: GemBo::new(&d.adapter.drm, &d.va, Heap::General, 4096)?,
     })
 }
 

@@ -8,41 +8,24 @@ use ash::vk;
 use crate::device::dev;
 use crate::ffi;
 use crate::image::Image;
-use crate::memory::{buffer_requirements, check_buffer_info, write_requirements2};
+use crate::memory::{buffer_requirements, check_buffer_info};
 
-pub(crate) unsafe extern "system" fn get_device_buffer_memory_requirements(
-    device: vk::Device,
-    p_info: *const vk::DeviceBufferMemoryRequirements<'_>,
-    p_req: *mut vk::MemoryRequirements2<'_>,
-) {
-    ffi::void("vkGetDeviceBufferMemoryRequirements", || {
-        // SAFETY: live device and valid info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
-        // SAFETY: pCreateInfo is a valid create info per the spec.
-        let ci = unsafe { ffi::read(info.p_create_info, "pCreateInfo") }?;
-        check_buffer_info(ci)?;
-        let req = buffer_requirements(d.adapter.info, ci.size);
-        // SAFETY: valid output structure and chain per the spec.
-        unsafe { write_requirements2(p_req, req) }
-    })
-}
-
-pub(crate) unsafe extern "system" fn get_device_image_memory_requirements(
-    device: vk::Device,
-    p_info: *const vk::DeviceImageMemoryRequirements<'_>,
-    p_req: *mut vk::MemoryRequirements2<'_>,
-) {
-    ffi::void("vkGetDeviceImageMemoryRequirements", || {
-        // SAFETY: live device and valid info per the spec.
-        let (d, info) = unsafe { (dev(device)?, ffi::read(p_info, "pInfo")?) };
-        // SAFETY: pCreateInfo is a valid create info per the spec.
-        let ci = unsafe { ffi::read(info.p_create_info, "pCreateInfo") }?;
-        // planeAspect only matters for disjoint multi-planar images, which Ferrite has no
-        // format for.
-        let req = Image::new(ci)?.requirements(d);
-        // SAFETY: valid output structure and chain per the spec.
-        unsafe { write_requirements2(p_req, req) }
-    })
+crate::memory::requirements2_entries! {
+    get_device_buffer_memory_requirements, "vkGetDeviceBufferMemoryRequirements",
+        DeviceBufferMemoryRequirements, |d, info| {
+            // SAFETY: pCreateInfo is a valid create info per the spec.
+            let ci = unsafe { ffi::read(info.p_create_info, "pCreateInfo") }?;
+            check_buffer_info(ci)?;
+            buffer_requirements(d.adapter.info, ci.size)
+        };
+    get_device_image_memory_requirements, "vkGetDeviceImageMemoryRequirements",
+        DeviceImageMemoryRequirements, |d, info| {
+            // SAFETY: pCreateInfo is a valid create info per the spec.
+            let ci = unsafe { ffi::read(info.p_create_info, "pCreateInfo") }?;
+            // planeAspect only matters for disjoint multi-planar images, which Ferrite has no
+            // format for.
+            Image::new(ci)?.requirements(d)
+        };
 }
 
 /// No image is sparse (vkCreateImage refuses the sparse flags: no sparse feature is offered),

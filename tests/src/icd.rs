@@ -609,6 +609,56 @@ pub unsafe fn storage_buffer_set(
     }
 }
 
+/// A storage buffer of `size` bytes bound at offset 0 to memory of its own, of the type `pick`
+/// chooses from the buffer's requirements; also gives those requirements and the type.
+///
+/// # Safety
+/// `device` must be live; the caller destroys the buffer and frees the memory.
+pub unsafe fn bound_storage_buffer(
+    device: &ash::Device,
+    size: u64,
+    pick: impl FnOnce(&vk::MemoryRequirements) -> Result<u32, String>,
+) -> Result<(vk::Buffer, vk::DeviceMemory, vk::MemoryRequirements, u32), String> {
+    let binfo = vk::BufferCreateInfo::default()
+        .size(size)
+        .usage(vk::BufferUsageFlags::STORAGE_BUFFER);
+    // SAFETY: a live device (caller contract) and valid create infos built here.
+    unsafe {
+        let buffer = device
+            .create_buffer(&binfo, None)
+            .map_err(|e| format!("vkCreateBuffer: {e}"))?;
+        let req = device.get_buffer_memory_requirements(buffer);
+        let type_index = pick(&req)?;
+        let ainfo = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(type_index);
+        let memory = device
+            .allocate_memory(&ainfo, None)
+            .map_err(|e| format!("vkAllocateMemory: {e}"))?;
+        device
+            .bind_buffer_memory(buffer, memory, 0)
+            .map_err(|e| format!("vkBindBufferMemory: {e}"))?;
+        Ok((buffer, memory, req, type_index))
+    }
+}
+
+/// `count` primary command buffers from `pool`.
+///
+/// # Safety
+/// `dev` must be a live device and `pool` one of its command pools.
+pub unsafe fn primary_command_buffers(
+    dev: &ash::Device,
+    pool: vk::CommandPool,
+    count: u32,
+) -> ash::prelude::VkResult<Vec<vk::CommandBuffer>> {
+    let info = vk::CommandBufferAllocateInfo::default()
+        .command_pool(pool)
+        .level(vk::CommandBufferLevel::PRIMARY)
+        .command_buffer_count(count);
+    // SAFETY: forwarded contract.
+    unsafe { dev.allocate_command_buffers(&info) }
+}
+
 /// The flags of a compute pipeline and its one stage.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PipelineOptions {

@@ -2,36 +2,35 @@
 //! 13, 17, 5 on 32 bits). Every test that wants seeded inputs draws them here, so a seed
 //! printed on failure reproduces the same sequence in any test.
 
-/// xorshift64: each [`XorShift64::next_u64`] shifts the state by 13 left, 7 right, 17
-/// left (XORing each in) and returns the new state. A zero seed stays zero.
-#[derive(Clone, Debug)]
-pub struct XorShift64(pub u64);
+/// One xorshift generator: `$next` shifts the state by `$a` left, `$b` right, `$c` left (XORing
+/// each in) and returns the new state. A zero seed stays zero.
+macro_rules! xorshift {
+    ($(#[$doc:meta])* $name:ident($t:ty), $next:ident, $a:literal, $b:literal, $c:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $name(pub $t);
 
-impl XorShift64 {
-    pub fn next_u64(&mut self) -> u64 {
-        let mut s = self.0;
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        self.0 = s;
-        s
-    }
+        impl $name {
+            pub fn $next(&mut self) -> $t {
+                let mut s = self.0;
+                s ^= s << $a;
+                s ^= s >> $b;
+                s ^= s << $c;
+                self.0 = s;
+                s
+            }
+        }
+    };
 }
 
-/// xorshift32: as [`XorShift64`] with the shifts 13 left, 17 right, 5 left on 32 bits.
-#[derive(Clone, Debug)]
-pub struct XorShift32(pub u32);
-
-impl XorShift32 {
-    pub fn next_u32(&mut self) -> u32 {
-        let mut s = self.0;
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        self.0 = s;
-        s
-    }
-}
+xorshift!(
+    /// xorshift64: shifts 13 left, 7 right, 17 left.
+    XorShift64(u64), next_u64, 13, 7, 17
+);
+xorshift!(
+    /// xorshift32: shifts 13 left, 17 right, 5 left, on 32 bits.
+    XorShift32(u32), next_u32, 13, 17, 5
+);
 
 #[cfg(test)]
 mod tests {

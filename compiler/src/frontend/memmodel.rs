@@ -228,23 +228,27 @@ impl Fe<'_> {
     /// Before a load from `p` (instruction `i`): its make-visible barrier, if it asks for one.
     pub(super) fn visible_before_load(&mut self, i: &dr::Instruction, p: &Ptr) -> Res<()> {
         let (_, vis) = av_vis_scopes(i)?;
-        match (vis, storage_semantics(p)) {
-            (Some(scope), Some(class)) => self.memory_barrier(
-                scope,
-                (MemorySemantics::MAKE_VISIBLE | MemorySemantics::ACQUIRE | class).bits(),
-            ),
-            _ => Ok(()),
-        }
+        let semantics = MemorySemantics::MAKE_VISIBLE | MemorySemantics::ACQUIRE;
+        self.access_barrier(vis, p, semantics)
     }
 
     /// After a store to `p` (instruction `i`): its make-available barrier, if it asks for one.
     pub(super) fn available_after_store(&mut self, i: &dr::Instruction, p: &Ptr) -> Res<()> {
         let (avail, _) = av_vis_scopes(i)?;
-        match (avail, storage_semantics(p)) {
-            (Some(scope), Some(class)) => self.memory_barrier(
-                scope,
-                (MemorySemantics::MAKE_AVAILABLE | MemorySemantics::RELEASE | class).bits(),
-            ),
+        let semantics = MemorySemantics::MAKE_AVAILABLE | MemorySemantics::RELEASE;
+        self.access_barrier(avail, p, semantics)
+    }
+
+    /// The barrier of an access to `p` that asks for `semantics` at `scope` (none if it asks
+    /// for no scope or `p` has no storage class with semantics), the class added.
+    fn access_barrier(
+        &mut self,
+        scope: Option<u32>,
+        p: &Ptr,
+        semantics: MemorySemantics,
+    ) -> Res<()> {
+        match (scope, storage_semantics(p)) {
+            (Some(scope), Some(class)) => self.memory_barrier(scope, (semantics | class).bits()),
             _ => Ok(()),
         }
     }

@@ -151,42 +151,38 @@ fn sweep(b: &mut Block, live: &[bool]) -> bool {
                     .rev()
                     .filter(|&k| !live[l.results[k].0 as usize])
                     .collect();
-                if !dead.is_empty() {
-                    for &k in &dead {
-                        l.results.remove(k);
-                    }
-                    edit_jumps(&mut l.body, true, &mut |v| {
-                        for &k in &dead {
-                            if k < v.len() {
-                                v.remove(k);
-                            }
-                        }
-                    });
-                    changed = true;
-                }
+                changed |= remove_slots(&mut l.results, &dead, &mut l.body, true);
                 let dead: Vec<usize> = (0..l.params.len())
                     .rev()
                     .filter(|&k| !live[l.params[k].0 .0 as usize])
                     .collect();
-                if !dead.is_empty() {
-                    for &k in &dead {
-                        l.params.remove(k);
-                    }
-                    edit_jumps(&mut l.body, false, &mut |v| {
-                        for &k in &dead {
-                            if k < v.len() {
-                                v.remove(k);
-                            }
-                        }
-                    });
-                    changed = true;
-                }
+                changed |= remove_slots(&mut l.params, &dead, &mut l.body, false);
                 changed |= sweep(&mut l.body, live);
             }
             Node::Instr(_) | Node::Break(_) | Node::Continue(_) | Node::Yield(_) => {}
         }
     }
     changed
+}
+
+/// Removes the entries at `dead` (descending indices) from a loop's results (`is_break`) or
+/// parameters, and the same operands from the breaks or continues in its `body` that carry
+/// them; true if there were any.
+fn remove_slots<T>(list: &mut Vec<T>, dead: &[usize], body: &mut Block, is_break: bool) -> bool {
+    if dead.is_empty() {
+        return false;
+    }
+    for &k in dead {
+        list.remove(k);
+    }
+    edit_jumps(body, is_break, &mut |v| {
+        for &k in dead {
+            if k < v.len() {
+                v.remove(k);
+            }
+        }
+    });
+    true
 }
 
 /// Removes loop parameters, loop results and `if` results that reach no side effect, then

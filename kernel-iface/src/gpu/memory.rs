@@ -95,6 +95,36 @@ impl std::fmt::Debug for GpuMemory {
     }
 }
 
+/// Little-endian accessors of one width each: `read_uN`/`write_uN` over `read`/`write`, and
+/// `atomic_uN`, which replaces the value at `address` by `op(old)` (`None`: no write) and
+/// returns the old value, the read-modify-write under the lock of the qword's stripe.
+macro_rules! le_access {
+    ($($read:ident, $write:ident, $atomic:ident: $t:ty),*) => {$(
+        pub fn $read(&self, address: u64) -> Result<$t, MemFault> {
+            let mut b = [0u8; std::mem::size_of::<$t>()];
+            self.read(address, &mut b)?;
+            Ok(<$t>::from_le_bytes(b))
+        }
+
+        pub fn $write(&self, address: u64, v: $t) -> Result<(), MemFault> {
+            self.write(address, &v.to_le_bytes())
+        }
+
+        pub fn $atomic(
+            &self,
+            address: u64,
+            op: impl FnOnce($t) -> Option<$t>,
+        ) -> Result<$t, MemFault> {
+            let _g = self.stripe(address & !7);
+            let old = self.$read(address)?;
+            if let Some(new) = op(old) {
+                self.$write(address, new)?;
+            }
+            Ok(old)
+        }
+    )*};
+}
+
 impl GpuMemory {
     /// The address space of a job: `objects` at their bound addresses, everything else the
     /// context's scratch page.
@@ -230,65 +260,10 @@ impl GpuMemory {
         fault.map_or(Ok(()), Err)
     }
 
-    pub fn read_u32(&self, address: u64) -> Result<u32, MemFault> {
-        let mut b = [0u8; 4];
-        self.read(address, &mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
-    pub fn write_u32(&self, address: u64, v: u32) -> Result<(), MemFault> {
-        self.write(address, &v.to_le_bytes())
-    }
-
-    pub fn read_u64(&self, address: u64) -> Result<u64, MemFault> {
-        let mut b = [0u8; 8];
-        self.read(address, &mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
-    pub fn write_u64(&self, address: u64, v: u64) -> Result<(), MemFault> {
-        self.write(address, &v.to_le_bytes())
-    }
+    le_access!(read_u32, write_u32, atomic_u32: u32, read_u64, write_u64, atomic_u64: u64);
 
     fn stripe(&self, address: u64) -> std::sync::MutexGuard<'_, ()> {
         let i = ((address >> 2) as usize ^ (address >> 12) as usize) % STRIPES;
         self.stripes[i].lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Atomically replaces the dword at `address` by `op(old)` (`None`: no write) and
-    /// returns the old value.
-    pub fn atomic_u32(
-        &self,
-        address: u64,
-        op: impl FnOnce(u32) -> Option<u32>,
-    ) -> Result<u32, MemFault> {
-        self.atomic(address, Self::read_u32, Self::write_u32, op)
-    }
-
-    /// Atomically replaces the qword at `address` by `op(old)` and returns the old value.
-    pub fn atomic_u64(
-        &self,
-        address: u64,
-        op: impl FnOnce(u64) -> Option<u64>,
-    ) -> Result<u64, MemFault> {
-        self.atomic(address, Self::read_u64, Self::write_u64, op)
-    }
-
-    /// The read-modify-write of `atomic_u32` and `atomic_u64`, under the lock of the qword's
-    /// stripe.
-    #[inline]
-    fn atomic<T: Copy>(
-        &self,
-        address: u64,
-        read: impl FnOnce(&Self, u64) -> Result<T, MemFault>,
-        write: impl FnOnce(&Self, u64, T) -> Result<(), MemFault>,
-        op: impl FnOnce(T) -> Option<T>,
-    ) -> Result<T, MemFault> {
-        let _g = self.stripe(address & !7);
-        let old = read(self, address)?;
-        if let Some(new) = op(old) {
-            write(self, address, new)?;
-        }
-        Ok(old)
     }
 }

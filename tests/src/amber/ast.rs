@@ -683,30 +683,24 @@ pub struct Script {
     pub ferrite_only: Option<String>,
 }
 
+/// One accessor per kind of named statement: the names it gives, in script order.
+macro_rules! named_statements {
+    ($($accessor:ident: $variant:ident),* $(,)?) => {$(
+        pub fn $accessor(&self) -> impl Iterator<Item = &str> {
+            self.stmts.iter().filter_map(|s| match &s.cmd {
+                Command::$variant(n) => Some(n.as_str()),
+                _ => None,
+            })
+        }
+    )*};
+}
+
 impl Script {
-    pub fn features(&self) -> impl Iterator<Item = &str> {
-        self.stmts.iter().filter_map(|s| match &s.cmd {
-            Command::DeviceFeature(n) => Some(n.as_str()),
-            _ => None,
-        })
-    }
-    pub fn properties(&self) -> impl Iterator<Item = &str> {
-        self.stmts.iter().filter_map(|s| match &s.cmd {
-            Command::DeviceProperty(n) => Some(n.as_str()),
-            _ => None,
-        })
-    }
-    pub fn device_extensions(&self) -> impl Iterator<Item = &str> {
-        self.stmts.iter().filter_map(|s| match &s.cmd {
-            Command::DeviceExtension(n) => Some(n.as_str()),
-            _ => None,
-        })
-    }
-    pub fn instance_extensions(&self) -> impl Iterator<Item = &str> {
-        self.stmts.iter().filter_map(|s| match &s.cmd {
-            Command::InstanceExtension(n) => Some(n.as_str()),
-            _ => None,
-        })
+    named_statements! {
+        features: DeviceFeature,
+        properties: DeviceProperty,
+        device_extensions: DeviceExtension,
+        instance_extensions: InstanceExtension,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::bench::json::Json;
 use crate::bench::report::{ferrite_figures, figures, names, spread, Figures};
+use crate::bench::svg;
 use std::fmt::Write as _;
 
 /// Index of each statistic in [`crate::bench::report::METRICS`].
@@ -243,27 +244,14 @@ pub fn svg(merged: &Json) -> String {
     };
     let n = ratios.len().max(1) as f64;
     let x = |i: usize| left + (w - left - right) * (i as f64 + 0.5) / n;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>"
-    );
+    let mut s = svg::open(w, h);
     let _ = writeln!(
         s,
         "<text x=\"{left}\" y=\"18\">Ferrite / anv instructions per shader, sorted ({} shaders; log scale)</text>",
         ratios.len()
     );
     for t in [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0] {
-        let _ = writeln!(
-            s,
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{t}</text>",
-            w - right,
-            left - 6.0,
-            y(t) + 4.0,
-            yy = y(t)
-        );
+        s += &svg::grid_line(left, w - right, y(t), t);
     }
     let bar = ((w - left - right) / n * 0.8).max(0.5);
     let base = y(1.0);

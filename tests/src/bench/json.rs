@@ -197,6 +197,49 @@ impl Parser<'_> {
         }
     }
 
+    /// The items of an array or an object from its opening byte to its `close`, each read by
+    /// `item`, separated by commas.
+    fn items<T>(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Result<T, String>,
+    ) -> Result<Vec<T>, String> {
+        self.i += 1;
+        let mut v = Vec::new();
+        self.ws();
+        if self.b.get(self.i) == Some(&close) {
+            self.i += 1;
+            return Ok(v);
+        }
+        loop {
+            v.push(item(self)?);
+            self.ws();
+            match self.b.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(&c) if c == close => {
+                    self.i += 1;
+                    return Ok(v);
+                }
+                _ => return self.err(&format!("expected , or {}", close as char)),
+            }
+        }
+    }
+
+    /// One `"key": value` member of an object.
+    fn member(&mut self) -> Result<(String, Json), String> {
+        self.ws();
+        if self.b.get(self.i) != Some(&b'"') {
+            return self.err("expected a key");
+        }
+        let k = self.string()?;
+        self.ws();
+        if self.b.get(self.i) != Some(&b':') {
+            return self.err("expected :");
+        }
+        self.i += 1;
+        Ok((k, self.value()?))
+    }
+
     fn value(&mut self) -> Result<Json, String> {
         self.ws();
         match self.b.get(self.i) {
@@ -205,58 +248,8 @@ impl Parser<'_> {
             Some(b't') => self.lit("true", Json::Bool(true)),
             Some(b'f') => self.lit("false", Json::Bool(false)),
             Some(b'"') => Ok(Json::Str(self.string()?)),
-            Some(b'[') => {
-                self.i += 1;
-                let mut a = Vec::new();
-                self.ws();
-                if self.b.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                    return Ok(Json::Arr(a));
-                }
-                loop {
-                    a.push(self.value()?);
-                    self.ws();
-                    match self.b.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b']') => {
-                            self.i += 1;
-                            return Ok(Json::Arr(a));
-                        }
-                        _ => return self.err("expected , or ]"),
-                    }
-                }
-            }
-            Some(b'{') => {
-                self.i += 1;
-                let mut m = Vec::new();
-                self.ws();
-                if self.b.get(self.i) == Some(&b'}') {
-                    self.i += 1;
-                    return Ok(Json::Obj(m));
-                }
-                loop {
-                    self.ws();
-                    if self.b.get(self.i) != Some(&b'"') {
-                        return self.err("expected a key");
-                    }
-                    let k = self.string()?;
-                    self.ws();
-                    if self.b.get(self.i) != Some(&b':') {
-                        return self.err("expected :");
-                    }
-                    self.i += 1;
-                    m.push((k, self.value()?));
-                    self.ws();
-                    match self.b.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b'}') => {
-                            self.i += 1;
-                            return Ok(Json::Obj(m));
-                        }
-                        _ => return self.err("expected , or }"),
-                    }
-                }
-            }
+            Some(b'[') => Ok(Json::Arr(self.items(b']', Self::value)?)),
+            Some(b'{') => Ok(Json::Obj(self.items(b'}', Self::member)?)),
             Some(_) => {
                 let start = self.i;
                 while self.i < self.b.len()

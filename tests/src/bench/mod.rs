@@ -8,4 +8,5 @@ pub mod issue18;
 pub mod json;
 pub mod report;
 pub mod scaling;
+pub mod svg;
 pub mod worker;

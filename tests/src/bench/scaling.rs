@@ -4,6 +4,7 @@
 //! crate and, when the shim is set up, by anv through the loader.
 
 use super::json::Json;
+use super::svg;
 
 /// The shapes: what each stresses.
 pub const SHAPES: &[(&str, &str)] = &[
@@ -438,11 +439,7 @@ pub fn svg(points: &[Point]) -> String {
     );
     let px = |n: f64| left + (n / x0).ln() / (x1 / x0).ln() * (w - left - right);
     let py = |t: f64| h - bottom - (t / y0).ln() / (y1 / y0).ln() * (h - top - bottom);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n"
-    );
+    let mut s = svg::open(w, h);
     // Grid: decades of time, the measured sizes.
     let mut t = y0;
     while t <= y1 * 1.001 {
@@ -451,14 +448,7 @@ pub fn svg(points: &[Point]) -> String {
         } else {
             format!("{t} ms")
         };
-        s += &format!(
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>\n",
-            w - right,
-            left - 6.0,
-            py(t) + 4.0,
-            y = py(t)
-        );
+        s += &svg::grid_line(left, w - right, py(t), label);
         t *= 10.0;
     }
     let mut xs: Vec<u32> = points.iter().map(|p| p.size).collect();

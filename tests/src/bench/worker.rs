@@ -69,21 +69,31 @@ fn read_words(p: &Path) -> Result<Vec<u32>, String> {
         .collect())
 }
 
+/// The output object of a run (its driver label and where its figures come from) and the
+/// corpus it runs on; an unreadable corpus ends the run with the output's `error`.
+fn open_run(a: &WorkerArgs, source: &str) -> Result<(Json, Vec<corpus::Entry>), Json> {
+    let mut out = Json::obj();
+    out.set("driver", a.label.as_str());
+    out.set("source", source);
+    match corpus::load(&a.corpus) {
+        Ok(entries) => Ok((out, entries)),
+        Err(e) => {
+            out.set("error", e);
+            Err(out)
+        }
+    }
+}
+
+/// Where the figures of `run_compiler` and of `run_vulkan` come from.
+const COMPILER_SOURCE: &str = "ferrite_compiler::compile (the compiler crate directly, no driver)";
+const VULKAN_SOURCE: &str = "Vulkan loader (VK_KHR_pipeline_executable_properties)";
+
 /// Ferrite's compiler called directly (no driver, no loader).
 pub fn run_compiler(a: &WorkerArgs) -> Json {
     use ferrite_compiler::{compile, CompileOptions, DebugFlags, Target};
-    let mut out = Json::obj();
-    out.set("driver", a.label.as_str());
-    out.set(
-        "source",
-        "ferrite_compiler::compile (the compiler crate directly, no driver)",
-    );
-    let entries = match corpus::load(&a.corpus) {
-        Ok(e) => e,
-        Err(e) => {
-            out.set("error", e);
-            return out;
-        }
+    let (mut out, entries) = match open_run(a, COMPILER_SOURCE) {
+        Ok(run) => run,
+        Err(out) => return out,
     };
     let target = Target::gen9();
     let mut shaders = Vec::new();
@@ -222,18 +232,9 @@ fn crash_if_asked(name: &str) {
 
 /// Runs everything on the first physical device the loader exposes.
 pub fn run_vulkan(a: &WorkerArgs) -> Json {
-    let mut out = Json::obj();
-    out.set("driver", a.label.as_str());
-    out.set(
-        "source",
-        "Vulkan loader (VK_KHR_pipeline_executable_properties)",
-    );
-    let entries = match corpus::load(&a.corpus) {
-        Ok(e) => e,
-        Err(e) => {
-            out.set("error", e);
-            return out;
-        }
+    let (mut out, entries) = match open_run(a, VULKAN_SOURCE) {
+        Ok(run) => run,
+        Err(out) => return out,
     };
     // SAFETY: loads the system loader; no preconditions on our side.
     let entry = match unsafe { ash::Entry::load() } {
@@ -805,28 +806,11 @@ unsafe fn overhead_on(c: &Ctx, dev: &ash::Device, e: &Entry, runs: usize) -> Res
         Err(e) => out.set("cache_error", e),
     }
     // A 256-byte storage buffer for the one binding.
-    let buf = dev
-        .create_buffer(
-            &vk::BufferCreateInfo::default()
-                .size(256)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER),
-            None,
-        )
-        .map_err(vkerr("vkCreateBuffer"))?;
-    let req = dev.get_buffer_memory_requirements(buf);
-    let mt = (0..32)
-        .find(|i| req.memory_type_bits & (1 << i) != 0)
-        .ok_or("no memory type for the buffer")?;
-    let mem = dev
-        .allocate_memory(
-            &vk::MemoryAllocateInfo::default()
-                .allocation_size(req.size)
-                .memory_type_index(mt),
-            None,
-        )
-        .map_err(vkerr("vkAllocateMemory"))?;
-    dev.bind_buffer_memory(buf, mem, 0)
-        .map_err(vkerr("vkBindBufferMemory"))?;
+    let (buf, mem, _, _) = crate::icd::bound_storage_buffer(dev, 256, |req| {
+        (0..32)
+            .find(|i| req.memory_type_bits & (1 << i) != 0)
+            .ok_or_else(|| "no memory type for the buffer".to_string())
+    })?;
     let sizes = [vk::DescriptorPoolSize {
         ty: vk::DescriptorType::STORAGE_BUFFER,
         descriptor_count: 1,
@@ -863,13 +847,7 @@ unsafe fn overhead_on(c: &Ctx, dev: &ash::Device, e: &Entry, runs: usize) -> Res
             None,
         )
         .map_err(vkerr("vkCreateCommandPool"))?;
-    let cbs = dev
-        .allocate_command_buffers(
-            &vk::CommandBufferAllocateInfo::default()
-                .command_pool(cmd_pool)
-                .level(vk::CommandBufferLevel::PRIMARY)
-                .command_buffer_count(2),
-        )
+    let cbs = crate::icd::primary_command_buffers(dev, cmd_pool, 2)
         .map_err(vkerr("vkAllocateCommandBuffers"))?;
     let begin = vk::CommandBufferBeginInfo::default();
     let mut record = Vec::new();

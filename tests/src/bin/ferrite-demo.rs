@@ -178,33 +178,20 @@ fn buffer_round_trip(
 ) -> Result<(), String> {
     const WORDS: usize = 4096;
     let size = (WORDS * 4) as u64;
-    let binfo = vk::BufferCreateInfo::default()
-        .size(size)
-        .usage(vk::BufferUsageFlags::STORAGE_BUFFER);
-    // SAFETY: valid create info; every object below is destroyed before returning.
+    let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    // SAFETY: a live device; every object below is destroyed before returning.
     unsafe {
-        let buffer = device
-            .create_buffer(&binfo, None)
-            .map_err(|e| format!("vkCreateBuffer: {e}"))?;
-        let req = device.get_buffer_memory_requirements(buffer);
-        let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let type_index = (0..mem_props.memory_type_count)
-            .find(|&i| {
-                req.memory_type_bits & (1 << i) != 0
-                    && mem_props.memory_types[i as usize]
-                        .property_flags
-                        .contains(wanted)
-            })
-            .ok_or("no host-visible coherent memory type")?;
-        let ainfo = vk::MemoryAllocateInfo::default()
-            .allocation_size(req.size)
-            .memory_type_index(type_index);
-        let memory = device
-            .allocate_memory(&ainfo, None)
-            .map_err(|e| format!("vkAllocateMemory: {e}"))?;
-        device
-            .bind_buffer_memory(buffer, memory, 0)
-            .map_err(|e| format!("vkBindBufferMemory: {e}"))?;
+        let (buffer, memory, req, type_index) =
+            ferrite_tests::icd::bound_storage_buffer(device, size, |req| {
+                (0..mem_props.memory_type_count)
+                    .find(|&i| {
+                        req.memory_type_bits & (1 << i) != 0
+                            && mem_props.memory_types[i as usize]
+                                .property_flags
+                                .contains(wanted)
+                    })
+                    .ok_or_else(|| "no host-visible coherent memory type".to_string())
+            })?;
         println!("\n== buffer round trip");
         println!(
             "  buffer of {size} bytes: requirements size {} alignment {}, memory type {type_index}",
@@ -259,24 +246,11 @@ fn stress(
         .ok_or("no host-visible memory type")?;
     for i in 0..n {
         let size = 256 + u64::from(i % 64) * 1024;
-        let binfo = vk::BufferCreateInfo::default()
-            .size(size)
-            .usage(vk::BufferUsageFlags::STORAGE_BUFFER);
-        // SAFETY: valid create infos; both objects are destroyed in the same iteration.
+        // SAFETY: a live device; both objects are destroyed in the same iteration.
         unsafe {
-            let buffer = device
-                .create_buffer(&binfo, None)
-                .map_err(|e| format!("iteration {i}: vkCreateBuffer: {e}"))?;
-            let req = device.get_buffer_memory_requirements(buffer);
-            let ainfo = vk::MemoryAllocateInfo::default()
-                .allocation_size(req.size)
-                .memory_type_index(type_index);
-            let memory = device
-                .allocate_memory(&ainfo, None)
-                .map_err(|e| format!("iteration {i}: vkAllocateMemory: {e}"))?;
-            device
-                .bind_buffer_memory(buffer, memory, 0)
-                .map_err(|e| format!("iteration {i}: vkBindBufferMemory: {e}"))?;
+            let (buffer, memory, _, _) =
+                ferrite_tests::icd::bound_storage_buffer(device, size, |_| Ok(type_index))
+                    .map_err(|e| format!("iteration {i}: {e}"))?;
             let p = device
                 .map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
                 .map_err(|e| format!("iteration {i}: vkMapMemory: {e}"))?;

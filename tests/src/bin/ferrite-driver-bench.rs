@@ -29,7 +29,10 @@ use std::time::Instant;
 
 use ash::vk;
 use ferrite_tests::bench::report::spread;
-use ferrite_tests::icd::{storage_buffer_layout, storage_buffer_set, workspace_root, Harness};
+use ferrite_tests::icd::{
+    bound_storage_buffer, primary_command_buffers, storage_buffer_layout, storage_buffer_set,
+    workspace_root, Harness,
+};
 
 /// Dispatches recorded per sample of the bind+set+push+dispatch figure.
 const DISPATCHES_PER_SAMPLE: u32 = 100;
@@ -161,14 +164,7 @@ fn run_submits(submits: usize) -> Result<Vec<Figure>, String> {
         let pool = dev
             .create_command_pool(&vk::CommandPoolCreateInfo::default(), None)
             .map_err(|e| e.to_string())?;
-        let empty = dev
-            .allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )
-            .map_err(|e| e.to_string())?[0];
+        let empty = primary_command_buffers(&dev, pool, 1).map_err(|e| e.to_string())?[0];
         let mut fence = dev
             .create_fence(&vk::FenceCreateInfo::default(), None)
             .map_err(|e| e.to_string())?;
@@ -225,24 +221,7 @@ fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
             .ok_or("no host-visible memory type")?;
         let mut buffers = Vec::new();
         for _ in 0..2 {
-            let b = dev
-                .create_buffer(
-                    &vk::BufferCreateInfo::default()
-                        .size(4096)
-                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER),
-                    None,
-                )
-                .map_err(|e| e.to_string())?;
-            let req = dev.get_buffer_memory_requirements(b);
-            let m = dev
-                .allocate_memory(
-                    &vk::MemoryAllocateInfo::default()
-                        .allocation_size(req.size)
-                        .memory_type_index(mem_type),
-                    None,
-                )
-                .map_err(|e| e.to_string())?;
-            dev.bind_buffer_memory(b, m, 0).map_err(|e| e.to_string())?;
+            let (b, m, _, _) = bound_storage_buffer(&dev, 4096, |_| Ok(mem_type))?;
             buffers.push((b, m));
         }
         let handles: Vec<vk::Buffer> = buffers.iter().map(|&(b, _)| b).collect();
@@ -256,14 +235,7 @@ fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
                 None,
             )
             .map_err(|e| e.to_string())?;
-        let cbs = dev
-            .allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(2),
-            )
-            .map_err(|e| e.to_string())?;
+        let cbs = primary_command_buffers(&dev, pool, 2).map_err(|e| e.to_string())?;
         let (cb, empty) = (cbs[0], cbs[1]);
         let push: Vec<u8> = [2.0f32.to_bits(), 1024]
             .iter()

@@ -43,31 +43,20 @@ impl FpEnv {
     }
 }
 
-#[inline]
-pub fn flush_f32(x: f32, preserve: bool) -> f32 {
-    if !preserve && x.is_subnormal() {
-        if x.is_sign_negative() {
-            -0.0
-        } else {
-            0.0
+/// `flush_fN(x, preserve)`: a denormal `x` becomes a zero of its sign unless `preserve`.
+macro_rules! flush {
+    ($($name:ident: $t:ty),*) => {$(
+        #[inline]
+        pub fn $name(x: $t, preserve: bool) -> $t {
+            if !preserve && x.is_subnormal() {
+                (0.0 as $t).copysign(x)
+            } else {
+                x
+            }
         }
-    } else {
-        x
-    }
+    )*};
 }
-
-#[inline]
-pub fn flush_f64(x: f64, preserve: bool) -> f64 {
-    if !preserve && x.is_subnormal() {
-        if x.is_sign_negative() {
-            -0.0
-        } else {
-            0.0
-        }
-    } else {
-        x
-    }
-}
+flush!(flush_f32: f32, flush_f64: f64);
 
 /// Next representable f32 toward +inf (`up`) or -inf.
 fn step_f32(x: f32, up: bool) -> f32 {
@@ -264,6 +253,20 @@ pub fn i128_to_f32(v: i128, rnd: Rnd) -> f32 {
     directed_f32(r, back > v, v < 0, rnd)
 }
 
+/// The exponent `e` of a positive finite `a`: 2^e <= a < 2^(e+1) (for the reference below).
+#[cfg(test)]
+fn floor_log2(a: f64) -> i32 {
+    let e = a.log2().floor() as i32;
+    // Guard against log2 rounding at exact powers of two.
+    if 2f64.powi(e) > a {
+        e - 1
+    } else if 2f64.powi(e + 1) <= a {
+        e + 1
+    } else {
+        e
+    }
+}
+
 /// The first, floating-point formulation of [`f32_to_f16`], kept as its reference.
 #[cfg(test)]
 fn f32_to_f16_reference(x: f32, rnd: Rnd, preserve: bool) -> u16 {
@@ -293,15 +296,7 @@ fn f32_to_f16_reference(x: f32, rnd: Rnd, preserve: bool) -> u16 {
         (Rnd::Ru, false) | (Rnd::Rd, true) => M::Ceil,
         (Rnd::Ru, true) | (Rnd::Rd, false) => M::Trunc,
     };
-    let exp = a.log2().floor() as i32;
-    // Guard against log2 rounding at exact powers of two.
-    let exp = if 2f64.powi(exp) > a {
-        exp - 1
-    } else if 2f64.powi(exp + 1) <= a {
-        exp + 1
-    } else {
-        exp
-    };
+    let exp = floor_log2(a);
     let q = if exp < -14 {
         2f64.powi(-24)
     } else {
@@ -345,14 +340,7 @@ fn f32_to_f16_reference(x: f32, rnd: Rnd, preserve: bool) -> u16 {
             d
         }
     } else {
-        let e = r.log2().floor() as i32;
-        let e = if 2f64.powi(e) > r {
-            e - 1
-        } else if 2f64.powi(e + 1) <= r {
-            e + 1
-        } else {
-            e
-        };
+        let e = floor_log2(r);
         let mant = ((r / 2f64.powi(e) - 1.0) * 1024.0) as u16;
         (((e + 15) as u16) << 10) | (mant & 0x3FF)
     };

@@ -647,39 +647,21 @@ fn sends_reg(r: SendsReg) -> Option<u8> {
 }
 
 fn prep_kind(inst: &Instruction, ctx: &Ctx) -> Result<Kind, String> {
-    let branch = |inst: &Instruction| -> (Target, Target) {
+    // A branch kind made of the instruction's JIP and UIP as targets.
+    let branch = |kind: fn(Target, Target) -> Kind| -> Kind {
         let (j, u) = inst.branch_offsets().unwrap_or((0, None));
-        (ctx.target(j as i64), ctx.target(u.unwrap_or(0) as i64))
+        kind(ctx.target(j as i64), ctx.target(u.unwrap_or(0) as i64))
     };
     Ok(match inst.opcode {
         Opcode::Nop => Kind::Nop,
         Opcode::Wait => Kind::Wait,
-        Opcode::If => {
-            let (jip, uip) = branch(inst);
-            Kind::If { jip, uip }
-        }
-        Opcode::Else => {
-            let (jip, uip) = branch(inst);
-            Kind::Else { jip, uip }
-        }
-        Opcode::Endif => Kind::Endif {
-            jip: branch(inst).0,
-        },
-        Opcode::While => Kind::While {
-            jip: branch(inst).0,
-        },
-        Opcode::Break => {
-            let (jip, uip) = branch(inst);
-            Kind::Break { jip, uip }
-        }
-        Opcode::Cont => {
-            let (jip, uip) = branch(inst);
-            Kind::Cont { jip, uip }
-        }
-        Opcode::Halt => {
-            let (jip, uip) = branch(inst);
-            Kind::Halt { jip, uip }
-        }
+        Opcode::If => branch(|jip, uip| Kind::If { jip, uip }),
+        Opcode::Else => branch(|jip, uip| Kind::Else { jip, uip }),
+        Opcode::Endif => branch(|jip, _| Kind::Endif { jip }),
+        Opcode::While => branch(|jip, _| Kind::While { jip }),
+        Opcode::Break => branch(|jip, uip| Kind::Break { jip, uip }),
+        Opcode::Cont => branch(|jip, uip| Kind::Cont { jip, uip }),
+        Opcode::Halt => branch(|jip, uip| Kind::Halt { jip, uip }),
         Opcode::Jmpi => match &inst.operands {
             Operands::Basic { src1, .. } => {
                 let mut live = false;

@@ -453,34 +453,36 @@ fn mask_of(t: Type) -> u64 {
 
 fn compare(cm: CondMod, a: V, b: V, exec_int: Type) -> bool {
     match (a, b) {
-        (V::I(x), V::I(y)) => match cm {
-            CondMod::Z => x == y,
-            CondMod::Nz => x != y,
-            CondMod::G => x > y,
-            CondMod::Ge => x >= y,
-            CondMod::L => x < y,
-            CondMod::Le => x <= y,
+        (V::I(x), V::I(y)) => ordering(cm, x, y).unwrap_or_else(|| match cm {
             CondMod::O => {
                 let (lo, hi) = int_bounds(exec_int);
                 !(lo..=hi).contains(&(x - y))
             }
             _ => false,
-        },
+        }),
         _ => {
             let (x, y) = (a.d(), b.d());
-            match cm {
-                CondMod::Z => x == y,
-                CondMod::Nz => x != y,
-                CondMod::G => x > y,
-                CondMod::Ge => x >= y,
-                CondMod::L => x < y,
-                CondMod::Le => x <= y,
+            ordering(cm, x, y).unwrap_or_else(|| match cm {
                 CondMod::U => x.is_nan() || y.is_nan(),
                 CondMod::O => x.is_finite() && y.is_finite() && (x - y).is_infinite(),
                 _ => false,
-            }
+            })
         }
     }
+}
+
+/// Z, NZ, G, GE, L and LE of `x` against `y`, in either domain; `None` for the modifiers
+/// whose meaning depends on the domain (O, U) and for none.
+fn ordering<T: PartialOrd>(cm: CondMod, x: T, y: T) -> Option<bool> {
+    Some(match cm {
+        CondMod::Z => x == y,
+        CondMod::Nz => x != y,
+        CondMod::G => x > y,
+        CondMod::Ge => x >= y,
+        CondMod::L => x < y,
+        CondMod::Le => x <= y,
+        _ => return None,
+    })
 }
 
 fn test_result(cm: CondMod, ty: Type, bits: u64, overflow: bool) -> bool {
@@ -490,29 +492,13 @@ fn test_result(cm: CondMod, ty: Type, bits: u64, overflow: bool) -> bool {
             Type::F => f32::from_bits(bits as u32) as f64,
             _ => f64::from_bits(bits),
         };
-        match cm {
-            CondMod::Z => x == 0.0,
-            CondMod::Nz => x != 0.0,
-            CondMod::G => x > 0.0,
-            CondMod::Ge => x >= 0.0,
-            CondMod::L => x < 0.0,
-            CondMod::Le => x <= 0.0,
+        ordering(cm, x, 0.0).unwrap_or(match cm {
             CondMod::U => x.is_nan(),
             CondMod::O => overflow || x.is_infinite(),
             _ => false,
-        }
+        })
     } else {
-        let v = int_value(ty, bits);
-        match cm {
-            CondMod::Z => v == 0,
-            CondMod::Nz => v != 0,
-            CondMod::G => v > 0,
-            CondMod::Ge => v >= 0,
-            CondMod::L => v < 0,
-            CondMod::Le => v <= 0,
-            CondMod::O => overflow,
-            _ => false,
-        }
+        ordering(cm, int_value(ty, bits), 0).unwrap_or(cm == CondMod::O && overflow)
     }
 }
 
