@@ -82,6 +82,11 @@ pub enum BindingKind {
     Uniform,
     /// A storage image or storage texel buffer (typed surface messages).
     StorageImage,
+    /// A storage image the kernel only writes (`NonReadable`) whose format the typed reads
+    /// cannot access (`StorageAccess::Lowered`): its entry must hold a surface state in the
+    /// view's own format, whose typed writes convert the texels (docs/images.md, "Write-only
+    /// storage images").
+    StorageImageWriteOnly,
     /// A sampled image, sampler or combined image sampler (sampler messages; the sampler's
     /// binding-table index is also its sampler-table index).
     Sampled,

@@ -36,6 +36,7 @@ use crate::memory::Memory;
 use crate::pipeline::{total_threads, Pipeline};
 use crate::query::{Event, QueryPool};
 use ferrite_compiler::kernel::{CurbeValues, Kernel};
+use ferrite_compiler::BindingKind;
 
 use crate::image::Image;
 use crate::meta::{self, Dest, MetaOp, Place, Source};
@@ -159,6 +160,8 @@ struct Resolved {
     size: Option<u64>,
     /// An image or texel-buffer view's RENDER_SURFACE_STATE.
     view: Option<Arc<[u32]>>,
+    /// A storage view's state in its own format, when `view` holds a lowered one.
+    write_view: Option<Arc<[u32]>>,
     sampler: Option<Arc<crate::sampler::Sampler>>,
 }
 
@@ -970,7 +973,18 @@ impl<'a> BatchBuilder<'a> {
             if let Some(s) = d.sampler {
                 samplers.push((bti, s));
             }
-            let ss = match (&d.view, d.size) {
+            // A binding the kernel only writes takes the view's own format where the
+            // storage state holds a lowered one (the typed writes convert).
+            let write_only = |bti| {
+                k.bindings
+                    .iter()
+                    .any(|b| b.bti == bti && b.kind == BindingKind::StorageImageWriteOnly)
+            };
+            let view = match &d.write_view {
+                Some(w) if write_only(bti) => Some(w),
+                _ => d.view.as_ref(),
+            };
+            let ss = match (view, d.size) {
                 (None, None) => null_surface(),
                 // An image or texel-buffer view: its own surface state.
                 (Some(ss), _) => ss.to_vec(),
@@ -1010,6 +1024,7 @@ impl<'a> BatchBuilder<'a> {
                 address: 0,
                 size: None,
                 view: None,
+                write_view: None,
                 sampler,
             });
         };
@@ -1025,6 +1040,7 @@ impl<'a> BatchBuilder<'a> {
             address: desc.address() + u64::from(extra),
             size: Some(desc.range.min(avail)),
             view: desc.surface.clone(),
+            write_view: desc.write_surface.clone(),
             sampler,
         })
     }

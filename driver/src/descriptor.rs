@@ -185,6 +185,9 @@ pub struct BufferDesc {
     pub range: u64,
     /// The RENDER_SURFACE_STATE of an image or texel-buffer view (driver/src/image.rs).
     pub surface: Option<Arc<[u32]>>,
+    /// A storage view's surface state in its own format where `surface` holds a lowered
+    /// one: the entry of a write-only binding (`BindingKind::StorageImageWriteOnly`).
+    pub write_surface: Option<Arc<[u32]>>,
 }
 
 impl BufferDesc {
@@ -607,16 +610,21 @@ fn buffer_desc(d: &Core, info: &vk::DescriptorBufferInfo) -> Result<Option<Buffe
         offset: base + info.offset,
         range,
         surface: None,
+        write_surface: None,
     }))
 }
 
-/// The descriptor of a view's prebuilt surface.
-fn view_desc(s: &crate::image::ViewSurface) -> BufferDesc {
+/// The descriptor of a view's prebuilt surface (and of its write-only storage surface).
+fn view_desc(
+    s: &crate::image::ViewSurface,
+    write: Option<&crate::image::ViewSurface>,
+) -> BufferDesc {
     BufferDesc {
         memory: s.memory.clone(),
         offset: s.offset,
         range: s.size,
         surface: Some(s.state.clone()),
+        write_surface: write.map(|w| w.state.clone()),
     }
 }
 
@@ -685,11 +693,11 @@ pub(crate) fn source_desc(
                 let v = d.image_views.get(i.image_view.as_raw())?;
                 // Storage images are accessed through the typed messages' (possibly lowered)
                 // format; sampled ones through the view's own format.
-                Some(view_desc(if ty == T::STORAGE_IMAGE {
-                    &v.storage
+                Some(if ty == T::STORAGE_IMAGE {
+                    view_desc(&v.storage, v.storage_write.as_ref())
                 } else {
-                    &v.sampled
-                }))
+                    view_desc(&v.sampled, None)
+                })
             };
             Ok(Written { desc, sampler })
         }
@@ -699,11 +707,11 @@ pub(crate) fn source_desc(
             } else {
                 let v = d.buffer_views.get(v.as_raw())?;
                 // Uniform texel buffers are read by the sampler in the view's own format.
-                Some(view_desc(if ty == T::UNIFORM_TEXEL_BUFFER {
-                    &v.sampled
+                Some(if ty == T::UNIFORM_TEXEL_BUFFER {
+                    view_desc(&v.sampled, None)
                 } else {
-                    &v.surface
-                }))
+                    view_desc(&v.surface, v.lowered.then_some(&v.sampled))
+                })
             };
             Ok(Written {
                 desc,

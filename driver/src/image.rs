@@ -216,6 +216,10 @@ pub struct ViewSurface {
 pub struct ImageView {
     /// The storage-image surface (typed messages): one level, the view's layers.
     pub storage: ViewSurface,
+    /// The storage surface in the view's own format when `storage` holds a lowered one: what
+    /// kernels that only write the image use (`BindingKind::StorageImageWriteOnly`; typed
+    /// writes convert every storage format natively).
+    pub storage_write: Option<ViewSurface>,
     /// The sampled-image surface (sampler messages): the view's levels and layers.
     pub sampled: ViewSurface,
 }
@@ -358,8 +362,13 @@ impl ImageView {
             size: l.size,
             state: state.to_dwords().into(),
         };
+        let own = (ss.surface_format != hw as u64).then_some(RenderSurfaceState {
+            surface_format: hw as u64,
+            ..ss
+        });
         Ok(ImageView {
             storage: surface(ss),
+            storage_write: own.map(surface),
             sampled: surface(sampled),
         })
     }
@@ -433,6 +442,9 @@ pub fn typed_buffer_surface(address: u64, n: u64, format: SurfaceFormat) -> Rend
 pub struct BufferView {
     /// The storage texel buffer surface (typed messages, possibly the lowered format).
     pub surface: ViewSurface,
+    /// Whether `surface` holds a lowered format: write-only kernels then take `sampled`,
+    /// the same buffer in the view's own format (see `ImageView::storage_write`).
+    pub lowered: bool,
     /// The uniform texel buffer surface (sampler `ld`): the view's own format.
     pub sampled: ViewSurface,
 }
@@ -480,6 +492,7 @@ impl BufferView {
         };
         Ok(BufferView {
             surface: surface(state(format::storage_surface_format(hw))),
+            lowered: format::storage_surface_format(hw) != hw,
             sampled: surface(state(hw)),
         })
     }

@@ -115,6 +115,7 @@ pub fn attach(core: &Core, set: &DescriptorSet) -> Result<()> {
             offset: u64::from(b.offset),
             range: u64::from(b.size),
             surface: None,
+            write_surface: None,
         });
     }
     Ok(())

@@ -79,12 +79,20 @@ fn lowered(t: &ImageType) -> Res<Option<SurfaceFormat>> {
     }
 }
 
+/// True when reads of a storage image of type `t` go through a lowered format (see
+/// [`lowered`]). A write-only one is instead bound in its own format and written by typed
+/// writes that convert the texel (`BindingKind::StorageImageWriteOnly`).
+pub(super) fn reads_lowered(t: &ImageType) -> bool {
+    matches!(lowered(t), Ok(Some(_)))
+}
+
 /// The channels (1-4) a typed write to a storage image of type `t` stores: those of its
-/// format, or of the UINT format a lowered one is accessed through; 4 for format Unknown.
-fn written_channels(t: &ImageType) -> u8 {
+/// format, or of the UINT format a lowered one is accessed through (unless `own_format`: a
+/// write-only image bound in its own format); 4 for format Unknown.
+fn written_channels(t: &ImageType, own_format: bool) -> u8 {
     let accessed = surface_format(t.format).map(|f| match f.info().storage {
-        StorageAccess::Lowered { via } => via,
-        StorageAccess::Native | StorageAccess::Unsupported => f,
+        StorageAccess::Lowered { via } if !own_format => via,
+        StorageAccess::Lowered { .. } | StorageAccess::Native | StorageAccess::Unsupported => f,
     });
     accessed.map_or(4, |f| f.info().channels.len().clamp(1, 4) as u8)
 }
@@ -223,13 +231,21 @@ impl Fe<'_> {
             }
             self.emit(tt, Op::Vec(comps))?
         };
+        // A write-only image of a lowered format is bound in its own format, which Gen9's
+        // typed writes convert natively (docs/images.md, "Format table"), so nothing is
+        // packed in the shader; brw leaves write-only images unlowered the same way.
+        let own_format = self
+            .iface
+            .bindings
+            .iter()
+            .any(|u| u.bti == bti.bti && u.kind == crate::BindingKind::StorageImageWriteOnly);
         let texel = match lowered(&t)? {
-            None => texel,
-            Some(f) => self.pack_texel(f, texel)?,
+            Some(f) if !own_format => self.pack_texel(f, texel)?,
+            _ => texel,
         };
         // Only the channels the accessed surface format has: the typed write sends those
         // (one data register per channel and 8 channels), as brw does.
-        let n = written_channels(&t);
+        let n = written_channels(&t, own_format);
         let texel = match n {
             4 => texel,
             1 => self.extract(texel, 0)?,
@@ -856,7 +872,8 @@ impl Fe<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::check_ir;
+    use super::super::testing::{check_ir, module_text, spirv_as};
+    use super::super::{translate, FrontendInput};
 
     /// A storage image read, write and atomic become typed image ops on the image's
     /// binding-table entry, with the coordinate as a 32-bit integer vector and the texel
@@ -911,6 +928,77 @@ mod tests {
             }
             ",
         );
+    }
+
+    /// A write-only (`NonReadable`) storage image of a format whose reads are lowered is
+    /// bound in its own format (`StorageImageWriteOnly`): the texel goes to the typed write
+    /// as its four channels, unconverted. The same image readable is written through the raw
+    /// R32_UINT view: clamped, scaled, rounded and packed into one dword in the shader.
+    #[test]
+    fn write_only_lowered_image_is_written_in_its_own_format() {
+        let snippet = |deco: &str| {
+            format!(
+                "
+                OpDecorate %dst DescriptorSet 0
+                OpDecorate %dst Binding 0
+                {deco}
+                %v2i32 = OpTypeVector %i32 2
+                %img = OpTypeImage %f32 2D 0 0 0 2 Rgba8
+                %pimg = OpTypePointer UniformConstant %img
+                %dst = OpVariable %pimg UniformConstant
+                %c1 = OpConstant %i32 1
+                %h = OpConstant %f32 0.5
+                %xy = OpConstantComposite %v2i32 %c1 %c1
+                %t = OpConstantComposite %v4f32 %h %h %h %h
+                %main = OpFunction %void None %fn_void
+                %entry = OpLabel
+                %d = OpLoad %img %dst
+                OpImageWrite %d %xy %t
+                OpReturn
+                OpFunctionEnd
+                "
+            )
+        };
+        check_ir(
+            "write_only_lowered_image_is_written_in_its_own_format",
+            &snippet("OpDecorate %dst NonReadable"),
+            "
+            shader local_size 1 1 1 shared 0 local 0 push 0
+            fn main {
+                loop {
+                    %0:i32x2 = const 1, 1
+                    %1:f32x4 = const 0.5, 0.5, 0.5, 0.5
+                    image_store img[0] %0, %1
+                    break
+                }
+            }
+            ",
+        );
+        let kinds = |deco: &str| {
+            let words = spirv_as("write_only_kinds", &module_text(&snippet(deco)))?;
+            let target = crate::Target::gen9();
+            let out = translate(&FrontendInput {
+                words: &words,
+                entry: "main",
+                specialization: &[],
+                bindings: &[],
+                target: &target,
+            })
+            .unwrap();
+            let packs = out.shader.to_string().matches("fround_even").count();
+            Some((
+                out.bindings.iter().map(|b| b.kind).collect::<Vec<_>>(),
+                packs,
+            ))
+        };
+        if let Some((k, packs)) = kinds("OpDecorate %dst NonReadable") {
+            assert_eq!(k, [crate::BindingKind::StorageImageWriteOnly]);
+            assert_eq!(packs, 0);
+        }
+        if let Some((k, packs)) = kinds("") {
+            assert_eq!(k, [crate::BindingKind::StorageImage]);
+            assert_eq!(packs, 4, "one rounding per channel");
+        }
     }
 
     /// texelFetch, textureLod through a combined image sampler and through OpSampledImage

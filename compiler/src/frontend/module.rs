@@ -607,9 +607,10 @@ impl Fe<'_> {
         let bti = self.binding_bti(id, kind, count)?;
         Ok(match kind {
             BindingKind::Uniform => Space::Ubo(bti),
-            BindingKind::Storage | BindingKind::StorageImage | BindingKind::Sampled => {
-                Space::Ssbo(bti)
-            }
+            BindingKind::Storage
+            | BindingKind::StorageImage
+            | BindingKind::StorageImageWriteOnly
+            | BindingKind::Sampled => Space::Ssbo(bti),
         })
     }
 
@@ -640,6 +641,29 @@ impl Fe<'_> {
                 .find(|b| b.set == set && b.binding == binding)
                 .map(|b| b.bti)
                 .ok_or(FrontendError::NoBinding { set, binding })?
+        };
+        // Variables aliasing one binding: the entry is written in the view's own format
+        // only when every one of them is write-only.
+        if kind != BindingKind::StorageImageWriteOnly {
+            for b in &mut self.iface.bindings {
+                if b.set == set
+                    && b.binding == binding
+                    && b.kind == BindingKind::StorageImageWriteOnly
+                {
+                    b.kind = BindingKind::StorageImage;
+                }
+            }
+        }
+        let kind = if kind == BindingKind::StorageImageWriteOnly
+            && self
+                .iface
+                .bindings
+                .iter()
+                .any(|b| b.set == set && b.binding == binding && b.kind != kind)
+        {
+            BindingKind::StorageImage
+        } else {
+            kind
         };
         if !self
             .iface
@@ -755,7 +779,14 @@ impl Fe<'_> {
                 };
                 let kind = match self.stype(img)? {
                     SType::Image(t) if t.multisampled => return unsupported("multisampled images"),
-                    SType::Image(t) if t.sampled == 2 => BindingKind::StorageImage,
+                    SType::Image(t) if t.sampled == 2 => {
+                        let write_only = self.deco(id, Decoration::NonReadable).is_some();
+                        if write_only && super::image::reads_lowered(&t) {
+                            BindingKind::StorageImageWriteOnly
+                        } else {
+                            BindingKind::StorageImage
+                        }
+                    }
                     SType::Image(t) if t.sampled == 1 => BindingKind::Sampled,
                     SType::Sampler | SType::SampledImage(_) => BindingKind::Sampled,
                     _ => return unsupported("images whose use (sampled or storage) is unknown"),
