@@ -20,9 +20,9 @@ pub enum Base {
     Null,
     /// Immediate bits (32-bit types use the low 32).
     Imm(u64),
-    /// An architecture register read as a source (docs/gen9.md 2.10), e.g. `ce0`: not
-    /// allocated, never a destination of LIR code; the ISA validator says how each may be
-    /// read.
+    /// An architecture register (docs/gen9.md 2.10): `ce0` read as a source, the flag
+    /// register `f0` (see [`Opnd::flag`]) written by a `mov` and read as a source. Not
+    /// allocated; the ISA validator says how each may be used.
     Arf(ArfReg),
 }
 
@@ -89,6 +89,24 @@ impl Opnd {
             neg: false,
             abs: false,
         }
+    }
+    /// The flag register `f0` as a scalar operand: as UD its 32 bits (one per channel, SIMD32
+    /// included; a SIMD16 instruction of channel group 16 uses bits 16-31), as UW `f0.0`.
+    /// A `mov` to it (exec size 1, `WE_all`) sets every bit; an instruction with a
+    /// conditional modifier then writes only its enabled channels' bits (docs/gen9.md).
+    pub fn flag(ty: Type) -> Opnd {
+        Opnd {
+            base: Base::Arf(ArfReg::new(ArfKind::Flag, 0)),
+            off: 0,
+            ty,
+            stride: 0,
+            neg: false,
+            abs: false,
+        }
+    }
+    /// Whether the operand is (part of) a flag register.
+    pub fn is_flag(&self) -> bool {
+        matches!(self.base, Base::Arf(a) if a.kind == ArfKind::Flag)
     }
     pub fn ud(v: u32) -> Opnd {
         Opnd::imm(Type::UD, v as u64)
@@ -462,11 +480,13 @@ impl LInst {
             _ => None,
         }
     }
+    /// A conditional modifier, or the flag register as the destination.
     pub fn writes_flag(&self) -> bool {
-        self.cmod != CondMod::None
+        self.cmod != CondMod::None || self.dst.is_flag()
     }
+    /// A predicate, or the flag register as a source.
     pub fn reads_flag(&self) -> bool {
-        self.pred.is_some()
+        self.pred.is_some() || self.srcs.iter().any(Opnd::is_flag)
     }
 }
 

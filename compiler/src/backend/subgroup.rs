@@ -325,6 +325,56 @@ impl Isel<'_> {
         self.first_enabled_channel()
     }
 
+    /// Sets all 32 bits of the flag register `f0` (`all`) or clears them, `WE_all`, before
+    /// the active channels write theirs by a conditional modifier under the execution
+    /// mask: the bits of disabled channels, and those past the width, keep this value
+    /// (brw's votes and ballots do the same).
+    fn sg_flag_fill(&mut self, all: bool) {
+        let v = if all { u32::MAX } else { 0 };
+        self.b()
+            .at(1, 0, true)
+            .mov(Opnd::flag(Type::UD), Opnd::ud(v));
+    }
+
+    /// [`Self::sg_flag_fill`], then the flag set from the boolean `x` in the active
+    /// channels. When `x` is the destination of the instruction just selected, an
+    /// unpredicated `cmp`, the fill goes before that compare instead: its flag write is then
+    /// the vote's, and `opt::fold_flag_moves` drops the `mov.nz` (one instruction fewer).
+    fn sg_flag_set(&mut self, x: Opnd, all: bool) {
+        let last = self.prog.insts.len().checked_sub(1);
+        let before = last.filter(|&k| {
+            let p = &self.prog.insts[k];
+            p.op == LOp::Alu(Opcode::Cmp)
+                && p.pred.is_none()
+                && !p.we_all
+                && p.dst.base == x.base
+                && p.dst.off == x.off
+                && p.dst.stride == x.stride
+        });
+        let v = if all { u32::MAX } else { 0 };
+        let mut b = self.b();
+        b.cursor = before;
+        b.at(1, 0, true).mov(Opnd::flag(Type::UD), Opnd::ud(v));
+        b.cursor = None;
+        b.flag_from(x);
+    }
+
+    /// After [`Self::sg_flag_fill`] and the active channels' flag writes: whether every
+    /// bit of `f0` is set (`all`) or any is, as a scalar boolean (a D of 0 / ~0), by one
+    /// `cmp` of exec size 1 on the flag read as a UD.
+    fn sg_flag_vote(&mut self, all: bool) -> Opnd {
+        let mut b = self.b();
+        let mut b = b.at(1, 0, true);
+        let t = b.vreg(Type::D, 1);
+        let (cm, v) = if all {
+            (CondMod::Z, u32::MAX)
+        } else {
+            (CondMod::Nz, 0)
+        };
+        b.cmp(cm, t.retype(Type::UD), Opnd::flag(Type::UD), Opnd::ud(v));
+        t.scalar()
+    }
+
     /// `fbl` of the channel enables, as a scalar UD, wherever control flow stands: the
     /// loops Isel opens itself (the `NonUniform` descriptor loop) are not counted in
     /// `cf_depth`, so their heads ask here directly.
@@ -422,14 +472,10 @@ impl Isel<'_> {
                 }
             }
             SubgroupOp::All | SubgroupOp::Any => {
-                let (x, _) = self.sg_in(srcs[0], Widen::Signed)?;
-                let (r, id) = if op == SubgroupOp::All {
-                    (RedOp::And, u32::MAX)
-                } else {
-                    (RedOp::Or, 0)
-                };
-                let t = self.sg_fill(x.retype(Type::UD), id);
-                let s = self.sg_reduce(r, t);
+                let all = op == SubgroupOp::All;
+                let x = self.comp(srcs[0], 0)?;
+                self.sg_flag_set(x, all);
+                let s = self.sg_flag_vote(all);
                 self.sg_out(dst, d, s, dword);
             }
             SubgroupOp::AllEqual => {
@@ -446,6 +492,9 @@ impl Isel<'_> {
                     let first = self.sg_first_lane();
                     self.sg_lane_value(x, dom, first)
                 };
+                // Filled before the compares, so that the flag-setting move after them can
+                // fold into the last one (`opt::fold_flag_moves`).
+                self.sg_flag_fill(true);
                 let mut b = self.b();
                 let e = b.vreg(Type::D, 1);
                 if float && dom.wide {
@@ -471,24 +520,18 @@ impl Isel<'_> {
                 } else {
                     b.cmp(CondMod::Z, e, x.retype(Type::D), f.retype(Type::D));
                 }
-                let t = self.sg_fill(e.retype(Type::UD), u32::MAX);
-                let s = self.sg_reduce(RedOp::And, t);
+                b.flag_from(e);
+                let s = self.sg_flag_vote(true);
                 self.sg_out(dst, d, s, dword);
             }
             SubgroupOp::Ballot => {
-                // Channel i contributes 1 << i where its boolean is true; an OR collects
-                // the mask. Channels past the width give the zero words 1..3.
-                let (x, _) = self.sg_in(srcs[0], Widen::Signed)?;
-                let lane = self.lane();
+                // The flag, cleared, then set by the active channels whose boolean is true
+                // is the mask (bit i = channel i). Channels past the width give the zero
+                // words 1..3.
+                let x = self.comp(srcs[0], 0)?;
+                self.sg_flag_set(x, false);
                 let mut b = self.b();
-                let bit = b.vreg(Type::UD, 1);
-                b.alu2(Opcode::Shl, bit, Opnd::ud(1), lane.retype(Type::UD));
-                let t = b.vreg(Type::UD, 1);
-                b.at(w as u8, 0, true).mov(t, Opnd::ud(0));
-                b.alu2(Opcode::And, t, bit, x.retype(Type::UD));
-                let s = self.sg_reduce(RedOp::Or, t);
-                let mut b = self.b();
-                b.mov(d.retype(Type::UD), s);
+                b.mov(d.retype(Type::UD), Opnd::flag(Type::UD));
                 for c in 1..4 {
                     b.mov(d.retype(Type::UD).offset(c * 4 * w), Opnd::ud(0));
                 }
@@ -719,6 +762,13 @@ fn main {{
         asm.lines().filter(|l| l.contains(what)).count()
     }
 
+    /// `mov(1) f0<1>UD imm` lines.
+    fn flag_fills(asm: &str) -> usize {
+        asm.lines()
+            .filter(|l| l.contains(": mov(1)") && l.contains(" f0<1>UD"))
+            .count()
+    }
+
     /// A shuffle with a per-channel index is one VxH gather per 16 channels (8 for qwords),
     /// each after its `a0` computation, instead of a compare and a predicated move per channel.
     #[test]
@@ -732,6 +782,105 @@ fn main {{
                 assert!(asm.contains("VxH"), "{ty} SIMD{simd}:\n{asm}");
                 assert_eq!(count(&asm, "cmp.z"), 0, "{ty} SIMD{simd}:\n{asm}");
                 assert_eq!(count(&asm, "a0<1>UW"), 3 * want, "{ty} SIMD{simd}:\n{asm}");
+            }
+        }
+    }
+
+    /// `text` compiled at SIMD `simd` with the ISA validator on.
+    fn compile_text(text: &str, simd: u32) -> String {
+        let s = parse_shader(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let opts = BackendOptions {
+            validate: true,
+            ..BackendOptions::gen9_at(simd)
+        };
+        compile(&s, &opts)
+            .unwrap_or_else(|e| panic!("SIMD{simd}: {e}\n{text}"))
+            .asm
+    }
+
+    /// A kernel storing `%9` (an i32 computed by `body` from `%3`, the loaded value, `%5`
+    /// = `%3 + 1`, `%6` = `%3 != 1` and `%10`, the channel number), inside an `if` on `%6`
+    /// when `in_if`.
+    fn body_kernel(body: &str, in_if: bool, simd: u32) -> String {
+        let body = format!("{body}\n        store ssbo[0] %2, %9 align 4");
+        let body = if in_if {
+            format!("if %6 {{\n        {body}\n    }}")
+        } else {
+            body
+        };
+        compile_text(
+            &format!(
+                "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load ssbo[0] %2 align 4
+    %4:i32 = const 1
+    %5:i32 = iadd %3, %4
+    %6:b1 = ine %3, %4
+    %10:i32 = sysval subgroup_invocation
+    {body}
+}}
+"
+            ),
+            simd,
+        )
+    }
+
+    /// Votes and ballots go through the flag register: `f0` filled (`mov(1)`, `WE_all`),
+    /// written by the active channels' conditional modifier, then compared once at exec size
+    /// 1 (`all`, `any`, `all_equal`) or moved (ballot). Before, each filled a temporary,
+    /// wrote the active channels into it and combined it in log2 W `and`/`or` steps
+    /// (`WE_all`), and a ballot shifted 1 by the channel number first.
+    #[test]
+    fn votes_and_ballots_read_the_flag() {
+        let we_all_logic = |asm: &str| {
+            asm.lines()
+                .filter(|l| (l.contains(": and(") || l.contains(": or(")) && l.contains("WE_all"))
+                .count()
+        };
+        for simd in [8u32, 16, 32] {
+            for in_if in [false, true] {
+                let base = body_kernel("%8:b1 = ine %3, %4\n        %9:i32 = b2i %8", in_if, simd);
+                let votes = [
+                    "%8:b1 = subgroup_all %6",
+                    "%8:b1 = subgroup_any %6",
+                    "%8:b1 = subgroup_all_equal %3",
+                    "%7:i64 = i2i %3\n        %8:b1 = subgroup_all_equal %7",
+                ];
+                for v in votes {
+                    let asm = body_kernel(&format!("{v}\n        %9:i32 = b2i %8"), in_if, simd);
+                    let ctx = format!("{v} SIMD{simd} in_if {in_if}:\n{asm}");
+                    assert_eq!(we_all_logic(&asm), we_all_logic(&base), "{ctx}");
+                    assert_eq!(flag_fills(&asm), 1, "{ctx}");
+                    assert_eq!(count(&asm, "f0<0,1,0>UD"), 1, "{ctx}");
+                }
+                // A boolean compared just before: the fill goes before its `cmp`, whose
+                // flag write is the vote's (no `mov.nz`).
+                for v in ["subgroup_all", "subgroup_any"] {
+                    let asm = body_kernel(
+                        &format!(
+                            "%11:b1 = ine %5, %4\n        %8:b1 = {v} %11\n        %9:i32 = b2i %8"
+                        ),
+                        in_if,
+                        simd,
+                    );
+                    let ctx = format!("{v} of a compare SIMD{simd} in_if {in_if}:\n{asm}");
+                    assert_eq!(flag_fills(&asm), 1, "{ctx}");
+                    assert_eq!(count(&asm, "mov.nz"), 0, "{ctx}");
+                }
+                let asm = body_kernel(
+                    "%7:i32x4 = subgroup_ballot %6\n        %9:i32 = extract %7, 0",
+                    in_if,
+                    simd,
+                );
+                let ctx = format!("ballot SIMD{simd} in_if {in_if}:\n{asm}");
+                assert_eq!(we_all_logic(&asm), we_all_logic(&base), "{ctx}");
+                assert_eq!(flag_fills(&asm), 1, "{ctx}");
+                assert_eq!(count(&asm, ": shl("), count(&base, ": shl("), "{ctx}");
+                let halves = (simd as usize).div_ceil(16);
+                assert_eq!(count(&asm, "f0<0,1,0>UD"), halves, "{ctx}");
             }
         }
     }

@@ -635,8 +635,8 @@ fn predicable(i: &LInst, outer: &LInst) -> bool {
         _ => false,
     };
     op_ok
-        && i.pred.is_none()
-        && i.cmod == CondMod::None
+        && !i.reads_flag()
+        && !i.writes_flag()
         && same_channels(i, outer)
         && !i.we_all
         && matches!(i.dst.base, Base::V(_))
