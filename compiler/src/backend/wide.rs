@@ -20,10 +20,11 @@
 //!   unit is refined by two Newton-Raphson steps in DF (DF MADs where a step has a
 //!   subtraction to fuse), the exponent is put back by
 //!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
-//!   predicated moves. Division and reciprocal then take a fused (DF MAD) step to the
-//!   correctly rounded reciprocal and correct the quotient with the exact remainder
-//!   (Markstein), so they are correctly rounded for normal results; sqrt/rsq stay
-//!   within an ULP or two;
+//!   predicated moves. The reciprocal of a divisor ([`Recip`]) is shared by `1 / y` and
+//!   every `x / y`; a quotient takes one correction with its fused remainder. Division
+//!   and reciprocal are within an ULP for normal results (Vulkan asks of doubles the
+//!   precision of single precision, docs/float-controls.md), not always correctly
+//!   rounded; sqrt/rsq stay within an ULP or two;
 //! * fneg/fabs/fsign: integer operations on the high dword; frexp the same after a
 //!   denormal operand is scaled by 2^54; ldexp as frexp's significand times two powers
 //!   of two, the first product exact (one rounding, denormal results too).
@@ -307,7 +308,6 @@ fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
     r
 }
 
-/// x / y (x = None: 1 / y).
 /// `x` times 2^54 where `e` (x's exponent field) is 0: denormals become normal, exactly
 /// (zeros stay zeros).
 fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
@@ -320,79 +320,176 @@ fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
     t
 }
 
-fn div(b: &mut Builder, d: Opnd, x: Option<Opnd>, y: Opnd) {
-    // A denormal divisor: both operands times 2^54 (exact; a dividend that overflows
-    // gives the infinite quotient it should).
+/// Dividends below 2^-915 (exponent field under 108) are scaled by 2^108 before the
+/// quotient is formed, so it and its remainder stay clear of the denormal range.
+const TINY_EXP: i32 = 108;
+
+/// What every division by one DF divisor `y` shares (see [`recip`]): its reciprocal in
+/// reduced form and the special-case values. Isel computes it once per divisor operand
+/// and reuses it for `1 / y` and each `x / y` it dominates (brw gets the same from NIR's
+/// CSE of its `drcp` lowering).
+#[derive(Clone, Copy, Debug)]
+pub struct Recip {
+    /// 2^54 where y is denormal, else 1.0: y was multiplied by it, dividends are too.
+    sc: Opnd,
+    /// |y| * sc with its exponent cleared: [1, 2).
+    m: Opnd,
+    /// 1/m within an ULP (below).
+    r: Opnd,
+    /// sign(y) * 2^k1 and 2^k2, k1 + k2 = 1023 - e: 1/(y * sc) = r * s1 * s2, each
+    /// product exact unless the result is denormal.
+    s1: Opnd,
+    s2: Opnd,
+    /// x / y for y = +-0, +-inf or NaN (and for an infinite x) is x * sp: sp is +-inf,
+    /// +-0, NaN there, a finite nonzero power of two with y's sign otherwise.
+    sp: Opnd,
+    /// +inf where y is zero, infinite or NaN, else 0: `|x| + c` is infinite or NaN
+    /// exactly where the quotient takes `x * sp`.
+    c: Opnd,
+    /// 2^-915 (the tiny-dividend bound), 2^108 and 2^-108, in registers once.
+    tiny: Opnd,
+    up: Opnd,
+    down: Opnd,
+}
+
+/// The reciprocal of a DF divisor `y` as a [`Recip`]: y (a denormal one scaled by 2^54
+/// first) is reduced to m in [1, 2); an F guess of 1/m from the math unit (about 22 good
+/// bits) is refined by two Newton-Raphson steps r += r * (1 - m * r), each two DF MADs
+/// with the residual fused. With e the guess's relative error, a step leaves
+/// e^2 + e * 2^-53 before its rounding, so after the second |r - 1/m| <= 0.5 ULP + 2^-86:
+/// r is within an ULP of 1/m (not always its correctly rounded value).
+pub fn recip(b: &mut Builder, y: Opnd) -> Recip {
     let e0 = exponent(b, y);
-    // 1.0 in a register: the dividend of a reciprocal and the Newton steps' constant (a
-    // three-source instruction takes no immediate).
+    let sc = b.vreg(Type::DF, 1);
+    b.mov(sc, df_imm(1.0));
+    let up54 = b.vreg(Type::DF, 1);
+    b.mov(up54, df_imm(2f64.powi(54)));
+    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
+    pmov(b, sc, up54);
+    let ys = b.vreg(Type::DF, 1);
+    b.alu2(O::Mul, ys, y, sc);
+    let e = exponent(b, ys);
+    let mh = b.vreg(Type::UD, 1);
+    b.alu2(O::And, mh, hi(ys), Opnd::ud(0x000F_FFFF));
+    b.alu2(O::Or, mh, mh, Opnd::ud(0x3FF0_0000));
+    let m = build(b, mh, lo(ys));
+    let r = guess(b, m, false);
+    // 1.0 in a register: a three-source instruction takes no immediate.
     let one = b.vreg(Type::DF, 1);
     b.mov(one, df_imm(1.0));
-    let x = x.unwrap_or(one);
-    let x = scale_denormal(b, x, e0);
-    let y = scale_denormal(b, y, e0);
-    let e = exponent(b, y);
-    // m = y with exponent 0: +-[1, 2).
-    let mh = b.vreg(Type::UD, 1);
-    b.alu2(O::And, mh, hi(y), Opnd::ud(0x800F_FFFF));
-    b.alu2(O::Or, mh, mh, Opnd::ud(0x3FF0_0000));
-    let m = build(b, mh, lo(y));
-    let r = guess(b, m, false);
     let t = b.vreg(Type::DF, 1);
-    // Newton steps r += r * (1 - m * r), each two DF MADs (the residual fused): the first
-    // two take the F guess (about 22 good bits) to within rounding of 1/m; the third makes
-    // r = RN(1/m), except for the all-ones significand 2 - 2^-52, whose reciprocal rounds
-    // to 0.5 + 2^-53 (set directly). Then q = x * r is within an ULP and the correction
-    // with the exact remainder, q += (x - q * m) * r, rounds x / m correctly (Markstein).
-    for _ in 0..3 {
+    for _ in 0..2 {
         b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
         b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
     }
-    let ones = b.vreg(Type::UD, 1);
-    b.alu2(O::And, ones, mh, Opnd::ud(0x000F_FFFF));
-    b.alu2(O::Xor, ones, ones, Opnd::ud(0x000F_FFFF));
-    let lz = b.vreg(Type::UD, 1);
-    b.alu1(O::Not, lz, lo(y));
-    b.alu2(O::Or, ones, ones, lz);
-    b.cmp(CondMod::Z, Opnd::null(Type::UD), ones, Opnd::ud(0));
-    let rh = b.vreg(Type::UD, 1);
-    b.alu2(O::And, rh, mh, Opnd::ud(SIGN));
-    b.alu2(O::Or, rh, rh, Opnd::ud(0x3FE0_0000));
-    b.mov(hi(r), rh).pred = p();
-    b.mov(lo(r), Opnd::ud(1)).pred = p();
-    let q = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, q, x, r);
-    let q1 = b.vreg(Type::DF, 1);
-    b.inst(LOp::Alu(O::Mad), t, vec![x, q.negate(), m]);
-    b.inst(LOp::Alu(O::Mad), q1, vec![q, t, r]);
-    // Zero, denormal, inf and NaN dividends keep the plain product (the remainder of an
-    // infinite one is NaN; -0 would lose its sign).
-    let ex = exponent(b, x);
-    flag_special(b, ex);
-    pmov(b, q1, q);
-    let q = q1;
-    // 1/y = (1/m) * 2^(1023 - e), applied in two exact halves.
+    // 1/(y * sc) = (1/m) * 2^(1023 - e) with y's sign, in two factors each a normal
+    // power of two (k in [-1023, 1022]).
+    let sy = b.vreg(Type::UD, 1);
+    b.alu2(O::And, sy, hi(ys), Opnd::ud(SIGN));
     let k = b.vreg(Type::D, 1);
     b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
     let k1 = b.vreg(Type::D, 1);
     b.alu2(O::Asr, k1, k, Opnd::d(1));
     let k2 = b.vreg(Type::D, 1);
     b.alu2(O::Add, k2, k, k1.negate());
-    let s1 = pow2(b, k1);
-    b.alu2(O::Mul, q, q, s1);
+    let h1 = b.vreg(Type::D, 1);
+    b.alu2(O::Add, h1, k1, Opnd::d(1023));
+    b.alu2(O::Shl, h1, h1, Opnd::d(20));
+    b.alu2(O::Or, h1.retype(Type::UD), h1.retype(Type::UD), sy);
+    let s1 = build(b, h1.retype(Type::UD), Opnd::ud(0));
     let s2 = pow2(b, k2);
-    b.alu2(O::Mul, q, q, s2);
-    // Special y: 1/+-0 = +-inf, 1/+-inf = +-0, NaN stays.
-    let sh = b.vreg(Type::UD, 1);
-    b.alu2(O::And, sh, hi(y), Opnd::ud(SIGN));
-    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-    b.alu2(O::Or, sh, sh, Opnd::ud(0x7FF0_0000)).pred = p();
-    let sp = build(b, sh, Opnd::ud(0));
-    b.cmp(CondMod::Nz, Opnd::null(Type::DF), y, y);
-    pmov(b, sp, y);
-    b.alu2(O::Mul, sp, x, sp);
+    // sp = sign(y) * 2^(1024 - e): +-inf for a zero y (e = 0), +-0 for an infinite one,
+    // finite otherwise; a NaN y itself.
+    let hs = b.vreg(Type::D, 1);
+    b.alu2(O::Add, hs, e.negate(), Opnd::d(0x7FF));
+    b.alu2(O::Shl, hs, hs, Opnd::d(20));
+    b.alu2(O::Or, hs.retype(Type::UD), hs.retype(Type::UD), sy);
+    let sp = build(b, hs.retype(Type::UD), Opnd::ud(0));
+    b.cmp(CondMod::Nz, Opnd::null(Type::DF), ys, ys);
+    pmov(b, sp, ys);
+    let c = b.vreg(Type::DF, 1);
+    b.mov(c.retype(Type::UQ), Opnd::imm(Type::UQ, 0));
     flag_special(b, e);
-    pmov(b, q, sp);
+    pmov(b, c, Opnd::imm(Type::UQ, f64::INFINITY.to_bits()));
+    let tiny = b.vreg(Type::DF, 1);
+    b.mov(tiny, df_imm(2f64.powi(TINY_EXP - 1023)));
+    let up = b.vreg(Type::DF, 1);
+    b.mov(up, df_imm(2f64.powi(TINY_EXP)));
+    let down = b.vreg(Type::DF, 1);
+    b.mov(down, df_imm(2f64.powi(-TINY_EXP)));
+    Recip {
+        sc,
+        m,
+        r,
+        s1,
+        s2,
+        sp,
+        c,
+        tiny,
+        up,
+        down,
+    }
+}
+
+/// `d = x / y` from y's [`Recip`], within an ULP for normal quotients (not always
+/// correctly rounded). xs = x * sc (times 2^108 if tiny) is divided by m: q = xs * r,
+/// then one correction with the remainder, q1 = q - r * (q * m - xs), both DF MADs.
+/// q is within 2.5 ULPs of xs / m, so the remainder is exact or rounded by at most
+/// 2^-53 of itself and r errs by at most 2^-52 relatively: q1 before its one rounding is
+/// within 2^-49 ULP of xs / m, i.e. at most 0.5 + 2^-49 ULP after it (RTE; under RTZ
+/// less than 1 + 2^-49). The powers of two then put the exponent back, exactly unless
+/// the quotient is denormal (rounded once more there). With m and r positive, the
+/// remainder of a zero dividend is +0 and q - r * (+0) keeps q's sign.
+pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
+    // 1.0 / y (GLSL has no reciprocal): the reciprocal's own sequence, as close.
+    if x.base == Base::Imm(1f64.to_bits()) && !x.neg {
+        return reciprocal(b, d, r);
+    }
+    // A constant dividend in a register: it is read with the absolute-value modifier.
+    let x = if x.is_imm() {
+        let t = b.vreg(Type::DF, 1);
+        b.mov(t.retype(Type::UQ), x.retype(Type::UQ));
+        t
+    } else {
+        x
+    };
+    let xs = b.vreg(Type::DF, 1);
+    b.alu2(O::Mul, xs, x, r.sc);
+    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), r.tiny);
+    b.alu2(O::Mul, xs, xs, r.up).pred = p();
+    let q = b.vreg(Type::DF, 1);
+    b.alu2(O::Mul, q, xs, r.r);
+    let t = b.vreg(Type::DF, 1);
+    b.inst(LOp::Alu(O::Mad), t, vec![xs.negate(), q, r.m]);
+    b.inst(LOp::Alu(O::Mad), q, vec![q, t.negate(), r.r]);
+    b.alu2(O::Mul, q, q, r.s1);
+    b.alu2(O::Mul, q, q, r.s2);
+    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), r.tiny);
+    b.alu2(O::Mul, q, q, r.down).pred = p();
+    // A special y, or an infinite x (or x * sc): x * sp.
+    let w = b.vreg(Type::DF, 1);
+    b.alu2(O::Add, w, xs.absolute(), r.c);
+    b.cmp(
+        CondMod::Ge,
+        Opnd::null(Type::UD),
+        hi(w),
+        Opnd::ud(0x7FF0_0000),
+    );
+    let s = b.vreg(Type::DF, 1);
+    b.alu2(O::Mul, s, x, r.sp);
+    pmov(b, q, s);
+    b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
+}
+
+/// `d = 1 / y` from y's [`Recip`]: r * sc * s1 * s2 (sc undoes the scaling of a
+/// denormal y), within an ULP for normal results; sp where y is special.
+pub fn reciprocal(b: &mut Builder, d: Opnd, r: &Recip) {
+    let q = b.vreg(Type::DF, 1);
+    b.alu2(O::Mul, q, r.r, r.sc);
+    b.alu2(O::Mul, q, q, r.s1);
+    b.alu2(O::Mul, q, q, r.s2);
+    b.cmp(CondMod::Nz, Opnd::null(Type::UD), hi(r.c), Opnd::ud(0));
+    pmov(b, q, r.sp);
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
 }
 
@@ -613,8 +710,14 @@ pub fn alu64(
             // lower_simd_width), no RepCtrl on 64-bit sources (legalize expands scalars).
             b.inst(LOp::Alu(O::Mad), df(d), vec![df(s[2]), df(s[0]), df(s[1])]);
         }
-        Fdiv => div(b, d, Some(df(s[0])), df(s[1])),
-        Frcp => div(b, d, None, df(s[0])),
+        Fdiv => {
+            let r = recip(b, df(s[1]));
+            quotient(b, d, df(s[0]), &r);
+        }
+        Frcp => {
+            let r = recip(b, df(s[0]));
+            reciprocal(b, d, &r);
+        }
         Fsqrt => sqrt(b, d, df(s[0]), false),
         Frsq => sqrt(b, d, df(s[0]), true),
         Fneg | Fabs => {

@@ -67,6 +67,9 @@ pub struct Isel<'a> {
     /// Binding-table indices of descriptor-array elements by (index value, count, base),
     /// scoped like `lane` (see `descriptor::uniform_index`).
     pub(super) desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
+    /// What the f64 divisions by one divisor operand share (`wide::recip`), scoped like
+    /// `lane`.
+    recips: HashMap<Opnd, wide::Recip>,
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
@@ -247,6 +250,7 @@ impl<'a> Isel<'a> {
             uses_barrier: false,
             indexed_surface: None,
             desc_index: HashMap::default(),
+            recips: HashMap::default(),
             table_address: None,
             scalar: false,
             no_uniform: false,
@@ -416,15 +420,18 @@ impl<'a> Isel<'a> {
                     // jumps over it.
                     let lane = self.lane;
                     let desc = self.desc_index.clone();
+                    let recips = self.recips.clone();
                     self.cf_depth += 1;
                     self.arm(&i.then_, &i.results)?;
                     self.lane = lane;
                     self.desc_index.clone_from(&desc);
+                    self.recips.clone_from(&recips);
                     if !i.else_.is_empty() {
                         self.b().control(LOp::Else);
                         self.arm(&i.else_, &i.results)?;
                         self.lane = lane;
                         self.desc_index = desc;
+                        self.recips = recips;
                     }
                     self.cf_depth -= 1;
                     self.b().control(LOp::Endif);
@@ -443,6 +450,7 @@ impl<'a> Isel<'a> {
                     // As for an if's arms: the body may break before it computes them.
                     let lane = self.lane;
                     let desc = self.desc_index.clone();
+                    let recips = self.recips.clone();
                     self.loops.push((l.results.clone(), pvals));
                     self.cf_depth += 1;
                     // A trailing `continue` needs only its copies: WHILE follows.
@@ -458,6 +466,7 @@ impl<'a> Isel<'a> {
                     self.cf_depth -= 1;
                     self.lane = lane;
                     self.desc_index = desc;
+                    self.recips = recips;
                     self.b().control(LOp::While);
                 }
                 Node::Break(args) => {
@@ -507,6 +516,26 @@ impl<'a> Isel<'a> {
             self.b().mov(d, t);
         }
         Ok(())
+    }
+
+    /// f64 `fdiv` / `frcp`: the divisor's reciprocal (`wide::recip`) is computed once per
+    /// divisor operand and shared by `1 / y` and every `x / y` it dominates.
+    fn div64(&mut self, op: AluOp, d: Opnd, s: &[Opnd]) {
+        let y = s[s.len() - 1].retype(Type::DF);
+        let r = match self.recips.get(&y) {
+            Some(r) => *r,
+            None => {
+                let r = wide::recip(&mut self.b(), y);
+                self.recips.insert(y, r);
+                r
+            }
+        };
+        let mut b = self.b();
+        if op == AluOp::Fdiv {
+            wide::quotient(&mut b, d, s[0].retype(Type::DF), &r);
+        } else {
+            wide::reciprocal(&mut b, d, &r);
+        }
     }
 
     /// Selects `i` at the A64 address `table_address` holds (`descriptor::table_access`).
@@ -567,6 +596,8 @@ impl<'a> Isel<'a> {
                         self.narrow_wide_convert(*op, dst, s[0], st, dt)?;
                     } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
                         self.narrow_alu(*op, dst, &s, st, dt)?;
+                    } else if matches!(op, AluOp::Fdiv | AluOp::Frcp) && wide::is_wide(dt) {
+                        self.div64(*op, dst, &s);
                     } else if wide::is_wide(st) || wide::is_wide(dt) {
                         let mut b = self.b();
                         wide::alu64(&mut b, *op, dst, &s, st, dt)?;
