@@ -661,3 +661,80 @@ fn allocation_converges_when_spill_temporaries_do_not_colour() {
     assert_eq!(k.simd, 32);
     assert!(k.stats.spills > 0, "the test needs spills: {:?}", k.stats);
 }
+
+/// Two computed doubles stored at `16 * i`, as one `f64x2` store (what `opt_vectorize` makes
+/// of two adjacent stores) or as two `f64` stores.
+fn f64_pair_kernel(merged: bool) -> String {
+    let stores = if merged {
+        "%9:f64x2 = vec %6, %8\n    store ssbo[1] %3, %9 align 16"
+    } else {
+        "store ssbo[1] %3, %6 align 8\n    store ssbo[1] %11, %8 align 8"
+    };
+    format!(
+        "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 16
+    %3:i32 = imul %1, %2
+    %4:f64 = load ssbo[0] %3 align 8
+    %5:f64 = const 2.0
+    %6:f64 = fmul %4, %5
+    %7:f64 = const 1.0
+    %8:f64 = fadd %4, %7
+    %10:i32 = const 8
+    %11:i32 = iadd %3, %10
+    {stores}
+}}
+"
+    )
+}
+
+/// A merged 64-bit pair is one message whose payload is built from the doubles themselves:
+/// fewer instructions than the two stores (before, the `vec` copied both into a vector
+/// register that was then copied again into the payload).
+#[test]
+fn sixty_four_bit_pair_store_builds_its_payload_in_place() {
+    let merged = parse_shader(&f64_pair_kernel(true)).unwrap();
+    let split = parse_shader(&f64_pair_kernel(false)).unwrap();
+    for w in [8, 16, 32] {
+        let m = backend::compile(&merged, &opts(w)).unwrap();
+        let s = backend::compile(&split, &opts(w)).unwrap();
+        check(&m, w);
+        check(&s, w);
+        assert!(m.stats.sends < s.stats.sends, "{}\n{}", m.asm, s.asm);
+        assert!(
+            m.stats.instructions < s.stats.instructions,
+            "SIMD{w}:\n{}\n{}",
+            m.asm,
+            s.asm
+        );
+    }
+}
+
+/// A byte pair at an even offset is one word byte scattered write (and read), not two
+/// byte writes.
+#[test]
+fn byte_pair_is_one_word_message() {
+    let text = "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 2
+    %3:i32 = imul %1, %2
+    %4:i8x2 = load ssbo[0] %3 align 2
+    %5:i8 = extract %4, 0
+    %6:i8 = extract %4, 1
+    %7:i8x2 = vec %6, %5
+    store ssbo[1] %3, %7 align 2
+}
+";
+    let s = parse_shader(text).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        // Read, write, EOT; SIMD32 sends each message as two SIMD16 halves.
+        let sends = if w == 32 { 5 } else { 3 };
+        assert_eq!(k.stats.sends, sends, "{}", k.asm);
+    }
+}

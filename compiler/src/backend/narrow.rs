@@ -108,6 +108,14 @@ pub fn packed_dwords(t: ir::Type, align: u32) -> Option<u32> {
         .then_some(total / 4)
 }
 
+/// Whether an 8/16-bit vector load or store of type `t` at an offset aligned to `align` bytes
+/// is one word (2-byte) byte scattered message per lane: a byte pair at an even offset. Its
+/// two bytes lie in one dword, which the surface's bounds check covers or not as a whole
+/// (docs/gen9.md 6.3), so it is checked exactly as the two byte accesses would be.
+pub fn packed_word(t: ir::Type, align: u32) -> bool {
+    t.comps == 2 && t.comp_bytes() == 1 && align >= 2
+}
+
 /// The signed or unsigned view of an integer hardware type.
 fn int_view(t: Type, signed: bool) -> Type {
     match (t.size(), signed) {
@@ -301,7 +309,8 @@ impl Isel<'_> {
     /// An 8/16-bit load from a buffer, shared or private memory. A vector whose bytes fill whole dwords at a dword-aligned offset
     /// (`i8vec4`, `f16vec2`, `f16vec4`, ...) is one untyped read of those dwords, each
     /// component then shifted down into its slot (the bits above a slot's value are
-    /// unspecified, see the module doc); anything else is one byte scattered read per
+    /// unspecified, see the module doc); a byte pair at an even offset is one word byte
+    /// scattered read, split the same way; anything else is one byte scattered read per
     /// component, each lane's bytes zero-extended into its dword slot.
     pub(super) fn narrow_load(
         &mut self,
@@ -313,18 +322,21 @@ impl Isel<'_> {
     ) -> Res<()> {
         let w = self.w as u32;
         let bytes = t.comp_bytes();
-        if let Some(dwords) = packed_dwords(t, align) {
+        let word = packed_word(t, align);
+        if let Some(dwords) = packed_dwords(t, align).or(word.then_some(1)) {
             let mut b = self.b();
             let data = b.vreg(Type::UD, dwords);
-            b.inst(
+            let op = if word {
+                // The pair arrives in the low word of each lane's dword.
+                LOp::ByteScatteredRead { surf, size_log2: 1 }
+            } else {
                 LOp::UntypedRead {
                     surf,
                     comps: dwords as u8,
                     comp_stride: 4 * w,
-                },
-                data,
-                vec![addr.retype(surf.addr_type())],
-            );
+                }
+            };
+            b.inst(op, data, vec![addr.retype(surf.addr_type())]);
             for c in 0..t.comps as u32 {
                 let byte = c * bytes;
                 let src = data.offset(byte / 4 * 4 * w);
@@ -352,9 +364,10 @@ impl Isel<'_> {
 
     /// An 8/16-bit store: a vector that fills whole dwords at a dword-aligned offset is
     /// packed into those dwords (a byte or word move per component into its place) and
-    /// written with one untyped write, which writes exactly the vector's bytes; anything else
-    /// is one byte scattered write per component, so neighbouring bytes written by other
-    /// invocations are never touched.
+    /// written with one untyped write, which writes exactly the vector's bytes; a byte pair
+    /// at an even offset is packed into the low word and written with one word byte
+    /// scattered write; anything else is one byte scattered write per component, so
+    /// neighbouring bytes written by other invocations are never touched.
     pub(super) fn narrow_store(
         &mut self,
         surf: Surface,
@@ -364,7 +377,8 @@ impl Isel<'_> {
         align: u32,
     ) -> Res<()> {
         let bytes = t.comp_bytes();
-        if let Some(dwords) = packed_dwords(t, align) {
+        let word = packed_word(t, align);
+        if let Some(dwords) = packed_dwords(t, align).or(word.then_some(1)) {
             let w = self.w as u32;
             let part = if bytes == 1 { Type::UB } else { Type::UW };
             let mut b = self.b();
@@ -386,12 +400,18 @@ impl Isel<'_> {
                 };
                 b.mov(d, src);
             }
-            b.inst(
+            let op = if word {
+                // The pair in the low word of each lane's dword.
+                LOp::ByteScatteredWrite { surf, size_log2: 1 }
+            } else {
                 LOp::UntypedWrite {
                     surf,
                     comps: dwords as u8,
                     comp_stride: 4 * w,
-                },
+                }
+            };
+            b.inst(
+                op,
                 Opnd::null(Type::UD),
                 vec![addr.retype(surf.addr_type()), data],
             );

@@ -27,7 +27,10 @@
 //! channel addresses are computed from the lowest one.
 //!
 //! 8- and 16-bit values merge only into whole dwords at a dword-aligned address (`i8x4`,
-//! `i16x2`, `i16x4`), the vectors the back end reads and writes as untyped dwords.
+//! `i16x2`, `i16x4`), the vectors the back end reads and writes as untyped dwords, and bytes
+//! into pairs at an even address (`i8x2`, one word byte scattered message: both bytes lie in
+//! one dword, bounds-checked as a whole). 64-bit values merge in pairs (`f64x2`, `i64x2`:
+//! four dword channels, each checked on its own as before).
 
 use super::loads::{class, clobbers, READ_ONLY};
 use crate::hash::{HashMap, HashSet};
@@ -98,8 +101,11 @@ fn mergeable_space(s: Space) -> bool {
     }
 }
 
+/// 32- and 64-bit values (a 64-bit component is two dword channels of the message), and
+/// 8/16-bit scalars (merged only into whole dwords, see `runs`).
 fn mergeable_type(t: Type) -> bool {
-    t.kind != Kind::Bool && (t.bits == 32 || (matches!(t.bits, 8 | 16) && t.comps == 1))
+    t.kind != Kind::Bool
+        && (matches!(t.bits, 32 | 64) || (matches!(t.bits, 8 | 16) && t.comps == 1))
 }
 
 impl Vectorize<'_> {
@@ -357,11 +363,15 @@ impl Vectorize<'_> {
             let mut run = vec![first];
             let mut end = first.end();
             let narrow = elem.bits < 32;
-            let aligned = root_tz >= 2 && first.off.rem_euclid(4) == 0;
-            if !narrow || aligned {
+            // Trailing zero bits of the run's start address.
+            let start_tz = root_tz.min(first.off.trailing_zeros());
+            let dword = start_tz >= 2;
+            // A byte pair needs only an even address (one word message, see below).
+            let word = start_tz >= 1 && elem.bits == 8;
+            let limit = if narrow && !dword { 2 } else { MAX_BYTES };
+            if !narrow || dword || word {
                 for m in &members[k + 1..] {
-                    if m.off != end || m.ty.scalar_type() != elem || m.end() - first.off > MAX_BYTES
-                    {
+                    if m.off != end || m.ty.scalar_type() != elem || m.end() - first.off > limit {
                         break;
                     }
                     let comps: u32 = run.iter().map(|r| u32::from(r.ty.comps)).sum();
@@ -373,12 +383,15 @@ impl Vectorize<'_> {
                 }
             }
             let bytes = end - first.off;
-            // Narrow runs must be whole dwords: cut to the largest that is.
+            // Narrow runs must be whole dwords at a dword-aligned address, or a byte pair at
+            // an even one: cut to the largest that is.
             if narrow {
-                let whole = if bytes >= 8 && elem.bits == 16 {
+                let whole = if dword && bytes >= 8 && elem.bits == 16 {
                     8
-                } else if bytes >= 4 {
+                } else if dword && bytes >= 4 {
                     4
+                } else if word && bytes >= 2 {
+                    2
                 } else {
                     0
                 };
@@ -663,7 +676,7 @@ mod tests {
     }
 
     #[test]
-    fn bytes_merge_into_a_dword_only_at_a_dword_aligned_address() {
+    fn bytes_merge_into_a_dword_at_a_dword_aligned_address_and_pairs_at_an_even_one() {
         check_pass(
             opt_vectorize,
             "
@@ -703,8 +716,8 @@ mod tests {
             %12:i8 = load ssbo[0] %0 align 1
             %13:i8x4 = vec %12, %12, %12, %12
             store ssbo[1] %2, %13 align 8
-            store ssbo[1] %11, %12 align 1
-            store ssbo[1] %10, %12 align 1
+            %14:i8x2 = vec %12, %12
+            store ssbo[1] %10, %14 align 4
             ",
         );
         // Without a known dword-aligned base the bytes stay separate.
@@ -717,6 +730,91 @@ mod tests {
             store ssbo[1] %2, %3 align 1
             ";
         check_pass(opt_vectorize, text, text);
+    }
+
+    #[test]
+    fn bytes_at_an_even_base_merge_in_pairs() {
+        // `b = i * 42` is only known even: byte pairs, never a dword; 16-bit pairs would be
+        // a dword at an even address and stay apart.
+        check_pass(
+            opt_vectorize,
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 42
+            %2:i32 = imul %0, %1
+            %3:i32 = const 1
+            %4:i32 = const 2
+            %5:i32 = const 3
+            %6:i32 = const 5
+            %7:i32 = iadd %2, %3
+            %8:i32 = iadd %2, %4
+            %9:i32 = iadd %2, %5
+            %10:i32 = iadd %2, %6
+            %11:i8 = load ssbo[0] %0 align 1
+            store ssbo[1] %2, %11 align 1
+            store ssbo[1] %7, %11 align 1
+            store ssbo[1] %8, %11 align 1
+            store ssbo[1] %9, %11 align 1
+            store ssbo[1] %10, %11 align 1
+            %12:i16 = load ssbo[0] %0 align 2
+            store ssbo[2] %2, %12 align 2
+            store ssbo[2] %8, %12 align 2
+            ",
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 42
+            %2:i32 = imul %0, %1
+            %3:i32 = const 1
+            %4:i32 = const 2
+            %5:i32 = const 3
+            %6:i32 = const 5
+            %7:i32 = iadd %2, %3
+            %8:i32 = iadd %2, %4
+            %9:i32 = iadd %2, %5
+            %10:i32 = iadd %2, %6
+            %11:i8 = load ssbo[0] %0 align 1
+            %13:i8x2 = vec %11, %11
+            store ssbo[1] %2, %13 align 2
+            %14:i8x2 = vec %11, %11
+            store ssbo[1] %8, %14 align 2
+            store ssbo[1] %10, %11 align 1
+            %12:i16 = load ssbo[0] %0 align 2
+            store ssbo[2] %2, %12 align 2
+            store ssbo[2] %8, %12 align 2
+            ",
+        );
+    }
+
+    #[test]
+    fn sixty_four_bit_pairs_merge() {
+        check_pass(
+            opt_vectorize,
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 16
+            %2:i32 = imul %0, %1
+            %3:i32 = const 8
+            %4:i32 = iadd %2, %3
+            %5:f64 = load ssbo[0] %2 align 8
+            %6:f64 = load ssbo[0] %4 align 8
+            %7:f64 = fadd %5, %6
+            store ssbo[1] %2, %7 align 8
+            store ssbo[1] %4, %5 align 8
+            ",
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 16
+            %2:i32 = imul %0, %1
+            %3:i32 = const 8
+            %4:i32 = iadd %2, %3
+            %8:f64x2 = load ssbo[0] %2 align 16
+            %5:f64 = extract %8, 0
+            %6:f64 = extract %8, 1
+            %7:f64 = fadd %5, %6
+            %9:f64x2 = vec %7, %5
+            store ssbo[1] %2, %9 align 16
+            ",
+        );
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub struct Isel<'a> {
     alu_uses_only: Vec<bool>,
     /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
     fneg_of: HashMap<ir::Value, ir::Value>,
+    /// The sources of each 64-bit `vec` (read in place by 64-bit stores, see `wide_vecs`).
+    wide_vec_srcs: HashMap<ir::Value, Vec<ir::Value>>,
     /// `if`s and loops around the instruction being selected: at 0 every dispatched
     /// channel is live (see `subgroup::sg_first_lane`).
     pub(super) cf_depth: u32,
@@ -105,6 +107,28 @@ fn fnegs(f: &ir::Function) -> HashMap<ir::Value, ir::Value> {
         {
             if f.ty(*d) == ir::Type::F32 {
                 m.insert(*d, s[0]);
+            }
+        }
+    });
+    m
+}
+
+/// The sources of every 64-bit `vec`. A 64-bit store's message payload holds each component's
+/// low dwords and then its high dwords (`wide::store64`), not the register layout of a
+/// vector, so the store reads the components from the `vec`'s sources: one copy into the
+/// payload instead of a copy into the vector and another into the payload (the vector's
+/// copies have no reader left and the LIR's dead-code elimination removes them).
+fn wide_vecs(f: &ir::Function) -> HashMap<ir::Value, Vec<ir::Value>> {
+    let mut m = HashMap::default();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Vec(s),
+            ..
+        }) = n
+        {
+            if wide::is_wide(f.ty(*d)) {
+                m.insert(*d, s.clone());
             }
         }
     });
@@ -257,6 +281,7 @@ impl<'a> Isel<'a> {
             subgroup_size: u32::from(w),
             alu_uses_only: alu_uses_only(&shader.func),
             fneg_of: fnegs(&shader.func),
+            wide_vec_srcs: wide_vecs(&shader.func),
             cf_depth: 0,
         }
     }
@@ -707,9 +732,15 @@ impl<'a> Isel<'a> {
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 if wide::is_wide(t) {
-                    let src: Vec<Opnd> = (0..t.comps as usize)
-                        .map(|c| self.comp(*value, c))
-                        .collect::<Res<_>>()?;
+                    // A `vec`'s sources are its components (see `wide_vecs`).
+                    let src: Vec<Opnd> = match self.wide_vec_srcs.get(value).cloned() {
+                        Some(parts) => {
+                            parts.iter().map(|p| self.comp(*p, 0)).collect::<Res<_>>()?
+                        }
+                        None => (0..t.comps as usize)
+                            .map(|c| self.comp(*value, c))
+                            .collect::<Res<_>>()?,
+                    };
                     let mut b = self.b();
                     wide::store64(&mut b, surf, addr.retype(surf.addr_type()), &src);
                     return Ok(());
