@@ -81,8 +81,11 @@ fn src_of(o: &Opnd, exec: u8, reg: &[u8]) -> Src {
     if o.is_imm() {
         return Src::Imm(imm_of(o));
     }
-    let region = if o.stride == 0 || exec == 1 {
+    let o = &o.at_exec(u32::from(exec));
+    let region = if o.is_scalar() || exec == 1 {
         Region::SCALAR
+    } else if let Some(r) = o.rows {
+        Region::new(r.vstride, r.width, o.stride)
     } else {
         // The Width elements of a row may not cross a GRF (a SIMD8 DF source is <4,4,1>,
         // a SIMD8 dword view of qwords <8,4,2>); only VertStride crosses.
@@ -127,7 +130,7 @@ fn three_src(
     }; 3];
     for (k, o) in i.srcs.iter().enumerate() {
         let (nr, sub) = grf_of(o, reg).ok_or_else(|| bad("source is not a GRF"))?;
-        if o.stride > 1 {
+        if o.stride > 1 || o.rows.is_some() {
             return Err(bad("strided source"));
         }
         src[k] = Src3 {
@@ -485,7 +488,12 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
     if i.pred.is_some() || i.cmod != CondMod::None {
         return Err(bad("predicated or flag-writing"));
     }
-    if x.stride != 1 || x.ty.size() != es || idx.ty.size() != 4 || !width.is_power_of_two() {
+    if x.stride != 1
+        || x.rows.is_some()
+        || x.ty.size() != es
+        || idx.ty.size() != 4
+        || !width.is_power_of_two()
+    {
         return Err(bad(
             "value must be contiguous elements of the result type, index dwords",
         ));

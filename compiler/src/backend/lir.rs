@@ -3,7 +3,8 @@
 //! through which all of it is emitted.
 //!
 //! A virtual register is a byte array whose size is type size x stride x width; an
-//! operand names a register, a byte offset in it, a type and a stride (0 = scalar region).
+//! operand names a register, a byte offset in it, a type and a stride (0 = scalar region),
+//! and a source may read rows of channels instead ([`Rows`], a two-dimensional region).
 //! Every instruction carries its exec size, first channel and `WE_all` explicitly.
 
 use ferrite_isa::sampler_msg::SamplerMsgType;
@@ -26,13 +27,28 @@ pub enum Base {
     Arf(ArfReg),
 }
 
+/// The rows of a two-dimensional source region `<vstride; width, stride>` (docs/gen9.md
+/// 2.8): channel i reads the element (i / width) x vstride + (i % width) x stride, so
+/// `<c; c, 0>` gives each row of c channels one element (brw's read of a cluster's
+/// result). Sources only; the destination's region is its stride.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rows {
+    /// Elements from the start of one row to the next.
+    pub vstride: u8,
+    /// Channels per row (a power of two up to 16).
+    pub width: u8,
+}
+
 /// An operand: base, byte offset, type, stride in elements (0 = scalar <0,1,0>), modifiers.
+/// With `rows` the stride is the horizontal stride inside a row; without, the region is
+/// one-dimensional.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Opnd {
     pub base: Base,
     pub off: u32,
     pub ty: Type,
     pub stride: u8,
+    pub rows: Option<Rows>,
     pub neg: bool,
     pub abs: bool,
 }
@@ -44,6 +60,7 @@ impl Opnd {
             off: 0,
             ty,
             stride: 1,
+            rows: None,
             neg: false,
             abs: false,
         }
@@ -54,6 +71,7 @@ impl Opnd {
             off: sub_bytes,
             ty,
             stride,
+            rows: None,
             neg: false,
             abs: false,
         }
@@ -64,6 +82,7 @@ impl Opnd {
             off: 0,
             ty,
             stride: 1,
+            rows: None,
             neg: false,
             abs: false,
         }
@@ -74,6 +93,7 @@ impl Opnd {
             off: 0,
             ty,
             stride: 0,
+            rows: None,
             neg: false,
             abs: false,
         }
@@ -86,6 +106,7 @@ impl Opnd {
             off: 0,
             ty: Type::UD,
             stride: 0,
+            rows: None,
             neg: false,
             abs: false,
         }
@@ -100,6 +121,7 @@ impl Opnd {
             off: 0,
             ty,
             stride: 0,
+            rows: None,
             neg: false,
             abs: false,
         }
@@ -133,6 +155,48 @@ impl Opnd {
     }
     pub fn scalar(mut self) -> Opnd {
         self.stride = 0;
+        self.rows = None;
+        self
+    }
+    /// The two-dimensional region `<vstride; width, stride>` of this operand's elements
+    /// (the stride is kept as the horizontal stride).
+    pub fn with_rows(mut self, vstride: u8, width: u8) -> Opnd {
+        self.rows = Some(Rows { vstride, width });
+        self
+    }
+    /// Whether every channel reads the one element at `off` (`<0;1,0>`).
+    pub fn is_scalar(&self) -> bool {
+        self.stride == 0 && self.rows.is_none()
+    }
+    /// The byte distance of channel `lane`'s element from `off`.
+    pub fn elem_offset(&self, lane: u32) -> u32 {
+        let size = self.ty.size();
+        match self.rows {
+            _ if self.is_imm() || self.base == Base::Null => 0,
+            None => lane * self.stride as u32 * size,
+            Some(r) => {
+                let w = u32::from(r.width);
+                ((lane / w) * u32::from(r.vstride) + (lane % w) * self.stride as u32) * size
+            }
+        }
+    }
+    /// Bytes of the register the operand's channels read per channel, at most (what limits
+    /// an instruction's width to two GRFs an operand).
+    pub fn bytes_per_lane(&self) -> u32 {
+        let size = self.ty.size();
+        let along = self.stride as u32 * size;
+        match self.rows {
+            None => along,
+            Some(r) => along.max((u32::from(r.vstride) * size).div_ceil(u32::from(r.width))),
+        }
+    }
+    /// The region at `exec` channels: rows as wide as the instruction (or wider) are one
+    /// row, the one-dimensional region of the stride (docs/gen9.md 8.3: execution size >=
+    /// width).
+    pub fn at_exec(mut self, exec: u32) -> Opnd {
+        if self.rows.is_some_and(|r| u32::from(r.width) >= exec) {
+            self.rows = None;
+        }
         self
     }
     pub fn negate(mut self) -> Opnd {
@@ -146,19 +210,34 @@ impl Opnd {
     }
     /// Bytes the operand covers at `exec` channels.
     pub fn span(&self, exec: u32) -> u32 {
-        if self.stride == 0 {
-            self.ty.size()
-        } else {
-            (exec - 1) * self.stride as u32 * self.ty.size() + self.ty.size()
+        let size = self.ty.size();
+        match self.rows {
+            None if self.stride == 0 => size,
+            None => (exec - 1) * self.stride as u32 * size + size,
+            // Rows start further along as they go, so the last row ends furthest.
+            Some(r) => {
+                let w = u32::from(r.width);
+                let last = (exec.div_ceil(w) - 1) * u32::from(r.vstride)
+                    + (exec.min(w) - 1) * self.stride as u32;
+                last * size + size
+            }
         }
     }
-    /// The operand of channel `lane` (for splitting): keeps type, stride, modifiers.
+    /// The operand of channel `lane` (for splitting): keeps type, stride, modifiers. A
+    /// two-dimensional region split inside a row (`lane` not a multiple of the width) is
+    /// one-dimensional from there on: pieces are powers of two at a multiple of their size,
+    /// so such a piece lies in that one row.
     pub fn lane_offset(&self, lane: u32) -> Opnd {
-        if self.stride == 0 || self.is_imm() || self.base == Base::Null {
-            *self
-        } else {
-            self.offset(lane * self.stride as u32 * self.ty.size())
+        if self.is_scalar() || self.is_imm() || self.base == Base::Null {
+            return *self;
         }
+        let mut o = self.offset(self.elem_offset(lane));
+        if o.rows
+            .is_some_and(|r| !lane.is_multiple_of(u32::from(r.width)))
+        {
+            o.rows = None;
+        }
+        o
     }
 }
 
@@ -177,7 +256,10 @@ impl fmt::Display for Opnd {
             Base::Arf(a) => write!(f, "{a}+{}", self.off)?,
             Base::Imm(b) => return write!(f, "0x{b:x}:{}", self.ty),
         }
-        write!(f, "<{}>:{}", self.stride, self.ty)
+        match self.rows {
+            Some(r) => write!(f, "<{};{},{}>:{}", r.vstride, r.width, self.stride, self.ty),
+            None => write!(f, "<{}>:{}", self.stride, self.ty),
+        }
     }
 }
 
@@ -667,5 +749,50 @@ impl<'p> Builder<'p> {
     }
     pub fn control(&mut self, op: LOp) -> &mut LInst {
         self.inst(op, Opnd::null(Type::D), vec![])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `<4;4,0>` from element 3 of a dword register: each row of four channels reads the
+    /// last element of its block of four, in the LIR text and in what it covers.
+    #[test]
+    fn rows_region_reads_one_element_per_row() {
+        let o = Opnd::v(5, Type::UD).offset(12).scalar().with_rows(4, 4);
+        assert_eq!(o.to_string(), "v5+12<4;4,0>:UD");
+        let lanes: Vec<u32> = (0..16).map(|l| (o.off + o.elem_offset(l)) / 4).collect();
+        assert_eq!(
+            lanes,
+            [3, 3, 3, 3, 7, 7, 7, 7, 11, 11, 11, 11, 15, 15, 15, 15]
+        );
+        // From element 3 to the end of element 15.
+        assert_eq!(o.span(16), 52);
+        assert_eq!(o.span(8), 20);
+        assert_eq!(o.bytes_per_lane(), 4);
+        assert!(!o.is_scalar());
+    }
+
+    /// Splitting keeps the rows at a row boundary; a piece inside one row reads one
+    /// element (the one-dimensional region of the horizontal stride, here a scalar), as
+    /// does a region whose rows are as wide as the instruction.
+    #[test]
+    fn rows_region_splits_and_narrows() {
+        let o = Opnd::v(1, Type::UQ).offset(8).scalar().with_rows(2, 2);
+        assert_eq!(o.lane_offset(8).to_string(), "v1+72<2;2,0>:UQ");
+        let w = Opnd::v(1, Type::UD).offset(60).scalar().with_rows(16, 16);
+        assert_eq!(w.lane_offset(16).to_string(), "v1+124<16;16,0>:UD");
+        assert_eq!(w.lane_offset(8).to_string(), "v1+60<0>:UD");
+        assert!(w.at_exec(16).is_scalar());
+        assert!(w.at_exec(8).is_scalar());
+        assert_eq!(w.at_exec(32), w);
+        // A row of two strided elements split after its first channel.
+        let s = Opnd {
+            stride: 2,
+            ..Opnd::v(2, Type::UD).with_rows(8, 2)
+        };
+        assert_eq!(s.lane_offset(1).to_string(), "v2+8<2>:UD");
+        assert_eq!(s.lane_offset(2).to_string(), "v2+32<8;2,2>:UD");
     }
 }

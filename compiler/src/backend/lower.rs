@@ -44,8 +44,8 @@ pub fn max_width(i: &LInst) -> u8 {
         // 64 bytes per operand.
         let size = std::iter::once(&i.dst)
             .chain(i.srcs.iter())
-            .filter(|o| o.stride != 0)
-            .map(|o| o.ty.size() * o.stride as u32)
+            .map(|o| o.bytes_per_lane())
+            .filter(|&b| b != 0)
             .max()
             .unwrap_or(4);
         w = w.min((64 / size.max(1)) as u8).max(1);
@@ -96,10 +96,10 @@ fn footprint(o: &Opnd, exec: u32) -> Option<Footprint> {
         Base::Null | Base::Imm(_) | Base::Arf(_) => return None,
     };
     let size = o.ty.size();
-    let lanes = if o.stride == 0 { 1 } else { exec };
+    let lanes = if o.is_scalar() { 1 } else { exec };
     let ranges = (0..lanes)
         .map(|l| {
-            let at = base + o.off + l * o.stride as u32 * size;
+            let at = base + o.off + o.elem_offset(l);
             (at, at + size)
         })
         .collect();
@@ -151,6 +151,7 @@ fn desc(mlen: u32, rlen: u32, header: bool, fc: u32) -> u32 {
 fn contiguous(o: &Opnd, exec: u8, comps: u8, stride: u32) -> bool {
     matches!(o.base, Base::V(_) | Base::G(_))
         && o.stride == 1
+        && o.rows.is_none()
         && o.ty.size() == 4
         && o.off.is_multiple_of(32)
         && (comps <= 1 || stride == 4 * exec as u32)
@@ -178,6 +179,7 @@ fn addr_payload(b: &mut Builder, o: Opnd, surf: Surface) -> (Opnd, u32) {
     }
     let ok = matches!(o.base, Base::V(_) | Base::G(_))
         && o.stride == 1
+        && o.rows.is_none()
         && o.ty.size() == 8
         && o.off.is_multiple_of(32);
     let a = if ok {
@@ -846,7 +848,8 @@ pub fn legalize(prog: &mut Program) {
                     let o = i.srcs[k];
                     // 64-bit sources have no RepCtrl: a scalar becomes a full vector.
                     let wide_scalar = o.stride == 0 && o.ty.size() == 8 && i.exec > 1;
-                    if o.is_imm() || (o.stride > 1 && o.base != Base::Null) || wide_scalar {
+                    let regioned = (o.stride > 1 || o.rows.is_some()) && o.base != Base::Null;
+                    if o.is_imm() || regioned || wide_scalar {
                         i.srcs[k] = to_reg(&mut b, o);
                     }
                 }

@@ -573,41 +573,30 @@ impl Isel<'_> {
                 self.sg_out(dst, d, s, dom);
             }
             SubgroupOp::ClusteredReduce(r, size) => {
-                // A cluster as wide as the subgroup is a reduction. Smaller ones: the scan's
-                // levels inside each cluster leave the cluster's result in its last element,
-                // which is then copied over the cluster, all `WE_all`; the result is read per
-                // channel.
-                let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
-                let es = dom.es();
-                let t = self.sg_fill_in(x, dom.identity(r));
+                // A cluster as wide as the subgroup is a reduction, a cluster of one the
+                // operand itself. Other sizes: the scan's levels inside each cluster leave
+                // the cluster's result in its last element, which every channel of the
+                // cluster reads straight into the destination through the region
+                // `<c;c,0>` from that element (one row per cluster), as brw does.
                 let c = u32::from(size).min(w);
+                if c == 1 {
+                    // The operand's bits (a narrow value's whole dword slot).
+                    let x = self.comp(srcs[0], 0)?;
+                    let wide = wide::is_wide(self.func.ty(dst));
+                    let ty = if wide { Type::UQ } else { Type::UD };
+                    let (d, x) = (narrow::slot(d), narrow::slot(x));
+                    self.b().mov(d.retype(ty), x.retype(ty));
+                    return Ok(());
+                }
+                let (x, dom) = self.sg_in(srcs[0], widen_for(r))?;
+                let t = self.sg_fill_in(x, dom.identity(r));
                 if c == w {
                     let s = self.sg_reduce_in(r, dom, t)?;
                     self.sg_out(dst, d, s, dom);
                 } else {
                     self.sg_scan_levels(r, dom, t, c)?;
-                    let mut b = self.b();
-                    // (A stride of 4 qwords is not a legal region: 32-byte elements.)
-                    if c == 2 || (c == 4 && !dom.wide) {
-                        // Strided copies: element k of every cluster from its last element.
-                        let last = Opnd {
-                            stride: c as u8,
-                            ..t.offset(es * (c - 1))
-                        };
-                        for k in 0..c - 1 {
-                            let to = Opnd {
-                                stride: c as u8,
-                                ..t.offset(es * k)
-                            };
-                            b.at((w / c) as u8, 0, true).mov(to, last);
-                        }
-                    } else {
-                        for base in (0..w).step_by(c as usize) {
-                            let last = t.offset(es * (base + c - 1)).scalar();
-                            b.at(c as u8, 0, true).mov(t.offset(es * base), last);
-                        }
-                    }
-                    self.sg_out(dst, d, t, dom);
+                    let last = t.offset(dom.es() * (c - 1)).scalar();
+                    self.sg_out(dst, d, last.with_rows(c as u8, c as u8), dom);
                 }
             }
             SubgroupOp::InclusiveScan(r) => {
@@ -888,30 +877,149 @@ fn main {{
     /// A clustered reduction is the scan's levels inside each cluster and a copy of each
     /// cluster's last element over the cluster: at SIMD32, clusters of 2 take 2 + 2 instructions
     /// (strided steps split in halves), clusters of 4 take 2 + 4 + 6.
+    /// A clustered reduction is the scan's levels inside each cluster, then one move per
+    /// two GRFs reading each cluster's last element through `<c;c,0>` into the result: at
+    /// SIMD32, clusters of 2 take 2 combining instructions, of 4 take 2 + 4, and no `WE_all`
+    /// move but the fill (two SIMD16 halves) copies anything over the clusters.
     #[test]
-    fn clustered_reductions_use_the_scan_levels() {
+    fn clustered_reductions_read_the_last_element_through_rows() {
         let we_all = |asm: &str, op: &str| {
             asm.lines()
                 .filter(|l| l.contains(&format!(": {op}(")) && l.contains("WE_all"))
                 .count()
         };
         let base = kernel("iadd %7, %7", "i32", 32);
-        for (c, adds, movs) in [(2u32, 2usize, 2usize), (4, 6, 6), (8, 10, 4), (16, 12, 2)] {
+        for (c, adds, region) in [
+            (2u32, 2usize, Some("<2,2,0>")),
+            (4, 6, Some("<4,4,0>")),
+            (8, 10, Some("<8,8,0>")),
+            // A cluster of 16 fills each SIMD16 half: a scalar region per half.
+            (16, 12, None),
+        ] {
             let asm = kernel(&format!("subgroup_clustered_reduce.iadd.{c} %7"), "i32", 32);
             assert_eq!(
                 we_all(&asm, "add") - we_all(&base, "add"),
                 adds,
                 "cluster {c}:\n{asm}"
             );
-            // The fill (two SIMD16 halves) and the copies over the clusters.
             assert_eq!(
                 we_all(&asm, "mov") - we_all(&base, "mov"),
-                2 + movs,
+                2,
                 "cluster {c}:\n{asm}"
             );
+            if let Some(region) = region {
+                assert_eq!(count(&asm, region), 2, "cluster {c}:\n{asm}");
+            }
         }
     }
 
+    /// `%8 = op` of type `ty` (`%7`, converted from the loaded i32 `%3` by the instructions
+    /// `conv`; `back` converts the result `%8` to the stored i32 `%9`) compiled with the ISA
+    /// validator on.
+    fn clustered(op: &str, ty: &str, conv: &str, back: &str, simd: u32) -> String {
+        let text = format!(
+            "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load ssbo[0] %2 align 4
+    {conv}
+    %8:{ty} = {op}
+    {back}
+    store ssbo[0] %2, %9 align 4
+}}
+"
+        );
+        let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let opts = BackendOptions {
+            validate: true,
+            ..BackendOptions::gen9_at(simd)
+        };
+        compile(&s, &opts)
+            .unwrap_or_else(|e| panic!("SIMD{simd}: {e}\n{text}"))
+            .asm
+    }
+
+    /// Every cluster size (1 up to the width) of 8/16/32/64-bit integers and 16/32/64-bit
+    /// floats at SIMD8/16/32 passes the ISA validator's region rules; below the width the
+    /// result is read through `<c;c,0>` (one element per row), a cluster of one is the operand itself (no
+    /// combining step), and a cluster as wide as the subgroup is a reduction (scalar read).
+    #[test]
+    fn clustered_reductions_of_every_size_and_type_validate() {
+        let int = |ty: &str, op: &'static str| {
+            (
+                ty.to_string(),
+                op,
+                format!("%7:{ty} = i2i %3"),
+                "%9:i32 = i2i %8".to_string(),
+            )
+        };
+        let types = [
+            int("i8", "iadd"),
+            int("i16", "imax"),
+            int("i64", "iadd"),
+            (
+                "i32".into(),
+                "iadd",
+                "%7:i32 = bitcast %3".into(),
+                "%9:i32 = bitcast %8".into(),
+            ),
+            (
+                "f16".into(),
+                "fadd",
+                "%6:i16 = i2i %3\n    %7:f16 = bitcast %6".into(),
+                "%10:i16 = bitcast %8\n    %9:i32 = i2i %10".into(),
+            ),
+            (
+                "f32".into(),
+                "fmax",
+                "%7:f32 = bitcast %3".into(),
+                "%9:i32 = bitcast %8".into(),
+            ),
+            (
+                "f64".into(),
+                "fadd",
+                "%7:f64 = i2f %3".into(),
+                "%9:i32 = f2i %8".into(),
+            ),
+        ];
+        for simd in [8u32, 16, 32] {
+            for (ty, op, conv, back) in &types {
+                let steps = |asm: &str| {
+                    asm.lines()
+                        .filter(|l| {
+                            l.contains("WE_all")
+                                && [": add(", ": sel."].iter().any(|o| l.contains(o))
+                        })
+                        .count()
+                };
+                // The same kernel storing the operand itself.
+                let base = clustered("bitcast %7", ty, conv, back, simd);
+                let mut c = 1;
+                while c <= simd {
+                    let red = format!("subgroup_clustered_reduce.{op}.{c} %7");
+                    let asm = clustered(&red, ty, conv, back, simd);
+                    let ctx = format!("{red} {ty} SIMD{simd}:\n{asm}");
+                    let rows = count(&asm, &format!("<{c},{c},0>"));
+                    if c == 1 {
+                        assert_eq!(asm.lines().count(), base.lines().count(), "{ctx}");
+                    } else {
+                        assert!(steps(&asm) > steps(&base), "{ctx}");
+                    }
+                    // The result move runs in pieces of two GRFs (8 qwords or 16 dword
+                    // slots); a cluster as wide as a piece is one element: a scalar.
+                    let piece = simd.min(if ty.ends_with("64") { 8 } else { 16 });
+                    if c > 1 && c < piece {
+                        assert!(rows > 0, "{ctx}");
+                    } else {
+                        assert_eq!(rows, 0, "{ctx}");
+                    }
+                    c *= 2;
+                }
+            }
+        }
+    }
     /// Scans take ceil(log2 W) levels: at SIMD32, 13 combining instructions (after the
     /// SIMD-width lowering of the strided steps) instead of a chain of 31.
     #[test]

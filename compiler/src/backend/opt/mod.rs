@@ -184,6 +184,7 @@ fn byte_copy(i: &LInst) -> Option<(u32, i64)> {
         && same_kind
         && s.ty.size() == d.ty.size()
         && s.stride == d.stride
+        && s.rows.is_none()
         && (s.stride > 0 || i.exec == 1);
     let (sv, dv) = (s.vreg()?, d.vreg()?);
     (ok && sv != dv).then_some((sv, i64::from(s.off) - i64::from(d.off)))
@@ -506,7 +507,11 @@ pub fn propagate_payload_copies(prog: &mut Program, payload_end: u8) -> bool {
 /// Whether `o` names exactly the bytes `d` (a destination) wrote: same register, offset,
 /// stride and element size.
 fn same_region(o: &Opnd, d: &Opnd) -> bool {
-    o.base == d.base && o.off == d.off && o.stride == d.stride && o.ty.size() == d.ty.size()
+    o.base == d.base
+        && o.off == d.off
+        && o.stride == d.stride
+        && o.rows.is_none()
+        && o.ty.size() == d.ty.size()
 }
 
 /// Whether `a` and `b` run on the same channels (exec size, channel group, `WE_all`).
@@ -531,6 +536,7 @@ fn flag_move(i: &LInst) -> Option<Opnd> {
         && !x.neg
         && !x.abs
         && x.stride != 0
+        && x.rows.is_none()
         && x.vreg().is_some()
         && !x.ty.is_float())
     .then_some(*x)

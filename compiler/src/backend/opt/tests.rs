@@ -261,6 +261,35 @@ fn a_copy_after_its_sources_loop_is_propagated() {
     assert_eq!(p.insts.len(), 7);
 }
 
+/// A read through rows (`<4;4,0>`) of a copied register is rewritten to the copy's source
+/// with its rows kept; a move whose source reads rows is not a byte copy, so its
+/// destination keeps it.
+#[test]
+fn copies_carry_rows_regions_and_rows_reads_are_not_copies() {
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 16);
+    let (s, d, r, q) = (
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+    );
+    b.alu2(Opcode::Add, s, Opnd::g(2, 0, Type::D, 1), Opnd::d(1));
+    b.mov(d, s);
+    b.mov(r, d.offset(12).scalar().with_rows(4, 4));
+    b.alu2(Opcode::Add, q, r, r);
+    assert!(propagate_copies(&mut p));
+    assert_eq!(
+        body(&p),
+        [
+            "add(16@0) v0+0<1>:D, g2+0<1>:D, 0x1:D",
+            "mov(16@0) v2+0<1>:D, v0+12<4;4,0>:D",
+            "add(16@0) v3+0<1>:D, v2+0<1>:D, v2+0<1>:D",
+        ]
+    );
+    assert!(!propagate_copies(&mut p));
+}
+
 fn body(p: &Program) -> Vec<String> {
     p.insts.iter().map(|i| i.to_string()).collect()
 }
