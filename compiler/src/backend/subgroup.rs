@@ -667,11 +667,7 @@ fn main {{
             conv = if ty == "i64" { "i2i" } else { "bitcast" },
             back = if ty == "i64" { "i2i" } else { "bitcast" },
         );
-        let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let opts = BackendOptions::gen9_at(simd);
-        compile(&s, &opts)
-            .unwrap_or_else(|e| panic!("{op} at SIMD{simd}: {e}\n{text}"))
-            .asm
+        compile_text(&text, simd)
     }
 
     /// `%8 = OP` of a loaded value `%7` of type `ty`, stored per invocation (a boolean
@@ -704,14 +700,7 @@ fn main {{
 }}
 "
         );
-        let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let opts = BackendOptions {
-            validate: true,
-            ..BackendOptions::gen9_at(simd)
-        };
-        compile(&s, &opts)
-            .unwrap_or_else(|e| panic!("{op} at SIMD{simd}: {e}\n{text}"))
-            .asm
+        compile_text(&text, simd)
     }
 
     /// The first active channel (broadcast-first, all-equal, elect): before, a umin-reduction
@@ -931,14 +920,7 @@ fn main {{
 }}
 "
         );
-        let s = parse_shader(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let opts = BackendOptions {
-            validate: true,
-            ..BackendOptions::gen9_at(simd)
-        };
-        compile(&s, &opts)
-            .unwrap_or_else(|e| panic!("SIMD{simd}: {e}\n{text}"))
-            .asm
+        compile_text(&text, simd)
     }
 
     /// Every cluster size (1 up to the width) of 8/16/32/64-bit integers and 16/32/64-bit
