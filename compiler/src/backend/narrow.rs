@@ -116,6 +116,26 @@ pub fn packed_word(t: ir::Type, align: u32) -> bool {
     t.comps == 2 && t.comp_bytes() == 1 && align >= 2
 }
 
+/// The message of a packed 8/16-bit access at SIMD `w` (a read, or a `write`): for a byte
+/// pair ([`packed_word`]) one 2-byte byte scattered message, the pair in the low word of each
+/// lane's dword; else an untyped message of `dwords` dwords ([`packed_dwords`]).
+fn packed_message(surf: Surface, word: bool, dwords: u32, w: u32, write: bool) -> LOp {
+    match (word, write) {
+        (true, false) => LOp::ByteScatteredRead { surf, size_log2: 1 },
+        (true, true) => LOp::ByteScatteredWrite { surf, size_log2: 1 },
+        (false, false) => LOp::UntypedRead {
+            surf,
+            comps: dwords as u8,
+            comp_stride: 4 * w,
+        },
+        (false, true) => LOp::UntypedWrite {
+            surf,
+            comps: dwords as u8,
+            comp_stride: 4 * w,
+        },
+    }
+}
+
 /// The signed or unsigned view of an integer hardware type.
 fn int_view(t: Type, signed: bool) -> Type {
     match (t.size(), signed) {
@@ -326,16 +346,7 @@ impl Isel<'_> {
         if let Some(dwords) = packed_dwords(t, align).or(word.then_some(1)) {
             let mut b = self.b();
             let data = b.vreg(Type::UD, dwords);
-            let op = if word {
-                // The pair arrives in the low word of each lane's dword.
-                LOp::ByteScatteredRead { surf, size_log2: 1 }
-            } else {
-                LOp::UntypedRead {
-                    surf,
-                    comps: dwords as u8,
-                    comp_stride: 4 * w,
-                }
-            };
+            let op = packed_message(surf, word, dwords, w, false);
             b.inst(op, data, vec![addr.retype(surf.addr_type())]);
             for c in 0..t.comps as u32 {
                 let byte = c * bytes;
@@ -400,16 +411,7 @@ impl Isel<'_> {
                 };
                 b.mov(d, src);
             }
-            let op = if word {
-                // The pair in the low word of each lane's dword.
-                LOp::ByteScatteredWrite { surf, size_log2: 1 }
-            } else {
-                LOp::UntypedWrite {
-                    surf,
-                    comps: dwords as u8,
-                    comp_stride: 4 * w,
-                }
-            };
+            let op = packed_message(surf, word, dwords, w, true);
             b.inst(
                 op,
                 Opnd::null(Type::UD),
