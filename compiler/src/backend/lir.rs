@@ -54,21 +54,12 @@ pub struct Opnd {
 }
 
 impl Opnd {
-    pub fn v(id: u32, ty: Type) -> Opnd {
+    /// An operand of `base` at byte offset `off` with a one-dimensional region of `stride`
+    /// (0: a scalar), no rows and no source modifiers: what every constructor below builds.
+    fn plain(base: Base, off: u32, ty: Type, stride: u8) -> Opnd {
         Opnd {
-            base: Base::V(id),
-            off: 0,
-            ty,
-            stride: 1,
-            rows: None,
-            neg: false,
-            abs: false,
-        }
-    }
-    pub fn g(nr: u8, sub_bytes: u32, ty: Type, stride: u8) -> Opnd {
-        Opnd {
-            base: Base::G(nr),
-            off: sub_bytes,
+            base,
+            off,
             ty,
             stride,
             rows: None,
@@ -76,55 +67,34 @@ impl Opnd {
             abs: false,
         }
     }
+    pub fn v(id: u32, ty: Type) -> Opnd {
+        Opnd::plain(Base::V(id), 0, ty, 1)
+    }
+    pub fn g(nr: u8, sub_bytes: u32, ty: Type, stride: u8) -> Opnd {
+        Opnd::plain(Base::G(nr), sub_bytes, ty, stride)
+    }
     pub fn null(ty: Type) -> Opnd {
-        Opnd {
-            base: Base::Null,
-            off: 0,
-            ty,
-            stride: 1,
-            rows: None,
-            neg: false,
-            abs: false,
-        }
+        Opnd::plain(Base::Null, 0, ty, 1)
     }
     pub fn imm(ty: Type, bits: u64) -> Opnd {
-        Opnd {
-            base: Base::Imm(bits),
-            off: 0,
-            ty,
-            stride: 0,
-            rows: None,
-            neg: false,
-            abs: false,
-        }
+        Opnd::plain(Base::Imm(bits), 0, ty, 0)
     }
     /// The channel-enable register `ce0` (`mask0`) as a UD scalar source (docs/gen9.md
     /// 2.10.1): read it only at exec size 1 with `WE_all` in channel group 0.
     pub fn ce0() -> Opnd {
-        Opnd {
-            base: Base::Arf(ArfReg::new(ArfKind::ChannelEnable, 0)),
-            off: 0,
-            ty: Type::UD,
-            stride: 0,
-            rows: None,
-            neg: false,
-            abs: false,
-        }
+        Opnd::plain(
+            Base::Arf(ArfReg::new(ArfKind::ChannelEnable, 0)),
+            0,
+            Type::UD,
+            0,
+        )
     }
     /// The flag register `f0` as a scalar operand: as UD its 32 bits (one per channel, SIMD32
     /// included; a SIMD16 instruction of channel group 16 uses bits 16-31), as UW `f0.0`.
     /// A `mov` to it (exec size 1, `WE_all`) sets every bit; an instruction with a
     /// conditional modifier then writes only its enabled channels' bits (docs/gen9.md).
     pub fn flag(ty: Type) -> Opnd {
-        Opnd {
-            base: Base::Arf(ArfReg::new(ArfKind::Flag, 0)),
-            off: 0,
-            ty,
-            stride: 0,
-            rows: None,
-            neg: false,
-            abs: false,
-        }
+        Opnd::plain(Base::Arf(ArfReg::new(ArfKind::Flag, 0)), 0, ty, 0)
     }
     /// Whether the operand is (part of) a flag register.
     pub fn is_flag(&self) -> bool {
