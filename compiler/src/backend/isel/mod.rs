@@ -443,20 +443,14 @@ impl<'a> Isel<'a> {
                     // Values cached for the whole program (the lane numbers) that an arm
                     // computes exist only in that arm: a thread whose channels all skip it
                     // jumps over it.
-                    let lane = self.lane;
-                    let desc = self.desc_index.clone();
-                    let recips = self.recips.clone();
+                    let saved = self.scoped();
                     self.cf_depth += 1;
                     self.arm(&i.then_, &i.results)?;
-                    self.lane = lane;
-                    self.desc_index.clone_from(&desc);
-                    self.recips.clone_from(&recips);
+                    self.restore_scoped(saved.clone());
                     if !i.else_.is_empty() {
                         self.b().control(LOp::Else);
                         self.arm(&i.else_, &i.results)?;
-                        self.lane = lane;
-                        self.desc_index = desc;
-                        self.recips = recips;
+                        self.restore_scoped(saved);
                     }
                     self.cf_depth -= 1;
                     self.b().control(LOp::Endif);
@@ -473,9 +467,7 @@ impl<'a> Isel<'a> {
                     self.copies(&pvals, &inits)?;
                     self.b().control(LOp::Do);
                     // As for an if's arms: the body may break before it computes them.
-                    let lane = self.lane;
-                    let desc = self.desc_index.clone();
-                    let recips = self.recips.clone();
+                    let saved = self.scoped();
                     self.loops.push((l.results.clone(), pvals));
                     self.cf_depth += 1;
                     // A trailing `continue` needs only its copies: WHILE follows.
@@ -489,9 +481,7 @@ impl<'a> Isel<'a> {
                     }
                     self.loops.pop();
                     self.cf_depth -= 1;
-                    self.lane = lane;
-                    self.desc_index = desc;
-                    self.recips = recips;
+                    self.restore_scoped(saved);
                     self.b().control(LOp::While);
                 }
                 Node::Break(args) => {
@@ -541,6 +531,23 @@ impl<'a> Isel<'a> {
             self.b().mov(d, t);
         }
         Ok(())
+    }
+
+    /// The values cached while their definition dominates (`lane`, `desc_index`, `recips`),
+    /// saved on entering an `if` arm or a loop body and put back after it: an arm or body
+    /// may be skipped or left early, so what it computed does not exist after it.
+    fn scoped(&self) -> Scoped {
+        Scoped {
+            lane: self.lane,
+            desc_index: self.desc_index.clone(),
+            recips: self.recips.clone(),
+        }
+    }
+
+    fn restore_scoped(&mut self, s: Scoped) {
+        self.lane = s.lane;
+        self.desc_index = s.desc_index;
+        self.recips = s.recips;
     }
 
     /// f64 `fdiv` / `frcp`: the divisor's reciprocal (`wide::recip`) is computed once per
@@ -927,4 +934,11 @@ fn atomic_hw_op(op: AtomicOp) -> Res<u8> {
             ))
         }
     })
+}
+/// The caches of [`Isel`] scoped by control flow ([`Isel::scoped`]).
+#[derive(Clone)]
+struct Scoped {
+    lane: Option<Opnd>,
+    desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
+    recips: HashMap<Opnd, wide::Recip>,
 }
