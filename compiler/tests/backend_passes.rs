@@ -386,7 +386,7 @@ fn branch_offsets() {
         ctl(LOp::Endif), // 8
         ctl(LOp::While), // 9
     ];
-    let insts = emit::to_isa(&p, &[4], 8).unwrap();
+    let insts = emit::to_isa(&p, &[4], 8, 128).unwrap();
     assert_eq!(insts.len(), 10);
     let off = |k: usize| insts[k].branch_offsets().unwrap();
     assert_eq!(
@@ -401,4 +401,47 @@ fn branch_offsets() {
     assert_eq!(off(9).0, -4 * 16, "WHILE: back to the loop start");
     let v = ferrite_isa::validate::validate_program(&insts, ferrite_isa::validate::Platform::Skl);
     assert!(v.is_empty(), "{}", ferrite_isa::validate::report(&v));
+}
+
+/// A shuffle `c + k` (`Lanes::Add`) reads its value at `a0` = the lanes' byte offsets plus
+/// the address of element k, one instruction, wherever every channel's address (those past
+/// the subgroup's end included) stays inside the GRF file; near either end of the file the
+/// offsets are first reduced modulo the value's bytes (add, and, add), so that no address
+/// leaves it. `c ^ k` is the xor and the add. The add of the value's address goes into the
+/// gather's immediate where that is GRF-aligned and below 512 (g0..g15).
+#[test]
+fn relative_shuffle_addresses_stay_inside_the_grf_file() {
+    // Value (16 dwords, 2 GRFs), lane byte offsets or indices, destination.
+    let a0_steps = |value_grf: u8, lanes: Lanes| {
+        let mut p = Program::default();
+        let x = p.new_vreg(64);
+        // Byte offsets (UW), or an index per channel (UD).
+        let offs = p.new_vreg(64);
+        let ty = if lanes == Lanes::Index {
+            Type::UD
+        } else {
+            Type::UW
+        };
+        let d = p.new_vreg(64);
+        p.insts = vec![inst(
+            LOp::Shuffle { width: 16, lanes },
+            16,
+            Opnd::v(d, Type::UD),
+            vec![Opnd::v(x, Type::UD), Opnd::v(offs, ty)],
+        )];
+        let insts = emit::to_isa(&p, &[value_grf, 40, 50], 16, 128).unwrap();
+        emit::validate(&insts).unwrap();
+        insts.len() - 1
+    };
+    assert_eq!(a0_steps(20, Lanes::Add(3)), 1);
+    assert_eq!(a0_steps(20, Lanes::Add(-5)), 1);
+    // g126-g127: channels 13..15 would read past g127.
+    assert_eq!(a0_steps(126, Lanes::Add(3)), 3);
+    // g0: channel 0 would read 4 bytes before g0 (the address is then the immediate).
+    assert_eq!(a0_steps(0, Lanes::Add(-1)), 2);
+    assert_eq!(a0_steps(1, Lanes::Add(-1)), 1);
+    assert_eq!(a0_steps(126, Lanes::Xor(5)), 2);
+    assert_eq!(a0_steps(4, Lanes::Xor(5)), 1);
+    assert_eq!(a0_steps(4, Lanes::Index), 2);
+    assert_eq!(a0_steps(20, Lanes::Index), 3);
 }

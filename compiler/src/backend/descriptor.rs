@@ -142,7 +142,10 @@ impl Isel<'_> {
         let mut s1 = b.at(1, 0, true);
         let m = s1.vreg(Type::UD, 1).scalar();
         s1.inst(
-            LOp::Shuffle { width: w },
+            LOp::Shuffle {
+                width: w,
+                lanes: Lanes::Index,
+            },
             m,
             vec![key.retype(Type::UD), first],
         );

@@ -215,15 +215,22 @@ fn wait_instruction() -> Result<Instruction, BackendError> {
 }
 
 /// Converts allocated LIR to instructions in the native layout (16 bytes each, branch
-/// offsets in that layout).
-pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, BackendError> {
+/// offsets in that layout). `grf_count`: the registers of the GRF file (`HwFacts`), which
+/// every indirect address must stay inside.
+pub fn to_isa(
+    prog: &Program,
+    reg: &[u8],
+    simd: u8,
+    grf_count: u8,
+) -> Result<Vec<Instruction>, BackendError> {
     let insts = &prog.insts;
+    let grf_bytes = u32::from(grf_count) * 32;
     // Native index of every LIR instruction (DO markers emit nothing).
     let mut idx = Vec::with_capacity(insts.len() + 1);
     let mut n = 0usize;
     for i in insts {
         idx.push(n);
-        n += native_len(i, reg);
+        n += native_len(i, reg, grf_bytes)?;
     }
     idx.push(n);
     let off = |from: usize, to: usize| -> i32 { (idx[to] as i32 - idx[from] as i32) * 16 };
@@ -329,8 +336,8 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
                 }
             }
             LOp::Wait => wait_instruction()?,
-            LOp::Shuffle { width } => {
-                out.extend(shuffle(i, width, reg)?);
+            LOp::Shuffle { width, lanes } => {
+                out.extend(shuffle(i, width, lanes, reg, grf_bytes)?);
                 continue;
             }
             LOp::If | LOp::Else | LOp::Endif | LOp::While | LOp::Break | LOp::Cont => {
@@ -433,27 +440,15 @@ pub fn to_isa(prog: &Program, reg: &[u8], simd: u8) -> Result<Vec<Instruction>, 
 }
 
 /// Native instructions one LIR instruction becomes: none for a DO marker, two for a SEND
-/// with a run-time descriptor (the `a0` write and the SEND), see [`shuffle`] for a shuffle.
-fn native_len(i: &LInst, reg: &[u8]) -> usize {
-    match i.op {
+/// with a run-time descriptor (the `a0` write and the SEND), what [`shuffle`] emits for a
+/// shuffle.
+fn native_len(i: &LInst, reg: &[u8], grf_bytes: u32) -> Result<usize, BackendError> {
+    Ok(match i.op {
         LOp::Do => 0,
         LOp::Send { indirect: true, .. } => 2,
-        LOp::Shuffle { .. } if is_broadcast(i) => {
-            let far = i
-                .srcs
-                .first()
-                .and_then(|x| grf_of(x, reg))
-                .map(|(nr, sub)| split_address(u32::from(nr) * 32 + u32::from(sub)).0 != 0);
-            1 + usize::from(far.unwrap_or(false)) + shuffle_groups(i).count()
-        }
-        LOp::Shuffle { .. } => 4 * shuffle_groups(i).count(),
+        LOp::Shuffle { width, lanes } => shuffle(i, width, lanes, reg, grf_bytes)?.len(),
         _ => 1,
-    }
-}
-
-/// A [`LOp::Shuffle`] whose index is a scalar (the same channel for every channel).
-fn is_broadcast(i: &LInst) -> bool {
-    i.srcs.get(1).is_some_and(|x| x.stride == 0)
+    })
 }
 
 /// Largest byte offset the 10-bit signed immediate of a register-indirect operand holds.
@@ -474,11 +469,21 @@ fn shuffle_groups(i: &LInst) -> impl Iterator<Item = (u8, u8)> {
 
 /// A [`LOp::Shuffle`]: per group of channels, the byte address of each channel's source
 /// element goes into `a0.0..a0.n-1` (`WE_all`, so that the disabled channels' addresses are
-/// valid as well: the index is first reduced modulo the width, then scaled to bytes and
-/// added to the source's GRF byte address), then one `mov` with a VxH region
-/// (`g[a0.0]<VxH;1,0>`: channel k reads the element at `a0.k`) gathers them under the
-/// instruction's execution mask and channel group.
-fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, BackendError> {
+/// valid as well), then one `mov` with a VxH region (`g[a0.0]<VxH;1,0>`: channel k reads
+/// the element at `a0.k`) gathers them under the instruction's execution mask and channel
+/// group. The addresses ([`Lanes`]): an index is reduced modulo the width, scaled to bytes
+/// and added to the source's GRF byte address (3 instructions); `c ^ k` is the channels'
+/// byte offsets xor `k`'s, plus that address (2); `c + k` is the byte offsets plus the
+/// address of element `k` (1) where every channel's address, past the subgroup's end
+/// included, lies inside the GRF file, else reduced modulo the width first (3). A source
+/// address the gather's immediate holds saves the `add` of the address (not in the 1).
+fn shuffle(
+    i: &LInst,
+    width: u8,
+    lanes: Lanes,
+    reg: &[u8],
+    grf_bytes: u32,
+) -> Result<Vec<Instruction>, BackendError> {
     let bad = |what: &str| BackendError::Internal(format!("shuffle: {what}"));
     let (x, idx) = match i.srcs.as_slice() {
         [x, idx] => (x, idx),
@@ -491,7 +496,7 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
     if x.stride != 1
         || x.rows.is_some()
         || x.ty.size() != es
-        || idx.ty.size() != 4
+        || (lanes == Lanes::Index && idx.ty.size() != 4)
         || !width.is_power_of_two()
     {
         return Err(bad(
@@ -502,7 +507,7 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
     let base = u32::from(nr) * 32 + u32::from(sub);
     let uw = |v: u32| Src::Imm(imm_of(&Opnd::imm(Type::UW, u64::from(v))));
     let mut out = Vec::new();
-    if is_broadcast(i) {
+    if lanes == Lanes::Index && idx.stride == 0 {
         // One channel for all: its byte address in a0.0 (the part of the base the operand's
         // immediate cannot hold added), then a scalar indirect read per group of channels.
         let one = ferrite_isa::ExecSize::new(1).ok_or_else(|| bad("exec size"))?;
@@ -554,6 +559,7 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
         }
         return Ok(out);
     }
+    let width = u32::from(width);
     for (g, n) in shuffle_groups(i) {
         let exec = ferrite_isa::ExecSize::new(u32::from(n)).ok_or_else(|| bad("exec size"))?;
         let a0_dst = Dst::new(Addr::arf(ferrite_isa::ArfReg::A0, 0), Type::UW);
@@ -562,23 +568,56 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
             Type::UW,
             Region::new(8, 8, 1),
         ));
-        // The index's low words: a UD register read as UW with stride 2.
-        let lo = idx.lane_offset(u32::from(g)).retype(Type::UW);
-        let lo = Opnd {
-            stride: if idx.stride == 0 { 0 } else { 2 },
-            ..lo
+        let a0_op = |op: Opcode, s: Src, v: u32| Instruction::alu2(op, exec, a0_dst, s, uw(v));
+        // The value's address in the gather's immediate instead of an `add` to `a0` where it
+        // fits and is GRF-aligned (low five bits zero: nothing carries into the register
+        // number, docs/gen9.md "Per-channel gathers").
+        let (add_base, mut imm) = if base <= ADDR_IMM_MAX && base % 32 == 0 {
+            (None, base as i16)
+        } else {
+            (Some(a0_op(Opcode::Add, a0_src, base)), 0)
         };
-        let mut steps = vec![
-            Instruction::alu2(
-                Opcode::And,
-                exec,
-                a0_dst,
-                src_of(&lo, n, reg),
-                uw(u32::from(width) - 1),
-            ),
-            Instruction::alu2(Opcode::Shl, exec, a0_dst, a0_src, uw(es.trailing_zeros())),
-            Instruction::alu2(Opcode::Add, exec, a0_dst, a0_src, uw(base)),
-        ];
+        let mut steps = match lanes {
+            Lanes::Index => {
+                // The index's low words: a UD register read as UW with stride 2.
+                let lo = idx.lane_offset(u32::from(g)).retype(Type::UW);
+                let lo = Opnd {
+                    stride: if idx.stride == 0 { 0 } else { 2 },
+                    ..lo
+                };
+                let mut v = vec![
+                    a0_op(Opcode::And, src_of(&lo, n, reg), width - 1),
+                    a0_op(Opcode::Shl, a0_src, es.trailing_zeros()),
+                ];
+                v.extend(add_base);
+                v
+            }
+            Lanes::Xor(k) => {
+                let offs = src_of(&lane_bytes(idx, g, es)?, n, reg);
+                let mut v = vec![a0_op(Opcode::Xor, offs, es * u32::from(k))];
+                v.extend(add_base);
+                v
+            }
+            Lanes::Add(k) => {
+                let offs = src_of(&lane_bytes(idx, g, es)?, n, reg);
+                let delta = es as i64 * i64::from(k);
+                // Channels g..g+n read elements g+k..g+n+k of the value, wherever they are.
+                let first = i64::from(base) + delta + i64::from(es * u32::from(g));
+                let end = first + i64::from(es * u32::from(n));
+                if first >= 0 && end <= i64::from(grf_bytes) {
+                    imm = 0;
+                    vec![a0_op(Opcode::Add, offs, (i64::from(base) + delta) as u32)]
+                } else {
+                    let mut v = vec![
+                        // Modulo 2^16, then modulo the value's bytes (a power of two).
+                        a0_op(Opcode::Add, offs, (delta & 0xFFFF) as u32),
+                        a0_op(Opcode::And, a0_src, es * width - 1),
+                    ];
+                    v.extend(add_base);
+                    v
+                }
+            }
+        };
         for s in &mut steps {
             s.we_all = true;
         }
@@ -588,7 +627,15 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
             Opcode::Mov,
             exec,
             dst_of(&i.dst.lane_offset(u32::from(g)).retype(ty), reg),
-            Src::Reg(RegSrc::indirect(ty, Region::new(Region::VXH, 1, 0))),
+            Src::Reg(RegSrc::new(
+                Addr::Indirect {
+                    file: ferrite_isa::RegFile::Grf,
+                    addr_subnr: 0,
+                    imm,
+                },
+                ty,
+                Region::new(Region::VXH, 1, 0),
+            )),
         );
         mov.we_all = i.we_all;
         mov.group = ferrite_isa::ChannelGroup {
@@ -598,6 +645,17 @@ fn shuffle(i: &LInst, width: u8, reg: &[u8]) -> Result<Vec<Instruction>, Backend
         out.push(mov);
     }
     Ok(out)
+}
+
+/// The byte offsets of channels `g..` (`c * es`, UW) in the operand `offs` of a
+/// lane-relative [`LOp::Shuffle`].
+fn lane_bytes(offs: &Opnd, g: u8, es: u32) -> Result<Opnd, BackendError> {
+    if offs.ty != Type::UW || offs.stride != 1 {
+        return Err(BackendError::Internal(format!(
+            "shuffle: the lane byte offsets of a {es}-byte value must be UW, stride 1"
+        )));
+    }
+    Ok(offs.lane_offset(u32::from(g)))
 }
 
 fn matching_while(insts: &[LInst], p: usize) -> Option<usize> {

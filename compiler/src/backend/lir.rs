@@ -287,6 +287,20 @@ impl Builder<'_> {
     }
 }
 
+/// The channel each channel `c` of a [`LOp::Shuffle`] reads. In the lane-relative forms
+/// srcs[1] holds `c * element size` per channel (UW, `WE_all`-written, so the addresses of
+/// disabled channels are computed from their channel numbers, not from stale indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lanes {
+    /// `srcs[1][c]` (a UD per channel) modulo the width.
+    Index,
+    /// `c ^ k`, with `k` below the width.
+    Xor(u8),
+    /// `c + k` (`k` negative for a shuffle up); past either end of the subgroup the channel
+    /// read is unspecified (a channel of the value modulo the width, or another register).
+    Add(i8),
+}
+
 /// Operations. `Logical*` ones are lowered to payload + SEND by `lower::lower_sends`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LOp {
@@ -398,16 +412,18 @@ pub enum LOp {
     /// `wait n0` after a barrier message.
     Wait,
     /// Register-indirect gather across channels (brw's `SHUFFLE`): channel `c` of `dst`
-    /// receives the element of srcs[0] in channel `srcs[1][c] & (width - 1)`. srcs[0] is the
-    /// whole per-channel value (stride 1, dword or qword elements), srcs[1] a UD index per
-    /// channel; the instruction is never split. Emitted as `a0` address computations and
-    /// one VxH indirect `mov` per 16 channels (8 for qwords), see `emit::shuffle`.
-    /// With a scalar index (brw's `BROADCAST`, stride 0) every channel receives the one
-    /// element `srcs[1]`, which must then be below `width` (it is not reduced): one `a0`
-    /// address and a scalar indirect `mov` per 16 channels.
+    /// receives the element of srcs[0] in the channel `lanes` names (with [`Lanes::Index`]
+    /// `srcs[1][c] & (width - 1)`). srcs[0] is the whole per-channel value (stride 1, dword
+    /// or qword elements), srcs[1] a UD index per channel or, for the lane-relative forms,
+    /// the channels' byte offsets; the instruction is never split. Emitted as `a0` address
+    /// computations and one VxH indirect `mov` per 16 channels (8 for qwords), see
+    /// `emit::shuffle`. With a scalar index (brw's `BROADCAST`, stride 0) every channel
+    /// receives the one element `srcs[1]`, which must then be below `width` (it is not
+    /// reduced): one `a0` address and a scalar indirect `mov` per 16 channels.
     Shuffle {
         /// The subgroup width: indices are taken modulo it.
         width: u8,
+        lanes: Lanes,
     },
     /// Loop start marker (emits nothing).
     Do,

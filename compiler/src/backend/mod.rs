@@ -423,7 +423,7 @@ fn compile_one(
         times.time(name("schedule"), || sched::schedule(&mut prog, &alloc.reg))
     };
     let mut insts = times.time(name("to_isa"), || {
-        emit::to_isa(&prog, &alloc.reg, simd as u8)
+        emit::to_isa(&prog, &alloc.reg, simd as u8, opts.hw.grf_count)
     })?;
     // Float modes in cr0 first (branch offsets are relative, so first instructions move
     // none): the kernel's float controls, and DF denormals kept by default.

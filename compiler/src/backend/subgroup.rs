@@ -21,7 +21,8 @@
 use super::isel::Isel;
 use super::lir::*;
 use super::{narrow, wide, BackendError};
-use crate::ir::{self, Kind, RedOp, SubgroupOp};
+use crate::hash::HashMap;
+use crate::ir::{self, AluOp, Kind, Node, Op, RedOp, SubgroupOp, SysVal};
 use ferrite_isa::{CondMod, Opcode, Type};
 
 type Res<T> = Result<T, BackendError>;
@@ -44,6 +45,65 @@ fn step_op(r: RedOp) -> (Opcode, Type, CondMod) {
         RedOp::Or => (Opcode::Or, Type::UD, CondMod::None),
         RedOp::Xor => (Opcode::Xor, Type::UD, CondMod::None),
     }
+}
+
+/// A shuffle index that is a function of the channel number `c` alone: the front end's
+/// translation of the shuffle-relative and quad operations (`frontend::subgroup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LaneFn {
+    /// `c ^ k` (shuffle xor, the quad swaps).
+    Xor(u32),
+    /// `c + k`, wrapping at 2^32 (shuffle down; shuffle up is `c - k`).
+    Add(u32),
+    /// `(c & ~3) | k` with `k` below 4 (quad broadcast; `c & ~3` for k = 0).
+    Quad(u32),
+}
+
+/// The values of `f` that are a [`LaneFn`] of `subgroup_invocation`: the ALU instruction
+/// with a constant operand on the channel number (or, for [`LaneFn::Quad`], on the channel
+/// number ANDed with `~3`).
+pub(super) fn lane_fns(f: &ir::Function) -> HashMap<ir::Value, LaneFn> {
+    let consts = f.consts();
+    let mut lanes = Vec::new();
+    let mut quads = Vec::new();
+    let mut m = HashMap::default();
+    f.for_each_node(&mut |n| {
+        let Node::Instr(ir::Instr {
+            dst: Some(d), op, ..
+        }) = n
+        else {
+            return;
+        };
+        match op {
+            Op::SysVal(SysVal::SubgroupInvocation) => lanes.push(*d),
+            Op::Alu(a, s) if s.len() == 2 => {
+                // The operand that is the channel number (or its quad base) and the
+                // constant, in either order for the commutative operations.
+                let pick = |from: &[ir::Value]| {
+                    let k = |i: usize| consts.splat(s[1 - i]).map(|k| k as u32);
+                    (0..2)
+                        .filter(|&i| i == 0 || *a != AluOp::Isub)
+                        .find_map(|i| from.contains(&s[i]).then(|| k(i)).flatten())
+                };
+                let lf = match a {
+                    AluOp::Ixor => pick(&lanes).map(LaneFn::Xor),
+                    AluOp::Iadd => pick(&lanes).map(LaneFn::Add),
+                    AluOp::Isub => pick(&lanes).map(|k| LaneFn::Add(k.wrapping_neg())),
+                    AluOp::Iand if pick(&lanes) == Some(!3) => {
+                        quads.push(*d);
+                        Some(LaneFn::Quad(0))
+                    }
+                    AluOp::Ior => pick(&quads).filter(|k| *k < 4).map(LaneFn::Quad),
+                    _ => None,
+                };
+                if let Some(lf) = lf {
+                    m.insert(*d, lf);
+                }
+            }
+            _ => {}
+        }
+    });
+    m
 }
 
 /// How an operand enters a subgroup operation's temporaries.
@@ -386,32 +446,73 @@ impl Isel<'_> {
         t.scalar()
     }
 
-    /// `x` (a non-uniform element of the temporaries' domain) of the channel `id` in every
-    /// active channel of `d`, the register of `dst`: a scalar region for a constant id, one
-    /// indirect read through `a0` for a scalar id (which must be below the width), a VxH
-    /// gather (one `a0` address per channel) for an id per channel (`LOp::Shuffle`).
-    fn sg_gather(&mut self, dst: ir::Value, d: Opnd, x: Opnd, dom: Dom, id: Opnd) {
+    /// Component 0 of `v` as the bits a permute moves: its dword slot (UD) for an 8/16-bit
+    /// value, whose bits above the low byte / word are unspecified anyway (`narrow`), so
+    /// no widening copy is needed; a qword (UQ) for a 64-bit value; UD otherwise.
+    fn sg_bits(&mut self, v: ir::Value) -> Res<Opnd> {
+        let x = narrow::slot(self.comp(v, 0)?);
+        let ty = if wide::is_wide(self.func.ty(v)) {
+            Type::UQ
+        } else {
+            Type::UD
+        };
+        Ok(x.retype(ty))
+    }
+
+    /// `x` (bits from [`Self::sg_bits`], one element per channel) of the channel `id` in
+    /// every active channel of `d` (the destination's bits, the same view): a scalar region
+    /// for a constant id, one indirect read through `a0` for a scalar id (which must be
+    /// below the width), a VxH gather (one `a0` address per channel) for an id per channel
+    /// (`LOp::Shuffle`).
+    fn sg_gather(&mut self, d: Opnd, x: Opnd, id: Opnd) {
         let w = self.w as u32;
         if let Base::Imm(i) = id.base {
             let v = x.lane_offset(i as u32 % w).scalar();
-            self.sg_out(dst, d, v, dom);
+            self.b().mov(d, v);
             return;
         }
-        let bt = dom.bits_ty();
-        let r = if narrow::is_narrow(self.func.ty(dst)) {
-            self.b().vreg(Type::UD, 1)
-        } else {
-            d.retype(bt)
+        self.sg_shuffle_into(d, x, Lanes::Index, id.retype(Type::UD));
+    }
+
+    /// `x` (bits from [`Self::sg_bits`]) of the channel `f(c)` in every active channel `c`
+    /// of `d`: a quad broadcast reads element k of each quad through the region `<4;4,0>`
+    /// (one move, brw's `CLUSTER_BROADCAST`); `c ^ k` and `c + k` are gathers whose `a0`
+    /// addresses come from the lanes' byte offsets (`WE_all`), not from an index computed
+    /// under the execution mask; `k` = 0 (modulo the width) is a copy.
+    fn sg_permute(&mut self, d: Opnd, x: Opnd, f: LaneFn) {
+        let w = self.w as u32;
+        let es = x.ty.size();
+        let lanes = match f {
+            LaneFn::Quad(k) => {
+                let v = x.offset(es * k).scalar().with_rows(4, 4);
+                self.b().mov(d, v);
+                return;
+            }
+            // k at or past the width leaves every channel's result undefined: any k will do.
+            LaneFn::Xor(k) => Lanes::Xor((k % w) as u8),
+            LaneFn::Add(k) => {
+                // Signed: a shuffle up by 5 reads 5 channels back, which `emit::shuffle` may
+                // read without wrapping; c + (w - 5) would leave the value.
+                let k = k as i32;
+                let k = if k.unsigned_abs() < w {
+                    k
+                } else {
+                    k.rem_euclid(w as i32)
+                };
+                Lanes::Add(k as i8)
+            }
         };
-        self.sg_shuffle_into(r, x.retype(bt), id);
-        if r != d.retype(bt) {
-            self.sg_out(dst, d, r, dom);
+        if matches!(lanes, Lanes::Xor(0) | Lanes::Add(0)) {
+            self.b().mov(d, x);
+            return;
         }
+        let offs = self.lane_bytes(es);
+        self.sg_shuffle_into(d, x, lanes, offs);
     }
 
     /// `LOp::Shuffle` of `x` (copied into a register of one element per channel first
-    /// unless it is one) by `id` into `r`.
-    fn sg_shuffle_into(&mut self, r: Opnd, x: Opnd, id: Opnd) {
+    /// unless it is one) into `r`, the channels named by `lanes` and `id`.
+    fn sg_shuffle_into(&mut self, r: Opnd, x: Opnd, lanes: Lanes, id: Opnd) {
         let w = self.w;
         let mut b = self.b();
         let x = if x.stride == 1 {
@@ -421,7 +522,7 @@ impl Isel<'_> {
             b.mov(t, x);
             t
         };
-        b.inst(LOp::Shuffle { width: w }, r, vec![x, id.retype(Type::UD)]);
+        b.inst(LOp::Shuffle { width: w, lanes }, r, vec![x, id]);
     }
 
     /// `x` (an element per channel) of the channel `id` (a scalar below the width, or a
@@ -434,7 +535,7 @@ impl Isel<'_> {
         }
         let bt = dom.bits_ty();
         let r = self.b().vreg(bt, 1);
-        self.sg_shuffle_into(r, x.retype(bt), id);
+        self.sg_shuffle_into(r, x.retype(bt), Lanes::Index, id.retype(Type::UD));
         r.retype(x.ty)
     }
 
@@ -539,11 +640,13 @@ impl Isel<'_> {
             // Broadcast takes one id for all channels (constant or dynamically uniform);
             // Shuffle one per channel, which may also be the same in all of them.
             SubgroupOp::Broadcast | SubgroupOp::Shuffle => {
-                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
+                let x = self.sg_bits(srcs[0])?;
+                let d = narrow::slot(d).retype(x.ty);
                 let id = self.comp(srcs[1], 0)?;
+                let lane_fn = self.lane_fns.get(&srcs[1]).copied();
                 if x.is_imm() || x.stride == 0 {
                     // A uniform value: every channel holds it already.
-                    self.sg_out(dst, d, x, dom);
+                    self.b().mov(d, x);
                 } else if id.stride == 0 && !id.is_imm() {
                     // One id in a scalar: reduced modulo the width (an id past it names an
                     // inactive invocation), then one indirect read.
@@ -551,19 +654,26 @@ impl Isel<'_> {
                     let mut b = b.at(1, 0, true);
                     let m = b.vreg(Type::UD, 1);
                     b.alu2(Opcode::And, m, id.retype(Type::UD), Opnd::ud(w - 1));
-                    self.sg_gather(dst, d, x, dom, m.scalar());
+                    self.sg_gather(d, x, m.scalar());
+                } else if let Some(f) = lane_fn {
+                    // An id computed from the channel number (`lane_fns`). Where the
+                    // reported subgroup size exceeds the width, the invocations from the
+                    // width up are never active: an id naming one leaves the result
+                    // undefined, as an id past the width does.
+                    self.sg_permute(d, x, f);
                 } else {
                     // A constant id, or channel c reading channel `id[c]` of x.
-                    self.sg_gather(dst, d, x, dom, id);
+                    self.sg_gather(d, x, id);
                 }
             }
             SubgroupOp::BroadcastFirst => {
-                let (x, dom) = self.sg_in(srcs[0], Widen::Bits)?;
+                let x = self.sg_bits(srcs[0])?;
+                let d = narrow::slot(d).retype(x.ty);
                 if x.is_imm() || x.stride == 0 {
-                    self.sg_out(dst, d, x, dom);
+                    self.b().mov(d, x);
                 } else {
                     let first = self.sg_first_lane();
-                    self.sg_gather(dst, d, x, dom, first);
+                    self.sg_gather(d, x, first);
                 }
             }
             SubgroupOp::Reduce(r) => {
@@ -759,7 +869,82 @@ fn main {{
                 assert_eq!(gathers, want, "{ty} SIMD{simd}:\n{asm}");
                 assert!(asm.contains("VxH"), "{ty} SIMD{simd}:\n{asm}");
                 assert_eq!(count(&asm, "cmp.z"), 0, "{ty} SIMD{simd}:\n{asm}");
-                assert_eq!(count(&asm, "a0<1>UW"), 3 * want, "{ty} SIMD{simd}:\n{asm}");
+                // and, shl, and the add of the value's address unless the gather's
+                // immediate holds it.
+                let a0 = count(&asm, "a0<1>UW");
+                assert!(
+                    (2 * want..=3 * want).contains(&a0),
+                    "{ty} SIMD{simd}:\n{asm}"
+                );
+            }
+        }
+    }
+
+    /// Lines writing `a0` (the address computations of gathers and indirect reads).
+    fn a0_writes(asm: &str) -> usize {
+        count(asm, "a0<1>UW")
+    }
+
+    /// The shuffle-relative and quad operations, whose index the front end computes from
+    /// the channel number: a quad broadcast is one move per two GRFs through `<4;4,0>` (no
+    /// gather); `c ^ k` takes at most 2 `a0` instructions per gather (xor of the lanes' byte
+    /// offsets, add of the value's address) and `c + k` one, where an index per channel took
+    /// 3 (and, shl, add) after the IR's own `xor` / `add` / `and`+`or` under the mask. Inside
+    /// a branch (disabled channels) and at every width the ISA validator accepts them.
+    #[test]
+    fn relative_shuffles_take_their_addresses_from_the_lane_offsets() {
+        for simd in [8u32, 16, 32] {
+            for in_if in [false, true] {
+                for (ty, per) in [("i32", 16usize), ("i64", 8)] {
+                    let groups = (simd as usize).div_ceil(per);
+                    let (conv, back) = if ty == "i64" {
+                        ("%12:i64 = i2i %3", "%9:i32 = i2i %13")
+                    } else {
+                        ("%12:i32 = bitcast %3", "%9:i32 = bitcast %13")
+                    };
+                    let shuffle = |id: &str| {
+                        format!(
+                            "{conv}\n        {id}\n        %13:{ty} = subgroup_shuffle %12, %14\n        {back}"
+                        )
+                    };
+                    // The same kernel storing the operand itself.
+                    let base = body_kernel(
+                        &format!("{conv}\n        {}", back.replace("%13", "%12")),
+                        in_if,
+                        simd,
+                    );
+                    for (op, k, a0) in [
+                        ("ixor", 1, 2),
+                        ("ixor", 5, 2),
+                        ("iadd", 3, 1),
+                        ("isub", 1, 1),
+                    ] {
+                        let id = format!("%11:i32 = const {k}\n        %14:i32 = {op} %10, %11");
+                        let asm = body_kernel(&shuffle(&id), in_if, simd);
+                        let ctx = format!("{op} {k} {ty} SIMD{simd} in_if {in_if}:\n{asm}");
+                        assert_eq!(count(&asm, "VxH"), groups, "{ctx}");
+                        // xor and add (the add in the gather's immediate where the value
+                        // sits in g0..g15), or the one add.
+                        assert!(a0_writes(&asm) <= a0 * groups, "{ctx}");
+                        assert!(a0_writes(&asm) >= groups, "{ctx}");
+                        let a0_shl = asm
+                            .lines()
+                            .filter(|l| l.contains(": shl(") && l.contains("a0<1>UW"))
+                            .count();
+                        assert_eq!(a0_shl, 0, "{ctx}");
+                        assert_eq!(count(&asm, ": and("), count(&base, ": and("), "{ctx}");
+                    }
+                    // Quad broadcast of element 2: `(c & ~3) | 2`.
+                    let id = "%11:i32 = const -4\n        %15:i32 = iand %10, %11\n        %16:i32 = const 2\n        %14:i32 = ior %15, %16";
+                    let asm = body_kernel(&shuffle(id), in_if, simd);
+                    let ctx = format!("quad broadcast {ty} SIMD{simd} in_if {in_if}:\n{asm}");
+                    assert_eq!(a0_writes(&asm), 0, "{ctx}");
+                    assert!(count(&asm, "<4,4,0>") >= 1, "{ctx}");
+                    assert!(
+                        asm.lines().count() <= base.lines().count() + groups,
+                        "{ctx}"
+                    );
+                }
             }
         }
     }

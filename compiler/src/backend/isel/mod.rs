@@ -6,6 +6,7 @@
 //! bytes into its register), so scalarization is not required.
 
 use super::lir::*;
+use super::subgroup::{self, LaneFn};
 use super::{descriptor, narrow, wide, BackendError};
 use crate::hash::HashMap;
 use crate::hw::HwFacts;
@@ -64,6 +65,9 @@ pub struct Isel<'a> {
     /// The lane numbers 0..W (dwords), computed where first needed and reused while that
     /// point dominates (see `block`).
     lane: Option<Opnd>,
+    /// The lanes' byte offsets `c * 4` and `c * 8` (UW), scoped like `lane` (see
+    /// [`Isel::lane_bytes`]).
+    lane_bytes: [Option<Opnd>; 2],
     /// Binding-table indices of descriptor-array elements by (index value, count, base),
     /// scoped like `lane` (see `descriptor::uniform_index`).
     pub(super) desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
@@ -93,6 +97,8 @@ pub struct Isel<'a> {
     /// `if`s and loops around the instruction being selected: at 0 every dispatched
     /// channel is live (see `subgroup::sg_first_lane`).
     pub(super) cf_depth: u32,
+    /// Shuffle indices that are a function of the channel number (`subgroup::lane_fns`).
+    pub(super) lane_fns: HashMap<ir::Value, LaneFn>,
 }
 
 /// The operand of every 32-bit float `fneg`.
@@ -271,6 +277,7 @@ impl<'a> Isel<'a> {
             vals: vec![None; shader.func.values.len()],
             loops: Vec::new(),
             lane: None,
+            lane_bytes: [None; 2],
             uses_barrier: false,
             indexed_surface: None,
             desc_index: HashMap::default(),
@@ -283,6 +290,7 @@ impl<'a> Isel<'a> {
             fneg_of: fnegs(&shader.func),
             wide_vec_srcs: wide_vecs(&shader.func),
             cf_depth: 0,
+            lane_fns: subgroup::lane_fns(&shader.func),
         }
     }
 
@@ -533,12 +541,14 @@ impl<'a> Isel<'a> {
         Ok(())
     }
 
-    /// The values cached while their definition dominates (`lane`, `desc_index`, `recips`),
-    /// saved on entering an `if` arm or a loop body and put back after it: an arm or body
-    /// may be skipped or left early, so what it computed does not exist after it.
+    /// The values cached while their definition dominates (`lane`, `lane_bytes`,
+    /// `desc_index`, `recips`), saved on entering an `if` arm or a loop body and put back
+    /// after it: an arm or body may be skipped or left early, so what it computed does not
+    /// exist after it.
     fn scoped(&self) -> Scoped {
         Scoped {
             lane: self.lane,
+            lane_bytes: self.lane_bytes,
             desc_index: self.desc_index.clone(),
             recips: self.recips.clone(),
         }
@@ -546,6 +556,7 @@ impl<'a> Isel<'a> {
 
     fn restore_scoped(&mut self, s: Scoped) {
         self.lane = s.lane;
+        self.lane_bytes = s.lane_bytes;
         self.desc_index = s.desc_index;
         self.recips = s.recips;
     }
@@ -939,6 +950,7 @@ fn atomic_hw_op(op: AtomicOp) -> Res<u8> {
 #[derive(Clone)]
 struct Scoped {
     lane: Option<Opnd>,
+    lane_bytes: [Option<Opnd>; 2],
     desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
     recips: HashMap<Opnd, wide::Recip>,
 }

@@ -26,6 +26,34 @@ impl Isel<'_> {
         lane
     }
 
+    /// Each lane's byte offset `c * es` in a register of one `es`-byte element per lane
+    /// (`es` 4 or 8), as UW words: one `shl` (`WE_all`) of the lane numbers' low words,
+    /// computed where first needed and reused like them. A lane-relative shuffle builds its
+    /// `a0` addresses from it (`LOp::Shuffle`).
+    pub(in crate::backend) fn lane_bytes(&mut self, es: u32) -> Opnd {
+        let k = usize::from(es == 8);
+        if let Some(l) = self.lane_bytes[k] {
+            return l;
+        }
+        let lane = self.lane();
+        let w = self.w;
+        let mut b = self.b();
+        let t = b.vreg(Type::UW, 1);
+        // The dword lane numbers' low words: a UW region of stride 2.
+        let lo = Opnd {
+            stride: 2,
+            ..lane.retype(Type::UW)
+        };
+        b.at(w, 0, true).alu2(
+            Opcode::Shl,
+            t,
+            lo,
+            Opnd::imm(Type::UW, u64::from(es.trailing_zeros())),
+        );
+        self.lane_bytes[k] = Some(t);
+        t
+    }
+
     /// The subgroup id: the last dword of the per-thread CURBE register.
     pub(super) fn subgroup_id(&self) -> Opnd {
         let byte = 4 * CurbeLayout::SUBGROUP_ID_DWORD;
