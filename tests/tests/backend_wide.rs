@@ -1381,6 +1381,47 @@ fn df_divisions_by_one_divisor_share_its_reciprocal() {
     );
 }
 
+/// The f64 division's constants (2^54, 2^+-108, the tiny-dividend bound, the lowest
+/// double) are moved once into a scalar register, not once per SIMD8 piece of a DF
+/// value: the only full-width 64-bit immediate move left is the 1.0 that the Newton
+/// steps' MADs read (three-source instructions take neither immediates nor 64-bit
+/// scalars). The special-case values come from the exponent factors, not from
+/// predicated moves.
+#[test]
+fn df_division_constants_are_moved_once() {
+    let wide_imm = |l: &str| {
+        let l = l.trim_start();
+        // Instruction text: "mov(8) ...", "(+f0.0) mov(16) ...".
+        let op = l.split_whitespace().find(|w| w.starts_with("mov("));
+        let sixty_four = l.contains("DF /*")
+            || l.split_whitespace().any(|w| {
+                w.starts_with("0x") && (w.ends_with("UQ") || w.ends_with('Q')) && w.len() > 2 + 16
+            });
+        op.is_some_and(|o| o != "mov(1)") && sixty_four
+    };
+    for simd in [8, 16, 32] {
+        // `div` loads y[i] again after its first store (which may alias it): two
+        // reciprocals, two 1.0s.
+        for (name, src, recips) in [
+            ("div", DIV, 2),
+            ("div_shared", DIV_SHARED, 1),
+            ("rcp_only", RCP_ONLY, 1),
+        ] {
+            let Some(k) = kernel(name, src, simd) else {
+                return;
+            };
+            let wide: Vec<&str> = k.asm.lines().filter(|l| wide_imm(l)).collect();
+            assert_eq!(
+                wide.len(),
+                recips * simd as usize / 8,
+                "{name} SIMD{simd}: full-width 64-bit immediate moves:\n{}\n{}",
+                wide.join("\n"),
+                k.asm
+            );
+        }
+    }
+}
+
 /// Seeded doubles in [-lim, lim) with all mantissa bits busy (both dwords matter).
 fn doubles_in(n: usize, seed: u64, lim: f64) -> Vec<f64> {
     let mut rng = XorShift64(seed);

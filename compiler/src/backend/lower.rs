@@ -855,12 +855,30 @@ pub fn legalize(prog: &mut Program) {
                 }
             }
         }
-        // A 64-bit immediate is only encodable as the source of a MOV.
+        // A 64-bit immediate is only encodable as the source of a MOV (three-source
+        // operands are registers by now): it is moved once into a scalar register (exec
+        // size 1, `WE_all`) and read as `<0;1,0>`, not moved per piece at full width;
+        // `reuse_constants` then shares the move within the block.
         if let LOp::Alu(op) = i.op {
             if op != Opcode::Mov || i.srcs.len() != 1 {
                 for k in 0..i.srcs.len() {
-                    if i.srcs[k].is_imm() && i.srcs[k].ty.size() == 8 {
-                        i.srcs[k] = to_reg(&mut b, i.srcs[k]);
+                    let o = i.srcs[k];
+                    if o.is_imm() && o.ty.size() == 8 {
+                        let mut s = b.at(1, 0, true);
+                        let t = s.vreg(o.ty, 1);
+                        s.mov(
+                            t,
+                            Opnd {
+                                neg: false,
+                                abs: false,
+                                ..o
+                            },
+                        );
+                        i.srcs[k] = Opnd {
+                            neg: o.neg,
+                            abs: o.abs,
+                            ..t.scalar()
+                        };
                     }
                 }
             }

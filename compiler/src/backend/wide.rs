@@ -19,9 +19,12 @@
 //!   the operand is reduced to a mantissa near 1, an F-precision guess from the math
 //!   unit is refined by two Newton-Raphson steps in DF (DF MADs where a step has a
 //!   subtraction to fuse), the exponent is put back by
-//!   exact multiplications with powers of two, and zero/inf/NaN inputs are patched with
-//!   predicated moves. The reciprocal of a divisor ([`Recip`]) is shared by `1 / y` and
-//!   every `x / y`; a quotient takes one correction with its fused remainder. Division
+//!   exact multiplications with powers of two. A divisor's special values (0, inf, NaN)
+//!   are carried by its first exponent factor, an infinite dividend by a `sel` of the
+//!   remainder; sqrt/rsq patch theirs with predicated moves. DF constants of two-source
+//!   instructions sit in scalar registers moved once. The reciprocal of a divisor
+//!   ([`Recip`]) is shared by `1 / y` and every `x / y`; a quotient takes one correction
+//!   with its fused remainder. Division
 //!   and reciprocal are within an ULP for normal results (Vulkan asks of doubles the
 //!   precision of single precision, docs/float-controls.md), not always correctly
 //!   rounded; sqrt/rsq stay within an ULP or two;
@@ -167,8 +170,7 @@ fn frexp(b: &mut Builder, x: Opnd) -> (Opnd, Opnd) {
     b.mov(xn.retype(Type::UQ), x.retype(Type::UQ));
     let adj = b.vreg(Type::D, 1);
     b.mov(adj, Opnd::d(-1022));
-    let scale = b.vreg(Type::DF, 1);
-    b.mov(scale, df_imm(2f64.powi(54)));
+    let scale = df_const(b, 2f64.powi(54));
     b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
     b.alu2(O::Mul, xn, x, scale).pred = p();
     b.mov(adj, Opnd::d(-1022 - 54)).pred = p();
@@ -235,7 +237,7 @@ fn floor_ceil(b: &mut Builder, d: Opnd, x: Opnd, down: bool) {
     trunc(b, t, x);
     let cm = if down { CondMod::L } else { CondMod::G };
     b.cmp(cm, Opnd::null(Type::DF), x, t);
-    let one = df_imm(if down { -1.0 } else { 1.0 });
+    let one = df_const(b, if down { -1.0 } else { 1.0 });
     b.alu2(O::Add, t, t, one).pred = p();
     b.mov(d.retype(Type::UQ), t.retype(Type::UQ));
 }
@@ -278,12 +280,8 @@ fn round_even(b: &mut Builder, d: Opnd, x: Opnd) {
     // |x| < 1: 1.0 when |x| > 0.5, else 0.
     let small = b.vreg(Type::UQ, 1);
     b.mov(small, Opnd::imm(Type::UQ, 0));
-    b.cmp(
-        CondMod::G,
-        Opnd::null(Type::DF),
-        m.retype(Type::DF),
-        df_imm(0.5),
-    );
+    let half = df_const(b, 0.5);
+    b.cmp(CondMod::G, Opnd::null(Type::DF), m.retype(Type::DF), half);
     pmov(b, small, Opnd::imm(Type::UQ, 1f64.to_bits()));
     b.cmp(CondMod::L, Opnd::null(Type::D), e, Opnd::d(1023));
     pmov(b, r, small);
@@ -308,13 +306,23 @@ fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
     r
 }
 
+/// A DF constant in a register of its own, moved once (exec size 1, `WE_all`) and read
+/// as a scalar region: a 64-bit immediate is encodable only as a MOV's source (docs/gen9.md
+/// 1.4), and a full-width move would take one instruction per SIMD8 piece of a DF value.
+/// Two-source instructions only: a three-source one has no replicated 64-bit scalar.
+fn df_const(b: &mut Builder, x: f64) -> Opnd {
+    let mut s = b.at(1, 0, true);
+    let t = s.vreg(Type::DF, 1);
+    s.mov(t, df_imm(x));
+    t.scalar()
+}
+
 /// `x` times 2^54 where `e` (x's exponent field) is 0: denormals become normal, exactly
-/// (zeros stay zeros).
+/// (zeros stay zeros). Leaves f0.0 set where `e` is 0.
 fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
     let t = b.vreg(Type::DF, 1);
     b.mov(t.retype(Type::UQ), x.retype(Type::UQ));
-    let s = b.vreg(Type::DF, 1);
-    b.mov(s, df_imm(2f64.powi(54)));
+    let s = df_const(b, 2f64.powi(54));
     b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
     b.alu2(O::Mul, t, x, s).pred = p();
     t
@@ -325,54 +333,43 @@ fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
 const TINY_EXP: i32 = 108;
 
 /// What every division by one DF divisor `y` shares (see [`recip`]): its reciprocal in
-/// reduced form and the special-case values. Isel computes it once per divisor operand
-/// and reuses it for `1 / y` and each `x / y` it dominates (brw gets the same from NIR's
-/// CSE of its `drcp` lowering).
+/// reduced form and two factors that put the exponent back. Isel computes it once per
+/// divisor operand and reuses it for `1 / y` and each `x / y` it dominates (brw gets the
+/// same from NIR's CSE of its `drcp` lowering).
 #[derive(Clone, Copy, Debug)]
 pub struct Recip {
-    /// 2^54 where y is denormal, else 1.0: y was multiplied by it, dividends are too.
-    sc: Opnd,
-    /// |y| * sc with its exponent cleared: [1, 2).
+    /// |y| (a denormal y times 2^54) with its exponent cleared: [1, 2).
     m: Opnd,
     /// 1/m within an ULP (below).
     r: Opnd,
-    /// sign(y) * 2^k1 and 2^k2, k1 + k2 = 1023 - e: 1/(y * sc) = r * s1 * s2, each
-    /// product exact unless the result is denormal.
+    /// 1/y = r * s1 * s2. For a finite nonzero y, s1 = sign(y) * 2^k1 and s2 = 2^k2 with
+    /// k1 + k2 = k, 1/y = 2^k / m: each a normal power of two, so each product is exact
+    /// unless the result is denormal (or overflows). For a special y, s1 is 1/y itself:
+    /// +-inf for a zero, +-0 for an infinity, the NaN for a NaN; r and s2 are then finite
+    /// and positive, so every product with s1 is what a division by y gives.
     s1: Opnd,
     s2: Opnd,
-    /// x / y for y = +-0, +-inf or NaN (and for an infinite x) is x * sp: sp is +-inf,
-    /// +-0, NaN there, a finite nonzero power of two with y's sign otherwise.
-    sp: Opnd,
-    /// +inf where y is zero, infinite or NaN, else 0: `|x| + c` is infinite or NaN
-    /// exactly where the quotient takes `x * sp`.
-    c: Opnd,
-    /// 2^-915 (the tiny-dividend bound), 2^108 and 2^-108, in registers once.
-    tiny: Opnd,
-    up: Opnd,
-    down: Opnd,
 }
 
 /// The reciprocal of a DF divisor `y` as a [`Recip`]: y (a denormal one scaled by 2^54
-/// first) is reduced to m in [1, 2); an F guess of 1/m from the math unit (about 22 good
-/// bits) is refined by two Newton-Raphson steps r += r * (1 - m * r), each two DF MADs
-/// with the residual fused. With e the guess's relative error, a step leaves
-/// e^2 + e * 2^-53 before its rounding, so after the second |r - 1/m| <= 0.5 ULP + 2^-86:
-/// r is within an ULP of 1/m (not always its correctly rounded value).
+/// first, the 54 going into the exponent factors) is reduced to m in [1, 2); an F guess of
+/// 1/m from the math unit (about 22 good bits) is refined by two Newton-Raphson steps
+/// r += r * (1 - m * r), each two DF MADs with the residual fused. With e the guess's
+/// relative error, a step leaves e^2 + e * 2^-53 before its rounding, so after the second
+/// |r - 1/m| <= 0.5 ULP + 2^-86: r is within an ULP of 1/m (not always its correctly
+/// rounded value).
 pub fn recip(b: &mut Builder, y: Opnd) -> Recip {
     let e0 = exponent(b, y);
-    let sc = b.vreg(Type::DF, 1);
-    b.mov(sc, df_imm(1.0));
-    let up54 = b.vreg(Type::DF, 1);
-    b.mov(up54, df_imm(2f64.powi(54)));
-    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
-    pmov(b, sc, up54);
-    let ys = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, ys, y, sc);
+    let ys = scale_denormal(b, y, e0);
     let e = exponent(b, ys);
-    let mh = b.vreg(Type::UD, 1);
-    b.alu2(O::And, mh, hi(ys), Opnd::ud(0x000F_FFFF));
-    b.alu2(O::Or, mh, mh, Opnd::ud(0x3FF0_0000));
-    let m = build(b, mh, lo(ys));
+    // 1/y = 2^k / m with k = 1023 - e, plus 54 where y was scaled (f0.0 still says where).
+    let k = b.vreg(Type::D, 1);
+    b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
+    b.alu2(O::Add, k, k, Opnd::d(54)).pred = p();
+    let m = b.vreg(Type::DF, 1);
+    b.mov(lo(m), lo(ys));
+    b.alu2(O::And, hi(m), hi(ys), Opnd::ud(0x000F_FFFF));
+    b.alu2(O::Or, hi(m), hi(m), Opnd::ud(0x3FF0_0000));
     let r = guess(b, m, false);
     // 1.0 in a register: a three-source instruction takes no immediate.
     let one = b.vreg(Type::DF, 1);
@@ -382,64 +379,38 @@ pub fn recip(b: &mut Builder, y: Opnd) -> Recip {
         b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
         b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
     }
-    // 1/(y * sc) = (1/m) * 2^(1023 - e) with y's sign, in two factors each a normal
-    // power of two (k in [-1023, 1022]).
-    let sy = b.vreg(Type::UD, 1);
-    b.alu2(O::And, sy, hi(ys), Opnd::ud(SIGN));
-    let k = b.vreg(Type::D, 1);
-    b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
+    // k in [-1024, 1077] (e = 2047 .. a zero scaled), halved: k1, k2 in [-512, 539],
+    // exponent fields 511 ..= 1562.
     let k1 = b.vreg(Type::D, 1);
     b.alu2(O::Asr, k1, k, Opnd::d(1));
     let k2 = b.vreg(Type::D, 1);
     b.alu2(O::Add, k2, k, k1.negate());
+    let sy = b.vreg(Type::UD, 1);
+    b.alu2(O::And, sy, hi(ys), Opnd::ud(SIGN));
+    // s1's exponent field: k1 + 1023, or for a special y 2047 - e (2047 for a zero,
+    // 0 for an infinity; a NaN takes y below).
     let h1 = b.vreg(Type::D, 1);
     b.alu2(O::Add, h1, k1, Opnd::d(1023));
+    flag_special(b, e);
+    b.alu2(O::Add, h1, e.negate(), Opnd::d(0x7FF)).pred = p();
     b.alu2(O::Shl, h1, h1, Opnd::d(20));
     b.alu2(O::Or, h1.retype(Type::UD), h1.retype(Type::UD), sy);
     let s1 = build(b, h1.retype(Type::UD), Opnd::ud(0));
-    let s2 = pow2(b, k2);
-    // sp = sign(y) * 2^(1024 - e): +-inf for a zero y (e = 0), +-0 for an infinite one,
-    // finite otherwise; a NaN y itself.
-    let hs = b.vreg(Type::D, 1);
-    b.alu2(O::Add, hs, e.negate(), Opnd::d(0x7FF));
-    b.alu2(O::Shl, hs, hs, Opnd::d(20));
-    b.alu2(O::Or, hs.retype(Type::UD), hs.retype(Type::UD), sy);
-    let sp = build(b, hs.retype(Type::UD), Opnd::ud(0));
     b.cmp(CondMod::Nz, Opnd::null(Type::DF), ys, ys);
-    pmov(b, sp, ys);
-    let c = b.vreg(Type::DF, 1);
-    b.mov(c.retype(Type::UQ), Opnd::imm(Type::UQ, 0));
-    flag_special(b, e);
-    pmov(b, c, Opnd::imm(Type::UQ, f64::INFINITY.to_bits()));
-    let tiny = b.vreg(Type::DF, 1);
-    b.mov(tiny, df_imm(2f64.powi(TINY_EXP - 1023)));
-    let up = b.vreg(Type::DF, 1);
-    b.mov(up, df_imm(2f64.powi(TINY_EXP)));
-    let down = b.vreg(Type::DF, 1);
-    b.mov(down, df_imm(2f64.powi(-TINY_EXP)));
-    Recip {
-        sc,
-        m,
-        r,
-        s1,
-        s2,
-        sp,
-        c,
-        tiny,
-        up,
-        down,
-    }
+    pmov(b, s1, ys);
+    let s2 = pow2(b, k2);
+    Recip { m, r, s1, s2 }
 }
 
 /// `d = x / y` from y's [`Recip`], within an ULP for normal quotients (not always
-/// correctly rounded). xs = x * sc (times 2^108 if tiny) is divided by m: q = xs * r,
-/// then one correction with the remainder, q1 = q - r * (q * m - xs), both DF MADs.
-/// q is within 2.5 ULPs of xs / m, so the remainder is exact or rounded by at most
-/// 2^-53 of itself and r errs by at most 2^-52 relatively: q1 before its one rounding is
-/// within 2^-49 ULP of xs / m, i.e. at most 0.5 + 2^-49 ULP after it (RTE; under RTZ
-/// less than 1 + 2^-49). The powers of two then put the exponent back, exactly unless
-/// the quotient is denormal (rounded once more there). With m and r positive, the
-/// remainder of a zero dividend is +0 and q - r * (+0) keeps q's sign.
+/// correctly rounded). xs = x (times 2^108 if tiny) is divided by m: q = xs * r, then one
+/// correction with the remainder, q1 = q - r * (q * m - xs), both DF MADs. q is within
+/// 2.5 ULPs of xs / m, so the remainder is exact or rounded by at most 2^-53 of itself and
+/// r errs by at most 2^-52 relatively: q1 before its one rounding is within 2^-49 ULP of
+/// xs / m, i.e. at most 0.5 + 2^-49 ULP after it (RTE; under RTZ less than 1 + 2^-49).
+/// The factors s1, s2 then put the exponent back, exactly unless the quotient is
+/// denormal (rounded once more there), and give a special y's quotient. With m and r
+/// positive, the remainder of a zero dividend is +0 and q - r * (+0) keeps q's sign.
 pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
     // 1.0 / y (GLSL has no reciprocal): the reciprocal's own sequence, as close.
     if x.base == Base::Imm(1f64.to_bits()) && !x.neg {
@@ -453,44 +424,38 @@ pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
     } else {
         x
     };
+    let tiny = df_const(b, 2f64.powi(TINY_EXP - 1023));
+    let up = df_const(b, 2f64.powi(TINY_EXP));
+    let lowest = df_const(b, f64::MIN);
+    let down = df_const(b, 2f64.powi(-TINY_EXP));
     let xs = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, xs, x, r.sc);
-    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), r.tiny);
-    b.alu2(O::Mul, xs, xs, r.up).pred = p();
+    b.mov(xs.retype(Type::UQ), x.retype(Type::UQ));
+    // f0.0 = x is tiny, up to the last product (nothing between writes the flag: SEL
+    // writes none, docs/gen9.md).
+    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), tiny);
+    b.alu2(O::Mul, xs, x, up).pred = p();
     let q = b.vreg(Type::DF, 1);
     b.alu2(O::Mul, q, xs, r.r);
     let t = b.vreg(Type::DF, 1);
     b.inst(LOp::Alu(O::Mad), t, vec![xs.negate(), q, r.m]);
+    // An infinite x makes q +-inf and the remainder NaN: max(NaN, lowest) is `lowest`
+    // (SEL with a conditional modifier returns the other operand of a NaN), and
+    // q - r * lowest is q again, which s1 and s2 scale as a quotient (inf / inf is NaN by
+    // s1 = 0). A finite remainder is above `lowest` and kept; a NaN x stays NaN through q.
+    b.alu2(O::Sel, t, t, lowest).cmod = CondMod::Ge;
     b.inst(LOp::Alu(O::Mad), q, vec![q, t.negate(), r.r]);
     b.alu2(O::Mul, q, q, r.s1);
-    b.alu2(O::Mul, q, q, r.s2);
-    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), r.tiny);
-    b.alu2(O::Mul, q, q, r.down).pred = p();
-    // A special y, or an infinite x (or x * sc): x * sp.
-    let w = b.vreg(Type::DF, 1);
-    b.alu2(O::Add, w, xs.absolute(), r.c);
-    b.cmp(
-        CondMod::Ge,
-        Opnd::null(Type::UD),
-        hi(w),
-        Opnd::ud(0x7FF0_0000),
-    );
-    let s = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, s, x, r.sp);
-    pmov(b, q, s);
-    b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
+    let d = d.retype(Type::DF);
+    b.alu2(O::Mul, d, q, r.s2);
+    b.alu2(O::Mul, d, d, down).pred = p();
 }
 
-/// `d = 1 / y` from y's [`Recip`]: r * sc * s1 * s2 (sc undoes the scaling of a
-/// denormal y), within an ULP for normal results; sp where y is special.
+/// `d = 1 / y` from y's [`Recip`]: r * s1 * s2, within an ULP for normal results, and
+/// exact for a special y (s1 is the result there).
 pub fn reciprocal(b: &mut Builder, d: Opnd, r: &Recip) {
     let q = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, q, r.r, r.sc);
-    b.alu2(O::Mul, q, q, r.s1);
-    b.alu2(O::Mul, q, q, r.s2);
-    b.cmp(CondMod::Nz, Opnd::null(Type::UD), hi(r.c), Opnd::ud(0));
-    pmov(b, q, r.sp);
-    b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
+    b.alu2(O::Mul, q, r.r, r.s1);
+    b.alu2(O::Mul, d.retype(Type::DF), q, r.s2);
 }
 
 /// sqrt(x) or (rsq) 1/sqrt(x).
@@ -509,16 +474,17 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     let mh = b.vreg(Type::D, 1);
     b.alu2(O::Add, mh, par, Opnd::d(1023));
     b.alu2(O::Shl, mh, mh, Opnd::d(20));
-    let frac = b.vreg(Type::UD, 1);
-    b.alu2(O::And, frac, hi(x), Opnd::ud(0x000F_FFFF));
-    b.alu2(O::Or, mh.retype(Type::UD), mh.retype(Type::UD), frac);
-    let m = build(b, mh.retype(Type::UD), lo(x));
+    let m = b.vreg(Type::DF, 1);
+    b.mov(lo(m), lo(x));
+    b.alu2(O::And, hi(m), hi(x), Opnd::ud(0x000F_FFFF));
+    b.alu2(O::Or, hi(m), hi(m), mh.retype(Type::UD));
     let r = guess(b, m, true);
     let t = b.vreg(Type::DF, 1);
     // Newton steps r *= 1.5 - (m / 2) * r * r, the subtraction fused (m / 2 is exact;
     // three-source instructions take no immediates, so the constants sit in registers).
+    let half = df_const(b, 0.5);
     let hm = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, hm, m, df_imm(0.5));
+    b.alu2(O::Mul, hm, m, half);
     let c = b.vreg(Type::DF, 1);
     b.mov(c, df_imm(1.5));
     for _ in 0..2 {
@@ -537,31 +503,33 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
         b.alu2(O::Mul, q, m, r);
         b.inst(LOp::Alu(O::Mad), t, vec![m, q.negate(), q]);
         let hr = b.vreg(Type::DF, 1);
-        b.alu2(O::Mul, hr, r, df_imm(0.5));
+        b.alu2(O::Mul, hr, r, half);
         b.inst(LOp::Alu(O::Mad), q, vec![q, t, hr]);
         let s = pow2(b, j);
         b.alu2(O::Mul, q, q, s);
     }
     // Specials: +-0 -> +-0 (sqrt) or +-inf (rsq); inf/NaN; negative -> NaN.
-    let sh = b.vreg(Type::UD, 1);
-    b.alu2(O::And, sh, hi(x), Opnd::ud(SIGN));
     if rsq {
+        let sh = b.vreg(Type::UD, 1);
+        b.alu2(O::And, sh, hi(x), Opnd::ud(SIGN));
         b.alu2(O::Or, sh, sh, Opnd::ud(0x7FF0_0000));
-    }
-    let z = build(b, sh, Opnd::ud(0));
-    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-    pmov(b, q, z);
-    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0x7FF));
-    if rsq {
-        // 1/sqrt(inf) = 0; NaN is patched below.
+        let z = build(b, sh, Opnd::ud(0));
+        b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
+        pmov(b, q, z);
+        // 1/sqrt(inf) = 0; a NaN is itself.
+        b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0x7FF));
         pmov(b, q, Opnd::imm(Type::UQ, 0));
         b.cmp(CondMod::Nz, Opnd::null(Type::DF), x, x);
+    } else {
+        // sqrt of +-0, +inf and NaN is the operand (after the scaling a zero exponent
+        // field means zero); -inf is negative, below.
+        flag_special(b, e);
     }
     pmov(b, q, x);
-    b.cmp(CondMod::L, Opnd::null(Type::DF), x, df_imm(0.0));
+    let zero = df_const(b, 0.0);
+    b.cmp(CondMod::L, Opnd::null(Type::DF), x, zero);
     pmov(b, q, Opnd::imm(Type::UQ, f64::NAN.to_bits()));
-    let unscale = b.vreg(Type::DF, 1);
-    b.mov(unscale, df_imm(2f64.powi(if rsq { 27 } else { -27 })));
+    let unscale = df_const(b, 2f64.powi(if rsq { 27 } else { -27 }));
     b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
     b.alu2(O::Mul, q, q, unscale).pred = p();
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
@@ -734,7 +702,8 @@ pub fn alu64(
             b.alu2(O::And, hi(t), hi(s[0]), Opnd::ud(SIGN));
             b.alu2(O::Or, hi(t), hi(t), Opnd::ud(0x3FF0_0000));
             b.mov(uq(d), uq(s[0]));
-            b.cmp(CondMod::Nz, Opnd::null(Type::DF), df(s[0]), df_imm(0.0));
+            let zero = df_const(b, 0.0);
+            b.cmp(CondMod::Nz, Opnd::null(Type::DF), df(s[0]), zero);
             pmov(b, d, t);
         }
         Ftrunc => trunc(b, d, df(s[0])),
@@ -799,7 +768,8 @@ pub fn alu64(
             let a = b.vreg(Type::DF, 1);
             b.mov(lo(a), lo(s[0]));
             b.alu2(O::And, hi(a), hi(s[0]), Opnd::ud(!SIGN));
-            cmp64(b, CondMod::Z, d, a, df_imm(f64::INFINITY));
+            let inf = df_const(b, f64::INFINITY);
+            cmp64(b, CondMod::Z, d, a, inf);
         }
         Bcsel => {
             b.flag_from(s[0]);
