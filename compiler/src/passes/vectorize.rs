@@ -21,7 +21,9 @@
 //! vector write drops exactly the out-of-bounds dwords and a vector read returns 0 in
 //! exactly those, as the separate accesses would. Buffers past the binding table are
 //! checked by the shader for the whole access, so they are left alone, as are A64
-//! (`PhysicalStorageBuffer`) accesses, which nothing checks. As in Mesa's vectoriser, a
+//! (`PhysicalStorageBuffer`) accesses, which nothing checks. Private memory (`local`, the
+//! lane's block of scratch) has no bounds to check: a vector access there reads or writes
+//! the same dwords of the lane's block as its members did. As in Mesa's vectoriser, a
 //! group whose constant offsets straddle the base (some negative, some not) is not merged:
 //! if `base - 4` wraps around 2^32 the separate accesses differ from one message whose
 //! channel addresses are computed from the lowest one.
@@ -90,14 +92,14 @@ struct Vectorize<'a> {
 }
 
 /// Spaces whose accesses are bounds-checked per dword, or not at all by definition (shared
-/// memory): the only ones merged (module doc).
+/// and private memory): the only ones merged (module doc).
 fn mergeable_space(s: Space) -> bool {
     let max = GEN9.max_descriptor_btis();
     match s {
         Space::Ssbo(b) | Space::Ubo(b) => b < max,
         Space::SsboArray(x) | Space::UboArray(x) => x.base + x.count <= max,
-        Space::Shared => true,
-        Space::Push | Space::Local | Space::Global(_) => false,
+        Space::Shared | Space::Local => true,
+        Space::Push | Space::Global(_) => false,
     }
 }
 
@@ -843,6 +845,53 @@ mod tests {
             store ssbo[1] %3, %0 align 4
             ";
         check_pass(opt_vectorize, text, text);
+    }
+
+    #[test]
+    fn private_memory_at_constant_offsets_merges() {
+        // The stores merge before the dynamic load of the same memory; the loads after it
+        // merge at the first.
+        check_pass(
+            opt_vectorize,
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = const 4
+            %3:i32 = const 8
+            store local %1, %0 align 4
+            store local %2, %0 align 4
+            store local %3, %0 align 4
+            %4:i32 = const 3
+            %5:i32 = iand %0, %4
+            %6:i32 = const 2
+            %7:i32 = ishl %5, %6
+            %8:i32 = load local %7 align 4
+            store local %2, %8 align 4
+            %9:i32 = load local %1 align 4
+            %10:i32 = load local %2 align 4
+            %11:i32 = iadd %9, %10
+            store ssbo[0] %1, %11 align 4
+            ",
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = const 4
+            %3:i32 = const 8
+            %12:i32x3 = vec %0, %0, %0
+            store local %1, %12 align 16
+            %4:i32 = const 3
+            %5:i32 = iand %0, %4
+            %6:i32 = const 2
+            %7:i32 = ishl %5, %6
+            %8:i32 = load local %7 align 4
+            store local %2, %8 align 4
+            %13:i32x2 = load local %1 align 16
+            %9:i32 = extract %13, 0
+            %10:i32 = extract %13, 1
+            %11:i32 = iadd %9, %10
+            store ssbo[0] %1, %11 align 4
+            ",
+        );
     }
 
     #[test]
