@@ -88,6 +88,8 @@ struct Vectorize<'a> {
     values: &'a mut Vec<Type>,
     known: HashMap<Value, Known>,
     volatile: bool,
+    /// The function's `readonly_buffers` (`loads::class`).
+    readonly: &'a [u32],
     changed: bool,
 }
 
@@ -231,7 +233,7 @@ impl Vectorize<'_> {
         let ty = self.values[value.0 as usize];
         if !mergeable_space(space)
             || !mergeable_type(ty)
-            || (self.volatile && class(space) != READ_ONLY)
+            || (self.volatile && class(space, self.readonly) != READ_ONLY)
         {
             return None;
         }
@@ -280,23 +282,24 @@ impl Vectorize<'_> {
             self.learn(i);
             let cand = self.candidate(k, i);
             // Pending stores may not sink past anything that may touch their memory.
-            let store_class = stores.as_ref().map_or(0, |(key, _)| class(key.space));
+            let ro = self.readonly;
+            let store_class = stores.as_ref().map_or(0, |(key, _)| class(key.space, ro));
             let conflicts_stores = match &i.op {
-                Op::Load { space, .. } => class(*space) & store_class != 0,
+                Op::Load { space, .. } => class(*space, ro) & store_class != 0,
                 Op::Store { .. } => match (&cand, &stores) {
                     (Some((key, a, _)), Some((skey, members))) => {
                         key != skey || members.iter().any(|m| m.off < a.end() && a.off < m.end())
                     }
-                    _ => clobbers(&i.op) & store_class != 0,
+                    _ => clobbers(&i.op, ro) & store_class != 0,
                 },
                 Op::Atomic { .. } | Op::Barrier { .. } | Op::Image(..) => true,
-                op => clobbers(op) != 0,
+                op => clobbers(op, ro) != 0,
             };
             if conflicts_stores {
                 self.flush_stores(&mut stores, &mut plan);
             }
             // Later loads may not rise above a write of their memory.
-            let c = clobbers(&i.op);
+            let c = clobbers(&i.op, ro);
             if c != 0 {
                 self.close_loads(&mut loads, &mut plan, c);
             }
@@ -329,7 +332,7 @@ impl Vectorize<'_> {
     fn close_loads(&mut self, loads: &mut HashMap<Key, Vec<Access>>, plan: &mut Plan, c: u8) {
         let keys: Vec<Key> = loads
             .keys()
-            .filter(|k| c == u8::MAX || class(k.space) & c != 0)
+            .filter(|k| c == u8::MAX || class(k.space, self.readonly) & c != 0)
             .copied()
             .collect();
         for key in keys {
@@ -524,6 +527,7 @@ pub fn opt_vectorize(f: &mut Function) -> bool {
         values: &mut values,
         known: HashMap::default(),
         volatile: f.volatile_memory,
+        readonly: &f.readonly_buffers,
         changed: false,
     };
     cx.block(&mut f.body);
@@ -890,6 +894,38 @@ mod tests {
             %10:i32 = extract %13, 1
             %11:i32 = iadd %9, %10
             store ssbo[0] %1, %11 align 4
+            ",
+        );
+    }
+
+    #[test]
+    fn loads_of_a_non_writable_buffer_rise_above_stores() {
+        // Binding 0 is NonWritable: no store writes it, so the second load joins the first
+        // across the store to binding 1.
+        check_pass(
+            opt_vectorize,
+            "
+            readonly_buffers 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %4:i32 = load ssbo[0] %2 align 4
+            store ssbo[1] %2, %4 align 4
+            %5:i32 = load ssbo[0] %3 align 4
+            store ssbo[1] %3, %5 align 4
+            ",
+            "
+            readonly_buffers 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %6:i32x2 = load ssbo[0] %2 align 4
+            %4:i32 = extract %6, 0
+            %5:i32 = extract %6, 1
+            %7:i32x2 = vec %4, %5
+            store ssbo[1] %2, %7 align 4
             ",
         );
     }
