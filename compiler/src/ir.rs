@@ -801,6 +801,12 @@ pub struct Function {
     /// loads of writable memory must then each be performed, so they are not merged
     /// (`passes::opt_load_cse`). Printed as a `volatile_memory` line.
     pub volatile_memory: bool,
+    /// Binding-table indices of the storage buffers the module declares `NonWritable` (every
+    /// variable bound there, or every member of its block): no one writes their memory
+    /// while the shader runs, so their loads are read-only memory to the passes
+    /// (`passes::loads`), as uniform-buffer loads are. Empty when `volatile_memory`.
+    /// Printed as a `readonly_buffers` line.
+    pub readonly_buffers: Vec<u32>,
     /// Bytes of per-invocation private memory (`Space::Local`; scratch in the back end): the
     /// function's, so a pass that removes its accesses can also give it up. Printed in the
     /// shader's header line.
@@ -1337,6 +1343,13 @@ impl fmt::Display for Function {
         }
         if self.volatile_memory {
             writeln!(f, "    volatile_memory")?;
+        }
+        if !self.readonly_buffers.is_empty() {
+            write!(f, "    readonly_buffers")?;
+            for b in &self.readonly_buffers {
+                write!(f, " {b}")?;
+            }
+            writeln!(f)?;
         }
         for (k, t) in self.vars.iter().enumerate() {
             writeln!(f, "    var ${k}:{t}")?;

@@ -679,6 +679,20 @@ pub fn parse_function(text: &str) -> Result<Function, ParseError> {
         p.func.volatile_memory = true;
         p.pos += 1;
     }
+    if let Some(&(ln, l)) = p.lines.get(p.pos) {
+        if let Some(rest) = l.strip_prefix("readonly_buffers ") {
+            p.func.readonly_buffers = rest
+                .split_whitespace()
+                .map(|b| {
+                    b.parse().map_err(|_| ParseError {
+                        line: ln,
+                        msg: format!("bad binding-table index '{b}'"),
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            p.pos += 1;
+        }
+    }
     while p.pos < p.lines.len() {
         let (ln, l) = p.lines[p.pos];
         let Some(decl) = l.strip_prefix("var ") else {

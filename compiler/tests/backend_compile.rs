@@ -738,3 +738,40 @@ fn main {
         assert_eq!(k.stats.sends, sends, "{}", k.asm);
     }
 }
+
+/// `readonly` (SPIR-V `NonWritable`) on binding 0: its memory is not written while the
+/// shader runs, so `x[i]` is read once although `o` is stored between the reads, and the
+/// two stores to `o` become one message. Without `readonly` the second read may see the
+/// first store (`o` may be a view of `x`'s buffer).
+const NON_WRITABLE: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) readonly buffer X { uint x[]; };
+layout(set=0, binding=1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[2u * i] = x[i];
+    o[2u * i + 1u] = x[i] * 3u + x[i ^ 1u];
+}";
+
+#[test]
+fn non_writable_buffer_loads_are_not_repeated_after_stores() {
+    let writable = NON_WRITABLE.replace("readonly ", "");
+    let (Some(ro), Some(rw)) = (
+        ir_of("non_writable", NON_WRITABLE),
+        ir_of("writable", &writable),
+    ) else {
+        return;
+    };
+    assert_eq!(ro.func.readonly_buffers, vec![0], "{ro}");
+    assert!(rw.func.readonly_buffers.is_empty(), "{rw}");
+    for w in [8, 16, 32] {
+        let k_ro = backend::compile(&ro, &opts(w)).unwrap();
+        let k_rw = backend::compile(&rw, &opts(w)).unwrap();
+        check(&k_ro, w);
+        // Two loads, one store, EOT (each message two halves at SIMD32); the writable
+        // version loads x[i] again and stores twice.
+        let per_width = if w == 32 { 2 } else { 1 };
+        assert_eq!(k_ro.stats.sends, 3 * per_width + 1, "{}", k_ro.asm);
+        assert!(k_rw.stats.sends > k_ro.stats.sends, "{}", k_rw.asm);
+    }
+}

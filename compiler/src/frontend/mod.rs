@@ -164,6 +164,9 @@ struct Interface {
     /// First binding-table index -> element count of each runtime descriptor array (its
     /// size is the set layout's, not the SPIR-V type's).
     runtime_counts: HashMap<u32, u32>,
+    /// Storage-buffer binding-table index -> every variable bound there is `NonWritable`
+    /// (`ir::Function::readonly_buffers`).
+    non_writable: HashMap<u32, bool>,
     push_size: u32,
     shared_size: u32,
     local_size_mem: u32,
@@ -267,6 +270,7 @@ fn translate_module(
             global_ptrs: HashMap::default(),
             bindings: vec![],
             runtime_counts: HashMap::default(),
+            non_writable: HashMap::default(),
             push_size: 0,
             shared_size: 0,
             local_size_mem: 0,
@@ -283,6 +287,14 @@ fn translate_module(
     };
     fe.module(module)?;
     fe.f.local_mem_size = fe.iface.local_size_mem;
+    if !fe.f.volatile_memory {
+        let mut ro: Vec<u32> = (fe.iface.non_writable.iter())
+            .filter(|(_, ro)| **ro)
+            .map(|(b, _)| *b)
+            .collect();
+        ro.sort_unstable();
+        fe.f.readonly_buffers = ro;
+    }
     Ok(FrontendOutput {
         shader: ir::Shader {
             func: fe.f,

@@ -326,6 +326,7 @@ impl Fe<'_> {
                         Decoration::Offset => md.offset = Some(op_lit(a, 3)?),
                         Decoration::MatrixStride => md.matrix_stride = Some(op_lit(a, 3)?),
                         Decoration::RowMajor => md.row_major = true,
+                        Decoration::NonWritable => md.non_writable = true,
                         Decoration::BuiltIn => {
                             if let Some(Operand::BuiltIn(b)) = a.operands.get(3) {
                                 md.builtin = Some(*b);
@@ -694,6 +695,36 @@ impl Fe<'_> {
         }
     }
 
+    /// Records whether the storage-buffer variable `id` (bound at `space`, `n` descriptors)
+    /// is `NonWritable`: the variable, or every member of its block. SPIR-V: NonWritable
+    /// "indicates the memory holding the variable is not writable"; Mesa's `nir_opt_access`
+    /// likewise lets such loads move and combine as uniform-buffer loads do.
+    fn note_non_writable(&mut self, id: u32, pointee: u32, space: Space, n: u32) -> Res<()> {
+        let Space::Ssbo(first) = space else {
+            return Ok(());
+        };
+        let block = match self.stype(pointee)? {
+            SType::Array(e, _) | SType::RuntimeArray(e) => e,
+            _ => pointee,
+        };
+        let members = match self.stype(block)? {
+            SType::Struct(m) => m.len() as u32,
+            _ => 0,
+        };
+        let ro = self.deco(id, Decoration::NonWritable).is_some()
+            || (members > 0
+                && (0..members).all(|k| {
+                    self.decl
+                        .member_decos
+                        .get(&(block, k))
+                        .is_some_and(|d| d.non_writable)
+                }));
+        for b in first..first + n.max(1) {
+            *self.iface.non_writable.entry(b).or_insert(true) &= ro;
+        }
+        Ok(())
+    }
+
     pub(super) fn global_var(&mut self, id: u32, sc: StorageClass, pointee: u32) -> Res<()> {
         let mem = |space, ty| Ptr::Mem {
             space,
@@ -709,6 +740,7 @@ impl Fe<'_> {
                 let n = self.descriptor_count(id, pointee)?;
                 let space = self.binding_for(id, BindingKind::Storage, n)?;
                 self.note_runtime_count(pointee, space, n);
+                self.note_non_writable(id, pointee, space, n)?;
                 mem(space, pointee)
             }
             StorageClass::Uniform => {
@@ -725,6 +757,9 @@ impl Fe<'_> {
                 };
                 let space = self.binding_for(id, kind, n)?;
                 self.note_runtime_count(pointee, space, n);
+                if buffer_block {
+                    self.note_non_writable(id, pointee, space, n)?;
+                }
                 mem(space, pointee)
             }
             StorageClass::PushConstant => {

@@ -72,6 +72,7 @@ pub(super) struct MemberDeco {
     pub(super) matrix_stride: Option<u32>,
     pub(super) row_major: bool,
     pub(super) builtin: Option<BuiltIn>,
+    pub(super) non_writable: bool,
 }
 
 impl Fe<'_> {

@@ -6,6 +6,8 @@
 //!
 //! What may write a load's memory, by class (the Vulkan rules on aliasing):
 //! - uniform buffers and push constants are read-only in a shader: nothing clobbers them;
+//!   so are storage buffers the module declares `NonWritable`
+//!   (`Function::readonly_buffers`): the memory holding them is not written;
 //! - storage buffers, physical-pointer memory and texel buffers may all be views of the same
 //!   memory (two bindings may alias one buffer unless `Restrict`, which the IR does not
 //!   keep): any store or atomic to one of them, or any image write or atomic, clobbers
@@ -29,20 +31,24 @@ const BUFFER: u8 = 1;
 const SHARED: u8 = 2;
 const LOCAL: u8 = 4;
 
-pub(super) fn class(s: Space) -> u8 {
+/// The class of `s`; `ro` is the function's `readonly_buffers`.
+pub(super) fn class(s: Space, ro: &[u32]) -> u8 {
+    let read_only = |b: u32| ro.binary_search(&b).is_ok();
     match s {
         Space::Ubo(_) | Space::UboArray(_) | Space::Push => READ_ONLY,
+        Space::Ssbo(b) if read_only(b) => READ_ONLY,
+        Space::SsboArray(x) if (x.base..x.base + x.count).all(read_only) => READ_ONLY,
         Space::Ssbo(_) | Space::SsboArray(_) | Space::Global(_) => BUFFER,
         Space::Shared => SHARED,
         Space::Local => LOCAL,
     }
 }
 
-/// The classes of memory `op` may write.
-pub(super) fn clobbers(op: &Op) -> u8 {
+/// The classes of memory `op` may write (`ro` as for [`class`]).
+pub(super) fn clobbers(op: &Op, ro: &[u32]) -> u8 {
     match op {
         // A store to a read-only space is invalid; count it as writing everything.
-        Op::Store { space, .. } | Op::Atomic { space, .. } => match class(*space) {
+        Op::Store { space, .. } | Op::Atomic { space, .. } => match class(*space, ro) {
             READ_ONLY => BUFFER | SHARED | LOCAL,
             c => c,
         },
@@ -65,12 +71,12 @@ pub(super) fn clobbers(op: &Op) -> u8 {
 }
 
 /// The classes of memory anything in `b` may write.
-fn block_clobbers(b: &Block) -> u8 {
+fn block_clobbers(b: &Block, ro: &[u32]) -> u8 {
     b.iter()
         .map(|n| match n {
-            Node::Instr(i) => clobbers(&i.op),
-            Node::If(i) => block_clobbers(&i.then_) | block_clobbers(&i.else_),
-            Node::Loop(l) => block_clobbers(&l.body),
+            Node::Instr(i) => clobbers(&i.op, ro),
+            Node::If(i) => block_clobbers(&i.then_, ro) | block_clobbers(&i.else_, ro),
+            Node::Loop(l) => block_clobbers(&l.body, ro),
             Node::Break(_) | Node::Continue(_) | Node::Yield(_) => 0,
         })
         .fold(0, |a, c| a | c)
@@ -88,6 +94,7 @@ type Avail = HashMap<LoadKey, Value>;
 struct LoadCse<'a> {
     types: &'a [Type],
     volatile: bool,
+    readonly: &'a [u32],
     subst: HashMap<Value, Value>,
 }
 
@@ -107,7 +114,7 @@ impl LoadCse<'_> {
                         self.map(s);
                     }
                     if let (Op::Load { space, offset, .. }, Some(d)) = (&i.op, i.dst) {
-                        if self.volatile && class(*space) != READ_ONLY {
+                        if self.volatile && class(*space, self.readonly) != READ_ONLY {
                             continue;
                         }
                         let key = LoadKey {
@@ -126,9 +133,9 @@ impl LoadCse<'_> {
                         }
                         continue;
                     }
-                    let c = clobbers(&i.op);
+                    let c = clobbers(&i.op, self.readonly);
                     if c != 0 {
-                        avail.retain(|key, _| class(key.space) & c == 0);
+                        avail.retain(|key, _| class(key.space, self.readonly) & c == 0);
                     }
                 }
                 Node::If(i) => {
@@ -144,12 +151,12 @@ impl LoadCse<'_> {
                     for p in &mut l.params {
                         self.map(&mut p.1);
                     }
-                    let c = block_clobbers(&l.body);
-                    avail.retain(|key, _| class(key.space) & c == 0);
+                    let c = block_clobbers(&l.body, self.readonly);
+                    avail.retain(|key, _| class(key.space, self.readonly) & c == 0);
                     // Only read-only memory is carried into the body.
                     let mut inner: Avail = avail
                         .iter()
-                        .filter(|(key, _)| class(key.space) == READ_ONLY)
+                        .filter(|(key, _)| class(key.space, self.readonly) == READ_ONLY)
                         .map(|(k, v)| (*k, *v))
                         .collect();
                     self.block(&mut l.body, &mut inner);
@@ -173,6 +180,7 @@ pub fn opt_load_cse(f: &mut Function) -> bool {
     let mut cx = LoadCse {
         types: &types,
         volatile: f.volatile_memory,
+        readonly: &f.readonly_buffers,
         subst: HashMap::default(),
     };
     cx.block(&mut f.body, &mut Avail::default());
@@ -202,6 +210,39 @@ mod tests {
             %1:f32 = load ssbo[0] %0 align 4
             %3:f32 = fmul %1, %1
             store ssbo[1] %0, %3 align 4
+            ",
+        );
+    }
+
+    #[test]
+    fn non_writable_buffer_loads_survive_stores_and_enter_loops() {
+        // Binding 0 is NonWritable: the store to binding 1 cannot change it, and the loop
+        // body may reuse the load from before the loop.
+        check_pass(
+            opt_load_cse,
+            "
+            readonly_buffers 0
+            %0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            store ssbo[1] %0, %1 align 4
+            %2:f32 = load ssbo[0] %0 align 4
+            store ssbo[1] %0, %2 align 4
+            loop {
+                %3:f32 = load ssbo[0] %0 align 4
+                store ssbo[1] %0, %3 align 4
+                break
+            }
+            ",
+            "
+            readonly_buffers 0
+            %0:i32 = const 0
+            %1:f32 = load ssbo[0] %0 align 4
+            store ssbo[1] %0, %1 align 4
+            store ssbo[1] %0, %1 align 4
+            loop {
+                store ssbo[1] %0, %1 align 4
+                break
+            }
             ",
         );
     }

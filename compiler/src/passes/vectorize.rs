@@ -21,7 +21,9 @@
 //! vector write drops exactly the out-of-bounds dwords and a vector read returns 0 in
 //! exactly those, as the separate accesses would. Buffers past the binding table are
 //! checked by the shader for the whole access, so they are left alone, as are A64
-//! (`PhysicalStorageBuffer`) accesses, which nothing checks. As in Mesa's vectoriser, a
+//! (`PhysicalStorageBuffer`) accesses, which nothing checks. Private memory (`local`, the
+//! lane's block of scratch) has no bounds to check: a vector access there reads or writes
+//! the same dwords of the lane's block as its members did. As in Mesa's vectoriser, a
 //! group whose constant offsets straddle the base (some negative, some not) is not merged:
 //! if `base - 4` wraps around 2^32 the separate accesses differ from one message whose
 //! channel addresses are computed from the lowest one.
@@ -86,18 +88,20 @@ struct Vectorize<'a> {
     values: &'a mut Vec<Type>,
     known: HashMap<Value, Known>,
     volatile: bool,
+    /// The function's `readonly_buffers` (`loads::class`).
+    readonly: &'a [u32],
     changed: bool,
 }
 
 /// Spaces whose accesses are bounds-checked per dword, or not at all by definition (shared
-/// memory): the only ones merged (module doc).
+/// and private memory): the only ones merged (module doc).
 fn mergeable_space(s: Space) -> bool {
     let max = GEN9.max_descriptor_btis();
     match s {
         Space::Ssbo(b) | Space::Ubo(b) => b < max,
         Space::SsboArray(x) | Space::UboArray(x) => x.base + x.count <= max,
-        Space::Shared => true,
-        Space::Push | Space::Local | Space::Global(_) => false,
+        Space::Shared | Space::Local => true,
+        Space::Push | Space::Global(_) => false,
     }
 }
 
@@ -229,7 +233,7 @@ impl Vectorize<'_> {
         let ty = self.values[value.0 as usize];
         if !mergeable_space(space)
             || !mergeable_type(ty)
-            || (self.volatile && class(space) != READ_ONLY)
+            || (self.volatile && class(space, self.readonly) != READ_ONLY)
         {
             return None;
         }
@@ -278,23 +282,24 @@ impl Vectorize<'_> {
             self.learn(i);
             let cand = self.candidate(k, i);
             // Pending stores may not sink past anything that may touch their memory.
-            let store_class = stores.as_ref().map_or(0, |(key, _)| class(key.space));
+            let ro = self.readonly;
+            let store_class = stores.as_ref().map_or(0, |(key, _)| class(key.space, ro));
             let conflicts_stores = match &i.op {
-                Op::Load { space, .. } => class(*space) & store_class != 0,
+                Op::Load { space, .. } => class(*space, ro) & store_class != 0,
                 Op::Store { .. } => match (&cand, &stores) {
                     (Some((key, a, _)), Some((skey, members))) => {
                         key != skey || members.iter().any(|m| m.off < a.end() && a.off < m.end())
                     }
-                    _ => clobbers(&i.op) & store_class != 0,
+                    _ => clobbers(&i.op, ro) & store_class != 0,
                 },
                 Op::Atomic { .. } | Op::Barrier { .. } | Op::Image(..) => true,
-                op => clobbers(op) != 0,
+                op => clobbers(op, ro) != 0,
             };
             if conflicts_stores {
                 self.flush_stores(&mut stores, &mut plan);
             }
             // Later loads may not rise above a write of their memory.
-            let c = clobbers(&i.op);
+            let c = clobbers(&i.op, ro);
             if c != 0 {
                 self.close_loads(&mut loads, &mut plan, c);
             }
@@ -327,7 +332,7 @@ impl Vectorize<'_> {
     fn close_loads(&mut self, loads: &mut HashMap<Key, Vec<Access>>, plan: &mut Plan, c: u8) {
         let keys: Vec<Key> = loads
             .keys()
-            .filter(|k| c == u8::MAX || class(k.space) & c != 0)
+            .filter(|k| c == u8::MAX || class(k.space, self.readonly) & c != 0)
             .copied()
             .collect();
         for key in keys {
@@ -522,6 +527,7 @@ pub fn opt_vectorize(f: &mut Function) -> bool {
         values: &mut values,
         known: HashMap::default(),
         volatile: f.volatile_memory,
+        readonly: &f.readonly_buffers,
         changed: false,
     };
     cx.block(&mut f.body);
@@ -843,6 +849,85 @@ mod tests {
             store ssbo[1] %3, %0 align 4
             ";
         check_pass(opt_vectorize, text, text);
+    }
+
+    #[test]
+    fn private_memory_at_constant_offsets_merges() {
+        // The stores merge before the dynamic load of the same memory; the loads after it
+        // merge at the first.
+        check_pass(
+            opt_vectorize,
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = const 4
+            %3:i32 = const 8
+            store local %1, %0 align 4
+            store local %2, %0 align 4
+            store local %3, %0 align 4
+            %4:i32 = const 3
+            %5:i32 = iand %0, %4
+            %6:i32 = const 2
+            %7:i32 = ishl %5, %6
+            %8:i32 = load local %7 align 4
+            store local %2, %8 align 4
+            %9:i32 = load local %1 align 4
+            %10:i32 = load local %2 align 4
+            %11:i32 = iadd %9, %10
+            store ssbo[0] %1, %11 align 4
+            ",
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:i32 = const 4
+            %3:i32 = const 8
+            %12:i32x3 = vec %0, %0, %0
+            store local %1, %12 align 16
+            %4:i32 = const 3
+            %5:i32 = iand %0, %4
+            %6:i32 = const 2
+            %7:i32 = ishl %5, %6
+            %8:i32 = load local %7 align 4
+            store local %2, %8 align 4
+            %13:i32x2 = load local %1 align 16
+            %9:i32 = extract %13, 0
+            %10:i32 = extract %13, 1
+            %11:i32 = iadd %9, %10
+            store ssbo[0] %1, %11 align 4
+            ",
+        );
+    }
+
+    #[test]
+    fn loads_of_a_non_writable_buffer_rise_above_stores() {
+        // Binding 0 is NonWritable: no store writes it, so the second load joins the first
+        // across the store to binding 1.
+        check_pass(
+            opt_vectorize,
+            "
+            readonly_buffers 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %4:i32 = load ssbo[0] %2 align 4
+            store ssbo[1] %2, %4 align 4
+            %5:i32 = load ssbo[0] %3 align 4
+            store ssbo[1] %3, %5 align 4
+            ",
+            "
+            readonly_buffers 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %6:i32x2 = load ssbo[0] %2 align 4
+            %4:i32 = extract %6, 0
+            %5:i32 = extract %6, 1
+            %7:i32x2 = vec %4, %5
+            store ssbo[1] %2, %7 align 4
+            ",
+        );
     }
 
     #[test]
