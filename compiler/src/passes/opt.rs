@@ -536,6 +536,13 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                 let m = bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
                 bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
             }
+            // The floor modulo by a positive power of two is the low bits in two's
+            // complement (the result takes the divisor's sign, so it is never negative):
+            // -1 imod 16 = 15 = -1 & 15.
+            (AluOp::Imod, Some(k)) if k + 1 < u32::from(t.bits) => {
+                let m = bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
+                bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
+            }
             (AluOp::Imod, _) => {
                 // r = a rem b; if r != 0 and sign(r) != sign(b): r += b
                 let (a, bb) = (srcs[0], srcs[1]);
@@ -803,6 +810,57 @@ mod tests {
         assert!(lower_int_div(&mut s.func));
         crate::validate::validate(&s.func).unwrap();
         assert_eq!(run(&s), before);
+    }
+
+    #[test]
+    fn imod_by_positive_power_of_two_becomes_mask() {
+        // A divisor of 2^31 is negative as an i32: it keeps the general lowering.
+        check_pass(
+            lower_int_div,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 16
+            %2:i32 = imod %0, %1
+            store ssbo[0] %0, %2 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 16
+            %3:i32 = const 15
+            %2:i32 = iand %0, %3
+            store ssbo[0] %0, %2 align 4",
+        );
+    }
+
+    #[test]
+    fn imod_by_powers_of_two_matches_reference_semantics() {
+        // Dividends around 0 and the i32 extremes against eval's imod, for divisors 1, 16,
+        // 2^30 (masks) and 2^31 (negative: the general lowering).
+        for k in [0u32, 4, 30, 31] {
+            let mut s = crate::parse::parse_shader(&format!(
+                "shader local_size 64 1 1 shared 0 local 0 push 0
+                %0:i32 = sysval local_invocation_index
+                %1:i32 = const {}
+                %2:i32 = const 32
+                %3:i32 = isub %0, %2
+                %4:i32 = const 31
+                %5:i32 = ishl %3, %4
+                %6:i32 = iadd %3, %5
+                %7:i32 = imod %6, %1
+                %8:i32 = const 4
+                %9:i32 = imul %0, %8
+                store ssbo[0] %9, %7 align 4",
+                (1i64 << k) as i32
+            ))
+            .unwrap();
+            let run = |s: &crate::ir::Shader| {
+                let mut m = crate::interp::Memory::default();
+                m.ssbo.insert(0, vec![0; 256]);
+                crate::interp::run(s, [1, 1, 1], 16, &mut m).unwrap();
+                m.ssbo[&0].clone()
+            };
+            let before = run(&s);
+            assert!(lower_int_div(&mut s.func));
+            crate::validate::validate(&s.func).unwrap();
+            assert_eq!(run(&s), before, "divisor 2^{k}");
+        }
     }
 
     #[test]

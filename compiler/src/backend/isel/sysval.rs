@@ -77,6 +77,21 @@ impl Isel<'_> {
                 self.vals[dst.0 as usize] = Some(Val::Imm(vec![t as u64]));
                 return Ok(());
             }
+            SysVal::SubgroupId if self.one_thread() => {
+                self.vals[dst.0 as usize] = Some(Val::Imm(vec![0]));
+                return Ok(());
+            }
+            // The lane numbers are never written again: read in place, no copy.
+            SysVal::SubgroupInvocation => {
+                let l = self.lane();
+                self.vals[dst.0 as usize] = Some(Val::Reg(l, 4 * w));
+                return Ok(());
+            }
+            SysVal::LocalInvocationIndex if self.one_thread() => {
+                let l = self.lane();
+                self.vals[dst.0 as usize] = Some(Val::Reg(l, 4 * w));
+                return Ok(());
+            }
             _ => {}
         }
         // Uniform system values are read from the payload as scalar regions, or computed
@@ -112,10 +127,6 @@ impl Isel<'_> {
         match s {
             SysVal::SubgroupId => {
                 self.b().mov(d, sgid);
-            }
-            SysVal::SubgroupInvocation => {
-                let l = self.lane();
-                self.b().mov(d, l);
             }
             SysVal::NumWorkgroups => {
                 const NUM: u32 = CurbeLayout::NUM_WORKGROUPS_DWORD;
@@ -168,7 +179,9 @@ impl Isel<'_> {
                     );
                 }
             }
-            SysVal::SubgroupSize | SysVal::NumSubgroups => unreachable!(),
+            SysVal::SubgroupSize | SysVal::NumSubgroups | SysVal::SubgroupInvocation => {
+                unreachable!()
+            }
         }
         Ok(())
     }
@@ -194,23 +207,55 @@ impl Isel<'_> {
         );
     }
 
+    /// The workgroup is one hardware thread: its subgroup id is 0 and the local index the
+    /// lane number (the channels past the workgroup are not dispatched).
+    fn one_thread(&self) -> bool {
+        let [sx, sy, sz] = self.local_size;
+        sx * sy * sz <= self.w as u32
+    }
+
     pub(super) fn local_index(&mut self, d: Opnd) {
         let w = self.w as u32;
         let sgid = self.subgroup_id();
         let lane = self.lane();
+        let one = self.one_thread();
         let mut b = self.b();
+        if one {
+            b.mov(d, lane);
+            return;
+        }
         b.alu2(Opcode::Shl, d, sgid, Opnd::d(w.trailing_zeros() as i32));
         b.alu2(Opcode::Add, d, d, lane);
     }
 
     pub(super) fn local_id(&mut self, d: Opnd) {
         let st = 4 * self.w as u32;
-        let [sx, sy, _] = self.local_size;
-        let idx = self.b().vreg(Type::D, 1);
-        self.local_index(idx);
+        let [sx, sy, sz] = self.local_size;
         let (x, y, z) = (d, d.offset(st), d.offset(2 * st));
-        // x = idx mod sx, y = (idx / sx) mod sy, z = idx / (sx*sy)
+        if sy * sz == 1 {
+            // idx < sx: x is the local index itself, y and z are 0.
+            self.local_index(x);
+            let mut b = self.b();
+            b.mov(y.retype(Type::UD), Opnd::ud(0));
+            b.mov(z.retype(Type::UD), Opnd::ud(0));
+            return;
+        }
+        let idx = if self.one_thread() {
+            self.lane()
+        } else {
+            let idx = self.b().vreg(Type::D, 1);
+            self.local_index(idx);
+            idx
+        };
+        // x = idx mod sx, y = (idx / sx) mod sy, z = idx / (sx*sy); where sz is 1,
+        // idx / sx < sy needs no modulo.
         self.udivmod(Some(x), None, idx, sx);
+        if sz == 1 {
+            self.udivmod(None, Some(y), idx, sx);
+            let mut b = self.b();
+            b.mov(z.retype(Type::UD), Opnd::ud(0));
+            return;
+        }
         let q = self.b().vreg(Type::D, 1);
         self.udivmod(None, Some(q), idx, sx);
         self.udivmod(Some(y), None, q, sy);
@@ -297,5 +342,56 @@ mod tests {
                 assert_eq!(n, 0, "`{bad}`: {ctx}");
             }
         }
+    }
+
+    fn asm_of(text: &str, simd: u32) -> String {
+        let s = parse_shader(text).unwrap();
+        compile(&s, &BackendOptions::gen9_at(simd)).unwrap().asm
+    }
+
+    /// A workgroup of one thread: the local index is the lane number, without the
+    /// subgroup id's `shl` and `add` that a larger workgroup needs.
+    #[test]
+    fn one_thread_workgroup_reads_the_lane_number() {
+        let text = |n: u32| {
+            format!(
+                "shader local_size {n} 1 1 shared 0 local 0 push 0
+                %0:i32 = sysval local_invocation_index
+                %1:i32 = sysval subgroup_id
+                %2:i32 = iadd %0, %1
+                %3:i32 = const 4
+                %4:i32 = imul %0, %3
+                store ssbo[0] %4, %2 align 4"
+            )
+        };
+        for simd in [8u32, 16, 32] {
+            let count = |n| {
+                asm_of(&text(n), simd)
+                    .lines()
+                    .filter(|l| l.contains("add(") || l.contains("shl("))
+                    .count()
+            };
+            // One thread: the lanes' `add`s (none at SIMD8) and the address `shl`; the
+            // larger workgroup adds `shl` and `add` of the subgroup id.
+            let (one, many) = (count(simd), count(4 * simd));
+            assert!(one + 2 <= many, "SIMD{simd}: {one} vs {many}");
+        }
+    }
+
+    /// A one-dimensional workgroup's local id x is its local index: no `and` (modulo).
+    #[test]
+    fn one_dimensional_local_id_is_the_local_index() {
+        let a = asm_of(
+            "shader local_size 64 1 1 shared 0 local 0 push 0
+            %0:i32x3 = sysval local_invocation_id
+            %1:i32 = extract %0, 0
+            %2:i32 = extract %0, 1
+            %3:i32 = iadd %1, %2
+            %4:i32 = const 4
+            %5:i32 = imul %1, %4
+            store ssbo[0] %5, %3 align 4",
+            16,
+        );
+        assert!(!a.lines().any(|l| l.contains("and(")), "{a}");
     }
 }
