@@ -260,6 +260,39 @@ impl Fe<'_> {
         self.emit_void(Op::Image(ImageOp::Store, bti, vec![coord, texel]))
     }
 
+    /// Bits `off .. off + bits` of the dword `dw` (sign-extended when `signed`), by shifts
+    /// and masks with constant amounts: a channel at the top of the dword is one shift, one
+    /// at the bottom one `and`, where a bitfield extract with run-time operands costs seven
+    /// instructions.
+    fn channel_bits(&mut self, dw: Value, off: u32, bits: u32, signed: bool) -> Res<Value> {
+        if off == 0 && bits == 32 {
+            return Ok(dw);
+        }
+        let top = off + bits == 32;
+        if signed {
+            // Move the field to the top, then shift it down arithmetically.
+            let x = if top {
+                dw
+            } else {
+                let up = self.i32c(32 - off - bits)?;
+                self.alu(AluOp::Ishl, Type::I32, &[dw, up])?
+            };
+            let down = self.i32c(32 - bits)?;
+            return self.alu(AluOp::Ishr, Type::I32, &[x, down]);
+        }
+        let x = if off == 0 {
+            dw
+        } else {
+            let sh = self.i32c(off)?;
+            self.alu(AluOp::Ushr, Type::I32, &[dw, sh])?
+        };
+        if top {
+            return Ok(x);
+        }
+        let mask = self.i32c(((1u64 << bits) - 1) as u32)?;
+        self.alu(AluOp::Iand, Type::I32, &[x, mask])
+    }
+
     /// The raw dwords of a lowered texel (lowest bits first) to its 4 channels of type `tt`,
     /// converted by each channel's kind as the Vulkan spec's fixed-point conversions say;
     /// missing channels read 0 (G, B) and 1 (A).
@@ -270,25 +303,20 @@ impl Fe<'_> {
         for ch in f.info().channels {
             let bits = u32::from(ch.bits);
             let dw = self.extract(raw, (at / 32) as u8)?;
-            let off = self.i32c(at % 32)?;
-            let width = self.i32c(bits)?;
             let signed = matches!(ch.kind, ChannelKind::Snorm | ChannelKind::Sint);
-            let op = if signed {
-                AluOp::IbitfieldExtract
-            } else {
-                AluOp::UbitfieldExtract
-            };
-            let c = self.alu(op, Type::I32, &[dw, off, width])?;
+            let c = self.channel_bits(dw, at % 32, bits, signed)?;
             let v = match ch.kind {
+                // c * (1 / (2^n - 1)): the reciprocal is a constant, rounded once; the
+                // division was a `math inv` of that constant (the same rounding) and a `mul`.
                 ChannelKind::Unorm => {
                     let x = self.alu(AluOp::U2f, Type::F32, &[c])?;
-                    let m = self.fconst(Type::F32, ((1u64 << bits) - 1) as f64)?;
-                    self.alu(AluOp::Fdiv, Type::F32, &[x, m])?
+                    let r = self.fconst(Type::F32, recip_f32((1u64 << bits) - 1))?;
+                    self.alu(AluOp::Fmul, Type::F32, &[x, r])?
                 }
                 ChannelKind::Snorm => {
                     let x = self.alu(AluOp::I2f, Type::F32, &[c])?;
-                    let m = self.fconst(Type::F32, ((1u64 << (bits - 1)) - 1) as f64)?;
-                    let q = self.alu(AluOp::Fdiv, Type::F32, &[x, m])?;
+                    let r = self.fconst(Type::F32, recip_f32((1u64 << (bits - 1)) - 1))?;
+                    let q = self.alu(AluOp::Fmul, Type::F32, &[x, r])?;
                     let lo = self.fconst(Type::F32, -1.0)?;
                     self.alu(AluOp::Fmax, Type::F32, &[q, lo])?
                 }
@@ -386,6 +414,11 @@ impl Fe<'_> {
         let coord = self.image_coords(&t, op_id(i, 1)?, b)?;
         self.define(rid(i)?, FVal::P(Box::new(Ptr::Texel { img: bti, coord })))
     }
+}
+
+/// `1 / m` rounded to f32 once (an f64 quotient narrowed to f32 could round twice).
+fn recip_f32(m: u64) -> f64 {
+    f64::from(1.0f32 / m as f32)
 }
 
 /// The explicit level of an image instruction's optional operands starting at `from`:
@@ -872,7 +905,7 @@ impl Fe<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{check_ir, module_text, spirv_as};
+    use super::super::testing::{check_ir, module_text, spirv_as, translate_snippet};
     use super::super::{translate, FrontendInput};
 
     /// A storage image read, write and atomic become typed image ops on the image's
@@ -928,6 +961,49 @@ mod tests {
             }
             ",
         );
+    }
+
+    /// A read of a lowered RGBA8 SNORM image (through its raw R32_UINT view) extracts each
+    /// channel with constant shifts (`ishl` then `ishr`; the top channel one `ishr`) and
+    /// scales it by the constant reciprocal of 127, where it was a `ibitfield_extract` with
+    /// run-time operands (seven instructions) and an `fdiv` (a `math inv` and a `mul`).
+    #[test]
+    fn lowered_read_unpacks_with_constant_shifts_and_a_reciprocal() {
+        let test = "lowered_read_unpacks_with_constant_shifts_and_a_reciprocal";
+        let snippet = "
+            OpDecorate %src DescriptorSet 0
+            OpDecorate %src Binding 0
+            %v2i32 = OpTypeVector %i32 2
+            %img = OpTypeImage %f32 2D 0 0 0 2 Rgba8Snorm
+            %pimg = OpTypePointer UniformConstant %img
+            %src = OpVariable %pimg UniformConstant
+            %c1 = OpConstant %i32 1
+            %xy = OpConstantComposite %v2i32 %c1 %c1
+            %main = OpFunction %void None %fn_void
+            %entry = OpLabel
+            %s = OpLoad %img %src
+            %t = OpImageRead %v4f32 %s %xy
+            OpReturn
+            OpFunctionEnd
+            ";
+        let Some(ir) = translate_snippet(test, snippet, &[]) else {
+            return;
+        };
+        let ir = ir.unwrap_or_else(|e| panic!("{test}: {e}"));
+        let count = |op: &str| {
+            ir.lines()
+                .filter(|l| l.contains(&format!(" = {op} ")))
+                .count()
+        };
+        assert_eq!(count("image_load"), 1, "{ir}");
+        assert_eq!(count("ibitfield_extract"), 0, "{ir}");
+        assert_eq!(count("fdiv"), 0, "{ir}");
+        // R, G and B: a shift up and one down; A, the top byte: one shift down.
+        assert_eq!(count("ishl"), 3, "{ir}");
+        assert_eq!(count("ishr"), 4, "{ir}");
+        assert_eq!(count("i2f"), 4, "{ir}");
+        assert_eq!(count("fmul"), 4, "{ir}");
+        assert_eq!(count("fmax"), 4, "{ir}");
     }
 
     /// A write-only (`NonReadable`) storage image of a format whose reads are lowered is

@@ -244,16 +244,11 @@ impl Isel<'_> {
         } else {
             Surface::Bti(bti as u8)
         };
-        let w = self.w;
-        let stride = 4 * w as u32;
+        let stride = 4 * self.w as u32;
         let block = |s: &mut Self, v: ir::Value| -> Res<Opnd> {
             let n = s.func.ty(v).comps as u32;
-            let r = s.b().vreg(Type::UD, n);
-            for c in 0..n {
-                let o = s.comp(v, c as usize)?;
-                s.b().mov(r.offset(c * stride), o.retype(Type::UD));
-            }
-            Ok(r)
+            let parts: Vec<_> = (0..n).map(|c| Some((v, c))).collect();
+            s.payload_of(&parts)
         };
         let coords = self.func.ty(srcs[0]).comps;
         let coord = block(self, srcs[0])?;
@@ -374,10 +369,18 @@ impl Isel<'_> {
             })
         };
         let (msg, sampler, coords, lod) = match op {
+            // A level known to be 0 takes the `_lz` message, one parameter shorter (brw
+            // does the same on Gen9): ld_lz and sample_lz read level 0 as ld and sample_l
+            // do with a level of 0, LOD bias and clamps included.
+            ImageOp::Fetch if self.is_zero(srcs[1]) => (M::LdLz, 0, Some(srcs[0]), None),
             ImageOp::Fetch => (M::Ld, 0, Some(srcs[0]), Some(srcs[1])),
             ImageOp::SampleLod { sampler, offset } => {
                 header = offset_header(offset);
-                (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1]))
+                if self.is_zero(srcs[1]) {
+                    (M::SampleLz, sampler, Some(srcs[0]), None)
+                } else {
+                    (M::SampleL, sampler, Some(srcs[0]), Some(srcs[1]))
+                }
             }
             ImageOp::SampleGrad { sampler, offset } => {
                 header = offset_header(offset);
@@ -451,14 +454,13 @@ impl Isel<'_> {
         }
         let n = vals.iter().rposition(|v| v.is_some()).map_or(0, |i| i + 1);
         let stride = 4 * self.w as u32;
-        let r = self.b().vreg(Type::UD, n.max(1) as u32);
-        for (k, v) in vals.iter().take(n).enumerate() {
-            let src = match v {
-                Some((val, c)) => self.comp(*val, *c as usize)?.retype(Type::UD),
-                None => Opnd::ud(0),
-            };
-            self.b().mov(r.offset(k as u32 * stride), src);
-        }
+        let r = if n == 0 {
+            let r = self.b().vreg(Type::UD, 1);
+            self.b().mov(r, Opnd::ud(0));
+            r
+        } else {
+            self.payload_of(&vals[..n])?
+        };
         let d = dst.ok_or_else(|| BackendError::Internal("sampler message result".into()))?;
         let d = self.def_reg(d)?.retype(Type::UD);
         self.b().inst(
@@ -476,6 +478,85 @@ impl Isel<'_> {
         );
         Ok(())
     }
+}
+
+impl Isel<'_> {
+    /// Whether `v` is a constant 0 (or -0.0) in every component.
+    fn is_zero(&self, v: ir::Value) -> bool {
+        let sign = if self.func.ty(v).is_float() {
+            0x7FFF_FFFF
+        } else {
+            u64::MAX
+        };
+        matches!(&self.vals[v.0 as usize], Some(Val::Imm(b)) if b.iter().all(|x| x & sign == 0))
+    }
+
+    /// A message payload of one block per part (a component of a value; `None` is 0):
+    /// the value's own register when the parts are its leading components in order and it
+    /// already is one block per component (`lower_sends` copies what its message cannot
+    /// read in place), otherwise a new register with one `mov` per block. A component of
+    /// an image op's `vec` is read from the `vec`'s source, so the `vec`'s own copies lose
+    /// their last reader and the LIR's dead-code elimination removes them.
+    fn payload_of(&mut self, parts: &[Option<(ir::Value, u32)>]) -> Res<Opnd> {
+        let stride = 4 * self.w as u32;
+        if let Some(Some((v, _))) = parts.first() {
+            let in_order = parts
+                .iter()
+                .enumerate()
+                .all(|(k, p)| *p == Some((*v, k as u32)));
+            let t = self.func.ty(*v);
+            if in_order && t.bits == 32 && !narrow::is_narrow(t) {
+                if let Some(Val::Reg(r, s)) = &self.vals[v.0 as usize] {
+                    if *s == stride && r.stride == 1 && r.rows.is_none() {
+                        return Ok(r.retype(Type::UD));
+                    }
+                }
+            }
+        }
+        let r = self.b().vreg(Type::UD, parts.len() as u32);
+        for (k, p) in parts.iter().enumerate() {
+            let src = match *p {
+                Some((v, c)) => match self.image_vec_srcs.get(&v).map(|s| s[c as usize]) {
+                    Some(part) => self.comp(part, 0)?,
+                    None => self.comp(v, c as usize)?,
+                },
+                None => Opnd::ud(0),
+            };
+            self.b()
+                .mov(r.offset(k as u32 * stride), src.retype(Type::UD));
+        }
+        Ok(r)
+    }
+}
+
+/// The sources of each 32-bit `vec` that an image op reads (coordinates, texels): the
+/// payload takes the components from them (see [`Isel::payload_of`]).
+pub(super) fn image_vecs(f: &ir::Function) -> HashMap<ir::Value, Vec<ir::Value>> {
+    let mut read = crate::hash::HashSet::default();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            op: Op::Image(_, _, srcs),
+            ..
+        }) = n
+        {
+            read.extend(srcs.iter().copied());
+        }
+    });
+    let mut m = HashMap::default();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Vec(s),
+            ..
+        }) = n
+        {
+            let t = f.ty(*d);
+            if read.contains(d) && t.bits == 32 && !narrow::is_narrow(t) {
+                m.insert(*d, s.clone());
+            }
+        }
+    });
+    m
 }
 
 /// How many leading components of the vector `v` the program reads (1-4): one more than the
@@ -688,6 +769,81 @@ mod tests {
                 high.asm
             );
         }
+    }
+
+    /// A fetch and a sample at a constant level 0 send `ld_lz` (U alone: mlen 1 per 8
+    /// channels) and `sample_lz` (U, V: mlen 2), one parameter shorter than `ld` / `sample_l`
+    /// with a 0 parameter.
+    #[test]
+    fn level_zero_takes_the_lz_messages() {
+        let s = parse_shader(
+            "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            %2:f32x4 = image_fetch img[1] %0, %1
+            %3:f32x2 = const 0.5, 0.5
+            %4:f32 = const 0.0
+            %5:f32x4 = image_sample_l.s2 img[2] %3, %4
+            %6:f32x4 = fadd %2, %5
+            image_store img[3] %0, %6",
+        )
+        .unwrap();
+        for simd in [8u32, 16, 32] {
+            let k = compile(&s, &opts(simd)).unwrap();
+            let regs = if simd == 8 { 1 } else { 2 };
+            let msgs: Vec<&str> = k.asm.lines().filter(|l| l.contains("sampler")).collect();
+            let pieces = if simd == 32 { 2 } else { 1 };
+            let count = |what: &str, mlen: u32| {
+                msgs.iter()
+                    .filter(|l| l.contains(what) && l.contains(&format!("mlen {mlen} ")))
+                    .count()
+            };
+            assert_eq!(count("ld_lz", regs), pieces, "SIMD{simd}:\n{}", k.asm);
+            assert_eq!(
+                count("sample_lz", 2 * regs),
+                pieces,
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
+            assert!(
+                !msgs
+                    .iter()
+                    .any(|l| l.contains("ld ") || l.contains("sample_l ")),
+                "SIMD{simd}:\n{}",
+                k.asm
+            );
+        }
+    }
+
+    /// The payload of a typed write takes a `vec`'s components from its sources: each
+    /// product is copied once, into the payload (four `mov`s), not into the vector and then
+    /// into the payload (eight); the coordinate, one block already, is sent in place.
+    #[test]
+    fn typed_write_copies_vec_components_once() {
+        let s = parse_shader(
+            "shader local_size 8 1 1 shared 0 local 0 push 0
+            %0:i32 = sysval local_invocation_index
+            %1:f32x4 = image_load img[0] %0
+            %2:f32 = const 0.5
+            %3:f32 = extract %1, 0
+            %4:f32 = fmul %3, %2
+            %5:f32 = extract %1, 1
+            %6:f32 = fmul %5, %2
+            %7:f32 = extract %1, 2
+            %8:f32 = fmul %7, %2
+            %9:f32 = extract %1, 3
+            %10:f32 = fmul %9, %2
+            %11:f32x4 = vec %4, %6, %8, %10
+            image_store img[1] %0, %11",
+        )
+        .unwrap();
+        let k = compile(&s, &opts(8)).unwrap();
+        let movs = |asm: &str| {
+            asm.lines()
+                .filter(|l| l.contains(" mov(8)") && !l.contains("WE_all"))
+                .count()
+        };
+        assert_eq!(movs(&k.asm), 4, "{}", k.asm);
     }
 
     /// A sampler index of 16 or more sends a header whose dword 3 is r0.3 moved on by the

@@ -94,6 +94,8 @@ pub struct Isel<'a> {
     fneg_of: HashMap<ir::Value, ir::Value>,
     /// The sources of each 64-bit `vec` (read in place by 64-bit stores, see `wide_vecs`).
     wide_vec_srcs: HashMap<ir::Value, Vec<ir::Value>>,
+    /// The sources of each 32-bit `vec` an image op reads (see `image::image_vecs`).
+    image_vec_srcs: HashMap<ir::Value, Vec<ir::Value>>,
     /// `if`s and loops around the instruction being selected: at 0 every dispatched
     /// channel is live (see `subgroup::sg_first_lane`).
     pub(super) cf_depth: u32,
@@ -289,6 +291,7 @@ impl<'a> Isel<'a> {
             alu_uses_only: alu_uses_only(&shader.func),
             fneg_of: fnegs(&shader.func),
             wide_vec_srcs: wide_vecs(&shader.func),
+            image_vec_srcs: image::image_vecs(&shader.func),
             cf_depth: 0,
             lane_fns: subgroup::lane_fns(&shader.func),
         }
