@@ -18,6 +18,7 @@ enum Rewrite {
 }
 
 struct Ctx {
+    /// The definitions the rules look at (see [`Ctx::record`]).
     defs: HashMap<Value, Op>,
     values: Vec<Type>,
     changed: bool,
@@ -25,6 +26,22 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// Keeps `d`'s definition if a rule can ask for it: a splat constant, an `iadd`, a
+    /// negation, a comparison with an inverse. Keeping every definition was a clone of each
+    /// instruction's operation into the table.
+    fn record(&mut self, d: Value, op: &Op) {
+        let read = match op {
+            Op::Const(c) => splat(c).is_some(),
+            Op::Alu(a, _) => {
+                matches!(a, AluOp::Iadd | AluOp::Fneg | AluOp::Inot | AluOp::Ineg)
+                    || a.inverse().is_some()
+            }
+            _ => false,
+        };
+        if read {
+            self.defs.insert(d, op.clone());
+        }
+    }
     fn konst(&self, v: Value) -> Option<u64> {
         self.defs.get(&v).and_then(Op::const_splat)
     }
@@ -165,7 +182,7 @@ impl Ctx {
                                 }
                             };
                         }
-                        self.defs.insert(d, i.op.clone());
+                        self.record(d, &i.op);
                     }
                     b.push(Node::Instr(i));
                 }

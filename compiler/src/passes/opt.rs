@@ -50,82 +50,188 @@ fn remove_index(v: &mut Vec<Value>, k: usize) {
 
 /// Removes instructions, `if` results and loop results/parameters nobody reads.
 pub fn opt_dce(f: &mut Function) -> bool {
-    let mut changed = false;
-    loop {
-        let counts = f.use_counts();
-        let mut progress = false;
-        fn walk(b: &mut Block, counts: &[u32], progress: &mut bool) {
-            b.retain(|n| match n {
+    dce(f).0
+}
+
+/// What defines a value, for [`dce`]: whether removing the definition is allowed, and the
+/// uses that go with it (a range of `Dce::ops`).
+#[derive(Clone, Copy, Default)]
+struct DefUses {
+    removable: bool,
+    start: u32,
+    end: u32,
+}
+
+/// [`opt_dce`], also returning its work (nodes visited plus uses given up: the test that
+/// pins the pass's growth with the program's size counts it).
+///
+/// Removing a definition takes away its uses (an instruction's sources, the `yield`
+/// arguments of an `if` result, the `break` arguments of a loop result, the initial value
+/// and `continue` arguments of a loop parameter), which can leave further values unused. It
+/// counts uses once, follows the counts that drop to zero with a worklist, then removes all
+/// dead definitions in one walk: the same values as removing and recounting to a fixed
+/// point, which took one walk per link of a dead chain (a chain as long as the program
+/// made it quadratic). Values that only read each other (a loop parameter its `continue`
+/// feeds) keep their uses, as before; `opt_dead_values` removes those.
+pub(crate) fn dce(f: &mut Function) -> (bool, u64) {
+    let mut counts = f.use_counts();
+    let mut defs = vec![DefUses::default(); f.values.len()];
+    let mut ops: Vec<Value> = Vec::new();
+    let mut work = 0u64;
+    fn def(
+        defs: &mut [DefUses],
+        ops: &mut Vec<Value>,
+        d: Value,
+        uses: impl Iterator<Item = Value>,
+    ) {
+        let start = ops.len() as u32;
+        ops.extend(uses);
+        defs[d.0 as usize] = DefUses {
+            removable: true,
+            start,
+            end: ops.len() as u32,
+        };
+    }
+    fn collect(b: &Block, defs: &mut [DefUses], ops: &mut Vec<Value>, work: &mut u64) {
+        for n in b {
+            *work += 1;
+            match n {
                 Node::Instr(i) => {
-                    let dead = !i.op.has_side_effects()
-                        && !matches!(i.op, Op::Atomic { .. })
-                        && i.dst.is_some_and(|d| counts[d.0 as usize] == 0);
-                    if dead {
-                        *progress = true;
+                    if let Some(d) = i.dst {
+                        if !i.op.has_side_effects() && !matches!(i.op, Op::Atomic { .. }) {
+                            def(defs, ops, d, i.op.srcs_iter());
+                        }
                     }
-                    !dead
                 }
-                _ => true,
-            });
-            for n in b.iter_mut() {
-                match n {
-                    Node::If(i) => {
-                        for k in (0..i.results.len()).rev() {
-                            if counts[i.results[k].0 as usize] == 0 {
-                                i.results.remove(k);
-                                for arm in [&mut i.then_, &mut i.else_] {
-                                    if let Some(Node::Yield(y)) = arm.last_mut() {
-                                        remove_index(y, k);
-                                    }
-                                }
-                                *progress = true;
-                            }
-                        }
-                        walk(&mut i.then_, counts, progress);
-                        walk(&mut i.else_, counts, progress);
+                Node::If(i) => {
+                    let yields = [&i.then_, &i.else_].map(|arm| match arm.last() {
+                        Some(Node::Yield(y)) => Some(y),
+                        _ => None,
+                    });
+                    for (k, r) in i.results.iter().enumerate() {
+                        let args = yields.iter().flatten().filter_map(|y| y.get(k).copied());
+                        def(defs, ops, *r, args);
                     }
-                    Node::Loop(l) => {
-                        // Dead indices in descending order, removed from every jump in one
-                        // walk of the body (a walk per index was quadratic).
-                        let mut dead = Vec::new();
-                        for k in (0..l.results.len()).rev() {
-                            if counts[l.results[k].0 as usize] == 0 {
-                                l.results.remove(k);
-                                dead.push(k);
-                                *progress = true;
-                            }
-                        }
-                        if !dead.is_empty() {
-                            edit_jumps(&mut l.body, true, &mut |v| {
-                                dead.iter().for_each(|&k| remove_index(v, k))
-                            });
-                        }
-                        let mut dead = Vec::new();
-                        for k in (0..l.params.len()).rev() {
-                            if counts[l.params[k].0 .0 as usize] == 0 {
-                                l.params.remove(k);
-                                dead.push(k);
-                                *progress = true;
-                            }
-                        }
-                        if !dead.is_empty() {
-                            edit_jumps(&mut l.body, false, &mut |v| {
-                                dead.iter().for_each(|&k| remove_index(v, k))
-                            });
-                        }
-                        walk(&mut l.body, counts, progress);
-                    }
-                    _ => {}
+                    collect(&i.then_, defs, ops, work);
+                    collect(&i.else_, defs, ops, work);
                 }
+                Node::Loop(l) => {
+                    let (mut breaks, mut continues) = (Vec::new(), Vec::new());
+                    jumps_of(&l.body, &mut breaks, &mut continues, work);
+                    for (k, r) in l.results.iter().enumerate() {
+                        def(
+                            defs,
+                            ops,
+                            *r,
+                            breaks.iter().filter_map(|v| v.get(k).copied()),
+                        );
+                    }
+                    for (k, (p, init)) in l.params.iter().enumerate() {
+                        let args = continues.iter().filter_map(|v| v.get(k).copied());
+                        def(defs, ops, *p, std::iter::once(*init).chain(args));
+                    }
+                    collect(&l.body, defs, ops, work);
+                }
+                _ => {}
             }
         }
-        walk(&mut f.body, &counts, &mut progress);
-        if !progress {
-            break;
-        }
-        changed = true;
     }
-    changed
+    /// The `break` and `continue` arguments of the loop whose body is `b`.
+    fn jumps_of<'a>(
+        b: &'a Block,
+        breaks: &mut Vec<&'a Vec<Value>>,
+        continues: &mut Vec<&'a Vec<Value>>,
+        work: &mut u64,
+    ) {
+        for n in b {
+            *work += 1;
+            match n {
+                Node::Break(v) => breaks.push(v),
+                Node::Continue(v) => continues.push(v),
+                Node::If(i) => {
+                    jumps_of(&i.then_, breaks, continues, work);
+                    jumps_of(&i.else_, breaks, continues, work);
+                }
+                _ => {}
+            }
+        }
+    }
+    collect(&f.body, &mut defs, &mut ops, &mut work);
+    let mut dead = vec![false; f.values.len()];
+    let mut stack: Vec<u32> = (0..f.values.len() as u32)
+        .filter(|&v| defs[v as usize].removable && counts[v as usize] == 0)
+        .collect();
+    work += f.values.len() as u64;
+    let mut any = false;
+    while let Some(v) = stack.pop() {
+        let d = defs[v as usize];
+        dead[v as usize] = true;
+        any = true;
+        for u in &ops[d.start as usize..d.end as usize] {
+            work += 1;
+            let c = &mut counts[u.0 as usize];
+            *c -= 1;
+            if *c == 0 && defs[u.0 as usize].removable {
+                stack.push(u.0);
+            }
+        }
+    }
+    if !any {
+        return (false, work);
+    }
+    fn remove(b: &mut Block, dead: &[bool], work: &mut u64) {
+        *work += b.len() as u64;
+        b.retain(|n| !matches!(n, Node::Instr(Instr { dst: Some(d), .. }) if dead[d.0 as usize]));
+        let is_dead = |v: &Value| dead[v.0 as usize];
+        for n in b.iter_mut() {
+            match n {
+                Node::If(i) => {
+                    let gone: Vec<usize> = (0..i.results.len())
+                        .rev()
+                        .filter(|&k| is_dead(&i.results[k]))
+                        .collect();
+                    if !gone.is_empty() {
+                        i.results.retain(|r| !is_dead(r));
+                        for arm in [&mut i.then_, &mut i.else_] {
+                            if let Some(Node::Yield(y)) = arm.last_mut() {
+                                gone.iter().for_each(|&k| remove_index(y, k));
+                            }
+                        }
+                    }
+                    remove(&mut i.then_, dead, work);
+                    remove(&mut i.else_, dead, work);
+                }
+                Node::Loop(l) => {
+                    // Dead indices in descending order, removed from every jump in one
+                    // walk of the body (a walk per index was quadratic).
+                    let gone: Vec<usize> = (0..l.results.len())
+                        .rev()
+                        .filter(|&k| is_dead(&l.results[k]))
+                        .collect();
+                    if !gone.is_empty() {
+                        l.results.retain(|r| !is_dead(r));
+                        edit_jumps(&mut l.body, true, &mut |v| {
+                            gone.iter().for_each(|&k| remove_index(v, k))
+                        });
+                    }
+                    let gone: Vec<usize> = (0..l.params.len())
+                        .rev()
+                        .filter(|&k| is_dead(&l.params[k].0))
+                        .collect();
+                    if !gone.is_empty() {
+                        l.params.retain(|p| !is_dead(&p.0));
+                        edit_jumps(&mut l.body, false, &mut |v| {
+                            gone.iter().for_each(|&k| remove_index(v, k))
+                        });
+                    }
+                    remove(&mut l.body, dead, work);
+                }
+                _ => {}
+            }
+        }
+    }
+    remove(&mut f.body, &dead, &mut work);
+    (true, work)
 }
 
 /// Evaluates operations whose sources are all constants.
@@ -622,6 +728,87 @@ mod tests {
             "loop {
                 break
             }",
+        );
+    }
+
+    /// `n` links of a dead chain: an instruction read only by an `if` result, read only by
+    /// the next link; at the end a loop whose parameter starts with the last link and
+    /// whose unused result is computed from the parameter.
+    fn dead_chain(n: usize) -> String {
+        let mut s = String::from(
+            "%0:i32 = sysval local_invocation_index\n%1:b1 = ieq %0, %0\n\
+             store ssbo[0] %0, %0 align 4\n",
+        );
+        let mut prev = 0;
+        for k in 0..n {
+            let (a, r) = (2 + 2 * k, 3 + 2 * k);
+            s += &format!(
+                "%{a}:i32 = iadd %{prev}, %0\n\
+                 %{r}:i32 = if %1 {{\nyield %{a}\n}} else {{\nyield %0\n}}\n"
+            );
+            prev = r;
+        }
+        let (p, x) = (2 + 2 * n, 3 + 2 * n);
+        s + &format!(
+            "%{}:i32 = loop (%{p}:i32 = %{prev}) {{\n%{x}:i32 = iadd %{p}, %0\n\
+             if %1 {{\nbreak %{x}\n}}\ncontinue %0\n}}\n",
+            x + 1
+        )
+    }
+
+    #[test]
+    fn dce_removes_dead_chains_whole() {
+        let mut f = crate::parse::parse_function(&dead_chain(3)).expect("parses");
+        assert!(opt_dce(&mut f));
+        crate::validate::validate(&f).unwrap_or_else(|e| panic!("{e}\n{f}"));
+        f.renumber();
+        let mut e = crate::parse::parse_function(
+            "%0:i32 = sysval local_invocation_index
+            %1:b1 = ieq %0, %0
+            store ssbo[0] %0, %0 align 4
+            if %1 {
+                yield
+            } else {
+                yield
+            }
+            if %1 {
+                yield
+            } else {
+                yield
+            }
+            if %1 {
+                yield
+            } else {
+                yield
+            }
+            loop {
+                if %1 {
+                    break
+                }
+                continue
+            }",
+        )
+        .expect("parses");
+        e.renumber();
+        assert_eq!(f.to_string(), e.to_string());
+    }
+
+    /// A dead chain is removed in one walk plus the uses it gives up, not one walk per link
+    /// (that was quadratic in the chain's length).
+    #[test]
+    fn dce_work_grows_linearly_with_dead_chains() {
+        let work = |n: usize| {
+            let mut f = crate::parse::parse_function(&dead_chain(n)).expect("parses");
+            let (changed, w) = dce(&mut f);
+            assert!(changed);
+            crate::validate::validate(&f).unwrap_or_else(|e| panic!("{e}\n{f}"));
+            assert_eq!(f.instr_count(), 3, "{f}");
+            w
+        };
+        let (w1, w2) = (work(500), work(1000));
+        assert!(
+            w2 * 10 <= w1 * 22,
+            "work {w1} at 500 links, {w2} at 1000: more than linear"
         );
     }
 
