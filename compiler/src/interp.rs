@@ -98,10 +98,9 @@ impl Group<'_> {
             let i = g.get(x.index, lane)?[0] as u32;
             Ok(x.base + i.min(x.count.saturating_sub(1)))
         };
-        let space = match space {
-            Space::SsboArray(x) => Space::Ssbo(element(self, &x)?),
-            Space::UboArray(x) => Space::Ubo(element(self, &x)?),
-            other => other,
+        let space = match space.array() {
+            Some(x) => space.element(element(self, &x)?),
+            None => space,
         };
         Ok(match space {
             Space::Ssbo(b) => self

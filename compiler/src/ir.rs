@@ -239,6 +239,29 @@ impl Space {
             Space::Ssbo(_) | Space::Ubo(_) | Space::Push | Space::Shared | Space::Local => None,
         }
     }
+    /// The descriptor array of a buffer chosen at run time; None for a fixed buffer and
+    /// every other space.
+    pub fn array(&self) -> Option<BufIndex> {
+        match self {
+            Space::SsboArray(x) | Space::UboArray(x) => Some(*x),
+            Space::Ssbo(_)
+            | Space::Ubo(_)
+            | Space::Push
+            | Space::Shared
+            | Space::Local
+            | Space::Global(_) => None,
+        }
+    }
+    /// The fixed buffer at binding-table entry `entry` of this space's descriptor array (a
+    /// storage buffer for a storage-buffer array, a uniform buffer for a uniform-buffer
+    /// array); a space that is not an array is itself.
+    pub fn element(self, entry: u32) -> Space {
+        match self {
+            Space::SsboArray(_) => Space::Ssbo(entry),
+            Space::UboArray(_) => Space::Ubo(entry),
+            other => other,
+        }
+    }
     /// Storage buffers, fixed or indexed.
     pub fn is_ssbo(&self) -> bool {
         matches!(self, Space::Ssbo(_) | Space::SsboArray(_))

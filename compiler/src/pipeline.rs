@@ -84,7 +84,8 @@ impl DebugFlags {
         ("stats", "print shader statistics"),
         (
             "validate",
-            "validate the IR between passes (always on in debug builds)",
+            "validate the IR between passes, the ISA, and that the listing assembles to the binary \
+             (always on in debug builds)",
         ),
         ("no8", "never choose SIMD8"),
         ("no16", "never choose SIMD16"),

@@ -462,9 +462,12 @@ fn push_constants_in_curbe_layout() {
     assert_eq!(k.layout.push_regs, 1);
     assert_eq!(k.layout.cross_thread_regs(), 2);
     assert_eq!(k.layout.per_thread_regs(), 1);
-    // The push constant is read from g1.0 (first CURBE register).
+    // The push constant is read from g1.0 (first CURBE register); a replicated three-source
+    // operand shows its swizzle.
     assert!(
-        k.asm.contains("g1<0,1,0>F") || k.asm.contains("g1.0<0,1,0>F"),
+        ["g1<0,1,0>F", "g1.0<0,1,0>F", "g1.0<0,1,0>.xyzwF"]
+            .iter()
+            .any(|t| k.asm.contains(t)),
         "{}",
         k.asm
     );

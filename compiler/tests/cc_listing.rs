@@ -3,6 +3,7 @@
 //! back the binary `ferrite-cc -o` wrote, byte for byte, so branch offsets point where they
 //! did.
 
+use ferrite_compiler::backend::emit::first_difference;
 use ferrite_isa::Gen;
 use std::process::Command;
 
@@ -36,9 +37,7 @@ fn assembling_the_listing_reproduces_the_binary() {
             let binary = std::fs::read(&bin).unwrap();
             let assembled = ferrite_isa::asm::assemble(&listing, Gen::Gen9)
                 .unwrap_or_else(|e| panic!("{name} SIMD{simd}: {e}\n{listing}"));
-            if let Some(i) =
-                (0..binary.len().max(assembled.len())).find(|&i| binary.get(i) != assembled.get(i))
-            {
+            if let Some(i) = first_difference(&binary, &assembled) {
                 panic!(
                     "{name} SIMD{simd}: assembled listing differs from the -o binary at byte \
                      {i:#x} ({} vs {} bytes)\n{listing}",

@@ -657,8 +657,9 @@ fn build_src3(p: &POperand) -> Result<Src3> {
     Ok(Src3 {
         nr: grf_of(p)?,
         subnr: sub as u8,
-        // Mesa leaves the swizzle field zero on a replicated scalar.
-        swizzle: if rep_ctrl {
+        // Mesa leaves the swizzle field zero on a replicated scalar; a swizzle written after
+        // `<0,1,0>` is kept (the disassembler prints any other value).
+        swizzle: if rep_ctrl && p.swz.is_none() {
             Swizzle([0; 4])
         } else {
             swizzle_of(p)?

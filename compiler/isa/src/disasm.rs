@@ -287,7 +287,15 @@ impl fmt::Display for Src3 {
         }
         let sub = self.subnr as u32 / self.ty.size();
         if self.rep_ctrl {
-            write!(f, "g{}.{sub}<0,1,0>{}", self.nr, self.ty)
+            // A replicated scalar's swizzle is zero in Mesa's encoding and then not printed;
+            // any other value is printed in full (`.xyzw` too), so that the text keeps it.
+            write!(f, "g{}.{sub}<0,1,0>", self.nr)?;
+            if self.swizzle == Swizzle::XYZW {
+                f.write_str(".xyzw")?;
+            } else if self.swizzle != Swizzle([0; 4]) {
+                write!(f, "{}", self.swizzle)?;
+            }
+            write!(f, "{}", self.ty)
         } else {
             write_grf(f, self.nr, sub)?;
             write!(f, "<4,4,1>{}{}", self.swizzle, self.ty)

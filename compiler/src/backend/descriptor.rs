@@ -64,15 +64,7 @@ type Res<T> = Result<T, BackendError>;
 pub(super) fn indexed_space(op: &ir::Op) -> Option<BufIndex> {
     match op {
         ir::Op::Load { space, .. } | ir::Op::Store { space, .. } | ir::Op::Atomic { space, .. } => {
-            match space {
-                Space::SsboArray(x) | Space::UboArray(x) => Some(*x),
-                Space::Ssbo(_)
-                | Space::Ubo(_)
-                | Space::Push
-                | Space::Shared
-                | Space::Local
-                | Space::Global(_) => None,
-            }
+            space.array()
         }
         _ => None,
     }

@@ -787,6 +787,32 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, BackendError> {
     Ok(s)
 }
 
+/// Checks that the listing of `bytes` (what [`disassemble`] prints, `ferrite-cc` shows and
+/// `ferrite-asm` reads) assembles to `bytes` again, byte for byte: the compacted forms,
+/// the branch distances and every operand survive the text.
+pub fn check_listing(bytes: &[u8]) -> Result<(), BackendError> {
+    let text = disassemble(bytes)?;
+    let again = ferrite_isa::asm::assemble(&text, Gen::Gen9).map_err(|err| BackendError::Isa {
+        what: "assembling the listing",
+        err,
+    })?;
+    match first_difference(bytes, &again) {
+        None => Ok(()),
+        Some(at) => Err(BackendError::Internal(format!(
+            "the listing assembles to other bytes ({} instead of {} bytes, the first difference \
+             at byte {at:#x}):\n{text}",
+            again.len(),
+            bytes.len()
+        ))),
+    }
+}
+
+/// The first byte offset at which two programs differ (where one ends, if it is a prefix of
+/// the other).
+pub fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -880,6 +906,29 @@ mod tests {
         for want in ["or(1)", "cr0", "0x00000040UD", "WE_all", "switch"] {
             assert!(text.contains(want), "{want} missing in {text}");
         }
+    }
+
+    #[test]
+    fn the_listing_check_fails_on_what_the_text_loses() {
+        let text = "add(8) g4<1>F g6<8,8,1>F g8<8,8,1>F { align1 1Q };\n\
+                    mov(8) g3<1>UW 0x76543210V { align1 WE_all 1Q };\n";
+        let insts: Vec<_> = ferrite_isa::asm::parse_program(text, Gen::Gen9)
+            .unwrap()
+            .into_iter()
+            .map(|a| a.inst)
+            .collect();
+        for compact in [false, true] {
+            let bin = ferrite_isa::encode_program(&insts, Gen::Gen9, compact).unwrap();
+            check_listing(&bin).unwrap();
+        }
+        // Bit 7 of a native instruction is reserved: no text names it, so a binary with it
+        // set cannot come back from its listing.
+        let mut bin = ferrite_isa::encode_program(&insts, Gen::Gen9, false).unwrap();
+        bin[0] |= 0x80;
+        assert!(check_listing(&bin).is_err());
+        assert_eq!(first_difference(&[1, 2, 3], &[1, 2, 3]), None);
+        assert_eq!(first_difference(&[1, 2, 3], &[1, 5, 3]), Some(1));
+        assert_eq!(first_difference(&[1, 2], &[1, 2, 3]), Some(2));
     }
 
     #[test]

@@ -435,68 +435,116 @@ pub enum LOp {
     Cont,
 }
 
+/// How the passes after instruction selection treat an op: stated for every op in one
+/// exhaustive match ([`LOp::class`]), so that a new op is classified once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpClass {
+    /// Register work: ALU, math, shuffles.
+    Compute,
+    /// Structured control flow.
+    Control,
+    /// A message to a shared function, or the wait after a barrier message.
+    Message(MsgClass),
+}
+
+/// What the passes need to know of a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsgClass {
+    /// A logical message, lowered to a SEND later (not a lowered SEND, not a wait).
+    pub logical: bool,
+    /// The surface of a logical data-port message.
+    pub surface: Option<Surface>,
+    /// The message only reads memory: such messages may be reordered among themselves
+    /// (neither sees the other's effect).
+    pub pure_read: bool,
+}
+
 impl LOp {
+    /// The op's class. Logical messages are classified by kind; lowered SENDs by shared
+    /// function and message type (bits 18:14 of the descriptor).
+    pub fn class(&self) -> OpClass {
+        let logical = |surface, pure_read| {
+            OpClass::Message(MsgClass {
+                logical: true,
+                surface,
+                pure_read,
+            })
+        };
+        match *self {
+            LOp::Alu(_) | LOp::Math(_) | LOp::Shuffle { .. } => OpClass::Compute,
+            LOp::Do | LOp::If | LOp::Else | LOp::Endif | LOp::While | LOp::Break | LOp::Cont => {
+                OpClass::Control
+            }
+            LOp::UntypedRead { surf, .. }
+            | LOp::TypedRead { surf, .. }
+            | LOp::ByteScatteredRead { surf, .. } => logical(Some(surf), true),
+            LOp::UntypedWrite { surf, .. }
+            | LOp::UntypedAtomic { surf, .. }
+            | LOp::ByteScatteredWrite { surf, .. }
+            | LOp::TypedWrite { surf, .. }
+            | LOp::TypedAtomic { surf, .. } => logical(Some(surf), false),
+            // Sampler messages name a fixed binding-table index (no descriptor indexing yet).
+            LOp::Sample { .. } | LOp::ScratchRead { .. } => logical(None, true),
+            LOp::Fence | LOp::Barrier | LOp::Eot | LOp::ScratchWrite { .. } => logical(None, false),
+            LOp::Send {
+                sfid,
+                desc,
+                rlen,
+                eot,
+                ..
+            } => {
+                let ty = (desc >> 14) & 0x1F;
+                let pure_read = rlen > 0
+                    && !eot
+                    && match sfid {
+                        Sfid::Sampler | Sfid::DpSampler | Sfid::DpConst => true,
+                        // OWord block, unaligned and dual block, dword and byte scattered,
+                        // untyped surface read.
+                        Sfid::DpDc0 => ty <= 0x05,
+                        // Untyped surface read, media block read, typed surface read, A64
+                        // scattered, untyped surface and block read.
+                        Sfid::DpDc1 => matches!(ty, 0x01 | 0x04 | 0x05 | 0x10 | 0x11 | 0x14),
+                        Sfid::Null
+                        | Sfid::Gateway
+                        | Sfid::DpRender
+                        | Sfid::Urb
+                        | Sfid::ThreadSpawner
+                        | Sfid::Vme
+                        | Sfid::PixelInterp
+                        | Sfid::Cre => false,
+                    };
+                OpClass::Message(MsgClass {
+                    logical: false,
+                    surface: None,
+                    pure_read,
+                })
+            }
+            LOp::Wait => OpClass::Message(MsgClass {
+                logical: false,
+                surface: None,
+                pure_read: false,
+            }),
+        }
+    }
     pub fn is_control(&self) -> bool {
-        matches!(
-            self,
-            LOp::Do | LOp::If | LOp::Else | LOp::Endif | LOp::While | LOp::Break | LOp::Cont
-        )
+        self.class() == OpClass::Control
     }
     pub fn is_message(&self) -> bool {
-        matches!(
-            self,
-            LOp::UntypedRead { .. }
-                | LOp::UntypedWrite { .. }
-                | LOp::UntypedAtomic { .. }
-                | LOp::TypedRead { .. }
-                | LOp::TypedWrite { .. }
-                | LOp::TypedAtomic { .. }
-                | LOp::Sample { .. }
-                | LOp::ByteScatteredRead { .. }
-                | LOp::ByteScatteredWrite { .. }
-                | LOp::Fence
-                | LOp::Barrier
-                | LOp::Eot
-                | LOp::ScratchRead { .. }
-                | LOp::ScratchWrite { .. }
-                | LOp::Send { .. }
-                | LOp::Wait
-        )
+        matches!(self.class(), OpClass::Message(_))
     }
     pub fn is_logical(&self) -> bool {
-        self.is_message() && !matches!(self, LOp::Send { .. } | LOp::Wait)
+        matches!(self.class(), OpClass::Message(m) if m.logical)
     }
     /// The surface of a logical data-port message.
     pub fn surface(&self) -> Option<Surface> {
-        match *self {
-            LOp::UntypedRead { surf, .. }
-            | LOp::UntypedWrite { surf, .. }
-            | LOp::UntypedAtomic { surf, .. }
-            | LOp::ByteScatteredRead { surf, .. }
-            | LOp::ByteScatteredWrite { surf, .. }
-            | LOp::TypedRead { surf, .. }
-            | LOp::TypedWrite { surf, .. }
-            | LOp::TypedAtomic { surf, .. } => Some(surf),
-            // Sampler messages name a fixed binding-table index (no descriptor indexing yet).
-            LOp::Sample { .. }
-            | LOp::Alu(_)
-            | LOp::Math(_)
-            | LOp::Fence
-            | LOp::Barrier
-            | LOp::Eot
-            | LOp::ScratchRead { .. }
-            | LOp::ScratchWrite { .. }
-            | LOp::Send { .. }
-            | LOp::Wait
-            | LOp::Shuffle { .. }
-            | LOp::Do
-            | LOp::If
-            | LOp::Else
-            | LOp::Endif
-            | LOp::While
-            | LOp::Break
-            | LOp::Cont => None,
+        match self.class() {
+            OpClass::Message(m) => m.surface,
+            OpClass::Compute | OpClass::Control => None,
         }
+    }
+    /// Whether a message only reads memory (see [`MsgClass::pure_read`]).
+    pub fn is_pure_read(&self) -> bool {
+        matches!(self.class(), OpClass::Message(m) if m.pure_read)
     }
 }
 

@@ -443,6 +443,9 @@ fn compile_one(
             what: "encode",
             err,
         })?;
+    if cfg!(debug_assertions) || opts.validate {
+        times.time(name("listing round trip"), || emit::check_listing(&binary))?;
+    }
     let total = shader.local_size.iter().product::<u32>().max(1);
     let stats = Statistics {
         instructions: insts.len() as u32,

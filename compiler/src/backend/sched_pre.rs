@@ -24,72 +24,10 @@
 use super::lir::*;
 use super::ra;
 use super::sched::is_barrier;
-use ferrite_isa::Sfid;
 
 /// Blocks longer than this keep their order: the ready list is scanned at every step, and a
 /// block of several thousand instructions whose every value is live at once is rare.
 pub const MAX_BLOCK: usize = 4096;
-
-/// Whether a message only reads memory: such messages may be reordered among themselves
-/// (neither sees the other's effect). Logical messages are classified by kind; lowered SENDs
-/// by shared function and message type (bits 18:14 of the descriptor).
-pub fn is_pure_read(i: &LInst) -> bool {
-    match i.op {
-        LOp::UntypedRead { .. }
-        | LOp::TypedRead { .. }
-        | LOp::Sample { .. }
-        | LOp::ByteScatteredRead { .. }
-        | LOp::ScratchRead { .. } => true,
-        LOp::Send {
-            sfid,
-            desc,
-            rlen,
-            eot,
-            ..
-        } => {
-            let ty = (desc >> 14) & 0x1F;
-            rlen > 0
-                && !eot
-                && match sfid {
-                    Sfid::Sampler | Sfid::DpSampler | Sfid::DpConst => true,
-                    // OWord block, unaligned and dual block, dword and byte scattered,
-                    // untyped surface read.
-                    Sfid::DpDc0 => ty <= 0x05,
-                    // Untyped surface read, media block read, typed surface read, A64
-                    // scattered, untyped surface and block read.
-                    Sfid::DpDc1 => matches!(ty, 0x01 | 0x04 | 0x05 | 0x10 | 0x11 | 0x14),
-                    Sfid::Null
-                    | Sfid::Gateway
-                    | Sfid::DpRender
-                    | Sfid::Urb
-                    | Sfid::ThreadSpawner
-                    | Sfid::Vme
-                    | Sfid::PixelInterp
-                    | Sfid::Cre => false,
-                }
-        }
-        LOp::Alu(_)
-        | LOp::Math(_)
-        | LOp::Shuffle { .. }
-        | LOp::UntypedWrite { .. }
-        | LOp::UntypedAtomic { .. }
-        | LOp::TypedWrite { .. }
-        | LOp::TypedAtomic { .. }
-        | LOp::ByteScatteredWrite { .. }
-        | LOp::Fence
-        | LOp::Barrier
-        | LOp::Eot
-        | LOp::ScratchWrite { .. }
-        | LOp::Wait
-        | LOp::Do
-        | LOp::If
-        | LOp::Else
-        | LOp::Endif
-        | LOp::While
-        | LOp::Break
-        | LOp::Cont => false,
-    }
-}
 
 /// The resources an instruction reads and writes: virtual registers as their number, fixed
 /// GRFs as `nvregs + GRF`, the flag as `nvregs + 256`.
@@ -155,7 +93,7 @@ fn dependences(block: &[LInst], nvregs: usize) -> Vec<Vec<usize>> {
         }
         if i.op.is_message() {
             p.extend(last_other);
-            if is_pure_read(i) {
+            if i.op.is_pure_read() {
                 reads_since.push(b);
             } else {
                 p.append(&mut reads_since);
@@ -451,7 +389,9 @@ mod tests {
         meets(&wa, &rb)
             || meets(&wa, &wb)
             || meets(&ra, &wb)
-            || (a.op.is_message() && b.op.is_message() && !(is_pure_read(a) && is_pure_read(b)))
+            || (a.op.is_message()
+                && b.op.is_message()
+                && !(a.op.is_pure_read() && b.op.is_pure_read()))
     }
 
     #[test]

@@ -43,19 +43,9 @@ fn sampler_mut(op: &mut ImageOp) -> Option<&mut u32> {
 
 /// A buffer space of a descriptor array with a constant index, as the fixed buffer it names.
 fn fold_space(space: &mut Space, consts: &Consts) -> bool {
-    let folded = match space {
-        Space::SsboArray(x) => fixed_entry(x, consts).map(Space::Ssbo),
-        Space::UboArray(x) => fixed_entry(x, consts).map(Space::Ubo),
-        Space::Ssbo(_)
-        | Space::Ubo(_)
-        | Space::Push
-        | Space::Shared
-        | Space::Local
-        | Space::Global(_) => None,
-    };
-    match folded {
-        Some(s) => {
-            *space = s;
+    match space.array().and_then(|x| fixed_entry(&x, consts)) {
+        Some(entry) => {
+            *space = space.element(entry);
             true
         }
         None => false,

@@ -56,46 +56,50 @@ pub(super) fn aligned(c: &Ctx) -> Option<String> {
     }
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    use crate::model::*;
-    let br = |op: Opcode, jip: i32, uip: i32| {
-        Instruction::new(
-            op,
-            es(8),
-            Operands::Branch {
-                dst: Dst::null(Type::D),
-                src0_file: RegFile::Imm,
-                src0_ty: Type::D,
-                jip,
-                uip,
-            },
-        )
-    };
-    let nop = || Instruction::new(Opcode::Nop, es(1), Operands::nop());
-    let prog = |jip: i32, uip: i32| {
+pub(super) mod rule_cases {
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::model::*;
+        use crate::validate::testutil::*;
+        let br = |op: Opcode, jip: i32, uip: i32| {
+            Instruction::new(
+                op,
+                es(8),
+                Operands::Branch {
+                    dst: Dst::null(Type::D),
+                    src0_file: RegFile::Imm,
+                    src0_ty: Type::D,
+                    jip,
+                    uip,
+                },
+            )
+        };
+        let nop = || Instruction::new(Opcode::Nop, es(1), Operands::nop());
+        let prog = |jip: i32, uip: i32| {
+            vec![
+                br(Opcode::If, jip, uip),
+                nop(),
+                br(Opcode::Endif, 16, 0x0800_0000),
+            ]
+        };
         vec![
-            br(Opcode::If, jip, uip),
-            nop(),
-            br(Opcode::Endif, 16, 0x0800_0000),
+            Case {
+                rule: "branch.in-program",
+                platform: SKL,
+                // IF -> ENDIF (+32); ENDIF's JIP points at the program end.
+                pass: vec![prog(32, 32)],
+                fail: vec![prog(64, 32), prog(32, -16)],
+            },
+            Case {
+                rule: "branch.aligned",
+                platform: SKL,
+                pass: vec![prog(16, 32)],
+                fail: vec![prog(24, 32), prog(32, 40)],
+            },
         ]
-    };
-    vec![
-        Case {
-            rule: "branch.in-program",
-            platform: SKL,
-            // IF -> ENDIF (+32); ENDIF's JIP points at the program end.
-            pass: vec![prog(32, 32)],
-            fail: vec![prog(64, 32), prog(32, -16)],
-        },
-        Case {
-            rule: "branch.aligned",
-            platform: SKL,
-            pass: vec![prog(16, 32)],
-            fail: vec![prog(24, 32), prog(32, 40)],
-        },
-    ]
+    }
 }
 
 #[cfg(test)]

@@ -247,287 +247,293 @@ pub(super) fn ce0_read(c: &Ctx) -> Option<String> {
     }
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    use Type::*;
-    let cmp = |m| {
-        with_cmod(
-            op2(
-                Opcode::Cmp,
-                8,
-                Dst::null(F),
-                s(12, 0, F, 8, 8, 1),
-                s(14, 0, F, 8, 8, 1),
-            ),
-            m,
-        )
-    };
-    let sel = || {
-        op2(
-            Opcode::Sel,
-            8,
-            d(10, 0, F, 1),
-            s(12, 0, F, 8, 8, 1),
-            s(14, 0, F, 8, 8, 1),
-        )
-    };
-    let mul = |dt, t0, t1| {
-        op2(
-            Opcode::Mul,
-            8,
-            d(10, 0, dt, 1),
-            s(12, 0, t0, 8, 8, 1),
-            s(14, 0, t1, 8, 8, 1),
-        )
-    };
-    let intdiv = |neg| {
-        let mut i = math(
-            MathFunction::IntDiv,
-            8,
-            d(10, 0, D, 1),
-            s(12, 0, D, 8, 8, 1),
-            s(14, 0, D, 8, 8, 1),
-        );
-        if let Operands::Basic {
-            src1: Src::Reg(r), ..
-        } = &mut i.operands
-        {
-            r.negate = neg;
-        }
-        i
-    };
-    // One-source float math: destination type, source type.
-    let fmath = |f, dt, st| math(f, 8, d(10, 0, dt, 1), s(12, 0, st, 8, 8, 1), null_src(st));
-    let lrp = |t: Type| three(Opcode::Lrp, 8, t, [src3(2, t), src3(4, t), src3(6, t)]);
-    let and_acc = |neg| {
-        let mut a = acc(0, 0, UD, 8, 8, 1);
-        if let Src::Reg(r) = &mut a {
-            r.negate = neg;
-        }
-        op2(Opcode::And, 8, d(10, 0, UD, 1), a, s(14, 0, UD, 8, 8, 1))
-    };
-    let and = |m| {
-        with_cmod(
-            op2(
-                Opcode::And,
-                8,
-                d(10, 0, UD, 1),
-                s(12, 0, UD, 8, 8, 1),
-                s(14, 0, UD, 8, 8, 1),
-            ),
-            m,
-        )
-    };
-    let bfi2 = |t: Type| three(Opcode::Bfi2, 8, t, [src3(2, t), src3(4, t), src3(6, t)]);
-    let csel = |t: Type, m| {
-        with_cmod(
-            three(Opcode::Csel, 8, t, [src3(2, t), src3(4, t), src3(6, t)]),
-            m,
-        )
-    };
-    vec![
-        case(
-            "inst.cmp-cond-mod",
-            SKL,
-            vec![cmp(CondMod::L)],
-            vec![cmp(CondMod::None)],
-        ),
-        case(
-            "inst.sel-pred-or-cmod",
-            SKL,
-            vec![predicated(sel()), with_cmod(sel(), CondMod::Ge)],
-            vec![sel(), predicated(with_cmod(sel(), CondMod::Ge))],
-        ),
-        case(
-            "mul.dword-src0",
-            SKL,
-            vec![mul(D, D, W)],
-            vec![mul(D, W, D)],
-        ),
-        case(
-            "mul.int-acc-src",
-            SKL,
-            vec![op2(
-                Opcode::Mul,
-                8,
-                d(10, 0, F, 1),
-                acc(0, 0, F, 8, 8, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-            vec![op2(
-                Opcode::Mul,
-                8,
-                d(10, 0, D, 1),
-                acc(0, 0, D, 8, 8, 1),
-                s(14, 0, W, 8, 8, 1),
-            )],
-        ),
-        case(
-            "mul.dword-sat-cmod",
-            SKL,
-            vec![mul(D, D, W), sat(mul(F, F, F))],
-            vec![sat(with_cmod(mul(D, D, W), CondMod::Nz))],
-        ),
-        case(
-            "math.intdiv-no-srcmod",
-            SKL,
-            vec![intdiv(false)],
-            vec![intdiv(true)],
-        ),
-        case(
-            "math.operand-types",
-            SKL,
-            vec![
-                fmath(MathFunction::Sqrt, F, F),
-                fmath(MathFunction::Inv, HF, HF),
-                math(
-                    MathFunction::Fdiv,
+pub(super) mod rule_cases {
+    use super::*;
+
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::validate::testutil::*;
+        use Type::*;
+        let cmp = |m| {
+            with_cmod(
+                op2(
+                    Opcode::Cmp,
                     8,
-                    d(10, 0, F, 1),
+                    Dst::null(F),
                     s(12, 0, F, 8, 8, 1),
                     s(14, 0, F, 8, 8, 1),
                 ),
-                intdiv(false),
-            ],
-            vec![
-                // A DF math: there is no double-precision math unit.
-                math(
-                    MathFunction::Sqrt,
-                    4,
-                    d(10, 0, DF, 1),
-                    s(12, 0, DF, 4, 4, 1),
-                    null_src(DF),
+                m,
+            )
+        };
+        let sel = || {
+            op2(
+                Opcode::Sel,
+                8,
+                d(10, 0, F, 1),
+                s(12, 0, F, 8, 8, 1),
+                s(14, 0, F, 8, 8, 1),
+            )
+        };
+        let mul = |dt, t0, t1| {
+            op2(
+                Opcode::Mul,
+                8,
+                d(10, 0, dt, 1),
+                s(12, 0, t0, 8, 8, 1),
+                s(14, 0, t1, 8, 8, 1),
+            )
+        };
+        let intdiv = |neg| {
+            let mut i = math(
+                MathFunction::IntDiv,
+                8,
+                d(10, 0, D, 1),
+                s(12, 0, D, 8, 8, 1),
+                s(14, 0, D, 8, 8, 1),
+            );
+            if let Operands::Basic {
+                src1: Src::Reg(r), ..
+            } = &mut i.operands
+            {
+                r.negate = neg;
+            }
+            i
+        };
+        // One-source float math: destination type, source type.
+        let fmath = |f, dt, st| math(f, 8, d(10, 0, dt, 1), s(12, 0, st, 8, 8, 1), null_src(st));
+        let lrp = |t: Type| three(Opcode::Lrp, 8, t, [src3(2, t), src3(4, t), src3(6, t)]);
+        let and_acc = |neg| {
+            let mut a = acc(0, 0, UD, 8, 8, 1);
+            if let Src::Reg(r) = &mut a {
+                r.negate = neg;
+            }
+            op2(Opcode::And, 8, d(10, 0, UD, 1), a, s(14, 0, UD, 8, 8, 1))
+        };
+        let and = |m| {
+            with_cmod(
+                op2(
+                    Opcode::And,
+                    8,
+                    d(10, 0, UD, 1),
+                    s(12, 0, UD, 8, 8, 1),
+                    s(14, 0, UD, 8, 8, 1),
                 ),
-                fmath(MathFunction::Inv, DF, F),
-                fmath(MathFunction::Log, F, D),
-                math(
-                    MathFunction::IntDiv,
+                m,
+            )
+        };
+        let bfi2 = |t: Type| three(Opcode::Bfi2, 8, t, [src3(2, t), src3(4, t), src3(6, t)]);
+        let csel = |t: Type, m| {
+            with_cmod(
+                three(Opcode::Csel, 8, t, [src3(2, t), src3(4, t), src3(6, t)]),
+                m,
+            )
+        };
+        vec![
+            case(
+                "inst.cmp-cond-mod",
+                SKL,
+                vec![cmp(CondMod::L)],
+                vec![cmp(CondMod::None)],
+            ),
+            case(
+                "inst.sel-pred-or-cmod",
+                SKL,
+                vec![predicated(sel()), with_cmod(sel(), CondMod::Ge)],
+                vec![sel(), predicated(with_cmod(sel(), CondMod::Ge))],
+            ),
+            case(
+                "mul.dword-src0",
+                SKL,
+                vec![mul(D, D, W)],
+                vec![mul(D, W, D)],
+            ),
+            case(
+                "mul.int-acc-src",
+                SKL,
+                vec![op2(
+                    Opcode::Mul,
+                    8,
+                    d(10, 0, F, 1),
+                    acc(0, 0, F, 8, 8, 1),
+                    s(14, 0, F, 8, 8, 1),
+                )],
+                vec![op2(
+                    Opcode::Mul,
                     8,
                     d(10, 0, D, 1),
-                    s(12, 0, F, 8, 8, 1),
-                    s(14, 0, D, 8, 8, 1),
-                ),
-                math(
-                    MathFunction::IntMod,
-                    4,
-                    d(10, 0, Q, 1),
-                    s(12, 0, Q, 4, 4, 1),
-                    s(14, 0, Q, 4, 4, 1),
-                ),
-            ],
-        ),
-        case(
-            "lrp.types",
-            SKL,
-            vec![lrp(F), lrp(HF)],
-            vec![lrp(DF), lrp(D), {
-                let mut i = lrp(F);
-                if let Operands::ThreeSrc { src, .. } = &mut i.operands {
-                    src[1].ty = DF;
-                }
-                i
-            }],
-        ),
-        case(
-            "logic.acc-no-srcmod",
-            SKL,
-            vec![and_acc(false)],
-            vec![and_acc(true)],
-        ),
-        case(
-            "logic.cond-mod",
-            SKL,
-            vec![and(CondMod::Nz), and(CondMod::G)],
-            vec![and(CondMod::O), and(CondMod::U)],
-        ),
-        case(
-            "bfi2.no-cond-mod",
-            SKL,
-            vec![bfi2(UD)],
-            vec![with_cmod(bfi2(UD), CondMod::Z)],
-        ),
-        case("bfi2.no-sat", SKL, vec![bfi2(D)], vec![sat(bfi2(D))]),
-        case(
-            "bfi2.types",
-            SKL,
-            vec![bfi2(UD)],
-            vec![bfi2(F), {
-                let mut i = bfi2(UD);
-                if let Operands::ThreeSrc { src, .. } = &mut i.operands {
-                    src[2].ty = D;
-                }
-                i
-            }],
-        ),
-        case(
-            "csel.no-pred",
-            SKL,
-            vec![csel(F, CondMod::Nz)],
-            vec![predicated(csel(F, CondMod::Nz))],
-        ),
-        case(
-            "csel.cond-mod",
-            SKL,
-            vec![csel(F, CondMod::Nz)],
-            vec![csel(F, CondMod::None)],
-        ),
-        super::testutil::Case {
-            rule: "csel.types-gen8",
-            platform: super::Platform::Bdw,
-            pass: vec![vec![csel(D, CondMod::L)], vec![csel(HF, CondMod::G)]],
-            fail: vec![
-                vec![csel(UD, CondMod::L)],
-                vec![{
-                    let mut i = csel(F, CondMod::L);
+                    acc(0, 0, D, 8, 8, 1),
+                    s(14, 0, W, 8, 8, 1),
+                )],
+            ),
+            case(
+                "mul.dword-sat-cmod",
+                SKL,
+                vec![mul(D, D, W), sat(mul(F, F, F))],
+                vec![sat(with_cmod(mul(D, D, W), CondMod::Nz))],
+            ),
+            case(
+                "math.intdiv-no-srcmod",
+                SKL,
+                vec![intdiv(false)],
+                vec![intdiv(true)],
+            ),
+            case(
+                "math.operand-types",
+                SKL,
+                vec![
+                    fmath(MathFunction::Sqrt, F, F),
+                    fmath(MathFunction::Inv, HF, HF),
+                    math(
+                        MathFunction::Fdiv,
+                        8,
+                        d(10, 0, F, 1),
+                        s(12, 0, F, 8, 8, 1),
+                        s(14, 0, F, 8, 8, 1),
+                    ),
+                    intdiv(false),
+                ],
+                vec![
+                    // A DF math: there is no double-precision math unit.
+                    math(
+                        MathFunction::Sqrt,
+                        4,
+                        d(10, 0, DF, 1),
+                        s(12, 0, DF, 4, 4, 1),
+                        null_src(DF),
+                    ),
+                    fmath(MathFunction::Inv, DF, F),
+                    fmath(MathFunction::Log, F, D),
+                    math(
+                        MathFunction::IntDiv,
+                        8,
+                        d(10, 0, D, 1),
+                        s(12, 0, F, 8, 8, 1),
+                        s(14, 0, D, 8, 8, 1),
+                    ),
+                    math(
+                        MathFunction::IntMod,
+                        4,
+                        d(10, 0, Q, 1),
+                        s(12, 0, Q, 4, 4, 1),
+                        s(14, 0, Q, 4, 4, 1),
+                    ),
+                ],
+            ),
+            case(
+                "lrp.types",
+                SKL,
+                vec![lrp(F), lrp(HF)],
+                vec![lrp(DF), lrp(D), {
+                    let mut i = lrp(F);
                     if let Operands::ThreeSrc { src, .. } = &mut i.operands {
-                        src[1].ty = HF;
+                        src[1].ty = DF;
                     }
                     i
                 }],
-            ],
-        },
-        super::testutil::Case {
-            rule: "mul.dword-dst-not-acc",
-            platform: super::Platform::Bdw,
-            pass: vec![vec![mul(D, D, D)]],
-            fail: vec![vec![op2(
-                Opcode::Mul,
-                8,
-                Dst::new(Addr::arf(ArfReg::new(ArfKind::Acc, 0), 0), D),
-                s(12, 0, D, 8, 8, 1),
-                s(14, 0, D, 8, 8, 1),
-            )]],
-        },
-        case(
-            "csel.types",
-            SKL,
-            vec![csel(F, CondMod::L)],
-            vec![csel(D, CondMod::L)],
-        ),
-        case(
-            "ce0.read-only",
-            SKL,
-            vec![we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD)))],
-            vec![we_all(mov(1, ce0_dst(), s(10, 0, UD, 0, 1, 0)))],
-        ),
-        case(
-            "ce0.read",
-            SKL,
-            vec![
-                we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD))),
-                we_all(Instruction::alu1(
-                    Opcode::Fbl,
-                    es(1),
-                    d(10, 0, UD, 1),
-                    ce0_src(UD),
-                )),
-            ],
-            vec![
-                mov(1, d(10, 0, UD, 1), ce0_src(UD)),
-                we_all(mov(1, d(10, 0, UW, 1), ce0_src(UW))),
-                with_group(we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD))), 1),
-            ],
-        ),
-    ]
+            ),
+            case(
+                "logic.acc-no-srcmod",
+                SKL,
+                vec![and_acc(false)],
+                vec![and_acc(true)],
+            ),
+            case(
+                "logic.cond-mod",
+                SKL,
+                vec![and(CondMod::Nz), and(CondMod::G)],
+                vec![and(CondMod::O), and(CondMod::U)],
+            ),
+            case(
+                "bfi2.no-cond-mod",
+                SKL,
+                vec![bfi2(UD)],
+                vec![with_cmod(bfi2(UD), CondMod::Z)],
+            ),
+            case("bfi2.no-sat", SKL, vec![bfi2(D)], vec![sat(bfi2(D))]),
+            case(
+                "bfi2.types",
+                SKL,
+                vec![bfi2(UD)],
+                vec![bfi2(F), {
+                    let mut i = bfi2(UD);
+                    if let Operands::ThreeSrc { src, .. } = &mut i.operands {
+                        src[2].ty = D;
+                    }
+                    i
+                }],
+            ),
+            case(
+                "csel.no-pred",
+                SKL,
+                vec![csel(F, CondMod::Nz)],
+                vec![predicated(csel(F, CondMod::Nz))],
+            ),
+            case(
+                "csel.cond-mod",
+                SKL,
+                vec![csel(F, CondMod::Nz)],
+                vec![csel(F, CondMod::None)],
+            ),
+            crate::validate::testutil::Case {
+                rule: "csel.types-gen8",
+                platform: crate::validate::Platform::Bdw,
+                pass: vec![vec![csel(D, CondMod::L)], vec![csel(HF, CondMod::G)]],
+                fail: vec![
+                    vec![csel(UD, CondMod::L)],
+                    vec![{
+                        let mut i = csel(F, CondMod::L);
+                        if let Operands::ThreeSrc { src, .. } = &mut i.operands {
+                            src[1].ty = HF;
+                        }
+                        i
+                    }],
+                ],
+            },
+            crate::validate::testutil::Case {
+                rule: "mul.dword-dst-not-acc",
+                platform: crate::validate::Platform::Bdw,
+                pass: vec![vec![mul(D, D, D)]],
+                fail: vec![vec![op2(
+                    Opcode::Mul,
+                    8,
+                    Dst::new(Addr::arf(ArfReg::new(ArfKind::Acc, 0), 0), D),
+                    s(12, 0, D, 8, 8, 1),
+                    s(14, 0, D, 8, 8, 1),
+                )]],
+            },
+            case(
+                "csel.types",
+                SKL,
+                vec![csel(F, CondMod::L)],
+                vec![csel(D, CondMod::L)],
+            ),
+            case(
+                "ce0.read-only",
+                SKL,
+                vec![we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD)))],
+                vec![we_all(mov(1, ce0_dst(), s(10, 0, UD, 0, 1, 0)))],
+            ),
+            case(
+                "ce0.read",
+                SKL,
+                vec![
+                    we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD))),
+                    we_all(Instruction::alu1(
+                        Opcode::Fbl,
+                        es(1),
+                        d(10, 0, UD, 1),
+                        ce0_src(UD),
+                    )),
+                ],
+                vec![
+                    mov(1, d(10, 0, UD, 1), ce0_src(UD)),
+                    we_all(mov(1, d(10, 0, UW, 1), ce0_src(UW))),
+                    with_group(we_all(mov(1, d(10, 0, UD, 1), ce0_src(UD))), 1),
+                ],
+            ),
+        ]
+    }
 }

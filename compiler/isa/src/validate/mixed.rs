@@ -96,173 +96,179 @@ pub(super) fn acc_hf_dst_stride2(c: &Ctx) -> Option<String> {
     })
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    use Type::*;
-    let add = |exec, dst, s0, s1| op2(Opcode::Add, exec, dst, s0, s1);
-    vec![
-        case(
-            "mixed.indirect-src",
-            SKL,
-            vec![add(
-                8,
-                d(10, 0, F, 1),
-                s(12, 0, HF, 8, 8, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-            vec![add(
-                8,
-                d(10, 0, F, 1),
-                ind(HF, 8, 8, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-        ),
-        case(
-            "mixed.f-dst-simd8",
-            SKL,
-            vec![
-                add(
+pub(super) mod rule_cases {
+    use super::*;
+
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::validate::testutil::*;
+        use Type::*;
+        let add = |exec, dst, s0, s1| op2(Opcode::Add, exec, dst, s0, s1);
+        vec![
+            case(
+                "mixed.indirect-src",
+                SKL,
+                vec![add(
                     8,
                     d(10, 0, F, 1),
                     s(12, 0, HF, 8, 8, 1),
                     s(14, 0, F, 8, 8, 1),
-                ),
-                // Conversion MOVs are exempt (Mesa's SIMD16 HF->F MOVs, see AMBIGUITIES).
-                mov(16, d(6, 0, F, 1), s(2, 0, HF, 0, 1, 0)),
-            ],
-            vec![add(
-                16,
-                d(10, 0, F, 1),
-                s(12, 0, HF, 16, 16, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-        ),
-        case(
-            "mixed.packed-hf-dst-simd8",
-            SKL,
-            vec![add(
-                8,
-                d(10, 0, HF, 1),
-                s(12, 0, HF, 8, 8, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-            vec![add(
-                16,
-                d(10, 0, HF, 1),
-                s(12, 0, HF, 16, 16, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-        ),
-        case(
-            "mixed.align16-packed",
-            SKL,
-            vec![align16(add(
-                4,
-                d(10, 0, F, 1),
-                s16(12, HF, 4),
-                s16(14, F, 4),
-            ))],
-            vec![align16(add(
-                4,
-                d(10, 0, F, 1),
-                s16(12, HF, 0),
-                s16(14, F, 4),
-            ))],
-        ),
-        case(
-            "mixed.align16-oword",
-            SKL,
-            vec![align16(add(
-                8,
-                d(10, 0, HF, 1),
-                s16(12, HF, 4),
-                s16(14, F, 4),
-            ))],
-            vec![align16(mov(16, d(10, 0, HF, 1), s16(12, F, 4)))],
-        ),
-        case(
-            "mixed.align16-no-acc",
-            SKL,
-            vec![align16(add(
-                4,
-                d(10, 0, F, 1),
-                s16(12, HF, 4),
-                s16(14, F, 4),
-            ))],
-            vec![align16(add(
-                4,
-                d(10, 0, F, 1),
-                s16(12, HF, 4),
-                acc(0, 0, F, 4, 4, 1),
-            ))],
-        ),
-        case(
-            "mixed.align1-packed-hf-oword",
-            SKL,
-            vec![
-                mov(8, d(10, 16, HF, 1), s(12, 0, F, 8, 8, 1)),
-                add(
+                )],
+                vec![add(
+                    8,
+                    d(10, 0, F, 1),
+                    ind(HF, 8, 8, 1),
+                    s(14, 0, F, 8, 8, 1),
+                )],
+            ),
+            case(
+                "mixed.f-dst-simd8",
+                SKL,
+                vec![
+                    add(
+                        8,
+                        d(10, 0, F, 1),
+                        s(12, 0, HF, 8, 8, 1),
+                        s(14, 0, F, 8, 8, 1),
+                    ),
+                    // Conversion MOVs are exempt (Mesa's SIMD16 HF->F MOVs, see AMBIGUITIES).
+                    mov(16, d(6, 0, F, 1), s(2, 0, HF, 0, 1, 0)),
+                ],
+                vec![add(
+                    16,
+                    d(10, 0, F, 1),
+                    s(12, 0, HF, 16, 16, 1),
+                    s(14, 0, F, 8, 8, 1),
+                )],
+            ),
+            case(
+                "mixed.packed-hf-dst-simd8",
+                SKL,
+                vec![add(
+                    8,
+                    d(10, 0, HF, 1),
+                    s(12, 0, HF, 8, 8, 1),
+                    s(14, 0, F, 8, 8, 1),
+                )],
+                vec![add(
+                    16,
+                    d(10, 0, HF, 1),
+                    s(12, 0, HF, 16, 16, 1),
+                    s(14, 0, F, 8, 8, 1),
+                )],
+            ),
+            case(
+                "mixed.align16-packed",
+                SKL,
+                vec![align16(add(
+                    4,
+                    d(10, 0, F, 1),
+                    s16(12, HF, 4),
+                    s16(14, F, 4),
+                ))],
+                vec![align16(add(
+                    4,
+                    d(10, 0, F, 1),
+                    s16(12, HF, 0),
+                    s16(14, F, 4),
+                ))],
+            ),
+            case(
+                "mixed.align16-oword",
+                SKL,
+                vec![align16(add(
+                    8,
+                    d(10, 0, HF, 1),
+                    s16(12, HF, 4),
+                    s16(14, F, 4),
+                ))],
+                vec![align16(mov(16, d(10, 0, HF, 1), s16(12, F, 4)))],
+            ),
+            case(
+                "mixed.align16-no-acc",
+                SKL,
+                vec![align16(add(
+                    4,
+                    d(10, 0, F, 1),
+                    s16(12, HF, 4),
+                    s16(14, F, 4),
+                ))],
+                vec![align16(add(
+                    4,
+                    d(10, 0, F, 1),
+                    s16(12, HF, 4),
+                    acc(0, 0, F, 4, 4, 1),
+                ))],
+            ),
+            case(
+                "mixed.align1-packed-hf-oword",
+                SKL,
+                vec![
+                    mov(8, d(10, 16, HF, 1), s(12, 0, F, 8, 8, 1)),
+                    add(
+                        4,
+                        d(10, 0, HF, 1),
+                        s(12, 0, HF, 4, 4, 1),
+                        s(14, 0, F, 4, 4, 1),
+                    ),
+                ],
+                vec![
+                    mov(8, d(10, 8, HF, 1), s(12, 0, F, 8, 8, 1)),
+                    mov(16, d(10, 0, HF, 1), s(12, 0, F, 8, 8, 1)),
+                ],
+            ),
+            case(
+                "mixed.align1-math-strided-hf",
+                SKL,
+                vec![math(
+                    MathFunction::Inv,
+                    8,
+                    d(10, 0, F, 1),
+                    s(12, 0, HF, 16, 8, 2),
+                    null_src(F),
+                )],
+                vec![math(
+                    MathFunction::Inv,
+                    8,
+                    d(10, 0, F, 1),
+                    s(12, 0, HF, 8, 8, 1),
+                    null_src(F),
+                )],
+            ),
+            case(
+                "mixed.acc-src-offset0",
+                SKL,
+                vec![add(
+                    4,
+                    d(10, 0, HF, 2),
+                    acc(0, 16, F, 4, 4, 1),
+                    s(14, 0, F, 4, 4, 1),
+                )],
+                vec![add(
                     4,
                     d(10, 0, HF, 1),
-                    s(12, 0, HF, 4, 4, 1),
+                    acc(0, 16, F, 4, 4, 1),
                     s(14, 0, F, 4, 4, 1),
-                ),
-            ],
-            vec![
-                mov(8, d(10, 8, HF, 1), s(12, 0, F, 8, 8, 1)),
-                mov(16, d(10, 0, HF, 1), s(12, 0, F, 8, 8, 1)),
-            ],
-        ),
-        case(
-            "mixed.align1-math-strided-hf",
-            SKL,
-            vec![math(
-                MathFunction::Inv,
-                8,
-                d(10, 0, F, 1),
-                s(12, 0, HF, 16, 8, 2),
-                null_src(F),
-            )],
-            vec![math(
-                MathFunction::Inv,
-                8,
-                d(10, 0, F, 1),
-                s(12, 0, HF, 8, 8, 1),
-                null_src(F),
-            )],
-        ),
-        case(
-            "mixed.acc-src-offset0",
-            SKL,
-            vec![add(
-                4,
-                d(10, 0, HF, 2),
-                acc(0, 16, F, 4, 4, 1),
-                s(14, 0, F, 4, 4, 1),
-            )],
-            vec![add(
-                4,
-                d(10, 0, HF, 1),
-                acc(0, 16, F, 4, 4, 1),
-                s(14, 0, F, 4, 4, 1),
-            )],
-        ),
-        case(
-            "mixed.acc-hf-dst-stride2",
-            SKL,
-            vec![add(
-                4,
-                d(10, 0, HF, 2),
-                acc(0, 0, F, 4, 4, 1),
-                s(14, 0, F, 4, 4, 1),
-            )],
-            vec![add(
-                4,
-                d(10, 0, HF, 1),
-                acc(0, 0, F, 4, 4, 1),
-                s(14, 0, F, 4, 4, 1),
-            )],
-        ),
-    ]
+                )],
+            ),
+            case(
+                "mixed.acc-hf-dst-stride2",
+                SKL,
+                vec![add(
+                    4,
+                    d(10, 0, HF, 2),
+                    acc(0, 0, F, 4, 4, 1),
+                    s(14, 0, F, 4, 4, 1),
+                )],
+                vec![add(
+                    4,
+                    d(10, 0, HF, 1),
+                    acc(0, 0, F, 4, 4, 1),
+                    s(14, 0, F, 4, 4, 1),
+                )],
+            ),
+        ]
+    }
 }

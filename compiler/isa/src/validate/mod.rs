@@ -186,8 +186,8 @@ pub struct Rule {
     pub section: &'static str,
     /// The rule's sentence. PRM wording where [`Rule::verbatim`], else our summary of it.
     pub quote: &'static str,
-    /// `quote` is the PRM's sentence (as quoted in Mesa's validator comments or in
-    /// the Gen9 fact sheet the project started from), not a paraphrase.
+    /// `quote` is the PRM's sentence (as quoted in Mesa's validator comments or in the Gen9
+    /// facts the project started from, now docs/gen9.md), not a paraphrase.
     pub verbatim: bool,
     pub(crate) check: Check,
 }

@@ -107,113 +107,117 @@ pub(super) fn lp_no_depctrl(c: &Ctx) -> Option<String> {
     (ctx64(c) && (dc.no_dd_check || dc.no_dd_clear)).then(|| "NoDDClr/NoDDChk set".into())
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    use super::Platform;
-    use crate::model::*;
-    use Type::*;
-    const BXT: Platform = Platform::Bxt;
-    let add_df = |exec, dst, s0, s1| op2(Opcode::Add, exec, dst, s0, s1);
-    let good = add_df(
-        4,
-        d(10, 0, DF, 1),
-        s(12, 0, DF, 4, 4, 1),
-        s(14, 0, DF, 4, 4, 1),
-    );
-    vec![
-        case(
-            "qword.align16-exec2",
-            SKL,
-            vec![align16(mov(2, d(10, 0, DF, 1), s16(12, F, 4)))],
-            vec![align16(mov(4, d(10, 0, DF, 1), s16(12, F, 4)))],
-        ),
-        case(
-            "lp64.stride",
-            BXT,
-            vec![
-                good,
-                // Scalar sources are exempt.
-                add_df(
+pub(super) mod rule_cases {
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::model::*;
+        use crate::validate::testutil::*;
+        use crate::validate::Platform;
+        use Type::*;
+        const BXT: Platform = Platform::Bxt;
+        let add_df = |exec, dst, s0, s1| op2(Opcode::Add, exec, dst, s0, s1);
+        let good = add_df(
+            4,
+            d(10, 0, DF, 1),
+            s(12, 0, DF, 4, 4, 1),
+            s(14, 0, DF, 4, 4, 1),
+        );
+        vec![
+            case(
+                "qword.align16-exec2",
+                SKL,
+                vec![align16(mov(2, d(10, 0, DF, 1), s16(12, F, 4)))],
+                vec![align16(mov(4, d(10, 0, DF, 1), s16(12, F, 4)))],
+            ),
+            case(
+                "lp64.stride",
+                BXT,
+                vec![
+                    good,
+                    // Scalar sources are exempt.
+                    add_df(
+                        4,
+                        d(10, 0, DF, 1),
+                        s(12, 8, DF, 0, 1, 0),
+                        s(14, 0, DF, 4, 4, 1),
+                    ),
+                ],
+                vec![mov(4, d(10, 0, DF, 1), s(12, 0, F, 4, 4, 1))],
+            ),
+            case(
+                "lp64.vstride",
+                BXT,
+                vec![good],
+                vec![add_df(
                     4,
                     d(10, 0, DF, 1),
-                    s(12, 8, DF, 0, 1, 0),
+                    s(12, 0, DF, 4, 2, 1),
                     s(14, 0, DF, 4, 4, 1),
-                ),
-            ],
-            vec![mov(4, d(10, 0, DF, 1), s(12, 0, F, 4, 4, 1))],
-        ),
-        case(
-            "lp64.vstride",
-            BXT,
-            vec![good],
-            vec![add_df(
-                4,
-                d(10, 0, DF, 1),
-                s(12, 0, DF, 4, 2, 1),
-                s(14, 0, DF, 4, 4, 1),
-            )],
-        ),
-        case(
-            "lp64.same-offset",
-            BXT,
-            vec![good],
-            vec![add_df(
-                2,
-                d(10, 0, DF, 1),
-                s(12, 8, DF, 2, 2, 1),
-                s(14, 0, DF, 2, 2, 1),
-            )],
-        ),
-        case(
-            "lp64.no-indirect",
-            BXT,
-            vec![good],
-            vec![add_df(
-                4,
-                d(10, 0, DF, 1),
-                ind(DF, 4, 4, 1),
-                s(14, 0, DF, 4, 4, 1),
-            )],
-        ),
-        case(
-            "lp64.no-arf",
-            Platform::Glk,
-            vec![good],
-            vec![
-                add_df(
+                )],
+            ),
+            case(
+                "lp64.same-offset",
+                BXT,
+                vec![good],
+                vec![add_df(
+                    2,
+                    d(10, 0, DF, 1),
+                    s(12, 8, DF, 2, 2, 1),
+                    s(14, 0, DF, 2, 2, 1),
+                )],
+            ),
+            case(
+                "lp64.no-indirect",
+                BXT,
+                vec![good],
+                vec![add_df(
                     4,
                     d(10, 0, DF, 1),
-                    acc(0, 0, DF, 4, 4, 1),
+                    ind(DF, 4, 4, 1),
                     s(14, 0, DF, 4, 4, 1),
-                ),
-                {
+                )],
+            ),
+            case(
+                "lp64.no-arf",
+                Platform::Glk,
+                vec![good],
+                vec![
+                    add_df(
+                        4,
+                        d(10, 0, DF, 1),
+                        acc(0, 0, DF, 4, 4, 1),
+                        s(14, 0, DF, 4, 4, 1),
+                    ),
+                    {
+                        let mut i = good;
+                        i.acc_wr_en = true;
+                        i
+                    },
+                ],
+            ),
+            case(
+                "lp64.no-depctrl",
+                Platform::Chv,
+                vec![good],
+                vec![{
                     let mut i = good;
-                    i.acc_wr_en = true;
+                    i.dep_ctrl.no_dd_check = true;
                     i
-                },
-            ],
-        ),
-        case(
-            "lp64.no-depctrl",
-            Platform::Chv,
-            vec![good],
-            vec![{
-                let mut i = good;
-                i.dep_ctrl.no_dd_check = true;
-                i
-            }],
-        ),
-        // The same instructions are fine on SKL, where the low-power rules do not apply.
-        case(
-            "lp64.no-depctrl",
-            SKL,
-            vec![{
-                let mut i = good;
-                i.dep_ctrl.no_dd_check = true;
-                i
-            }],
-            vec![],
-        ),
-    ]
+                }],
+            ),
+            // The same instructions are fine on SKL, where the low-power rules do not apply.
+            case(
+                "lp64.no-depctrl",
+                SKL,
+                vec![{
+                    let mut i = good;
+                    i.dep_ctrl.no_dd_check = true;
+                    i
+                }],
+                vec![],
+            ),
+        ]
+    }
 }

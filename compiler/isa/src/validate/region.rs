@@ -192,164 +192,169 @@ impl super::ctx::DstV {
     }
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    use Type::*;
-    // An Align16 SIMD8 float add: the destination's HorzStride and src0's VertStride vary.
-    let a16_add = |dst_hstride, src0_vstride| {
-        align16(op2(
+pub(super) mod rule_cases {
+    use super::*;
+
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::validate::testutil::*;
+        use Type::*;
+        // An Align16 SIMD8 float add: the destination's HorzStride and src0's VertStride vary.
+        let a16_add = |dst_hstride, src0_vstride| {
+            align16(op2(
+                Opcode::Add,
+                8,
+                d(10, 0, F, dst_hstride),
+                s16(12, F, src0_vstride),
+                s16(14, F, 4),
+            ))
+        };
+        vec![
+            case(
+                "region.exec-ge-width",
+                SKL,
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
+                vec![mov(4, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
+            ),
+            case(
+                "region.width1-hstride0",
+                SKL,
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 1, 1, 0))],
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 1, 1, 1))],
+            ),
+            case(
+                "region.exec-eq-width-vstride",
+                SKL,
+                vec![
+                    mov(8, d(10, 0, W, 1), s(12, 0, W, 16, 8, 2)),
+                    // ExecSize > Width: VertStride is free.
+                    mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 4, 1)),
+                ],
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 4, 8, 1))],
+            ),
+            case(
+                "region.scalar-exec1",
+                SKL,
+                vec![mov(1, d(10, 0, F, 1), s(12, 0, F, 0, 1, 0))],
+                vec![mov(1, d(10, 0, F, 1), s(12, 0, F, 1, 1, 0))],
+            ),
+            case(
+                "region.zero-strides-width1",
+                SKL,
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 1, 0))],
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 2, 0))],
+            ),
+            case(
+                "region.width-no-grf-cross",
+                SKL,
+                vec![
+                    mov(8, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1)),
+                    add_df_simd8_4_4_1(),
+                ],
+                vec![
+                    // g12.1<8,8,1>F: the 8th element lands in g13.
+                    mov(8, d(10, 0, F, 1), s(12, 4, F, 8, 8, 1)),
+                    // SIMD8 <8,8,1>DF is 64 bytes in one row.
+                    op2(
+                        Opcode::Add,
+                        8,
+                        d(10, 0, DF, 1),
+                        s(20, 0, DF, 8, 8, 1),
+                        s(22, 0, DF, 4, 4, 1),
+                    ),
+                ],
+            ),
+            case(
+                "region.src-two-grfs",
+                SKL,
+                vec![mov(16, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
+                vec![mov(16, d(10, 0, F, 1), s(12, 0, F, 16, 8, 1))],
+            ),
+            case(
+                "region.dst-two-grfs",
+                SKL,
+                vec![mov(16, d(10, 0, W, 2), s(12, 0, W, 16, 16, 1))],
+                vec![mov(16, d(10, 0, F, 2), s(12, 0, F, 0, 1, 0))],
+            ),
+            case(
+                "region.dst-hstride-nonzero",
+                SKL,
+                vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
+                vec![mov(8, d(10, 0, F, 0), s(12, 0, F, 8, 8, 1))],
+            ),
+            case(
+                "region.math-dst-even-split",
+                SKL,
+                vec![math(
+                    MathFunction::Inv,
+                    16,
+                    d(10, 0, F, 1),
+                    s(12, 0, F, 8, 8, 1),
+                    null_src(F),
+                )],
+                vec![math(
+                    MathFunction::Inv,
+                    8,
+                    d(10, 8, F, 1),
+                    s(12, 0, F, 8, 8, 1),
+                    null_src(F),
+                )],
+            ),
+            case(
+                "region.align16-dst-hstride1",
+                SKL,
+                vec![a16_add(1, 4)],
+                vec![a16_add(2, 4)],
+            ),
+            case(
+                "region.align16-vstride",
+                SKL,
+                vec![a16_add(1, 0)],
+                vec![a16_add(1, 8)],
+            ),
+            case(
+                "region.exec-size-bytes",
+                SKL,
+                vec![
+                    op2(
+                        Opcode::Add,
+                        32,
+                        d(10, 0, UW, 1),
+                        s(2, 8, UW, 1, 4, 0),
+                        imm(Imm::v(0x1100_1010)),
+                    ),
+                    add_df_simd8_4_4_1(),
+                ],
+                vec![mov(16, d(10, 0, DF, 1), s(12, 0, DF, 0, 1, 0))],
+            ),
+            case(
+                "3src.align16",
+                SKL,
+                vec![three(
+                    Opcode::Mad,
+                    8,
+                    F,
+                    [src3(2, F), src3(4, F), src3(6, F)],
+                )],
+                vec![{
+                    let mut i = three(Opcode::Mad, 8, F, [src3(2, F), src3(4, F), src3(6, F)]);
+                    i.access_mode = AccessMode::Align1;
+                    i
+                }],
+            ),
+        ]
+    }
+
+    fn add_df_simd8_4_4_1() -> Instruction {
+        use crate::validate::testutil::*;
+        op2(
             Opcode::Add,
             8,
-            d(10, 0, F, dst_hstride),
-            s16(12, F, src0_vstride),
-            s16(14, F, 4),
-        ))
-    };
-    vec![
-        case(
-            "region.exec-ge-width",
-            SKL,
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
-            vec![mov(4, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
-        ),
-        case(
-            "region.width1-hstride0",
-            SKL,
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 1, 1, 0))],
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 1, 1, 1))],
-        ),
-        case(
-            "region.exec-eq-width-vstride",
-            SKL,
-            vec![
-                mov(8, d(10, 0, W, 1), s(12, 0, W, 16, 8, 2)),
-                // ExecSize > Width: VertStride is free.
-                mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 4, 1)),
-            ],
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 4, 8, 1))],
-        ),
-        case(
-            "region.scalar-exec1",
-            SKL,
-            vec![mov(1, d(10, 0, F, 1), s(12, 0, F, 0, 1, 0))],
-            vec![mov(1, d(10, 0, F, 1), s(12, 0, F, 1, 1, 0))],
-        ),
-        case(
-            "region.zero-strides-width1",
-            SKL,
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 1, 0))],
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 0, 2, 0))],
-        ),
-        case(
-            "region.width-no-grf-cross",
-            SKL,
-            vec![
-                mov(8, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1)),
-                add_df_simd8_4_4_1(),
-            ],
-            vec![
-                // g12.1<8,8,1>F: the 8th element lands in g13.
-                mov(8, d(10, 0, F, 1), s(12, 4, F, 8, 8, 1)),
-                // SIMD8 <8,8,1>DF is 64 bytes in one row.
-                op2(
-                    Opcode::Add,
-                    8,
-                    d(10, 0, DF, 1),
-                    s(20, 0, DF, 8, 8, 1),
-                    s(22, 0, DF, 4, 4, 1),
-                ),
-            ],
-        ),
-        case(
-            "region.src-two-grfs",
-            SKL,
-            vec![mov(16, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
-            vec![mov(16, d(10, 0, F, 1), s(12, 0, F, 16, 8, 1))],
-        ),
-        case(
-            "region.dst-two-grfs",
-            SKL,
-            vec![mov(16, d(10, 0, W, 2), s(12, 0, W, 16, 16, 1))],
-            vec![mov(16, d(10, 0, F, 2), s(12, 0, F, 0, 1, 0))],
-        ),
-        case(
-            "region.dst-hstride-nonzero",
-            SKL,
-            vec![mov(8, d(10, 0, F, 1), s(12, 0, F, 8, 8, 1))],
-            vec![mov(8, d(10, 0, F, 0), s(12, 0, F, 8, 8, 1))],
-        ),
-        case(
-            "region.math-dst-even-split",
-            SKL,
-            vec![math(
-                MathFunction::Inv,
-                16,
-                d(10, 0, F, 1),
-                s(12, 0, F, 8, 8, 1),
-                null_src(F),
-            )],
-            vec![math(
-                MathFunction::Inv,
-                8,
-                d(10, 8, F, 1),
-                s(12, 0, F, 8, 8, 1),
-                null_src(F),
-            )],
-        ),
-        case(
-            "region.align16-dst-hstride1",
-            SKL,
-            vec![a16_add(1, 4)],
-            vec![a16_add(2, 4)],
-        ),
-        case(
-            "region.align16-vstride",
-            SKL,
-            vec![a16_add(1, 0)],
-            vec![a16_add(1, 8)],
-        ),
-        case(
-            "region.exec-size-bytes",
-            SKL,
-            vec![
-                op2(
-                    Opcode::Add,
-                    32,
-                    d(10, 0, UW, 1),
-                    s(2, 8, UW, 1, 4, 0),
-                    imm(Imm::v(0x1100_1010)),
-                ),
-                add_df_simd8_4_4_1(),
-            ],
-            vec![mov(16, d(10, 0, DF, 1), s(12, 0, DF, 0, 1, 0))],
-        ),
-        case(
-            "3src.align16",
-            SKL,
-            vec![three(
-                Opcode::Mad,
-                8,
-                F,
-                [src3(2, F), src3(4, F), src3(6, F)],
-            )],
-            vec![{
-                let mut i = three(Opcode::Mad, 8, F, [src3(2, F), src3(4, F), src3(6, F)]);
-                i.access_mode = AccessMode::Align1;
-                i
-            }],
-        ),
-    ]
-}
-
-#[cfg(test)]
-fn add_df_simd8_4_4_1() -> Instruction {
-    use super::testutil::*;
-    op2(
-        Opcode::Add,
-        8,
-        d(53, 0, Type::DF, 1),
-        s(49, 0, Type::DF, 4, 4, 1),
-        s(51, 0, Type::DF, 4, 4, 1),
-    )
+            d(53, 0, Type::DF, 1),
+            s(49, 0, Type::DF, 4, 4, 1),
+            s(51, 0, Type::DF, 4, 4, 1),
+        )
+    }
 }

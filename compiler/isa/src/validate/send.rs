@@ -137,103 +137,109 @@ pub(super) fn response_in_grf(c: &Ctx) -> Option<String> {
     (d + f.rlen > GRFS).then(|| format!("response g{d}+{} past g127", f.rlen))
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    let indirect = {
-        let mut i = send(10, 20, 1, 1, false);
-        if let Operands::Send { src0, .. } = &mut i.operands {
-            src0.addr = Addr::Indirect {
-                file: RegFile::Grf,
-                addr_subnr: 0,
-                imm: 0,
-            };
-        }
-        i
-    };
-    let arf_payload = {
-        let mut i = send(10, 20, 1, 1, false);
-        if let Operands::Send { src0, .. } = &mut i.operands {
-            src0.addr = Addr::arf(ArfReg::new(ArfKind::Acc, 0), 0);
-        }
-        i
-    };
-    let sends_arf = {
-        let mut i = sends(20, 1, Some(30), 1, false);
-        if let Operands::SplitSend { src1, .. } = &mut i.operands {
-            src1.file = RegFile::Arf;
-            src1.nr = ArfReg::new(ArfKind::Acc, 0).nr();
-        }
-        i
-    };
-    vec![
-        case(
-            "send.src0-direct",
-            SKL,
-            vec![send(10, 20, 1, 1, false)],
-            vec![indirect],
-        ),
-        case(
-            "send.src0-grf",
-            SKL,
-            vec![send(10, 20, 1, 1, false)],
-            vec![arf_payload],
-        ),
-        case(
-            "send.eot-g112",
-            SKL,
-            vec![
-                send(0, 112, 1, 0, true),
-                sends(120, 1, Some(124), 2, true),
-                sends(127, 1, None, 0, true),
-            ],
-            vec![
-                send(0, 20, 1, 0, true),
-                sends(120, 1, Some(30), 2, true),
-                sends(20, 1, Some(120), 2, true),
-            ],
-        ),
-        case(
-            "send.r127-overlap",
-            SKL,
-            vec![send(124, 20, 2, 4, false), send(126, 124, 2, 1, false)],
-            vec![send(126, 124, 3, 2, false)],
-        ),
-        case(
-            "sends.src1-grf-or-null",
-            SKL,
-            vec![
-                sends(20, 1, Some(30), 1, false),
-                sends(20, 1, None, 0, false),
-            ],
-            vec![sends_arf],
-        ),
-        case(
-            "sends.no-overlap",
-            SKL,
-            vec![sends(20, 2, Some(22), 2, false)],
-            vec![
-                sends(20, 3, Some(22), 2, false),
-                sends(22, 1, Some(20), 3, false),
-            ],
-        ),
-        case(
-            "send.payload-in-grf",
-            SKL,
-            vec![
-                send(10, 120, 8, 1, false),
-                sends(120, 4, Some(124), 4, false),
-            ],
-            vec![
-                send(10, 124, 8, 1, false),
-                sends(100, 4, Some(126), 4, false),
-            ],
-        ),
-        case(
-            "send.response-in-grf",
-            SKL,
-            vec![send(120, 10, 1, 8, false)],
-            vec![send(124, 10, 1, 8, false)],
-        ),
-    ]
+pub(super) mod rule_cases {
+    use super::*;
+
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::validate::testutil::*;
+        let indirect = {
+            let mut i = send(10, 20, 1, 1, false);
+            if let Operands::Send { src0, .. } = &mut i.operands {
+                src0.addr = Addr::Indirect {
+                    file: RegFile::Grf,
+                    addr_subnr: 0,
+                    imm: 0,
+                };
+            }
+            i
+        };
+        let arf_payload = {
+            let mut i = send(10, 20, 1, 1, false);
+            if let Operands::Send { src0, .. } = &mut i.operands {
+                src0.addr = Addr::arf(ArfReg::new(ArfKind::Acc, 0), 0);
+            }
+            i
+        };
+        let sends_arf = {
+            let mut i = sends(20, 1, Some(30), 1, false);
+            if let Operands::SplitSend { src1, .. } = &mut i.operands {
+                src1.file = RegFile::Arf;
+                src1.nr = ArfReg::new(ArfKind::Acc, 0).nr();
+            }
+            i
+        };
+        vec![
+            case(
+                "send.src0-direct",
+                SKL,
+                vec![send(10, 20, 1, 1, false)],
+                vec![indirect],
+            ),
+            case(
+                "send.src0-grf",
+                SKL,
+                vec![send(10, 20, 1, 1, false)],
+                vec![arf_payload],
+            ),
+            case(
+                "send.eot-g112",
+                SKL,
+                vec![
+                    send(0, 112, 1, 0, true),
+                    sends(120, 1, Some(124), 2, true),
+                    sends(127, 1, None, 0, true),
+                ],
+                vec![
+                    send(0, 20, 1, 0, true),
+                    sends(120, 1, Some(30), 2, true),
+                    sends(20, 1, Some(120), 2, true),
+                ],
+            ),
+            case(
+                "send.r127-overlap",
+                SKL,
+                vec![send(124, 20, 2, 4, false), send(126, 124, 2, 1, false)],
+                vec![send(126, 124, 3, 2, false)],
+            ),
+            case(
+                "sends.src1-grf-or-null",
+                SKL,
+                vec![
+                    sends(20, 1, Some(30), 1, false),
+                    sends(20, 1, None, 0, false),
+                ],
+                vec![sends_arf],
+            ),
+            case(
+                "sends.no-overlap",
+                SKL,
+                vec![sends(20, 2, Some(22), 2, false)],
+                vec![
+                    sends(20, 3, Some(22), 2, false),
+                    sends(22, 1, Some(20), 3, false),
+                ],
+            ),
+            case(
+                "send.payload-in-grf",
+                SKL,
+                vec![
+                    send(10, 120, 8, 1, false),
+                    sends(120, 4, Some(124), 4, false),
+                ],
+                vec![
+                    send(10, 124, 8, 1, false),
+                    sends(100, 4, Some(126), 4, false),
+                ],
+            ),
+            case(
+                "send.response-in-grf",
+                SKL,
+                vec![send(120, 10, 1, 8, false)],
+                vec![send(124, 10, 1, 8, false)],
+            ),
+        ]
+    }
 }

@@ -1,7 +1,8 @@
 //! The rule table. Quotes marked `verbatim` are the PRM's sentences as Mesa's
-//! `brw_eu_validate.c` (Mesa 25.0.7) quotes them in its comments, or as the Gen9 fact sheet the
-//! project started from stated them (docs/gen9.md section 8 lists every rule); the others summarise a rule whose PRM sentence we could not read
-//! (they say so in parentheses when printed).
+//! `brw_eu_validate.c` (Mesa 25.0.7) quotes them in its comments, or as the Gen9 facts the
+//! project started from (now docs/gen9.md, whose section 8 lists every rule) state them; the
+//! others summarise a rule whose PRM sentence we could not read (they say so in parentheses
+//! when printed).
 //!
 //! "Vol 2a" = Command Reference: Instructions; "Vol 7" = 3D-Media-GPGPU (EU chapter,
 //! "Register Region Restrictions"), in the BDW/CHV/SKL/BXT PRMs.

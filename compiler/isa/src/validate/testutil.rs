@@ -63,13 +63,13 @@ pub(crate) fn case(
 
 pub(crate) fn all_cases() -> Vec<Case> {
     let mut v = Vec::new();
-    v.extend(super::region::cases());
-    v.extend(super::types::cases());
-    v.extend(super::mixed::cases());
-    v.extend(super::qword::cases());
-    v.extend(super::insn::cases());
-    v.extend(super::send::cases());
-    v.extend(super::branch::cases());
+    v.extend(super::region::rule_cases::cases());
+    v.extend(super::types::rule_cases::cases());
+    v.extend(super::mixed::rule_cases::cases());
+    v.extend(super::qword::rule_cases::cases());
+    v.extend(super::insn::rule_cases::cases());
+    v.extend(super::send::rule_cases::cases());
+    v.extend(super::branch::rule_cases::cases());
     v
 }
 

@@ -195,185 +195,191 @@ pub(super) fn three_src_rep_ctrl_64(c: &Ctx) -> Option<String> {
         .map(|(i, s)| format!("src{i} {} uses RepCtrl", s.ty))
 }
 
+/// The rule tests' cases (see `testutil::all_cases`): for each rule of this file,
+/// instructions that pass it and instructions that break it.
 #[cfg(test)]
-pub(super) fn cases() -> Vec<super::testutil::Case> {
-    use super::testutil::*;
-    use Type::*;
-    let mut rep = three(Opcode::Mad, 4, DF, [src3(2, DF), src3(4, DF), src3(6, DF)]);
-    let pass_rep = rep;
-    if let Operands::ThreeSrc { src, .. } = &mut rep.operands {
-        src[1].rep_ctrl = true;
-    }
-    vec![
-        case(
-            "opcode.on-gen",
-            SKL,
-            vec![sends(20, 1, Some(30), 1, false)],
-            vec![],
-        ),
-        super::testutil::Case {
-            rule: "opcode.on-gen",
-            platform: Platform::Bdw,
-            pass: vec![vec![send(0, 20, 1, 0, false)]],
-            fail: vec![vec![sends(20, 1, Some(30), 1, false)]],
-        },
-        case(
-            "src.not-null",
-            SKL,
-            vec![op2(
-                Opcode::Add,
-                8,
-                d(10, 0, F, 1),
-                s(12, 0, F, 8, 8, 1),
-                s(14, 0, F, 8, 8, 1),
-            )],
-            vec![
-                op2(
+pub(super) mod rule_cases {
+    use super::*;
+
+    pub(in crate::validate) fn cases() -> Vec<crate::validate::testutil::Case> {
+        use crate::validate::testutil::*;
+        use Type::*;
+        let mut rep = three(Opcode::Mad, 4, DF, [src3(2, DF), src3(4, DF), src3(6, DF)]);
+        let pass_rep = rep;
+        if let Operands::ThreeSrc { src, .. } = &mut rep.operands {
+            src[1].rep_ctrl = true;
+        }
+        vec![
+            case(
+                "opcode.on-gen",
+                SKL,
+                vec![sends(20, 1, Some(30), 1, false)],
+                vec![],
+            ),
+            crate::validate::testutil::Case {
+                rule: "opcode.on-gen",
+                platform: Platform::Bdw,
+                pass: vec![vec![send(0, 20, 1, 0, false)]],
+                fail: vec![vec![sends(20, 1, Some(30), 1, false)]],
+            },
+            case(
+                "src.not-null",
+                SKL,
+                vec![op2(
                     Opcode::Add,
                     8,
                     d(10, 0, F, 1),
                     s(12, 0, F, 8, 8, 1),
-                    null_src(F),
-                ),
-                mov(8, d(10, 0, F, 1), null_src(F)),
-            ],
-        ),
-        case(
-            "type.packed-byte-dst",
-            SKL,
-            vec![
-                mov(8, d(10, 0, UB, 1), s(12, 0, UB, 8, 8, 1)),
-                mov(8, d(10, 0, B, 1), s(12, 0, UB, 8, 8, 1)),
-                mov(8, d(10, 0, UB, 2), s(12, 0, UW, 8, 8, 1)),
-            ],
-            vec![
-                op2(
-                    Opcode::Add,
-                    8,
-                    d(10, 0, UB, 1),
-                    s(12, 0, UB, 8, 8, 1),
-                    s(14, 0, UB, 8, 8, 1),
-                ),
-                mov(8, d(10, 0, UB, 1), s(12, 0, UW, 8, 8, 1)),
-                sat(mov(8, d(10, 0, UB, 1), s(12, 0, UB, 8, 8, 1))),
-            ],
-        ),
-        case(
-            "type.byte-64bit-conversion",
-            SKL,
-            vec![mov(4, d(10, 0, D, 2), s(12, 0, DF, 4, 4, 1))],
-            vec![
-                mov(4, d(10, 0, B, 8), s(12, 0, DF, 4, 4, 1)),
-                mov(4, d(10, 0, Q, 1), s(12, 0, UB, 4, 4, 1)),
-            ],
-        ),
-        case(
-            "type.hf-64bit-conversion",
-            SKL,
-            vec![mov(4, d(10, 0, F, 2), s(12, 0, DF, 4, 4, 1))],
-            vec![
-                mov(4, d(10, 0, HF, 4), s(12, 0, DF, 4, 4, 1)),
-                mov(4, d(10, 0, DF, 1), s(12, 0, HF, 4, 4, 1)),
-            ],
-        ),
-        case(
-            "type.int-hf-dst-stride",
-            SKL,
-            vec![
-                // The example: HF -> B with a DWord destination stride.
-                mov(16, d(9, 0, B, 4), s(3, 0, HF, 16, 8, 2)),
-                mov(8, d(10, 0, HF, 2), s(12, 0, D, 8, 8, 1)),
-                mov(8, d(10, 0, D, 1), s(12, 0, HF, 8, 8, 1)),
-                mov(8, d(10, 0, W, 2), s(12, 0, HF, 8, 8, 1)),
-            ],
-            vec![
-                mov(16, d(9, 0, B, 2), s(3, 0, HF, 16, 8, 2)),
-                mov(8, d(10, 0, HF, 1), s(12, 0, W, 8, 8, 1)),
-                mov(8, d(10, 0, W, 1), s(12, 0, HF, 8, 8, 1)),
-            ],
-        ),
-        case(
-            "type.int-hf-dst-align",
-            SKL,
-            vec![mov(16, d(9, 0, B, 4), s(3, 0, HF, 16, 8, 2))],
-            vec![
-                mov(16, d(9, 1, B, 4), s(3, 0, HF, 16, 8, 2)),
-                mov(4, d(10, 2, HF, 2), s(12, 0, D, 4, 4, 1)),
-            ],
-        ),
-        case(
-            "type.to-hf-word-location",
-            SKL,
-            vec![
-                mov(8, d(10, 0, HF, 2), s(12, 0, F, 8, 8, 1)),
-                mov(8, d(10, 0, HF, 1), s(12, 0, F, 8, 8, 1)),
-            ],
-            vec![
-                mov(4, d(10, 0, HF, 4), s(12, 0, F, 4, 4, 1)),
-                mov(4, d(10, 8, HF, 1), s(12, 0, F, 4, 4, 1)),
-            ],
-        ),
-        case(
-            "type.dst-stride-exec-ratio",
-            SKL,
-            vec![
-                mov(8, d(10, 0, W, 2), s(12, 0, D, 8, 8, 1)),
-                mov(8, d(10, 0, B, 4), s(12, 0, D, 8, 8, 1)),
-                // 64-bit to word (an int64 -> int16 conversion): the QWord execution type
-                // needs a destination stride of 4 words.
-                mov(8, d(10, 0, W, 4), s(12, 0, Q, 4, 4, 1)),
-                mov(4, d(10, 0, UW, 4), s(12, 0, UQ, 4, 4, 1)),
-            ],
-            vec![
-                mov(8, d(10, 0, W, 1), s(12, 0, D, 8, 8, 1)),
-                mov(8, d(10, 0, B, 2), s(12, 0, D, 8, 8, 1)),
-                mov(8, d(10, 0, W, 2), s(12, 0, Q, 4, 4, 1)),
-                mov(8, d(10, 0, W, 1), s(12, 0, Q, 4, 4, 1)),
-            ],
-        ),
-        case(
-            "type.dst-align-exec",
-            SKL,
-            vec![
-                mov(8, d(10, 4, W, 2), s(12, 0, D, 8, 8, 1)),
-                // Byte destinations may start at the second byte of the channel.
-                mov(8, d(10, 1, B, 4), s(12, 0, D, 8, 8, 1)),
-                // CHV/SKL+: a word destination may use the second word of the channel.
-                mov(4, d(10, 2, W, 2), s(12, 0, D, 4, 4, 1)),
-                // Word from QWord: the QWord channel's first (or second) word.
-                mov(4, d(10, 8, W, 4), s(12, 0, Q, 4, 4, 1)),
-                mov(4, d(10, 2, W, 4), s(12, 0, Q, 4, 4, 1)),
-            ],
-            vec![
-                mov(8, d(10, 2, B, 4), s(12, 0, D, 8, 8, 1)),
-                // DWord-aligned but not QWord-aligned for a QWord execution type.
-                mov(4, d(10, 4, W, 4), s(12, 0, Q, 4, 4, 1)),
-            ],
-        ),
-        super::testutil::Case {
-            rule: "type.dst-align-exec",
-            platform: Platform::Bdw,
-            pass: vec![vec![mov(4, d(10, 0, W, 2), s(12, 0, D, 4, 4, 1))]],
-            fail: vec![vec![mov(4, d(10, 2, W, 2), s(12, 0, D, 4, 4, 1))]],
-        },
-        case(
-            "imm.vector-dst-align",
-            SKL,
-            vec![mov(8, d(10, 0, W, 1), imm(Imm::v(0x7654_3210)))],
-            vec![mov(8, d(10, 8, W, 1), imm(Imm::v(0x7654_3210)))],
-        ),
-        case(
-            "imm.vector-dst-stride",
-            SKL,
-            vec![
-                mov(8, d(10, 0, UW, 1), imm(Imm::uv(0x7654_3210))),
-                mov(4, d(10, 0, F, 1), imm(Imm::vf(0x3020_1000))),
-            ],
-            vec![
-                mov(8, d(10, 0, UD, 1), imm(Imm::v(0x7654_3210))),
-                mov(8, d(10, 0, HF, 1), imm(Imm::vf(0x3020_1000))),
-            ],
-        ),
-        case("3src.rep-ctrl-64bit", SKL, vec![pass_rep], vec![rep]),
-    ]
+                    s(14, 0, F, 8, 8, 1),
+                )],
+                vec![
+                    op2(
+                        Opcode::Add,
+                        8,
+                        d(10, 0, F, 1),
+                        s(12, 0, F, 8, 8, 1),
+                        null_src(F),
+                    ),
+                    mov(8, d(10, 0, F, 1), null_src(F)),
+                ],
+            ),
+            case(
+                "type.packed-byte-dst",
+                SKL,
+                vec![
+                    mov(8, d(10, 0, UB, 1), s(12, 0, UB, 8, 8, 1)),
+                    mov(8, d(10, 0, B, 1), s(12, 0, UB, 8, 8, 1)),
+                    mov(8, d(10, 0, UB, 2), s(12, 0, UW, 8, 8, 1)),
+                ],
+                vec![
+                    op2(
+                        Opcode::Add,
+                        8,
+                        d(10, 0, UB, 1),
+                        s(12, 0, UB, 8, 8, 1),
+                        s(14, 0, UB, 8, 8, 1),
+                    ),
+                    mov(8, d(10, 0, UB, 1), s(12, 0, UW, 8, 8, 1)),
+                    sat(mov(8, d(10, 0, UB, 1), s(12, 0, UB, 8, 8, 1))),
+                ],
+            ),
+            case(
+                "type.byte-64bit-conversion",
+                SKL,
+                vec![mov(4, d(10, 0, D, 2), s(12, 0, DF, 4, 4, 1))],
+                vec![
+                    mov(4, d(10, 0, B, 8), s(12, 0, DF, 4, 4, 1)),
+                    mov(4, d(10, 0, Q, 1), s(12, 0, UB, 4, 4, 1)),
+                ],
+            ),
+            case(
+                "type.hf-64bit-conversion",
+                SKL,
+                vec![mov(4, d(10, 0, F, 2), s(12, 0, DF, 4, 4, 1))],
+                vec![
+                    mov(4, d(10, 0, HF, 4), s(12, 0, DF, 4, 4, 1)),
+                    mov(4, d(10, 0, DF, 1), s(12, 0, HF, 4, 4, 1)),
+                ],
+            ),
+            case(
+                "type.int-hf-dst-stride",
+                SKL,
+                vec![
+                    // The example: HF -> B with a DWord destination stride.
+                    mov(16, d(9, 0, B, 4), s(3, 0, HF, 16, 8, 2)),
+                    mov(8, d(10, 0, HF, 2), s(12, 0, D, 8, 8, 1)),
+                    mov(8, d(10, 0, D, 1), s(12, 0, HF, 8, 8, 1)),
+                    mov(8, d(10, 0, W, 2), s(12, 0, HF, 8, 8, 1)),
+                ],
+                vec![
+                    mov(16, d(9, 0, B, 2), s(3, 0, HF, 16, 8, 2)),
+                    mov(8, d(10, 0, HF, 1), s(12, 0, W, 8, 8, 1)),
+                    mov(8, d(10, 0, W, 1), s(12, 0, HF, 8, 8, 1)),
+                ],
+            ),
+            case(
+                "type.int-hf-dst-align",
+                SKL,
+                vec![mov(16, d(9, 0, B, 4), s(3, 0, HF, 16, 8, 2))],
+                vec![
+                    mov(16, d(9, 1, B, 4), s(3, 0, HF, 16, 8, 2)),
+                    mov(4, d(10, 2, HF, 2), s(12, 0, D, 4, 4, 1)),
+                ],
+            ),
+            case(
+                "type.to-hf-word-location",
+                SKL,
+                vec![
+                    mov(8, d(10, 0, HF, 2), s(12, 0, F, 8, 8, 1)),
+                    mov(8, d(10, 0, HF, 1), s(12, 0, F, 8, 8, 1)),
+                ],
+                vec![
+                    mov(4, d(10, 0, HF, 4), s(12, 0, F, 4, 4, 1)),
+                    mov(4, d(10, 8, HF, 1), s(12, 0, F, 4, 4, 1)),
+                ],
+            ),
+            case(
+                "type.dst-stride-exec-ratio",
+                SKL,
+                vec![
+                    mov(8, d(10, 0, W, 2), s(12, 0, D, 8, 8, 1)),
+                    mov(8, d(10, 0, B, 4), s(12, 0, D, 8, 8, 1)),
+                    // 64-bit to word (an int64 -> int16 conversion): the QWord execution type
+                    // needs a destination stride of 4 words.
+                    mov(8, d(10, 0, W, 4), s(12, 0, Q, 4, 4, 1)),
+                    mov(4, d(10, 0, UW, 4), s(12, 0, UQ, 4, 4, 1)),
+                ],
+                vec![
+                    mov(8, d(10, 0, W, 1), s(12, 0, D, 8, 8, 1)),
+                    mov(8, d(10, 0, B, 2), s(12, 0, D, 8, 8, 1)),
+                    mov(8, d(10, 0, W, 2), s(12, 0, Q, 4, 4, 1)),
+                    mov(8, d(10, 0, W, 1), s(12, 0, Q, 4, 4, 1)),
+                ],
+            ),
+            case(
+                "type.dst-align-exec",
+                SKL,
+                vec![
+                    mov(8, d(10, 4, W, 2), s(12, 0, D, 8, 8, 1)),
+                    // Byte destinations may start at the second byte of the channel.
+                    mov(8, d(10, 1, B, 4), s(12, 0, D, 8, 8, 1)),
+                    // CHV/SKL+: a word destination may use the second word of the channel.
+                    mov(4, d(10, 2, W, 2), s(12, 0, D, 4, 4, 1)),
+                    // Word from QWord: the QWord channel's first (or second) word.
+                    mov(4, d(10, 8, W, 4), s(12, 0, Q, 4, 4, 1)),
+                    mov(4, d(10, 2, W, 4), s(12, 0, Q, 4, 4, 1)),
+                ],
+                vec![
+                    mov(8, d(10, 2, B, 4), s(12, 0, D, 8, 8, 1)),
+                    // DWord-aligned but not QWord-aligned for a QWord execution type.
+                    mov(4, d(10, 4, W, 4), s(12, 0, Q, 4, 4, 1)),
+                ],
+            ),
+            crate::validate::testutil::Case {
+                rule: "type.dst-align-exec",
+                platform: Platform::Bdw,
+                pass: vec![vec![mov(4, d(10, 0, W, 2), s(12, 0, D, 4, 4, 1))]],
+                fail: vec![vec![mov(4, d(10, 2, W, 2), s(12, 0, D, 4, 4, 1))]],
+            },
+            case(
+                "imm.vector-dst-align",
+                SKL,
+                vec![mov(8, d(10, 0, W, 1), imm(Imm::v(0x7654_3210)))],
+                vec![mov(8, d(10, 8, W, 1), imm(Imm::v(0x7654_3210)))],
+            ),
+            case(
+                "imm.vector-dst-stride",
+                SKL,
+                vec![
+                    mov(8, d(10, 0, UW, 1), imm(Imm::uv(0x7654_3210))),
+                    mov(4, d(10, 0, F, 1), imm(Imm::vf(0x3020_1000))),
+                ],
+                vec![
+                    mov(8, d(10, 0, UD, 1), imm(Imm::v(0x7654_3210))),
+                    mov(8, d(10, 0, HF, 1), imm(Imm::vf(0x3020_1000))),
+                ],
+            ),
+            case("3src.rep-ctrl-64bit", SKL, vec![pass_rep], vec![rep]),
+        ]
+    }
 }

@@ -4,6 +4,20 @@
 use super::{SoftBuilder, Words64, EXP_INF, QNAN_HI, SIGN};
 use crate::ir::*;
 
+/// The two-operand word operations: `name(a, b)` for `a op b` and, where a second name is
+/// given, `second(a, k)` for the same op with the constant `k` as the second operand.
+macro_rules! word_ops {
+    ($($name:ident $(, $with_const:ident)?: $op:ident;)*) => {$(
+        pub(super) fn $name(&mut self, a: Value, b: Value) -> Value {
+            self.i2(AluOp::$op, a, b)
+        }
+        $(pub(super) fn $with_const(&mut self, a: Value, k: u32) -> Value {
+            let k = self.c(k);
+            self.$name(a, k)
+        })?
+    )*};
+}
+
 impl SoftBuilder<'_> {
     pub(super) fn c(&mut self, x: u32) -> Value {
         self.b.konst(Type::I32, u64::from(x))
@@ -14,57 +28,27 @@ impl SoftBuilder<'_> {
     pub(super) fn i2(&mut self, op: AluOp, a: Value, b: Value) -> Value {
         self.alu(op, Type::I32, &[a, b])
     }
-    pub(super) fn add(&mut self, a: Value, b: Value) -> Value {
-        self.i2(AluOp::Iadd, a, b)
+    word_ops! {
+        add, addc: Iadd;
+        sub: Isub;
+        and, andc: Iand;
+        or, orc: Ior;
+        xor: Ixor;
+        shl, shlc: Ishl;
+        shr, shrc: Ushr;
     }
-    pub(super) fn addc(&mut self, a: Value, k: u32) -> Value {
-        let k = self.c(k);
-        self.add(a, k)
+    /// Arithmetic right shift by a constant.
+    pub(super) fn sarc(&mut self, a: Value, n: u32) -> Value {
+        let n = self.c(n);
+        self.i2(AluOp::Ishr, a, n)
     }
-    pub(super) fn sub(&mut self, a: Value, b: Value) -> Value {
-        self.i2(AluOp::Isub, a, b)
-    }
+    /// `k - a`.
     pub(super) fn csub(&mut self, k: u32, a: Value) -> Value {
         let k = self.c(k);
         self.sub(k, a)
     }
-    pub(super) fn and(&mut self, a: Value, b: Value) -> Value {
-        self.i2(AluOp::Iand, a, b)
-    }
-    pub(super) fn andc(&mut self, a: Value, k: u32) -> Value {
-        let k = self.c(k);
-        self.and(a, k)
-    }
-    pub(super) fn or(&mut self, a: Value, b: Value) -> Value {
-        self.i2(AluOp::Ior, a, b)
-    }
-    pub(super) fn orc(&mut self, a: Value, k: u32) -> Value {
-        let k = self.c(k);
-        self.or(a, k)
-    }
-    pub(super) fn xor(&mut self, a: Value, b: Value) -> Value {
-        self.i2(AluOp::Ixor, a, b)
-    }
     pub(super) fn not(&mut self, a: Value) -> Value {
         self.alu(AluOp::Inot, Type::I32, &[a])
-    }
-    pub(super) fn shl(&mut self, a: Value, n: Value) -> Value {
-        self.i2(AluOp::Ishl, a, n)
-    }
-    pub(super) fn shlc(&mut self, a: Value, n: u32) -> Value {
-        let n = self.c(n);
-        self.shl(a, n)
-    }
-    pub(super) fn shr(&mut self, a: Value, n: Value) -> Value {
-        self.i2(AluOp::Ushr, a, n)
-    }
-    pub(super) fn shrc(&mut self, a: Value, n: u32) -> Value {
-        let n = self.c(n);
-        self.shr(a, n)
-    }
-    pub(super) fn sarc(&mut self, a: Value, n: u32) -> Value {
-        let n = self.c(n);
-        self.i2(AluOp::Ishr, a, n)
     }
     pub(super) fn cmp(&mut self, op: AluOp, a: Value, b: Value) -> Value {
         self.alu(op, Type::B1, &[a, b])
