@@ -35,6 +35,7 @@ mod instructions;
 mod memmodel;
 mod memory;
 mod module;
+mod sampled;
 mod shared_init;
 mod subgroup;
 mod types;
