@@ -475,7 +475,7 @@ fn push_constants_in_curbe_layout() {
     assert!(k.asm.contains("g3.7<0,1,0>"), "{}", k.asm);
 }
 
-const SIZES: &str = "shader local_size 16 1 1 shared 0 local 0 push 8
+const SIZES: &str = "shader local_size 64 1 1 shared 0 local 0 push 8
 fn main {
     %0:i32 = buffer_size ssbo[3]
     %1:i32 = buffer_size ubo[1]
@@ -506,6 +506,8 @@ fn buffer_sizes_follow_the_driver_register() {
         assert!(k.asm.contains("g3<0,1,0>UD"), "{}", k.asm);
         assert!(k.asm.contains("g3.1<0,1,0>UD"), "{}", k.asm);
         // The per-thread register (subgroup id in dword 7) moves behind the size register.
+        // (local_size 64: more than one thread at every width, so the subgroup id is read; a
+        // one-thread workgroup's is the constant 0.)
         assert!(k.asm.contains("g4.7<0,1,0>"), "{}", k.asm);
     }
 }
