@@ -265,24 +265,23 @@ fn run(samples: usize, submits: usize) -> Result<Vec<Figure>, String> {
             dev.end_command_buffer(cb).map_err(|e| e.to_string())
         };
 
+        // Nanoseconds per dispatch of recording `n` dispatches into the reset command buffer,
+        // one sample per run.
+        let per_dispatch = |n: u32, rebind: bool| -> Result<Vec<f64>, String> {
+            let mut out = Vec::new();
+            for _ in 0..samples {
+                dev.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                    .map_err(|e| e.to_string())?;
+                let t = Instant::now();
+                record_dispatches(n, rebind)?;
+                out.push(micros(t) * 1e3 / f64::from(n));
+            }
+            Ok(out)
+        };
         // Recording 10,000 dispatches (begin, binds and end included), per dispatch.
-        let mut record_one = Vec::new();
-        for _ in 0..samples {
-            dev.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| e.to_string())?;
-            let t = Instant::now();
-            record_dispatches(RECORDED_DISPATCHES, false)?;
-            record_one.push(micros(t) * 1e3 / f64::from(RECORDED_DISPATCHES));
-        }
+        let record_one = per_dispatch(RECORDED_DISPATCHES, false)?;
         // Recording bind + set + push + dispatch, 100 per command buffer.
-        let mut record = Vec::new();
-        for _ in 0..samples {
-            dev.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| e.to_string())?;
-            let t = Instant::now();
-            record_dispatches(DISPATCHES_PER_SAMPLE, true)?;
-            record.push(micros(t) * 1e3 / f64::from(DISPATCHES_PER_SAMPLE));
-        }
+        let record = per_dispatch(DISPATCHES_PER_SAMPLE, true)?;
 
         // The first submission (which builds the batch) and a second one.
         let queue = dev.get_device_queue(0, 0);
