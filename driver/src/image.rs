@@ -374,6 +374,20 @@ impl ImageView {
     }
 }
 
+/// The fields every surface state Ferrite builds over memory shares: the surface at `address`,
+/// anv's MOCS and the identity channel selects.
+fn identity_at(address: u64) -> RenderSurfaceState {
+    RenderSurfaceState {
+        mocs: MOCS,
+        shader_channel_select_red: SCS_RED,
+        shader_channel_select_green: SCS_GREEN,
+        shader_channel_select_blue: SCS_BLUE,
+        shader_channel_select_alpha: SCS_ALPHA,
+        surface_base_address: address,
+        ..Default::default()
+    }
+}
+
 /// What a surface state over an image chooses: its type, arrayness, format, first layer,
 /// Depth field and the level typed messages access (MIPCount/LOD).
 pub struct SurfaceParams {
@@ -396,7 +410,6 @@ pub fn image_surface(l: &ImageLayout, address: u64, p: SurfaceParams) -> RenderS
         surface_horizontal_alignment: f.halign,
         surface_vertical_alignment: f.valign,
         tile_mode: f.tile_mode,
-        mocs: MOCS,
         width: f.width,
         height: f.height,
         depth: p.depth,
@@ -406,12 +419,7 @@ pub fn image_surface(l: &ImageLayout, address: u64, p: SurfaceParams) -> RenderS
         render_target_view_extent: p.depth,
         mip_count_lod: u64::from(p.level),
         surface_min_lod: 0,
-        shader_channel_select_red: SCS_RED,
-        shader_channel_select_green: SCS_GREEN,
-        shader_channel_select_blue: SCS_BLUE,
-        shader_channel_select_alpha: SCS_ALPHA,
-        surface_base_address: address,
-        ..Default::default()
+        ..identity_at(address)
     }
 }
 
@@ -425,17 +433,11 @@ pub fn typed_buffer_surface(address: u64, n: u64, format: SurfaceFormat) -> Rend
         surface_format: format as u64,
         surface_vertical_alignment: 1,
         surface_horizontal_alignment: 1,
-        mocs: MOCS,
         width: last & 0x7F,
         height: (last >> 7) & 0x3FFF,
         depth: (last >> 21) & 0x3F,
         surface_pitch: u64::from(format.bytes_per_texel()) - 1,
-        shader_channel_select_red: SCS_RED,
-        shader_channel_select_green: SCS_GREEN,
-        shader_channel_select_blue: SCS_BLUE,
-        shader_channel_select_alpha: SCS_ALPHA,
-        surface_base_address: address,
-        ..Default::default()
+        ..identity_at(address)
     }
 }
 
