@@ -542,21 +542,10 @@ pub(super) fn image_vecs(f: &ir::Function) -> HashMap<ir::Value, Vec<ir::Value>>
             read.extend(srcs.iter().copied());
         }
     });
-    let mut m = HashMap::default();
-    f.for_each_node(&mut |n| {
-        if let Node::Instr(ir::Instr {
-            dst: Some(d),
-            op: Op::Vec(s),
-            ..
-        }) = n
-        {
-            let t = f.ty(*d);
-            if read.contains(d) && t.bits == 32 && !narrow::is_narrow(t) {
-                m.insert(*d, s.clone());
-            }
-        }
-    });
-    m
+    super::vec_sources(f, |d| {
+        let t = f.ty(d);
+        read.contains(&d) && t.bits == 32 && !narrow::is_narrow(t)
+    })
 }
 
 /// How many leading components of the vector `v` the program reads (1-4): one more than the

@@ -127,6 +127,15 @@ fn fnegs(f: &ir::Function) -> HashMap<ir::Value, ir::Value> {
 /// payload instead of a copy into the vector and another into the payload (the vector's
 /// copies have no reader left and the LIR's dead-code elimination removes them).
 fn wide_vecs(f: &ir::Function) -> HashMap<ir::Value, Vec<ir::Value>> {
+    vec_sources(f, |d| wide::is_wide(f.ty(d)))
+}
+
+/// The sources of each `vec` whose result `keep` accepts: the components a message payload
+/// can take straight from them (see `wide_vecs` and `image::image_vecs`).
+pub(super) fn vec_sources(
+    f: &ir::Function,
+    keep: impl Fn(ir::Value) -> bool,
+) -> HashMap<ir::Value, Vec<ir::Value>> {
     let mut m = HashMap::default();
     f.for_each_node(&mut |n| {
         if let Node::Instr(ir::Instr {
@@ -135,7 +144,7 @@ fn wide_vecs(f: &ir::Function) -> HashMap<ir::Value, Vec<ir::Value>> {
             ..
         }) = n
         {
-            if wide::is_wide(f.ty(*d)) {
+            if keep(*d) {
                 m.insert(*d, s.clone());
             }
         }
