@@ -714,6 +714,34 @@ impl<'p> Builder<'p> {
         }
     }
 
+    /// `o` copied into a register of its own at this builder's width and read back with
+    /// `o`'s negate and absolute-value modifiers (the copy moves the plain value): for a
+    /// source the instruction cannot take as it is (an immediate, a region).
+    pub fn copy_to_reg(&mut self, o: Opnd) -> Opnd {
+        let t = self.vreg(o.ty, 1);
+        self.mov(
+            t,
+            Opnd {
+                neg: false,
+                abs: false,
+                ..o
+            },
+        );
+        Opnd {
+            neg: o.neg,
+            abs: o.abs,
+            ..t
+        }
+    }
+
+    /// `o` moved once (exec size 1, `WE_all`) into a register of its own and read as a
+    /// scalar region, with `o`'s modifiers: a 64-bit immediate is encodable only as a MOV's
+    /// source (docs/gen9.md 1.4), and a full-width move would take one instruction per
+    /// SIMD8 piece of a 64-bit value.
+    pub fn scalar_copy(&mut self, o: Opnd) -> Opnd {
+        self.at(1, 0, true).copy_to_reg(o).scalar()
+    }
+
     /// A virtual register holding `comps` components of `ty` at this exec size, stride 1.
     pub fn vreg(&mut self, ty: Type, comps: u32) -> Opnd {
         let bytes = (ty.size() * self.exec as u32 * comps).next_multiple_of(32);

@@ -800,20 +800,6 @@ pub fn legalize(prog: &mut Program) {
         let mut b = Builder::new(prog, i.exec);
         b.group = i.group;
         b.we_all = i.we_all;
-        let to_reg = |b: &mut Builder, o: Opnd| -> Opnd {
-            let mut t = b.vreg(o.ty, 1);
-            b.mov(
-                t,
-                Opnd {
-                    neg: false,
-                    abs: false,
-                    ..o
-                },
-            );
-            t.neg = o.neg;
-            t.abs = o.abs;
-            t
-        };
         if let LOp::Alu(op) = i.op {
             if i.srcs.len() == 2 {
                 if i.srcs[0].is_imm() && !i.srcs[1].is_imm() {
@@ -833,10 +819,10 @@ pub fn legalize(prog: &mut Program) {
                             }
                         }
                     } else {
-                        i.srcs[0] = to_reg(&mut b, i.srcs[0]);
+                        i.srcs[0] = b.copy_to_reg(i.srcs[0]);
                     }
                 } else if i.srcs[0].is_imm() {
-                    i.srcs[0] = to_reg(&mut b, i.srcs[0]);
+                    i.srcs[0] = b.copy_to_reg(i.srcs[0]);
                 }
             }
         }
@@ -850,7 +836,7 @@ pub fn legalize(prog: &mut Program) {
                     let wide_scalar = o.stride == 0 && o.ty.size() == 8 && i.exec > 1;
                     let regioned = (o.stride > 1 || o.rows.is_some()) && o.base != Base::Null;
                     if o.is_imm() || regioned || wide_scalar {
-                        i.srcs[k] = to_reg(&mut b, o);
+                        i.srcs[k] = b.copy_to_reg(o);
                     }
                 }
             }
@@ -864,21 +850,7 @@ pub fn legalize(prog: &mut Program) {
                 for k in 0..i.srcs.len() {
                     let o = i.srcs[k];
                     if o.is_imm() && o.ty.size() == 8 {
-                        let mut s = b.at(1, 0, true);
-                        let t = s.vreg(o.ty, 1);
-                        s.mov(
-                            t,
-                            Opnd {
-                                neg: false,
-                                abs: false,
-                                ..o
-                            },
-                        );
-                        i.srcs[k] = Opnd {
-                            neg: o.neg,
-                            abs: o.abs,
-                            ..t.scalar()
-                        };
+                        i.srcs[k] = b.scalar_copy(o);
                     }
                 }
             }
@@ -886,7 +858,7 @@ pub fn legalize(prog: &mut Program) {
         if let LOp::Math(_) = i.op {
             for k in 0..i.srcs.len() {
                 if i.srcs[k].is_imm() {
-                    i.srcs[k] = to_reg(&mut b, i.srcs[k]);
+                    i.srcs[k] = b.copy_to_reg(i.srcs[k]);
                 }
             }
         }

@@ -871,7 +871,7 @@ fn main {{
                 assert_eq!(count(&asm, "cmp.z"), 0, "{ty} SIMD{simd}:\n{asm}");
                 // and, shl, and the add of the value's address unless the gather's
                 // immediate holds it.
-                let a0 = count(&asm, "a0<1>UW");
+                let a0 = a0_writes(&asm);
                 assert!(
                     (2 * want..=3 * want).contains(&a0),
                     "{ty} SIMD{simd}:\n{asm}"

@@ -306,15 +306,11 @@ fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
     r
 }
 
-/// A DF constant in a register of its own, moved once (exec size 1, `WE_all`) and read
-/// as a scalar region: a 64-bit immediate is encodable only as a MOV's source (docs/gen9.md
-/// 1.4), and a full-width move would take one instruction per SIMD8 piece of a DF value.
-/// Two-source instructions only: a three-source one has no replicated 64-bit scalar.
+/// A DF constant in a register of its own, moved once and read as a scalar region
+/// ([`Builder::scalar_copy`]). Two-source instructions only: a three-source one has no
+/// replicated 64-bit scalar.
 fn df_const(b: &mut Builder, x: f64) -> Opnd {
-    let mut s = b.at(1, 0, true);
-    let t = s.vreg(Type::DF, 1);
-    s.mov(t, df_imm(x));
-    t.scalar()
+    b.scalar_copy(df_imm(x))
 }
 
 /// `x` times 2^54 where `e` (x's exponent field) is 0: denormals become normal, exactly

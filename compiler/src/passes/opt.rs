@@ -638,14 +638,13 @@ pub fn lower_int_div(f: &mut Function) -> bool {
                 let sh = bd.emit(shift_t, Op::Const(vec![u64::from(k); usize::from(t.comps)]));
                 bd.emit_to(d, Op::Alu(AluOp::Ushr, vec![srcs[0], sh]));
             }
-            (AluOp::Umod, Some(k)) => {
-                let m = bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
-                bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
-            }
-            // The floor modulo by a positive power of two is the low bits in two's
-            // complement (the result takes the divisor's sign, so it is never negative):
-            // -1 imod 16 = 15 = -1 & 15.
-            (AluOp::Imod, Some(k)) if k + 1 < u32::from(t.bits) => {
+            // The unsigned modulo, and the floor modulo by a positive power of two, are the
+            // low bits (two's complement; the floor modulo takes the divisor's sign, so it is
+            // never negative: -1 imod 16 = 15 = -1 & 15). 2^(bits-1) is negative as a
+            // signed divisor: its `imod` takes the general lowering.
+            (AluOp::Umod | AluOp::Imod, Some(k))
+                if *op == AluOp::Umod || k + 1 < u32::from(t.bits) =>
+            {
                 let m = bd.emit(t, Op::Const(vec![(1u64 << k) - 1; usize::from(t.comps)]));
                 bd.emit_to(d, Op::Alu(AluOp::Iand, vec![srcs[0], m]));
             }
