@@ -1275,9 +1275,13 @@ impl<'a> BatchBuilder<'a> {
         }
     }
 
-    /// The end of a batch: everything written is flushed to memory.
+    /// The end of a batch: everything written is flushed to memory. A batch that emitted no
+    /// command wrote nothing (every earlier batch flushed at its own end), so it is only the
+    /// MI_BATCH_BUFFER_END, as anv's empty batch.
     fn finish(&mut self, primary: bool) {
-        self.flush_all();
+        if !self.batch.is_empty() {
+            self.flush_all();
+        }
         self.emit(MiBatchBufferEnd::default().to_dwords());
         if primary && self.batch.len() % 2 == 1 {
             self.emit(MiNoop::default().to_dwords());
@@ -2704,5 +2708,30 @@ mod tests {
         let odd = RenderSurfaceState::unpack(&buffer_surface(0, 1001));
         let n = buffer_surface_elements(&odd);
         assert_eq!((n & !3) - (n & 3), 1001);
+    }
+
+    #[test]
+    fn only_a_batch_that_emitted_commands_ends_with_the_flush() {
+        let empty = Recording::default();
+        let mut b = BatchBuilder::new(&empty);
+        b.finish(true);
+        let end = [
+            MiBatchBufferEnd::default().to_dwords(),
+            MiNoop::default().to_dwords(),
+        ];
+        assert_eq!(b.batch, end.concat(), "an empty command buffer");
+
+        let mut flush = BatchBuilder::new(&empty);
+        flush.flush_all();
+        let mut b = BatchBuilder::new(&empty);
+        b.emit(MiNoop::default().to_dwords());
+        b.finish(true);
+        assert!(
+            b.batch[1..].starts_with(&flush.batch),
+            "a command, then the flush: {:08x?}",
+            b.batch
+        );
+        let tail = &b.batch[1 + flush.batch.len()..];
+        assert_eq!(tail[..1], MiBatchBufferEnd::default().to_dwords()[..]);
     }
 }

@@ -83,10 +83,12 @@ pub fn as_raw<T>(d: &Dispatchable<T>) -> *mut u8 {
 /// `h` must be null or a handle made by [`into_raw`] for a `Dispatchable<T>` still alive for `'a`.
 pub unsafe fn borrow<'a, T>(h: *mut u8, kind: &'static str) -> Result<&'a T> {
     let p = h.cast::<Dispatchable<T>>();
+    // A match, not `ok_or`: the error is built (and dropped) only when it is one.
     // SAFETY: by the caller's contract p is null or a live Dispatchable<T>.
-    unsafe { p.as_ref() }
-        .map(|d| &d.obj)
-        .ok_or(DriverError::InvalidHandle { kind, value: 0 })
+    match unsafe { p.as_ref() } {
+        Some(d) => Ok(&d.obj),
+        None => Err(DriverError::InvalidHandle { kind, value: 0 }),
+    }
 }
 
 /// Takes ownership back from a dispatchable handle (destroy).
@@ -113,6 +115,13 @@ pub struct Registry<T> {
 }
 
 impl<T> Registry<T> {
+    fn invalid(&self, id: u64) -> DriverError {
+        DriverError::InvalidHandle {
+            kind: self.kind,
+            value: id,
+        }
+    }
+
     pub fn new(kind: &'static str) -> Self {
         Registry {
             kind,
@@ -152,13 +161,11 @@ impl<T> Registry<T> {
     }
 
     pub fn get(&self, id: u64) -> Result<Arc<T>> {
-        self.lock()
-            .get(&id)
-            .cloned()
-            .ok_or(DriverError::InvalidHandle {
-                kind: self.kind,
-                value: id,
-            })
+        // A match, not `ok_or`: the error is built (and dropped) only when it is one.
+        match self.lock().get(&id) {
+            Some(o) => Ok(o.clone()),
+            None => Err(self.invalid(id)),
+        }
     }
 
     /// Removes an object; destroying `VK_NULL_HANDLE` is allowed and removes nothing.
@@ -166,13 +173,10 @@ impl<T> Registry<T> {
         if id == 0 {
             return Ok(None);
         }
-        self.lock()
-            .remove(&id)
-            .map(Some)
-            .ok_or(DriverError::InvalidHandle {
-                kind: self.kind,
-                value: id,
-            })
+        match self.lock().remove(&id) {
+            Some(o) => Ok(Some(o)),
+            None => Err(self.invalid(id)),
+        }
     }
 
     /// Every live object (a snapshot).

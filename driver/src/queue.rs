@@ -50,7 +50,7 @@ use crate::ffi;
 use crate::handles;
 use crate::sync::{Fence, Semaphore, TimelinePoint};
 
-/// Submissions in flight beyond which a submit first retires everything.
+/// Execbuffers in flight beyond which the next one first retires everything.
 const MAX_IN_FLIGHT: usize = 256;
 
 type InFlight = (u32, Option<Arc<Executable>>);
@@ -177,10 +177,11 @@ impl Queue {
         self.deferred.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Submits `steps` in order after anything still deferred, deferring what cannot go yet.
-    pub fn submit(&self, steps: Vec<Step>) -> Result<()> {
+    /// Submits the steps `plan` appends to the deferred list, in order after anything still
+    /// deferred, deferring what cannot go yet (planned in place: no list of their own).
+    pub fn submit(&self, plan: impl FnOnce(&mut VecDeque<Step>)) -> Result<()> {
         let mut deferred = self.lock_deferred();
-        deferred.extend(steps);
+        plan(&mut deferred);
         self.flush_locked(&mut deferred)
     }
 
@@ -278,19 +279,23 @@ impl Queue {
     /// Waits for every execbuffer handed to the kernel, releases their executables and keeps
     /// their syncobjs for the next execbuffers.
     fn retire(&self) -> Result<()> {
-        let mut flight = self.lock();
+        self.retire_locked(&mut self.lock())?;
+        self.check_hang()
+    }
+
+    /// [`Queue::retire`] without the hang check, under the held `flight` lock.
+    fn retire_locked(&self, flight: &mut Flight) -> Result<()> {
         if !flight.in_flight.is_empty() {
             let handles: Vec<u32> = flight.in_flight.iter().map(|x| x.0).collect();
             let drm = &self.core.adapter.drm;
             drm.syncobj_wait_flags(&handles, i64::MAX, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL)?;
             let Flight {
                 in_flight, free, ..
-            } = &mut *flight;
+            } = flight;
             free.extend(in_flight.drain(..).map(|(h, _)| h));
         }
         flight.last = None;
-        drop(flight);
-        self.check_hang()
+        Ok(())
     }
 
     /// Signals `fence` once everything submitted before has completed, without an execbuffer
@@ -366,6 +371,10 @@ impl Queue {
         // Held across the ioctl: the lists are the queue's, and every execbuffer goes out
         // under the deferred list's lock anyway.
         let mut flight = self.lock();
+        if flight.in_flight.len() > MAX_IN_FLIGHT {
+            self.retire_locked(&mut flight)?;
+            self.check_hang()?;
+        }
         let Flight {
             in_flight,
             free,
@@ -532,18 +541,24 @@ pub(crate) unsafe extern "system" fn get_device_queue2(
     })
 }
 
-/// Turns resolved batches into execbuffer steps: waits on the first execbuffer of a batch,
-/// signals (and, for the last batch, the fence) on its last; a batch without command buffers
-/// runs the no-op batch if it waits or signals anything.
-pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
-    let pair = |(s, v): &(Arc<Semaphore>, u64)| (s.syncobj, s.point(*v));
-    // Kernel syncobjs (binary or timeline) and emulated timelines go separate ways.
+/// Turns resolved batches into execbuffer steps, appended to `steps`: waits on the first
+/// execbuffer of a batch, signals (and, for the last batch, the fence) on its last; a batch
+/// without command buffers runs the no-op batch if it waits or signals anything.
+pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>, steps: &mut VecDeque<Step>) {
+    // Kernel syncobjs (binary or timeline) and emulated timelines go separate ways (one pass,
+    // nothing allocated for an empty list).
     let split = |list: Vec<(Arc<Semaphore>, u64)>| {
-        let (emulated, kernel): (Vec<_>, Vec<_>) =
-            list.into_iter().partition(|(s, _)| s.emulated.is_some());
-        (kernel.iter().map(pair).collect::<Vec<_>>(), emulated)
+        let (mut kernel, mut emulated) = (Vec::new(), Vec::new());
+        for (s, v) in list {
+            if s.emulated.is_some() {
+                emulated.push((s, v));
+            } else {
+                kernel.push((s.syncobj, s.point(v)));
+            }
+        }
+        (kernel, emulated)
     };
-    let mut steps = Vec::new();
+    let first = steps.len();
     let last = batches.len().wrapping_sub(1);
     for (i, b) in batches.into_iter().enumerate() {
         let gates: Vec<(Arc<Semaphore>, u64)> = b
@@ -567,7 +582,7 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
                 || !emulated_waits.is_empty()
                 || !emulated_signals.is_empty()
             {
-                steps.push(Step {
+                steps.push_back(Step {
                     exe: None,
                     waits,
                     signals,
@@ -592,7 +607,7 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
             } else {
                 (Vec::new(), Vec::new(), None)
             };
-            steps.push(Step {
+            steps.push_back(Step {
                 exe: Some(e),
                 waits: w,
                 signals: s,
@@ -603,9 +618,9 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
             });
         }
     }
-    if steps.is_empty() {
+    if steps.len() == first {
         if let Some(f) = fence {
-            steps.push(Step {
+            steps.push_back(Step {
                 exe: None,
                 waits: Vec::new(),
                 signals: vec![(f.syncobj, 0)],
@@ -616,7 +631,6 @@ pub fn plan(batches: Vec<Batch>, fence: Option<Arc<Fence>>) -> Vec<Step> {
             });
         }
     }
-    steps
 }
 
 /// A submission of nothing but `fence` (no command buffer, no semaphore): the fence signals in
@@ -640,9 +654,6 @@ pub fn submit_batches(
     resolve: impl FnOnce(&Core) -> Result<Vec<Batch>>,
 ) -> Result<vk::Result> {
     q.core.check_lost()?;
-    if q.lock().in_flight.len() > MAX_IN_FLIGHT {
-        q.retire()?;
-    }
     let fence = if fence.is_null() {
         None
     } else {
@@ -650,7 +661,7 @@ pub fn submit_batches(
     };
     // Resolve everything before submitting anything.
     let batches = resolve(&q.core)?;
-    q.submit(plan(batches, fence))?;
+    q.submit(|steps| plan(batches, fence, steps))?;
     Ok(vk::Result::SUCCESS)
 }
 

@@ -256,7 +256,8 @@ impl SimGpu {
             let Some((name, len)) = Command::identify(dw0[0]) else {
                 return Err(format!("unknown command {:#010x} at 0x{ip:x}", dw0[0]));
             };
-            // Commands are short: no allocation per command unless one is long.
+            // Commands are short: no allocation per command unless one is long. The header is
+            // fetched already; the rest follows it.
             let mut short = [0u32; SHORT_COMMAND];
             let mut long = Vec::new();
             let dw: &mut [u32] = if len <= SHORT_COMMAND {
@@ -265,7 +266,8 @@ impl SimGpu {
                 long.resize(len, 0);
                 &mut long
             };
-            fetch(ip, dw)?;
+            dw[0] = dw0[0];
+            fetch(ip + 4, &mut dw[1..])?;
             let dw: &[u32] = dw;
             let cmd =
                 Command::unpack(dw).ok_or_else(|| format!("cannot decode {name} at 0x{ip:x}"))?;

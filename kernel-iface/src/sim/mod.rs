@@ -1534,14 +1534,13 @@ impl SimKernel {
                 }
             }
         }
-        for f in fences
+        // A syncobj destroyed meanwhile is simply skipped, as the kernel holds its own
+        // reference.
+        let signals = fences
             .iter()
             .filter(|f| f.flags & I915_EXEC_FENCE_SIGNAL != 0)
-        {
-            // A syncobj destroyed meanwhile is simply skipped, as the kernel holds its own
-            // reference.
-            let _ = self.sync.attach(f.handle, f.point, fence.clone());
-        }
+            .map(|f| (f.handle, f.point));
+        self.sync.attach_each(signals, &fence);
         Ok(())
     }
 }

@@ -323,6 +323,18 @@ impl SyncTable {
         Ok(())
     }
 
+    /// Attaches `fence` to each (handle, point) of `targets` as [`SyncTable::attach`] does,
+    /// under one lock; a handle that names no syncobj (destroyed meanwhile) is skipped.
+    pub(crate) fn attach_each(&self, targets: impl Iterator<Item = (u32, u64)>, fence: &FenceRef) {
+        let mut t = self.lock();
+        for (handle, point) in targets {
+            if let Some(s) = t.syncobjs.get_mut(&handle) {
+                s.attach(point, fence.clone());
+            }
+        }
+        self.notify(&mut t);
+    }
+
     pub(crate) fn reset(&self, handles: &[u32]) -> Result<(), i32> {
         update_all(&mut self.lock(), handles, |_, s| s.replace(None))
     }
