@@ -37,6 +37,9 @@
 //! denormals. Division and sqrt/rsq scale a denormal divisor or operand by 2^54 first
 //! (exactly), since their sequences read the exponent field.
 //!
+//! * 64-bit integers built from two dwords (pack64, packDouble2x32) and read as dwords
+//!   (unpack32): dword moves into and out of the halves (`Isel`'s `dword_pairs`), and
+//!   shifts by a constant 32 as dword moves (`shift_by`);
 //! * 64-bit integer division and remainder: restoring long division, a uniform loop over
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
 //!

@@ -194,7 +194,7 @@ fn dword_pairs(f: &ir::Function) -> DwordPairs {
     DwordPairs { packs, highs }
 }
 
-/// See [`dword_pairs`].
+/// See `dword_pairs`.
 #[derive(Default)]
 pub(super) struct DwordPairs {
     packs: HashMap<ir::Value, (ir::Value, ir::Value)>,
