@@ -1114,6 +1114,34 @@ pub fn splat(c: &[u64]) -> Option<u64> {
     c.iter().all(|x| *x == first).then_some(first)
 }
 
+/// The two 32-bit words `(lo, hi)` of a scalar 64-bit integer built as packDouble2x32 and
+/// the front end's bitcasts build it: `ior(u2u lo, ishl(u2u hi, 32))` in either operand
+/// order, `lo` and `hi` of type i32. `def` gives the defining op of a value where known.
+pub fn packed_words<'a>(
+    x: Value,
+    def: impl Fn(Value) -> Option<&'a Op>,
+    ty: impl Fn(Value) -> Type,
+) -> Option<(Value, Value)> {
+    let Some(Op::Alu(AluOp::Ior, s)) = def(x) else {
+        return None;
+    };
+    let widened = |v: Value| match def(v) {
+        Some(Op::Alu(AluOp::U2u, w)) if ty(w[0]) == Type::I32 => Some(w[0]),
+        _ => None,
+    };
+    let shifted = |v: Value| match def(v) {
+        Some(Op::Alu(AluOp::Ishl, w)) if def(w[1]).and_then(Op::const_splat) == Some(32) => {
+            widened(w[0])
+        }
+        _ => None,
+    };
+    let (a, b) = (s[0], s[1]);
+    match (widened(a), shifted(b), widened(b), shifted(a)) {
+        (Some(lo), Some(hi), ..) | (.., Some(lo), Some(hi)) => Some((lo, hi)),
+        _ => None,
+    }
+}
+
 impl Op {
     /// For a `const`, the component all its components share (see [`splat`]).
     pub fn const_splat(&self) -> Option<u64> {

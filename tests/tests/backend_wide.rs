@@ -906,6 +906,43 @@ fn bitcasts_between_component_counts_match_rust() {
     }
 }
 
+/// pack64 / unpack32 and the bitcasts through two words are dword moves: the BITCAST
+/// kernel keeps no 64-bit shift and no 64-bit `or` (its one 64-bit logic op is the `xor`
+/// with the constant), and `packUint2x32(v) == pack64(v)` is the constant 1 (no 64-bit
+/// `cmp`). The old code shifted and or-ed qwords for every pack and unpack.
+#[test]
+fn packs_and_unpacks_of_words_are_dword_moves() {
+    // The opcode is the first word with a '(' that is not a predicate: "shl(8)",
+    // "cmp.z.f0.0(8)"; a qword operand is typed Q or UQ.
+    let qword_op = |l: &str, op: &str| {
+        let opcode = l
+            .split_whitespace()
+            .find(|w| w.contains('(') && !w.starts_with('('))
+            .unwrap_or("");
+        opcode.split(['(', '.']).next() == Some(op) && (l.contains("UQ") || l.contains(">Q"))
+    };
+    for simd in [8, 16, 32] {
+        let build = Build {
+            bindings: 5,
+            ..Build::default()
+        };
+        let Some(k) = kernel_with("bitcast_moves", BITCAST, simd, &build) else {
+            return;
+        };
+        for op in ["shl", "shr", "or", "cmp"] {
+            let found: Vec<&str> = k.asm.lines().filter(|l| qword_op(l, op)).collect();
+            assert!(
+                found.is_empty(),
+                "SIMD{simd}: 64-bit {op}:\n{}\n{}",
+                found.join("\n"),
+                k.asm
+            );
+        }
+        let xors = k.asm.lines().filter(|l| qword_op(l, "xor")).count();
+        assert_eq!(xors, simd as usize / 8, "SIMD{simd}:\n{}", k.asm);
+    }
+}
+
 /// Vector-to-vector OpBitcast (no GLSL spelling): uvec4 <-> dvec2 and u64vec2, uvec2 <->
 /// u16vec4 and f16vec4, u16vec2 <-> u8vec4, f16vec4 <-> double.
 const BITCAST_VEC: &str = "

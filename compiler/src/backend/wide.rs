@@ -37,6 +37,9 @@
 //! denormals. Division and sqrt/rsq scale a denormal divisor or operand by 2^54 first
 //! (exactly), since their sequences read the exponent field.
 //!
+//! * 64-bit integers built from two dwords (pack64, packDouble2x32) and read as dwords
+//!   (unpack32): dword moves into and out of the halves (`Isel`'s `dword_pairs`), and
+//!   shifts by a constant 32 as dword moves (`shift_by`);
 //! * 64-bit integer division and remainder: restoring long division, a uniform loop over
 //!   the 64 quotient bits with predicated subtracts (signed forms on magnitudes).
 //!
@@ -652,6 +655,12 @@ pub fn alu64(
         Iand | Ior | Ixor | Inot => {
             super::isel::logic(b, op, d, s, Type::UQ);
         }
+        Ishl | Ishr | Ushr if s[1].is_imm() => {
+            let Base::Imm(n) = s[1].base else {
+                unreachable!()
+            };
+            shift_by(b, op, d, s[0], n as u32 & 63);
+        }
         Ishl | Ishr | Ushr => {
             // The count, modulo 64, as a qword like the value.
             let c = b.vreg(Type::UD, 1);
@@ -835,6 +844,40 @@ pub fn alu64(
         }
     }
     Ok(())
+}
+
+/// `d = x << n`, `x >> n` (`Ishr` arithmetic) for a constant count `n` in 0..64. By 32 the
+/// result is the other dword of `x` and a zero (or the sign) in dword moves; another count
+/// is an immediate (`legalize` moves it into a scalar register once).
+fn shift_by(b: &mut Builder, op: AluOp, d: Opnd, x: Opnd, n: u32) {
+    match (op, n) {
+        (AluOp::Ishl, 32) => {
+            b.mov(hi(d), lo(x));
+            b.mov(lo(d), Opnd::ud(0));
+        }
+        (AluOp::Ushr, 32) => {
+            b.mov(lo(d), hi(x));
+            b.mov(hi(d), Opnd::ud(0));
+        }
+        (AluOp::Ishr, 32) => {
+            b.mov(lo(d), hi(x));
+            b.alu2(
+                O::Asr,
+                hi(d).retype(Type::D),
+                hi(x).retype(Type::D),
+                Opnd::d(31),
+            );
+        }
+        _ => {
+            let (o, ty) = match op {
+                AluOp::Ishl => (O::Shl, Type::UQ),
+                AluOp::Ishr => (O::Asr, Type::Q),
+                _ => (O::Shr, Type::UQ),
+            };
+            let c = Opnd::imm(Type::UQ, u64::from(n));
+            b.alu2(o, d.retype(ty), x.retype(ty), c);
+        }
+    }
 }
 
 /// The high 64 bits of the unsigned 128-bit product of two 64-bit operands, from the four

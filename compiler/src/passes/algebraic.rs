@@ -1,7 +1,8 @@
 //! Algebraic simplification: identities (x+0, x*1, x&x, ...), annihilators, double
 //! negation, multiplication by a power of two as a shift, negated comparisons as the inverse
 //! comparison (NaN-correct: !(a < b) is `fgeu`), `bcsel` on booleans, and `if` arms
-//! swapped so a condition's empty `then` disappears.
+//! swapped so a condition's empty `then` disappears; the 32-bit words of a 64-bit integer
+//! built from two are those two (unpack of a pack).
 
 use crate::builder::Builder;
 use crate::hash::HashMap;
@@ -35,6 +36,9 @@ impl Ctx {
             Op::Alu(a, _) => {
                 matches!(a, AluOp::Iadd | AluOp::Fneg | AluOp::Inot | AluOp::Ineg)
                     || a.inverse().is_some()
+                    // 64-bit integers built from and read as 32-bit words.
+                    || (self.values[d.0 as usize] == Type::int(64)
+                        && matches!(a, AluOp::U2u | AluOp::Ior | AluOp::Ishl | AluOp::Ushr))
             }
             _ => false,
         };
@@ -57,6 +61,10 @@ impl Ctx {
     fn is_neg_zero(&self, v: Value) -> bool {
         let t = self.values[v.0 as usize];
         self.konst(v) == Some(1u64 << (t.bits - 1))
+    }
+    /// The words of a 64-bit integer built from two 32-bit ones ([`packed_words`]).
+    fn packed(&self, x: Value) -> Option<(Value, Value)> {
+        packed_words(x, |v| self.defs.get(&v), |v| self.values[v.0 as usize])
     }
     /// Float results of type `t` must flush denormals (DenormFlushToZero).
     fn ftz(&self, t: Type) -> bool {
@@ -84,6 +92,11 @@ impl Ctx {
                 Some(Rewrite::ShlBy(s[0], n))
             }
             Udiv | Idiv if k(1) == Some(1) => mov(s[0]),
+            // An integer compared with itself.
+            Ieq | Ige | Uge if s[0] == s[1] => {
+                Some(Rewrite::Op(Op::Const(vec![ones; usize::from(t.comps)])))
+            }
+            Ine | Ilt | Ult if s[0] == s[1] => zero(t),
             Iand | Ior if s[0] == s[1] => mov(s[0]),
             Iand if k(1) == Some(0) || k(0) == Some(0) => zero(t),
             Iand if k(1) == Some(ones) => mov(s[0]),
@@ -94,6 +107,15 @@ impl Ctx {
                 Some(Rewrite::Op(Op::Const(vec![ones; usize::from(t.comps)])))
             }
             Ishl | Ishr | Ushr if k(1) == Some(0) => mov(s[0]),
+            // The words of a 64-bit integer built from two (`ir::packed_words`): its low
+            // word is `lo`, and shifted right by 32 it is `hi` widened.
+            U2u if t == Type::I32 => match self.defs.get(&s[0]) {
+                Some(Op::Alu(U2u, w)) if self.values[w[0].0 as usize] == t => mov(w[0]),
+                _ => self.packed(s[0]).and_then(|(lo, _)| mov(lo)),
+            },
+            Ushr if t == Type::int(64) && k(1) == Some(32) => self
+                .packed(s[0])
+                .map(|(_, hi)| Rewrite::Op(Op::Alu(U2u, vec![hi]))),
             // (x + c1) << c2 == (x << c2) + (c1 << c2) modulo 2^n: addresses `(i + k) * 4`
             // then share one shift (CSE) and differ by an immediate.
             Ishl if t.kind != Kind::Float && t.bits == 32 && k(1).is_some_and(|c| c < 32) => {
@@ -278,6 +300,60 @@ mod tests {
         );
     }
 
+    /// unpack32(pack64(a, b)): the words are a and b again, without 64-bit operations
+    /// (the pack itself stays for its other reader).
+    #[test]
+    fn words_of_a_packed_integer_are_its_words() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = load ssbo[0] %0 align 4
+            %2:i64 = u2u %0
+            %3:i64 = u2u %1
+            %4:i32 = const 32
+            %5:i64 = ishl %3, %4
+            %6:i64 = ior %2, %5
+            %7:i32 = u2u %6
+            %8:i64 = ushr %6, %4
+            %9:i32 = u2u %8
+            %10:i32 = iadd %7, %9
+            store ssbo[0] %0, %10 align 4
+            store ssbo[1] %0, %6 align 8",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = load ssbo[0] %0 align 4
+            %2:i64 = u2u %0
+            %3:i64 = u2u %1
+            %4:i32 = const 32
+            %5:i64 = ishl %3, %4
+            %6:i64 = ior %2, %5
+            %7:i32 = mov %0
+            %8:i64 = u2u %1
+            %9:i32 = mov %1
+            %10:i32 = iadd %7, %9
+            store ssbo[0] %0, %10 align 4
+            store ssbo[1] %0, %6 align 8",
+        );
+    }
+
+    #[test]
+    fn integer_compared_with_itself_is_a_constant() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:b32 = ieq %0, %0
+            %2:b32 = ult %0, %0
+            %3:i32 = b2i %1
+            %4:i32 = b2i %2
+            store ssbo[0] %3, %4 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:b32 = const true
+            %2:b32 = const false
+            %3:i32 = b2i %1
+            %4:i32 = b2i %2
+            store ssbo[0] %3, %4 align 4",
+        );
+    }
+
     #[test]
     fn shift_of_an_offset_address_shifts_first_and_adds_an_immediate() {
         check_pass(
@@ -333,7 +409,8 @@ mod tests {
         check_pass(
             opt_algebraic,
             "%0:i32 = sysval local_invocation_index
-            %1:b1 = ult %0, %0
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
             loop {
                 if %1 {
                 } else {
@@ -341,10 +418,11 @@ mod tests {
                 }
             }",
             "%0:i32 = sysval local_invocation_index
-            %1:b1 = ult %0, %0
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
             loop {
-                %2:b1 = uge %0, %0
-                if %2 {
+                %3:b1 = uge %0, %2
+                if %3 {
                     break
                 }
             }",

@@ -92,6 +92,8 @@ pub struct Isel<'a> {
     alu_uses_only: Vec<bool>,
     /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
     fneg_of: HashMap<ir::Value, ir::Value>,
+    /// 64-bit integers built from dwords and read as dwords (see `dword_pairs`).
+    dwords: DwordPairs,
     /// The sources of each 64-bit `vec` (read in place by 64-bit stores, see `wide_vecs`).
     wide_vec_srcs: HashMap<ir::Value, Vec<ir::Value>>,
     /// The sources of each 32-bit `vec` an image op reads (see `image::image_vecs`).
@@ -150,6 +152,53 @@ pub(super) fn vec_sources(
         }
     });
     m
+}
+
+/// 64-bit integers as dword pairs: the words `(lo, hi)` of each one built from two 32-bit
+/// ones (`ir::packed_words`, the shape of pack64 and packDouble2x32), selected as a dword
+/// move into each half instead of two widening moves, a 64-bit shift and a 64-bit `or`;
+/// and the operand of each `ushr` by 32, whose 32-bit narrowing (unpack's high word) is
+/// that operand's high dword. The 64-bit instructions then have no reader (the LIR's
+/// dead-code elimination removes them).
+fn dword_pairs(f: &ir::Function) -> DwordPairs {
+    let mut defs = HashMap::default();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(ir::Instr {
+            dst: Some(d),
+            op:
+                op @ (Op::Const(_)
+                | Op::Alu(AluOp::Ior | AluOp::Ishl | AluOp::Ushr | AluOp::U2u, _)),
+            ..
+        }) = n
+        {
+            defs.insert(*d, op.clone());
+        }
+    });
+    let wide = |x: ir::Value| f.ty(x) == ir::Type::int(64);
+    let packs = defs
+        .keys()
+        .filter(|x| wide(**x))
+        .filter_map(|&x| Some((x, ir::packed_words(x, |v| defs.get(&v), |v| f.ty(v))?)))
+        .collect();
+    let highs = defs
+        .iter()
+        .filter_map(|(&d, op)| match op {
+            Op::Alu(AluOp::Ushr, s)
+                if wide(d) && defs.get(&s[1]).and_then(Op::const_splat) == Some(32) =>
+            {
+                Some((d, s[0]))
+            }
+            _ => None,
+        })
+        .collect();
+    DwordPairs { packs, highs }
+}
+
+/// See `dword_pairs`.
+#[derive(Default)]
+pub(super) struct DwordPairs {
+    packs: HashMap<ir::Value, (ir::Value, ir::Value)>,
+    highs: HashMap<ir::Value, ir::Value>,
 }
 
 /// Per value, whether it is used, and only as a source of ALU instructions. A uniform value
@@ -299,6 +348,7 @@ impl<'a> Isel<'a> {
             subgroup_size: u32::from(w),
             alu_uses_only: alu_uses_only(&shader.func),
             fneg_of: fnegs(&shader.func),
+            dwords: dword_pairs(&shader.func),
             wide_vec_srcs: wide_vecs(&shader.func),
             image_vec_srcs: image::image_vecs(&shader.func),
             cf_depth: 0,
@@ -651,6 +701,16 @@ impl<'a> Isel<'a> {
                         self.narrow_wide_convert(*op, dst, s[0], st, dt)?;
                     } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
                         self.narrow_alu(*op, dst, &s, st, dt)?;
+                    } else if let Some(&(lo, hi)) = self.dwords.packs.get(&d) {
+                        let (l, h) = (self.comp(lo, 0)?, self.comp(hi, 0)?);
+                        let mut b = self.b();
+                        b.mov(wide::lo(dst), l.retype(Type::UD));
+                        b.mov(wide::hi(dst), h.retype(Type::UD));
+                    } else if let (Some(&x), AluOp::U2u | AluOp::I2i, 32) =
+                        (self.dwords.highs.get(&srcs[0]), op, dt.bits)
+                    {
+                        let h = wide::hi(self.comp(x, 0)?);
+                        self.b().mov(dst.retype(Type::UD), h);
                     } else if matches!(op, AluOp::Fdiv | AluOp::Frcp) && wide::is_wide(dt) {
                         self.div64(*op, dst, &s);
                     } else if wide::is_wide(st) || wide::is_wide(dt) {

@@ -318,25 +318,8 @@ impl Lower {
     /// The two 32-bit words of a 64-bit integer built as packDouble2x32 builds it:
     /// `ior(u2u lo, ishl(u2u hi, 32))` (either operand order).
     pub(super) fn packed_words(&self, x: Value) -> Option<Words64> {
-        let Some(Op::Alu(AluOp::Ior, s)) = self.defs.get(&x) else {
-            return None;
-        };
-        let widened = |v: Value| match self.defs.get(&v) {
-            Some(Op::Alu(AluOp::U2u, w)) if self.ty(w[0]) == Type::I32 => Some(w[0]),
-            _ => None,
-        };
-        let shifted = |v: Value| match self.defs.get(&v) {
-            Some(Op::Alu(AluOp::Ishl, w)) if self.const_of(w[1]) == Some(32) => widened(w[0]),
-            _ => None,
-        };
-        let (a, b) = (s[0], s[1]);
-        if let (Some(lo), Some(hi)) = (widened(a), shifted(b)) {
-            return Some(Words64 { hi, lo });
-        }
-        if let (Some(lo), Some(hi)) = (widened(b), shifted(a)) {
-            return Some(Words64 { hi, lo });
-        }
-        None
+        crate::ir::packed_words(x, |v| self.defs.get(&v), |v| self.ty(v))
+            .map(|(lo, hi)| Words64 { hi, lo })
     }
 
     pub(super) fn block(&mut self, b: Block) -> LowerResult<Block> {
