@@ -378,6 +378,9 @@ fn compile_one(
             log::trace!("LIR after predicate_jumps:\n{prog}");
         }
     }
+    if times.time(name("coalesce_copies"), || opt::coalesce_copies(&mut prog)) {
+        log::trace!("LIR after coalesce_copies:\n{prog}");
+    }
     times.time(name("lower_simd_width"), || {
         lower::lower_simd_width(&mut prog)
     });

@@ -1,8 +1,8 @@
 //! Algebraic simplification: identities (x+0, x*1, x&x, ...), annihilators, double
 //! negation, multiplication by a power of two as a shift, negated comparisons as the inverse
-//! comparison (NaN-correct: !(a < b) is `fgeu`), `bcsel` on booleans, and `if` arms
-//! swapped so a condition's empty `then` disappears; the 32-bit words of a 64-bit integer
-//! built from two are those two (unpack of a pack).
+//! comparison (NaN-correct: !(a < b) is `fgeu`), `bcsel` on booleans and of 1 and 0
+//! (`b2i`, `b2f`), `if` arms swapped so a condition's empty `then` disappears, and the
+//! 32-bit words of a 64-bit integer built from two are those two (unpack of a pack).
 
 use crate::builder::Builder;
 use crate::hash::HashMap;
@@ -152,6 +152,21 @@ impl Ctx {
                 _ => None,
             },
             Bcsel if s[1] == s[2] => mov(s[1]),
+            // Picking 1 or 0 (1.0 or 0.0) by a boolean is `b2i` (`b2f`): one operation on the
+            // boolean's bits (a negation, an `and`; booleans are all ones or zero, docs/gen9.md)
+            // where a select needs the flag, a register for the 1 and the `sel`. brw's NIR has
+            // the same rule (`bcsel(a, 1, 0)` -> `b2i(a)`).
+            Bcsel if t.kind == Kind::Int && t.bits == 32 && k(1) == Some(1) && k(2) == Some(0) => {
+                Some(Rewrite::Op(Op::Alu(B2i, vec![s[0]])))
+            }
+            Bcsel
+                if t.kind == Kind::Float
+                    && t.bits == 32
+                    && self.fconst(s[1]) == Some(1.0)
+                    && k(2) == Some(0) =>
+            {
+                Some(Rewrite::Op(Op::Alu(B2f, vec![s[0]])))
+            }
             Bcsel
                 if t.is_bool()
                     && t == self.values[s[0].0 as usize]
@@ -276,6 +291,37 @@ mod tests {
         )
         .unwrap();
         assert!(opt_algebraic(&mut f));
+    }
+
+    #[test]
+    fn select_of_one_and_zero_is_a_boolean_conversion() {
+        check_pass(
+            opt_algebraic,
+            "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:b1 = flt %0, %0
+            %2:i32 = const 1
+            %3:i32 = bcsel %1, %2, %9
+            %4:f32 = const 1.0
+            %5:f32 = const 0.0
+            %6:f32 = bcsel %1, %4, %5
+            %7:i32 = bcsel %1, %9, %2
+            store ssbo[0] %9, %3 align 4
+            store ssbo[0] %2, %6 align 4
+            store ssbo[0] %2, %7 align 4",
+            "%9:i32 = const 0
+            %0:f32 = load ssbo[0] %9 align 4
+            %1:b1 = flt %0, %0
+            %2:i32 = const 1
+            %3:i32 = b2i %1
+            %4:f32 = const 1.0
+            %5:f32 = const 0.0
+            %6:f32 = b2f %1
+            %7:i32 = bcsel %1, %9, %2
+            store ssbo[0] %9, %3 align 4
+            store ssbo[0] %2, %6 align 4
+            store ssbo[0] %2, %7 align 4",
+        );
     }
 
     #[test]

@@ -965,7 +965,9 @@ impl<'a> Isel<'a> {
                     b.at(8, 0, true)
                         .inst(LOp::Fence, t, vec![Opnd::g(0, 0, Type::UD, 1)]);
                 }
-                if exec.is_some_and(|e| e == ir::Scope::Workgroup) {
+                // A workgroup of one hardware thread runs in lock-step: the barrier has no
+                // other thread to wait for (brw emits only a scheduling fence there).
+                if exec.is_some_and(|e| e == ir::Scope::Workgroup) && !self.one_thread() {
                     self.uses_barrier = true;
                     self.b()
                         .at(8, 0, true)

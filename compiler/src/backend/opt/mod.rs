@@ -21,6 +21,9 @@
 //!   instructions, and the two copies of an `if` result one `sel`.
 //! - [`predicate_jumps`]: `(+f0) if; <copies>; break; endif` becomes
 //!   `(+f0) <copies>; (+f0) break` (also for `continue`).
+//! - [`coalesce_copies`] (after the branch passes): a register whose last references are
+//!   copies into another (an `if` arm's result, a `break` argument) is written as that
+//!   register from its first write on, and the copies go (`opt/coalesce.rs`).
 //! - [`propagate_copies`] (after SIMD-width lowering and legalization, then [`dce`]): a
 //!   register written only by byte-for-byte copies of another register that no longer
 //!   changes is read from that register, and the copies go.
@@ -32,6 +35,9 @@
 
 use super::lir::{Base, LInst, LOp, Opnd, Pred, Program};
 use ferrite_isa::{CondMod, Opcode, Type};
+
+mod coalesce;
+pub use coalesce::coalesce_copies;
 
 /// ALU opcodes with no effect besides writing `dst` (no accumulator, no control flow).
 fn is_pure_alu(op: Opcode) -> bool {

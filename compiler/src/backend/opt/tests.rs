@@ -684,3 +684,125 @@ fn copies_are_not_merged_across_a_clobbered_source() {
         ]
     );
 }
+
+#[test]
+fn if_arm_values_are_written_into_the_if_result() {
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 16);
+    let (x, y, r, t, u) = (
+        b.vreg(Type::F, 1),
+        b.vreg(Type::F, 1),
+        b.vreg(Type::F, 1),
+        b.vreg(Type::F, 1),
+        b.vreg(Type::F, 1),
+    );
+    b.control(LOp::If).pred = Some(P);
+    b.math(ferrite_isa::MathFunction::Sqrt, t, vec![x]);
+    b.mov(r, t);
+    b.control(LOp::Else);
+    b.alu2(Opcode::Add, u, x, y);
+    b.alu2(Opcode::Mul, u, u, y);
+    b.mov(r, u);
+    b.control(LOp::Endif);
+    b.alu2(Opcode::Add, x, r, y);
+    assert!(coalesce_copies(&mut p));
+    assert_eq!(
+        body(&p),
+        [
+            "(+f0.0) If(16@0) null<1>:D",
+            "math.sqrt(16@0) v2+0<1>:F, v0+0<1>:F",
+            "Else(16@0) null<1>:D",
+            "add(16@0) v2+0<1>:F, v0+0<1>:F, v1+0<1>:F",
+            "mul(16@0) v2+0<1>:F, v2+0<1>:F, v1+0<1>:F",
+            "Endif(16@0) null<1>:D",
+            "add(16@0) v0+0<1>:F, v2+0<1>:F, v1+0<1>:F",
+        ]
+    );
+    assert!(!coalesce_copies(&mut p));
+}
+
+#[test]
+fn nested_if_results_and_break_arguments_coalesce() {
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, inner, outer, res) = (
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+    );
+    b.control(LOp::Do);
+    b.control(LOp::If).pred = Some(P);
+    b.alu2(Opcode::Add, inner, x, Opnd::d(1));
+    b.control(LOp::Else);
+    b.alu2(Opcode::Add, inner, x, Opnd::d(2));
+    b.control(LOp::Endif);
+    b.mov(outer, inner);
+    b.mov(res, outer);
+    b.control(LOp::Break);
+    b.control(LOp::While);
+    b.alu2(Opcode::Add, x, res, Opnd::d(3));
+    assert!(coalesce_copies(&mut p));
+    let after = body(&p);
+    assert!(!after.iter().any(|l| l.starts_with("mov")), "{after:#?}");
+    assert_eq!(after.len(), 9, "{after:#?}");
+}
+
+#[test]
+fn copies_stay_where_the_result_is_live_or_a_channel_may_skip_them() {
+    // The result is read between the value's write and the copy.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, r, t) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+    b.alu2(Opcode::Add, t, x, Opnd::d(1));
+    b.alu2(Opcode::Add, x, r, Opnd::d(1));
+    b.mov(r, t);
+    assert!(!coalesce_copies(&mut p));
+    // The copy runs on fewer channels than the write (inside an `if`).
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, r, t) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+    b.alu2(Opcode::Add, t, x, Opnd::d(1));
+    b.control(LOp::If).pred = Some(P);
+    b.mov(r, t);
+    b.control(LOp::Endif);
+    assert!(!coalesce_copies(&mut p));
+    // Channels that break between the write and the copy keep the old result.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, r, t) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+    b.mov(r, Opnd::d(0));
+    b.control(LOp::Do);
+    b.alu2(Opcode::Add, t, x, Opnd::d(1));
+    b.control(LOp::Break).pred = Some(P);
+    b.mov(r, t);
+    b.control(LOp::While);
+    b.alu2(Opcode::Add, x, r, Opnd::d(1));
+    assert!(!coalesce_copies(&mut p));
+    // The value is written in a loop the copy follows, and the loop reads the result
+    // before the write: the body runs again.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, r, t) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+    b.mov(r, Opnd::d(0));
+    b.control(LOp::Do);
+    b.alu2(Opcode::Add, x, r, Opnd::d(1));
+    b.alu2(Opcode::Add, t, x, Opnd::d(1));
+    b.control(LOp::Break).pred = Some(P);
+    b.control(LOp::While);
+    b.mov(r, t);
+    b.alu2(Opcode::Add, x, r, Opnd::d(1));
+    assert!(!coalesce_copies(&mut p));
+    // A `WE_all` write reaches channels the copy does not; a copy of part of the value.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, r, t) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+    b.alu2(Opcode::Add, t, x, Opnd::d(1)).we_all = true;
+    b.mov(r, t);
+    let (v2, r2) = (b.vreg(Type::D, 2), b.vreg(Type::D, 2));
+    b.alu2(Opcode::Add, v2, x, Opnd::d(1));
+    b.alu2(Opcode::Add, v2.offset(32), x, Opnd::d(2));
+    b.mov(r2, v2);
+    b.alu2(Opcode::Add, x, r2.offset(32), r);
+    assert!(!coalesce_copies(&mut p));
+}
