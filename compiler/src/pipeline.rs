@@ -69,6 +69,7 @@ pub struct DebugFlags {
     pub nodeadvalues: bool,
     pub novectorize: bool,
     pub noprivate: bool,
+    pub noprivregs: bool,
 }
 
 impl DebugFlags {
@@ -126,6 +127,10 @@ impl DebugFlags {
             "noprivate",
             "keep small private arrays in scratch (skip private_arrays)",
         ),
+        (
+            "noprivregs",
+            "keep private arrays in scratch, never in a register array (backend isel::private)",
+        ),
     ];
 
     /// Parses a comma-separated list; unknown names are returned as errors.
@@ -151,6 +156,7 @@ impl DebugFlags {
                 "nodeadvalues" => d.nodeadvalues = true,
                 "novectorize" => d.novectorize = true,
                 "noprivate" => d.noprivate = true,
+                "noprivregs" => d.noprivregs = true,
                 other => return Err(format!("unknown debug flag '{other}'")),
             }
         }

@@ -453,6 +453,79 @@ fn small_private_arrays_need_no_scratch() {
     }
 }
 
+/// Twelve words of private memory, written at constant and run-time offsets and read at a
+/// run-time one: the shape of backend_sim's `local_array`, which the middle end leaves in
+/// memory (its selects would cost more than scratch).
+const REG_ARRAY: &str = "shader local_size 16 1 1 shared 0 local 48 push 0
+fn main {
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = load ssbo[0] %2 align 4
+    %4:i32 = const 44
+    %5:i32 = iand %3, %4
+    %6:i32 = const 0
+    store local %6, %3 align 4
+    %7:i32 = const 40
+    store local %7, %0 align 4
+    store local %5, %2 align 4
+    %8:i32 = load local %5 align 4
+    %9:i32 = load local %6 align 4
+    %10:i32 = iadd %8, %9
+    %11:i32 = iadd %3, %1
+    %12:i32 = iand %11, %4
+    %13:i32 = load local %12 align 4
+    %14:i32 = iadd %10, %13
+    store ssbo[0] %2, %14 align 4
+}
+";
+
+/// Private memory in a register array (`backend::isel::private`): no scratch and no
+/// message for it at SIMD8 and SIMD16 (the buffer load, the store and the EOT remain, where
+/// scratch took six messages more), one VxH gather per 16 channels of each run-time load,
+/// and a `cmp` per row a run-time store may write. At SIMD32 the twelve rows would take 48
+/// GRFs, over the quarter of the file: scratch, as with `no_private_regs` at every width.
+#[test]
+fn private_arrays_with_run_time_reads_live_in_registers() {
+    let shader = parse_shader(REG_ARRAY).unwrap();
+    for w in [8u32, 16, 32] {
+        let k = backend::compile(&shader, &opts(w)).unwrap();
+        check(&k, w);
+        let scratch = backend::compile(
+            &shader,
+            &BackendOptions {
+                no_private_regs: true,
+                ..opts(w)
+            },
+        )
+        .unwrap();
+        check(&scratch, w);
+        assert!(scratch.scratch_size >= 1024, "SIMD{w}:\n{}", scratch.asm);
+        // Six scratch messages besides the three; SIMD32 splits every message in two but
+        // the EOT.
+        let sends = if w == 32 { 17 } else { 9 };
+        assert_eq!(scratch.stats.sends, sends, "SIMD{w}:\n{}", scratch.asm);
+        if w == 32 {
+            assert_eq!(k.asm, scratch.asm, "SIMD32 keeps scratch");
+            continue;
+        }
+        assert_eq!(k.scratch_size, 0, "SIMD{w}:\n{}", k.asm);
+        assert_eq!(k.stats.sends, 3, "SIMD{w}:\n{}", k.asm);
+        let gathers = k.asm.matches("g[a0").count();
+        assert_eq!(gathers, 2, "SIMD{w}:\n{}", k.asm);
+        assert!(k.asm.contains("VxH"), "SIMD{w}:\n{}", k.asm);
+        // One row per start of the run-time store (twelve), none for the constant ones.
+        assert_eq!(k.asm.matches("cmp.z").count(), 12, "SIMD{w}:\n{}", k.asm);
+        assert!(
+            k.stats.instructions < scratch.stats.instructions + 24,
+            "SIMD{w}: {} against {} in scratch\n{}",
+            k.stats.instructions,
+            scratch.stats.instructions,
+            k.asm
+        );
+    }
+}
+
 #[test]
 fn push_constants_in_curbe_layout() {
     let Some(shader) = ir_of("saxpy", SAMPLES[0].1) else {
@@ -522,26 +595,37 @@ fn main {
 }
 ";
 
+/// A 32-bit push constant at a run-time offset is gathered from the CURBE registers (one
+/// VxH `mov` per 16 channels, the word index straight from the `imul` by 4): no push surface
+/// and no message for it, where the surface read was one message (two at SIMD32).
 #[test]
-fn dynamic_push_offsets_read_the_push_surface() {
+fn dynamic_push_offsets_gather_from_the_curbe() {
     let shader = parse_shader(DYN_PUSH).unwrap();
     for w in [8, 16, 32] {
         let k = backend::compile(&shader, &opts(w)).unwrap();
         check(&k, w);
         assert_eq!(k.btis, vec![2]);
-        // The push surface is the BTI after the highest descriptor BTI the kernel uses.
-        assert_eq!(k.layout.push_bti, Some(3));
+        assert_eq!(k.layout.push_bti, None);
         assert_eq!(k.layout.size_btis, Vec::<u32>::new());
         assert_eq!((k.layout.push_regs, k.layout.cross_thread_regs()), (2, 3));
-        // Push read, store, EOT; SIMD32 splits the two untyped messages into halves.
-        let sends = if w == 32 { 5 } else { 3 };
+        // Store and EOT; SIMD32 splits the store into halves.
+        let sends = if w == 32 { 3 } else { 2 };
         assert_eq!(k.stats.sends, sends, "{}", k.asm);
+        let gathers = k.asm.matches("g[a0").count();
+        assert_eq!(gathers, (w as usize).div_ceil(16), "{}", k.asm);
+        assert!(
+            !k.asm.contains("shr("),
+            "no shift back of the offset\n{}",
+            k.asm
+        );
     }
 }
 
+/// 8/16- and 64-bit push constants at run-time offsets read the push surface (the BTI after
+/// the highest descriptor BTI the kernel uses); a 32-bit vector gathers from the CURBE.
 #[test]
 fn dynamic_push_offsets_of_every_width_compile() {
-    for (t, size) in [("i16", 2), ("f64", 8), ("i32x2", 4)] {
+    for (t, size, surface) in [("i16", 2, true), ("f64", 8, true), ("i32x2", 4, false)] {
         let text = DYN_PUSH.replace(
             "%3:i32 = load push %2 align 4",
             &format!("%3:{t} = load push %2 align {size}"),
@@ -553,7 +637,7 @@ fn dynamic_push_offsets_of_every_width_compile() {
             let k =
                 backend::compile(&shader, &opts(w)).unwrap_or_else(|e| panic!("{t} SIMD{w}: {e}"));
             check(&k, w);
-            assert_eq!(k.layout.push_bti, Some(3), "{t}");
+            assert_eq!(k.layout.push_bti, surface.then_some(3), "{t}");
         }
     }
 }

@@ -421,32 +421,123 @@ void main() {
     v[i] = s;
 }";
 
+/// `LOCAL_ARRAY` on the CPU for input `x`.
+fn local_array_cpu(x: u32) -> u32 {
+    let mut t: Vec<u32> = (0..12u32)
+        .map(|k| x.wrapping_mul(k).wrapping_add(k))
+        .collect();
+    let j = (x % 12) as usize;
+    t[j] = t[j].wrapping_add(1000);
+    t[(j + 5) % 12] ^= 0x55;
+    let mut s = 0u32;
+    for kk in 0..12usize {
+        s = s.wrapping_add(t[(kk * 7 + j) % 12].wrapping_mul(kk as u32 + 1));
+    }
+    s
+}
+
+/// The twelve-word array in a register array at SIMD8 and SIMD16 (backend isel::private:
+/// run-time reads as row gathers, run-time writes as a compare and a predicated move per
+/// row), in scratch at SIMD32 (48 GRFs, over the quarter of the file) and with
+/// `no_private_regs`: the CPU's results in each case.
 #[test]
-fn private_arrays_in_scratch_match_cpu() {
+fn private_arrays_in_registers_and_in_scratch_match_cpu() {
     for simd in [8, 16, 32] {
-        let Some(k) = kernel("local_array", LOCAL_ARRAY, simd) else {
+        for no_private_regs in [false, true] {
+            let build = Build {
+                no_private_regs,
+                ..Build::default()
+            };
+            let Some(k) = kernel_with("local_array", LOCAL_ARRAY, simd, &build) else {
+                return;
+            };
+            let in_scratch = no_private_regs || simd == 32;
+            assert_eq!(
+                k.scratch_size >= 1024,
+                in_scratch,
+                "SIMD{simd} no_private_regs {no_private_regs}: scratch {}\n{}",
+                k.scratch_size,
+                k.asm
+            );
+            let n = 32;
+            let (g, data) = compute_setup(&[n as u64 * 4, 168 * k.scratch_size.max(1024) as u64]);
+            let input: Vec<u32> = (0..n as u32).map(|i| i * 13 + 5).collect();
+            g.write_u32s(data[0], 0, &input);
+            dispatch_scratch(&g, &k, [2, 1, 1], &[(data[0], n as u64 * 4)], 0x200_0000);
+            let out = g.read_u32s(data[0], 0, n);
+            for i in 0..n {
+                assert_eq!(
+                    out[i],
+                    local_array_cpu(input[i]),
+                    "SIMD{simd} no_private_regs {no_private_regs} element {i}\n{}",
+                    k.asm
+                );
+            }
+        }
+    }
+}
+
+/// An eight-word array (32 GRFs at SIMD32: in registers at every width) first written in a
+/// loop the compiler cannot unroll, then read and written at divergent indices under a
+/// divergent `if` in a loop of divergent trip count, the value written in one iteration
+/// read in the next.
+const LOOP_ARRAY: &str = "#version 450
+layout(local_size_x = 16) in;
+layout(set=0, binding=0) buffer B { uint v[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = v[i];
+    uint n = 8u + (x >> 31);
+    uint t[8];
+    for (uint k = 0u; k < n; k++) t[k] = x * (k + 1u);
+    uint s = 0u;
+    for (uint k = 0u; k < (x & 7u) + 3u; k++) {
+        if (((x >> k) & 1u) != 0u)
+            t[(x + k) & 7u] += s;
+        s = s * 3u + t[(x * 5u + k) & 7u];
+    }
+    v[i] = s;
+}";
+
+fn loop_array_cpu(x: u32) -> u32 {
+    let mut t: Vec<u32> = (0..8u32).map(|k| x.wrapping_mul(k + 1)).collect();
+    let mut s = 0u32;
+    for k in 0..(x & 7) + 3 {
+        if (x >> k) & 1 != 0 {
+            let j = (x.wrapping_add(k) & 7) as usize;
+            t[j] = t[j].wrapping_add(s);
+        }
+        s = s
+            .wrapping_mul(3)
+            .wrapping_add(t[(x.wrapping_mul(5).wrapping_add(k) & 7) as usize]);
+    }
+    s
+}
+
+#[test]
+fn register_arrays_in_divergent_loops_match_cpu() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("loop_array", LOOP_ARRAY, simd) else {
             return;
         };
-        assert!(k.scratch_size >= 1024, "private memory lives in scratch");
-        let n = 32;
-        let (g, data) = compute_setup(&[n as u64 * 4, 168 * k.scratch_size.max(1024) as u64]);
-        let input: Vec<u32> = (0..n as u32).map(|i| i * 13 + 5).collect();
+        assert_eq!(k.scratch_size, 0, "SIMD{simd}: in registers\n{}", k.asm);
+        assert!(k.asm.contains("VxH"), "SIMD{simd}: row gathers\n{}", k.asm);
+        let n = 64;
+        let (g, data) = compute_setup(&[n as u64 * 4]);
+        let input: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(0x9E37_79B9) >> 7)
+            .collect();
         g.write_u32s(data[0], 0, &input);
-        dispatch_scratch(&g, &k, [2, 1, 1], &[(data[0], n as u64 * 4)], 0x200_0000);
+        dispatch(&g, &k, [4, 1, 1], &[(data[0], n as u64 * 4)]);
         let out = g.read_u32s(data[0], 0, n);
         for i in 0..n {
-            let x = input[i];
-            let mut t: Vec<u32> = (0..12u32)
-                .map(|k| x.wrapping_mul(k).wrapping_add(k))
-                .collect();
-            let j = (x % 12) as usize;
-            t[j] = t[j].wrapping_add(1000);
-            t[(j + 5) % 12] ^= 0x55;
-            let mut s = 0u32;
-            for kk in 0..12usize {
-                s = s.wrapping_add(t[(kk * 7 + j) % 12].wrapping_mul(kk as u32 + 1));
-            }
-            assert_eq!(out[i], s, "SIMD{simd} element {i}\n{}", k.asm);
+            assert_eq!(
+                out[i],
+                loop_array_cpu(input[i]),
+                "SIMD{simd} element {i} (x = {:#x})\n{}",
+                input[i],
+                k.asm
+            );
         }
     }
 }

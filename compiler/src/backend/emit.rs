@@ -485,9 +485,14 @@ fn shuffle(
     grf_bytes: u32,
 ) -> Result<Vec<Instruction>, BackendError> {
     let bad = |what: &str| BackendError::Internal(format!("shuffle: {what}"));
-    let (x, idx) = match i.srcs.as_slice() {
-        [x, idx] => (x, idx),
-        _ => return Err(bad("needs a value and an index")),
+    let (x, idx, lane_offs) = match (i.srcs.as_slice(), lanes) {
+        ([x, idx, offs], Lanes::Table { own: true, .. }) => (x, idx, Some(offs)),
+        ([x, idx], _) if !matches!(lanes, Lanes::Table { own: true, .. }) => (x, idx, None),
+        _ => {
+            return Err(bad(
+                "needs a value, an index (and a row table lane offsets)",
+            ))
+        }
     };
     let es = i.dst.ty.size();
     if i.pred.is_some() || i.cmod != CondMod::None {
@@ -496,7 +501,7 @@ fn shuffle(
     if x.stride != 1
         || x.rows.is_some()
         || x.ty.size() != es
-        || (lanes == Lanes::Index && idx.ty.size() != 4)
+        || (matches!(lanes, Lanes::Index | Lanes::Table { .. }) && idx.ty.size() != 4)
         || !width.is_power_of_two()
     {
         return Err(bad(
@@ -589,6 +594,32 @@ fn shuffle(
                     a0_op(Opcode::And, src_of(&lo, n, reg), width - 1),
                     a0_op(Opcode::Shl, a0_src, es.trailing_zeros()),
                 ];
+                v.extend(add_base);
+                v
+            }
+            Lanes::Table { count, shift, own } => {
+                // min(index, count - 1) << shift (+ the channel's byte offset): the low word of
+                // the index (a UD read as UW with stride 2), as for `Index`.
+                let lo = Opnd {
+                    stride: if idx.stride == 0 { 0 } else { 2 },
+                    ..idx.lane_offset(u32::from(g)).retype(Type::UW)
+                };
+                if count == 0 {
+                    return Err(bad("an empty table"));
+                }
+                let mut clamp = a0_op(Opcode::Sel, src_of(&lo, n, reg), u32::from(count) - 1);
+                if let Operands::Basic { cond_mod, .. } = &mut clamp.operands {
+                    *cond_mod = CondMod::L;
+                }
+                let mut v = vec![clamp];
+                if shift != 0 {
+                    v.push(a0_op(Opcode::Shl, a0_src, u32::from(shift)));
+                }
+                if own {
+                    let offs = lane_offs.ok_or_else(|| bad("row table without lane offsets"))?;
+                    let offs = src_of(&lane_bytes(offs, g, es)?, n, reg);
+                    v.push(Instruction::alu2(Opcode::Add, exec, a0_dst, a0_src, offs));
+                }
                 v.extend(add_base);
                 v
             }

@@ -299,6 +299,14 @@ pub enum Lanes {
     /// `c + k` (`k` negative for a shuffle up); past either end of the subgroup the channel
     /// read is unspecified (a channel of the value modulo the width, or another register).
     Add(i8),
+    /// Element `min(srcs[1][c], count - 1)` of a table in registers at srcs[0] whose
+    /// elements are `1 << shift` bytes apart. With `own` every element is a row of one
+    /// element per channel and channel `c` reads its own (srcs[2] holds `c * element size`,
+    /// UW, `WE_all`-written): a private array in registers (`isel::private`). Without, every
+    /// channel reads from the one table: push constants at run-time offsets. The index is
+    /// read as its low word and clamped, so that a disabled channel's stale index (or an
+    /// index past the table, undefined in SPIR-V) still addresses an element of the table.
+    Table { count: u8, shift: u8, own: bool },
 }
 
 /// Operations. `Logical*` ones are lowered to payload + SEND by `lower::lower_sends`.
@@ -575,10 +583,18 @@ pub struct LInst {
 
 impl LInst {
     /// For a SEND, the GRFs source `k` spans: `mlen` for the payload, `ex_mlen` for the
-    /// split payload. None for the run-time index of an indirect SEND (a scalar) and for
-    /// the sources of other instructions (their regions say what they read).
+    /// split payload; for the table a [`Lanes::Table`] gather reads, all of it. None for
+    /// the run-time index of an indirect SEND (a scalar) and for the sources of other
+    /// instructions (their regions say what they read).
     pub fn message_src_regs(&self, k: usize) -> Option<u32> {
         match self.op {
+            LOp::Shuffle {
+                lanes: Lanes::Table { count, shift, .. },
+                ..
+            } if k == 0 => {
+                let end = self.srcs[0].off % 32 + (u32::from(count) << shift);
+                Some(end.div_ceil(32))
+            }
             LOp::Send {
                 mlen,
                 ex_mlen,

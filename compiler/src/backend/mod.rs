@@ -85,6 +85,9 @@ pub struct BackendOptions {
     /// Skip the LIR's flag-move folding, if-conversion and predicated jumps
     /// (`FERRITE_DEBUG=nobranchopt`; for measuring and bisecting).
     pub no_branch_opt: bool,
+    /// Keep private memory the middle end leaves in memory in scratch, never in a register
+    /// array (`FERRITE_DEBUG=noprivregs`; for measuring and bisecting).
+    pub no_private_regs: bool,
     /// The target's hardware facts (GRF count, special binding-table indices, threads per
     /// workgroup).
     pub hw: HwFacts,
@@ -128,6 +131,7 @@ impl BackendOptions {
             no_uniform: debug.nouniform,
             no_pressure_sched: debug.nopresched,
             no_branch_opt: debug.nobranchopt,
+            no_private_regs: debug.noprivregs,
             hw: target.hw,
             subgroup: SubgroupWidth::Reported,
         }
@@ -277,8 +281,9 @@ fn collect_table_descriptors(f: &ir::Function, hw: &HwFacts) -> Vec<(u32, u32)> 
     out
 }
 
-/// Whether a push-constant load has an offset that is not a constant (then the kernel
-/// reads push constants through the push-constant surface).
+/// Whether a push-constant load has an offset that is not a constant and a type the CURBE
+/// registers cannot be gathered from (`isel::Isel::push_gather`): then the kernel reads
+/// push constants through the push-constant surface.
 fn has_dynamic_push_load(f: &ir::Function) -> bool {
     let consts = f.consts();
     let mut dynamic = false;
@@ -290,10 +295,11 @@ fn has_dynamic_push_load(f: &ir::Function) -> bool {
                     offset,
                     ..
                 },
+            dst: Some(d),
             ..
         }) = n
         {
-            dynamic |= !consts.contains(*offset);
+            dynamic |= !consts.contains(*offset) && !isel::push_gathers(f.ty(*d));
         }
     });
     dynamic
@@ -351,11 +357,15 @@ fn compile_one(
     let name = |pass: &str| format!("simd{simd} {pass}");
     let mut sel = isel::Isel::new(shader, simd as u8, &layout, &opts.hw);
     sel.no_uniform = opts.no_uniform;
+    if opts.no_private_regs {
+        sel.private_rows = None;
+    }
     if opts.subgroup == SubgroupWidth::Reported {
         sel.subgroup_size = opts.hw.subgroup_size;
     }
     times.time(name("isel"), || sel.run())?;
     let uses_barrier = sel.uses_barrier;
+    let private_in_scratch = sel.private_rows.is_none();
     let mut prog = sel.prog;
     log::trace!("LIR after selection (SIMD{simd}):\n{prog}");
     let payload_end = layout.first_free();
@@ -415,8 +425,13 @@ fn compile_one(
     }) {
         log::trace!("LIR after schedule_for_pressure:\n{prog}");
     }
-    // Private memory first (one block per lane), spill slots after it.
-    let local_bytes = (shader.func.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32);
+    // Private memory first (one block per lane) unless it is in registers, spill slots after
+    // it.
+    let local_bytes = if private_in_scratch {
+        (shader.func.local_mem_size.next_multiple_of(4) * simd).next_multiple_of(32)
+    } else {
+        0
+    };
     let alloc = times.time(name("regalloc"), || {
         ra::allocate_with(&mut prog, file, local_bytes, may_spill)
     })?;

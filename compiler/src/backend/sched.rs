@@ -111,8 +111,10 @@ fn footprint_into(i: &LInst, reg: &[u8], r: &mut Vec<u8>, w: &mut Vec<u8>) {
             }
         }
         _ => {
-            for s in &i.srcs {
-                grfs(s, i.exec, reg, None, r);
+            // A gather of a register array reads all its rows, not what its region says.
+            for (k, s) in i.srcs.iter().enumerate() {
+                let len = i.message_src_regs(k).map(|n| n * 32);
+                grfs(s, i.exec, reg, len, r);
             }
             grfs(&i.dst, i.exec, reg, None, w);
             // Partial writes keep the other channels: count as a read too.

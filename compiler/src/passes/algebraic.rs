@@ -28,17 +28,25 @@ struct Ctx {
 
 impl Ctx {
     /// Keeps `d`'s definition if a rule can ask for it: a splat constant, an `iadd`, a
-    /// negation, a comparison with an inverse. Keeping every definition was a clone of each
+    /// negation, a shift or mask, a comparison with an inverse. Keeping every definition was a clone of each
     /// instruction's operation into the table.
     fn record(&mut self, d: Value, op: &Op) {
         let read = match op {
             Op::Const(c) => splat(c).is_some(),
             Op::Alu(a, _) => {
-                matches!(a, AluOp::Iadd | AluOp::Fneg | AluOp::Inot | AluOp::Ineg)
-                    || a.inverse().is_some()
+                matches!(
+                    a,
+                    AluOp::Iadd
+                        | AluOp::Fneg
+                        | AluOp::Inot
+                        | AluOp::Ineg
+                        | AluOp::Ishl
+                        | AluOp::Ushr
+                        | AluOp::Iand
+                ) || a.inverse().is_some()
                     // 64-bit integers built from and read as 32-bit words.
                     || (self.values[d.0 as usize] == Type::int(64)
-                        && matches!(a, AluOp::U2u | AluOp::Ior | AluOp::Ishl | AluOp::Ushr))
+                        && matches!(a, AluOp::U2u | AluOp::Ior))
             }
             _ => false,
         };
@@ -183,8 +191,36 @@ impl Ctx {
             {
                 Some(Rewrite::Op(Op::Alu(Inot, vec![s[0]])))
             }
+            // ((x >> a) << (a + b)) + ((x & (2^a - 1)) << b) == x << b modulo 2^32: the high
+            // and the low part of x, each shifted by b, share no bit. An index j split into
+            // `[j / 4][j % 4]` of a `uvec4` array is the byte offset `j * 4` again, which the
+            // vectoriser can see is next to `(j + 1) * 4`.
+            Iadd if t == Type::I32 => self
+                .split_shift(s[0], s[1])
+                .or_else(|| self.split_shift(s[1], s[0])),
             _ => None,
         }
+    }
+
+    /// `x << b` when `hi` is `(x >> a) << (a + b)` and `lo` is `(x & (2^a - 1)) << b`.
+    fn split_shift(&self, hi: Value, lo: Value) -> Option<Rewrite> {
+        use AluOp::*;
+        let (Op::Alu(Ishl, h), Op::Alu(Ishl, l)) = (self.defs.get(&hi)?, self.defs.get(&lo)?)
+        else {
+            return None;
+        };
+        let (Op::Alu(Ushr, u), Op::Alu(Iand, m)) = (self.defs.get(&h[0])?, self.defs.get(&l[0])?)
+        else {
+            return None;
+        };
+        let (c, b, a) = (self.konst(h[1])?, self.konst(l[1])?, self.konst(u[1])?);
+        let x = u[0];
+        let mask = m
+            .iter()
+            .position(|v| *v == x)
+            .and_then(|i| self.konst(m[1 - i]))?;
+        (c < 32 && c == a + b && mask == (1 << a) - 1)
+            .then(|| Rewrite::Op(Op::Alu(Ishl, vec![x, l[1]])))
     }
 
     fn block(&mut self, b: &mut Block) {
@@ -398,6 +434,51 @@ mod tests {
             %4:i32 = b2i %2
             store ssbo[0] %3, %4 align 4",
         );
+    }
+
+    /// inline_uniform's `c[j / 4u][j % 4u]` of a `uvec4 c[256]`: the byte offset
+    /// `((j >> 2) << 4) + ((j & 3) << 2)` is `j << 2`; a mask that is not the shifted-out
+    /// bits (`& 7`) or shifts that do not add up stay.
+    #[test]
+    fn split_index_of_a_vector_array_is_one_shift() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 2
+            %2:i32 = const 3
+            %3:i32 = const 4
+            %4:i32 = ushr %0, %1
+            %5:i32 = iand %0, %2
+            %6:i32 = ishl %4, %3
+            %7:i32 = ishl %5, %1
+            %8:i32 = iadd %6, %7
+            %9:i32 = iadd %7, %6
+            store ssbo[0] %8, %9 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 2
+            %2:i32 = const 3
+            %3:i32 = const 4
+            %4:i32 = ushr %0, %1
+            %5:i32 = iand %0, %2
+            %6:i32 = ishl %4, %3
+            %7:i32 = ishl %5, %1
+            %8:i32 = ishl %0, %1
+            %9:i32 = ishl %0, %1
+            store ssbo[0] %8, %9 align 4",
+        );
+        let kept = "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 2
+            %2:i32 = const 7
+            %3:i32 = const 4
+            %4:i32 = ushr %0, %1
+            %5:i32 = iand %0, %2
+            %6:i32 = ishl %4, %3
+            %7:i32 = ishl %5, %1
+            %8:i32 = iadd %6, %7
+            %10:i32 = ishl %4, %1
+            %11:i32 = iadd %10, %7
+            store ssbo[0] %8, %11 align 4";
+        check_pass(opt_algebraic, kept, kept);
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod loads;
 mod mad;
 mod narrow;
 mod opt;
-mod private;
+pub(crate) mod private;
 mod sat;
 mod soft_fp64;
 mod ssa;

@@ -35,19 +35,23 @@ const MAX_DYN_SLOTS: u32 = 16;
 const SCRATCH_COST: u32 = 5;
 
 /// One access to private memory.
-struct Access {
+pub(crate) struct Access {
     /// Byte offset when constant.
-    konst: Option<u32>,
+    pub konst: Option<u32>,
     /// First slot of each start the access may have (one when `konst` is set).
-    starts: Vec<u32>,
-    ty: Type,
-    store: bool,
+    pub starts: Vec<u32>,
+    pub ty: Type,
+    pub store: bool,
 }
 
-/// What replacement needs: the variable type of every slot, or None to keep scratch.
-fn plan(f: &Function) -> Option<Vec<Type>> {
+/// The function's private memory as 32-bit slots, with every access to it: None when there
+/// is none, or when some access is not a 32-bit scalar or vector load or store at a byte
+/// offset that is a multiple of 4 (constant and in bounds, or of known alignment 4 or
+/// more). What keeping the memory out of scratch needs, here as values and in the back end
+/// as a register array (`backend::isel::private`).
+pub(crate) fn slot_accesses(f: &Function) -> Option<(u32, Vec<Access>)> {
     let size = f.local_mem_size;
-    if size == 0 || !size.is_multiple_of(4) || size / 4 > MAX_SLOTS {
+    if size == 0 || !size.is_multiple_of(4) {
         return None;
     }
     let n = size / 4;
@@ -105,7 +109,13 @@ fn plan(f: &Function) -> Option<Vec<Type>> {
             store,
         });
     });
-    if !ok {
+    ok.then_some((n, accesses))
+}
+
+/// What replacement needs: the variable type of every slot, or None to keep scratch.
+fn plan(f: &Function) -> Option<Vec<Type>> {
+    let (n, accesses) = slot_accesses(f)?;
+    if n > MAX_SLOTS {
         return None;
     }
     let dynamic = accesses.iter().any(|a| a.konst.is_none());
@@ -160,9 +170,9 @@ fn cast(b: &mut Builder, x: Value, t: Type) -> Value {
 
 /// The slot each start of an access may be at: its constant byte offset's, or every slot its
 /// offset's alignment `align` allows that leaves room for its `comps` components of the `n`
-/// (checked by [`plan`]: a constant offset is 4-aligned and in bounds, `align >= 4`,
+/// (checked by [`slot_accesses`]: a constant offset is 4-aligned and in bounds, `align >= 4`,
 /// `comps <= n`).
-fn starts_of(konst: Option<u32>, align: u32, comps: u32, n: u32) -> Vec<u32> {
+pub(crate) fn starts_of(konst: Option<u32>, align: u32, comps: u32, n: u32) -> Vec<u32> {
     match konst {
         Some(o) => vec![o / 4],
         None => (0..=n - comps).step_by((align / 4) as usize).collect(),

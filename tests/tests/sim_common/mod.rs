@@ -38,6 +38,8 @@ pub struct Build<'a> {
     pub target: Target,
     /// No scheduling for register pressure before allocation (`FERRITE_DEBUG=nopresched`).
     pub no_pressure_sched: bool,
+    /// Private memory in scratch, never in a register array (`FERRITE_DEBUG=noprivregs`).
+    pub no_private_regs: bool,
     /// The stage's subgroup-size rule (the default: `SubgroupSize` is the reported 32 at
     /// every width).
     pub subgroup: SubgroupWidth,
@@ -51,6 +53,7 @@ impl Default for Build<'_> {
             soft64: false,
             target: Target::gen9(),
             no_pressure_sched: false,
+            no_private_regs: false,
             subgroup: SubgroupWidth::Reported,
         }
     }
@@ -144,6 +147,7 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
     }
     let opts = BackendOptions {
         no_pressure_sched: build.no_pressure_sched,
+        no_private_regs: build.no_private_regs,
         subgroup: build.subgroup,
         ..options_at(simd)
     };

@@ -251,6 +251,40 @@ impl Isel<'_> {
         self.atomic64(d, op, addr, data, p)
     }
 
+    /// A push-constant load at a run-time offset, of a type [`push_gathers`] accepts: a
+    /// gather per component from the CURBE registers ([`Lanes::Table`] over the push
+    /// registers' dwords: `a0` addresses and one VxH indirect `mov` per 16 channels), as brw
+    /// reads pushed uniforms at run-time offsets (`MOV_INDIRECT`), instead of a message to
+    /// the push-constant surface. The offset is a multiple of 4 (32-bit data); an offset past
+    /// the push registers reads their last dword (undefined in Vulkan).
+    pub(super) fn push_gather(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
+        let t = self.func.ty(d);
+        self.def_reg(d)?;
+        let dwords = u32::from(self.layout.push_regs) * 8;
+        let idx = self.word_index(offset)?;
+        let w = self.w;
+        for c in 0..u32::from(t.comps) {
+            if c >= dwords {
+                return Err(unsupported("push-constant vector beyond the push range"));
+            }
+            let dst = self.dst_comp(d, c as usize).retype(Type::UD);
+            // Component c reads the table from dword c on.
+            self.b().inst(
+                LOp::Shuffle {
+                    width: w,
+                    lanes: Lanes::Table {
+                        count: (dwords - c) as u8,
+                        shift: 2,
+                        own: false,
+                    },
+                },
+                dst,
+                vec![Opnd::g(1, 4 * c, Type::UD, 1), idx],
+            );
+        }
+        Ok(())
+    }
+
     /// A push-constant load at a constant offset: moves from the CURBE registers.
     pub(super) fn push_load(&mut self, d: ir::Value, offset: ir::Value) -> Res<()> {
         let t = self.func.ty(d);
@@ -317,4 +351,11 @@ impl Isel<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether a push-constant load of type `t` at a run-time offset gathers from the CURBE
+/// registers ([`Isel::push_gather`]): 32-bit scalars and vectors. 8/16- and 64-bit ones
+/// read the push-constant surface.
+pub(in crate::backend) fn push_gathers(t: ir::Type) -> bool {
+    t.bits == 32 && matches!(t.kind, ir::Kind::Int | ir::Kind::Float) && t.comps <= 4
 }

@@ -17,6 +17,8 @@ use ferrite_isa::{CondMod, MathFunction, Opcode, Type};
 mod alu;
 mod image;
 mod memory;
+mod private;
+pub(super) use memory::push_gathers;
 mod sysval;
 
 /// The `cmp` of an ordered comparison op (and `Fneu`, the unordered `!=`, which `.nz`
@@ -103,6 +105,14 @@ pub struct Isel<'a> {
     pub(super) cf_depth: u32,
     /// Shuffle indices that are a function of the channel number (`subgroup::lane_fns`).
     pub(super) lane_fns: HashMap<ir::Value, LaneFn>,
+    /// The rows of private memory kept in registers (`private::register_rows`), None to
+    /// keep it in scratch; set by [`Isel::new`], cleared to keep scratch.
+    pub private_rows: Option<u32>,
+    /// The register array of private memory (`private`), made by [`Isel::run`].
+    private_regs: Option<private::RegArray>,
+    /// Word indices of table offsets and the `vec`s stored to private memory
+    /// (`private::table_indices`).
+    table_indices: private::TableIndices,
 }
 
 /// The operand of every 32-bit float `fneg`.
@@ -353,6 +363,9 @@ impl<'a> Isel<'a> {
             image_vec_srcs: image::image_vecs(&shader.func),
             cf_depth: 0,
             lane_fns: subgroup::lane_fns(&shader.func),
+            private_rows: private::register_rows(&shader.func, u32::from(w), hw),
+            private_regs: None,
+            table_indices: private::table_indices(&shader.func),
         }
     }
 
@@ -483,6 +496,9 @@ impl<'a> Isel<'a> {
     }
 
     pub fn run(&mut self) -> Res<()> {
+        if let Some(rows) = self.private_rows {
+            self.private_regs = Some(self.reg_array(rows));
+        }
         let body = self.func.body.clone();
         self.block(&body)?;
         let mut b = self.b();
@@ -783,6 +799,12 @@ impl<'a> Isel<'a> {
                 {
                     return self.push_load(d, *offset);
                 }
+                if *space == Space::Push && memory::push_gathers(t) {
+                    return self.push_gather(d, *offset);
+                }
+                if *space == Space::Local && self.private_regs.is_some() {
+                    return self.private_load(d, *offset);
+                }
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 let dst = self.def_reg(d)?;
@@ -819,6 +841,9 @@ impl<'a> Isel<'a> {
             } => {
                 let t = self.func.ty(*value);
                 hw_ty(t)?;
+                if *space == Space::Local && self.private_regs.is_some() {
+                    return self.private_store(*offset, *value, *align);
+                }
                 let surf = self.surface(*space)?;
                 let addr = self.address(*space, *offset)?;
                 if wide::is_wide(t) {

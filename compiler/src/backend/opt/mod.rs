@@ -85,16 +85,21 @@ fn removable(i: &LInst) -> bool {
 
 /// The byte range `[start, end)` of a virtual register that an operand covers at `exec`
 /// channels, or the whole register (`None` end) where the region does not say (message
-/// payloads are named by their first register).
+/// payloads are named by their first register). A gather's index and lane offsets are
+/// regioned, and so is its value, which is the table `LInst::message_src_regs` gives or the
+/// elements of its channels.
 fn src_ranges(i: &LInst) -> impl Iterator<Item = (u32, u32, Option<u32>)> + '_ {
-    let regioned = matches!(i.op, LOp::Alu(_) | LOp::Math(_));
-    i.srcs.iter().filter_map(move |s| {
+    let regioned = matches!(i.op, LOp::Alu(_) | LOp::Math(_) | LOp::Shuffle { .. });
+    i.srcs.iter().enumerate().filter_map(move |(k, s)| {
         let v = s.vreg()?;
-        if regioned {
-            Some((v, s.off, Some(s.off + s.span(u32::from(i.exec)))))
-        } else {
-            Some((v, 0, None))
+        if !regioned {
+            return Some((v, 0, None));
         }
+        let end = match i.message_src_regs(k) {
+            Some(regs) => s.off - s.off % 32 + regs * 32,
+            None => s.off + s.span(u32::from(i.exec)),
+        };
+        Some((v, s.off, Some(end)))
     })
 }
 

@@ -40,6 +40,62 @@ fn dce_removes_unread_components_and_their_inputs() {
     assert!(!dce(&mut p), "a second run finds nothing");
 }
 
+/// A table gather reads its index by its region and its table as the table: the unread
+/// components of the index's register and the words past the table go; the table's rows
+/// stay.
+#[test]
+fn dce_reads_a_gather_index_by_its_region() {
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 16);
+    let id = b.vreg(Type::UD, 3);
+    // Index x (read), y and z (unread).
+    b.mov(id, Opnd::g(0, 4, Type::UD, 0));
+    b.mov(id.offset(64), Opnd::ud(2));
+    b.mov(id.offset(128), Opnd::ud(3));
+    // A table of two rows, both read by the gather; a third row past it.
+    let table = b.vreg(Type::UD, 3);
+    b.mov(table, Opnd::ud(7));
+    b.mov(table.offset(64), Opnd::ud(8));
+    b.mov(table.offset(128), Opnd::ud(9));
+    let lanes = b.vreg(Type::UW, 1);
+    b.mov(lanes, Opnd::imm(Type::UW, 0));
+    let dst = b.vreg(Type::UD, 1);
+    b.inst(
+        LOp::Shuffle {
+            width: 16,
+            lanes: crate::backend::lir::Lanes::Table {
+                count: 2,
+                shift: 6,
+                own: true,
+            },
+        },
+        dst,
+        vec![table, id, lanes],
+    );
+    b.inst(
+        LOp::UntypedWrite {
+            surf: crate::backend::lir::Surface::Bti(0),
+            comps: 1,
+            comp_stride: 64,
+        },
+        Opnd::null(Type::UD),
+        vec![dst, dst],
+    );
+    let before = text(&p);
+    assert!(dce(&mut p), "{before}");
+    let after = text(&p);
+    // y, z and the third row go.
+    assert_eq!(before.lines().count() - 3, after.lines().count(), "{after}");
+    assert!(
+        after.contains("0x7:UD") && after.contains("0x8:UD"),
+        "{after}"
+    );
+    assert!(
+        !after.contains("0x9:UD") && !after.contains("0x3:UD"),
+        "{after}"
+    );
+}
+
 #[test]
 fn dce_follows_chains_and_ignores_self_reads() {
     let mut p = Program::default();
