@@ -551,7 +551,63 @@ pub fn opt_vectorize(f: &mut Function) -> bool {
     cx.block(&mut f.body);
     let changed = cx.changed;
     f.values = values;
+    if changed {
+        whole_vectors(f);
+    }
     changed
+}
+
+/// Uses of a `vec` of every component of one value `v` in order (`extract v, 0`, ...,
+/// `extract v, n-1`, as a merged load's components stored again by a merged store) use `v`
+/// itself; the `vec`, a copy per component, is then dead.
+fn whole_vectors(f: &mut Function) {
+    let mut extracts: HashMap<Value, (Value, u8)> = HashMap::default();
+    let mut vecs: Vec<(Value, Vec<Value>)> = Vec::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(i) = n {
+            match (&i.op, i.dst) {
+                (Op::Extract(v, c), Some(d)) => {
+                    extracts.insert(d, (*v, *c));
+                }
+                (Op::Vec(s), Some(d)) => vecs.push((d, s.clone())),
+                _ => {}
+            }
+        }
+    });
+    let mut map: HashMap<Value, Value> = HashMap::default();
+    for (d, srcs) in vecs {
+        let Some(&(v, _)) = srcs.first().and_then(|c| extracts.get(c)) else {
+            continue;
+        };
+        let in_order = srcs
+            .iter()
+            .enumerate()
+            .all(|(k, c)| extracts.get(c) == Some(&(v, k as u8)));
+        if in_order && f.ty(v) == f.ty(d) {
+            // `v` may itself be such a `vec` (defined earlier, so already mapped).
+            let v = map.get(&v).copied().unwrap_or(v);
+            map.insert(d, v);
+        }
+    }
+    if map.is_empty() {
+        return;
+    }
+    f.rewrite_uses(&|x| map.get(&x).copied().unwrap_or(x));
+    // The replaced `vec`s have no uses left.
+    fn drop_dead(b: &mut Block, dead: &HashMap<Value, Value>) {
+        b.retain(|n| !matches!(n, Node::Instr(i) if i.dst.is_some_and(|d| dead.contains_key(&d))));
+        for n in b.iter_mut() {
+            match n {
+                Node::If(x) => {
+                    drop_dead(&mut x.then_, dead);
+                    drop_dead(&mut x.else_, dead);
+                }
+                Node::Loop(l) => drop_dead(&mut l.body, dead),
+                _ => {}
+            }
+        }
+    }
+    drop_dead(&mut f.body, &map);
 }
 
 #[cfg(test)]
@@ -1007,9 +1063,47 @@ mod tests {
             %6:i32x2 = load ssbo[0] %2 align 4
             %4:i32 = extract %6, 0
             %5:i32 = extract %6, 1
-            %7:i32x2 = vec %4, %5
-            store ssbo[1] %2, %7 align 4
+            store ssbo[1] %2, %6 align 4
             ",
+        );
+    }
+
+    #[test]
+    fn a_merged_store_of_a_loaded_vector_stores_the_vector() {
+        // The stored components are the merged load's, in order: the store takes the load's
+        // vector, no `vec` copy. In another order they are rebuilt with a `vec`.
+        let text = |a: u32, b: u32| {
+            format!(
+                "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %4:i32 = load ubo[0] %2 align 4
+            %5:i32 = load ubo[0] %3 align 4
+            store ssbo[1] %2, %{a} align 4
+            store ssbo[1] %3, %{b} align 4
+            "
+            )
+        };
+        let head = "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %6:i32x2 = load ubo[0] %2 align 4
+            %4:i32 = extract %6, 0
+            %5:i32 = extract %6, 1
+            ";
+        check_pass(
+            opt_vectorize,
+            &text(4, 5),
+            &format!("{head}store ssbo[1] %2, %6 align 4\n"),
+        );
+        check_pass(
+            opt_vectorize,
+            &text(5, 4),
+            &format!("{head}%7:i32x2 = vec %5, %4\nstore ssbo[1] %2, %7 align 4\n"),
         );
     }
 
