@@ -587,6 +587,14 @@ pub enum Op {
     Image(ImageOp, ImgRef, Vec<Value>),
 }
 
+/// The storage-class bits of SPIR-V memory semantics (`UniformMemory` 0x40 to
+/// `OutputMemory` 0x1000), which `Op::Barrier`'s `semantics` keeps.
+pub const SEMANTICS_STORAGE_CLASSES: u32 = 0x1FC0;
+/// `SubgroupMemory` of SPIR-V memory semantics.
+pub const SEMANTICS_SUBGROUP_MEMORY: u32 = 0x80;
+/// `WorkgroupMemory` of SPIR-V memory semantics.
+pub const SEMANTICS_WORKGROUP_MEMORY: u32 = 0x100;
+
 /// An op's ordering properties ([`Op::has_side_effects`], [`Op::reads_memory`]).
 struct Effects {
     side_effects: bool,

@@ -828,6 +828,85 @@ fn main {
     }
 }
 
+/// Four bytes (or two 16-bit values) at an offset known only to be even, or not even that,
+/// are one dword byte scattered read and write, not one message per component (the access
+/// may cross a dword; the data port checks each dword on its own, docs/gen9.md 6.3).
+#[test]
+fn four_bytes_at_an_unaligned_offset_are_one_dword_message() {
+    for (ty, comps, align) in [("i8x4", 4, 2), ("i8x4", 4, 1), ("i16x2", 2, 2)] {
+        let extracts: String = (0..comps)
+            .map(|c| {
+                format!(
+                    "%{}:{} = extract %4, {c}\n",
+                    10 + c,
+                    &ty[..ty.find('x').unwrap()]
+                )
+            })
+            .collect();
+        let vec: Vec<String> = (0..comps).rev().map(|c| format!("%{}", 10 + c)).collect();
+        let text = format!(
+            "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 6
+    %3:i32 = imul %1, %2
+    %4:{ty} = load ssbo[0] %3 align {align}
+{extracts}    %9:{ty} = vec {}
+    store ssbo[1] %3, %9 align {align}
+}}
+",
+            vec.join(", ")
+        );
+        let s = parse_shader(&text).unwrap();
+        for w in [8, 16, 32] {
+            let k = backend::compile(&s, &opts(w)).unwrap();
+            check(&k, w);
+            // Read, write, EOT; SIMD32 sends each message as two SIMD16 halves.
+            let sends = if w == 32 { 5 } else { 3 };
+            assert_eq!(k.stats.sends, sends, "{ty} align {align}:\n{}", k.asm);
+        }
+    }
+}
+
+/// A workgroup barrier with a shared-memory fence, in a workgroup of 16 invocations: at
+/// SIMD16 and SIMD32 the workgroup is one thread and neither the gateway barrier nor the
+/// fence is sent; at SIMD8 (two threads) both are. A fence for buffer memory stays.
+#[test]
+fn barriers_in_a_one_thread_workgroup_send_nothing() {
+    let kernel = |semantics: &str| {
+        format!(
+            "shader local_size 16 1 1 shared 64 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    store shared %2, %0 align 4
+    control_barrier workgroup workgroup {semantics}
+    %3:i32 = const 60
+    %4:i32 = isub %3, %2
+    %5:i32 = load shared %4 align 4
+    store ssbo[0] %2, %5 align 4
+}}
+"
+        )
+    };
+    let shared = parse_shader(&kernel("0x108")).unwrap();
+    let buffer = parse_shader(&kernel("0x148")).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&shared, &opts(w)).unwrap();
+        check(&k, w);
+        let kb = backend::compile(&buffer, &opts(w)).unwrap();
+        check(&kb, w);
+        // Shared store and load, buffer store, EOT (two halves each at SIMD32), and at SIMD8
+        // the fence and the barrier; with buffer memory in the semantics the fence stays.
+        let base = if w == 32 { 7 } else { 4 };
+        let sync = if w == 8 { 2 } else { 0 };
+        assert_eq!(k.stats.sends, base + sync, "SIMD{w}:\n{}", k.asm);
+        assert_eq!(kb.stats.sends, base + sync.max(1), "SIMD{w}:\n{}", kb.asm);
+    }
+}
+
 /// `readonly` (SPIR-V `NonWritable`) on binding 0: its memory is not written while the
 /// shader runs, so `x[i]` is read once although `o` is stored between the reads, and the
 /// two stores to `o` become one message. Without `readonly` the second read may see the

@@ -70,6 +70,63 @@ sends(16) nullUD g10UD g26UD 0x04025e04 0x00000080 dp data 1 MsgDesc: untyped wr
 }
 
 #[test]
+fn dword_byte_scattered_accesses_across_a_dword_are_checked_per_dword() {
+    // Each lane l reads and writes 4 bytes at 4l + 2, one dword byte scattered message:
+    // every access crosses a dword boundary, and the surfaces end inside one such access.
+    // BTI 1: 10 dwords of input (40 bytes): lane 9 reads bytes 38..41, of which 38 and 39
+    //        lie in the last dword inside, 40 and 41 in the first outside (read as 0).
+    // BTI 3: dword byte scattered write of 0xA0B0C0D0 + l at 4l + 2, surface of 13 bytes
+    //        (dwords 0..3 inside): lane 3's bytes 14 and 15 are written, 16 and 17 are not.
+    // BTI 4: what each lane read, as one untyped write.
+    let (g, data) = compute_setup(&[4096, 4096, 4096, 4096]);
+    let input: Vec<u32> = (0..32).map(|i| 0x1111_0000 + i * 0x0101).collect();
+    g.write_u32s(data[0], 0, &input);
+    g.write_u32s(data[2], 0, &[0xFFFF_FFFF; 16]);
+    let asm = format!(
+        "{LINEAR16}
+add(16) g20<1>UD g10<8,8,1>UD 0x00000002UD {{ align1 1H }};
+add(16) g22<1>UD g4<8,8,1>UD 0xa0b0c0d0UD {{ align1 1H }};
+sends(16) nullUD g20UD g22UD 0x04030903 0x00000080 data MsgDesc: byte scattered write {{ align1 1H }};
+send(16) g26<1>UD g20<8,8,1>UD 0x04210901 data MsgDesc: dword byte scattered read {{ align1 1H }};
+sends(16) nullUD g10UD g26UD 0x04025e04 0x00000080 dp data 1 MsgDesc: untyped write {{ align1 1H }};
+{EOT}"
+    );
+    let d = Dispatch {
+        asm: &asm,
+        group_size: 32,
+        push: [32, 0, 0, 0, 0, 0, 0, 0],
+        buffers: &[
+            (data[0], 40),
+            (data[1], 4096),
+            (data[2], 13),
+            (data[3], 4096),
+        ],
+        ..Default::default()
+    };
+    assert_eq!(run(&g, &d), Outcome::Ok);
+    let input_bytes: Vec<u8> = input.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let read = g.read_u32s(data[3], 0, 32);
+    for (l, &v) in read.iter().enumerate() {
+        let want: Vec<u8> = (4 * l + 2..4 * l + 6)
+            .map(|b| if b < 40 { input_bytes[b] } else { 0 })
+            .collect();
+        let want = u32::from_le_bytes(want.try_into().expect("four bytes"));
+        assert_eq!(v, want, "lane {l} read");
+    }
+    let mut bytes = vec![0u8; 32];
+    g.bos[data[2]].map.read(0, &mut bytes);
+    for (i, &b) in bytes.iter().enumerate() {
+        let want = if (2..16).contains(&i) {
+            let l = (i - 2) / 4;
+            (0xA0B0_C0D0u32 + l as u32).to_le_bytes()[(i - 2) % 4]
+        } else {
+            0xFF
+        };
+        assert_eq!(b, want, "byte {i}");
+    }
+}
+
+#[test]
 fn a64_untyped_write_to_a_pushed_address() {
     let (g, data) = compute_setup(&[4096]);
     let base = g.bos[data[0]].addr + 0x100;

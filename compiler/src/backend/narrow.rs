@@ -30,8 +30,9 @@
 //!
 //! Memory: 8/16-bit loads and stores are byte scattered messages (data cache 0, message
 //! types 0x04 read / 0x0C write, docs/gen9.md 4.1), one dword per lane in the payload and in
-//! the response; a store writes only its 1 or 2 bytes, so neighbouring bytes written by
-//! other invocations are never touched (no read-modify-write).
+//! the response, or untyped messages for vectors of whole dwords ([`packed`]); a store writes
+//! only its own 1, 2 or 4 bytes, so neighbouring bytes written by other invocations are never
+//! touched (no read-modify-write).
 
 use super::isel::Isel;
 use super::lir::*;
@@ -99,36 +100,51 @@ pub fn slot_stride(t: Type) -> u8 {
     (4 / t.size().clamp(1, 4)) as u8
 }
 
-/// The dwords an 8/16-bit vector load or store of type `t` at an offset aligned to `align`
-/// bytes covers when it is one untyped message: a vector of whole dwords (2 to 4) at a
-/// dword-aligned offset. None for a scalar or a vector that ends inside a dword.
-pub fn packed_dwords(t: ir::Type, align: u32) -> Option<u32> {
+/// How an 8/16-bit vector load or store is one message per lane instead of one per
+/// component.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Packed {
+    /// An untyped message of this many dwords (1 to 4): a vector of whole dwords at a
+    /// dword-aligned offset.
+    Untyped(u32),
+    /// One byte scattered message of `1 << size_log2` bytes (2 or 4), the vector's bytes in
+    /// the low bytes of each lane's payload dword.
+    Scattered(u8),
+}
+
+/// The message of an 8/16-bit vector load or store of type `t` at an offset aligned to
+/// `align` bytes, or None (a scalar, or a vector of another size: one byte scattered
+/// message per component). A vector of whole dwords (4 to 16 bytes) at a dword-aligned
+/// offset is an untyped message; a vector of 2 or 4 bytes at any other offset is one word
+/// or dword byte scattered message. Such an access may cross a dword boundary; binding-table
+/// surfaces are bounds-checked per dword (docs/gen9.md 6.3), so each byte is read or
+/// written exactly when its own dword is inside the surface, as a byte access would be.
+pub fn packed(t: ir::Type, align: u32) -> Option<Packed> {
     let total = t.comp_bytes() * t.comps as u32;
-    (t.comps > 1 && align >= 4 && total.is_multiple_of(4) && (1..=4).contains(&(total / 4)))
-        .then_some(total / 4)
+    if t.comps < 2 {
+        return None;
+    }
+    if align >= 4 && total.is_multiple_of(4) && (1..=4).contains(&(total / 4)) {
+        return Some(Packed::Untyped(total / 4));
+    }
+    match total {
+        2 => Some(Packed::Scattered(1)),
+        4 => Some(Packed::Scattered(2)),
+        _ => None,
+    }
 }
 
-/// Whether an 8/16-bit vector load or store of type `t` at an offset aligned to `align` bytes
-/// is one word (2-byte) byte scattered message per lane: a byte pair at an even offset. Its
-/// two bytes lie in one dword, which the surface's bounds check covers or not as a whole
-/// (docs/gen9.md 6.3), so it is checked exactly as the two byte accesses would be.
-pub fn packed_word(t: ir::Type, align: u32) -> bool {
-    t.comps == 2 && t.comp_bytes() == 1 && align >= 2
-}
-
-/// The message of a packed 8/16-bit access at SIMD `w` (a read, or a `write`): for a byte
-/// pair ([`packed_word`]) one 2-byte byte scattered message, the pair in the low word of each
-/// lane's dword; else an untyped message of `dwords` dwords ([`packed_dwords`]).
-fn packed_message(surf: Surface, word: bool, dwords: u32, w: u32, write: bool) -> LOp {
-    match (word, write) {
-        (true, false) => LOp::ByteScatteredRead { surf, size_log2: 1 },
-        (true, true) => LOp::ByteScatteredWrite { surf, size_log2: 1 },
-        (false, false) => LOp::UntypedRead {
+/// The message of a packed 8/16-bit access ([`packed`]) at SIMD `w`: a read, or a `write`.
+fn packed_message(surf: Surface, p: Packed, w: u32, write: bool) -> LOp {
+    match (p, write) {
+        (Packed::Scattered(size_log2), false) => LOp::ByteScatteredRead { surf, size_log2 },
+        (Packed::Scattered(size_log2), true) => LOp::ByteScatteredWrite { surf, size_log2 },
+        (Packed::Untyped(dwords), false) => LOp::UntypedRead {
             surf,
             comps: dwords as u8,
             comp_stride: 4 * w,
         },
-        (false, true) => LOp::UntypedWrite {
+        (Packed::Untyped(dwords), true) => LOp::UntypedWrite {
             surf,
             comps: dwords as u8,
             comp_stride: 4 * w,
@@ -326,12 +342,13 @@ impl Isel<'_> {
         .pred = pred();
     }
 
-    /// An 8/16-bit load from a buffer, shared or private memory. A vector whose bytes fill whole dwords at a dword-aligned offset
-    /// (`i8vec4`, `f16vec2`, `f16vec4`, ...) is one untyped read of those dwords, each
-    /// component then shifted down into its slot (the bits above a slot's value are
-    /// unspecified, see the module doc); a byte pair at an even offset is one word byte
-    /// scattered read, split the same way; anything else is one byte scattered read per
-    /// component, each lane's bytes zero-extended into its dword slot.
+    /// An 8/16-bit load from a buffer, shared or private memory. A vector whose bytes fill
+    /// whole dwords at a dword-aligned offset (`i8vec4`, `f16vec2`, `i8x16`, ...) is one
+    /// untyped read of those dwords, each component then shifted down into its slot (the
+    /// bits above a slot's value are unspecified, see the module doc); a vector of 2 or 4
+    /// bytes at another offset is one word or dword byte scattered read, split the same way
+    /// ([`packed`]); anything else is one byte scattered read per component, each lane's
+    /// bytes zero-extended into its dword slot.
     pub(super) fn narrow_load(
         &mut self,
         surf: Surface,
@@ -342,11 +359,14 @@ impl Isel<'_> {
     ) -> Res<()> {
         let w = self.w as u32;
         let bytes = t.comp_bytes();
-        let word = packed_word(t, align);
-        if let Some(dwords) = packed_dwords(t, align).or(word.then_some(1)) {
+        if let Some(p) = packed(t, align) {
+            let dwords = match p {
+                Packed::Untyped(n) => n,
+                Packed::Scattered(_) => 1,
+            };
             let mut b = self.b();
             let data = b.vreg(Type::UD, dwords);
-            let op = packed_message(surf, word, dwords, w, false);
+            let op = packed_message(surf, p, w, false);
             b.inst(op, data, vec![addr.retype(surf.addr_type())]);
             for c in 0..t.comps as u32 {
                 let byte = c * bytes;
@@ -375,10 +395,11 @@ impl Isel<'_> {
 
     /// An 8/16-bit store: a vector that fills whole dwords at a dword-aligned offset is
     /// packed into those dwords (a byte or word move per component into its place) and
-    /// written with one untyped write, which writes exactly the vector's bytes; a byte pair
-    /// at an even offset is packed into the low word and written with one word byte
-    /// scattered write; anything else is one byte scattered write per component, so
-    /// neighbouring bytes written by other invocations are never touched.
+    /// written with one untyped write, which writes exactly the vector's bytes; a vector of
+    /// 2 or 4 bytes at another offset is packed into the low bytes of one dword and written
+    /// with one word or dword byte scattered write ([`packed`]); anything else is one byte
+    /// scattered write per component. Each writes only its own bytes, so neighbouring bytes
+    /// written by other invocations are never touched.
     pub(super) fn narrow_store(
         &mut self,
         surf: Surface,
@@ -388,8 +409,11 @@ impl Isel<'_> {
         align: u32,
     ) -> Res<()> {
         let bytes = t.comp_bytes();
-        let word = packed_word(t, align);
-        if let Some(dwords) = packed_dwords(t, align).or(word.then_some(1)) {
+        if let Some(p) = packed(t, align) {
+            let dwords = match p {
+                Packed::Untyped(n) => n,
+                Packed::Scattered(_) => 1,
+            };
             let w = self.w as u32;
             let part = if bytes == 1 { Type::UB } else { Type::UW };
             let mut b = self.b();
@@ -411,7 +435,7 @@ impl Isel<'_> {
                 };
                 b.mov(d, src);
             }
-            let op = packed_message(surf, word, dwords, w, true);
+            let op = packed_message(surf, p, w, true);
             b.inst(
                 op,
                 Opnd::null(Type::UD),

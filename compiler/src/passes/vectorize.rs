@@ -28,11 +28,15 @@
 //! if `base - 4` wraps around 2^32 the separate accesses differ from one message whose
 //! channel addresses are computed from the lowest one.
 //!
-//! 8- and 16-bit values merge only into whole dwords at a dword-aligned address (`i8x4`,
-//! `i16x2`, `i16x4`), the vectors the back end reads and writes as untyped dwords, and bytes
-//! into pairs at an even address (`i8x2`, one word byte scattered message: both bytes lie in
-//! one dword, bounds-checked as a whole). 64-bit values merge in pairs (`f64x2`, `i64x2`:
-//! four dword channels, each checked on its own as before).
+//! 8- and 16-bit values (scalars, and vectors of whole dwords) merge into whole dwords at a
+//! dword-aligned address (`i8x4` to `i8x16`, `i16x2` to `i16x8`), which the back end reads
+//! and writes as one untyped message of up to four dwords, and at any other address into 2
+//! or 4 bytes (`i8x2`, `i8x4`, `i16x2`), one word or dword byte scattered message. Such a
+//! message may cross a dword boundary; the bounds check is per dword (docs/gen9.md 6.3), so
+//! each byte is read or written exactly when its own dword lies inside the surface, as its
+//! byte or word access alone would be (and `robustStorageBufferAccessSizeAlignment` is 4,
+//! docs/kernel.md). 64-bit values merge in pairs (`f64x2`, `i64x2`: four dword channels,
+//! each checked on its own as before).
 
 use super::loads::{class, clobbers, READ_ONLY};
 use crate::hash::{HashMap, HashSet};
@@ -106,10 +110,11 @@ fn mergeable_space(s: Space) -> bool {
 }
 
 /// 32- and 64-bit values (a 64-bit component is two dword channels of the message), and
-/// 8/16-bit scalars (merged only into whole dwords, see `runs`).
+/// 8/16-bit scalars and vectors of whole dwords (`i8x4`, `f16x2`, `i16x4`; see `runs`).
 fn mergeable_type(t: Type) -> bool {
     t.kind != Kind::Bool
-        && (matches!(t.bits, 32 | 64) || (matches!(t.bits, 8 | 16) && t.comps == 1))
+        && (matches!(t.bits, 32 | 64)
+            || (matches!(t.bits, 8 | 16) && (t.comps == 1 || t.bytes().is_multiple_of(4))))
 }
 
 impl Vectorize<'_> {
@@ -371,36 +376,49 @@ impl Vectorize<'_> {
             // Trailing zero bits of the run's start address.
             let start_tz = root_tz.min(first.off.trailing_zeros());
             let dword = start_tz >= 2;
-            // A byte pair needs only an even address (one word message, see below).
-            let word = start_tz >= 1 && elem.bits == 8;
-            let limit = if narrow && !dword { 2 } else { MAX_BYTES };
-            if !narrow || dword || word {
+            // 8/16-bit runs: whole dwords at a dword-aligned address (one untyped message of
+            // up to four dwords), else 2 or 4 bytes (one byte scattered message, see the
+            // module doc).
+            let mut limit = if narrow && !dword { 4 } else { MAX_BYTES };
+            // A run that starts inside a dword whose boundaries are known (a dword-aligned
+            // base) and goes on for two dwords or more past the next boundary: its head up
+            // to that boundary is a run of its own, so that the rest is dword-aligned and
+            // moves in untyped messages of up to four dwords instead of 4-byte pieces.
+            if narrow && !dword && root_tz >= 2 {
+                let boundary = first.off + 4 - first.off.rem_euclid(4);
+                let mut ext = first.end();
                 for m in &members[k + 1..] {
-                    if m.off != end || m.ty.scalar_type() != elem || m.end() - first.off > limit {
+                    if m.off != ext || m.ty.scalar_type() != elem {
                         break;
                     }
-                    let comps: u32 = run.iter().map(|r| u32::from(r.ty.comps)).sum();
-                    if comps + u32::from(m.ty.comps) > 4 {
-                        break;
-                    }
-                    run.push(*m);
-                    end = m.end();
+                    ext = m.end();
+                }
+                if ext - boundary >= 8 {
+                    limit = boundary - first.off;
                 }
             }
-            let bytes = end - first.off;
-            // Narrow runs must be whole dwords at a dword-aligned address, or a byte pair at
-            // an even one: cut to the largest that is.
+            for m in &members[k + 1..] {
+                if m.off != end || m.ty.scalar_type() != elem || m.end() - first.off > limit {
+                    break;
+                }
+                let comps: u32 = run.iter().map(|r| u32::from(r.ty.comps)).sum();
+                if !narrow && comps + u32::from(m.ty.comps) > 4 {
+                    break;
+                }
+                run.push(*m);
+                end = m.end();
+            }
+            // Cut a narrow run to its longest prefix of a size one message moves.
             if narrow {
-                let whole = if dword && bytes >= 8 && elem.bits == 16 {
-                    8
-                } else if dword && bytes >= 4 {
-                    4
-                } else if word && bytes >= 2 {
-                    2
-                } else {
-                    0
-                };
-                let keep = (whole / i64::from(elem.bytes())) as usize;
+                let fits = |bytes: i64| bytes == 2 || bytes % 4 == 0 && (dword || bytes == 4);
+                let mut bytes = 0;
+                let mut keep = 0;
+                for (j, m) in run.iter().enumerate() {
+                    bytes += i64::from(m.ty.bytes());
+                    if fits(bytes) {
+                        keep = j + 1;
+                    }
+                }
                 run.truncate(keep);
             }
             let straddles = first.off < 0 && run.last().is_some_and(|m| m.off >= 0);
@@ -533,7 +551,63 @@ pub fn opt_vectorize(f: &mut Function) -> bool {
     cx.block(&mut f.body);
     let changed = cx.changed;
     f.values = values;
+    if changed {
+        whole_vectors(f);
+    }
     changed
+}
+
+/// Uses of a `vec` of every component of one value `v` in order (`extract v, 0`, ...,
+/// `extract v, n-1`, as a merged load's components stored again by a merged store) use `v`
+/// itself; the `vec`, a copy per component, is then dead.
+fn whole_vectors(f: &mut Function) {
+    let mut extracts: HashMap<Value, (Value, u8)> = HashMap::default();
+    let mut vecs: Vec<(Value, Vec<Value>)> = Vec::new();
+    f.for_each_node(&mut |n| {
+        if let Node::Instr(i) = n {
+            match (&i.op, i.dst) {
+                (Op::Extract(v, c), Some(d)) => {
+                    extracts.insert(d, (*v, *c));
+                }
+                (Op::Vec(s), Some(d)) => vecs.push((d, s.clone())),
+                _ => {}
+            }
+        }
+    });
+    let mut map: HashMap<Value, Value> = HashMap::default();
+    for (d, srcs) in vecs {
+        let Some(&(v, _)) = srcs.first().and_then(|c| extracts.get(c)) else {
+            continue;
+        };
+        let in_order = srcs
+            .iter()
+            .enumerate()
+            .all(|(k, c)| extracts.get(c) == Some(&(v, k as u8)));
+        if in_order && f.ty(v) == f.ty(d) {
+            // `v` may itself be such a `vec` (defined earlier, so already mapped).
+            let v = map.get(&v).copied().unwrap_or(v);
+            map.insert(d, v);
+        }
+    }
+    if map.is_empty() {
+        return;
+    }
+    f.rewrite_uses(&|x| map.get(&x).copied().unwrap_or(x));
+    // The replaced `vec`s have no uses left.
+    fn drop_dead(b: &mut Block, dead: &HashMap<Value, Value>) {
+        b.retain(|n| !matches!(n, Node::Instr(i) if i.dst.is_some_and(|d| dead.contains_key(&d))));
+        for n in b.iter_mut() {
+            match n {
+                Node::If(x) => {
+                    drop_dead(&mut x.then_, dead);
+                    drop_dead(&mut x.else_, dead);
+                }
+                Node::Loop(l) => drop_dead(&mut l.body, dead),
+                _ => {}
+            }
+        }
+    }
+    drop_dead(&mut f.body, &map);
 }
 
 #[cfg(test)]
@@ -682,7 +756,7 @@ mod tests {
     }
 
     #[test]
-    fn bytes_merge_into_a_dword_at_a_dword_aligned_address_and_pairs_at_an_even_one() {
+    fn bytes_merge_into_a_dword_at_a_dword_aligned_address_and_pairs_elsewhere() {
         check_pass(
             opt_vectorize,
             "
@@ -726,22 +800,41 @@ mod tests {
             store ssbo[1] %10, %14 align 4
             ",
         );
-        // Without a known dword-aligned base the bytes stay separate.
-        let text = "
+        // Without a known alignment three bytes are a pair (one word byte scattered
+        // message, which may cross a dword) and a byte; a lone byte stays as it is.
+        check_pass(
+            opt_vectorize,
+            "
             %0:i32 = sysval local_invocation_index
             %1:i32 = const 1
             %2:i32 = iadd %0, %1
             %3:i8 = load ssbo[0] %0 align 1
+            %4:i32 = const 2
+            %5:i32 = iadd %0, %4
             store ssbo[1] %0, %3 align 1
             store ssbo[1] %2, %3 align 1
-            ";
-        check_pass(opt_vectorize, text, text);
+            store ssbo[1] %5, %3 align 1
+            store ssbo[2] %0, %3 align 1
+            ",
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 1
+            %2:i32 = iadd %0, %1
+            %3:i8 = load ssbo[0] %0 align 1
+            %4:i32 = const 2
+            %5:i32 = iadd %0, %4
+            %6:i8x2 = vec %3, %3
+            store ssbo[1] %0, %6 align 1
+            store ssbo[1] %5, %3 align 1
+            store ssbo[2] %0, %3 align 1
+            ",
+        );
     }
 
     #[test]
-    fn bytes_at_an_even_base_merge_in_pairs() {
-        // `b = i * 42` is only known even: byte pairs, never a dword; 16-bit pairs would be
-        // a dword at an even address and stay apart.
+    fn bytes_at_an_even_base_merge_in_fours() {
+        // `b = i * 42` is only known even: four bytes (or two 16-bit values) from `b` are one
+        // dword byte scattered message that may cross a dword; the byte after a gap stays.
         check_pass(
             opt_vectorize,
             "
@@ -779,16 +872,62 @@ mod tests {
             %9:i32 = iadd %2, %5
             %10:i32 = iadd %2, %6
             %11:i8 = load ssbo[0] %0 align 1
-            %13:i8x2 = vec %11, %11
+            %13:i8x4 = vec %11, %11, %11, %11
             store ssbo[1] %2, %13 align 2
-            %14:i8x2 = vec %11, %11
-            store ssbo[1] %8, %14 align 2
             store ssbo[1] %10, %11 align 1
             %12:i16 = load ssbo[0] %0 align 2
-            store ssbo[2] %2, %12 align 2
-            store ssbo[2] %8, %12 align 2
+            %14:i16x2 = vec %12, %12
+            store ssbo[2] %2, %14 align 2
             ",
         );
+    }
+
+    #[test]
+    fn narrow_runs_at_a_dword_aligned_address_fill_four_dwords() {
+        // Eight 16-bit stores at `16 * i` are one `i16x8` (four dwords); four `i8x4` loads
+        // at `16 * i` are one `i8x16`, each member rebuilt from its components.
+        let mut text = String::from(
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 16
+            %2:i32 = imul %0, %1
+            %3:i16 = load ubo[0] %0 align 2
+            ",
+        );
+        for k in 1..8 {
+            text += &format!(
+                "%{c}:i32 = const {o}\n%{a}:i32 = iadd %2, %{c}\n",
+                c = 2 * k + 2,
+                a = 2 * k + 3,
+                o = 2 * k
+            );
+        }
+        text += "store ssbo[1] %2, %3 align 2\n";
+        for k in 1..8 {
+            text += &format!("store ssbo[1] %{}, %3 align 2\n", 2 * k + 3);
+        }
+        // %7, %11, %15 are 4, 8, 12 bytes past %2.
+        text += "
+            %20:i8x4 = load ssbo[2] %2 align 4
+            %21:i8x4 = load ssbo[2] %7 align 4
+            %22:i8x4 = load ssbo[2] %11 align 4
+            %23:i8x4 = load ssbo[2] %15 align 4
+            store ssbo[3] %15, %20 align 4
+            store ssbo[3] %11, %21 align 4
+            store ssbo[3] %7, %22 align 4
+            store ssbo[3] %2, %23 align 4
+            ";
+        let mut f = crate::parse::parse_function(&text).unwrap();
+        assert!(opt_vectorize(&mut f));
+        crate::validate::validate(&f).unwrap();
+        let out = f.to_string();
+        assert!(
+            out.contains(":i16x8 = vec %3, %3, %3, %3, %3, %3, %3, %3"),
+            "{out}"
+        );
+        assert!(out.contains(":i8x16 = load ssbo[2] %2 align 16"), "{out}");
+        assert_eq!(out.matches("store ssbo[1]").count(), 1, "{out}");
+        assert_eq!(out.matches("load ssbo[2]").count(), 1, "{out}");
     }
 
     #[test]
@@ -924,10 +1063,79 @@ mod tests {
             %6:i32x2 = load ssbo[0] %2 align 4
             %4:i32 = extract %6, 0
             %5:i32 = extract %6, 1
-            %7:i32x2 = vec %4, %5
-            store ssbo[1] %2, %7 align 4
+            store ssbo[1] %2, %6 align 4
             ",
         );
+    }
+
+    #[test]
+    fn a_merged_store_of_a_loaded_vector_stores_the_vector() {
+        // The stored components are the merged load's, in order: the store takes the load's
+        // vector, no `vec` copy. In another order they are rebuilt with a `vec`.
+        let text = |a: u32, b: u32| {
+            format!(
+                "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %4:i32 = load ubo[0] %2 align 4
+            %5:i32 = load ubo[0] %3 align 4
+            store ssbo[1] %2, %{a} align 4
+            store ssbo[1] %3, %{b} align 4
+            "
+            )
+        };
+        let head = "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 4
+            %2:i32 = imul %0, %1
+            %3:i32 = iadd %2, %1
+            %6:i32x2 = load ubo[0] %2 align 4
+            %4:i32 = extract %6, 0
+            %5:i32 = extract %6, 1
+            ";
+        check_pass(
+            opt_vectorize,
+            &text(4, 5),
+            &format!("{head}store ssbo[1] %2, %6 align 4\n"),
+        );
+        check_pass(
+            opt_vectorize,
+            &text(5, 4),
+            &format!("{head}%7:i32x2 = vec %5, %4\nstore ssbo[1] %2, %7 align 4\n"),
+        );
+    }
+
+    #[test]
+    fn a_run_inside_a_known_dword_leaves_its_head_and_aligns_the_rest() {
+        // Nine 16-bit stores at `16 * i + 2` .. `16 * i + 18`: the base is dword-aligned, so
+        // the first value (up to the dword boundary) stays alone and the other eight are one
+        // `i16x8` at `16 * i + 4`, not five 4-byte pieces.
+        let mut text = String::from(
+            "
+            %0:i32 = sysval local_invocation_index
+            %1:i32 = const 16
+            %2:i32 = imul %0, %1
+            %3:i16 = load ubo[0] %0 align 2
+            ",
+        );
+        for k in 1..10 {
+            text += &format!(
+                "%{c}:i32 = const {o}\n%{a}:i32 = iadd %2, %{c}\nstore ssbo[1] %{a}, %3 align 2\n",
+                c = 2 * k + 2,
+                a = 2 * k + 3,
+                o = 2 * k
+            );
+        }
+        let mut f = crate::parse::parse_function(&text).unwrap();
+        assert!(opt_vectorize(&mut f));
+        crate::validate::validate(&f).unwrap();
+        let out = f.to_string();
+        assert!(out.contains("store ssbo[1] %5, %3 align 2"), "{out}");
+        assert!(out.contains(":i16x8 = vec %3"), "{out}");
+        assert!(out.contains("store ssbo[1] %7, %"), "{out}");
+        assert_eq!(out.matches("store ssbo[1]").count(), 2, "{out}");
     }
 
     #[test]

@@ -357,6 +357,16 @@ impl Addressing {
     }
 }
 
+/// The parts of a `len`-byte access at byte offset `off` that lie in one dword each, as
+/// (offset within the access, length): one part, or two for an access that crosses a dword
+/// boundary (`len` is at most 4).
+fn dword_pieces(off: u32, len: u32) -> impl Iterator<Item = (u32, u32)> {
+    let first = (4 - off % 4).min(len);
+    [(0, first), (first, len - first)]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+}
+
 /// Where a lane's access goes after addressing and bounds checks.
 enum Target {
     Mem(u64),
@@ -610,18 +620,33 @@ impl Port<'_> {
         }
         let mut addressing = None;
         for l in Self::lanes(simd, exec_mask) {
-            let t = if a64 {
-                Target::Mem(rd64(payload, 8 * l))
+            let data = addr_regs * 32 + slot * l;
+            let mut v = [0u8; 8];
+            if a64 {
+                let t = Target::Mem(rd64(payload, 8 * l));
+                if write {
+                    self.store(&t, &payload[data..data + size])?;
+                } else {
+                    self.load(&t, &mut v[..size])?;
+                }
             } else {
-                self.addressing_once(&mut addressing, bti)?
-                    .target(rd32(payload, 4 * l), size as u32)
-            };
-            if write {
-                let at = addr_regs * 32 + slot * l;
-                self.store(&t, &payload[at..at + size])?;
-            } else {
-                let mut v = [0u8; 8];
-                self.load(&t, &mut v[..size])?;
+                // An access that crosses a dword boundary (4 bytes at an offset that is not
+                // a multiple of 4, or a word at 4k + 3) is checked per dword it touches: the
+                // bytes in an in-bounds dword are read or written, those in an outside dword
+                // read 0 and are not written (docs/gen9.md 6.3).
+                let a = self.addressing_once(&mut addressing, bti)?;
+                let off = rd32(payload, 4 * l);
+                for (at, len) in dword_pieces(off, size as u32) {
+                    let t = a.target(off.wrapping_add(at), len);
+                    let r = at as usize..(at + len) as usize;
+                    if write {
+                        self.store(&t, &payload[data + r.start..data + r.end])?;
+                    } else {
+                        self.load(&t, &mut v[r])?;
+                    }
+                }
+            }
+            if !write {
                 let at = slot * l;
                 response[at..at + slot].copy_from_slice(&v[..slot]);
             }

@@ -984,15 +984,26 @@ impl<'a> Isel<'a> {
             Op::Barrier {
                 exec, semantics, ..
             } => {
-                if *semantics != 0 || exec.is_none() {
+                // A workgroup that fits in one thread runs as channels of that thread: a
+                // workgroup barrier (in uniform control flow, as SPIR-V requires) needs no
+                // gateway message, and the data port handles one thread's messages in
+                // order, so a fence for workgroup (shared) memory alone is not needed
+                // either; the scheduler keeps messages in program order. Mesa's brw drops
+                // both in the same case.
+                let one_thread = self.one_thread();
+                let classes = semantics & ir::SEMANTICS_STORAGE_CLASSES;
+                let workgroup_memory_only = classes != 0
+                    && classes & !(ir::SEMANTICS_SUBGROUP_MEMORY | ir::SEMANTICS_WORKGROUP_MEMORY)
+                        == 0;
+                let fence =
+                    (*semantics != 0 || exec.is_none()) && !(one_thread && workgroup_memory_only);
+                if fence {
                     let mut b = self.b();
                     let t = b.vreg(Type::UD, 1);
                     b.at(8, 0, true)
                         .inst(LOp::Fence, t, vec![Opnd::g(0, 0, Type::UD, 1)]);
                 }
-                // A workgroup of one hardware thread runs in lock-step: the barrier has no
-                // other thread to wait for (brw emits only a scheduling fence there).
-                if exec.is_some_and(|e| e == ir::Scope::Workgroup) && !self.one_thread() {
+                if exec.is_some_and(|e| e == ir::Scope::Workgroup) && !one_thread {
                     self.uses_barrier = true;
                     self.b()
                         .at(8, 0, true)

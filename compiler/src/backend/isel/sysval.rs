@@ -378,35 +378,6 @@ mod tests {
         }
     }
 
-    /// A workgroup of one thread runs in lock-step: its control barrier sends no gateway
-    /// message (the memory fence its semantics ask for stays); a larger one sends one.
-    #[test]
-    fn one_thread_workgroup_has_no_barrier_message() {
-        let text = |n: u32| {
-            format!(
-                "shader local_size {n} 1 1 shared 256 local 0 push 0
-                %0:i32 = sysval local_invocation_index
-                %3:i32 = const 4
-                %4:i32 = imul %0, %3
-                store shared %4, %0 align 4
-                control_barrier workgroup workgroup 0x108
-                %5:i32 = load shared %4 align 4
-                store ssbo[0] %4, %5 align 4"
-            )
-        };
-        for simd in [8u32, 16, 32] {
-            let count = |n: u32, what: &str| {
-                asm_of(&text(n), simd)
-                    .lines()
-                    .filter(|l| l.contains(what))
-                    .count()
-            };
-            assert_eq!(count(simd, "barrier msg"), 0, "SIMD{simd}");
-            assert_eq!(count(simd, "fence"), 1, "SIMD{simd}");
-            assert_eq!(count(2 * simd, "barrier msg"), 1, "SIMD{simd}");
-        }
-    }
-
     /// A one-dimensional workgroup's local id x is its local index: no `and` (modulo).
     #[test]
     fn one_dimensional_local_id_is_the_local_index() {
