@@ -262,6 +262,42 @@ impl Ctx {
                 Node::If(mut i) => {
                     self.block(&mut i.then_);
                     self.block(&mut i.else_);
+                    if i.results.is_empty() {
+                        // An arm's `yield` of nothing is its falling through (one-trip loops
+                        // flattened into `if`s end their arms so): without it an empty arm
+                        // is empty, and its `else` is not emitted.
+                        for arm in [&mut i.then_, &mut i.else_] {
+                            if matches!(arm.last(), Some(Node::Yield(v)) if v.is_empty()) {
+                                arm.pop();
+                                self.changed = true;
+                            }
+                        }
+                    }
+                    // An `if` whose arms only yield is a select of each result (as brw's
+                    // NIR peephole_select does for empty arms) where a rule above simplifies
+                    // every such select (`bcsel(c, 1, 0)` is `b2i(c)`, ...). Other selects
+                    // stay `if`s: selection makes them a `sel` on the flag the branch sets,
+                    // where a `bcsel` of a uniform condition would need the flag set again.
+                    let sels: Option<Block> = match (&i.then_[..], &i.else_[..]) {
+                        ([Node::Yield(x)], [Node::Yield(y)]) => i
+                            .results
+                            .iter()
+                            .zip(x.iter().zip(y))
+                            .map(|(r, (x, y))| {
+                                let op = Op::Alu(AluOp::Bcsel, vec![i.cond, *x, *y]);
+                                let t = self.values[r.0 as usize];
+                                self.simplify(t, &op)
+                                    .map(|_| Node::Instr(Instr::new(Some(*r), op)))
+                            })
+                            .collect(),
+                        _ => None,
+                    };
+                    if let Some(mut sel) = sels {
+                        self.block(&mut sel);
+                        b.extend(sel);
+                        self.changed = true;
+                        continue;
+                    }
                     if i.then_.is_empty() && !i.else_.is_empty() && i.results.is_empty() {
                         let ct = self.values[i.cond.0 as usize];
                         let op = match self.defs.get(&i.cond) {
@@ -552,6 +588,69 @@ mod tests {
                 if %3 {
                     break
                 }
+            }",
+        );
+    }
+
+    /// An `if` that only yields 1 or 0 is `b2i` of its condition; one that yields other
+    /// values stays an `if` (selection makes it a `sel`).
+    #[test]
+    fn if_of_yields_is_a_select() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            %3:i32 = const 1
+            %4:i32 = const 0
+            %5:i32 = if %1 {
+                yield %3
+            } else {
+                yield %4
+            }
+            store ssbo[0] %0, %5 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            %3:i32 = const 1
+            %4:i32 = const 0
+            %5:i32 = b2i %1
+            store ssbo[0] %0, %5 align 4",
+        );
+        let kept = "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            %3:i32 = const 1
+            %5:i32 = if %1 {
+                yield %3
+            } else {
+                yield %2
+            }
+            store ssbo[0] %0, %5 align 4";
+        check_pass(opt_algebraic, kept, kept);
+    }
+
+    /// A flattened one-trip loop's arms end in `yield` of nothing: dropped, so the empty
+    /// `then` is swapped away as above.
+    #[test]
+    fn yield_of_nothing_is_falling_through() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            if %1 {
+                yield
+            } else {
+                store ssbo[0] %0, %2 align 4
+                yield
+            }",
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            %3:b1 = uge %0, %2
+            if %3 {
+                store ssbo[0] %0, %2 align 4
             }",
         );
     }
