@@ -278,18 +278,27 @@ impl Ctx {
                     // every such select (`bcsel(c, 1, 0)` is `b2i(c)`, ...). Other selects
                     // stay `if`s: selection makes them a `sel` on the flag the branch sets,
                     // where a `bcsel` of a uniform condition would need the flag set again.
-                    let sels: Option<Block> = match (&i.then_[..], &i.else_[..]) {
-                        ([Node::Yield(x)], [Node::Yield(y)]) => i
-                            .results
-                            .iter()
-                            .zip(x.iter().zip(y))
-                            .map(|(r, (x, y))| {
-                                let op = Op::Alu(AluOp::Bcsel, vec![i.cond, *x, *y]);
-                                let t = self.values[r.0 as usize];
-                                self.simplify(t, &op)
-                                    .map(|_| Node::Instr(Instr::new(Some(*r), op)))
-                            })
-                            .collect(),
+                    // Constants an arm defines for its yield move before the selects.
+                    let sels: Option<Block> = match (yields(&i.then_), yields(&i.else_)) {
+                        (Some((kt, x)), Some((ke, y))) if !i.results.is_empty() => {
+                            for n in kt.iter().chain(ke) {
+                                if let Node::Instr(c) = n {
+                                    self.record(c.dst.expect("constant"), &c.op);
+                                }
+                            }
+                            let sels: Option<Block> = i
+                                .results
+                                .iter()
+                                .zip(x.iter().zip(y))
+                                .map(|(r, (x, y))| {
+                                    let op = Op::Alu(AluOp::Bcsel, vec![i.cond, *x, *y]);
+                                    let t = self.values[r.0 as usize];
+                                    self.simplify(t, &op)
+                                        .map(|_| Node::Instr(Instr::new(Some(*r), op)))
+                                })
+                                .collect();
+                            sels.map(|s| kt.iter().chain(ke).cloned().chain(s).collect())
+                        }
                         _ => None,
                     };
                     if let Some(mut sel) = sels {
@@ -322,6 +331,17 @@ impl Ctx {
             }
         }
     }
+}
+
+/// An arm that defines only constants and yields: the constants and the yielded values.
+fn yields(arm: &Block) -> Option<(&[Node], &[Value])> {
+    let (Node::Yield(y), consts) = arm.split_last()? else {
+        return None;
+    };
+    consts
+        .iter()
+        .all(|n| matches!(n, Node::Instr(i) if matches!(i.op, Op::Const(_)) && i.dst.is_some()))
+        .then_some((consts, y.as_slice()))
 }
 
 /// Applies algebraic identities. Returns true if anything changed.
@@ -614,6 +634,28 @@ mod tests {
             %1:b1 = ult %0, %2
             %3:i32 = const 1
             %4:i32 = const 0
+            %5:i32 = b2i %1
+            store ssbo[0] %0, %5 align 4",
+        );
+        // The 1 defined in its arm (as the front end leaves it).
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            %4:i32 = const 0
+            %5:i32 = if %1 {
+                %3:i32 = const 1
+                yield %3
+            } else {
+                yield %4
+            }
+            store ssbo[0] %0, %5 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %2:i32 = load ssbo[0] %0 align 4
+            %1:b1 = ult %0, %2
+            %4:i32 = const 0
+            %3:i32 = const 1
             %5:i32 = b2i %1
             store ssbo[0] %0, %5 align 4",
         );
