@@ -223,6 +223,36 @@ impl Ctx {
             .then(|| Rewrite::Op(Op::Alu(Ishl, vec![x, l[1]])))
     }
 
+    /// An `if` whose arms only yield (after constants they define) as a select of each
+    /// result (as brw's NIR peephole_select does for empty arms), where a rule above
+    /// simplifies every such select (`bcsel(c, 1, 0)` is `b2i(c)`, ...): the arms' constants
+    /// and the selects, not yet simplified. None for other `if`s: selection makes a plain
+    /// select a `sel` on the flag the branch sets, where a `bcsel` of a uniform condition
+    /// would need the flag set again.
+    fn selects_of(&mut self, i: &If) -> Option<Block> {
+        let ((kt, x), (ke, y)) = (yields(&i.then_)?, yields(&i.else_)?);
+        if i.results.is_empty() {
+            return None;
+        }
+        for n in kt.iter().chain(ke) {
+            if let Node::Instr(c) = n {
+                self.record(c.dst.expect("constant"), &c.op);
+            }
+        }
+        let sels = i
+            .results
+            .iter()
+            .zip(x.iter().zip(y))
+            .map(|(r, (x, y))| {
+                let op = Op::Alu(AluOp::Bcsel, vec![i.cond, *x, *y]);
+                let t = self.values[r.0 as usize];
+                self.simplify(t, &op)
+                    .map(|_| Node::Instr(Instr::new(Some(*r), op)))
+            })
+            .collect::<Option<Vec<Node>>>()?;
+        Some(kt.iter().chain(ke).cloned().chain(sels).collect())
+    }
+
     fn block(&mut self, b: &mut Block) {
         let old = std::mem::take(b);
         for n in old {
@@ -273,35 +303,7 @@ impl Ctx {
                             }
                         }
                     }
-                    // An `if` whose arms only yield is a select of each result (as brw's
-                    // NIR peephole_select does for empty arms) where a rule above simplifies
-                    // every such select (`bcsel(c, 1, 0)` is `b2i(c)`, ...). Other selects
-                    // stay `if`s: selection makes them a `sel` on the flag the branch sets,
-                    // where a `bcsel` of a uniform condition would need the flag set again.
-                    // Constants an arm defines for its yield move before the selects.
-                    let sels: Option<Block> = match (yields(&i.then_), yields(&i.else_)) {
-                        (Some((kt, x)), Some((ke, y))) if !i.results.is_empty() => {
-                            for n in kt.iter().chain(ke) {
-                                if let Node::Instr(c) = n {
-                                    self.record(c.dst.expect("constant"), &c.op);
-                                }
-                            }
-                            let sels: Option<Block> = i
-                                .results
-                                .iter()
-                                .zip(x.iter().zip(y))
-                                .map(|(r, (x, y))| {
-                                    let op = Op::Alu(AluOp::Bcsel, vec![i.cond, *x, *y]);
-                                    let t = self.values[r.0 as usize];
-                                    self.simplify(t, &op)
-                                        .map(|_| Node::Instr(Instr::new(Some(*r), op)))
-                                })
-                                .collect();
-                            sels.map(|s| kt.iter().chain(ke).cloned().chain(s).collect())
-                        }
-                        _ => None,
-                    };
-                    if let Some(mut sel) = sels {
+                    if let Some(mut sel) = self.selects_of(&i) {
                         self.block(&mut sel);
                         b.extend(sel);
                         self.changed = true;

@@ -28,6 +28,7 @@
 //! at the program's start makes the array live across every loop that uses it.
 
 use super::*;
+use crate::hash::HashSet;
 use crate::passes::private::{slot_accesses, starts_of};
 
 /// The largest share of the GRF file a private array may take (as 1 / this).
@@ -64,8 +65,8 @@ pub(super) struct TableIndices {
 
 pub(super) fn table_indices(f: &ir::Function) -> TableIndices {
     let consts = f.consts();
-    let mut offsets = HashMap::default();
-    let mut stored = HashMap::default();
+    let mut offsets = HashSet::default();
+    let mut stored = HashSet::default();
     f.for_each_node(&mut |n| {
         let Node::Instr(i) = n else { return };
         match &i.op {
@@ -74,7 +75,7 @@ pub(super) fn table_indices(f: &ir::Function) -> TableIndices {
                 offset,
                 ..
             } => {
-                offsets.insert(*offset, ());
+                offsets.insert(*offset);
             }
             Op::Store {
                 space: Space::Local,
@@ -82,8 +83,8 @@ pub(super) fn table_indices(f: &ir::Function) -> TableIndices {
                 value,
                 ..
             } => {
-                offsets.insert(*offset, ());
-                stored.insert(*value, ());
+                offsets.insert(*offset);
+                stored.insert(*value);
             }
             _ => {}
         }
@@ -98,7 +99,7 @@ pub(super) fn table_indices(f: &ir::Function) -> TableIndices {
         else {
             return;
         };
-        if !offsets.contains_key(d) || f.ty(*d) != ir::Type::I32 {
+        if !offsets.contains(d) || f.ty(*d) != ir::Type::I32 {
             return;
         }
         let x = match (op, srcs.as_slice()) {
@@ -110,7 +111,7 @@ pub(super) fn table_indices(f: &ir::Function) -> TableIndices {
     });
     TableIndices {
         words,
-        stored_vecs: vec_sources(f, |d| stored.contains_key(&d)),
+        stored_vecs: vec_sources(f, |d| stored.contains(&d)),
     }
 }
 
