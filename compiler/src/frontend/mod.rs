@@ -165,9 +165,9 @@ struct Interface {
     /// First binding-table index -> element count of each runtime descriptor array (its
     /// size is the set layout's, not the SPIR-V type's).
     runtime_counts: HashMap<u32, u32>,
-    /// Storage-buffer binding-table index -> every variable bound there is `NonWritable`
+    /// Storage-buffer binding-table index -> what its variables' decorations promise
     /// (`ir::Function::readonly_buffers`).
-    non_writable: HashMap<u32, bool>,
+    storage: HashMap<u32, StorageDecl>,
     push_size: u32,
     shared_size: u32,
     local_size_mem: u32,
@@ -255,6 +255,47 @@ pub fn translate(input: &FrontendInput) -> Res<FrontendOutput> {
     translate_module(input, &mut module, version)
 }
 
+/// What the variables bound at one storage-buffer binding-table entry are decorated with.
+#[derive(Clone, Copy, Debug)]
+struct StorageDecl {
+    /// Every one is `NonWritable` (or every member of its block).
+    non_writable: bool,
+    /// Some one is `Aliased`.
+    aliased: bool,
+}
+
+/// The storage-buffer entries whose memory no invocation of `f` writes: those whose every
+/// variable is `NonWritable`, and those whose variables are not `Aliased` and which no store
+/// or atomic of `f` names. SPIR-V: a memory object declaration not decorated `Aliased` may be
+/// assumed not to alias another one, so only its own variables (and physical pointers, which
+/// may point anywhere) can write its memory; Mesa's `nir_opt_access` infers its
+/// `ACCESS_NON_WRITEABLE` by the same rule. Image writes do not count: an image is another
+/// memory object declaration.
+fn readonly_buffers(storage: &HashMap<u32, StorageDecl>, f: &Function) -> Vec<u32> {
+    let mut written = HashSet::default();
+    let mut global_write = false;
+    f.for_each_node(&mut |n| {
+        let ir::Node::Instr(i) = n else { return };
+        let (ir::Op::Store { space, .. } | ir::Op::Atomic { space, .. }) = &i.op else {
+            return;
+        };
+        match *space {
+            ir::Space::Ssbo(b) => {
+                written.insert(b);
+            }
+            ir::Space::SsboArray(x) => written.extend(x.base..x.base + x.count),
+            ir::Space::Global(_) => global_write = true,
+            _ => {}
+        }
+    });
+    let mut ro: Vec<u32> = (storage.iter())
+        .filter(|(b, d)| d.non_writable || !(d.aliased || global_write || written.contains(*b)))
+        .map(|(b, _)| *b)
+        .collect();
+    ro.sort_unstable();
+    ro
+}
+
 /// Translates a parsed module. The functions' instructions are moved out of `module` into
 /// the translation's block table (`module` keeps its declarations), so the code is held
 /// once during the translation, not twice.
@@ -271,7 +312,7 @@ fn translate_module(
             global_ptrs: HashMap::default(),
             bindings: vec![],
             runtime_counts: HashMap::default(),
-            non_writable: HashMap::default(),
+            storage: HashMap::default(),
             push_size: 0,
             shared_size: 0,
             local_size_mem: 0,
@@ -289,12 +330,7 @@ fn translate_module(
     fe.module(module)?;
     fe.f.local_mem_size = fe.iface.local_size_mem;
     if !fe.f.volatile_memory {
-        let mut ro: Vec<u32> = (fe.iface.non_writable.iter())
-            .filter(|(_, ro)| **ro)
-            .map(|(b, _)| *b)
-            .collect();
-        ro.sort_unstable();
-        fe.f.readonly_buffers = ro;
+        fe.f.readonly_buffers = readonly_buffers(&fe.iface.storage, &fe.f);
     }
     Ok(FrontendOutput {
         shader: ir::Shader {

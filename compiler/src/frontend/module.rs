@@ -8,6 +8,7 @@ use super::memory::{MatLayout, Ptr};
 use super::types::SType;
 use super::{
     idref, invalid, op_id, op_lit, pow2_div, rid, rty, unsupported, Fe, FrontendError, Res,
+    StorageDecl,
 };
 use crate::hash::{HashMap, HashSet};
 use crate::ir::{self, Space};
@@ -695,11 +696,11 @@ impl Fe<'_> {
         }
     }
 
-    /// Records whether the storage-buffer variable `id` (bound at `space`, `n` descriptors)
-    /// is `NonWritable`: the variable, or every member of its block. SPIR-V: NonWritable
-    /// "indicates the memory holding the variable is not writable"; Mesa's `nir_opt_access`
-    /// likewise lets such loads move and combine as uniform-buffer loads do.
-    fn note_non_writable(&mut self, id: u32, pointee: u32, space: Space, n: u32) -> Res<()> {
+    /// Records what the storage-buffer variable `id` (bound at `space`, `n` descriptors)
+    /// promises: whether it is `NonWritable` (the variable, or every member of its block;
+    /// SPIR-V: NonWritable "indicates the memory holding the variable is not writable") and
+    /// whether it is `Aliased` (`readonly_buffers`).
+    fn note_storage_decl(&mut self, id: u32, pointee: u32, space: Space, n: u32) -> Res<()> {
         let Space::Ssbo(first) = space else {
             return Ok(());
         };
@@ -719,8 +720,14 @@ impl Fe<'_> {
                         .get(&(block, k))
                         .is_some_and(|d| d.non_writable)
                 }));
+        let aliased = self.deco(id, Decoration::Aliased).is_some();
         for b in first..first + n.max(1) {
-            *self.iface.non_writable.entry(b).or_insert(true) &= ro;
+            let d = self.iface.storage.entry(b).or_insert(StorageDecl {
+                non_writable: true,
+                aliased: false,
+            });
+            d.non_writable &= ro;
+            d.aliased |= aliased;
         }
         Ok(())
     }
@@ -740,7 +747,7 @@ impl Fe<'_> {
                 let n = self.descriptor_count(id, pointee)?;
                 let space = self.binding_for(id, BindingKind::Storage, n)?;
                 self.note_runtime_count(pointee, space, n);
-                self.note_non_writable(id, pointee, space, n)?;
+                self.note_storage_decl(id, pointee, space, n)?;
                 mem(space, pointee)
             }
             StorageClass::Uniform => {
@@ -758,7 +765,7 @@ impl Fe<'_> {
                 let space = self.binding_for(id, kind, n)?;
                 self.note_runtime_count(pointee, space, n);
                 if buffer_block {
-                    self.note_non_writable(id, pointee, space, n)?;
+                    self.note_storage_decl(id, pointee, space, n)?;
                 }
                 mem(space, pointee)
             }
@@ -1007,6 +1014,70 @@ mod tests {
             assert!(!capability_ok(c, &t), "{c:?} without subgroup ops");
         }
         assert!(capability_ok(Capability::Shader, &t));
+    }
+
+    /// A storage buffer no store names is read-only (`readonly_buffers`) unless it is
+    /// `Aliased`, or a physical pointer is written (it may point into any buffer).
+    #[test]
+    fn unwritten_storage_buffers_not_aliased_are_read_only() {
+        use super::super::testing::translate_snippet;
+        let test = "unwritten_storage_buffers_not_aliased_are_read_only";
+        let snippet = |extra_caps: &str, extra_code: &str| {
+            format!(
+                "
+                {extra_caps}
+                OpExtension \"SPV_KHR_storage_buffer_storage_class\"
+                OpDecorate %B Block
+                OpMemberDecorate %B 0 Offset 0
+                OpDecorate %in DescriptorSet 0
+                OpDecorate %in Binding 0
+                OpDecorate %al DescriptorSet 0
+                OpDecorate %al Binding 1
+                OpDecorate %al Aliased
+                OpDecorate %out DescriptorSet 0
+                OpDecorate %out Binding 2
+                %u64 = OpTypeInt 64 0
+                %B = OpTypeStruct %f32
+                %pB = OpTypePointer StorageBuffer %B
+                %pf = OpTypePointer StorageBuffer %f32
+                %gf = OpTypePointer PhysicalStorageBuffer %f32
+                %in = OpVariable %pB StorageBuffer
+                %al = OpVariable %pB StorageBuffer
+                %out = OpVariable %pB StorageBuffer
+                %c0 = OpConstant %i32 0
+                %addr = OpConstant %u64 4096
+                %main = OpFunction %void None %fn_void
+                %entry = OpLabel
+                %p0 = OpAccessChain %pf %in %c0
+                %p1 = OpAccessChain %pf %al %c0
+                %p2 = OpAccessChain %pf %out %c0
+                %a = OpLoad %f32 %p0
+                %b = OpLoad %f32 %p1
+                %s = OpFAdd %f32 %a %b
+                OpStore %p2 %s
+                {extra_code}
+                OpReturn
+                OpFunctionEnd
+                "
+            )
+        };
+        let readonly = |text: &str| {
+            let ir = translate_snippet(test, text, &[])?.unwrap();
+            Some(
+                ir.lines()
+                    .find_map(|l| l.trim().strip_prefix("readonly_buffers "))
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        };
+        let caps = "OpCapability Int64\nOpCapability PhysicalStorageBufferAddresses\n\
+                    OpExtension \"SPV_KHR_physical_storage_buffer\"";
+        let Some(plain) = readonly(&snippet(caps, "")) else {
+            return;
+        };
+        assert_eq!(plain, "0", "binding 0 only: 1 is Aliased, 2 is written");
+        let global = "%g = OpConvertUToPtr %gf %addr\nOpStore %g %s Aligned 4";
+        assert_eq!(readonly(&snippet(caps, global)).unwrap(), "");
     }
 
     /// The functions' instructions are moved out of the parsed module, not copied: during

@@ -6,12 +6,15 @@
 //!
 //! What may write a load's memory, by class (the Vulkan rules on aliasing):
 //! - uniform buffers and push constants are read-only in a shader: nothing clobbers them;
-//!   so are storage buffers the module declares `NonWritable`
-//!   (`Function::readonly_buffers`): the memory holding them is not written;
-//! - storage buffers, physical-pointer memory and texel buffers may all be views of the same
-//!   memory (two bindings may alias one buffer unless `Restrict`, which the IR does not
-//!   keep): any store or atomic to one of them, or any image write or atomic, clobbers
-//!   every storage-buffer load;
+//!   so are the storage buffers in `Function::readonly_buffers`: those the module declares
+//!   `NonWritable`, and those no store or atomic of the shader names while no variable bound
+//!   there is `Aliased` and no physical pointer is written (the front end's
+//!   `readonly_buffers`: a declaration not decorated `Aliased` may be assumed not to alias
+//!   another one, SPIR-V 2.18.2);
+//! - the other storage buffers, physical-pointer memory and texel buffers are treated as
+//!   views of the same memory: any store or atomic to one of them, or any image write or
+//!   atomic, clobbers every such storage-buffer load (keeping the written bindings apart by
+//!   their declarations found no further load to merge in the bench corpus);
 //! - shared memory and private memory are their own classes: a store to shared memory does
 //!   not clobber a storage-buffer load and the other way round;
 //! - a barrier (control or memory) clobbers storage-buffer and shared-memory loads: it may
