@@ -970,3 +970,44 @@ fn multiply_add_fuses_unless_no_contraction() {
         );
     }
 }
+
+/// A 64-bit atomic on a descriptor-array element at an index held in a scalar register (the
+/// workgroup id) picks the element's address and size once per thread: `mov(1)`s predicated
+/// on a `cmp(1)` per element, not a full-width copy per SIMD8 piece per element.
+#[test]
+fn int64_atomic_at_a_uniform_array_index_picks_its_address_as_scalars() {
+    const SRC: &str = "#version 450
+#extension GL_EXT_shader_atomic_int64 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0) buffer A { uint64_t v[]; } a[4];
+layout(set = 0, binding = 1) buffer R { uint64_t ret[]; };
+void main() {
+    uint g = gl_WorkGroupID.x;
+    uint j = gl_LocalInvocationID.x;
+    ret[g * 16u + j] = atomicAdd(a[g].v[j], uint64_t(j + 1u));
+}";
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("int64_atomic_uniform_index", SRC, simd) else {
+            return;
+        };
+        let wide_picks: Vec<&str> = k
+            .asm
+            .lines()
+            .filter(|l| {
+                l.contains("(+f0.0) mov(") && !l.contains("mov(1)") && l.contains("<0,1,0>UD")
+            })
+            .collect();
+        let scalar_picks = k
+            .asm
+            .lines()
+            .filter(|l| l.contains("(+f0.0) mov(1)"))
+            .count();
+        assert!(
+            wide_picks.is_empty() && scalar_picks == 3 * 3,
+            "SIMD{simd}: full-width predicated moves {wide_picks:?}, scalar ones {scalar_picks} \
+             (want 3 per element past the first: address low, high, size)\n{}",
+            k.asm
+        );
+    }
+}

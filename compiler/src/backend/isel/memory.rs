@@ -178,7 +178,8 @@ impl Isel<'_> {
     /// messages, so the shader does: a channel whose 8 bytes do not lie inside the bound
     /// range does nothing and returns 0, as a surface atomic outside its surface would. A
     /// descriptor-array element is chosen per channel (clamped to the array as surface
-    /// accesses are), so the index need not be uniform.
+    /// accesses are), so the index need not be uniform; an index in a scalar register picks
+    /// it once per thread, in `mov(1)`s.
     pub(super) fn buffer_atomic64(
         &mut self,
         d: Option<ir::Value>,
@@ -216,29 +217,43 @@ impl Isel<'_> {
             flag_sub: 0,
             inverse: false,
         });
-        let mut b = self.b();
-        // Base address (UQ) and size (UD) of each channel's buffer.
-        let base = b.vreg(Type::UQ, 1);
-        let size = b.vreg(Type::UD, 1);
-        let (lo, hi, sz) = first_slots;
-        b.mov(wide::lo(base), lo);
-        b.mov(wide::hi(base), hi);
-        b.mov(size, sz);
-        if let Some(idx) = idx {
-            for (k, (lo, hi, sz)) in rest.into_iter().enumerate() {
-                let k = k as u32 + 1;
-                // Indices past the array use the last element, as surface accesses do.
-                let cm = if k + 1 == count {
-                    CondMod::Ge
-                } else {
-                    CondMod::Z
-                };
-                b.cmp(cm, Opnd::null(Type::UD), idx.retype(Type::UD), Opnd::ud(k));
-                b.mov(wide::lo(base), lo).pred = p;
-                b.mov(wide::hi(base), hi).pred = p;
-                b.mov(size, sz).pred = p;
+        // Base address (UQ) and size (UD) of each channel's buffer; one scalar pair when the
+        // index is one value for the thread (in a scalar register) or there is none.
+        let uniform = idx.is_none_or(|i| i.is_scalar());
+        let (mut base, mut size) = {
+            let mut full = self.b();
+            let (exec, group, we_all) = match uniform {
+                true => (1, 0, true),
+                false => (full.exec, full.group, full.we_all),
+            };
+            let mut b = full.at(exec, group, we_all);
+            let base = b.vreg(Type::UQ, 1);
+            let size = b.vreg(Type::UD, 1);
+            let (lo, hi, sz) = first_slots;
+            b.mov(wide::lo(base), lo);
+            b.mov(wide::hi(base), hi);
+            b.mov(size, sz);
+            if let Some(idx) = idx {
+                for (k, (lo, hi, sz)) in rest.into_iter().enumerate() {
+                    let k = k as u32 + 1;
+                    // Indices past the array use the last element, as surface accesses do.
+                    let cm = if k + 1 == count {
+                        CondMod::Ge
+                    } else {
+                        CondMod::Z
+                    };
+                    b.cmp(cm, Opnd::null(Type::UD), idx.retype(Type::UD), Opnd::ud(k));
+                    b.mov(wide::lo(base), lo).pred = p;
+                    b.mov(wide::hi(base), hi).pred = p;
+                    b.mov(size, sz).pred = p;
+                }
             }
+            (base, size)
+        };
+        if uniform {
+            (base, size) = (base.scalar(), size.scalar());
         }
+        let mut b = self.b();
         // In bounds: offset + 8 <= size, computed in 64 bits so no offset wraps around.
         let end = b.vreg(Type::UQ, 1);
         b.mov(end, off.retype(Type::UD));
