@@ -909,8 +909,9 @@ fn main {{
 
 /// `readonly` (SPIR-V `NonWritable`) on binding 0: its memory is not written while the
 /// shader runs, so `x[i]` is read once although `o` is stored between the reads, and the
-/// two stores to `o` become one message. Without `readonly` the second read may see the
-/// first store (`o` may be a view of `x`'s buffer).
+/// two stores to `o` become one message. Without `readonly` the same holds while no store
+/// names `x` (its variable is not `Aliased`, so `o` is not a view of it); once the shader
+/// also writes `x`, the second read may see the first store.
 const NON_WRITABLE: &str = "#version 450
 layout(local_size_x = 16) in;
 layout(set=0, binding=0) readonly buffer X { uint x[]; };
@@ -923,19 +924,24 @@ void main() {
 
 #[test]
 fn non_writable_buffer_loads_are_not_repeated_after_stores() {
-    let writable = NON_WRITABLE.replace("readonly ", "");
-    let (Some(ro), Some(rw)) = (
+    let unwritten = NON_WRITABLE.replace("readonly ", "");
+    let writable = unwritten.replace("x[i ^ 1u];\n}", "x[i ^ 1u];\n    x[i] = 0u;\n}");
+    let (Some(ro), Some(un), Some(rw)) = (
         ir_of("non_writable", NON_WRITABLE),
+        ir_of("unwritten", &unwritten),
         ir_of("writable", &writable),
     ) else {
         return;
     };
     assert_eq!(ro.func.readonly_buffers, vec![0], "{ro}");
+    assert_eq!(un.func.readonly_buffers, vec![0], "{un}");
     assert!(rw.func.readonly_buffers.is_empty(), "{rw}");
     for w in [8, 16, 32] {
         let k_ro = backend::compile(&ro, &opts(w)).unwrap();
+        let k_un = backend::compile(&un, &opts(w)).unwrap();
         let k_rw = backend::compile(&rw, &opts(w)).unwrap();
         check(&k_ro, w);
+        assert_eq!(k_un.stats.sends, k_ro.stats.sends, "{}", k_un.asm);
         // Two loads, one store, EOT (each message two halves at SIMD32); the writable
         // version loads x[i] again and stores twice.
         let per_width = if w == 32 { 2 } else { 1 };
