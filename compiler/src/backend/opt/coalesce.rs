@@ -9,6 +9,11 @@
 //! across the whole `else` arm and may not share a register with the `else` arm's value:
 //! the moves stay. Renaming `x` to `r` here removes them (brw gets the same from coalescing
 //! its SSA-out copies).
+//!
+//! The same holds for a value copied into one register-aligned part of a larger register: a
+//! message payload (an image store's coordinates and texel, one register per component)
+//! built from values computed into registers of their own. The value is computed into its
+//! part of the payload instead, when nothing else touches that part meanwhile.
 
 use super::super::lir::{Base, LInst, LOp, Program};
 use super::byte_copy;
@@ -50,11 +55,14 @@ fn refs_vreg(i: &LInst, v: u32) -> bool {
 ///
 /// - `x`'s last references are plain, unpredicated copies `mov r, x` (same bytes, no
 ///   conversion, not `WE_all`) that together write every byte of `r`, and `x` and `r` have
-///   the same size; `x`'s first reference writes it and does not read it, and no write of
-///   `x` uses `WE_all` (which would write channels the copies do not);
-/// - nothing else references `r` from `x`'s first write to the last copy (from the `do`
-///   of a loop that range leaves, whose body may run again), so `r` holds nothing live
-///   there;
+///   the same size; or they write every byte of one part of `r` that starts at a register
+///   boundary (`x` is then renamed to that part), and only ALU and math instructions
+///   reference `x` (a message reads and writes its registers whole, from their start);
+///   `x`'s first reference writes it and does not read it, and no write of `x` uses
+///   `WE_all` (which would write channels the copies do not);
+/// - nothing else references `r` (for a part: those bytes of `r`) from `x`'s first write to
+///   the last copy (from the `do` of a loop that range leaves, whose body may run again), so
+///   `r` holds nothing live there;
 /// - every copy is at the shallowest nesting of that range and no `break`/`continue` in it
 ///   leaves a loop it did not enter: each channel that wrote `x` reaches the copies, and
 ///   they run on every channel that wrote it, so `r` ends with the same bytes.
@@ -125,35 +133,54 @@ fn coalesce_once(prog: &mut Program) -> bool {
     let depth = RangeMin::new(depth);
     let jump_do = RangeMin::new(jump_do);
     let while_do = RangeMin::new(while_do);
-    // Registers renamed this round, and the ranges into which each target took a renamed
-    // register's references this round.
+    // Registers only ALU and math instructions reference.
+    let mut alu_only = vec![true; nv];
+    for i in &prog.insts {
+        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+            for o in std::iter::once(&i.dst).chain(i.srcs.iter()) {
+                if let Some(v) = o.vreg() {
+                    alu_only[v as usize] = false;
+                }
+            }
+        }
+    }
+    // Registers renamed this round, and the instruction ranges and byte ranges into which
+    // each target took a renamed register's references this round.
     let mut gone = vec![false; nv];
-    let mut claims: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nv];
-    let mut rename: Vec<(u32, u32, Vec<u32>)> = Vec::new();
+    let mut claims: Vec<Vec<Claim>> = vec![Vec::new(); nv];
+    let mut rename: Vec<(u32, u32, u32, Vec<u32>)> = Vec::new();
     for x in 0..nv as u32 {
         let rx = &refs[x as usize];
         let (Some(&f), Some(&last)) = (rx.first(), rx.last()) else {
             continue;
         };
-        let Some((r, 0)) = copy_of(&prog.insts[last as usize], x) else {
+        let Some((r, delta)) = copy_of(&prog.insts[last as usize], x) else {
             continue;
         };
+        // `x`'s bytes land at `r`'s bytes `part` (all of `r`, or a register-aligned part).
+        let (size_x, size_r) = (prog.vregs[x as usize].bytes, prog.vregs[r as usize].bytes);
+        let Ok(at) = u32::try_from(-delta) else {
+            continue;
+        };
+        let part = (at, at + size_x);
+        let whole = at == 0 && size_x == size_r;
         if r == x
             || gone[r as usize]
             || !claims[x as usize].is_empty()
-            || prog.vregs[r as usize].bytes != prog.vregs[x as usize].bytes
+            || part.1 > size_r
+            || !(whole || (at % 32 == 0 && alu_only[x as usize]))
         {
             continue;
         }
         // The copies: the references of `x` from the first copy into `r` on.
         let first_copy = rx
             .iter()
-            .position(|&k| copy_of(&prog.insts[k as usize], x) == Some((r, 0)))
+            .position(|&k| copy_of(&prog.insts[k as usize], x) == Some((r, delta)))
             .expect("the last reference is one");
         let copies = &rx[first_copy..];
         if copies
             .iter()
-            .any(|&k| copy_of(&prog.insts[k as usize], x) != Some((r, 0)))
+            .any(|&k| copy_of(&prog.insts[k as usize], x) != Some((r, delta)))
         {
             continue;
         }
@@ -168,7 +195,7 @@ fn coalesce_once(prog: &mut Program) -> bool {
         }) {
             continue;
         }
-        if !covers(prog, copies, prog.vregs[r as usize].bytes) {
+        if !covers(prog, copies, part) {
             continue;
         }
         let (f, last) = (f as usize, last as usize);
@@ -181,29 +208,34 @@ fn coalesce_once(prog: &mut Program) -> bool {
         {
             continue;
         }
-        // `r`'s references in the range are the copies, and no other register took this
-        // range of `r` this round.
+        // `r`'s references in the range are the copies or (for a part) touch no byte of
+        // it, and no other register took this range of `r`'s bytes this round.
         let rr = &refs[r as usize];
-        let inside = rr.partition_point(|&k| (k as usize) <= last)
-            - rr.partition_point(|&k| (k as usize) < start);
-        if inside != copies.len()
-            || claims[r as usize]
-                .iter()
-                .any(|&(a, b)| (a as usize) <= last && start <= b as usize)
+        let inside = &rr[rr.partition_point(|&k| (k as usize) < start)
+            ..rr.partition_point(|&k| (k as usize) <= last)];
+        let claim = Claim {
+            from: start as u32,
+            to: last as u32,
+            bytes: part,
+        };
+        if inside.iter().any(|k| {
+            copies.binary_search(k).is_err()
+                && (whole || touches(&prog.insts[*k as usize], r, part))
+        }) || claims[r as usize].iter().any(|c| c.overlaps(&claim))
         {
             continue;
         }
-        claims[r as usize].push((start as u32, last as u32));
+        claims[r as usize].push(claim);
         gone[x as usize] = true;
-        rename.push((x, r, copies.to_vec()));
+        rename.push((x, r, at, copies.to_vec()));
     }
     if rename.is_empty() {
         return false;
     }
     let mut dead = vec![false; n];
-    let mut to = vec![NONE; nv];
-    for (x, r, copies) in &rename {
-        to[*x as usize] = *r;
+    let mut to = vec![(NONE, 0); nv];
+    for (x, r, at, copies) in &rename {
+        to[*x as usize] = (*r, *at);
         for &k in copies {
             dead[k as usize] = true;
         }
@@ -211,8 +243,10 @@ fn coalesce_once(prog: &mut Program) -> bool {
     for i in &mut prog.insts {
         for o in std::iter::once(&mut i.dst).chain(i.srcs.iter_mut()) {
             if let Base::V(v) = o.base {
-                if to[v as usize] != NONE {
-                    o.base = Base::V(to[v as usize]);
+                let (r, at) = to[v as usize];
+                if r != NONE {
+                    o.base = Base::V(r);
+                    o.off += at;
                 }
             }
         }
@@ -220,8 +254,40 @@ fn coalesce_once(prog: &mut Program) -> bool {
     super::remove_marked(&mut prog.insts, &dead);
     debug_assert!(rename
         .iter()
-        .all(|(x, _, _)| !prog.insts.iter().any(|i| refs_vreg(i, *x))));
+        .all(|(x, ..)| !prog.insts.iter().any(|i| refs_vreg(i, *x))));
     true
+}
+
+/// Instructions `from..=to` reference the target's bytes `bytes.0..bytes.1` for a renamed
+/// register.
+#[derive(Clone, Copy)]
+struct Claim {
+    from: u32,
+    to: u32,
+    bytes: (u32, u32),
+}
+
+impl Claim {
+    fn overlaps(&self, o: &Claim) -> bool {
+        self.from <= o.to
+            && o.from <= self.to
+            && self.bytes.0 < o.bytes.1
+            && o.bytes.0 < self.bytes.1
+    }
+}
+
+/// Whether `i` may reference bytes `part` of register `r`: an ALU or math operand's bytes
+/// are its region's; any other instruction takes its registers whole.
+fn touches(i: &LInst, r: u32, part: (u32, u32)) -> bool {
+    let alu = matches!(i.op, LOp::Alu(_) | LOp::Math(_));
+    std::iter::once(&i.dst).chain(i.srcs.iter()).any(|o| {
+        o.vreg() == Some(r)
+            && (!alu || {
+                let a = o.off;
+                let b = a + o.span(u32::from(i.exec));
+                a < part.1 && part.0 < b
+            })
+    })
 }
 
 /// `Some((r, delta))` when `i` is a plain copy of `x` into register `r` (see
@@ -231,9 +297,8 @@ fn copy_of(i: &LInst, x: u32) -> Option<(u32, i64)> {
     (s == x && !i.we_all).then_some((i.dst.vreg()?, delta))
 }
 
-/// Whether the copies' destinations (contiguous regions) write every byte of a register of
-/// `bytes` bytes.
-fn covers(prog: &Program, copies: &[u32], bytes: u32) -> bool {
+/// Whether the copies' destinations (contiguous regions) write every byte of `part` (from, to).
+fn covers(prog: &Program, copies: &[u32], part: (u32, u32)) -> bool {
     let mut spans: Vec<(u32, u32)> = Vec::with_capacity(copies.len());
     for &k in copies {
         let i = &prog.insts[k as usize];
@@ -243,12 +308,12 @@ fn covers(prog: &Program, copies: &[u32], bytes: u32) -> bool {
         spans.push((i.dst.off, i.dst.off + i.dst.span(u32::from(i.exec))));
     }
     spans.sort_unstable();
-    let mut end = 0;
+    let mut end = part.0;
     for (a, b) in spans {
         if a > end {
             return false;
         }
         end = end.max(b);
     }
-    end >= bytes
+    end >= part.1
 }

@@ -862,3 +862,97 @@ fn copies_stay_where_the_result_is_live_or_a_channel_may_skip_them() {
     b.alu2(Opcode::Add, x, r2.offset(32), r);
     assert!(!coalesce_copies(&mut p));
 }
+
+#[test]
+fn values_copied_into_parts_of_a_payload_are_computed_there() {
+    // An image store's coordinates and texel: one register per component, each value
+    // computed into a register of its own and copied into its part of the payload.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, y, t, pay) = (
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 3),
+    );
+    b.mov(x, Opnd::g(1, 0, Type::D, 0));
+    b.alu2(Opcode::Add, y, x, Opnd::d(1));
+    b.alu2(Opcode::Mul, t, y, Opnd::d(3));
+    b.mov(pay, x);
+    b.mov(pay.offset(32), y);
+    b.mov(pay.offset(64), t);
+    b.inst(
+        LOp::UntypedWrite {
+            surf: crate::backend::lir::Surface::Bti(0),
+            comps: 1,
+            comp_stride: 32,
+        },
+        Opnd::null(Type::UD),
+        vec![pay, pay.offset(32)],
+    );
+    assert!(coalesce_copies(&mut p));
+    assert_eq!(
+        body(&p)[..3],
+        [
+            "mov(8@0) v3+0<1>:D, g1+0<0>:D",
+            "add(8@0) v3+32<1>:D, v3+0<1>:D, 0x1:D",
+            "mul(8@0) v3+64<1>:D, v3+32<1>:D, 0x3:D",
+        ]
+    );
+    assert_eq!(body(&p).len(), 4);
+}
+
+#[test]
+fn a_part_copy_stays_where_that_part_is_live_or_the_value_is_a_message_register() {
+    // The payload's part is read between the value's write and the copy.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, pay, u) = (b.vreg(Type::D, 1), b.vreg(Type::D, 2), b.vreg(Type::D, 1));
+    b.mov(pay.offset(32), Opnd::d(5));
+    b.alu2(Opcode::Add, x, u, Opnd::d(1));
+    b.alu2(Opcode::Add, u, pay.offset(32), Opnd::d(1));
+    b.mov(pay.offset(32), x);
+    b.alu2(Opcode::Add, u, pay, pay.offset(32));
+    assert!(!coalesce_copies(&mut p));
+    // Another part of the payload may be read meanwhile.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (x, pay, u) = (b.vreg(Type::D, 1), b.vreg(Type::D, 2), b.vreg(Type::D, 1));
+    b.mov(pay, Opnd::d(5));
+    b.alu2(Opcode::Add, x, u, Opnd::d(1));
+    b.alu2(Opcode::Add, u, pay, Opnd::d(1));
+    b.mov(pay.offset(32), x);
+    b.alu2(Opcode::Add, u, pay, pay.offset(32));
+    assert!(coalesce_copies(&mut p));
+    // A value a message writes stays in its own register (messages take registers whole).
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 8);
+    let (a, x, pay, u) = (
+        b.vreg(Type::UD, 1),
+        b.vreg(Type::D, 1),
+        b.vreg(Type::D, 2),
+        b.vreg(Type::D, 1),
+    );
+    b.inst(
+        LOp::UntypedRead {
+            surf: crate::backend::lir::Surface::Bti(0),
+            comps: 1,
+            comp_stride: 32,
+        },
+        x,
+        vec![a],
+    );
+    b.mov(pay.offset(32), x);
+    b.mov(pay, u);
+    b.alu2(Opcode::Add, u, pay, pay.offset(32));
+    assert!(!coalesce_copies(&mut p));
+    // A copy to a part that does not start at a register boundary.
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 4);
+    let (x, pay, u) = (b.vreg(Type::D, 1), b.vreg(Type::D, 2), b.vreg(Type::D, 1));
+    b.alu2(Opcode::Add, x, u, Opnd::d(1));
+    b.mov(pay.offset(16), x);
+    b.mov(pay, u);
+    b.alu2(Opcode::Add, u, pay, pay.offset(16));
+    assert!(!coalesce_copies(&mut p));
+}
