@@ -76,6 +76,8 @@ pub struct Isel<'a> {
     /// What the f64 divisions by one divisor operand share (`wide::recip`), scoped like
     /// `lane`.
     recips: HashMap<Opnd, wide::Recip>,
+    /// The full-width DF 1.0 the reciprocals' Newton steps read, scoped like `lane`.
+    df_one: Option<Opnd>,
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
@@ -352,6 +354,7 @@ impl<'a> Isel<'a> {
             indexed_surface: None,
             desc_index: HashMap::default(),
             recips: HashMap::default(),
+            df_one: None,
             table_address: None,
             scalar: false,
             no_uniform: false,
@@ -620,7 +623,7 @@ impl<'a> Isel<'a> {
     }
 
     /// The values cached while their definition dominates (`lane`, `lane_bytes`,
-    /// `desc_index`, `recips`), saved on entering an `if` arm or a loop body and put back
+    /// `desc_index`, `recips`, `df_one`), saved on entering an `if` arm or a loop body and put back
     /// after it: an arm or body may be skipped or left early, so what it computed does not
     /// exist after it.
     fn scoped(&self) -> Scoped {
@@ -629,6 +632,7 @@ impl<'a> Isel<'a> {
             lane_bytes: self.lane_bytes,
             desc_index: self.desc_index.clone(),
             recips: self.recips.clone(),
+            df_one: self.df_one,
         }
     }
 
@@ -637,6 +641,7 @@ impl<'a> Isel<'a> {
         self.lane_bytes = s.lane_bytes;
         self.desc_index = s.desc_index;
         self.recips = s.recips;
+        self.df_one = s.df_one;
     }
 
     /// f64 `fdiv` / `frcp`: the divisor's reciprocal (`wide::recip`) is computed once per
@@ -646,7 +651,9 @@ impl<'a> Isel<'a> {
         let r = match self.recips.get(&y) {
             Some(r) => *r,
             None => {
-                let r = wide::recip(&mut self.b(), y);
+                let mut one = self.df_one;
+                let r = wide::recip(&mut self.b(), y, &mut one);
+                self.df_one = one;
                 self.recips.insert(y, r);
                 r
             }
@@ -1063,4 +1070,5 @@ struct Scoped {
     lane_bytes: [Option<Opnd>; 2],
     desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
     recips: HashMap<Opnd, wide::Recip>,
+    df_one: Option<Opnd>,
 }
