@@ -1148,6 +1148,28 @@ void main() {
     o[4u * i + 3u] = 1.0LF / b;
 }";
 
+/// sqrt and inversesqrt of one operand share its reduction and refined inverse square
+/// root: one math-unit `rsq` per SIMD8 piece (the guess's MATH runs per piece) and the
+/// MADs of one root's Newton steps (2) plus sqrt's correction (2), beside the division's
+/// (4 Newton, 2 for its quotient), per piece.
+#[test]
+fn df_sqrt_and_inversesqrt_of_one_operand_share_its_root() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("denorm_div", DENORM_DIV, simd) else {
+            return;
+        };
+        let count = |what: &str| k.asm.lines().filter(|l| l.contains(what)).count();
+        let pieces = simd as usize / 8;
+        assert_eq!(count("math rsq"), pieces, "SIMD{simd}\n{}", k.asm);
+        assert_eq!(
+            count(" mad("),
+            (4 + 2 + 2 + 2) * pieces,
+            "SIMD{simd}\n{}",
+            k.asm
+        );
+    }
+}
+
 /// Division, reciprocal, sqrt and inversesqrt of denormal operands (scaled by 2^54 before
 /// the sequences that read the exponent field) within [`ULPS`] of Rust's f64.
 #[test]

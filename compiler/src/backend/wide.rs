@@ -571,13 +571,34 @@ pub fn reciprocal(b: &mut Builder, d: Opnd, r: &Recip) {
     unreduce(b, d, r.r, r);
 }
 
-/// sqrt(x) or (rsq) 1/sqrt(x).
-fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
-    // A denormal x: sqrt(x * 2^54) * 2^-27 (1/sqrt: * 2^27), every step exact.
-    let x0 = x;
+/// What sqrt(x) and 1/sqrt(x) of one DF operand share (see [`root`]): x reduced to
+/// m * 2^(2j) and 1/sqrt(m) refined. Isel computes it once per operand and reuses it for
+/// both functions where its block dominates, as it does a divisor's [`Recip`].
+#[derive(Clone, Copy, Debug)]
+pub struct Root {
+    /// The operand as given (its exponent field says whether it was scaled).
+    x0: Opnd,
+    /// The operand, a denormal one times 2^54.
+    x: Opnd,
+    /// x's exponent field.
+    e: Opnd,
+    /// x = m * 2^(2j), m in [1, 4).
+    j: Opnd,
+    m: Opnd,
+    /// 1/sqrt(m) after two Newton steps.
+    r: Opnd,
+    /// 0.5 (a scalar register).
+    half: Opnd,
+}
+
+/// The reduction and refined inverse square root of `x` ([`Root`]): a denormal x is
+/// scaled by 2^54 (exact; the result is scaled back by 2^-27 or 2^27), x = m * 2^(2j),
+/// the F `rsq` guess of m refined by two Newton steps r *= 1.5 - (m / 2) * r * r, the
+/// subtraction fused (m / 2 is exact; three-source instructions take no immediates, so
+/// 1.5 sits in a full-width register).
+pub fn root(b: &mut Builder, x0: Opnd) -> Root {
     let x = scale_denormal(b, x0);
     let e = exponent(b, x);
-    // x = m * 2^(2j), m in [1, 4).
     let k = b.vreg(Type::D, 1);
     b.alu2(O::Add, k, e, Opnd::d(-1023));
     let par = b.vreg(Type::D, 1);
@@ -593,8 +614,6 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     b.alu2(O::Or, hi(m), hi(m), mh.retype(Type::UD));
     let r = guess(b, m, true);
     let t = b.vreg(Type::DF, 1);
-    // Newton steps r *= 1.5 - (m / 2) * r * r, the subtraction fused (m / 2 is exact;
-    // three-source instructions take no immediates, so the constants sit in registers).
     let half = df_const(b, 0.5);
     let hm = b.vreg(Type::DF, 1);
     b.alu2(O::Mul, hm, m, half);
@@ -605,6 +624,28 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
         b.inst(LOp::Alu(O::Mad), t, vec![c, hm.negate(), t]);
         b.alu2(O::Mul, r, r, t);
     }
+    Root {
+        x0,
+        x,
+        e,
+        j,
+        m,
+        r,
+        half,
+    }
+}
+
+/// sqrt(x) or (rsq) 1/sqrt(x) from x's [`Root`].
+pub fn sqrt(b: &mut Builder, d: Opnd, rt: &Root, rsq: bool) {
+    let Root {
+        x0,
+        x,
+        e,
+        j,
+        m,
+        r,
+        half,
+    } = *rt;
     let q = b.vreg(Type::DF, 1);
     if rsq {
         let nj = b.vreg(Type::D, 1);
@@ -614,6 +655,7 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     } else {
         // s = m * r, then s += (r / 2) * (m - s * s), the remainder fused.
         b.alu2(O::Mul, q, m, r);
+        let t = b.vreg(Type::DF, 1);
         b.inst(LOp::Alu(O::Mad), t, vec![m, q.negate(), q]);
         let hr = b.vreg(Type::DF, 1);
         b.alu2(O::Mul, hr, r, half);
@@ -805,8 +847,10 @@ pub fn alu64(
             let r = recip(b, df(s[0]), &mut None);
             reciprocal(b, d, &r);
         }
-        Fsqrt => sqrt(b, d, df(s[0]), false),
-        Frsq => sqrt(b, d, df(s[0]), true),
+        Fsqrt | Frsq => {
+            let rt = root(b, df(s[0]));
+            sqrt(b, d, &rt, op == Frsq);
+        }
         Fneg | Fabs => {
             b.mov(lo(d), lo(s[0]));
             if op == Fneg {
