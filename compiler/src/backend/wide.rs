@@ -329,13 +329,13 @@ fn df_const(b: &mut Builder, x: f64) -> Opnd {
 }
 
 /// `x` times 2^54 where x's exponent field is 0: denormals become normal, exactly (zeros
-/// stay zeros). Leaves f0.0 set there. The product reads the copy, so `x` may end at the
-/// copy (and the copy be coalesced away).
+/// stay zeros). Leaves f0.0 set there. The test comes first and the product reads the
+/// copy, so `x` may end at the copy (and the copy be coalesced away).
 fn scale_denormal(b: &mut Builder, x: Opnd) -> Opnd {
+    flag_zero_exponent(b, x);
     let t = b.vreg(Type::DF, 1);
     b.mov(t.retype(Type::UQ), x.retype(Type::UQ));
     let s = df_const(b, 2f64.powi(54));
-    flag_zero_exponent(b, x);
     b.alu2(O::Mul, t, t, s).pred = p();
     t
 }
