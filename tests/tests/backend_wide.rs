@@ -1170,6 +1170,55 @@ fn df_sqrt_and_inversesqrt_of_one_operand_share_its_root() {
     }
 }
 
+const ROOTS: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    o[2u * i] = sqrt(a);
+    o[2u * i + 1u] = inversesqrt(a);
+}";
+
+/// sqrt and inversesqrt of operands of every class (all exponents, both parities of the
+/// exponent field, denormals, extremes) are within [`ULPS`] of Rust's `sqrt` and
+/// `1 / sqrt`; zeros, infinities, NaNs and negative operands give IEEE's values (the sign
+/// of zero too), at SIMD8/16/32.
+#[test]
+fn df_sqrt_and_inversesqrt_are_within_two_ulps() {
+    let n = 8192;
+    let xs = div_operands(n, 0x0DDB_A11C_AFE5_EED5);
+    let init = [f64_words(&xs), vec![0; 2 * n], vec![0; n * 4]];
+    at_each_simd(
+        "roots",
+        ROOTS,
+        &Build::default(),
+        [(n / 64) as u32, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            for (i, &a) in xs.iter().enumerate() {
+                for (j, w) in [a.sqrt(), 1.0 / a.sqrt()].into_iter().enumerate() {
+                    let got = out[2 * i + j];
+                    let exact = a == 0.0 || !a.is_finite() || a < 0.0;
+                    let ok = if exact {
+                        same_f64(got, w)
+                    } else {
+                        ulps(got, w) <= ULPS
+                    };
+                    assert!(
+                        ok,
+                        "SIMD{simd} lane {i} op {j}: {a:e} ({:#x}): got {got:e} ({:#x}) want {w:e}",
+                        a.to_bits(),
+                        got.to_bits()
+                    );
+                }
+            }
+        },
+    );
+}
+
 /// Division, reciprocal, sqrt and inversesqrt of denormal operands (scaled by 2^54 before
 /// the sequences that read the exponent field) within [`ULPS`] of Rust's f64.
 #[test]

@@ -582,7 +582,7 @@ pub struct Root {
     x: Opnd,
     /// x's exponent field.
     e: Opnd,
-    /// x = m * 2^(2j), m in [1, 4).
+    /// x = m * 2^(2j), m in [0.5, 2).
     j: Opnd,
     m: Opnd,
     /// 1/sqrt(m) after two Newton steps.
@@ -599,19 +599,16 @@ pub struct Root {
 pub fn root(b: &mut Builder, x0: Opnd) -> Root {
     let x = scale_denormal(b, x0);
     let e = exponent(b, x);
-    let k = b.vreg(Type::D, 1);
-    b.alu2(O::Add, k, e, Opnd::d(-1023));
-    let par = b.vreg(Type::D, 1);
-    b.alu2(O::And, par, k, Opnd::d(1));
+    // x = 1.f * 2^(e - 1023) = m * 2^(2j) with j = (e - 1022) >> 1: m keeps the exponent
+    // field's lowest bit and takes 1022 + that bit as its field (1.f for an odd field,
+    // 1.f / 2 for an even one): the fraction and that bit, or 0x3FE00000 (its bit 20 is 0).
     let j = b.vreg(Type::D, 1);
-    b.alu2(O::Asr, j, k, Opnd::d(1));
-    let mh = b.vreg(Type::D, 1);
-    b.alu2(O::Add, mh, par, Opnd::d(1023));
-    b.alu2(O::Shl, mh, mh, Opnd::d(20));
+    b.alu2(O::Add, j, e, Opnd::d(-1022));
+    b.alu2(O::Asr, j, j, Opnd::d(1));
     let m = b.vreg(Type::DF, 1);
     b.mov(lo(m), lo(x));
-    b.alu2(O::And, hi(m), hi(x), Opnd::ud(0x000F_FFFF));
-    b.alu2(O::Or, hi(m), hi(m), mh.retype(Type::UD));
+    b.alu2(O::And, hi(m), hi(x), Opnd::ud(0x001F_FFFF));
+    b.alu2(O::Or, hi(m), hi(m), Opnd::ud(0x3FE0_0000));
     let r = guess(b, m, true);
     let t = b.vreg(Type::DF, 1);
     let half = df_const(b, 0.5);
