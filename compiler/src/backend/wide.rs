@@ -99,14 +99,6 @@ fn df_imm(x: f64) -> Opnd {
     Opnd::imm(Type::DF, x.to_bits())
 }
 
-/// A DF register built from a high and a low dword operand.
-fn build(b: &mut Builder, h: Opnd, l: Opnd) -> Opnd {
-    let t = b.vreg(Type::DF, 1);
-    b.mov(lo(t), l);
-    b.mov(hi(t), h);
-    t
-}
-
 /// The biased exponent field (0..=2047) of a DF operand.
 fn exponent(b: &mut Builder, x: Opnd) -> Opnd {
     let e = b.vreg(Type::D, 1);
@@ -580,8 +572,9 @@ pub struct Root {
     x0: Opnd,
     /// The operand, a denormal one times 2^54.
     x: Opnd,
-    /// x's exponent field.
+    /// x's exponent field, and `hi(x) >> 20` (the sign at bit 11).
     e: Opnd,
+    raw: Opnd,
     /// x = m * 2^(2j), m in [0.5, 2).
     j: Opnd,
     m: Opnd,
@@ -598,7 +591,10 @@ pub struct Root {
 /// 1.5 sits in a full-width register).
 pub fn root(b: &mut Builder, x0: Opnd) -> Root {
     let x = scale_denormal(b, x0);
-    let e = exponent(b, x);
+    let raw = b.vreg(Type::UD, 1);
+    b.alu2(O::Shr, raw, hi(x), Opnd::ud(20));
+    let e = b.vreg(Type::D, 1);
+    b.alu2(O::And, e, raw.retype(Type::D), Opnd::d(0x7FF));
     // x = 1.f * 2^(e - 1023) = m * 2^(2j) with j = (e - 1022) >> 1: m keeps the exponent
     // field's lowest bit and takes 1022 + that bit as its field (1.f for an odd field,
     // 1.f / 2 for an even one): the fraction and that bit, or 0x3FE00000 (its bit 20 is 0).
@@ -625,6 +621,7 @@ pub fn root(b: &mut Builder, x0: Opnd) -> Root {
         x0,
         x,
         e,
+        raw,
         j,
         m,
         r,
@@ -638,6 +635,7 @@ pub fn sqrt(b: &mut Builder, d: Opnd, rt: &Root, rsq: bool) {
         x0,
         x,
         e,
+        raw,
         j,
         m,
         r,
@@ -645,9 +643,19 @@ pub fn sqrt(b: &mut Builder, d: Opnd, rt: &Root, rsq: bool) {
     } = *rt;
     let q = b.vreg(Type::DF, 1);
     if rsq {
-        let nj = b.vreg(Type::D, 1);
-        b.mov(nj, j.negate());
-        let s = pow2(b, nj);
+        // r * 2^-j. The factor's exponent field is 1023 - j, for a special x 2047 - e (as a
+        // divisor's s1): 2047 for a zero (1/sqrt(+-0) = +-inf), 0 for an infinity or a NaN
+        // (1/sqrt(+inf) = +0; the NaN is patched below). x's sign goes into the factor:
+        // -0 gives -inf, and any other negative x is patched to NaN below. r is finite and
+        // positive.
+        let f = b.vreg(Type::D, 1);
+        b.alu2(O::Add, f, j.negate(), Opnd::d(1023));
+        flag_special(b, e);
+        b.alu2(O::Add, f, e.negate(), Opnd::d(0x7FF)).pred = p();
+        let sx = b.vreg(Type::UD, 1);
+        b.alu2(O::And, sx, raw, Opnd::ud(0x800));
+        b.alu2(O::Or, f.retype(Type::UD), f.retype(Type::UD), sx);
+        let s = from_field(b, f);
         b.alu2(O::Mul, q, r, s);
     } else {
         // s = m * r, then s += (r / 2) * (m - s * s), the remainder fused.
@@ -660,17 +668,10 @@ pub fn sqrt(b: &mut Builder, d: Opnd, rt: &Root, rsq: bool) {
         let s = pow2(b, j);
         b.alu2(O::Mul, q, q, s);
     }
-    // Specials: +-0 -> +-0 (sqrt) or +-inf (rsq); inf/NaN; negative -> NaN.
+    // Specials: +-0 -> +-0 (sqrt; rsq's +-inf came from its factor); inf/NaN; negative
+    // -> NaN.
     if rsq {
-        let sh = b.vreg(Type::UD, 1);
-        b.alu2(O::And, sh, hi(x), Opnd::ud(SIGN));
-        b.alu2(O::Or, sh, sh, Opnd::ud(0x7FF0_0000));
-        let z = build(b, sh, Opnd::ud(0));
-        b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-        pmov(b, q, z);
-        // 1/sqrt(inf) = 0; a NaN is itself.
-        b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0x7FF));
-        pmov(b, q, Opnd::imm(Type::UQ, 0));
+        // A NaN is itself.
         b.cmp(CondMod::Nz, Opnd::null(Type::DF), x, x);
     } else {
         // sqrt of +-0, +inf and NaN is the operand (after the scaling a zero exponent
