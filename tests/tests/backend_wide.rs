@@ -1148,6 +1148,77 @@ void main() {
     o[4u * i + 3u] = 1.0LF / b;
 }";
 
+/// sqrt and inversesqrt of one operand share its reduction and refined inverse square
+/// root: one math-unit `rsq` per SIMD8 piece (the guess's MATH runs per piece) and the
+/// MADs of one root's Newton steps (2) plus sqrt's correction (2), beside the division's
+/// (4 Newton, 2 for its quotient), per piece.
+#[test]
+fn df_sqrt_and_inversesqrt_of_one_operand_share_its_root() {
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("denorm_div", DENORM_DIV, simd) else {
+            return;
+        };
+        let count = |what: &str| k.asm.lines().filter(|l| l.contains(what)).count();
+        let pieces = simd as usize / 8;
+        assert_eq!(count("math rsq"), pieces, "SIMD{simd}\n{}", k.asm);
+        assert_eq!(
+            count(" mad("),
+            (4 + 2 + 2 + 2) * pieces,
+            "SIMD{simd}\n{}",
+            k.asm
+        );
+    }
+}
+
+const ROOTS: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    o[2u * i] = sqrt(a);
+    o[2u * i + 1u] = inversesqrt(a);
+}";
+
+/// sqrt and inversesqrt of operands of every class (all exponents, both parities of the
+/// exponent field, denormals, extremes) are within [`ULPS`] of Rust's `sqrt` and
+/// `1 / sqrt`; zeros, infinities, NaNs and negative operands give IEEE's values (the sign
+/// of zero too), at SIMD8/16/32.
+#[test]
+fn df_sqrt_and_inversesqrt_are_within_two_ulps() {
+    let n = 8192;
+    let xs = div_operands(n, 0x0DDB_A11C_AFE5_EED5);
+    let init = [f64_words(&xs), vec![0; 2 * n], vec![0; n * 4]];
+    at_each_simd(
+        "roots",
+        ROOTS,
+        &Build::default(),
+        [(n / 64) as u32, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            for (i, &a) in xs.iter().enumerate() {
+                for (j, w) in [a.sqrt(), 1.0 / a.sqrt()].into_iter().enumerate() {
+                    let got = out[2 * i + j];
+                    let exact = a == 0.0 || !a.is_finite() || a < 0.0;
+                    let ok = if exact {
+                        same_f64(got, w)
+                    } else {
+                        ulps(got, w) <= ULPS
+                    };
+                    assert!(
+                        ok,
+                        "SIMD{simd} lane {i} op {j}: {a:e} ({:#x}): got {got:e} ({:#x}) want {w:e}",
+                        a.to_bits(),
+                        got.to_bits()
+                    );
+                }
+            }
+        },
+    );
+}
+
 /// Division, reciprocal, sqrt and inversesqrt of denormal operands (scaled by 2^54 before
 /// the sequences that read the exponent field) within [`ULPS`] of Rust's f64.
 #[test]
@@ -1422,8 +1493,8 @@ fn df_divisions_by_one_divisor_share_its_reciprocal() {
 /// double) are moved once into a scalar register, not once per SIMD8 piece of a DF
 /// value: the only full-width 64-bit immediate move left is the 1.0 that the Newton
 /// steps' MADs read (three-source instructions take neither immediates nor 64-bit
-/// scalars). The special-case values come from the exponent factors, not from
-/// predicated moves.
+/// scalars), once per kernel and piece however many reciprocals read it. The
+/// special-case values come from the exponent factors, not from predicated moves.
 #[test]
 fn df_division_constants_are_moved_once() {
     let wide_imm = |l: &str| {
@@ -1438,25 +1509,98 @@ fn df_division_constants_are_moved_once() {
     };
     for simd in [8, 16, 32] {
         // `div` loads y[i] again after its first store, to another binding: no store names
-        // y's, so the load is the first one's and one reciprocal serves both quotients.
-        for (name, src, recips) in [
-            ("div", DIV, 1),
-            ("div_shared", DIV_SHARED, 1),
-            ("rcp_only", RCP_ONLY, 1),
-        ] {
+        // y's, so the load is the first one's and one reciprocal serves both quotients;
+        // the 1.0 is moved once per kernel however many reciprocals read it.
+        for name in ["div", "div_shared", "rcp_only"] {
+            let src = match name {
+                "div" => DIV,
+                "div_shared" => DIV_SHARED,
+                _ => RCP_ONLY,
+            };
             let Some(k) = kernel(name, src, simd) else {
                 return;
             };
             let wide: Vec<&str> = k.asm.lines().filter(|l| wide_imm(l)).collect();
             assert_eq!(
                 wide.len(),
-                recips * simd as usize / 8,
+                simd as usize / 8,
                 "{name} SIMD{simd}: full-width 64-bit immediate moves:\n{}\n{}",
                 wide.join("\n"),
                 k.asm
             );
         }
     }
+}
+
+const DIV_BY_CONSTANTS: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set=0, binding=0) buffer X { double x[]; };
+layout(set=0, binding=2) buffer O { double o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    double a = x[i];
+    o[6u * i] = a / 0.1LF;
+    o[6u * i + 1u] = a / -3.0LF;
+    o[6u * i + 2u] = a / 1.2345e300LF;
+    o[6u * i + 3u] = a / -6.5e-300LF;
+    o[6u * i + 4u] = a / 1.348269851146737e308LF;
+    o[6u * i + 5u] = a / 1.5e-323LF;
+}";
+
+/// The divisors of [`DIV_BY_CONSTANTS`], in its order.
+const CONSTANT_DIVISORS: [f64; 6] = [
+    0.1,
+    -3.0,
+    1.2345e300,
+    -6.5e-300,
+    1.348269851146737e308,
+    1.5e-323,
+];
+
+/// A constant divisor whose 2^k (1/y = 2^k / m) is a normal double needs no reciprocal
+/// sequence: m, 1/m and +-2^k are constants, so its quotients have no math-unit `inv`
+/// (the divisor 1.5 * 2^1023, whose 2^k is denormal, and a denormal one keep theirs: two
+/// per SIMD8 piece, the guess's MATH running per piece); and every quotient is within
+/// [`DIV_ULPS`] of Rust's, the special ones exact, at SIMD8/16/32.
+#[test]
+fn df_division_by_a_constant_takes_no_reciprocal_sequence() {
+    assert!(CONSTANT_DIVISORS[5] > 0.0 && !CONSTANT_DIVISORS[5].is_normal());
+    for simd in [8, 16, 32] {
+        let Some(k) = kernel("div_by_constants", DIV_BY_CONSTANTS, simd) else {
+            return;
+        };
+        let invs = k.asm.lines().filter(|l| l.contains("math inv")).count();
+        assert_eq!(invs, 2 * simd as usize / 8, "SIMD{simd}\n{}", k.asm);
+    }
+    let n = 1024;
+    let xs = div_operands(n, 0x5EED_0C0D_E5EE_D0C0);
+    let init = [f64_words(&xs), vec![0; 2 * n], vec![0; n * 12]];
+    at_each_simd(
+        "div_by_constants",
+        DIV_BY_CONSTANTS,
+        &Build::default(),
+        [(n / 64) as u32, 1, 1],
+        &init,
+        |simd, _, bufs| {
+            let out = words_f64(&bufs[2]);
+            for (i, &a) in xs.iter().enumerate() {
+                for (j, &b) in CONSTANT_DIVISORS.iter().enumerate() {
+                    let (got, w) = (out[6 * i + j], a / b);
+                    let ok = if special_quotient(a, b) {
+                        same_f64(got, w)
+                    } else {
+                        ulps(got, w) <= DIV_ULPS
+                    };
+                    assert!(
+                        ok,
+                        "SIMD{simd} lane {i}: {a:e} ({:#x}) / {b:e}: got {got:e} ({:#x}) want {w:e}",
+                        a.to_bits(),
+                        got.to_bits()
+                    );
+                }
+            }
+        },
+    );
 }
 
 /// Seeded doubles in [-lim, lim) with all mantissa bits busy (both dwords matter).

@@ -24,7 +24,7 @@
 //!   remainder; sqrt/rsq patch theirs with predicated moves. DF constants of two-source
 //!   instructions sit in scalar registers moved once. The reciprocal of a divisor
 //!   ([`Recip`]) is shared by `1 / y` and every `x / y`; a quotient takes one correction
-//!   with its fused remainder. Division
+//!   with its fused remainder; a constant divisor's reciprocal is constants. Division
 //!   and reciprocal are within an ULP for normal results (Vulkan asks of doubles the
 //!   precision of single precision, docs/float-controls.md), not always correctly
 //!   rounded; sqrt/rsq stay within an ULP or two;
@@ -99,14 +99,6 @@ fn df_imm(x: f64) -> Opnd {
     Opnd::imm(Type::DF, x.to_bits())
 }
 
-/// A DF register built from a high and a low dword operand.
-fn build(b: &mut Builder, h: Opnd, l: Opnd) -> Opnd {
-    let t = b.vreg(Type::DF, 1);
-    b.mov(lo(t), l);
-    b.mov(hi(t), h);
-    t
-}
-
 /// The biased exponent field (0..=2047) of a DF operand.
 fn exponent(b: &mut Builder, x: Opnd) -> Opnd {
     let e = b.vreg(Type::D, 1);
@@ -119,21 +111,17 @@ fn exponent(b: &mut Builder, x: Opnd) -> Opnd {
 fn pow2(b: &mut Builder, k: Opnd) -> Opnd {
     let h = b.vreg(Type::D, 1);
     b.alu2(O::Add, h, k, Opnd::d(1023));
-    b.alu2(O::Shl, h, h, Opnd::d(20));
-    build(b, h.retype(Type::UD), Opnd::ud(0))
+    from_field(b, h)
 }
 
-/// DF -> packed F (the conversion writes with stride 2, then a copy packs it).
-fn to_f(b: &mut Builder, x: Opnd) -> Opnd {
+/// The DF with high dword `f << 20` and low dword 0: 2^(f - 1023) for an exponent field f
+/// in 1..=2046 (2047 gives infinity, 0 zero), with the sign of bit 11 of f. The shift
+/// writes the high dword directly (no packed temporary and copy).
+fn from_field(b: &mut Builder, f: Opnd) -> Opnd {
     let t = b.vreg(Type::DF, 1);
-    let ts = Opnd {
-        stride: 2,
-        ..t.retype(Type::F)
-    };
-    b.mov(ts, x);
-    let f = b.vreg(Type::F, 1);
-    b.mov(f, ts);
-    f
+    b.mov(lo(t), Opnd::ud(0));
+    b.alu2(O::Shl, hi(t), f.retype(Type::UD), Opnd::ud(20));
+    t
 }
 
 /// `d = c ? a : d` with the condition already in f0.0.
@@ -148,12 +136,19 @@ fn cmp64(b: &mut Builder, cm: CondMod, d: Opnd, x: Opnd, y: Opnd) {
     b.mov(d.retype(Type::UD), lo(t));
 }
 
-/// Sets f0.0 from `e == 0 || e == 2047` (zero/denormal or inf/NaN).
+/// Sets f0.0 from `e == 0 || e == 2047` (zero/denormal or inf/NaN) for an exponent field
+/// e in 0..=2047: (e + 1) & 0x7FE is 0 exactly when e + 1 is 1 or 2048.
 fn flag_special(b: &mut Builder, e: Opnd) {
     let t = b.vreg(Type::D, 1);
     b.alu2(O::Add, t, e, Opnd::d(1));
-    b.alu2(O::And, t, t, Opnd::d(0x7FF));
-    b.cmp(CondMod::Le, Opnd::null(Type::D), t, Opnd::d(1));
+    b.alu2(O::And, Opnd::null(Type::D), t, Opnd::d(0x7FE)).cmod = CondMod::Z;
+}
+
+/// Sets f0.0 where `x`'s exponent field is 0 (a zero or a denormal): one AND of the high
+/// dword with the conditional modifier, no exponent extracted.
+fn flag_zero_exponent(b: &mut Builder, x: Opnd) {
+    b.alu2(O::And, Opnd::null(Type::UD), hi(x), Opnd::ud(0x7FF0_0000))
+        .cmod = CondMod::Z;
 }
 
 /// Signed clamp of a D operand to [lo, hi] into a new register.
@@ -294,18 +289,27 @@ fn round_even(b: &mut Builder, d: Opnd, x: Opnd) {
     b.mov(d.retype(Type::UQ), r);
 }
 
-/// A guess of 1/m (`rsq` false) or 1/sqrt(m) from the F math unit, for m near 1.
+/// A guess of 1/m (`rsq` false) or 1/sqrt(m) from the F math unit, for m near 1. The
+/// DF -> F conversion writes F with stride 2 (the execution type's size, docs/gen9.md
+/// 8.2.6); the math unit reads and writes that region in place (an Align1 MATH's source
+/// and destination strides must be equal, 8.3.14), and the DF conversion reads it back:
+/// no packing copy. A strided F operand is 8 bytes a lane, so the MATH runs per SIMD8
+/// piece like the DF moves around it.
 fn guess(b: &mut Builder, m: Opnd, rsq: bool) -> Opnd {
-    let f = to_f(b, m);
-    let g = b.vreg(Type::F, 1);
+    let t = b.vreg(Type::DF, 1);
+    let f = Opnd {
+        stride: 2,
+        ..t.retype(Type::F)
+    };
+    b.mov(f, m);
     let func = if rsq {
         MathFunction::Rsq
     } else {
         MathFunction::Inv
     };
-    b.math(func, g, vec![f]);
+    b.math(func, f, vec![f]);
     let r = b.vreg(Type::DF, 1);
-    b.mov(r, g);
+    b.mov(r, f);
     r
 }
 
@@ -316,14 +320,15 @@ fn df_const(b: &mut Builder, x: f64) -> Opnd {
     b.scalar_copy(df_imm(x))
 }
 
-/// `x` times 2^54 where `e` (x's exponent field) is 0: denormals become normal, exactly
-/// (zeros stay zeros). Leaves f0.0 set where `e` is 0.
-fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
+/// `x` times 2^54 where x's exponent field is 0: denormals become normal, exactly (zeros
+/// stay zeros). Leaves f0.0 set there. The test comes first and the product reads the
+/// copy, so `x` may end at the copy (and the copy be coalesced away).
+fn scale_denormal(b: &mut Builder, x: Opnd) -> Opnd {
+    flag_zero_exponent(b, x);
     let t = b.vreg(Type::DF, 1);
     b.mov(t.retype(Type::UQ), x.retype(Type::UQ));
     let s = df_const(b, 2f64.powi(54));
-    b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-    b.alu2(O::Mul, t, x, s).pred = p();
+    b.alu2(O::Mul, t, t, s).pred = p();
     t
 }
 
@@ -332,22 +337,65 @@ fn scale_denormal(b: &mut Builder, x: Opnd, e: Opnd) -> Opnd {
 const TINY_EXP: i32 = 108;
 
 /// What every division by one DF divisor `y` shares (see [`recip`]): its reciprocal in
-/// reduced form and two factors that put the exponent back. Isel computes it once per
+/// reduced form and the factors that put the exponent back. Isel computes it once per
 /// divisor operand and reuses it for `1 / y` and each `x / y` it dominates (brw gets the
 /// same from NIR's CSE of its `drcp` lowering).
 #[derive(Clone, Copy, Debug)]
 pub struct Recip {
-    /// |y| (a denormal y times 2^54) with its exponent cleared: [1, 2).
+    /// |y| (a denormal y times 2^54) with its exponent cleared: [1, 2). A full-width
+    /// register: it is a MAD operand.
     m: Opnd,
-    /// 1/m within an ULP (below).
+    /// 1/m within an ULP (below). Full width too.
     r: Opnd,
     /// 1/y = r * s1 * s2. For a finite nonzero y, s1 = sign(y) * 2^k1 and s2 = 2^k2 with
     /// k1 + k2 = k, 1/y = 2^k / m: each a normal power of two, so each product is exact
     /// unless the result is denormal (or overflows). For a special y, s1 is 1/y itself:
     /// +-inf for a zero, +-0 for an infinity, the NaN for a NaN; r and s2 are then finite
-    /// and positive, so every product with s1 is what a division by y gives.
+    /// and positive, so every product with s1 is what a division by y gives. A constant y
+    /// whose 2^k is a normal double has s1 = sign(y) * 2^k and no s2.
     s1: Opnd,
-    s2: Opnd,
+    s2: Option<Opnd>,
+    /// The quotient's scalar constants, moved once with the reciprocal so that every
+    /// quotient of the divisor reads the same registers.
+    c: QuotientConsts,
+}
+
+/// The DF constants of [`quotient`] (scalar registers).
+#[derive(Clone, Copy, Debug)]
+struct QuotientConsts {
+    /// 2^-915: dividends below it are tiny.
+    tiny: Opnd,
+    /// 2^108 and 2^-108: a tiny dividend's scaling and its undoing.
+    up: Opnd,
+    down: Opnd,
+    /// The lowest double, for the `sel` that keeps an infinite dividend.
+    lowest: Opnd,
+}
+
+impl QuotientConsts {
+    fn new(b: &mut Builder) -> QuotientConsts {
+        QuotientConsts {
+            tiny: df_const(b, 2f64.powi(TINY_EXP - 1023)),
+            up: df_const(b, 2f64.powi(TINY_EXP)),
+            down: df_const(b, 2f64.powi(-TINY_EXP)),
+            lowest: df_const(b, f64::MIN),
+        }
+    }
+}
+
+/// The value of a DF immediate operand with its source modifiers applied.
+fn imm_value(o: Opnd) -> Option<f64> {
+    let Base::Imm(bits) = o.base else {
+        return None;
+    };
+    let mut v = f64::from_bits(bits);
+    if o.abs {
+        v = v.abs();
+    }
+    if o.neg {
+        v = -v;
+    }
+    Some(v)
 }
 
 /// The reciprocal of a DF divisor `y` as a [`Recip`]: y (a denormal one scaled by 2^54
@@ -356,49 +404,113 @@ pub struct Recip {
 /// r += r * (1 - m * r), each two DF MADs with the residual fused. With e the guess's
 /// relative error, a step leaves e^2 + e * 2^-53 before its rounding, so after the second
 /// |r - 1/m| <= 0.5 ULP + 2^-86: r is within an ULP of 1/m (not always its correctly
-/// rounded value).
-pub fn recip(b: &mut Builder, y: Opnd) -> Recip {
-    let e0 = exponent(b, y);
-    let ys = scale_denormal(b, y, e0);
-    let e = exponent(b, ys);
-    // 1/y = 2^k / m with k = 1023 - e, plus 54 where y was scaled (f0.0 still says where).
-    let k = b.vreg(Type::D, 1);
-    b.alu2(O::Add, k, e.negate(), Opnd::d(1023));
-    b.alu2(O::Add, k, k, Opnd::d(54)).pred = p();
+/// rounded value). A constant divisor takes [`const_recip`] where it applies.
+///
+/// `one` is the full-width DF 1.0 of an earlier reciprocal whose block dominates this one
+/// (None: moved here, and returned there for the next).
+pub fn recip(b: &mut Builder, y: Opnd, one: &mut Option<Opnd>) -> Recip {
+    let c = QuotientConsts::new(b);
+    if let Some(r) = imm_value(y).and_then(|v| const_recip(b, v, c)) {
+        return r;
+    }
+    let ys = scale_denormal(b, y);
+    // f0.0: y was scaled. raw = sign and exponent field of ys (bits 11, 10..0).
+    let raw = b.vreg(Type::UD, 1);
+    b.alu2(O::Shr, raw, hi(ys), Opnd::ud(20));
+    let e = b.vreg(Type::D, 1);
+    b.alu2(O::And, e, raw.retype(Type::D), Opnd::d(0x7FF));
+    // 1/y = 2^k / m with k = 1023 - e, plus 54 where y was scaled; kf = k + 2046, so that
+    // h1 = kf >> 1 = k1 + 1023 and h2 = kf - h1 = k2 + 1023 are the exponent fields of
+    // 2^k1 and 2^k2 (k1 = floor(k / 2), k2 = k - k1).
+    let kf = b.vreg(Type::D, 1);
+    b.alu2(O::Add, kf, e.negate(), Opnd::d(3069));
+    b.alu2(O::Add, kf, kf, Opnd::d(54)).pred = p();
     let m = b.vreg(Type::DF, 1);
     b.mov(lo(m), lo(ys));
     b.alu2(O::And, hi(m), hi(ys), Opnd::ud(0x000F_FFFF));
     b.alu2(O::Or, hi(m), hi(m), Opnd::ud(0x3FF0_0000));
     let r = guess(b, m, false);
-    // 1.0 in a register: a three-source instruction takes no immediate.
-    let one = b.vreg(Type::DF, 1);
-    b.mov(one, df_imm(1.0));
+    // 1.0 in a full-width register: a three-source instruction takes no immediate, and a
+    // 64-bit source has no replicated scalar (docs/gen9.md 8.2.2).
+    let one = *one.get_or_insert_with(|| {
+        let t = b.vreg(Type::DF, 1);
+        b.mov(t, df_imm(1.0));
+        t
+    });
     let t = b.vreg(Type::DF, 1);
     for _ in 0..2 {
         b.inst(LOp::Alu(O::Mad), t, vec![one, m.negate(), r]);
         b.inst(LOp::Alu(O::Mad), r, vec![r, t, r]);
     }
-    // k in [-1024, 1077] (e = 2047 .. a zero scaled), halved: k1, k2 in [-512, 539],
-    // exponent fields 511 ..= 1562.
-    let k1 = b.vreg(Type::D, 1);
-    b.alu2(O::Asr, k1, k, Opnd::d(1));
-    let k2 = b.vreg(Type::D, 1);
-    b.alu2(O::Add, k2, k, k1.negate());
-    let sy = b.vreg(Type::UD, 1);
-    b.alu2(O::And, sy, hi(ys), Opnd::ud(SIGN));
-    // s1's exponent field: k1 + 1023, or for a special y 2047 - e (2047 for a zero,
-    // 0 for an infinity; a NaN takes y below).
+    // k in [-1024, 1077] (e = 2047 .. a zero scaled): k1, k2 in [-512, 539], exponent
+    // fields 511 ..= 1562.
     let h1 = b.vreg(Type::D, 1);
-    b.alu2(O::Add, h1, k1, Opnd::d(1023));
+    b.alu2(O::Asr, h1, kf, Opnd::d(1));
+    let h2 = b.vreg(Type::D, 1);
+    b.alu2(O::Add, h2, kf, h1.negate());
+    // s1's exponent field for a special y: 2047 - e (2047 for a zero, 0 for an infinity;
+    // a NaN takes y below); then y's sign at bit 11, bit 31 after the shift.
     flag_special(b, e);
     b.alu2(O::Add, h1, e.negate(), Opnd::d(0x7FF)).pred = p();
-    b.alu2(O::Shl, h1, h1, Opnd::d(20));
+    let sy = b.vreg(Type::UD, 1);
+    b.alu2(O::And, sy, raw, Opnd::ud(0x800));
     b.alu2(O::Or, h1.retype(Type::UD), h1.retype(Type::UD), sy);
-    let s1 = build(b, h1.retype(Type::UD), Opnd::ud(0));
+    let s1 = from_field(b, h1);
     b.cmp(CondMod::Nz, Opnd::null(Type::DF), ys, ys);
     pmov(b, s1, ys);
-    let s2 = pow2(b, k2);
-    Recip { m, r, s1, s2 }
+    let s2 = from_field(b, h2);
+    Recip {
+        m,
+        r,
+        s1,
+        s2: Some(s2),
+        c,
+    }
+}
+
+/// The [`Recip`] of a constant divisor y = +-m * 2^-k with 2^k a normal double
+/// (|k| <= 1022; other constants take the general sequence): m and r = 1/m rounded to
+/// nearest (within the half ULP the Newton steps reach, so the quotient's bound holds
+/// as proved for them) moved into full-width registers, and s1 = +-2^k. No s2: one
+/// exact product puts the exponent back.
+fn const_recip(b: &mut Builder, y: f64, c: QuotientConsts) -> Option<Recip> {
+    if !y.is_normal() {
+        return None;
+    }
+    let bits = y.to_bits();
+    let k = 1023 - ((bits >> 52) & 0x7FF) as i32;
+    if !(-1022..=1022).contains(&k) {
+        return None;
+    }
+    let mv = f64::from_bits(bits & 0x000F_FFFF_FFFF_FFFF | 1f64.to_bits());
+    let m = b.vreg(Type::DF, 1);
+    b.mov(m, df_imm(mv));
+    let r = b.vreg(Type::DF, 1);
+    b.mov(r, df_imm(1.0 / mv));
+    let s1 = df_const(b, 2f64.powi(k).copysign(y));
+    Some(Recip {
+        m,
+        r,
+        s1,
+        s2: None,
+        c,
+    })
+}
+
+/// `d = q * s1 * s2` as a DF: the exponent put back (exactly unless the result is
+/// denormal or overflows, rounded once there).
+fn unreduce(b: &mut Builder, d: Opnd, q: Opnd, r: &Recip) {
+    let d = d.retype(Type::DF);
+    match r.s2 {
+        Some(s2) => {
+            let t = b.vreg(Type::DF, 1);
+            b.alu2(O::Mul, t, q, r.s1);
+            b.alu2(O::Mul, d, t, s2);
+        }
+        None => {
+            b.alu2(O::Mul, d, q, r.s1);
+        }
+    }
 }
 
 /// `d = x / y` from y's [`Recip`], within an ULP for normal quotients (not always
@@ -423,16 +535,13 @@ pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
     } else {
         x
     };
-    let tiny = df_const(b, 2f64.powi(TINY_EXP - 1023));
-    let up = df_const(b, 2f64.powi(TINY_EXP));
-    let lowest = df_const(b, f64::MIN);
-    let down = df_const(b, 2f64.powi(-TINY_EXP));
+    let c = r.c;
+    // f0.0 = x is tiny, up to the last product (nothing between writes the flag: SEL
+    // writes none, docs/gen9.md). The scaling reads the copy, so x may end at the copy.
+    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), c.tiny);
     let xs = b.vreg(Type::DF, 1);
     b.mov(xs.retype(Type::UQ), x.retype(Type::UQ));
-    // f0.0 = x is tiny, up to the last product (nothing between writes the flag: SEL
-    // writes none, docs/gen9.md).
-    b.cmp(CondMod::L, Opnd::null(Type::DF), x.absolute(), tiny);
-    b.alu2(O::Mul, xs, x, up).pred = p();
+    b.alu2(O::Mul, xs, xs, c.up).pred = p();
     let q = b.vreg(Type::DF, 1);
     b.alu2(O::Mul, q, xs, r.r);
     let t = b.vreg(Type::DF, 1);
@@ -441,46 +550,63 @@ pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
     // (SEL with a conditional modifier returns the other operand of a NaN), and
     // q - r * lowest is q again, which s1 and s2 scale as a quotient (inf / inf is NaN by
     // s1 = 0). A finite remainder is above `lowest` and kept; a NaN x stays NaN through q.
-    b.alu2(O::Sel, t, t, lowest).cmod = CondMod::Ge;
+    b.alu2(O::Sel, t, t, c.lowest).cmod = CondMod::Ge;
     b.inst(LOp::Alu(O::Mad), q, vec![q, t.negate(), r.r]);
-    b.alu2(O::Mul, q, q, r.s1);
+    unreduce(b, d, q, r);
     let d = d.retype(Type::DF);
-    b.alu2(O::Mul, d, q, r.s2);
-    b.alu2(O::Mul, d, d, down).pred = p();
+    b.alu2(O::Mul, d, d, c.down).pred = p();
 }
 
 /// `d = 1 / y` from y's [`Recip`]: r * s1 * s2, within an ULP for normal results, and
 /// exact for a special y (s1 is the result there).
 pub fn reciprocal(b: &mut Builder, d: Opnd, r: &Recip) {
-    let q = b.vreg(Type::DF, 1);
-    b.alu2(O::Mul, q, r.r, r.s1);
-    b.alu2(O::Mul, d.retype(Type::DF), q, r.s2);
+    unreduce(b, d, r.r, r);
 }
 
-/// sqrt(x) or (rsq) 1/sqrt(x).
-fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
-    // A denormal x: sqrt(x * 2^54) * 2^-27 (1/sqrt: * 2^27), every step exact.
-    let e0 = exponent(b, x);
-    let x = scale_denormal(b, x, e0);
-    let e = exponent(b, x);
-    // x = m * 2^(2j), m in [1, 4).
-    let k = b.vreg(Type::D, 1);
-    b.alu2(O::Add, k, e, Opnd::d(-1023));
-    let par = b.vreg(Type::D, 1);
-    b.alu2(O::And, par, k, Opnd::d(1));
+/// What sqrt(x) and 1/sqrt(x) of one DF operand share (see [`root`]): x reduced to
+/// m * 2^(2j) and 1/sqrt(m) refined. Isel computes it once per operand and reuses it for
+/// both functions where its block dominates, as it does a divisor's [`Recip`].
+#[derive(Clone, Copy, Debug)]
+pub struct Root {
+    /// The operand as given (its exponent field says whether it was scaled).
+    x0: Opnd,
+    /// The operand, a denormal one times 2^54.
+    x: Opnd,
+    /// x's exponent field, and `hi(x) >> 20` (the sign at bit 11).
+    e: Opnd,
+    raw: Opnd,
+    /// x = m * 2^(2j), m in [0.5, 2).
+    j: Opnd,
+    m: Opnd,
+    /// 1/sqrt(m) after two Newton steps.
+    r: Opnd,
+    /// 0.5 (a scalar register).
+    half: Opnd,
+}
+
+/// The reduction and refined inverse square root of `x` ([`Root`]): a denormal x is
+/// scaled by 2^54 (exact; the result is scaled back by 2^-27 or 2^27), x = m * 2^(2j),
+/// the F `rsq` guess of m refined by two Newton steps r *= 1.5 - (m / 2) * r * r, the
+/// subtraction fused (m / 2 is exact; three-source instructions take no immediates, so
+/// 1.5 sits in a full-width register).
+pub fn root(b: &mut Builder, x0: Opnd) -> Root {
+    let x = scale_denormal(b, x0);
+    let raw = b.vreg(Type::UD, 1);
+    b.alu2(O::Shr, raw, hi(x), Opnd::ud(20));
+    let e = b.vreg(Type::D, 1);
+    b.alu2(O::And, e, raw.retype(Type::D), Opnd::d(0x7FF));
+    // x = 1.f * 2^(e - 1023) = m * 2^(2j) with j = (e - 1022) >> 1: m keeps the exponent
+    // field's lowest bit and takes 1022 + that bit as its field (1.f for an odd field,
+    // 1.f / 2 for an even one): the fraction and that bit, or 0x3FE00000 (its bit 20 is 0).
     let j = b.vreg(Type::D, 1);
-    b.alu2(O::Asr, j, k, Opnd::d(1));
-    let mh = b.vreg(Type::D, 1);
-    b.alu2(O::Add, mh, par, Opnd::d(1023));
-    b.alu2(O::Shl, mh, mh, Opnd::d(20));
+    b.alu2(O::Add, j, e, Opnd::d(-1022));
+    b.alu2(O::Asr, j, j, Opnd::d(1));
     let m = b.vreg(Type::DF, 1);
     b.mov(lo(m), lo(x));
-    b.alu2(O::And, hi(m), hi(x), Opnd::ud(0x000F_FFFF));
-    b.alu2(O::Or, hi(m), hi(m), mh.retype(Type::UD));
+    b.alu2(O::And, hi(m), hi(x), Opnd::ud(0x001F_FFFF));
+    b.alu2(O::Or, hi(m), hi(m), Opnd::ud(0x3FE0_0000));
     let r = guess(b, m, true);
     let t = b.vreg(Type::DF, 1);
-    // Newton steps r *= 1.5 - (m / 2) * r * r, the subtraction fused (m / 2 is exact;
-    // three-source instructions take no immediates, so the constants sit in registers).
     let half = df_const(b, 0.5);
     let hm = b.vreg(Type::DF, 1);
     b.alu2(O::Mul, hm, m, half);
@@ -491,15 +617,50 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
         b.inst(LOp::Alu(O::Mad), t, vec![c, hm.negate(), t]);
         b.alu2(O::Mul, r, r, t);
     }
+    Root {
+        x0,
+        x,
+        e,
+        raw,
+        j,
+        m,
+        r,
+        half,
+    }
+}
+
+/// sqrt(x) or (rsq) 1/sqrt(x) from x's [`Root`].
+pub fn sqrt(b: &mut Builder, d: Opnd, rt: &Root, rsq: bool) {
+    let Root {
+        x0,
+        x,
+        e,
+        raw,
+        j,
+        m,
+        r,
+        half,
+    } = *rt;
     let q = b.vreg(Type::DF, 1);
     if rsq {
-        let nj = b.vreg(Type::D, 1);
-        b.mov(nj, j.negate());
-        let s = pow2(b, nj);
+        // r * 2^-j. The factor's exponent field is 1023 - j, for a special x 2047 - e (as a
+        // divisor's s1): 2047 for a zero (1/sqrt(+-0) = +-inf), 0 for an infinity or a NaN
+        // (1/sqrt(+inf) = +0; the NaN is patched below). x's sign goes into the factor:
+        // -0 gives -inf, and any other negative x is patched to NaN below. r is finite and
+        // positive.
+        let f = b.vreg(Type::D, 1);
+        b.alu2(O::Add, f, j.negate(), Opnd::d(1023));
+        flag_special(b, e);
+        b.alu2(O::Add, f, e.negate(), Opnd::d(0x7FF)).pred = p();
+        let sx = b.vreg(Type::UD, 1);
+        b.alu2(O::And, sx, raw, Opnd::ud(0x800));
+        b.alu2(O::Or, f.retype(Type::UD), f.retype(Type::UD), sx);
+        let s = from_field(b, f);
         b.alu2(O::Mul, q, r, s);
     } else {
         // s = m * r, then s += (r / 2) * (m - s * s), the remainder fused.
         b.alu2(O::Mul, q, m, r);
+        let t = b.vreg(Type::DF, 1);
         b.inst(LOp::Alu(O::Mad), t, vec![m, q.negate(), q]);
         let hr = b.vreg(Type::DF, 1);
         b.alu2(O::Mul, hr, r, half);
@@ -507,17 +668,10 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
         let s = pow2(b, j);
         b.alu2(O::Mul, q, q, s);
     }
-    // Specials: +-0 -> +-0 (sqrt) or +-inf (rsq); inf/NaN; negative -> NaN.
+    // Specials: +-0 -> +-0 (sqrt; rsq's +-inf came from its factor); inf/NaN; negative
+    // -> NaN.
     if rsq {
-        let sh = b.vreg(Type::UD, 1);
-        b.alu2(O::And, sh, hi(x), Opnd::ud(SIGN));
-        b.alu2(O::Or, sh, sh, Opnd::ud(0x7FF0_0000));
-        let z = build(b, sh, Opnd::ud(0));
-        b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0));
-        pmov(b, q, z);
-        // 1/sqrt(inf) = 0; a NaN is itself.
-        b.cmp(CondMod::Z, Opnd::null(Type::D), e, Opnd::d(0x7FF));
-        pmov(b, q, Opnd::imm(Type::UQ, 0));
+        // A NaN is itself.
         b.cmp(CondMod::Nz, Opnd::null(Type::DF), x, x);
     } else {
         // sqrt of +-0, +inf and NaN is the operand (after the scaling a zero exponent
@@ -529,7 +683,7 @@ fn sqrt(b: &mut Builder, d: Opnd, x: Opnd, rsq: bool) {
     b.cmp(CondMod::L, Opnd::null(Type::DF), x, zero);
     pmov(b, q, Opnd::imm(Type::UQ, f64::NAN.to_bits()));
     let unscale = df_const(b, 2f64.powi(if rsq { 27 } else { -27 }));
-    b.cmp(CondMod::Z, Opnd::null(Type::D), e0, Opnd::d(0));
+    flag_zero_exponent(b, x0);
     b.alu2(O::Mul, q, q, unscale).pred = p();
     b.mov(d.retype(Type::UQ), q.retype(Type::UQ));
 }
@@ -684,15 +838,17 @@ pub fn alu64(
             b.inst(LOp::Alu(O::Mad), df(d), vec![df(s[2]), df(s[0]), df(s[1])]);
         }
         Fdiv => {
-            let r = recip(b, df(s[1]));
+            let r = recip(b, df(s[1]), &mut None);
             quotient(b, d, df(s[0]), &r);
         }
         Frcp => {
-            let r = recip(b, df(s[0]));
+            let r = recip(b, df(s[0]), &mut None);
             reciprocal(b, d, &r);
         }
-        Fsqrt => sqrt(b, d, df(s[0]), false),
-        Frsq => sqrt(b, d, df(s[0]), true),
+        Fsqrt | Frsq => {
+            let rt = root(b, df(s[0]));
+            sqrt(b, d, &rt, op == Frsq);
+        }
         Fneg | Fabs => {
             b.mov(lo(d), lo(s[0]));
             if op == Fneg {

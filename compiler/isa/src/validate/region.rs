@@ -149,6 +149,29 @@ pub(super) fn math_dst_even_split(c: &Ctx) -> Option<String> {
         .then(|| format!("{lo} elements in the first register, {hi} in the second"))
 }
 
+/// An Align1 MATH source that is not a scalar steps through its elements as the
+/// destination does, in bytes (mixed-float math reads HF at stride 2 into a packed F,
+/// `mixed.align1-math-strided-hf`). A source row of one element steps by its vertical
+/// stride.
+pub(super) fn math_src_dst_stride(c: &Ctx) -> Option<String> {
+    if c.inst.opcode != Opcode::Math || c.align16() {
+        return None;
+    }
+    let d = c.dst.filter(|d| !d.is_null())?;
+    let step = |s: &SrcV| {
+        let elems = if s.region.width == 1 {
+            s.region.vstride as u32
+        } else {
+            s.region.hstride as u32
+        };
+        elems * s.ty.size()
+    };
+    first(a1_srcs(c), |s| {
+        !s.is_scalar() && step(s) != d.hstride * d.ty.size()
+    })
+    .map(|e| format!("{e} with destination HorzStride {}", d.hstride))
+}
+
 pub(super) fn align16_dst_hstride1(c: &Ctx) -> Option<String> {
     if c.shape != Shape::Alu || !c.align16() {
         return None;
@@ -299,6 +322,33 @@ pub(super) mod rule_cases {
                     8,
                     d(10, 8, F, 1),
                     s(12, 0, F, 8, 8, 1),
+                    null_src(F),
+                )],
+            ),
+            case(
+                "region.math-src-dst-stride",
+                SKL,
+                vec![
+                    math(
+                        MathFunction::Inv,
+                        8,
+                        d(10, 0, F, 2),
+                        s(12, 0, F, 8, 4, 2),
+                        null_src(F),
+                    ),
+                    math(
+                        MathFunction::Inv,
+                        8,
+                        d(10, 0, F, 1),
+                        s(12, 0, F, 0, 1, 0),
+                        null_src(F),
+                    ),
+                ],
+                vec![math(
+                    MathFunction::Inv,
+                    8,
+                    d(10, 0, F, 1),
+                    s(12, 0, F, 8, 4, 2),
                     null_src(F),
                 )],
             ),

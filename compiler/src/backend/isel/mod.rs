@@ -76,6 +76,11 @@ pub struct Isel<'a> {
     /// What the f64 divisions by one divisor operand share (`wide::recip`), scoped like
     /// `lane`.
     recips: HashMap<Opnd, wide::Recip>,
+    /// The full-width DF 1.0 the reciprocals' Newton steps read, scoped like `lane`.
+    df_one: Option<Opnd>,
+    /// What f64 sqrt and inversesqrt of one operand share (`wide::root`), scoped like
+    /// `lane`.
+    roots: HashMap<Opnd, wide::Root>,
     pub uses_barrier: bool,
     /// The surface a descriptor-array access is being selected for (see `descriptor`).
     indexed_surface: Option<Surface>,
@@ -352,6 +357,8 @@ impl<'a> Isel<'a> {
             indexed_surface: None,
             desc_index: HashMap::default(),
             recips: HashMap::default(),
+            df_one: None,
+            roots: HashMap::default(),
             table_address: None,
             scalar: false,
             no_uniform: false,
@@ -620,7 +627,7 @@ impl<'a> Isel<'a> {
     }
 
     /// The values cached while their definition dominates (`lane`, `lane_bytes`,
-    /// `desc_index`, `recips`), saved on entering an `if` arm or a loop body and put back
+    /// `desc_index`, `recips`, `df_one`, `roots`), saved on entering an `if` arm or a loop body and put back
     /// after it: an arm or body may be skipped or left early, so what it computed does not
     /// exist after it.
     fn scoped(&self) -> Scoped {
@@ -629,6 +636,8 @@ impl<'a> Isel<'a> {
             lane_bytes: self.lane_bytes,
             desc_index: self.desc_index.clone(),
             recips: self.recips.clone(),
+            df_one: self.df_one,
+            roots: self.roots.clone(),
         }
     }
 
@@ -637,6 +646,8 @@ impl<'a> Isel<'a> {
         self.lane_bytes = s.lane_bytes;
         self.desc_index = s.desc_index;
         self.recips = s.recips;
+        self.df_one = s.df_one;
+        self.roots = s.roots;
     }
 
     /// f64 `fdiv` / `frcp`: the divisor's reciprocal (`wide::recip`) is computed once per
@@ -646,7 +657,9 @@ impl<'a> Isel<'a> {
         let r = match self.recips.get(&y) {
             Some(r) => *r,
             None => {
-                let r = wide::recip(&mut self.b(), y);
+                let mut one = self.df_one;
+                let r = wide::recip(&mut self.b(), y, &mut one);
+                self.df_one = one;
                 self.recips.insert(y, r);
                 r
             }
@@ -657,6 +670,21 @@ impl<'a> Isel<'a> {
         } else {
             wide::reciprocal(&mut b, d, &r);
         }
+    }
+
+    /// f64 `sqrt` / `inversesqrt`: the operand's reduction and refined inverse square root
+    /// (`wide::root`) are computed once per operand and shared by both where they dominate.
+    fn root64(&mut self, op: AluOp, d: Opnd, s: &[Opnd]) {
+        let x = s[0].retype(Type::DF);
+        let rt = match self.roots.get(&x) {
+            Some(rt) => *rt,
+            None => {
+                let rt = wide::root(&mut self.b(), x);
+                self.roots.insert(x, rt);
+                rt
+            }
+        };
+        wide::sqrt(&mut self.b(), d, &rt, op == AluOp::Frsq);
     }
 
     /// Selects `i` at the A64 address `table_address` holds (`descriptor::table_access`).
@@ -729,6 +757,8 @@ impl<'a> Isel<'a> {
                         self.b().mov(dst.retype(Type::UD), h);
                     } else if matches!(op, AluOp::Fdiv | AluOp::Frcp) && wide::is_wide(dt) {
                         self.div64(*op, dst, &s);
+                    } else if matches!(op, AluOp::Fsqrt | AluOp::Frsq) && wide::is_wide(dt) {
+                        self.root64(*op, dst, &s);
                     } else if wide::is_wide(st) || wide::is_wide(dt) {
                         let mut b = self.b();
                         wide::alu64(&mut b, *op, dst, &s, st, dt)?;
@@ -1063,4 +1093,6 @@ struct Scoped {
     lane_bytes: [Option<Opnd>; 2],
     desc_index: HashMap<(ir::Value, u32, u32), Opnd>,
     recips: HashMap<Opnd, wide::Recip>,
+    df_one: Option<Opnd>,
+    roots: HashMap<Opnd, wide::Root>,
 }
