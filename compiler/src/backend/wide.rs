@@ -398,6 +398,16 @@ fn imm_value(o: Opnd) -> Option<f64> {
     Some(v)
 }
 
+/// The sign and exponent field of DF `x` (`raw`: the high dword shifted right by 20, the
+/// sign at bit 11) and the exponent field alone (`e`, bits 10..0 of `raw`).
+fn sign_exponent(b: &mut Builder, x: Opnd) -> (Opnd, Opnd) {
+    let raw = b.vreg(Type::UD, 1);
+    b.alu2(O::Shr, raw, hi(x), Opnd::ud(20));
+    let e = b.vreg(Type::D, 1);
+    b.alu2(O::And, e, raw.retype(Type::D), Opnd::d(0x7FF));
+    (raw, e)
+}
+
 /// The reciprocal of a DF divisor `y` as a [`Recip`]: y (a denormal one scaled by 2^54
 /// first, the 54 going into the exponent factors) is reduced to m in [1, 2); an F guess of
 /// 1/m from the math unit (about 22 good bits) is refined by two Newton-Raphson steps
@@ -414,11 +424,8 @@ pub fn recip(b: &mut Builder, y: Opnd, one: &mut Option<Opnd>) -> Recip {
         return r;
     }
     let ys = scale_denormal(b, y);
-    // f0.0: y was scaled. raw = sign and exponent field of ys (bits 11, 10..0).
-    let raw = b.vreg(Type::UD, 1);
-    b.alu2(O::Shr, raw, hi(ys), Opnd::ud(20));
-    let e = b.vreg(Type::D, 1);
-    b.alu2(O::And, e, raw.retype(Type::D), Opnd::d(0x7FF));
+    // f0.0: y was scaled.
+    let (raw, e) = sign_exponent(b, ys);
     // 1/y = 2^k / m with k = 1023 - e, plus 54 where y was scaled; kf = k + 2046, so that
     // h1 = kf >> 1 = k1 + 1023 and h2 = kf - h1 = k2 + 1023 are the exponent fields of
     // 2^k1 and 2^k2 (k1 = floor(k / 2), k2 = k - k1).
@@ -591,10 +598,7 @@ pub struct Root {
 /// 1.5 sits in a full-width register).
 pub fn root(b: &mut Builder, x0: Opnd) -> Root {
     let x = scale_denormal(b, x0);
-    let raw = b.vreg(Type::UD, 1);
-    b.alu2(O::Shr, raw, hi(x), Opnd::ud(20));
-    let e = b.vreg(Type::D, 1);
-    b.alu2(O::And, e, raw.retype(Type::D), Opnd::d(0x7FF));
+    let (raw, e) = sign_exponent(b, x);
     // x = 1.f * 2^(e - 1023) = m * 2^(2j) with j = (e - 1022) >> 1: m keeps the exponent
     // field's lowest bit and takes 1022 + that bit as its field (1.f for an odd field,
     // 1.f / 2 for an even one): the fraction and that bit, or 0x3FE00000 (its bit 20 is 0).
