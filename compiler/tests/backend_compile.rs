@@ -943,3 +943,52 @@ fn non_writable_buffer_loads_are_not_repeated_after_stores() {
         assert!(k_rw.stats.sends > k_ro.stats.sends, "{}", k_rw.asm);
     }
 }
+
+/// An atomic whose result nobody reads asks for no response (`rlen 0`, as brw sends it),
+/// and constant data goes into the message payload with one `mov` (no register of its own
+/// first). The second `atomic_add` here is read: it keeps its response.
+#[test]
+fn atomics_unused_result_and_constant_data() {
+    let s = parse_shader(
+        "shader local_size 16 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = const 5
+    %4:i32 = atomic_add ssbo[0] %2, %3
+    %5:i32 = atomic_add ssbo[0] %2, %3
+    store ssbo[1] %2, %5 align 4
+}
+",
+    )
+    .unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        let lines: Vec<&str> = k.asm.lines().collect();
+        // Each message's descriptor line follows its `send`.
+        let atomics: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.contains("untyped atomic op"))
+            .collect();
+        let halves = if w == 32 { 2 } else { 1 };
+        assert_eq!(atomics.len(), 2 * halves, "SIMD{w}:\n{}", k.asm);
+        let silent = atomics.iter().filter(|l| l.contains("rlen 0")).count();
+        assert_eq!(silent, halves, "SIMD{w}:\n{}", k.asm);
+        // The constant 5 is written straight into each payload: the only per-channel
+        // moves (the others, `WE_all`, set up the channel numbers and the EOT payload).
+        let moves: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.contains(" mov(") && !l.contains("WE_all"))
+            .collect();
+        assert_eq!(moves.len(), 2 * halves, "SIMD{w}:\n{}", k.asm);
+        assert!(
+            moves.iter().all(|l| l.contains("0x00000005UD")),
+            "SIMD{w}:\n{}",
+            k.asm
+        );
+    }
+}
