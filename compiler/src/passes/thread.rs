@@ -101,38 +101,77 @@ impl Eval {
     }
 }
 
-fn uses(b: &Block, v: Value) -> bool {
-    b.iter().any(|n| match n {
-        Node::Instr(i) => i.op.srcs_iter().any(|s| s == v),
-        Node::If(i) => i.cond == v || uses(&i.then_, v) || uses(&i.else_, v),
-        Node::Loop(l) => l.params.iter().any(|p| p.1 == v) || uses(&l.body, v),
-        Node::Break(x) | Node::Continue(x) | Node::Yield(x) => x.contains(&v),
-    })
+/// Replaces the uses of each `if`'s condition (and of what it negates) in its arms by
+/// constants defined at the arm's start: one walk, with the facts of the enclosing arms in
+/// scope (a nested arm's fact about the same value hides the outer one).
+struct Facts<'a> {
+    ev: &'a Eval,
+    values: &'a mut Vec<Type>,
+    /// Facts in scope: the value, its truth, and the constant made for it at its first use.
+    stack: Vec<(Value, bool, Option<Value>)>,
+    /// Where in `stack` each value's innermost fact is.
+    live: HashMap<Value, usize>,
+    changed: bool,
 }
 
-/// Replaces the uses of each `if`'s condition (and of what it negates) in its arms by
-/// constants defined at the arm's start.
-fn known_in_arms(b: &mut Block, ev: &Eval, values: &mut Vec<Type>, changed: &mut bool) {
-    for n in b {
-        match n {
-            Node::If(i) => {
-                for (arm, truth) in [(&mut i.then_, true), (&mut i.else_, false)] {
-                    for (v, t) in ev.facts(i.cond, truth) {
-                        if !uses(arm, v) {
-                            continue;
-                        }
-                        values.push(values[v.0 as usize]);
-                        let k = Value(values.len() as u32 - 1);
-                        rewrite_uses_in(arm, &|u| if u == v { k } else { u });
-                        let c = Op::Const(vec![ev.bits(v, t)]);
-                        arm.insert(0, Node::Instr(Instr::new(Some(k), c)));
-                        *changed = true;
+impl Facts<'_> {
+    fn map(&mut self, v: Value) -> Value {
+        let Some(&ix) = self.live.get(&v) else {
+            return v;
+        };
+        let values = &mut *self.values;
+        *self.stack[ix].2.get_or_insert_with(|| {
+            values.push(values[v.0 as usize]);
+            Value(values.len() as u32 - 1)
+        })
+    }
+
+    fn block(&mut self, b: &mut Block) {
+        for n in b {
+            match n {
+                Node::Instr(i) => {
+                    for s in i.op.srcs_mut() {
+                        *s = self.map(*s);
                     }
-                    known_in_arms(arm, ev, values, changed);
+                }
+                Node::If(i) => {
+                    let cond = i.cond;
+                    i.cond = self.map(cond);
+                    for (arm, truth) in [(&mut i.then_, true), (&mut i.else_, false)] {
+                        let base = self.stack.len();
+                        let mut hidden = Vec::new();
+                        for (v, t) in self.ev.facts(cond, truth) {
+                            hidden.push((v, self.live.insert(v, self.stack.len())));
+                            self.stack.push((v, t, None));
+                        }
+                        self.block(arm);
+                        for (v, t, k) in self.stack.drain(base..) {
+                            if let Some(k) = k {
+                                let c = Op::Const(vec![self.ev.bits(v, t)]);
+                                arm.insert(0, Node::Instr(Instr::new(Some(k), c)));
+                                self.changed = true;
+                            }
+                        }
+                        for (v, old) in hidden.into_iter().rev() {
+                            match old {
+                                Some(ix) => self.live.insert(v, ix),
+                                None => self.live.remove(&v),
+                            };
+                        }
+                    }
+                }
+                Node::Loop(l) => {
+                    for p in &mut l.params {
+                        p.1 = self.map(p.1);
+                    }
+                    self.block(&mut l.body);
+                }
+                Node::Break(x) | Node::Continue(x) | Node::Yield(x) => {
+                    for v in x {
+                        *v = self.map(*v);
+                    }
                 }
             }
-            Node::Loop(l) => known_in_arms(&mut l.body, ev, values, changed),
-            _ => {}
         }
     }
 }
@@ -314,7 +353,15 @@ pub fn opt_thread_ifs(f: &mut Function) -> bool {
     let mut changed = false;
     let ev = Eval::new(f);
     let mut body = std::mem::take(&mut f.body);
-    known_in_arms(&mut body, &ev, &mut f.values, &mut changed);
+    let mut facts = Facts {
+        ev: &ev,
+        values: &mut f.values,
+        stack: Vec::new(),
+        live: HashMap::default(),
+        changed: false,
+    };
+    facts.block(&mut body);
+    changed |= facts.changed;
     f.body = body;
     // Again, for the constants the arms now define.
     let ev = Eval::new(f);
