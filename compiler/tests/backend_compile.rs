@@ -992,3 +992,49 @@ fn main {
         );
     }
 }
+
+/// A 64-bit multiply by a constant whose high dword is zero has no product with that dword
+/// (`mul` of the low dwords and of the other operand's high dword only): two `mul`s where a
+/// multiply of two run-time values needs three, whichever operand the constant is.
+#[test]
+fn int64_multiply_by_a_small_constant_skips_the_zero_dword() {
+    let kernel = |a: &str, b: &str| {
+        format!(
+            "shader local_size 16 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 8
+    %2:i32 = imul %0, %1
+    %3:i64 = load ssbo[0] %2 align 8
+    %4:i64 = load ssbo[1] %2 align 8
+    %5:i64 = const 3
+    %6:i64 = imul {a}
+    %7:i64 = imul {b}
+    %8:i64 = iadd %6, %7
+    store ssbo[2] %2, %8 align 8
+}}
+"
+        )
+    };
+    let constant = parse_shader(&kernel("%3, %5", "%5, %4")).unwrap();
+    let variable = parse_shader(&kernel("%3, %4", "%4, %3")).unwrap();
+    // Not the address's `mul` (of D, by 8).
+    let muls = |k: &Kernel| {
+        k.asm
+            .lines()
+            .filter(|l| l.contains(" mul(") && !l.contains("<1>D "))
+            .count()
+    };
+    for w in [8, 16, 32] {
+        let kc = backend::compile(&constant, &opts(w)).unwrap();
+        check(&kc, w);
+        let kv = backend::compile(&variable, &opts(w)).unwrap();
+        check(&kv, w);
+        let (c, v) = (muls(&kc), muls(&kv));
+        assert!(
+            v > 0 && 3 * c == 2 * v,
+            "SIMD{w}: {c} against {v}:\n{}",
+            kc.asm
+        );
+    }
+}
