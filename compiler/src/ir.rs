@@ -901,34 +901,7 @@ impl Function {
 
     /// Replaces every use of values by `map` (uses in instructions, conditions, edges).
     pub fn rewrite_uses(&mut self, map: &dyn Fn(Value) -> Value) {
-        fn walk(b: &mut Block, map: &dyn Fn(Value) -> Value) {
-            for n in b {
-                match n {
-                    Node::Instr(i) => {
-                        for s in i.op.srcs_mut() {
-                            *s = map(*s);
-                        }
-                    }
-                    Node::If(i) => {
-                        i.cond = map(i.cond);
-                        walk(&mut i.then_, map);
-                        walk(&mut i.else_, map);
-                    }
-                    Node::Loop(l) => {
-                        for p in &mut l.params {
-                            p.1 = map(p.1);
-                        }
-                        walk(&mut l.body, map);
-                    }
-                    Node::Break(v) | Node::Continue(v) | Node::Yield(v) => {
-                        for x in v {
-                            *x = map(*x);
-                        }
-                    }
-                }
-            }
-        }
-        walk(&mut self.body, map)
+        rewrite_uses_in(&mut self.body, map)
     }
 
     /// Counts uses of every value.
@@ -1055,6 +1028,36 @@ impl Function {
             }
         });
         n
+    }
+}
+
+/// Replaces every use of values in `b` and the blocks nested in it by `map` (uses in
+/// instructions, conditions, edges).
+pub fn rewrite_uses_in(b: &mut Block, map: &dyn Fn(Value) -> Value) {
+    for n in b {
+        match n {
+            Node::Instr(i) => {
+                for s in i.op.srcs_mut() {
+                    *s = map(*s);
+                }
+            }
+            Node::If(i) => {
+                i.cond = map(i.cond);
+                rewrite_uses_in(&mut i.then_, map);
+                rewrite_uses_in(&mut i.else_, map);
+            }
+            Node::Loop(l) => {
+                for p in &mut l.params {
+                    p.1 = map(p.1);
+                }
+                rewrite_uses_in(&mut l.body, map);
+            }
+            Node::Break(v) | Node::Continue(v) | Node::Yield(v) => {
+                for x in v {
+                    *x = map(*x);
+                }
+            }
+        }
     }
 }
 

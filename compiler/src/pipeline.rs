@@ -270,6 +270,8 @@ pub const PIPELINE: &[Pass] = &[
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
+    // After CSE, which makes a condition computed twice one value.
+    ("thread_ifs", |f| Ok(passes::opt_thread_ifs(f))),
     ("dce", |f| Ok(passes::opt_dce(f))),
     // Before unrolling: a dead loop-carried value would be copied into every iteration.
     ("dead_values", |f| Ok(passes::opt_dead_values(f))),
@@ -279,6 +281,7 @@ pub const PIPELINE: &[Pass] = &[
     ("copy_prop", |f| Ok(passes::opt_copy_prop(f))),
     ("dead_cf", |f| Ok(passes::opt_dead_cf(f))),
     ("cse", |f| Ok(passes::opt_cse(f))),
+    ("thread_ifs", |f| Ok(passes::opt_thread_ifs(f))),
     // After unrolling and folding, which make most private-array offsets constant.
     ("private_arrays", |f| Ok(passes::opt_private_arrays(f))),
     // Unrolled loops over descriptor arrays index them with constants.

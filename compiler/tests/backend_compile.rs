@@ -949,3 +949,98 @@ fn non_writable_buffer_loads_are_not_repeated_after_stores() {
         assert!(k_rw.stats.sends > k_ro.stats.sends, "{}", k_rw.asm);
     }
 }
+
+/// An atomic whose result nobody reads asks for no response (`rlen 0`, as brw sends it),
+/// and constant data goes into the message payload with one `mov` (no register of its own
+/// first). The second `atomic_add` here is read: it keeps its response.
+#[test]
+fn atomics_unused_result_and_constant_data() {
+    let s = parse_shader(
+        "shader local_size 16 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 4
+    %2:i32 = imul %0, %1
+    %3:i32 = const 5
+    %4:i32 = atomic_add ssbo[0] %2, %3
+    %5:i32 = atomic_add ssbo[0] %2, %3
+    store ssbo[1] %2, %5 align 4
+}
+",
+    )
+    .unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        let lines: Vec<&str> = k.asm.lines().collect();
+        // Each message's descriptor line follows its `send`.
+        let atomics: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.contains("untyped atomic op"))
+            .collect();
+        let halves = if w == 32 { 2 } else { 1 };
+        assert_eq!(atomics.len(), 2 * halves, "SIMD{w}:\n{}", k.asm);
+        let silent = atomics.iter().filter(|l| l.contains("rlen 0")).count();
+        assert_eq!(silent, halves, "SIMD{w}:\n{}", k.asm);
+        // The constant 5 is written straight into each payload: the only per-channel
+        // moves (the others, `WE_all`, set up the channel numbers and the EOT payload).
+        let moves: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.contains(" mov(") && !l.contains("WE_all"))
+            .collect();
+        assert_eq!(moves.len(), 2 * halves, "SIMD{w}:\n{}", k.asm);
+        assert!(
+            moves.iter().all(|l| l.contains("0x00000005UD")),
+            "SIMD{w}:\n{}",
+            k.asm
+        );
+    }
+}
+
+/// A 64-bit multiply by a constant whose high dword is zero has no product with that dword
+/// (`mul` of the low dwords and of the other operand's high dword only): two `mul`s where a
+/// multiply of two run-time values needs three, whichever operand the constant is.
+#[test]
+fn int64_multiply_by_a_small_constant_skips_the_zero_dword() {
+    let kernel = |a: &str, b: &str| {
+        format!(
+            "shader local_size 16 1 1 shared 0 local 0 push 0
+fn main {{
+    %0:i32 = sysval local_invocation_index
+    %1:i32 = const 8
+    %2:i32 = imul %0, %1
+    %3:i64 = load ssbo[0] %2 align 8
+    %4:i64 = load ssbo[1] %2 align 8
+    %5:i64 = const 3
+    %6:i64 = imul {a}
+    %7:i64 = imul {b}
+    %8:i64 = iadd %6, %7
+    store ssbo[2] %2, %8 align 8
+}}
+"
+        )
+    };
+    let constant = parse_shader(&kernel("%3, %5", "%5, %4")).unwrap();
+    let variable = parse_shader(&kernel("%3, %4", "%4, %3")).unwrap();
+    // Not the address's `mul` (of D, by 8).
+    let muls = |k: &Kernel| {
+        k.asm
+            .lines()
+            .filter(|l| l.contains(" mul(") && !l.contains("<1>D "))
+            .count()
+    };
+    for w in [8, 16, 32] {
+        let kc = backend::compile(&constant, &opts(w)).unwrap();
+        check(&kc, w);
+        let kv = backend::compile(&variable, &opts(w)).unwrap();
+        check(&kv, w);
+        let (c, v) = (muls(&kc), muls(&kv));
+        assert!(
+            v > 0 && 3 * c == 2 * v,
+            "SIMD{w}: {c} against {v}:\n{}",
+            kc.asm
+        );
+    }
+}

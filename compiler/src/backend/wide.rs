@@ -781,15 +781,24 @@ pub fn alu64(
             )))
         }
         Imul => {
-            // (aH:aL) * (bH:bL) mod 2^64 = aL*bL + ((aL*bH + aH*bL) << 32).
+            // (aH:aL) * (bH:bL) mod 2^64 = aL*bL + ((aL*bH + aH*bL) << 32). A constant
+            // whose high dword is zero (`q * 3`) has no aL*bH product: it goes second.
+            let zero_hi = |o: &Opnd| matches!(o.base, Base::Imm(bits) if bits >> 32 == 0);
+            let (x, y) = if zero_hi(&s[0]) {
+                (s[1], s[0])
+            } else {
+                (s[0], s[1])
+            };
             let t = b.vreg(Type::UQ, 1);
-            b.alu2(O::Mul, t, lo(s[0]), lo(s[1]));
-            let c1 = b.vreg(Type::UD, 1);
-            b.alu2(O::Mul, c1, lo(s[0]), hi(s[1]));
+            b.alu2(O::Mul, t, lo(x), lo(y));
             let c2 = b.vreg(Type::UD, 1);
-            b.alu2(O::Mul, c2, hi(s[0]), lo(s[1]));
-            b.alu2(O::Add, c1, c1, c2);
-            b.alu2(O::Add, hi(t), hi(t), c1);
+            b.alu2(O::Mul, c2, hi(x), lo(y));
+            if !zero_hi(&y) {
+                let c1 = b.vreg(Type::UD, 1);
+                b.alu2(O::Mul, c1, lo(x), hi(y));
+                b.alu2(O::Add, c2, c2, c1);
+            }
+            b.alu2(O::Add, hi(t), hi(t), c2);
             b.mov(uq(d), t);
         }
         Ineg => super::isel::neg_abs(b, op, d, s, [Type::Q, Type::DF]),

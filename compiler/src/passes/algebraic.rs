@@ -253,6 +253,46 @@ impl Ctx {
         Some(kt.iter().chain(ke).cloned().chain(sels).collect())
     }
 
+    /// The results of `i` that both arms yield as constants a rule turns into an operation
+    /// on the condition alone (`bcsel(c, true, false)` is `c`, `bcsel(c, 1, 0)` is
+    /// `b2i(c)`, ...), whatever the arms do besides: they leave the `if` and become those
+    /// operations, returned to follow it. Each such result cost a move per arm, and a
+    /// result that is the condition lets later passes see through it (a `switch` case's
+    /// flag that says which arm ran).
+    fn const_results(&mut self, i: &mut If) -> Vec<Node> {
+        let (Some(Node::Yield(x)), Some(Node::Yield(y))) = (i.then_.last(), i.else_.last()) else {
+            return Vec::new();
+        };
+        let mut after = Vec::new();
+        let mut keep = Vec::new();
+        for (k, r) in i.results.iter().enumerate() {
+            let (a, b) = (x[k], y[k]);
+            let op = Op::Alu(AluOp::Bcsel, vec![i.cond, a, b]);
+            let t = self.values[r.0 as usize];
+            let on_cond = |op: &Op| matches!(op, Op::Alu(_, s) if s[..] == [i.cond]);
+            match self.simplify(t, &op) {
+                Some(Rewrite::Op(new))
+                    if on_cond(&new) && self.konst(a).is_some() && self.konst(b).is_some() =>
+                {
+                    self.record(*r, &new);
+                    after.push(Node::Instr(Instr::new(Some(*r), new)));
+                }
+                _ => keep.push(k),
+            }
+        }
+        if after.is_empty() {
+            return after;
+        }
+        self.changed = true;
+        i.results = keep.iter().map(|k| i.results[*k]).collect();
+        for arm in [&mut i.then_, &mut i.else_] {
+            if let Some(Node::Yield(v)) = arm.last_mut() {
+                *v = keep.iter().map(|k| v[*k]).collect();
+            }
+        }
+        after
+    }
+
     fn block(&mut self, b: &mut Block) {
         let old = std::mem::take(b);
         for n in old {
@@ -292,6 +332,13 @@ impl Ctx {
                 Node::If(mut i) => {
                     self.block(&mut i.then_);
                     self.block(&mut i.else_);
+                    if let Some(mut sel) = self.selects_of(&i) {
+                        self.block(&mut sel);
+                        b.extend(sel);
+                        self.changed = true;
+                        continue;
+                    }
+                    let after = self.const_results(&mut i);
                     if i.results.is_empty() {
                         // An arm's `yield` of nothing is its falling through (one-trip loops
                         // flattened into `if`s end their arms so): without it an empty arm
@@ -302,12 +349,6 @@ impl Ctx {
                                 self.changed = true;
                             }
                         }
-                    }
-                    if let Some(mut sel) = self.selects_of(&i) {
-                        self.block(&mut sel);
-                        b.extend(sel);
-                        self.changed = true;
-                        continue;
                     }
                     if i.then_.is_empty() && !i.else_.is_empty() && i.results.is_empty() {
                         let ct = self.values[i.cond.0 as usize];
@@ -324,6 +365,7 @@ impl Ctx {
                         self.changed = true;
                     }
                     b.push(Node::If(i));
+                    b.extend(after);
                 }
                 Node::Loop(mut l) => {
                     self.block(&mut l.body);
@@ -385,6 +427,47 @@ mod tests {
         )
         .unwrap();
         assert!(opt_algebraic(&mut f));
+    }
+
+    #[test]
+    fn constant_if_results_become_operations_on_the_condition() {
+        // Arms that do more than yield: the results of true/false and 1/0 leave the `if`
+        // (its `else` arm is then empty); 0/1 has no rule and stays a result.
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 1
+            %2:i32 = const 0
+            %3:b1 = ult %0, %1
+            %4:b1, %5:i32, %6:i32 = if %3 {
+                store ssbo[0] %0, %0 align 4
+                %7:b1 = const true
+                yield %7, %1, %2
+            } else {
+                %8:b1 = const false
+                yield %8, %2, %1
+            }
+            %9:i32 = b2i %4
+            store ssbo[1] %9, %5 align 4
+            store ssbo[1] %0, %6 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 1
+            %2:i32 = const 0
+            %3:b1 = ult %0, %1
+            %6:i32 = if %3 {
+                store ssbo[0] %0, %0 align 4
+                %7:b1 = const true
+                yield %2
+            } else {
+                %8:b1 = const false
+                yield %1
+            }
+            %4:b1 = mov %3
+            %5:i32 = b2i %3
+            %9:i32 = b2i %4
+            store ssbo[1] %9, %5 align 4
+            store ssbo[1] %0, %6 align 4",
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub(crate) mod private;
 mod sat;
 mod soft_fp64;
 mod ssa;
+mod thread;
 mod unroll;
 mod vectorize;
 
@@ -30,6 +31,7 @@ pub use private::opt_private_arrays;
 pub use sat::lower_sat_add;
 pub use soft_fp64::soft_fp64;
 pub use ssa::vars_to_ssa;
+pub use thread::opt_thread_ifs;
 pub use unroll::opt_unroll;
 pub use vectorize::opt_vectorize;
 

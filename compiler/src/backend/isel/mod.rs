@@ -97,6 +97,8 @@ pub struct Isel<'a> {
     pub subgroup_size: u32,
     /// Per value: every use is an ALU source (see `uniform_alu`).
     alu_uses_only: Vec<bool>,
+    /// Per value: something reads it (an atomic's unused result is not returned).
+    used: Vec<bool>,
     /// The operand of each 32-bit `fneg` (folded into `ffma` sources, see `alu_src`).
     fneg_of: HashMap<ir::Value, ir::Value>,
     /// 64-bit integers built from dwords and read as dwords (see `dword_pairs`).
@@ -364,6 +366,7 @@ impl<'a> Isel<'a> {
             no_uniform: false,
             subgroup_size: u32::from(w),
             alu_uses_only: alu_uses_only(&shader.func),
+            used: shader.func.use_counts().iter().map(|c| *c > 0).collect(),
             fneg_of: fnegs(&shader.func),
             dwords: dword_pairs(&shader.func),
             wide_vec_srcs: wide_vecs(&shader.func),
@@ -927,11 +930,14 @@ impl<'a> Isel<'a> {
             } => {
                 let qword = data.iter().any(|v| wide::is_wide(self.func.ty(*v)))
                     || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
+                // A result nobody reads is not asked for: the message returns nothing
+                // (`rlen` 0), as brw sends an atomic whose result is unused.
+                let ret = i.dst.filter(|d| self.used[d.0 as usize]);
                 if qword
                     && self.table_address.is_none()
                     && matches!(space, Space::Ssbo(_) | Space::SsboArray(_))
                 {
-                    return self.buffer_atomic64(i.dst, *op, *space, *offset, data);
+                    return self.buffer_atomic64(ret, *op, *space, *offset, data);
                 }
                 let surf = self.surface(*space)?;
                 if qword && surf != Surface::A64 {
@@ -940,9 +946,9 @@ impl<'a> Isel<'a> {
                 }
                 let addr = self.address(*space, *offset)?;
                 if qword {
-                    return self.atomic64(i.dst, *op, addr, data, None);
+                    return self.atomic64(ret, *op, addr, data, None);
                 }
-                let dst = match i.dst {
+                let dst = match ret {
                     Some(d) => self.def_reg(d)?.retype(Type::UD),
                     None => Opnd::null(Type::UD),
                 };
@@ -971,8 +977,10 @@ impl<'a> Isel<'a> {
                     data.clone()
                 };
                 let mut srcs = vec![addr.retype(surf.addr_type())];
+                // Constant data is written into the payload by lowering's copy: no register
+                // of its own first.
                 for v in &order {
-                    srcs.push(self.comp_reg(*v, 0)?.retype(Type::UD));
+                    srcs.push(self.comp(*v, 0)?.retype(Type::UD));
                 }
                 self.b().inst(
                     LOp::UntypedAtomic {

@@ -15,7 +15,7 @@
 //!
 //! - [`fold_flag_moves`]: a `mov.nz null, x` that only sets the flag from a boolean `x` is
 //!   removed when the flag already holds `x != 0` (the `cmp` that computed `x` wrote it, or
-//!   an identical `mov.nz` did), or folded into the logic instruction that computed `x` as
+//!   the 64-bit `cmp` whose low dwords `x` copies, or an identical `mov.nz` did), or folded into the logic instruction that computed `x` as
 //!   its conditional modifier; a `cmp` whose destination is then unread writes `null`.
 //! - [`flatten_ifs`]: small `if`/`else` regions of ALU instructions become predicated
 //!   instructions, and the two copies of an `if` result one `sel`.
@@ -553,6 +553,43 @@ fn flag_move(i: &LInst) -> Option<Opnd> {
     .then_some(*x)
 }
 
+/// Whether the copy at `j` (`mov x, lo(t)`) reads the low dwords of a 64-bit `cmp` result
+/// `t` that wrote the flag `m` (a flag move) tests, on `m`'s channels, with no flag write or
+/// control flow in between: the comparison's qword is all ones or zero per channel, so its
+/// low dword is nonzero exactly where it set the flag.
+fn compare_behind(insts: &[LInst], dead: &[bool], j: usize, m: &LInst) -> bool {
+    let [src] = insts[j].srcs.as_slice() else {
+        return false;
+    };
+    let Some(t) = src.vreg() else { return false };
+    if src.ty.size() != 4 || src.neg || src.abs || src.rows.is_some() {
+        return false;
+    }
+    for c in (0..j).rev() {
+        if dead[c] {
+            continue;
+        }
+        let p = &insts[c];
+        if p.op.is_control() {
+            return false;
+        }
+        if !p.writes_flag() && !writes_vreg(p, t) {
+            continue;
+        }
+        return p.op == LOp::Alu(Opcode::Cmp)
+            && p.writes_flag()
+            && writes_vreg(p, t)
+            && same_channels(p, m)
+            && p.flag_sub == m.flag_sub
+            && p.pred.is_none()
+            && p.dst.ty.size() == 8
+            && p.dst.off == src.off
+            && p.dst.stride * 2 == src.stride
+            && p.dst.rows.is_none();
+    }
+    false
+}
+
 /// Removes `mov.nz null, x` instructions whose flag the program already holds or that the
 /// instruction computing `x` can set itself (see the module documentation). Scans back from
 /// each such move within its block (no control flow in between, so the channel mask is the
@@ -607,7 +644,16 @@ pub fn fold_flag_moves(prog: &mut Program) -> bool {
                 && p.srcs
                     .iter()
                     .all(|s| s.ty.size() == p.dst.ty.size() && !s.ty.is_float());
-            if redundant || foldable {
+            // A copy of the low dwords of a 64-bit comparison's result (`wide::cmp64`):
+            // the flag that comparison set is the copy's `!= 0` too.
+            let through = same
+                && exact
+                && p.op == LOp::Alu(Opcode::Mov)
+                && p.cmod == CondMod::None
+                && p.pred.is_none()
+                && !p.writes_flag()
+                && compare_behind(&prog.insts, &dead, j, m);
+            if redundant || foldable || through {
                 if foldable {
                     prog.insts[j].cmod = CondMod::Nz;
                 }

@@ -479,6 +479,38 @@ fn flag_move_after_its_cmp_goes_and_the_unread_cmp_writes_null() {
 }
 
 #[test]
+fn flag_move_of_a_64_bit_compare_copy_goes() {
+    // `wide::cmp64`: a DF compare into a qword temporary, its low dwords copied out, then
+    // the branch's flag move. The compare already set the flag; with a flag write in
+    // between (second program) the move stays.
+    for between in [false, true] {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let (x, y) = (b.vreg(Type::DF, 1), b.vreg(Type::DF, 1));
+        let t = b.vreg(Type::DF, 1);
+        let d = b.vreg(Type::UD, 1);
+        b.cmp(CondMod::L, t, x, y);
+        let lo = Opnd {
+            ty: Type::UD,
+            stride: t.stride * 2,
+            ..t
+        };
+        b.mov(d, lo);
+        if between {
+            let u = b.vreg(Type::D, 1);
+            b.cmp(CondMod::Z, u, d.retype(Type::D), Opnd::d(3));
+        }
+        b.flag_from(d);
+        b.control(LOp::If).pred = Some(P);
+        b.control(LOp::Endif);
+        let before = body(&p);
+        assert_eq!(fold_flag_moves(&mut p), !between, "{before:#?}");
+        let moves = body(&p).iter().filter(|l| l.starts_with("mov.nz")).count();
+        assert_eq!(moves, usize::from(between), "{:#?}", body(&p));
+    }
+}
+
+#[test]
 fn flag_move_stays_when_the_flag_was_rewritten_or_the_block_changed() {
     let mut p = Program::default();
     let mut b = Builder::new(&mut p, 8);
