@@ -303,7 +303,7 @@ impl Isel<'_> {
         let r = self.instr_at_table_address(i);
         self.table_address = None;
         r?;
-        if let Some(d) = i.dst {
+        if let Some(d) = self.read_dst(i) {
             self.b().control(LOp::Else);
             let t = self.func.ty(d);
             for c in 0..usize::from(t.comps) {

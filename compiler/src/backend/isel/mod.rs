@@ -498,6 +498,12 @@ impl<'a> Isel<'a> {
         Ok(r)
     }
 
+    /// The destination of `i` when something reads it: an atomic's unused result is not
+    /// asked for, so it has no register.
+    pub(super) fn read_dst(&self, i: &ir::Instr) -> Option<ir::Value> {
+        i.dst.filter(|d| self.used[d.0 as usize])
+    }
+
     pub(super) fn dst_comp(&self, v: ir::Value, c: usize) -> Opnd {
         match &self.vals[v.0 as usize] {
             Some(Val::Reg(r, s)) => r.offset(s * c as u32),
@@ -932,7 +938,7 @@ impl<'a> Isel<'a> {
                     || i.dst.is_some_and(|d| wide::is_wide(self.func.ty(d)));
                 // A result nobody reads is not asked for: the message returns nothing
                 // (`rlen` 0), as brw sends an atomic whose result is unused.
-                let ret = i.dst.filter(|d| self.used[d.0 as usize]);
+                let ret = self.read_dst(i);
                 if qword
                     && self.table_address.is_none()
                     && matches!(space, Space::Ssbo(_) | Space::SsboArray(_))
