@@ -236,14 +236,9 @@ fn thread(
     let mut arms = [first.then_.clone(), first.else_.clone()];
     for (arm, pick) in arms.iter_mut().zip(picks) {
         let Some(pick) = pick else { continue };
-        let had_yield = matches!(arm.last(), Some(Node::Yield(_)));
-        let y = match arm.last() {
-            Some(Node::Yield(_)) => match arm.pop() {
-                Some(Node::Yield(y)) => y,
-                _ => unreachable!(),
-            },
-            _ => Vec::new(),
-        };
+        let yielded = pop_yield(arm);
+        let had_yield = yielded.is_some();
+        let y = yielded.unwrap_or_default();
         let mut map: HashMap<Value, Value> = first.results.iter().copied().zip(y.clone()).collect();
         for i in between {
             let mut c = i.clone();
@@ -264,21 +259,13 @@ fn thread(
             second.else_.clone()
         };
         rewrite_uses_in(&mut moved, &|u| map.get(&u).copied().unwrap_or(u));
-        match moved.last() {
-            Some(Node::Yield(_)) => {
-                let Some(Node::Yield(y2)) = moved.pop() else {
-                    unreachable!()
-                };
-                arm.extend(moved);
-                arm.push(Node::Yield(y.into_iter().chain(y2).collect()));
-            }
-            Some(Node::Break(_) | Node::Continue(_)) => arm.extend(moved),
-            _ => {
-                arm.extend(moved);
-                if had_yield {
-                    arm.push(Node::Yield(y));
-                }
-            }
+        let jumps = matches!(moved.last(), Some(Node::Break(_) | Node::Continue(_)));
+        let y2 = pop_yield(&mut moved);
+        arm.extend(moved);
+        match y2 {
+            Some(y2) => arm.push(Node::Yield(y.into_iter().chain(y2).collect())),
+            None if had_yield && !jumps => arm.push(Node::Yield(y)),
+            None => {}
         }
     }
     let [then_, else_] = arms;
@@ -293,6 +280,17 @@ fn thread(
             .copied()
             .collect(),
     })
+}
+
+/// Removes and returns the values of the `yield` that ends `b`, if it ends in one.
+fn pop_yield(b: &mut Block) -> Option<Vec<Value>> {
+    match b.last() {
+        Some(Node::Yield(_)) => match b.pop() {
+            Some(Node::Yield(y)) => Some(y),
+            _ => unreachable!("the last node is a yield"),
+        },
+        _ => None,
+    }
 }
 
 fn pure(i: &Instr) -> bool {

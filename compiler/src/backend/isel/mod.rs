@@ -636,9 +636,9 @@ impl<'a> Isel<'a> {
     }
 
     /// The values cached while their definition dominates (`lane`, `lane_bytes`,
-    /// `desc_index`, `recips`, `df_one`, `roots`), saved on entering an `if` arm or a loop body and put back
-    /// after it: an arm or body may be skipped or left early, so what it computed does not
-    /// exist after it.
+    /// `desc_index`, `recips`, `df_one`, `roots`), saved on entering an `if` arm or a loop
+    /// body and put back after it: an arm or body may be skipped or left early, so what it
+    /// computed does not exist after it.
     fn scoped(&self) -> Scoped {
         Scoped {
             lane: self.lane,

@@ -133,17 +133,8 @@ fn coalesce_once(prog: &mut Program) -> bool {
     let depth = RangeMin::new(depth);
     let jump_do = RangeMin::new(jump_do);
     let while_do = RangeMin::new(while_do);
-    // Registers only ALU and math instructions reference.
-    let mut alu_only = vec![true; nv];
-    for i in &prog.insts {
-        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
-            for o in std::iter::once(&i.dst).chain(i.srcs.iter()) {
-                if let Some(v) = o.vreg() {
-                    alu_only[v as usize] = false;
-                }
-            }
-        }
-    }
+    // Registers a message or gather reads or writes (whole, from their start).
+    let whole_refs = super::taken_whole(prog, true);
     // Registers renamed this round, and the instruction ranges and byte ranges into which
     // each target took a renamed register's references this round.
     let mut gone = vec![false; nv];
@@ -168,7 +159,7 @@ fn coalesce_once(prog: &mut Program) -> bool {
             || gone[r as usize]
             || !claims[x as usize].is_empty()
             || part.1 > size_r
-            || !(whole || (at % 32 == 0 && alu_only[x as usize]))
+            || !(whole || (at % 32 == 0 && !whole_refs[x as usize]))
         {
             continue;
         }

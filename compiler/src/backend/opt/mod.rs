@@ -15,8 +15,9 @@
 //!
 //! - [`fold_flag_moves`]: a `mov.nz null, x` that only sets the flag from a boolean `x` is
 //!   removed when the flag already holds `x != 0` (the `cmp` that computed `x` wrote it, or
-//!   the 64-bit `cmp` whose low dwords `x` copies, or an identical `mov.nz` did), or folded into the logic instruction that computed `x` as
-//!   its conditional modifier; a `cmp` whose destination is then unread writes `null`.
+//!   the 64-bit `cmp` whose low dwords `x` copies, or an identical `mov.nz` did), or folded
+//!   into the logic instruction that computed `x` as its conditional modifier; a `cmp` whose
+//!   destination is then unread writes `null`.
 //! - [`flatten_ifs`]: small `if`/`else` regions of ALU instructions become predicated
 //!   instructions, and the two copies of an `if` result one `sel`.
 //! - [`predicate_jumps`]: `(+f0) if; <copies>; break; endif` becomes
@@ -908,11 +909,19 @@ fn remove_marked(insts: &mut Vec<LInst>, dead: &[bool]) {
 /// a gather) reads it. Such reads take the register whole, not through a region, so a
 /// pass may neither move them to another register's bytes nor merge two of them.
 fn read_whole(prog: &Program) -> Vec<bool> {
+    taken_whole(prog, false)
+}
+
+/// Per virtual register: whether an instruction other than an ALU or math one reads it,
+/// or with `writes` also writes it (such instructions take their registers whole, from
+/// their start).
+fn taken_whole(prog: &Program, writes: bool) -> Vec<bool> {
     let mut whole = vec![false; prog.vregs.len()];
     for i in &prog.insts {
         if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
-            for s in &i.srcs {
-                if let Some(v) = s.vreg() {
+            let dst = writes.then_some(&i.dst);
+            for o in dst.into_iter().chain(&i.srcs) {
+                if let Some(v) = o.vreg() {
                     whole[v as usize] = true;
                 }
             }
