@@ -1557,11 +1557,11 @@ const CONSTANT_DIVISORS: [f64; 6] = [
     1.5e-323,
 ];
 
-/// A constant divisor whose 2^k (1/y = 2^k / m) is a normal double needs no reciprocal
-/// sequence: m, 1/m and +-2^k are constants, so its quotients have no math-unit `inv`
-/// (the divisor 1.5 * 2^1023, whose 2^k is denormal, and a denormal one keep theirs: two
-/// per SIMD8 piece, the guess's MATH running per piece); and every quotient is within
-/// [`DIV_ULPS`] of Rust's, the special ones exact, at SIMD8/16/32.
+/// A constant divisor needs no reciprocal sequence: its reciprocal is two constants
+/// hi + lo (and a power-of-two scale where y is near 2^1023 and above, tiny or denormal),
+/// so each quotient is one product and one DF MAD per SIMD8 piece, with no math-unit
+/// `inv` and no comparison; and every quotient is within [`DIV_ULPS`] of Rust's, the
+/// special ones exact, at SIMD8/16/32.
 #[test]
 fn df_division_by_a_constant_takes_no_reciprocal_sequence() {
     assert!(CONSTANT_DIVISORS[5] > 0.0 && !CONSTANT_DIVISORS[5].is_normal());
@@ -1569,8 +1569,11 @@ fn df_division_by_a_constant_takes_no_reciprocal_sequence() {
         let Some(k) = kernel("div_by_constants", DIV_BY_CONSTANTS, simd) else {
             return;
         };
-        let invs = k.asm.lines().filter(|l| l.contains("math inv")).count();
-        assert_eq!(invs, 2 * simd as usize / 8, "SIMD{simd}\n{}", k.asm);
+        let count = |op: &str| k.asm.lines().filter(|l| l.contains(op)).count();
+        assert_eq!(count("math"), 0, "SIMD{simd}\n{}", k.asm);
+        assert_eq!(count("cmp"), 0, "SIMD{simd}\n{}", k.asm);
+        let pieces = simd as usize / 8;
+        assert_eq!(count("mad("), 6 * pieces, "SIMD{simd}\n{}", k.asm);
     }
     let n = 1024;
     let xs = div_operands(n, 0x5EED_0C0D_E5EE_D0C0);

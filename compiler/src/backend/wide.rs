@@ -336,12 +336,21 @@ fn scale_denormal(b: &mut Builder, x: Opnd) -> Opnd {
 /// quotient is formed, so it and its remainder stay clear of the denormal range.
 const TINY_EXP: i32 = 108;
 
-/// What every division by one DF divisor `y` shares (see [`recip`]): its reciprocal in
-/// reduced form and the factors that put the exponent back. Isel computes it once per
-/// divisor operand and reuses it for `1 / y` and each `x / y` it dominates (brw gets the
-/// same from NIR's CSE of its `drcp` lowering).
+/// What every division by one DF divisor `y` shares (see [`recip`]). Isel computes it
+/// once per divisor operand and reuses it for `1 / y` and each `x / y` it dominates (brw
+/// gets the same from NIR's CSE of its `drcp` lowering).
 #[derive(Clone, Copy, Debug)]
-pub struct Recip {
+pub enum Recip {
+    /// Its reciprocal in reduced form and the factors that put the exponent back: a
+    /// divisor known at run time, or a constant one under DenormFlushToZero.
+    Reduced(Reduced),
+    /// A constant divisor's reciprocal as two doubles (DF denormals kept).
+    Split(Split),
+}
+
+/// The reduced reciprocal of [`Recip::Reduced`].
+#[derive(Clone, Copy, Debug)]
+pub struct Reduced {
     /// |y| (a denormal y times 2^54) with its exponent cleared: [1, 2). A full-width
     /// register: it is a MAD operand.
     m: Opnd,
@@ -358,6 +367,22 @@ pub struct Recip {
     /// The quotient's scalar constants, moved once with the reciprocal so that every
     /// quotient of the divisor reads the same registers.
     c: QuotientConsts,
+}
+
+/// A constant divisor y's reciprocal as the unevaluated sum of two doubles (see
+/// [`split_recip`]): `x / y` is `x * hi + x * lo`, one product and one DF MAD, with one
+/// more product where x or the quotient is scaled.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    /// A full-width register when `lo` is there (it is a MAD operand), else a scalar one.
+    hi: Opnd,
+    /// A scalar register; None where 1/y is a power of two.
+    lo: Option<Opnd>,
+    /// [`SplitRecip`]'s `pre` and `post` (scalar registers); None for 1.
+    pre: Option<Opnd>,
+    post: Option<Opnd>,
+    /// 1/y rounded to nearest: `1 / y` itself.
+    inv: f64,
 }
 
 /// The DF constants of [`quotient`] (scalar registers).
@@ -414,14 +439,22 @@ fn sign_exponent(b: &mut Builder, x: Opnd) -> (Opnd, Opnd) {
 /// r += r * (1 - m * r), each two DF MADs with the residual fused. With e the guess's
 /// relative error, a step leaves e^2 + e * 2^-53 before its rounding, so after the second
 /// |r - 1/m| <= 0.5 ULP + 2^-86: r is within an ULP of 1/m (not always its correctly
-/// rounded value). A constant divisor takes [`const_recip`] where it applies.
+/// rounded value). A constant divisor takes [`split_recip`] where the kernel rounds DF
+/// results to nearest and keeps DF denormals (`nearest_denormals`; the bound there is
+/// proved for that environment), else [`const_recip`] where it applies.
 ///
 /// `one` is the full-width DF 1.0 of an earlier reciprocal whose block dominates this one
 /// (None: moved here, and returned there for the next).
-pub fn recip(b: &mut Builder, y: Opnd, one: &mut Option<Opnd>) -> Recip {
+pub fn recip(b: &mut Builder, y: Opnd, one: &mut Option<Opnd>, nearest_denormals: bool) -> Recip {
+    let constant = imm_value(y);
+    if let Some(v) = constant.filter(|_| nearest_denormals) {
+        if let Some(s) = split_recip(v) {
+            return Recip::Split(split_consts(b, v, s));
+        }
+    }
     let c = QuotientConsts::new(b);
-    if let Some(r) = imm_value(y).and_then(|v| const_recip(b, v, c)) {
-        return r;
+    if let Some(r) = constant.and_then(|v| const_recip(b, v, c)) {
+        return Recip::Reduced(r);
     }
     let ys = scale_denormal(b, y);
     // f0.0: y was scaled.
@@ -466,21 +499,22 @@ pub fn recip(b: &mut Builder, y: Opnd, one: &mut Option<Opnd>) -> Recip {
     b.cmp(CondMod::Nz, Opnd::null(Type::DF), ys, ys);
     pmov(b, s1, ys);
     let s2 = from_field(b, h2);
-    Recip {
+    Recip::Reduced(Reduced {
         m,
         r,
         s1,
         s2: Some(s2),
         c,
-    }
+    })
 }
 
-/// The [`Recip`] of a constant divisor y = +-m * 2^-k with 2^k a normal double
-/// (|k| <= 1022; other constants take the general sequence): m and r = 1/m rounded to
-/// nearest (within the half ULP the Newton steps reach, so the quotient's bound holds
-/// as proved for them) moved into full-width registers, and s1 = +-2^k. No s2: one
-/// exact product puts the exponent back.
-fn const_recip(b: &mut Builder, y: f64, c: QuotientConsts) -> Option<Recip> {
+/// The [`Reduced`] reciprocal of a constant divisor y = +-m * 2^-k with 2^k a normal
+/// double (|k| <= 1022; other constants take the general sequence), for kernels that
+/// flush DF denormals or round toward zero (where [`split_recip`]'s bound is not
+/// proved): m and r = 1/m rounded to nearest (within the half ULP the Newton steps
+/// reach, so the quotient's bound holds as proved for them) moved into full-width
+/// registers, and s1 = +-2^k. No s2: one exact product puts the exponent back.
+fn const_recip(b: &mut Builder, y: f64, c: QuotientConsts) -> Option<Reduced> {
     if !y.is_normal() {
         return None;
     }
@@ -495,7 +529,7 @@ fn const_recip(b: &mut Builder, y: f64, c: QuotientConsts) -> Option<Recip> {
     let r = b.vreg(Type::DF, 1);
     b.mov(r, df_imm(1.0 / mv));
     let s1 = df_const(b, 2f64.powi(k).copysign(y));
-    Some(Recip {
+    Some(Reduced {
         m,
         r,
         s1,
@@ -504,9 +538,133 @@ fn const_recip(b: &mut Builder, y: f64, c: QuotientConsts) -> Option<Recip> {
     })
 }
 
+/// The compile-time constants of a [`Split`] reciprocal: x / y = ((x * pre) / Y) * post,
+/// with hi + lo = 1/Y.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SplitRecip {
+    hi: f64,
+    lo: f64,
+    /// Powers of two (1 where there is no scaling) for y = Y * 2^j: 2^-j before for
+    /// j < 0, after for j > 0.
+    pre: f64,
+    post: f64,
+}
+
+/// A finite nonzero constant y's reciprocal as hi + lo (None for 0, infinities, NaN).
+/// hi is 1/y truncated toward zero to a normal double and lo = 1/y - hi rounded to
+/// nearest, a normal double of hi's sign or zero: |hi + lo - 1/y| <= 2^-53 |lo| <=
+/// 2^-105 |1/y|. Where 1/y or its lo is not normal, y = Y * 2^j with Y in [1, 2) and
+/// the pair is Y's: j > 0 for |y| from about 2^969 up (then j <= 1022 and |Y| < 4), the
+/// quotient x / Y scaled by 2^-j after; j = -1022 for a denormal y (|Y| in [2^-52, 1)),
+/// the dividend scaled by 2^1022 before.
+///
+/// Why `x * hi + x * lo` (one product, one DF MAD) is within an ULP (RTE with
+/// denormals; docs/float-controls.md):
+/// - with t = x * lo normal, the MAD's exact sum x * hi + t is within 2^-104 |x / Y| of
+///   x / Y (t rounds by at most 2^-53 |t| <= 2^-105 |x / Y|), so its one rounding is
+///   within 0.5 + 2^-51 ULP: correctly rounded except next to a midpoint;
+/// - where t underflows, x / Y is below 2^-969: above 2^-1021 its ULP is at least
+///   2^-1073 and t's rounding error (at most 2^-1075) is at most a quarter of it, so the
+///   result stays within 0.75 + 2^-51 ULP; below 2^-1021 t's grid is the result's, and
+///   the two roundings add to at most 1 + 2^-52 ULP of the exact quotient: the
+///   correctly rounded value or one next to it;
+/// - scaled after (j > 0): |Y| >= 1, so x / Y overflows only where the quotient does;
+///   the product with 2^-j is exact unless the quotient is denormal, where it rounds
+///   once more: half an ULP on top of an error scaled down by 2^-j;
+/// - scaled before (j < 0): x * 2^1022 is exact, or overflows where the quotient does
+///   (|Y| < 1); a nonzero scaled dividend is at least 2^-52, so x / Y is never tiny;
+/// - specials: lo has hi's sign, so an infinite x gives inf + inf of one sign, never
+///   inf - inf; a zero x gives +-0 * hi + (+-0 of the same sign); NaN stays NaN; an
+///   overflowing quotient rounds to infinity in the MAD (its product is exact there).
+fn split_recip(y: f64) -> Option<SplitRecip> {
+    if y == 0.0 || !y.is_finite() {
+        return None;
+    }
+    // hi and lo of 1/y for a y whose pair is normal.
+    let pair = |y: f64| -> Option<(f64, f64)> {
+        let mut hi = 1.0 / y;
+        // 1 - hi * y is exact (hi is within an ULP of 1/y); negative when |hi| > |1/y|.
+        if (-hi).mul_add(y, 1.0) < 0.0 {
+            hi = f64::from_bits(hi.to_bits() - 1);
+        }
+        let lo = (-hi).mul_add(y, 1.0) / y;
+        (hi.is_normal() && (lo == 0.0 || lo.is_normal())).then_some((hi, lo))
+    };
+    if let Some((hi, lo)) = pair(y) {
+        return Some(SplitRecip {
+            hi,
+            lo,
+            pre: 1.0,
+            post: 1.0,
+        });
+    }
+    let field = ((y.to_bits() >> 52) & 0x7FF) as i32;
+    let j = (field - 1023).clamp(-1022, 1022);
+    let (hi, lo) = pair(y * 2f64.powi(-j))?;
+    let (pre, post) = if j < 0 {
+        (2f64.powi(-j), 1.0)
+    } else {
+        (1.0, 2f64.powi(-j))
+    };
+    Some(SplitRecip { hi, lo, pre, post })
+}
+
+/// [`SplitRecip`]'s constants (of divisor `y`) moved into registers: `hi` full width
+/// where it is a MAD operand, the others as scalars.
+fn split_consts(b: &mut Builder, y: f64, s: SplitRecip) -> Split {
+    let (hi, lo) = if s.lo == 0.0 {
+        (df_const(b, s.hi), None)
+    } else {
+        let hi = b.vreg(Type::DF, 1);
+        b.mov(hi, df_imm(s.hi));
+        (hi, Some(df_const(b, s.lo)))
+    };
+    let mut scale = |v: f64| (v != 1.0).then(|| df_const(b, v));
+    let (pre, post) = (scale(s.pre), scale(s.post));
+    Split {
+        hi,
+        lo,
+        pre,
+        post,
+        inv: 1.0 / y,
+    }
+}
+
+/// `d = x / y` from a constant y's [`Split`] reciprocal: x scaled, t = x * lo, then
+/// x * hi + t in one DF MAD, the quotient scaled (see [`split_recip`] for the bound).
+fn split_quotient(b: &mut Builder, d: Opnd, x: Opnd, s: &Split) {
+    let d = d.retype(Type::DF);
+    let x = match s.pre {
+        Some(pre) => {
+            let t = b.vreg(Type::DF, 1);
+            b.alu2(O::Mul, t, x, pre);
+            t
+        }
+        None => x,
+    };
+    let q = if s.post.is_some() {
+        b.vreg(Type::DF, 1)
+    } else {
+        d
+    };
+    match s.lo {
+        Some(lo) => {
+            let t = b.vreg(Type::DF, 1);
+            b.alu2(O::Mul, t, x, lo);
+            b.inst(LOp::Alu(O::Mad), q, vec![t, x, s.hi]);
+        }
+        None => {
+            b.alu2(O::Mul, q, x, s.hi);
+        }
+    }
+    if let Some(post) = s.post {
+        b.alu2(O::Mul, d, q, post);
+    }
+}
+
 /// `d = q * s1 * s2` as a DF: the exponent put back (exactly unless the result is
 /// denormal or overflows, rounded once there).
-fn unreduce(b: &mut Builder, d: Opnd, q: Opnd, r: &Recip) {
+fn unreduce(b: &mut Builder, d: Opnd, q: Opnd, r: &Reduced) {
     let d = d.retype(Type::DF);
     match r.s2 {
         Some(s2) => {
@@ -534,6 +692,10 @@ pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
     if x.base == Base::Imm(1f64.to_bits()) && !x.neg {
         return reciprocal(b, d, r);
     }
+    let r = match r {
+        Recip::Split(s) => return split_quotient(b, d, x, s),
+        Recip::Reduced(r) => r,
+    };
     // A constant dividend in a register: it is read with the absolute-value modifier.
     let x = if x.is_imm() {
         let t = b.vreg(Type::DF, 1);
@@ -567,7 +729,13 @@ pub fn quotient(b: &mut Builder, d: Opnd, x: Opnd, r: &Recip) {
 /// `d = 1 / y` from y's [`Recip`]: r * s1 * s2, within an ULP for normal results, and
 /// exact for a special y (s1 is the result there).
 pub fn reciprocal(b: &mut Builder, d: Opnd, r: &Recip) {
-    unreduce(b, d, r.r, r);
+    match r {
+        Recip::Reduced(r) => unreduce(b, d, r.r, r),
+        // Correctly rounded at compile time.
+        Recip::Split(s) => {
+            b.mov(d.retype(Type::DF), df_imm(s.inv));
+        }
+    }
 }
 
 /// What sqrt(x) and 1/sqrt(x) of one DF operand share (see [`root`]): x reduced to
@@ -850,12 +1018,14 @@ pub fn alu64(
             // lower_simd_width), no RepCtrl on 64-bit sources (legalize expands scalars).
             b.inst(LOp::Alu(O::Mad), df(d), vec![df(s[2]), df(s[0]), df(s[1])]);
         }
+        // Isel selects f64 division through `div64` (shared reciprocals, the float modes
+        // known); other callers get constants through the sequence proved under every mode.
         Fdiv => {
-            let r = recip(b, df(s[1]), &mut None);
+            let r = recip(b, df(s[1]), &mut None, false);
             quotient(b, d, df(s[0]), &r);
         }
         Frcp => {
-            let r = recip(b, df(s[0]), &mut None);
+            let r = recip(b, df(s[0]), &mut None, false);
             reciprocal(b, d, &r);
         }
         Fsqrt | Frsq => {
@@ -1184,4 +1354,175 @@ pub fn store64(b: &mut Builder, surf: Surface, addr: Opnd, src: &[Opnd]) {
 
 fn chunk_addr(b: &mut Builder, surf: Surface, addr: Opnd, c: u32) -> Opnd {
     b.addr_add(surf, addr, 8 * c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the hardware computes for `x / y` from y's [`SplitRecip`]: x times pre, the
+    /// product x * lo, the DF MAD x * hi + t (one rounding), the product with post; each
+    /// as IEEE rounds it to nearest with denormals (Rust's f64).
+    fn split_div(x: f64, s: SplitRecip) -> f64 {
+        let x = x * s.pre;
+        let q = if s.lo == 0.0 {
+            x * s.hi
+        } else {
+            x.mul_add(s.hi, x * s.lo)
+        };
+        q * s.post
+    }
+
+    /// Distance in ULPs of two doubles (0 for two NaNs, u64::MAX across signs).
+    fn ulps(a: f64, b: f64) -> u64 {
+        if (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits() {
+            return 0;
+        }
+        if a.is_sign_negative() != b.is_sign_negative() || a.is_nan() || b.is_nan() {
+            return u64::MAX;
+        }
+        a.to_bits().abs_diff(b.to_bits())
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        /// A double of any sign and exponent field (finite).
+        fn any(&mut self) -> f64 {
+            let b = self.next();
+            let v = f64::from_bits(b);
+            if v.is_finite() {
+                v
+            } else {
+                f64::from_bits(b & !(1 << 62))
+            }
+        }
+    }
+
+    fn divisors(rng: &mut Rng) -> Vec<f64> {
+        let mut ys = vec![
+            0.1,
+            -3.0,
+            7.0,
+            1.2345e300,
+            -6.5e-300,
+            1.348269851146737e308,
+            1.5e-323,
+            5e-324,
+            f64::MAX,
+            -f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE * 1.5,
+            2f64.powi(1023),
+            2f64.powi(-1022),
+            2f64.powi(-1074),
+            2f64.powi(-1073) * 3.0,
+            2f64.powi(969),
+            2f64.powi(970) * 1.75,
+            f64::from_bits(0x3FFF_FFFF_FFFF_FFFF),
+            f64::from_bits(0x0000_0000_0000_0003),
+            f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+        ];
+        ys.extend((0..300).map(|_| rng.any()));
+        ys
+    }
+
+    /// Dividends of every class for divisor y: random doubles, tiny and denormal ones,
+    /// ones whose quotient is tiny (below 2^-1021, where the bound is loosest), near
+    /// overflow, and the specials.
+    fn dividends(rng: &mut Rng, y: f64) -> Vec<f64> {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MAX,
+            -f64::MAX,
+            5e-324,
+            -5e-324,
+            f64::MIN_POSITIVE,
+        ];
+        for _ in 0..600 {
+            let r = rng.next();
+            xs.push(rng.any());
+            // Denormal and tiny normal dividends.
+            xs.push(f64::from_bits(r >> (r % 64) as u32 & !(0x7FF << 52)));
+            // Quotients near 2^-1074 .. 2^-1019 and near the largest double.
+            let q = f64::from_bits(r & 0x001F_FFFF_FFFF_FFFF | (r % 4) << 52);
+            xs.push(q * y);
+            xs.push(f64::MAX * f64::from_bits(0x3FE0_0000_0000_0000 | r >> 12) * y.abs());
+        }
+        xs
+    }
+
+    /// Every pair [`split_recip`] gives is normal, lo has hi's sign, and hi + lo is 1/Y
+    /// to within 2^-104 relatively (its residual 1 - Y * (hi + lo) is below 2^-104).
+    #[test]
+    fn split_recip_pairs_are_normal_same_signed_and_tight() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for y in divisors(&mut rng) {
+            let s = split_recip(y).unwrap_or_else(|| panic!("{y:e}"));
+            assert!(s.hi.is_normal(), "{y:e}: {s:?}");
+            assert!(s.lo == 0.0 || s.lo.is_normal(), "{y:e}: {s:?}");
+            assert!(
+                s.lo == 0.0 || s.lo.signum() == s.hi.signum(),
+                "{y:e}: {s:?}"
+            );
+            for scale in [s.pre, s.post] {
+                assert!(
+                    scale.is_normal() && scale.log2().fract() == 0.0,
+                    "{y:e}: {s:?}"
+                );
+            }
+            assert!(s.pre == 1.0 || s.post == 1.0, "{y:e}: {s:?}");
+            // y = Y * 2^j, pre = 2^-j (j < 0) or post = 2^-j (j > 0).
+            let yy = y * s.pre * s.post;
+            assert!(s.post == 1.0 || yy.abs() >= 1.0, "{y:e}: {s:?}");
+            assert!(s.pre == 1.0 || yy.abs() < 1.0, "{y:e}: {s:?}");
+            let e = (-s.hi).mul_add(yy, 1.0);
+            let residual = (-s.lo).mul_add(yy, e);
+            assert!(
+                residual.abs() <= 2f64.powi(-104),
+                "{y:e}: {s:?} {residual:e}"
+            );
+        }
+        for y in [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            assert_eq!(split_recip(y), None);
+        }
+    }
+
+    /// The sequence is within an ULP of the correctly rounded quotient for every class
+    /// of dividend and divisor, exact for zeros, infinities, NaN and overflow; and it is
+    /// the correctly rounded quotient for almost every result from 2^-968 up (where
+    /// x * lo does not underflow).
+    #[test]
+    fn split_quotients_are_within_an_ulp() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let (mut normal, mut rounded) = (0u64, 0u64);
+        for y in divisors(&mut rng) {
+            let s = split_recip(y).expect("finite nonzero");
+            for x in dividends(&mut rng, y) {
+                let (got, want) = (split_div(x, s), x / y);
+                let d = ulps(got, want);
+                let special = want == 0.0 || !want.is_finite();
+                assert!(
+                    if special { d == 0 } else { d <= 1 },
+                    "{x:e} ({:#x}) / {y:e}: got {got:e} want {want:e} ({d} ulps)",
+                    x.to_bits()
+                );
+                // Where x * lo does not underflow.
+                if want.is_finite() && want.abs() >= 2f64.powi(-968) {
+                    normal += 1;
+                    rounded += (d == 0) as u64;
+                }
+            }
+        }
+        assert!(normal > 100_000, "{normal}");
+        assert!(rounded * 10_000 >= normal * 9_999, "{rounded} of {normal}");
+    }
 }

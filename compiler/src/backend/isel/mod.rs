@@ -667,7 +667,10 @@ impl<'a> Isel<'a> {
             Some(r) => *r,
             None => {
                 let mut one = self.df_one;
-                let r = wide::recip(&mut self.b(), y, &mut one);
+                let fc = &self.func.float_controls;
+                let nearest_denormals =
+                    !fc.any_rtz() && fc.mode(64).denorm != ir::Denorm::FlushToZero;
+                let r = wide::recip(&mut self.b(), y, &mut one, nearest_denormals);
                 self.df_one = one;
                 self.recips.insert(y, r);
                 r
