@@ -44,9 +44,12 @@ pub enum DriverError {
 /// - a caught panic or an unexpected kernel errno (`severe`) in a command that may report a
 ///   lost device (queue submission, waits, status queries) is VK_ERROR_DEVICE_LOST: the driver's
 ///   state for that queue can no longer be trusted;
-/// - anything else (an invalid handle or pointer, a violated valid-usage rule, or a severe error
-///   in a command that cannot lose the device) is VK_ERROR_OUT_OF_HOST_MEMORY, the one error
-///   every command may return.
+/// - a severe error in any other command is VK_ERROR_UNKNOWN: the spec's code for "an
+///   unexpected error ... that cannot be attributed to valid behavior of the application and
+///   implementation", which "may be returned from any command returning a VkResult" (no memory
+///   ran out, so OUT_OF_HOST_MEMORY would send the application after the wrong cause);
+/// - anything else (an invalid handle or pointer, a violated valid-usage rule) is
+///   VK_ERROR_OUT_OF_HOST_MEMORY, the one error every command may return.
 pub fn unexpected_result(command: &str, severe: bool) -> vk::Result {
     const INIT: &[&str] = &[
         "vkCreateInstance",
@@ -69,6 +72,8 @@ pub fn unexpected_result(command: &str, severe: bool) -> vk::Result {
         vk::Result::ERROR_INITIALIZATION_FAILED
     } else if severe && LOSES_DEVICE.contains(&command) {
         vk::Result::ERROR_DEVICE_LOST
+    } else if severe {
+        vk::Result::ERROR_UNKNOWN
     } else {
         vk::Result::ERROR_OUT_OF_HOST_MEMORY
     }
@@ -177,19 +182,15 @@ mod tests {
                 e.result_in("vkCreateDevice"),
                 vk::Result::ERROR_INITIALIZATION_FAILED
             );
-            assert_eq!(
-                e.result_in("vkCreateBuffer"),
-                vk::Result::ERROR_OUT_OF_HOST_MEMORY
-            );
         }
         for e in &misuse {
-            assert_eq!(
-                e.result_in("vkQueueSubmit"),
-                vk::Result::ERROR_OUT_OF_HOST_MEMORY
-            );
+            for command in ["vkCreateBuffer", "vkQueueSubmit"] {
+                assert_eq!(e.result_in(command), vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+            }
         }
         for e in &severe {
             assert_eq!(e.result_in("vkQueueSubmit"), vk::Result::ERROR_DEVICE_LOST);
+            assert_eq!(e.result_in("vkCreateBuffer"), vk::Result::ERROR_UNKNOWN);
         }
         assert_eq!(
             DriverError::DeviceLost("x".into()).result_in("vkCreateBuffer"),
