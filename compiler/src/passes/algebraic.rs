@@ -115,6 +115,16 @@ impl Ctx {
                 Some(Rewrite::Op(Op::Const(vec![ones; usize::from(t.comps)])))
             }
             Ishl | Ishr | Ushr if k(1) == Some(0) => mov(s[0]),
+            // SPIR-V's bitfield instructions: a Count of 0 gives Base (insert) or 0
+            // (extract); Offset 0 with Count the whole width gives Insert, or Base.
+            BitfieldInsert if k(3) == Some(0) => mov(s[0]),
+            BitfieldInsert if k(2) == Some(0) && k(3) == Some(u64::from(t.bits)) => mov(s[1]),
+            UbitfieldExtract | IbitfieldExtract if k(2) == Some(0) => zero(t),
+            UbitfieldExtract | IbitfieldExtract
+                if k(1) == Some(0) && k(2) == Some(u64::from(t.bits)) =>
+            {
+                mov(s[0])
+            }
             // The words of a 64-bit integer built from two (`ir::packed_words`): its low
             // word is `lo`, and shifted right by 32 it is `hi` widened.
             U2u if t == Type::I32 => match self.defs.get(&s[0]) {
@@ -520,6 +530,39 @@ mod tests {
             %4:i32 = ishl %2, %6
             %5:i32 = const 0
             store ssbo[0] %4, %5 align 4",
+        );
+    }
+
+    /// Bitfield instructions that keep a whole operand or give zero (SPIR-V: Count 0; Offset
+    /// 0 and Count 32), and one that does neither (kept).
+    #[test]
+    fn whole_and_empty_bitfields_are_their_operand_or_zero() {
+        check_pass(
+            opt_algebraic,
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = load ssbo[0] %0 align 4
+            %2:i32 = const 0
+            %3:i32 = const 32
+            %4:i32 = bitfield_insert %0, %1, %2, %3
+            %5:i32 = bitfield_insert %0, %1, %3, %2
+            %6:i32 = ubitfield_extract %1, %2, %3
+            %7:i32 = ibitfield_extract %1, %0, %2
+            %8:i32 = ubitfield_extract %1, %0, %3
+            %9:i32x4 = vec %4, %5, %6, %7
+            store ssbo[0] %0, %9 align 4
+            store ssbo[1] %0, %8 align 4",
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = load ssbo[0] %0 align 4
+            %2:i32 = const 0
+            %3:i32 = const 32
+            %4:i32 = mov %1
+            %5:i32 = mov %0
+            %6:i32 = mov %1
+            %7:i32 = const 0
+            %8:i32 = ubitfield_extract %1, %0, %3
+            %9:i32x4 = vec %4, %5, %6, %7
+            store ssbo[0] %0, %9 align 4
+            store ssbo[1] %0, %8 align 4",
         );
     }
 
