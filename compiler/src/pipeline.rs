@@ -415,6 +415,9 @@ pub fn compile_to_ir_timed(
     if opts.debug.ir {
         dump(opts, "frontend.ir", &shader.to_string())?;
     }
+    if let Some(n) = opts.subgroup.fixed_size(&target.hw) {
+        crate::passes::fold_subgroup_size(&mut shader.func, n);
+    }
     run_pipeline_timed(&mut shader, target, opts, times)?;
     if opts.debug.ir {
         dump(opts, "final.ir", &shader.to_string())?;

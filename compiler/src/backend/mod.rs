@@ -111,6 +111,18 @@ pub enum SubgroupWidth {
     Varying,
 }
 
+impl SubgroupWidth {
+    /// The value `SubgroupSize` reads when it is known before the width is picked: the
+    /// reported size or the required one (None where it is the width itself).
+    pub fn fixed_size(self, hw: &HwFacts) -> Option<u32> {
+        match self {
+            SubgroupWidth::Reported => Some(hw.subgroup_size),
+            SubgroupWidth::Required(w) => Some(w),
+            SubgroupWidth::Varying => None,
+        }
+    }
+}
+
 impl Default for BackendOptions {
     fn default() -> BackendOptions {
         BackendOptions::gen9()
@@ -360,8 +372,8 @@ fn compile_one(
     if opts.no_private_regs {
         sel.private_rows = None;
     }
-    if opts.subgroup == SubgroupWidth::Reported {
-        sel.subgroup_size = opts.hw.subgroup_size;
+    if let Some(n) = opts.subgroup.fixed_size(&opts.hw) {
+        sel.subgroup_size = n;
     }
     times.time(name("isel"), || sel.run())?;
     let uses_barrier = sel.uses_barrier;

@@ -137,6 +137,8 @@ pub fn kernel_words(name: &str, words: &[u32], simd: u32, build: &Build) -> Kern
             soft64: build.soft64,
             ..Default::default()
         },
+        // The middle end folds `SubgroupSize` where the rule fixes it.
+        subgroup: build.subgroup,
         ..Default::default()
     };
     let (shader, _) = compile_to_ir(words, &build.target, &copts)
