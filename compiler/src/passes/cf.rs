@@ -1,5 +1,6 @@
-//! Dead control flow: `if`s on constant conditions, empty `if`s, code after jumps, and
-//! one-trip loops (a body that never continues nor reaches its end): the front end's
+//! Dead control flow: `if`s on constant conditions, empty `if`s, code after jumps (and
+//! after an `if` both arms of which leave the loop), a `continue` that ends a loop body,
+//! and one-trip loops (a body that never continues nor reaches its end): the front end's
 //! switches, inlined calls and early returns (src/frontend/cfg.rs). A one-trip loop with
 //! several `break`s becomes `if`s: the code after an `if` one arm of which always leaves
 //! moves into the other arm, and the `break` arguments become the `if`s' results.
@@ -159,7 +160,15 @@ fn walk(
     // allocation instead of a doubling series (a long block's copies dominated the pass).
     b.reserve(old.len());
     for n in old {
-        if b.last().is_some_and(|x: &Node| x.is_jump()) {
+        // After a jump nothing runs; after an `if` that leaves the loop on both arms
+        // nothing runs either, but a jump there stays (a loop with parameters must end its
+        // body with one; a loop without them drops it below).
+        let dead = match b.last() {
+            Some(x @ Node::If(_)) => leaves(x) && !n.is_jump(),
+            Some(x) => x.is_jump(),
+            None => false,
+        };
+        if dead {
             *changed = true;
             continue;
         }
@@ -188,6 +197,9 @@ fn walk(
             }
             Node::Loop(mut l) => {
                 walk(&mut l.body, consts, values, subst, changed);
+                if l.params.is_empty() && drop_final_jumps(&mut l.body) {
+                    *changed = true;
+                }
                 let mut exits = 0;
                 count_exits(&l.body, 0, &mut exits);
                 let one_trip = l.params.is_empty()
@@ -219,6 +231,45 @@ fn walk(
     }
 }
 
+/// Control never falls through past `n`: a jump, or an `if` both arms of which leave the
+/// loop.
+fn leaves(n: &Node) -> bool {
+    match n {
+        Node::If(i) => always_exits(&i.then_) && always_exits(&i.else_),
+        n => n.is_jump(),
+    }
+}
+
+/// In the body of a loop without parameters (which may fall off its end): a jump after an
+/// `if` that leaves the loop on both arms never runs, and a `continue` that ends the body,
+/// or an arm of the `if` that ends it, is what falling off the end does. Both are dropped,
+/// so `if c { continue } else { break }; break` becomes `if c {} else { break }`, a
+/// conditional break. Returns true if anything was dropped.
+fn drop_final_jumps(body: &mut Block) -> bool {
+    let n = body.len();
+    if n >= 2 && body[n - 1].is_jump() && leaves(&body[n - 2]) {
+        body.pop();
+        drop_final_jumps(body);
+        return true;
+    }
+    let is_continue = |b: &Block| matches!(b.last(), Some(Node::Continue(v)) if v.is_empty());
+    if is_continue(body) {
+        body.pop();
+        return true;
+    }
+    let Some(Node::If(i)) = body.last_mut() else {
+        return false;
+    };
+    let mut dropped = false;
+    for arm in [&mut i.then_, &mut i.else_] {
+        if is_continue(arm) {
+            arm.pop();
+            dropped = true;
+        }
+    }
+    dropped
+}
+
 /// Removes dead control flow. Returns true if anything changed.
 pub fn opt_dead_cf(f: &mut Function) -> bool {
     let consts = f.consts();
@@ -235,6 +286,58 @@ pub fn opt_dead_cf(f: &mut Function) -> bool {
 mod tests {
     use super::*;
     use crate::passes::check_pass;
+
+    /// `if c { continue } else { break }` ending a loop body (the front end's `if (!elect)
+    /// continue; else break;`): the code after it is dead and the `continue` is the body's
+    /// end, so a conditional break remains.
+    #[test]
+    fn final_continue_and_code_after_leaving_if_are_dropped() {
+        check_pass(
+            opt_dead_cf,
+            "%0:i32 = sysval local_invocation_index
+            loop {
+                store ssbo[0] %0, %0 align 4
+                %1:b32 = subgroup_elect
+                %2:b32 = inot %1
+                if %2 {
+                    continue
+                } else {
+                    break
+                }
+                break
+            }",
+            "%0:i32 = sysval local_invocation_index
+            loop {
+                store ssbo[0] %0, %0 align 4
+                %1:b32 = subgroup_elect
+                %2:b32 = inot %1
+                if %2 {
+                } else {
+                    break
+                }
+            }",
+        );
+    }
+
+    /// A loop with parameters must end its body with a jump: the one after an `if` that
+    /// leaves on both arms stays, and so does a `continue` with arguments.
+    #[test]
+    fn loop_with_parameters_keeps_its_final_jump() {
+        let text = "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 1
+            %2:i32 = loop (%3:i32 = %0) {
+                %4:i32 = ushr %3, %1
+                %5:b32 = ine %4, %1
+                if %5 {
+                    continue %4
+                } else {
+                    break %4
+                }
+                break %4
+            }
+            store ssbo[0] %0, %2 align 4";
+        check_pass(opt_dead_cf, text, text);
+    }
 
     #[test]
     fn constant_if_keeps_taken_arm() {
@@ -349,9 +452,9 @@ mod tests {
 
     #[test]
     fn loop_that_may_run_again_is_kept() {
-        // One path reaches the end of the body (the loop continues), one continues.
-        for text in [
-            "%0:i32 = sysval local_invocation_index
+        // One path reaches the end of the body (the loop continues), one continues (the
+        // `continue` ending the body is dropped: falling off the end is the same).
+        let once = "%0:i32 = sysval local_invocation_index
             %1:i32 = const 0
             loop {
                 %2:b1 = ieq %0, %1
@@ -362,7 +465,10 @@ mod tests {
                 if %2 {
                     break
                 }
-            }",
+            }";
+        check_pass(opt_dead_cf, once, once);
+        check_pass(
+            opt_dead_cf,
             "%0:i32 = sysval local_invocation_index
             %1:i32 = const 0
             loop {
@@ -373,8 +479,14 @@ mod tests {
                     continue
                 }
             }",
-        ] {
-            check_pass(opt_dead_cf, text, text);
-        }
+            "%0:i32 = sysval local_invocation_index
+            %1:i32 = const 0
+            loop {
+                %2:b1 = ieq %0, %1
+                if %2 {
+                    break
+                }
+            }",
+        );
     }
 }
