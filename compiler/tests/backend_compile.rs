@@ -1044,3 +1044,111 @@ fn main {{
         );
     }
 }
+
+/// Byte and word k of a loaded dword are read in place by the instructions that widen them
+/// or compute on them in 16 bits (a `<32;8,4>:B` or `<16;8,2>:HF` region from byte k): the
+/// `i8x4`, `u8x4` and `f16x4` loads below need no `shr` to move a component down into its
+/// own dword, and the 32-bit product of a sign- and a zero-extended byte is one `mul` of
+/// the two byte regions, without the widening moves.
+#[test]
+fn loaded_bytes_and_halves_are_read_in_place() {
+    let text = "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 8
+    %3:i32 = imul %1, %2
+    %4:i8x4 = load ssbo[0] %3 align 4
+    %5:i8x4 = load ssbo[1] %3 align 4
+    %6:i32x4 = i2i %4
+    %7:i32x4 = u2u %5
+    %8:i32x4 = imul %6, %7
+    %9:f16x4 = load ssbo[2] %3 align 8
+    %10:f16 = extract %9, 1
+    %11:f16x4 = fmul %9, %9
+    %12:f16 = fadd %10, %10
+    %13:f32x4 = f2f %11
+    %14:f32 = f2f %12
+    %15:i32 = const 16
+    %16:i32 = imul %1, %15
+    store ssbo[3] %16, %8 align 16
+    store ssbo[4] %16, %13 align 16
+    store ssbo[5] %1, %14 align 4
+}
+";
+    let s = parse_shader(text).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        let count = |op: &str| k.asm.lines().filter(|l| l.contains(op)).count();
+        assert_eq!(count("shr("), 0, "SIMD{w}:\n{}", k.asm);
+        // Each product reads byte k of the signed and of the unsigned dword.
+        let muls = |k_: u32| {
+            k.asm.lines().any(|l| {
+                l.contains("mul(")
+                    && l.contains(&format!(".{k_}<32,8,4>B "))
+                    && l.contains(&format!(".{k_}<32,8,4>UB "))
+            })
+        };
+        assert!((1..4).all(muls), "SIMD{w}:\n{}", k.asm);
+        // Half 1 of the first dword, read by the products and the sum.
+        assert!(count(".1<16,8,2>HF") >= 2, "SIMD{w}:\n{}", k.asm);
+    }
+}
+
+/// unpack8's pieces (a 32-bit value shifted right by 8k and truncated to 8 bits) widened
+/// again, and bitfield extracts of constant byte- or word-aligned fields, are `mov`s from
+/// byte or word k of the value's dword; other constant fields are one or two shifts.
+#[test]
+fn constant_byte_fields_are_region_moves() {
+    let text = "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 4
+    %3:i32 = imul %1, %2
+    %4:i32 = load ssbo[0] %3 align 4
+    %5:i32 = const 8
+    %6:i32 = ushr %4, %5
+    %7:i8 = u2u %6
+    %8:i32 = i2i %7
+    %9:i32 = const 16
+    %10:i32 = ubitfield_extract %4, %9, %9
+    %11:i32 = ibitfield_extract %4, %5, %5
+    %12:i32 = const 3
+    %13:i32 = const 5
+    %14:i32 = ubitfield_extract %4, %12, %13
+    %15:i32 = const 28
+    %16:i32 = const 4
+    %17:i32 = ibitfield_extract %4, %15, %16
+    %18:i32x4 = vec %8, %10, %11, %14
+    %19:i32 = const 16
+    %20:i32 = imul %1, %19
+    store ssbo[1] %20, %18 align 16
+    store ssbo[2] %3, %17 align 4
+}
+";
+    let s = parse_shader(text).unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        let has = |op: &str, region: &str| {
+            k.asm
+                .lines()
+                .any(|l| l.contains(&format!("{op}(")) && l.contains(region))
+        };
+        assert!(has("mov", ".1<32,8,4>B "), "SIMD{w}:\n{}", k.asm);
+        // Word 1 (bytes 2-3; the disassembly counts subregisters in elements).
+        assert!(has("mov", ".1<16,8,2>UW "), "SIMD{w}:\n{}", k.asm);
+        // The general extract takes a subtraction, shifts and a predicated zero.
+        assert!(!k.asm.contains("cmp."), "SIMD{w}:\n{}", k.asm);
+        let shifts = k
+            .asm
+            .lines()
+            .filter(|l| l.contains("shl(") || l.contains("shr(") || l.contains("asr("))
+            .count();
+        let quarters = if w == 32 { 2 } else { 1 };
+        // The address's shift, the 5-bit field's two and the top nibble's one.
+        assert!(shifts <= 4 * quarters, "SIMD{w}:\n{}", k.asm);
+    }
+}

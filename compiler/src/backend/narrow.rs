@@ -24,6 +24,16 @@
 //! UW ops, `b2b` to 32/64 bits sign-extends (`mov D <- W`), `b2b` to 16 bits keeps the low
 //! word, `b2i`/`b2f` negate the sign-extended word into the destination type.
 //!
+//! Parts read in place: a value's slot is not the only region that holds it. Component k
+//! of a packed 8/16-bit load is byte or word k of a loaded dword, and the truncation of a
+//! 32-bit value shifted right by whole bytes (unpack8/unpack16) is a byte or word of that
+//! value's dword; `Isel::narrow_parts` records such a region (`<32;8,4>:B` / `<16;8,2>:W`
+//! from byte k, as brw reads them). Readers that take the narrow type at the slot stride
+//! (widening conversions, the native 16-bit ops: [`Isel::reads_in_place`]) read it there,
+//! so the shift that would move it into its own slot has no reader; readers of the whole
+//! slot (copies, selects, stores, truncations) still read the slot. A 32-bit multiply of
+//! two widened 8/16-bit integers reads both narrow values the same way ([`Isel::widened_mul`]).
+//!
 //! A packed representation (16 lanes of HF per register, stride 1) would halve the
 //! registers and allow MAD in HF, but every load/store/phi/copy and conversion here assumes
 //! dword slots; it is not done.
@@ -153,7 +163,7 @@ fn packed_message(surf: Surface, p: Packed, w: u32, write: bool) -> LOp {
 }
 
 /// The signed or unsigned view of an integer hardware type.
-fn int_view(t: Type, signed: bool) -> Type {
+pub(in crate::backend) fn int_view(t: Type, signed: bool) -> Type {
     match (t.size(), signed) {
         (1, true) => Type::B,
         (1, false) => Type::UB,
@@ -260,6 +270,91 @@ impl Isel<'_> {
         Ok(())
     }
 
+    /// Whether `op` (sources of type `st`, result of type `dt`) reads its 8/16-bit sources
+    /// through their narrow type at the slot stride rather than as dword slots: the
+    /// widening conversions, 16-bit booleans read as words, and the native 16-bit ops. Such
+    /// a source may be any region of that type and stride, e.g. byte or word k of a loaded
+    /// dword (`narrow_parts`), which the bits above a slot's value being unspecified would
+    /// not allow for a slot read.
+    pub(super) fn reads_in_place(&self, op: AluOp, st: ir::Type, dt: ir::Type) -> bool {
+        use AluOp::*;
+        let (ss, ds) = (st.bits, dt.bits);
+        if !is_narrow(st) {
+            return false;
+        }
+        match op {
+            I2i | U2u | F2f => ds > ss,
+            B2b => ss == 16 && ds > 16,
+            B2i | B2f => ss == 16,
+            I2b => ss == 16,
+            _ => self.hw.is_native16(op, st),
+        }
+    }
+
+    /// Component `c` of a 32-bit `imul` of two widened 8/16-bit integers (`i2i`/`u2u`,
+    /// `widened`) as one `mul` of the narrow values, read as B/UB/W/UW (sign- or
+    /// zero-extended by the type, as the widening does) from their slots or from their
+    /// place in a register (`narrow_parts`); the widening moves then have no reader. Byte
+    /// and word sources execute as words (docs/gen9.md 8.1), and the multiplier's product
+    /// of two words is exact in 32 bits (|x| <= 2^16 each), so it is the 32-bit product of
+    /// the widened values; a D destination (UD when both are unsigned) keeps all 32 bits.
+    /// Returns false (nothing emitted) when a source is not such a widening.
+    pub(super) fn widened_mul(&mut self, d: Opnd, srcs: &[ir::Value], c: usize) -> Res<bool> {
+        let mut s = Vec::new();
+        for v in srcs {
+            let Some(&(x, signed)) = self.widened.get(v) else {
+                return Ok(false);
+            };
+            let k = if self.func.ty(x).comps == 1 { 0 } else { c };
+            let o = match self.narrow_parts.get(&(x, k)) {
+                Some(p) => *p,
+                None => self.comp(x, k)?,
+            };
+            if o.is_imm() || o.rows.is_some() {
+                return Ok(false);
+            }
+            s.push((o.retype(int_view(o.ty, signed)), signed));
+        }
+        let dt = if s.iter().any(|(_, signed)| *signed) {
+            Type::D
+        } else {
+            Type::UD
+        };
+        self.b().alu2(Opcode::Mul, d.retype(dt), s[0].0, s[1].0);
+        Ok(true)
+    }
+
+    /// A copy of component `from` into `to` (`vec`, `extract`, `insert`, `swizzle`) copies
+    /// its place in a register too: readers that take it in place read the original.
+    pub(super) fn copy_part(&mut self, from: (ir::Value, usize), to: (ir::Value, usize)) {
+        if let Some(&p) = self.narrow_parts.get(&from) {
+            self.narrow_parts.insert(to, p);
+        }
+    }
+
+    /// `d`, the 32-bit `x` truncated to the 8/16-bit `dt`, is byte or word k of a register
+    /// when `x` is one, or a shift of one by whole bytes that keeps the part inside its
+    /// dword (`byte_shifts`, unpack8/unpack16's pieces): recorded in `narrow_parts` for
+    /// the readers that take it in place, as a loaded component is (`narrow_load`).
+    pub(super) fn truncated_part(&mut self, d: ir::Value, x: ir::Value, dt: ir::Type) -> Res<()> {
+        let (x, k) = self.byte_shifts.get(&x).copied().unwrap_or((x, 0));
+        let size = dt.bits as u32 / 8;
+        if dt.comps != 1 || !k.is_multiple_of(size) || k + size > 4 {
+            return Ok(());
+        }
+        let o = self.comp(x, 0)?;
+        if o.is_imm() || o.rows.is_some() || o.ty.size() != 4 {
+            return Ok(());
+        }
+        let t = super::isel::hw_ty(dt)?;
+        let mut part = o.offset(k).retype(t);
+        if part.stride != 0 {
+            part.stride = slot_stride(t);
+        }
+        self.narrow_parts.insert((d, 0), part);
+        Ok(())
+    }
+
     /// The 16-bit operations computed natively (the target's `HwFacts::native16`, which
     /// `passes::lower_narrow` keeps 16-bit), and `i2b` of a 16-bit integer, on W/UW or HF
     /// in the dword-slot representation: every operand and the destination are stride 2
@@ -348,9 +443,14 @@ impl Isel<'_> {
     /// bits above a slot's value are unspecified, see the module doc); a vector of 2 or 4
     /// bytes at another offset is one word or dword byte scattered read, split the same way
     /// ([`packed`]); anything else is one byte scattered read per component, each lane's
-    /// bytes zero-extended into its dword slot.
+    /// bytes zero-extended into its dword slot. The packed forms also record each
+    /// component's place in the loaded dwords (`narrow_parts`: byte or word k of the
+    /// dword, a region `<32;8,4>:B` or `<16;8,2>:W` from byte k, as brw reads them):
+    /// widening conversions and native 16-bit ops read that region directly
+    /// ([`Isel::reads_in_place`]), and a shift nothing else reads is dead code.
     pub(super) fn narrow_load(
         &mut self,
+        v: ir::Value,
         surf: Surface,
         addr: Opnd,
         dst: Opnd,
@@ -368,6 +468,7 @@ impl Isel<'_> {
             let data = b.vreg(Type::UD, dwords);
             let op = packed_message(surf, p, w, false);
             b.inst(op, data, vec![addr.retype(surf.addr_type())]);
+            let mut parts = Vec::new();
             for c in 0..t.comps as u32 {
                 let byte = c * bytes;
                 let src = data.offset(byte / 4 * 4 * w);
@@ -376,7 +477,11 @@ impl Isel<'_> {
                     0 => b.mov(d, src),
                     k => b.alu2(Opcode::Shr, d, src, Opnd::ud(8 * k)),
                 };
+                let mut part = src.offset(byte % 4).retype(dst.ty);
+                part.stride = slot_stride(dst.ty);
+                parts.push(((v, c as usize), part));
             }
+            self.narrow_parts.extend(parts);
             return Ok(());
         }
         for c in 0..t.comps as u32 {

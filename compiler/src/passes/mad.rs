@@ -5,10 +5,15 @@
 //! The Vulkan spec lets an implementation fuse a multiply and an add into one operation
 //! unless either is decorated `NoContraction` (the IR's `exact`); the fused result is rounded
 //! once, so it is at least as accurate as the two roundings it replaces. Only float scalars
-//! are fused (after `scalarize`; 16-bit floats are 32-bit arithmetic by then): 32-bit ones in
-//! every form, doubles only as `a * b + c` (Gen9's DF `mad`, which the back end emits for an
-//! f64 `ffma`; where doubles are emulated, `soft_fp64` has already lowered them to integer
-//! code), and only a product with no other use: fusing a shared
+//! are fused (after `scalarize`): 32-bit ones in every form, doubles only as `a * b + c`
+//! (Gen9's DF `mad`, which the back end emits for an f64 `ffma`; where doubles are emulated,
+//! `soft_fp64` has already lowered them to integer code), and only a product with no other
+//! use. 16-bit float products are not fused: fp16 `fmul` and `fadd` are native HF
+//! instructions on halves kept one per dword (`backend::narrow`), while an HF `mad` is a
+//! 3-source Align16 instruction whose sources are packed halves (docs/gen9.md 1.5), so each
+//! operand would need a packing `mov` first (brw emits one per half), and an fp16 `ffma` is
+//! computed in f32 and rounded back (`lower_narrow`): either is longer than the `mul` and
+//! `add` it replaces (docs/performance.md, "Bytes and halves read in place"). Fusing a shared
 //! product would compute it twice. Gen9's `mad` takes no immediates, so each constant operand
 //! costs a `mov`: with two or three constants the fused form is longer than `mul` + `add`
 //! (which take one immediate each) and is not used.

@@ -244,6 +244,8 @@ impl Isel<'_> {
                     inverse: false,
                 });
             }
+            UbitfieldExtract | IbitfieldExtract
+                if bitfield_extract_const(&mut b, op == IbitfieldExtract, d, s) => {}
             UbitfieldExtract | IbitfieldExtract => {
                 // (v << (32 - off - bits)) >> (32 - bits), 0 when bits == 0.
                 let sh = b.vreg(Type::D, 1);
@@ -344,6 +346,66 @@ impl Isel<'_> {
         }
         Ok(())
     }
+}
+
+/// A 32-bit bitfield extract whose offset and width are constants, with `offset + bits <=
+/// 32` (SPIR-V leaves larger fields undefined; the general sequence takes them): byte or
+/// word k of each dword is a `mov` from the region `<32;8,4>:B` / `<16;8,2>:W` at byte k
+/// (`UB`/`UW` zero-extend, `B`/`W` sign-extend), a field that ends at bit 31 one shift, any
+/// other field a left and a right shift. Returns false (nothing emitted) otherwise.
+fn bitfield_extract_const(b: &mut Builder, signed: bool, d: Opnd, s: &[Opnd]) -> bool {
+    let (Base::Imm(off), Base::Imm(bits)) = (s[1].base, s[2].base) else {
+        return false;
+    };
+    let (off, bits) = (off as u32, bits as u32);
+    if off + bits > 32 || s[0].rows.is_some() {
+        return false;
+    }
+    let (dt, shr) = if signed {
+        (Type::D, Opcode::Asr)
+    } else {
+        (Type::UD, Opcode::Shr)
+    };
+    let x = s[0].retype(dt);
+    if let Base::Imm(v) = x.base {
+        let field = if bits == 0 {
+            0
+        } else {
+            let v = (v as u32) << (32 - off - bits);
+            if signed {
+                ((v as i32) >> (32 - bits)) as u32
+            } else {
+                v >> (32 - bits)
+            }
+        };
+        b.mov(d.retype(dt), Opnd::imm(dt, u64::from(field)));
+        return true;
+    }
+    match bits {
+        0 => {
+            b.mov(d.retype(dt), Opnd::d(0));
+        }
+        32 => {
+            b.mov(d.retype(dt), x);
+        }
+        8 | 16 if off % bits == 0 => {
+            let t = narrow::int_view(if bits == 8 { Type::UB } else { Type::UW }, signed);
+            let mut part = x.offset(off / 8).retype(t);
+            if part.stride != 0 {
+                part.stride = narrow::slot_stride(t);
+            }
+            b.mov(d.retype(dt), part);
+        }
+        _ if off + bits == 32 => {
+            b.alu2(shr, d.retype(dt), x, Opnd::ud(off));
+        }
+        _ => {
+            let t = b.vreg(dt, 1);
+            b.alu2(Opcode::Shl, t, x, Opnd::ud(32 - off - bits));
+            b.alu2(shr, d.retype(dt), t, Opnd::ud(32 - bits));
+        }
+    }
+    true
 }
 
 /// The 32-bit ops that are one ALU instruction: its opcode and the type of the destination

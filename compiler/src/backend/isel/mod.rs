@@ -103,6 +103,13 @@ pub struct Isel<'a> {
     fneg_of: HashMap<ir::Value, ir::Value>,
     /// 64-bit integers built from dwords and read as dwords (see `dword_pairs`).
     dwords: DwordPairs,
+    /// Components of 8/16-bit loads that sit inside a loaded dword, by (value, component):
+    /// the region that reads the byte or word in place (see `narrow::narrow_load`).
+    pub(super) narrow_parts: HashMap<(ir::Value, usize), Opnd>,
+    /// Widened 8/16-bit integers (see `widenings`).
+    pub(super) widened: HashMap<ir::Value, (ir::Value, bool)>,
+    /// Shifts by whole bytes (see `byte_shifts`).
+    pub(super) byte_shifts: HashMap<ir::Value, (ir::Value, u32)>,
     /// The sources of each 64-bit `vec` (read in place by 64-bit stores, see `wide_vecs`).
     wide_vec_srcs: HashMap<ir::Value, Vec<ir::Value>>,
     /// The sources of each 32-bit `vec` an image op reads (see `image::image_vecs`).
@@ -209,6 +216,68 @@ fn dword_pairs(f: &ir::Function) -> DwordPairs {
         })
         .collect();
     DwordPairs { packs, highs }
+}
+
+/// The 32-bit `ushr`/`ishr` of a value by a constant multiple of 8 below 32: (operand, byte
+/// offset). Narrowed to 8 or 16 bits (unpack8/unpack16, `bitcast_regroup`), such a shift
+/// is byte or word k of its operand's dwords (see `narrow_parts`).
+fn byte_shifts(f: &ir::Function) -> HashMap<ir::Value, (ir::Value, u32)> {
+    let mut consts = HashMap::default();
+    let mut shifts = Vec::new();
+    f.for_each_node(&mut |n| match n {
+        Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: op @ Op::Const(_),
+            ..
+        }) => {
+            consts.insert(*d, op.const_splat());
+        }
+        Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Alu(AluOp::Ushr | AluOp::Ishr, s),
+            ..
+        }) if f.ty(*d) == ir::Type::I32 => shifts.push((*d, s[0], s[1])),
+        _ => {}
+    });
+    shifts
+        .into_iter()
+        .filter_map(|(d, x, c)| match consts.get(&c).copied().flatten() {
+            Some(k) if k % 8 == 0 && k < 32 => Some((d, (x, k as u32 / 8))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The 8/16-bit integer each 32-bit `i2i` (true) or `u2u` (false) widens, by its result
+/// (also through a 32-bit integer `bitcast`, GLSL's `int(uint)`). A 32-bit multiply of two
+/// such values reads them in place (see `narrow::widened_mul`).
+fn widenings(f: &ir::Function) -> HashMap<ir::Value, (ir::Value, bool)> {
+    let mut m = HashMap::default();
+    let int32 = |t: ir::Type| t.kind == Kind::Int && t.bits == 32;
+    f.for_each_node(&mut |n| match n {
+        Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Alu(op @ (AluOp::I2i | AluOp::U2u), s),
+            ..
+        }) => {
+            let st = f.ty(s[0]);
+            if int32(f.ty(*d)) && st.kind == Kind::Int && st.bits <= 16 {
+                m.insert(*d, (s[0], *op == AluOp::I2i));
+            }
+        }
+        // Definitions come before their uses in program order.
+        Node::Instr(ir::Instr {
+            dst: Some(d),
+            op: Op::Alu(AluOp::Bitcast, s),
+            ..
+        }) if int32(f.ty(*d)) && f.ty(*d) == f.ty(s[0]) => {
+            if let Some(&w) = m.get(&s[0]) {
+                m.insert(*d, w);
+            }
+        }
+        _ => {}
+    });
+    m
 }
 
 /// See `dword_pairs`.
@@ -369,6 +438,9 @@ impl<'a> Isel<'a> {
             used: shader.func.use_counts().iter().map(|c| *c > 0).collect(),
             fneg_of: fnegs(&shader.func),
             dwords: dword_pairs(&shader.func),
+            narrow_parts: HashMap::default(),
+            byte_shifts: byte_shifts(&shader.func),
+            widened: widenings(&shader.func),
             wide_vec_srcs: wide_vecs(&shader.func),
             image_vec_srcs: image::image_vecs(&shader.func),
             cf_depth: 0,
@@ -740,15 +812,23 @@ impl<'a> Isel<'a> {
                     return r;
                 }
                 self.def_reg(d)?;
+                let in_place = self.reads_in_place(*op, st, dt);
                 for c in 0..dt.comps as usize {
                     let s: Vec<Opnd> = srcs
                         .iter()
                         .map(|v| {
                             let n = self.func.ty(*v).comps as usize;
-                            self.alu_src(*op, *v, if n == 1 { 0 } else { c })
+                            let k = if n == 1 { 0 } else { c };
+                            match self.narrow_parts.get(&(*v, k)) {
+                                Some(p) if in_place => Ok(*p),
+                                _ => self.alu_src(*op, *v, k),
+                            }
                         })
                         .collect::<Res<_>>()?;
                     let dst = self.dst_comp(d, c);
+                    if *op == AluOp::Imul && self.widened_mul(dst, srcs, c)? {
+                        continue;
+                    }
                     if *op == AluOp::Bcsel && narrow::is_narrow(dt) {
                         self.narrow_bcsel(dst, &s);
                     } else if (narrow::is_narrow(st) && wide::is_wide(dt))
@@ -757,6 +837,9 @@ impl<'a> Isel<'a> {
                         self.narrow_wide_convert(*op, dst, s[0], st, dt)?;
                     } else if narrow::is_narrow(dt) || narrow::is_narrow(st) {
                         self.narrow_alu(*op, dst, &s, st, dt)?;
+                        if matches!(op, AluOp::I2i | AluOp::U2u) && st == ir::Type::I32 {
+                            self.truncated_part(d, srcs[0], dt)?;
+                        }
                     } else if let Some(&(lo, hi)) = self.dwords.packs.get(&d) {
                         let (l, h) = (self.comp(lo, 0)?, self.comp(hi, 0)?);
                         let mut b = self.b();
@@ -786,6 +869,7 @@ impl<'a> Isel<'a> {
                     let o = narrow::slot(self.comp(*s, 0)?);
                     let dst = narrow::slot(self.dst_comp(d, c)).retype(o.ty);
                     self.b().mov(dst, o);
+                    self.copy_part((*s, 0), (d, c));
                 }
             }
             Op::Extract(v, c) => {
@@ -798,6 +882,7 @@ impl<'a> Isel<'a> {
                     _ => {
                         let o = self.comp(*v, *c as usize)?;
                         self.vals[d.0 as usize] = Some(Val::Reg(o, o.ty.size() * w));
+                        self.copy_part((*v, *c as usize), (d, 0));
                     }
                 }
             }
@@ -805,13 +890,11 @@ impl<'a> Isel<'a> {
                 let d = i.dst.expect("insert has a destination");
                 self.def_reg(d)?;
                 for k in 0..self.func.ty(d).comps as usize {
-                    let o = narrow::slot(if k == *c as usize {
-                        self.comp(*s, 0)?
-                    } else {
-                        self.comp(*v, k)?
-                    });
+                    let from = if k == *c as usize { (*s, 0) } else { (*v, k) };
+                    let o = narrow::slot(self.comp(from.0, from.1)?);
                     let dst = narrow::slot(self.dst_comp(d, k)).retype(o.ty);
                     self.b().mov(dst, o);
+                    self.copy_part(from, (d, k));
                 }
             }
             Op::Swizzle(v, sw) => {
@@ -821,6 +904,7 @@ impl<'a> Isel<'a> {
                     let o = narrow::slot(self.comp(*v, *c as usize)?);
                     let dst = narrow::slot(self.dst_comp(d, k)).retype(o.ty);
                     self.b().mov(dst, o);
+                    self.copy_part((*v, *c as usize), (d, k));
                 }
             }
             Op::LoadVar(_) | Op::StoreVar(..) => {
@@ -863,7 +947,7 @@ impl<'a> Isel<'a> {
                     return Ok(());
                 }
                 if narrow::is_narrow(t) {
-                    return self.narrow_load(surf, addr, dst, t, *align);
+                    return self.narrow_load(d, surf, addr, dst, t, *align);
                 }
                 self.b().inst(
                     LOp::UntypedRead {
