@@ -352,21 +352,38 @@ fn select(
         let found = match pick {
             Pick::Spread { .. } if !low(v) => {
                 let (s, e) = iv[v].expect("a simplified node is live");
-                // Instructions between `v` and the nearest interval held by GRF `g` (none:
-                // the most), and of a range its nearest GRF's.
-                let gap = |g: u32| {
-                    let h = &held[g as usize];
+                // Per free GRF, the instructions between `v` and the nearest interval it
+                // holds (none: the most); a range's gap is its GRFs' least.
+                let mut gaps = [0usize; 128];
+                for g in usize::from(file.first)..usize::from(file.end) {
+                    let h = &held[g];
+                    if busy[g] || h.is_empty() {
+                        gaps[g] = usize::MAX;
+                        continue;
+                    }
                     let p = h.partition_point(|x| x.0 < s);
                     let before = p
                         .checked_sub(1)
                         .map_or(usize::MAX, |q| s.saturating_sub(h[q].1));
                     let after = h.get(p).map_or(usize::MAX, |x| x.0.saturating_sub(e));
-                    before.min(after)
-                };
-                free.max_by_key(|&r| {
-                    let g = (r..r + sz).map(gap).min().unwrap_or(usize::MAX);
-                    (g, std::cmp::Reverse(r))
-                })
+                    gaps[g] = before.min(after);
+                }
+                // The widest gap, the lowest range among equals (none wider than none held).
+                let mut best: Option<(usize, u32)> = None;
+                for r in free {
+                    let g = gaps[r as usize..(r + sz) as usize]
+                        .iter()
+                        .copied()
+                        .min()
+                        .unwrap_or(usize::MAX);
+                    if best.is_none_or(|(b, _)| g > b) {
+                        best = Some((g, r));
+                        if g == usize::MAX {
+                            break;
+                        }
+                    }
+                }
+                best.map(|(_, r)| r)
             }
             _ => free.next(),
         };
