@@ -1,6 +1,7 @@
 //! Register allocation by graph colouring (Chaitin-Briggs: simplify with optimistic
-//! push, select the lowest free GRF range) over live intervals of the linear structured
-//! program, with spilling to scratch (DC0 OWord block, BTI 253) when colouring fails.
+//! push, select the free GRF range farthest from the intervals its GRFs hold, or the
+//! lowest: [`Pick`]) over live intervals of the linear structured program, with spilling
+//! to scratch (DC0 OWord block, BTI 253) when colouring fails.
 //!
 //! Liveness: a register is live from its first to its last reference in program order;
 //! a register live into a loop (referenced in the loop and before it) stays live to the
