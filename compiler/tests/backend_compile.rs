@@ -1152,3 +1152,46 @@ fn main {
         assert!(shifts <= 4 * quarters, "SIMD{w}:\n{}", k.asm);
     }
 }
+
+/// A `vec4` load at SIMD32 is two SIMD16 messages, each response holding its half of the
+/// four components back to back; the value keeps each component's halves together. Its
+/// reads take the responses' registers: no `mov` copies a component (before, eight per
+/// load), at any width.
+#[test]
+fn simd32_vector_load_is_read_from_its_responses() {
+    let s = parse_shader(
+        "shader local_size 64 1 1 shared 0 local 0 push 0
+fn main {
+    %0:i32x3 = sysval global_invocation_id
+    %1:i32 = extract %0, 0
+    %2:i32 = const 16
+    %3:i32 = imul %1, %2
+    %4:f32x4 = load ssbo[0] %3 align 16
+    %5:f32 = extract %4, 0
+    %6:f32 = extract %4, 1
+    %7:f32 = extract %4, 2
+    %8:f32 = extract %4, 3
+    %9:f32 = fmul %5, %6
+    %10:f32 = fmul %7, %8
+    %11:f32 = fadd %9, %10
+    %12:i32 = const 4
+    %13:i32 = imul %1, %12
+    store ssbo[1] %13, %11 align 4
+}
+",
+    )
+    .unwrap();
+    for w in [8, 16, 32] {
+        let k = backend::compile(&s, &opts(w)).unwrap();
+        check(&k, w);
+        // The `WE_all` moves set up the channel numbers and the EOT payload.
+        let moves = k
+            .asm
+            .lines()
+            .filter(|l| l.contains(" mov(") && !l.contains("WE_all"))
+            .count();
+        assert_eq!(moves, 0, "SIMD{w}:\n{}", k.asm);
+        let halves = if w == 32 { 2 } else { 1 };
+        assert_eq!(k.stats.sends, 2 * halves + 1, "SIMD{w}:\n{}", k.asm);
+    }
+}

@@ -1,6 +1,7 @@
 //! Register allocation by graph colouring (Chaitin-Briggs: simplify with optimistic
-//! push, select the lowest free GRF range) over live intervals of the linear structured
-//! program, with spilling to scratch (DC0 OWord block, BTI 253) when colouring fails.
+//! push, select the free GRF range farthest from the intervals its GRFs hold, or the
+//! lowest: [`Pick`]) over live intervals of the linear structured program, with spilling
+//! to scratch (DC0 OWord block, BTI 253) when colouring fails.
 //!
 //! Liveness: a register is live from its first to its last reference in program order;
 //! a register live into a loop (referenced in the loop and before it) stays live to the
@@ -169,14 +170,46 @@ fn loop_depth(prog: &Program) -> Vec<u32> {
         .collect()
 }
 
-/// Colours the interference graph of `iv` with `k` registers starting at `first`.
-/// Returns the first GRF per node or the nodes that must be spilled.
+/// How the select phase of [`colour_with`] chooses among the free GRF ranges of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick<'a> {
+    /// The lowest.
+    Lowest,
+    /// The one farthest (in instructions) from the intervals already given its GRFs, the
+    /// lowest among equals, except for the nodes marked in `lowest` (by node; past its end
+    /// none), which take the lowest and are placed before all others; when that leaves a
+    /// node without a range, the whole select phase again with [`Pick::Lowest`], so that
+    /// the nodes that fail (and the spills) are those of the lowest-first choice.
+    ///
+    /// Lowest-first gives a value the register its predecessor in program order has just
+    /// freed, so the scheduler after allocation finds the two ordered by a write-after-read
+    /// dependency even where their computations are independent (a subgroup scan's
+    /// temporaries, one after the other); a register freed long before leaves it the
+    /// choice.
+    Spread { lowest: &'a [bool] },
+}
+
+/// Colours the interference graph of `iv` with `k` registers starting at `first`, each
+/// node the lowest free range. Returns the first GRF per node or the nodes that must be
+/// spilled.
 pub fn colour(
     iv: &[Option<(usize, usize)>],
     sizes: &[u32],
     cost: &[f64],
     no_spill: &[bool],
     file: RegFile,
+) -> Result<Vec<u8>, Vec<usize>> {
+    colour_with(iv, sizes, cost, no_spill, file, Pick::Lowest)
+}
+
+/// [`colour`], choosing each node's range by `pick`.
+pub fn colour_with(
+    iv: &[Option<(usize, usize)>],
+    sizes: &[u32],
+    cost: &[f64],
+    no_spill: &[bool],
+    file: RegFile,
+    pick: Pick,
 ) -> Result<Vec<u8>, Vec<usize>> {
     let n = iv.len();
     let k = (file.end - file.first) as u32;
@@ -268,10 +301,43 @@ pub fn colour(
         }
         stack.push(v);
     }
-    // Select.
-    let mut reg: Vec<Option<u8>> = vec![None; n];
+    match select(iv, sizes, &adj, &stack, file, pick) {
+        Err(_) if pick != Pick::Lowest => select(iv, sizes, &adj, &stack, file, Pick::Lowest),
+        r => r,
+    }
+}
+
+/// The select phase of [`colour_with`]: pops the simplified nodes off `stack` (last first)
+/// and gives each a free range of its size by `pick`, or lists it to spill.
+fn select(
+    iv: &[Option<(usize, usize)>],
+    sizes: &[u32],
+    adj: &Adjacency,
+    stack: &[usize],
+    file: RegFile,
+    pick: Pick,
+) -> Result<Vec<u8>, Vec<usize>> {
+    let mut reg: Vec<Option<u8>> = vec![None; iv.len()];
     let mut spill = Vec::new();
-    while let Some(v) = stack.pop() {
+    // With `Pick::Spread`: per GRF, the intervals given it so far, by start (disjoint: they
+    // do not interfere).
+    let mut held: Vec<Vec<(usize, usize)>> = match pick {
+        Pick::Spread { .. } => vec![Vec::new(); usize::from(file.end)],
+        Pick::Lowest => Vec::new(),
+    };
+    // Nodes last simplified first; with `Pick::Spread`, the ones that take the lowest range
+    // before all others (a gathered value first gets the GRFs whose byte addresses the
+    // gather's immediate holds, which the others, spread out, would reach first).
+    let low = |v: usize| match pick {
+        Pick::Spread { lowest } => lowest.get(v).copied().unwrap_or(false),
+        Pick::Lowest => false,
+    };
+    let order = stack
+        .iter()
+        .rev()
+        .filter(|&&v| low(v))
+        .chain(stack.iter().rev().filter(|&&v| !low(v)));
+    for &v in order {
         let mut busy = [false; 128];
         for &u in adj.of(v) {
             let u = u as usize;
@@ -282,10 +348,58 @@ pub fn colour(
             }
         }
         let sz = sizes[v];
-        let found = (file.first as u32..=(file.end as u32).saturating_sub(sz))
-            .find(|&r| (r..r + sz).all(|x| !busy[x as usize]));
+        let mut free = (file.first as u32..=(file.end as u32).saturating_sub(sz))
+            .filter(|&r| (r..r + sz).all(|x| !busy[x as usize]));
+        let found = match pick {
+            Pick::Spread { .. } if !low(v) => {
+                let (s, e) = iv[v].expect("a simplified node is live");
+                // Per free GRF, the instructions between `v` and the nearest interval it
+                // holds (none: the most); a range's gap is its GRFs' least.
+                let mut gaps = [0usize; 128];
+                for g in usize::from(file.first)..usize::from(file.end) {
+                    let h = &held[g];
+                    if busy[g] || h.is_empty() {
+                        gaps[g] = usize::MAX;
+                        continue;
+                    }
+                    let p = h.partition_point(|x| x.0 < s);
+                    let before = p
+                        .checked_sub(1)
+                        .map_or(usize::MAX, |q| s.saturating_sub(h[q].1));
+                    let after = h.get(p).map_or(usize::MAX, |x| x.0.saturating_sub(e));
+                    gaps[g] = before.min(after);
+                }
+                // The widest gap, the lowest range among equals (none wider than none held).
+                let mut best: Option<(usize, u32)> = None;
+                for r in free {
+                    let g = gaps[r as usize..(r + sz) as usize]
+                        .iter()
+                        .copied()
+                        .min()
+                        .unwrap_or(usize::MAX);
+                    if best.is_none_or(|(b, _)| g > b) {
+                        best = Some((g, r));
+                        if g == usize::MAX {
+                            break;
+                        }
+                    }
+                }
+                best.map(|(_, r)| r)
+            }
+            _ => free.next(),
+        };
         match found {
-            Some(r) => reg[v] = Some(r as u8),
+            Some(r) => {
+                reg[v] = Some(r as u8);
+                if pick != Pick::Lowest {
+                    let x = iv[v].expect("live");
+                    for g in r..r + sz {
+                        let h = &mut held[g as usize];
+                        let p = h.partition_point(|y| y.0 < x.0);
+                        h.insert(p, x);
+                    }
+                }
+            }
             None => spill.push(v),
         }
     }
@@ -432,7 +546,17 @@ pub fn allocate_with(
         if !may_spill && interval_pressure(&iv, &sizes) > u32::from(file.end - file.first) {
             return Err(BackendError::WouldSpill);
         }
-        match colour(&iv, &sizes, &cost, &no_spill, file) {
+        // A gather's value takes the lowest free range: at a byte address below 512 the
+        // gather's immediate holds it, which saves an `add` to `a0` per group of channels
+        // (`emit::shuffle`).
+        let mut gathered = vec![false; prog.vregs.len()];
+        for i in &prog.insts {
+            if let (LOp::Shuffle { .. }, Some(v)) = (i.op, i.srcs.first().and_then(|x| x.vreg())) {
+                gathered[v as usize] = true;
+            }
+        }
+        let pick = Pick::Spread { lowest: &gathered };
+        match colour_with(&iv, &sizes, &cost, &no_spill, file, pick) {
             Ok(reg) => {
                 alloc.grf_used = (0..reg.len())
                     .filter(|&v| iv[v].is_some())
@@ -944,6 +1068,91 @@ mod scaling_tests {
                 reference_colour(&iv, &sizes, &cost, &no_spill, file),
                 "seed {seed}"
             );
+        }
+    }
+
+    const SPREAD: Pick = Pick::Spread { lowest: &[] };
+
+    /// Choosing the range farthest from the GRFs' other intervals never spills where the
+    /// lowest-first choice does not (it falls back to it), spills the same nodes where both
+    /// fail, and gives interfering nodes disjoint ranges.
+    #[test]
+    fn spread_colouring_spills_as_lowest_first_does() {
+        let mut spread_differs = 0;
+        for seed in 1..300u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+            let n = 1 + rng.next(60) as usize;
+            let iv: Vec<Option<(usize, usize)>> = (0..n)
+                .map(|_| {
+                    (rng.next(8) != 0).then(|| {
+                        let s = rng.next(100) as usize;
+                        (s, s + rng.next(30) as usize)
+                    })
+                })
+                .collect();
+            let sizes: Vec<u32> = (0..n).map(|_| 1 + rng.next(3)).collect();
+            let cost: Vec<f64> = (0..n).map(|_| rng.next(50) as f64).collect();
+            let no_spill: Vec<bool> = (0..n).map(|_| rng.next(5) == 0).collect();
+            let file = RegFile {
+                first: 10,
+                end: 10 + 4 + rng.next(40) as u8,
+            };
+            let low = colour(&iv, &sizes, &cost, &no_spill, file);
+            let spread = colour_with(&iv, &sizes, &cost, &no_spill, file, SPREAD);
+            match (&low, &spread) {
+                (Err(a), Err(b)) => assert_eq!(a, b, "seed {seed}"),
+                // Spreading may find a colouring where the lowest-first one does not.
+                (_, Ok(reg)) => {
+                    spread_differs += usize::from(low != spread);
+                    for a in 0..n {
+                        let Some((sa, ea)) = iv[a] else { continue };
+                        assert!(reg[a] >= file.first && reg[a] as u32 + sizes[a] <= 10 + 4 + 40);
+                        for b in 0..a {
+                            let Some((sb, eb)) = iv[b] else { continue };
+                            let (ra, rb) = (reg[a] as u32, reg[b] as u32);
+                            assert!(
+                                !(sa <= eb && sb <= ea)
+                                    || ra + sizes[a] <= rb
+                                    || rb + sizes[b] <= ra,
+                                "seed {seed}: v{a} and v{b} overlap"
+                            );
+                        }
+                    }
+                }
+                _ => panic!("seed {seed}: {low:?} against {spread:?}"),
+            }
+        }
+        assert!(spread_differs > 100, "{spread_differs}");
+    }
+
+    /// A value defined after another's last read gets a GRF of its own while the file has
+    /// one free: lowest-first gives it the GRF just freed, which orders the two.
+    #[test]
+    fn spread_colouring_does_not_reuse_a_register_just_freed() {
+        // v0 at 0..2, v1 at 3..5 (after v0's last read), v2 at 1..4 across both.
+        let iv = vec![Some((0, 2)), Some((3, 5)), Some((1, 4))];
+        let (sizes, cost, no_spill) = ([1; 3], [1.0; 3], [false; 3]);
+        let file = RegFile { first: 10, end: 13 };
+        let low = colour(&iv, &sizes, &cost, &no_spill, file).unwrap();
+        assert_eq!(low[0], low[1], "{low:?}");
+        let spread = colour_with(&iv, &sizes, &cost, &no_spill, file, SPREAD).unwrap();
+        assert_ne!(spread[0], spread[1], "{spread:?}");
+        assert_ne!(spread[2], spread[0]);
+        assert_ne!(spread[2], spread[1]);
+        // With two GRFs there is no third: the same as lowest-first.
+        let tight = RegFile { first: 10, end: 12 };
+        let spread = colour_with(&iv, &sizes, &cost, &no_spill, tight, SPREAD).unwrap();
+        assert_eq!(
+            spread,
+            colour(&iv, &sizes, &cost, &no_spill, tight).unwrap()
+        );
+        // A node marked to take the lowest range gets it before the others are placed.
+        for marked in 0..3 {
+            let mut lowest = [false; 3];
+            lowest[marked] = true;
+            let pick = Pick::Spread { lowest: &lowest };
+            let reg = colour_with(&iv, &sizes, &cost, &no_spill, file, pick).unwrap();
+            assert_eq!(reg[marked], 10, "v{marked}: {reg:?}");
         }
     }
 

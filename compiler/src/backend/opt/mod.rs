@@ -26,8 +26,9 @@
 //!   copies into another (an `if` arm's result, a `break` argument) is written as that
 //!   register from its first write on, and the copies go (`opt/coalesce.rs`).
 //! - [`propagate_copies`] (after SIMD-width lowering and legalization, then [`dce`]): a
-//!   register written only by byte-for-byte copies of another register that no longer
-//!   changes is read from that register, and the copies go.
+//!   register written only by byte-for-byte copies of registers that no longer change
+//!   (one, or several into separate bytes: a SIMD32 load's two responses) is read from
+//!   them, and the copies go.
 //! - [`reuse_constants`] (after legalization): a constant moved into a register again in
 //!   the same block, on the same channels, is read from the first move's register.
 //!
@@ -222,18 +223,24 @@ fn outermost_loops(prog: &Program) -> Vec<Option<(usize, usize)>> {
 }
 
 /// Copy propagation over virtual registers: a register `d` whose every write is a
-/// byte-for-byte `mov` from the same register `s` at the same byte distance (see
-/// [`byte_copy`]) is read from `s` instead, and the moves go, when `s` cannot change once
-/// a move has run: every write of `s` comes before the first move in program order and
-/// shares no loop with any move (a loop would run it again after the move). Each byte of
-/// `d` a move wrote then equals its byte of `s` wherever `d` is read; bytes no move wrote
-/// held nothing defined. Only ALU and math sources are rewritten (their regions say which
-/// bytes they read); a register a message or a gather reads whole keeps its copy. Runs to
-/// a fixed point (a copy of a copy), linear per round.
+/// byte-for-byte `mov` (see [`byte_copy`]) is read from the copies' sources instead, and
+/// the moves go. The moves fall into classes by source register `s` and byte distance; a
+/// class's source must not change once one of its moves has run: every write of `s` comes
+/// before the class's first move in program order and shares no loop with any of its
+/// moves (a loop would run it again after the move). A read of `d` is rewritten to the
+/// class whose moves wrote its bytes, which then equal their bytes of `s`; with one class,
+/// bytes no move wrote held nothing defined. With several, each read must overlap the
+/// destination bytes of exactly one class, or `d` keeps its moves. Only ALU and math
+/// sources are rewritten (their regions say which bytes they read); a register a message
+/// or a gather reads whole keeps its copies. Runs to a fixed point (a copy of a copy),
+/// linear per round.
 ///
 /// Lowering leaves such copies behind: a 64-bit load repacked into qwords and then copied
 /// into its value's register, each 64-bit result copied into its destination, both per
-/// SIMD8 piece.
+/// SIMD8 piece; and at SIMD32 a vector load's two SIMD16 messages, each of whose responses
+/// holds its half of every component back to back, copied into the value's register, where
+/// a component's two halves are adjacent (several classes: one per response and
+/// component).
 pub fn propagate_copies(prog: &mut Program) -> bool {
     let mut any = false;
     for _round in 0..4 {
@@ -245,9 +252,36 @@ pub fn propagate_copies(prog: &mut Program) -> bool {
     any
 }
 
+/// Most classes of moves [`propagate_copies`] reads one register through (a SIMD32 `vec4`
+/// load has eight: two responses of four components); past it the register keeps its
+/// moves, which bounds the work per move and per read.
+const MAX_COPY_CLASSES: usize = 16;
+
+/// The moves of one source register at one byte distance into a copied register.
+struct CopyClass {
+    /// Source register and the distance from a destination byte to the byte it copies.
+    copy: (u32, i64),
+    /// The moves (instruction indices, ascending).
+    moves: Vec<u32>,
+    /// The destination bytes `[start, end)` of each move.
+    bytes: Vec<(u32, u32)>,
+}
+
+/// The class a read of `bytes` of a copied register comes from: the only one, or the only
+/// one whose moves wrote any of those bytes.
+fn class_of(classes: &[CopyClass], bytes: (u32, u32)) -> Option<(u32, i64)> {
+    if let [c] = classes {
+        return Some(c.copy);
+    }
+    let mut hit = classes
+        .iter()
+        .filter(|c| c.bytes.iter().any(|&(a, b)| a < bytes.1 && bytes.0 < b));
+    let c = hit.next()?;
+    hit.next().is_none().then_some(c.copy)
+}
+
 fn propagate_copies_once(prog: &mut Program) -> bool {
     let nv = prog.vregs.len();
-    // Per register: its writes, and whether something reads it without a region.
     let mut writes: Vec<Vec<u32>> = vec![Vec::new(); nv];
     for (k, i) in prog.insts.iter().enumerate() {
         if let Some(v) = i.dst.vreg() {
@@ -256,48 +290,61 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
     }
     let whole = read_whole(prog);
     let loops = outermost_loops(prog);
-    // The register each copied register is read from instead, with the byte distance.
-    let mut from: Vec<Option<(u32, i64)>> = vec![None; nv];
-    let mut any = false;
+    // The classes of each copied register's moves (empty: not propagated).
+    let mut from: Vec<Vec<CopyClass>> = (0..nv).map(|_| Vec::new()).collect();
     for d in 0..nv {
         let ws = &writes[d];
         if ws.is_empty() || whole[d] {
             continue;
         }
-        let Some(c) = byte_copy(&prog.insts[ws[0] as usize]) else {
-            continue;
-        };
-        if ws
-            .iter()
-            .any(|&k| byte_copy(&prog.insts[k as usize]) != Some(c))
-        {
-            continue;
-        }
-        let (s, _) = c;
-        // A register that is itself replaced this round is left for the next.
-        if from[s as usize].is_some() || writes[s as usize].is_empty() {
-            continue;
-        }
-        let first = ws[0];
-        let stable = writes[s as usize].iter().all(|&j| {
-            j < first
-                && ws.iter().all(|&m| {
-                    loops[m as usize].is_none_or(|(a, w)| !(a..=w).contains(&(j as usize)))
-                })
+        let mut classes: Vec<CopyClass> = Vec::new();
+        // Every write a move, of at most `MAX_COPY_CLASSES` classes.
+        let all_copies = ws.iter().all(|&k| {
+            let i = &prog.insts[k as usize];
+            let Some(c) = byte_copy(i) else {
+                return false;
+            };
+            let bytes = (i.dst.off, i.dst.off + i.dst.span(u32::from(i.exec)));
+            match classes.iter().position(|x| x.copy == c) {
+                Some(x) => {
+                    classes[x].moves.push(k);
+                    classes[x].bytes.push(bytes);
+                }
+                None if classes.len() < MAX_COPY_CLASSES => classes.push(CopyClass {
+                    copy: c,
+                    moves: vec![k],
+                    bytes: vec![bytes],
+                }),
+                None => return false,
+            }
+            true
         });
+        // A register that is itself replaced this round is left for the next.
+        let stable = all_copies
+            && classes.iter().all(|c| {
+                let s = c.copy.0 as usize;
+                let first = c.moves[0];
+                from[s].is_empty()
+                    && !writes[s].is_empty()
+                    && writes[s].iter().all(|&j| {
+                        j < first
+                            && c.moves.iter().all(|&m| {
+                                loops[m as usize]
+                                    .is_none_or(|(a, w)| !(a..=w).contains(&(j as usize)))
+                            })
+                    })
+            });
         if stable {
-            from[d] = Some(c);
+            from[d] = classes;
         }
     }
     // A source register must not be replaced itself in the same round.
     for d in 0..nv {
-        if let Some((s, _)) = from[d] {
-            if from[s as usize].is_some() {
-                from[d] = None;
-            }
+        if from[d].iter().any(|c| !from[c.copy.0 as usize].is_empty()) {
+            from[d].clear();
         }
     }
-    // Every rewritten read must stay inside the source register.
+    // Every read must come from one class and stay inside its source register.
     let mut fits = vec![true; nv];
     for i in &prog.insts {
         if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
@@ -305,24 +352,28 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
         }
         for o in &i.srcs {
             let Some(v) = o.vreg() else { continue };
-            let Some((s, delta)) = from[v as usize] else {
+            if from[v as usize].is_empty() {
+                continue;
+            }
+            let span = o.span(u32::from(i.exec));
+            let Some((s, delta)) = class_of(&from[v as usize], (o.off, o.off + span)) else {
+                fits[v as usize] = false;
                 continue;
             };
             let start = i64::from(o.off) + delta;
-            let end = start + i64::from(o.span(u32::from(i.exec)));
+            let end = start + i64::from(span);
             if start < 0 || end > i64::from(prog.vregs[s as usize].bytes) {
                 fits[v as usize] = false;
             }
         }
     }
+    let mut dead = vec![false; prog.insts.len()];
+    let mut any = false;
     for d in 0..nv {
         if !fits[d] {
-            from[d] = None;
+            from[d].clear();
         }
-    }
-    let mut dead = vec![false; prog.insts.len()];
-    for (d, f) in from.iter().enumerate() {
-        if f.is_some() {
+        if !from[d].is_empty() {
             for &k in &writes[d] {
                 dead[k as usize] = true;
                 any = true;
@@ -336,12 +387,16 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
         if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
             continue;
         }
+        let exec = u32::from(i.exec);
         for o in &mut i.srcs {
             let Some(v) = o.vreg() else { continue };
-            if let Some((s, delta)) = from[v as usize] {
-                o.base = Base::V(s);
-                o.off = (i64::from(o.off) + delta) as u32;
+            if from[v as usize].is_empty() {
+                continue;
             }
+            let (s, delta) =
+                class_of(&from[v as usize], (o.off, o.off + o.span(exec))).expect("checked above");
+            o.base = Base::V(s);
+            o.off = (i64::from(o.off) + delta) as u32;
         }
     }
     remove_marked(&mut prog.insts, &dead);

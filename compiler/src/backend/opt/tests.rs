@@ -299,6 +299,87 @@ fn copies_that_may_see_another_value_stay() {
     assert!(!propagate_copies(&mut p), "{before:#?}");
 }
 
+/// A SIMD32 vector load is two SIMD16 messages, each of whose responses holds its half
+/// of every component back to back; the value keeps a component's two halves together, so
+/// lowering copies each response's parts into it. Every read of the value lies in one
+/// part and is read from that response instead: no copy is left.
+#[test]
+fn a_simd32_load_is_read_from_its_two_responses() {
+    let mut p = Program::default();
+    let mut b = Builder::new(&mut p, 32);
+    let addr = b.vreg(Type::UD, 1);
+    b.alu2(Opcode::Shl, addr, Opnd::g(2, 0, Type::UD, 1), Opnd::ud(4));
+    let val = b.vreg(Type::F, 4);
+    b.inst(
+        LOp::UntypedRead {
+            surf: crate::backend::lir::Surface::Bti(0),
+            comps: 4,
+            comp_stride: 128,
+        },
+        val,
+        vec![addr],
+    );
+    let sum = b.vreg(Type::F, 1);
+    b.alu2(Opcode::Add, sum, val, val.offset(128));
+    b.alu2(Opcode::Mul, sum, sum, val.offset(384));
+    b.inst(
+        LOp::UntypedWrite {
+            surf: crate::backend::lir::Surface::Bti(1),
+            comps: 1,
+            comp_stride: 128,
+        },
+        Opnd::null(Type::UD),
+        vec![addr, sum],
+    );
+    crate::backend::lower::lower_simd_width(&mut p);
+    crate::backend::lower::lower_sends(&mut p);
+    let before = body(&p);
+    assert_eq!(
+        before.iter().filter(|l| l.starts_with("mov(")).count(),
+        8,
+        "{before:#?}"
+    );
+    assert!(propagate_copies(&mut p), "{before:#?}");
+    let after = body(&p);
+    assert!(!after.iter().any(|l| l.starts_with("mov(")), "{after:#?}");
+    // The responses are v3 (first half) and v4 (second half), component c at byte 64c.
+    let reads: Vec<&String> = after.iter().filter(|l| !l.starts_with("Send")).collect();
+    assert_eq!(
+        reads,
+        [
+            "shl(16@0) v0+0<1>:UD, g2+0<1>:UD, 0x4:UD",
+            "shl(16@16) v0+64<1>:UD, g2+64<1>:UD, 0x4:UD",
+            "add(16@0) v2+0<1>:F, v3+0<1>:F, v3+64<1>:F",
+            "add(16@16) v2+64<1>:F, v4+0<1>:F, v4+64<1>:F",
+            "mul(16@0) v2+0<1>:F, v2+0<1>:F, v3+192<1>:F",
+            "mul(16@16) v2+64<1>:F, v2+64<1>:F, v4+192<1>:F",
+        ],
+        "{after:#?}"
+    );
+    assert!(!propagate_copies(&mut p));
+}
+
+/// A register copied from two sources into separate bytes keeps its copies when one read
+/// spans bytes of both (or bytes neither wrote): no one register holds what it reads.
+#[test]
+fn a_read_across_two_copied_sources_keeps_the_copies() {
+    for (off, exec) in [(32u32, 16u8), (128, 8)] {
+        let mut p = Program::default();
+        let mut b = Builder::new(&mut p, 16);
+        let (s1, s2) = (b.vreg(Type::D, 1), b.vreg(Type::D, 1));
+        let d = b.vreg(Type::D, 3);
+        let r = b.vreg(Type::D, 1);
+        b.alu2(Opcode::Add, s1, Opnd::g(2, 0, Type::D, 1), Opnd::d(1));
+        b.alu2(Opcode::Add, s2, Opnd::g(4, 0, Type::D, 1), Opnd::d(2));
+        b.mov(d, s1);
+        b.mov(d.offset(64), s2);
+        b.at(exec, 0, false)
+            .alu2(Opcode::Add, r, d.offset(off), Opnd::d(3));
+        let before = body(&p);
+        assert!(!propagate_copies(&mut p), "{before:#?}");
+    }
+}
+
 #[test]
 fn a_copy_after_its_sources_loop_is_propagated() {
     let mut p = Program::default();
