@@ -1043,12 +1043,20 @@ mod scaling_tests {
         }
     }
 
-    #[test]
-    fn colouring_matches_the_scanning_simplify() {
-        for seed in 1..300u64 {
-            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    /// A random allocation problem: up to 60 nodes (one in eight without an interval),
+    /// 1-3 GRFs each, and a file of 4 to 4 + `extra` GRFs.
+    struct Graph {
+        iv: Vec<Option<(usize, usize)>>,
+        sizes: Vec<u32>,
+        cost: Vec<f64>,
+        no_spill: Vec<bool>,
+        file: RegFile,
+    }
+
+    impl Graph {
+        fn random(rng: &mut Rng, extra: u32) -> Graph {
             let n = 1 + rng.next(60) as usize;
-            let iv: Vec<Option<(usize, usize)>> = (0..n)
+            let iv = (0..n)
                 .map(|_| {
                     (rng.next(8) != 0).then(|| {
                         let s = rng.next(100) as usize;
@@ -1056,13 +1064,34 @@ mod scaling_tests {
                     })
                 })
                 .collect();
-            let sizes: Vec<u32> = (0..n).map(|_| 1 + rng.next(3)).collect();
-            let cost: Vec<f64> = (0..n).map(|_| rng.next(50) as f64).collect();
-            let no_spill: Vec<bool> = (0..n).map(|_| rng.next(5) == 0).collect();
+            let sizes = (0..n).map(|_| 1 + rng.next(3)).collect();
+            let cost = (0..n).map(|_| rng.next(50) as f64).collect();
+            let no_spill = (0..n).map(|_| rng.next(5) == 0).collect();
             let file = RegFile {
                 first: 10,
-                end: 10 + 4 + rng.next(16) as u8,
+                end: 10 + 4 + rng.next(extra) as u8,
             };
+            Graph {
+                iv,
+                sizes,
+                cost,
+                no_spill,
+                file,
+            }
+        }
+    }
+
+    #[test]
+    fn colouring_matches_the_scanning_simplify() {
+        for seed in 1..300u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let Graph {
+                iv,
+                sizes,
+                cost,
+                no_spill,
+                file,
+            } = Graph::random(&mut rng, 16);
             assert_eq!(
                 colour(&iv, &sizes, &cost, &no_spill, file),
                 reference_colour(&iv, &sizes, &cost, &no_spill, file),
@@ -1081,22 +1110,13 @@ mod scaling_tests {
         let mut spread_differs = 0;
         for seed in 1..300u64 {
             let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
-            let n = 1 + rng.next(60) as usize;
-            let iv: Vec<Option<(usize, usize)>> = (0..n)
-                .map(|_| {
-                    (rng.next(8) != 0).then(|| {
-                        let s = rng.next(100) as usize;
-                        (s, s + rng.next(30) as usize)
-                    })
-                })
-                .collect();
-            let sizes: Vec<u32> = (0..n).map(|_| 1 + rng.next(3)).collect();
-            let cost: Vec<f64> = (0..n).map(|_| rng.next(50) as f64).collect();
-            let no_spill: Vec<bool> = (0..n).map(|_| rng.next(5) == 0).collect();
-            let file = RegFile {
-                first: 10,
-                end: 10 + 4 + rng.next(40) as u8,
-            };
+            let Graph {
+                iv,
+                sizes,
+                cost,
+                no_spill,
+                file,
+            } = Graph::random(&mut rng, 40);
             let low = colour(&iv, &sizes, &cost, &no_spill, file);
             let spread = colour_with(&iv, &sizes, &cost, &no_spill, file, SPREAD);
             match (&low, &spread) {
@@ -1104,9 +1124,11 @@ mod scaling_tests {
                 // Spreading may find a colouring where the lowest-first one does not.
                 (_, Ok(reg)) => {
                     spread_differs += usize::from(low != spread);
-                    for a in 0..n {
+                    for a in 0..iv.len() {
                         let Some((sa, ea)) = iv[a] else { continue };
-                        assert!(reg[a] >= file.first && reg[a] as u32 + sizes[a] <= 10 + 4 + 40);
+                        assert!(
+                            reg[a] >= file.first && reg[a] as u32 + sizes[a] <= u32::from(file.end)
+                        );
                         for b in 0..a {
                             let Some((sb, eb)) = iv[b] else { continue };
                             let (ra, rb) = (reg[a] as u32, reg[b] as u32);
