@@ -537,6 +537,11 @@ impl LOp {
     pub fn is_control(&self) -> bool {
         self.class() == OpClass::Control
     }
+    /// ALU and math instructions address each operand as a region: they touch exactly the
+    /// bytes it covers. Messages, gathers and control take their registers whole.
+    pub fn has_regioned_operands(&self) -> bool {
+        matches!(self, LOp::Alu(_) | LOp::Math(_))
+    }
     pub fn is_message(&self) -> bool {
         matches!(self.class(), OpClass::Message(_))
     }

@@ -270,7 +270,7 @@ impl Claim {
 /// Whether `i` may reference bytes `part` of register `r`: an ALU or math operand's bytes
 /// are its region's; any other instruction takes its registers whole.
 fn touches(i: &LInst, r: u32, part: (u32, u32)) -> bool {
-    let alu = matches!(i.op, LOp::Alu(_) | LOp::Math(_));
+    let alu = i.op.has_regioned_operands();
     std::iter::once(&i.dst).chain(i.srcs.iter()).any(|o| {
         o.vreg() == Some(r)
             && (!alu || {

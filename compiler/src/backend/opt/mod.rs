@@ -347,7 +347,7 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
     // Every read must come from one class and stay inside its source register.
     let mut fits = vec![true; nv];
     for i in &prog.insts {
-        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+        if !i.op.has_regioned_operands() {
             continue;
         }
         for o in &i.srcs {
@@ -384,7 +384,7 @@ fn propagate_copies_once(prog: &mut Program) -> bool {
         return false;
     }
     for i in &mut prog.insts {
-        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+        if !i.op.has_regioned_operands() {
             continue;
         }
         let exec = u32::from(i.exec);
@@ -973,7 +973,7 @@ fn read_whole(prog: &Program) -> Vec<bool> {
 fn taken_whole(prog: &Program, writes: bool) -> Vec<bool> {
     let mut whole = vec![false; prog.vregs.len()];
     for i in &prog.insts {
-        if !matches!(i.op, LOp::Alu(_) | LOp::Math(_)) {
+        if !i.op.has_regioned_operands() {
             let dst = writes.then_some(&i.dst);
             for o in dst.into_iter().chain(&i.srcs) {
                 if let Some(v) = o.vreg() {
