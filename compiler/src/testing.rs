@@ -99,6 +99,25 @@ pub fn glsl_for_test(name: &str, src: &str, env: &str) -> Option<Vec<u32>> {
     }
 }
 
+/// Deterministic pseudo-random numbers for the compiler's own tests (xorshift, shifts
+/// 13/7/17), so a failure can be replayed from its seed.
+#[cfg(test)]
+pub(crate) struct Rng(pub u64);
+
+#[cfg(test)]
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// A number below `m`.
+    pub fn next(&mut self, m: u32) -> u32 {
+        (self.next_u64() % u64::from(m)) as u32
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

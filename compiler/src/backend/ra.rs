@@ -878,16 +878,7 @@ mod scaling_tests {
     use super::*;
     use ferrite_isa::{Opcode, Type};
 
-    /// Deterministic pseudo-random numbers (xorshift), so a failure can be replayed.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self, m: u32) -> u32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % m as u64) as u32
-        }
-    }
+    use crate::testing::Rng;
 
     /// The loop rules of [`intervals`] as rounds over every loop and every interval (the
     /// quadratic form the fast one must agree with).

@@ -643,16 +643,7 @@ mod tests {
         (order, end.max(cycle))
     }
 
-    /// Deterministic pseudo-random numbers (xorshift), so a failure can be replayed.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self, m: u32) -> u32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % m as u64) as u32
-        }
-    }
+    use crate::testing::Rng;
 
     /// A block of ALU, math and message instructions over a few registers, some of them
     /// predicated or writing the flag, some operands two GRFs wide.

@@ -368,16 +368,7 @@ mod tests {
         assert_eq!(text(&p), before);
     }
 
-    /// Deterministic pseudo-random numbers (xorshift), so a failure can be replayed.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self, m: u32) -> u32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % m as u64) as u32
-        }
-    }
+    use crate::testing::Rng;
 
     /// Whether `a` (earlier in program order) and `b` must keep their order: a register one
     /// of them writes and the other references, the flag, or two messages that are not both

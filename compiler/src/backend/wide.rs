@@ -1359,6 +1359,7 @@ fn chunk_addr(b: &mut Builder, surf: Surface, addr: Opnd, c: u32) -> Opnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     /// What the hardware computes for `x / y` from y's [`SplitRecip`]: x times pre, the
     /// product x * lo, the DF MAD x * hi + t (one rounding), the product with post; each
@@ -1384,23 +1385,14 @@ mod tests {
         a.to_bits().abs_diff(b.to_bits())
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        /// A double of any sign and exponent field (finite).
-        fn any(&mut self) -> f64 {
-            let b = self.next();
-            let v = f64::from_bits(b);
-            if v.is_finite() {
-                v
-            } else {
-                f64::from_bits(b & !(1 << 62))
-            }
+    /// A double of any sign and exponent field (finite).
+    fn any(rng: &mut Rng) -> f64 {
+        let b = rng.next_u64();
+        let v = f64::from_bits(b);
+        if v.is_finite() {
+            v
+        } else {
+            f64::from_bits(b & !(1 << 62))
         }
     }
 
@@ -1427,7 +1419,7 @@ mod tests {
             f64::from_bits(0x0000_0000_0000_0003),
             f64::from_bits(0x000F_FFFF_FFFF_FFFF),
         ];
-        ys.extend((0..300).map(|_| rng.any()));
+        ys.extend((0..300).map(|_| any(rng)));
         ys
     }
 
@@ -1448,8 +1440,8 @@ mod tests {
             f64::MIN_POSITIVE,
         ];
         for _ in 0..600 {
-            let r = rng.next();
-            xs.push(rng.any());
+            let r = rng.next_u64();
+            xs.push(any(rng));
             // Denormal and tiny normal dividends.
             xs.push(f64::from_bits(r >> (r % 64) as u32 & !(0x7FF << 52)));
             // Quotients near 2^-1074 .. 2^-1019 and near the largest double.
