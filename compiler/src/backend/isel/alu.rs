@@ -244,8 +244,7 @@ impl Isel<'_> {
                     inverse: false,
                 });
             }
-            UbitfieldExtract | IbitfieldExtract
-                if bitfield_extract_const(&mut b, op == IbitfieldExtract, d, s) => {}
+            UbitfieldExtract | IbitfieldExtract if bitfield_extract_const(&mut b, op, d, s) => {}
             UbitfieldExtract | IbitfieldExtract => {
                 // (v << (32 - off - bits)) >> (32 - bits), 0 when bits == 0.
                 let sh = b.vreg(Type::D, 1);
@@ -353,7 +352,8 @@ impl Isel<'_> {
 /// word k of each dword is a `mov` from the region `<32;8,4>:B` / `<16;8,2>:W` at byte k
 /// (`UB`/`UW` zero-extend, `B`/`W` sign-extend), a field that ends at bit 31 one shift, any
 /// other field a left and a right shift. Returns false (nothing emitted) otherwise.
-fn bitfield_extract_const(b: &mut Builder, signed: bool, d: Opnd, s: &[Opnd]) -> bool {
+fn bitfield_extract_const(b: &mut Builder, op: ir::AluOp, d: Opnd, s: &[Opnd]) -> bool {
+    let signed = op == ir::AluOp::IbitfieldExtract;
     let (Base::Imm(off), Base::Imm(bits)) = (s[1].base, s[2].base) else {
         return false;
     };
@@ -368,17 +368,9 @@ fn bitfield_extract_const(b: &mut Builder, signed: bool, d: Opnd, s: &[Opnd]) ->
     };
     let x = s[0].retype(dt);
     if let Base::Imm(v) = x.base {
-        let field = if bits == 0 {
-            0
-        } else {
-            let v = (v as u32) << (32 - off - bits);
-            if signed {
-                ((v as i32) >> (32 - bits)) as u32
-            } else {
-                v >> (32 - bits)
-            }
-        };
-        b.mov(d.retype(dt), Opnd::imm(dt, u64::from(field)));
+        let t = ir::Type::I32;
+        let field = crate::eval::eval_alu(op, t, &[t; 3], &[v, u64::from(off), u64::from(bits)]);
+        b.mov(d.retype(dt), Opnd::imm(dt, u64::from(field as u32)));
         return true;
     }
     match bits {
